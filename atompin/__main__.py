@@ -1,0 +1,3 @@
+from atompin.cli import main
+
+main()

@@ -1,0 +1,108 @@
+"""An on-disk cache of per-file module indexes, keyed by content.
+
+The key is the file's content id (git blob id) plus the module name and kind,
+so a re-run, another checkout of the same commit, or a bump that leaves a file
+untouched parses nothing. One SQLite file holds everything: it is safe for
+concurrent runs and stays one file however many entries it has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from pathlib import Path
+
+from pydantic import TypeAdapter
+
+from atompin.analysis.moduleinfo import ModuleInfo
+
+# Bump when the indexer's output changes meaning, so old entries are ignored.
+INDEX_FORMAT = "atompin-index-1"
+
+_ADAPTER: TypeAdapter[ModuleInfo] = TypeAdapter(ModuleInfo)
+
+
+def default_cache_dir() -> Path:
+    """`$ATOMPIN_CACHE_DIR`, else `$XDG_CACHE_HOME/atompin`, else `~/.cache/atompin`."""
+    env = os.environ.get("ATOMPIN_CACHE_DIR")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "atompin"
+
+
+def cache_key(content_id: str, module: str, is_package: bool) -> str:
+    return hashlib.sha1(f"{INDEX_FORMAT}\0{module}\0{int(is_package)}\0{content_id}".encode()).hexdigest()
+
+
+class IndexCache:
+    """No-op cache; `SqliteIndexCache` stores for real."""
+
+    def get(self, key: str) -> ModuleInfo | None:
+        return None
+
+    def put(self, key: str, info: ModuleInfo) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
+
+    # Counters the benchmark and `--verbose` report.
+    hits = 0
+    misses = 0
+
+
+class SqliteIndexCache(IndexCache):
+    """Module indexes in `<dir>/index.sqlite`. Writes are batched until `flush()`."""
+
+    def __init__(self, directory: Path) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / "index.sqlite"
+        self._db = self._open()
+        self._pending: dict[str, bytes] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS modules (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
+            return db
+        except sqlite3.DatabaseError:
+            # A corrupt cache is only a cache: start it again.
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE modules (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
+            return db
+
+    def get(self, key: str) -> ModuleInfo | None:
+        row = self._db.execute("SELECT data FROM modules WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            self.misses += 1
+            return None
+        try:
+            info = _ADAPTER.validate_json(row[0])
+        except ValueError:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return info
+
+    def put(self, key: str, info: ModuleInfo) -> None:
+        self._pending[key] = _ADAPTER.dump_json(info, exclude_defaults=True)
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO modules (key, data) VALUES (?, ?)", self._pending.items())
+        self._pending.clear()
+
+    def close(self) -> None:
+        self.flush()
+        self._db.close()

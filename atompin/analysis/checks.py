@@ -1,0 +1,258 @@
+"""Judge what the consumer uses against the provider index: usage in, findings out.
+
+Rules (stable names, see `atompin.model.Rule`): unresolved-import,
+missing-patch-target, patch-addition, dynamic-target, unparseable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from atompin.analysis.provider import ProviderIndex, Resolution
+from atompin.analysis.usage import ConsumerUsage, Guard, ImportGroup, ImportUse, PatchSite, ReadKind, Ref
+from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
+
+
+@dataclass
+class _Draft:
+    """Findings of one rule and symbol, merged across sites before they are frozen."""
+
+    rule: Rule
+    severity: Severity
+    symbol: str
+    message: str
+    sites: set[Site] = field(default_factory=set)
+    alternatives: tuple[Alternative, ...] = ()
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self._drafts: dict[tuple[str, str, str], _Draft] = {}
+
+    def add(self, rule: Rule, severity: Severity, symbol: str, sites: list[Site] | tuple[Site, ...], message: str,
+            alternatives: tuple[Alternative, ...] = (), key: str = "") -> None:  # fmt: skip
+        k = (rule.value, symbol, key)
+        draft = self._drafts.get(k)
+        if draft is None:
+            draft = self._drafts[k] = _Draft(rule, severity, symbol, message, alternatives=alternatives)
+        elif severity.rank < draft.severity.rank:
+            draft.severity, draft.message = severity, message
+        draft.sites.update(sites)
+
+    def has(self, rule: Rule, symbol: str) -> bool:
+        return any(k[0] == rule.value and k[1] == symbol for k in self._drafts)
+
+    def freeze(self) -> list[Finding]:
+        out = [
+            Finding(d.rule, d.severity, d.symbol, tuple(sorted(d.sites)), d.message, d.alternatives)
+            for d in self._drafts.values()
+        ]
+        return sorted(out, key=Finding.sort_key)
+
+
+class UsageChecker:
+    """Resolve every use in a `ConsumerUsage` against a `ProviderIndex`."""
+
+    def __init__(self, usage: ConsumerUsage, index: ProviderIndex) -> None:
+        self.usage = usage
+        self.index = index
+        self.findings = _Findings()
+        self._memo: dict[Ref, Resolution] = {}
+
+    def resolve(self, ref: Ref) -> Resolution:
+        if ref not in self._memo:
+            self._memo[ref] = self.index.resolve(ref.module, ref.path)
+        return self._memo[ref]
+
+    def symbol(self, ref: Ref) -> str:
+        return self.index.normalize(ref.module, ref.path)
+
+    def first(self, choices: tuple[Ref, ...]) -> tuple[Ref, Resolution]:
+        """The choice that wins at runtime: the first found, else the first unknown, else the first."""
+        resolved = [(ref, self.resolve(ref)) for ref in choices]
+        for status in (Status.FOUND, Status.UNKNOWN):
+            for ref, res in resolved:
+                if res.status is status:
+                    return ref, res
+        return resolved[0]
+
+    # -- driver -----------------------------------------------------------------
+
+    def run(self) -> tuple[list[Finding], Summary]:
+        patched = {(p.owner, p.attr) for p in self.usage.patches}
+        for group in self.usage.groups:
+            self._group(group)
+        for path, line, error in self.usage.unparseable:
+            self.findings.add(Rule.UNPARSEABLE, Severity.WARNING, path, [Site(path, line)],
+                              f"{path} does not parse ({error}); what it uses of the provider is unknown")  # fmt: skip
+        for use in self.usage.attributes:
+            owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
+            if (owner, use.choices[0].path[-1] if use.choices[0].path else "") in patched:
+                continue  # the patch finding speaks for it
+            self._attribute(use.choices, use.site, use.guard)
+        groups: dict[str, list[PatchSite]] = {}
+        for patch in self.usage.patches:
+            if patch.alternative_group:
+                groups.setdefault(patch.alternative_group, []).append(patch)
+        for patch in self.usage.patches:
+            self._patch(patch, groups.get(patch.alternative_group, []))
+        findings = self.findings.freeze()
+        return findings, self._summary(findings)
+
+    # -- imports ----------------------------------------------------------------
+
+    def _alternative(self, uses: list[ImportUse]) -> tuple[Status, list[tuple[ImportUse, Resolution]]]:
+        resolved = [(u, self.resolve(u.ref)) for u in uses]
+        statuses = {res.status for _, res in resolved}
+        if statuses == {Status.FOUND}:
+            return Status.FOUND, resolved
+        if Status.MISSING in statuses:
+            return Status.MISSING, resolved
+        return Status.UNKNOWN, resolved
+
+    def _group(self, group: ImportGroup) -> None:
+        judged = [self._alternative(alt) for alt in group.alternatives]
+        if any(status is Status.FOUND for status, _ in judged):
+            return
+        if any(status is Status.UNKNOWN for status, _ in judged):
+            for status, resolved in judged:
+                if status is Status.UNKNOWN:
+                    for use, res in resolved:
+                        self._unknown(self.symbol(use.ref), res, [use.site])
+            return
+        if not group.ladder:
+            for use, res in judged[0][1]:
+                if res.status is Status.MISSING:
+                    self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, self.symbol(use.ref), [use.site],
+                                      f"{res.reason}; the import raises ImportError{_via(use)}")  # fmt: skip
+            return
+        alternatives = tuple(
+            Alternative(
+                " + ".join(self.symbol(u.ref) for u, _ in resolved),
+                tuple(sorted({u.site for u, _ in resolved})),
+                status,
+            )
+            for status, resolved in judged
+        )
+        sites = sorted({u.site for alt in group.alternatives for u in alt})
+        missing = "; ".join(res.reason for _, resolved in judged for _, res in resolved if res.status is Status.MISSING)
+        symbol = alternatives[0].symbol
+        where = f"{group.path}:{group.line}"
+        n = len(group.alternatives)
+        if not group.fallback:
+            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites,
+                              f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) "
+                              "and nothing catches it: the import raises", alternatives)  # fmt: skip
+            return
+        lost = [p for p in self.usage.patches
+                if p.site.path == group.path and p.function == group.function and p.site.line > group.line]  # fmt: skip
+        if lost and group.function and "return" in group.fallback:
+            names = ", ".join(sorted({self.symbol(p.owner[0].attr(p.attr)) for p in lost}))
+            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites,
+                              f"the import ladder at {where} fails ({missing}) and the installer {group.function}() "
+                              f"{group.fallback}: {len(lost)} patch(es) are never installed: {names}", alternatives)  # fmt: skip
+            return
+        self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, symbol, sites,
+                          f"degraded: the import at {where} fails ({missing}); the fallback {group.fallback}",
+                          alternatives)  # fmt: skip
+
+    def _attribute(self, choices: tuple[Ref, ...], site: Site, guard: Guard) -> None:
+        ref, res = self.first(choices)
+        if res.status is Status.UNKNOWN:
+            self._unknown(self.symbol(ref), res, [site])
+            return
+        if res.status is not Status.MISSING:
+            return
+        # Report the shortest missing prefix: that is what is gone.
+        for i in range(1, len(ref.path) + 1):
+            prefix = Ref(ref.module, ref.path[:i])
+            pres = self.resolve(prefix)
+            if pres.status is Status.MISSING:
+                ref, res = prefix, pres
+                break
+            if pres.status is Status.UNKNOWN:
+                return
+        severity = Severity.ERROR if guard is Guard.NONE else Severity.WARNING
+        effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
+        self.findings.add(
+            Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], f"{res.reason}; the access {effect}"
+        )
+
+    def _unknown(self, symbol: str, res: Resolution, sites: list[Site]) -> None:
+        if res.rule is None:
+            return
+        severity = Severity.WARNING if res.rule is Rule.UNPARSEABLE else Severity.INFO
+        self.findings.add(res.rule, severity, symbol, sites, f"unknown, not missing: {res.reason}")
+
+    # -- patches ----------------------------------------------------------------
+
+    def _patch(self, patch: PatchSite, alternatives: list[PatchSite]) -> None:
+        owner_ref, owner = self.first(patch.owner)
+        target = self.symbol(owner_ref.attr(patch.attr))
+        guard = patch.guard
+        reads = self.usage.reads.get((patch.owner, patch.attr), set())
+        if guard is Guard.NONE and ReadKind.DEFAULT in reads:
+            guard = Guard.GETATTR_DEFAULT
+        elif guard is Guard.NONE and ReadKind.HASATTR in reads:
+            guard = Guard.HASATTR
+        if owner.status is Status.UNKNOWN:
+            self._unknown(target, owner, [patch.site])
+            return
+        if owner.status is Status.MISSING or owner.target is None:
+            if patch.guard is not Guard.GETATTR_DEFAULT:
+                return  # the failing import or attribute access is reported where it happens
+            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site],
+                              f"the patched object is gone ({owner.reason}); {_effect(guard)}{_via(patch)}")  # fmt: skip
+            return
+        res = self.index.getattr(owner.target, patch.attr)
+        if res.status is Status.FOUND:
+            return
+        if res.status is Status.UNKNOWN:
+            self._unknown(target, res, [patch.site])
+            return
+        if patch.alternative_group and any(
+            p is not patch and self.index.getattr(o.target, p.attr).found
+            for p in alternatives
+            for _, o in [self.first(p.owner)]
+            if o.target is not None
+        ):
+            return  # a `for name in (...): ... break` loop: another name is patched instead
+        if patch.literal_value or (not reads and guard in (Guard.NONE, Guard.TRY)):
+            self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site],
+                              f"adds an attribute the provider does not have ({res.reason}); nothing of the "
+                              "provider is replaced. If this was meant to replace a provider function, it has moved")  # fmt: skip
+            return
+        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site],
+                          f"{res.reason}; {_effect(guard)}{_via(patch)}")  # fmt: skip
+
+    # -- counts -----------------------------------------------------------------
+
+    def _summary(self, findings: list[Finding]) -> Summary:
+        uses = {(u.site, u.ref) for g in self.usage.groups for alt in g.alternatives for u in alt}
+        symbols = {self.symbol(ref) for _, ref in uses}
+        symbols.update(self.symbol(p.owner[0].attr(p.attr)) for p in self.usage.patches)
+        by_rule = Counter(f.rule.value for f in findings)
+        return Summary(
+            import_sites=len(uses),
+            symbols=len(symbols),
+            groups=sum(1 for g in self.usage.groups if g.ladder),
+            patch_sites=len({p.site for p in self.usage.patches}),
+            references=len({(a.site, a.choices) for a in self.usage.attributes}),
+            findings_by_rule=dict(sorted(by_rule.items())),
+        )
+
+
+def _effect(guard: Guard) -> str:
+    if guard is Guard.NONE:
+        return "unguarded: the installer raises AttributeError at start-up"
+    return f"guarded ({guard.value}): the installer silently installs nothing and the provider's unpatched code runs"
+
+
+def _via(item: ImportUse | PatchSite) -> str:
+    return f" (reached through the helper call at {', '.join(map(str, item.via))})" if item.via else ""
+
+
+def check_usage(usage: ConsumerUsage, index: ProviderIndex) -> tuple[list[Finding], Summary]:
+    """Judge a consumer's usage against a provider index."""
+    return UsageChecker(usage, index).run()

@@ -1,0 +1,89 @@
+"""One consumer -> provider check over two source trees: the pipeline's middle.
+
+Trees in, a `CheckResult` out. Files and caches are passed in; nothing here
+prints, touches git, or imports the code it reads.
+"""
+
+from __future__ import annotations
+
+from atompin.analysis.cache import IndexCache
+from atompin.analysis.checks import check_usage
+from atompin.analysis.provider import ProviderIndex
+from atompin.analysis.scanner import ConsumerScanner
+from atompin.errors import InputError
+from atompin.model import CheckResult
+from atompin.sources.tree import SourceTree
+
+
+def provider_package(tree: SourceTree, package: str | None) -> str:
+    """The provider's import name: the one given (checked), or the single top-level package."""
+    if package:
+        if tree.find_module(package) is None:
+            found = ", ".join(tree.top_level_packages()) or "none"
+            raise InputError(
+                f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass --package NAME"
+            )
+        return package
+    packages = tree.top_level_packages()
+    if len(packages) == 1:
+        return packages[0]
+    if not packages:
+        raise InputError(f"{tree.label}: no Python package found; point at the folder that holds the package folder")
+    raise InputError(f"{tree.label}: several top-level packages ({', '.join(packages)}); pass --package NAME")
+
+
+def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> list[str]:
+    """The consumer packages to scan: the one given (checked), else every top-level package."""
+    if package:
+        if tree.find_module(package) is None:
+            found = ", ".join(tree.top_level_packages()) or "none"
+            raise InputError(
+                f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass --consumer-package NAME"
+            )
+        return [package]
+    packages = [p for p in tree.top_level_packages() if p != provider]
+    if not packages:
+        raise InputError(f"{tree.label}: no Python package found; point at the folder that holds the package folder")
+    return packages
+
+
+def scan_consumer(tree: SourceTree, packages: list[str], provider: str):  # type: ignore[no-untyped-def]
+    """Scan the consumer's packages for what they use of `provider`."""
+    files = []
+    for package in packages:
+        for path in tree.python_files(package):
+            module, is_package = tree.module_name(path)
+            files.append((path, module, is_package, tree.read(path)))
+
+    def load(module: str) -> tuple[str, bool, bytes] | None:
+        found = tree.find_module(module)
+        if found is None or not found.path or not found.path.endswith(".py"):
+            return None
+        return found.path, found.is_package, tree.read(found.path)
+
+    tops = tuple(sorted({p.split(".")[0] for p in packages}))
+    return ConsumerScanner(provider, tops, load).scan(files)
+
+
+def check_trees(
+    consumer: SourceTree,
+    provider: SourceTree,
+    package: str | None = None,
+    consumer_package: str | None = None,
+    cache: IndexCache | None = None,
+) -> CheckResult:
+    """Check everything `consumer` uses of the provider package in `provider`."""
+    package = provider_package(provider, package)
+    packages = consumer_packages(consumer, consumer_package, package)
+    usage = scan_consumer(consumer, packages, package)
+    index = ProviderIndex(provider, package, cache)
+    findings, summary = check_usage(usage, index)
+    if cache is not None:
+        cache.flush()
+    return CheckResult(
+        consumer=consumer.label,
+        provider=provider.label,
+        package=package,
+        summary=summary,
+        findings=tuple(findings),
+    )

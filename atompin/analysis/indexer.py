@@ -1,0 +1,297 @@
+"""The provider-side visitor: one module's source text in, a `ModuleInfo` out.
+
+Pure: no files, no imports of the code it reads. Only what exists at runtime
+is recorded, so `if TYPE_CHECKING:` bodies are skipped.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from atompin.analysis.moduleinfo import (
+    Binding,
+    BindingKind,
+    ClassInfo,
+    Member,
+    MemberKind,
+    ModuleInfo,
+)
+from atompin.analysis.names import absolute_module, dotted, is_type_checking
+from atompin.analysis.signature import signature_of
+
+_STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
+
+
+def index_module(source: bytes | str, name: str, is_package: bool) -> ModuleInfo:
+    """Index one module's source. A syntax error yields a ModuleInfo with `error` set."""
+    info = ModuleInfo(name=name, is_package=is_package)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None) or 0
+        info.error = f"line {line}: {getattr(exc, 'msg', str(exc))}"
+        return info
+    _ModuleVisitor(info).run(tree)
+    return info
+
+
+class _ModuleVisitor:
+    def __init__(self, info: ModuleInfo) -> None:
+        self.info = info
+        self.all_names: list[str] | None = None
+        self.all_dynamic = False
+        self.stars: list[str] = []
+        self.dict_literals: dict[str, dict[str, str]] = {}
+        self.getattr_node: ast.AST | None = None
+
+    # -- driver -------------------------------------------------------------
+
+    def run(self, tree: ast.Module) -> None:
+        self.block(tree.body)
+        info = self.info
+        if self.all_names is not None and not self.all_dynamic:
+            info.all_names = tuple(self.all_names)
+        info.star_imports = tuple(dict.fromkeys(self.stars))
+        if self.getattr_node is not None:
+            used = {n.id for n in ast.walk(self.getattr_node) if isinstance(n, ast.Name)}
+            for table_name, table in self.dict_literals.items():
+                if table_name in used:
+                    for key, value in table.items():
+                        info.lazy_exports[key] = self.absolute_export(value)
+
+    def absolute_export(self, value: str) -> str:
+        """ ".engine.llm:LLM" in package `vllm` -> "vllm.engine.llm:LLM"."""
+        module, sep, attr = value.partition(":")
+        level = len(module) - len(module.lstrip("."))
+        if level:
+            module = absolute_module(self.info.name, self.info.is_package, level, module[level:] or None)
+        return f"{module}{sep}{attr}"
+
+    def bind(self, name: str, binding: Binding) -> None:
+        old = self.info.bindings.get(name)
+        # The first definition that says what a name is wins over later plain values
+        # (`try: from x import A` / `except ImportError: A = None`).
+        if old is not None and old.kind in _STRONG and binding.kind not in _STRONG:
+            return
+        if old is not None and old.kind in _STRONG and binding.kind in _STRONG:
+            return
+        self.info.bindings[name] = binding
+
+    def block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.stmt(stmt)
+
+    # -- statements ---------------------------------------------------------
+
+    def stmt(self, node: ast.stmt) -> None:
+        info = self.info
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.bind(node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node)))
+            if node.name == "__getattr__":
+                info.getattr_line = node.lineno
+                self.getattr_node = node
+        elif isinstance(node, ast.ClassDef):
+            self.bind(node.name, Binding(BindingKind.CLASS, node.lineno))
+            self.class_def(node, node.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    self.bind(alias.asname, Binding(BindingKind.MODULE, node.lineno, target=alias.name))
+                else:
+                    top = alias.name.split(".")[0]
+                    self.bind(top, Binding(BindingKind.MODULE, node.lineno, target=top))
+        elif isinstance(node, ast.ImportFrom):
+            module = absolute_module(info.name, info.is_package, node.level, node.module)
+            for alias in node.names:
+                if alias.name == "*":
+                    self.stars.append(module)
+                else:
+                    self.bind(
+                        alias.asname or alias.name,
+                        Binding(BindingKind.IMPORT, node.lineno, target=f"{module}:{alias.name}"),
+                    )
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                self.assign(target, node.value, node.lineno)
+        elif isinstance(node, ast.AnnAssign):
+            self.assign(node.target, node.value, node.lineno)
+        elif isinstance(node, ast.AugAssign):
+            if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+                self.extend_all(node.value)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            self.call(node.value)
+        elif isinstance(node, ast.If):
+            if is_type_checking(node.test):
+                self.block(node.orelse)
+            else:
+                self.block(node.body)
+                self.block(node.orelse)
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            self.block(node.body)  # type: ignore[attr-defined]
+            for handler in node.handlers:  # type: ignore[attr-defined]
+                self.block(handler.body)
+            self.block(node.orelse)  # type: ignore[attr-defined]
+            self.block(node.finalbody)  # type: ignore[attr-defined]
+        elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                for name in _target_names(node.target):
+                    self.bind(name, Binding(BindingKind.VALUE, node.lineno))
+            self.block(node.body)
+            self.block(getattr(node, "orelse", []))
+        elif isinstance(node, ast.Match):
+            for case in node.cases:
+                self.block(case.body)
+
+    def assign(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
+        if isinstance(target, ast.Name):
+            name = target.id
+            if name == "__all__":
+                self.set_all(value)
+                return
+            if name == "__getattr__":
+                self.info.getattr_line = line
+                self.getattr_node = value
+            binding = Binding(BindingKind.VALUE, line)
+            if value is not None:
+                binding.alias = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+                if isinstance(value, ast.Call):
+                    binding.instance_of = dotted(value.func)
+                if isinstance(value, ast.Dict):
+                    table = _literal_table(value)
+                    if table is not None:
+                        self.dict_literals[name] = table
+            self.bind(name, binding)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for name in _target_names(target):
+                self.bind(name, Binding(BindingKind.VALUE, line))
+
+    def call(self, call: ast.Call) -> None:
+        # __all__.extend([...]) / __all__.append("x")
+        func = call.func
+        if isinstance(func, ast.Attribute) and dotted(func.value) == "__all__" and call.args:
+            if func.attr == "extend":
+                self.extend_all(call.args[0])
+            elif func.attr == "append":
+                self.extend_all(ast.List(elts=[call.args[0]], ctx=ast.Load()))
+
+    # -- __all__ ------------------------------------------------------------
+
+    def set_all(self, value: ast.expr | None) -> None:
+        names = _literal_strings(value)
+        if names is None:
+            self.all_dynamic = True
+            self.all_names = []
+        else:
+            self.all_names = names
+
+    def extend_all(self, value: ast.expr) -> None:
+        names = _literal_strings(value)
+        if names is None or self.all_names is None:
+            self.all_dynamic = True
+            self.all_names = self.all_names or []
+        else:
+            self.all_names.extend(names)
+
+    # -- classes ------------------------------------------------------------
+
+    def class_def(self, node: ast.ClassDef, qualname: str) -> None:
+        # A metaclass provides members too (ABCMeta.register): treat it as one more base.
+        exprs = [*node.bases, *(k.value for k in node.keywords if k.arg == "metaclass")]
+        cls = ClassInfo(qualname=qualname, line=node.lineno, bases=tuple(b for b in (dotted(x) for x in exprs) if b))
+        self.info.classes[qualname] = cls
+        self.class_body(node.body, cls)
+
+    def class_body(self, body: list[ast.stmt], cls: ClassInfo) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                cls.members.setdefault(stmt.name, Member(MemberKind.DEF, stmt.lineno, signature_of(stmt)))
+                if stmt.name == "__getattr__":
+                    cls.has_getattr = True
+                self.instance_attributes(stmt, cls)
+            elif isinstance(stmt, ast.ClassDef):
+                cls.members.setdefault(stmt.name, Member(MemberKind.CLASS, stmt.lineno))
+                self.class_def(stmt, f"{cls.qualname}.{stmt.name}")
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    for name in _target_names(target):
+                        cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno))
+            elif isinstance(stmt, ast.If):
+                if not is_type_checking(stmt.test):
+                    self.class_body(stmt.body, cls)
+                self.class_body(stmt.orelse, cls)
+            elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+                self.class_body(stmt.body, cls)  # type: ignore[attr-defined]
+                for handler in stmt.handlers:  # type: ignore[attr-defined]
+                    self.class_body(handler.body, cls)
+                self.class_body(stmt.orelse + stmt.finalbody, cls)  # type: ignore[attr-defined]
+            elif isinstance(stmt, (ast.With, ast.For)):
+                self.class_body(stmt.body, cls)
+            elif isinstance(stmt, ast.Import | ast.ImportFrom):
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        name = alias.asname or alias.name.split(".")[0]
+                        cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno))
+
+    def instance_attributes(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
+        """`self.x = ...` anywhere in a method makes `x` an (instance) member."""
+        args = [*method.args.posonlyargs, *method.args.args]
+        if not args:
+            return
+        receiver = args[0].arg
+        for node in ast.walk(method):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
+                        cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
+
+
+def _target_names(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return _target_names(target.value)
+    return []
+
+
+def _literal_strings(value: ast.expr | None) -> list[str] | None:
+    """A literal list/tuple of strings, or a `+` of such; None when not literal."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        out: list[str] = []
+        for elt in value.elts:
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                out.append(elt.value)
+            else:
+                return None
+        return out
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        left, right = _literal_strings(value.left), _literal_strings(value.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def _literal_table(value: ast.Dict) -> dict[str, str] | None:
+    """A lazy-export table: {"Name": "pkg.mod" | "pkg.mod:Attr" | ("pkg.mod", "Attr")}."""
+    table: dict[str, str] = {}
+    for key, val in zip(value.keys, value.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        if isinstance(val, ast.Constant) and isinstance(val.value, str):
+            table[key.value] = val.value
+        elif (
+            isinstance(val, ast.Tuple)
+            and len(val.elts) == 2
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in val.elts)
+        ):
+            table[key.value] = f"{val.elts[0].value}:{val.elts[1].value}"  # type: ignore[attr-defined]
+        else:
+            return None
+    return table

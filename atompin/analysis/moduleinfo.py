@@ -1,0 +1,77 @@
+"""What one provider module defines, as plain data (filled by `indexer`).
+
+A `ModuleInfo` is the cacheable unit of the provider index: it depends only on
+the file's content, its module name and whether it is a package `__init__`, so
+it is stored on disk keyed by those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from atompin.analysis.signature import Signature
+
+
+class BindingKind(str, Enum):
+    DEF = "def"  # a function defined here
+    CLASS = "class"  # a class defined here (details in ModuleInfo.classes)
+    IMPORT = "import"  # `from m import n` -> target "m:n"
+    MODULE = "module"  # `import a.b` (binds "a" -> target "a") or `import a.b as c` -> "a.b"
+    VALUE = "value"  # any other assignment; `alias`/`instance_of` say more when they can
+
+
+@dataclass
+class Binding:
+    """One top-level name of a module."""
+
+    kind: BindingKind
+    line: int
+    target: str = ""
+    # `X = Y` or `X = m.Y`: the dotted expression on the right, looked up in this module.
+    alias: str = ""
+    # `X = Cls(...)`: the dotted expression of the class called.
+    instance_of: str = ""
+    signature: Signature | None = None
+
+
+class MemberKind(str, Enum):
+    DEF = "def"
+    CLASS = "class"
+    VALUE = "value"  # assigned or annotated in the class body
+    INSTANCE = "instance"  # assigned as self.x in a method
+
+
+@dataclass
+class Member:
+    kind: MemberKind
+    line: int
+    signature: Signature | None = None
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    line: int
+    # Base class expressions as written (subscripts stripped), looked up in the module.
+    bases: tuple[str, ...] = ()
+    members: dict[str, Member] = field(default_factory=dict)
+    # A class-level __getattr__ serves any name: members are then unknown, not missing.
+    has_getattr: bool = False
+
+
+@dataclass
+class ModuleInfo:
+    name: str
+    is_package: bool
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    # None when there is no __all__ or it is not a literal we can evaluate.
+    all_names: tuple[str, ...] | None = None
+    star_imports: tuple[str, ...] = ()
+    # Line of a module-level __getattr__ (0: none). It can serve any name.
+    getattr_line: int = 0
+    # Literal lazy-export table used by __getattr__: name -> "module" or "module:attr".
+    lazy_exports: dict[str, str] = field(default_factory=dict)
+    # Non-empty when the file does not parse: everything behind it is unknown.
+    error: str = ""

@@ -1,0 +1,391 @@
+"""The provider index: a lazy, cached loader of provider modules and the
+resolver that answers "does `module:qualname` exist here, and what is it?".
+
+Modules are indexed only when a lookup reaches them (the consumer's
+references, re-export chains, base classes), and each file's index is cached
+by content, so a warm run parses nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from atompin.analysis.cache import IndexCache, cache_key
+from atompin.analysis.indexer import index_module
+from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
+from atompin.analysis.mro import c3_linearize
+from atompin.analysis.names import join_symbol, split_symbol
+from atompin.analysis.signature import Signature
+from atompin.model import Rule, Status
+from atompin.sources.tree import ModuleKind, SourceTree
+
+
+class TargetKind(str, Enum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"  # a module-level def or a method
+    VALUE = "value"  # anything else we cannot look into
+    INSTANCE = "instance"  # `X = Cls(...)`: attributes are looked up on the class
+    EXTERNAL = "external"  # outside the provider package (torch, typing, ...)
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    module: str
+    qualname: str
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.qualname}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a symbol turned out to be, and where it is defined."""
+
+    kind: TargetKind
+    symbol: str
+    signature: Signature | None = None
+    cls: ClassRef | None = None  # the class itself (CLASS) or the instance's class (INSTANCE)
+    owner: ClassRef | None = None  # for members: the class that defines it
+
+
+@dataclass(frozen=True)
+class Resolution:
+    status: Status
+    symbol: str
+    target: Target | None = None
+    reason: str = ""
+    # For UNKNOWN: the rule a finding would carry; None means "not worth a finding"
+    # (an attribute of a value or of an external object).
+    rule: Rule | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.status is Status.FOUND
+
+
+# External bases whose members nobody patches; a member missing from a class
+# that only inherits these is really missing.
+_PLAIN_BASES = {
+    "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol",
+    "NamedTuple", "typing.NamedTuple", "TypedDict", "typing.TypedDict", "Enum", "enum.Enum",
+    "IntEnum", "enum.IntEnum", "StrEnum", "enum.StrEnum", "Exception", "BaseException",
+    "RuntimeError", "ValueError", "TypeError", "KeyError", "ABCMeta", "abc.ABCMeta", "type",
+}  # fmt: skip
+
+# Members those plain bases (or their metaclasses) do provide.
+_PLAIN_BASE_MEMBERS = {
+    "register", "_abc_impl",  # ABC / ABCMeta
+    "name", "value", "_member_map_", "_value2member_map_", "_missing_", "__members__",  # Enum
+    "_fields", "_replace", "_asdict", "_make", "_field_defaults",  # NamedTuple
+    "args", "with_traceback", "add_note",  # exceptions
+}  # fmt: skip
+
+
+class ProviderIndex:
+    """Static view of one provider package inside a source tree."""
+
+    def __init__(self, tree: SourceTree, package: str, cache: IndexCache | None = None) -> None:
+        self.tree = tree
+        self.package = package
+        self.cache = cache or IndexCache()
+        self._modules: dict[str, ModuleInfo | None] = {}
+        self._kinds: dict[str, ModuleKind | None] = {}
+        self._mro: dict[ClassRef, list[ClassRef | str]] = {}
+        self._active: set[tuple[str, str]] = set()
+        self.parsed = 0
+
+    # -- loading ------------------------------------------------------------
+
+    def in_package(self, module: str) -> bool:
+        return module == self.package or module.startswith(self.package + ".")
+
+    def module_kind(self, name: str) -> ModuleKind | None:
+        if name not in self._kinds:
+            found = self.tree.find_module(name) if self.in_package(name) else None
+            self._kinds[name] = found.kind if found else None
+        return self._kinds[name]
+
+    def module(self, name: str) -> ModuleInfo | None:
+        """The index of module `name`, parsing (or loading from cache) on first use."""
+        if name in self._modules:
+            return self._modules[name]
+        found = self.tree.find_module(name) if self.in_package(name) else None
+        info: ModuleInfo | None = None
+        if found is not None:
+            self._kinds[name] = found.kind
+            if not found.path:
+                info = ModuleInfo(name=name, is_package=found.is_package)
+                if found.kind is ModuleKind.COMPILED:
+                    info.error = "compiled"
+            else:
+                content = self.tree.content_id(found.path)
+                key = cache_key(content, name, found.is_package)
+                info = self.cache.get(key)
+                if info is None:
+                    info = index_module(self.tree.read(found.path), name, found.is_package)
+                    self.parsed += 1
+                    self.cache.put(key, info)
+        self._modules[name] = info
+        return info
+
+    def module_path(self, name: str) -> str:
+        found = self.tree.find_module(name)
+        return found.path if found else name.replace(".", "/")
+
+    # -- resolution ---------------------------------------------------------
+
+    def resolve_symbol(self, symbol: str) -> Resolution:
+        """Resolve "pkg.mod:Cls.attr" (or a bare module name)."""
+        module, qualname = split_symbol(symbol)
+        return self.resolve(module, qualname.split(".") if qualname else ())
+
+    def resolve_dotted(self, dotted: str) -> Resolution:
+        """Resolve "pkg.mod.Cls.attr" by walking attributes from the top package."""
+        parts = dotted.split(".")
+        return self.resolve(parts[0], parts[1:])
+
+    def normalize(self, module: str, path: Sequence[str]) -> str:
+        """("vllm", ["v1", "core", "f"]) -> "vllm.v1.core:f": module parts move left of the colon."""
+        rest = list(path)
+        while rest and self.in_package(module) and self.module_kind(f"{module}.{rest[0]}") is not None:
+            module = f"{module}.{rest.pop(0)}"
+        return join_symbol(module, rest)
+
+    def resolve(self, module: str, path: Sequence[str]) -> Resolution:
+        """Resolve attribute `path` starting at `module`, the way `getattr` chains would."""
+        symbol = join_symbol(module, tuple(path))
+        if not self.in_package(module):
+            return Resolution(Status.UNKNOWN, symbol, Target(TargetKind.EXTERNAL, module))
+        res = self._module_resolution(module)
+        for name in path:
+            if not res.found or res.target is None:
+                break
+            res = self.getattr(res.target, name)
+        return replace(res, symbol=symbol)
+
+    def _module_resolution(self, module: str) -> Resolution:
+        kind = self.module_kind(module)
+        if kind is None:
+            parent = module.rpartition(".")[0]
+            while parent and self.module_kind(parent) is None:
+                parent = parent.rpartition(".")[0]
+            where = f" (closest existing package: {parent})" if parent else ""
+            return Resolution(Status.MISSING, module, reason=f"no module {module}{where}")
+        return Resolution(Status.FOUND, module, Target(TargetKind.MODULE, module))
+
+    def getattr(self, target: Target, name: str) -> Resolution:
+        """Look up attribute `name` on something already resolved."""
+        if target.kind is TargetKind.MODULE:
+            res = self._module_attr(target.symbol, name)
+        elif target.kind in (TargetKind.CLASS, TargetKind.INSTANCE) and target.cls is not None:
+            res = self._member(target.cls, name)
+        else:
+            res = None
+        if res is not None:
+            if res.status is Status.MISSING and name.startswith("__") and name.endswith("__"):
+                # __init__, __name__, __dict__ ... come from object/type/module: never missing.
+                return Resolution(Status.UNKNOWN, res.symbol, reason="a Python special attribute")
+            return res
+        # Attributes of functions, plain values and external objects are runtime facts.
+        return Resolution(Status.UNKNOWN, f"{target.symbol}.{name}", reason=f"{target.symbol} is a {target.kind.value}")
+
+    def _module_attr(self, module: str, name: str) -> Resolution:
+        symbol = f"{module}:{name}"
+        info = self.module(module)
+        if info is None:
+            return Resolution(Status.MISSING, symbol, reason=f"no module {module}")
+        if info.error == "compiled":
+            return Resolution(
+                Status.UNKNOWN,
+                symbol,
+                reason=f"{module} is a compiled extension; its names are not visible",
+                rule=Rule.DYNAMIC_TARGET,
+            )
+        if info.error:
+            return Resolution(
+                Status.UNKNOWN,
+                symbol,
+                reason=f"{self.module_path(module)} does not parse ({info.error})",
+                rule=Rule.UNPARSEABLE,
+            )
+        key = (module, name)
+        if key in self._active:  # a re-export cycle: Python would fail too, but say unknown
+            return Resolution(Status.UNKNOWN, symbol, reason="re-export cycle")
+        self._active.add(key)
+        try:
+            return self._module_attr_uncached(info, name, symbol)
+        finally:
+            self._active.discard(key)
+
+    def _module_attr_uncached(self, info: ModuleInfo, name: str, symbol: str) -> Resolution:
+        module = info.name
+        binding = info.bindings.get(name)
+        if binding is not None:
+            return self._follow_binding(
+                info, name, binding.kind, binding.target, binding.alias, binding.instance_of, binding.signature
+            )
+        if info.is_package and self.module_kind(f"{module}.{name}") is not None:
+            return Resolution(Status.FOUND, symbol, Target(TargetKind.MODULE, f"{module}.{name}"))
+        for star in info.star_imports:
+            res = self._star_export(star, name)
+            if res is not None:
+                return res
+        if name in info.lazy_exports:
+            target_module, _, attr = info.lazy_exports[name].partition(":")
+            res = self.resolve(target_module, (attr,) if attr else ())
+            if res.status is not Status.MISSING:
+                return replace(res, symbol=symbol)
+            return replace(
+                res,
+                symbol=symbol,
+                reason=f"lazy export of {module}.{name} points at {info.lazy_exports[name]}: {res.reason}",
+            )
+        if info.getattr_line:
+            return Resolution(
+                Status.UNKNOWN,
+                symbol,
+                reason=f"served at runtime by {module}.__getattr__ ({self.module_path(module)}:{info.getattr_line})",
+                rule=Rule.DYNAMIC_TARGET,
+            )
+        return Resolution(Status.MISSING, symbol, reason=f"{module} has no attribute {name!r}")
+
+    def _star_export(self, star: str, name: str) -> Resolution | None:
+        if not self.in_package(star):
+            return None
+        info = self.module(star)
+        if info is None:
+            return None
+        if info.error:
+            return self._module_attr(star, name)  # unknown, with the reason
+        exported = name in info.all_names if info.all_names is not None else not name.startswith("_")
+        if not exported:
+            return None
+        res = self._module_attr(star, name)
+        return res if res.status is not Status.MISSING else None
+
+    def _follow_binding(
+        self,
+        info: ModuleInfo,
+        name: str,
+        kind: BindingKind,
+        target: str,
+        alias: str,
+        instance_of: str,
+        signature: Signature | None,
+    ) -> Resolution:
+        module = info.name
+        symbol = f"{module}:{name}"
+        plain = Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, symbol))
+        if kind is BindingKind.DEF:
+            return Resolution(Status.FOUND, symbol, Target(TargetKind.FUNCTION, symbol, signature))
+        if kind is BindingKind.CLASS:
+            ref = ClassRef(module, name)
+            return Resolution(Status.FOUND, symbol, Target(TargetKind.CLASS, str(ref), cls=ref))
+        if kind is BindingKind.MODULE:
+            if not self.in_package(target):
+                return Resolution(Status.FOUND, symbol, Target(TargetKind.EXTERNAL, target))
+            res = self._module_resolution(target)
+            return res if res.found else plain
+        if kind is BindingKind.IMPORT:
+            source, _, attr = target.partition(":")
+            if not self.in_package(source):
+                return Resolution(Status.FOUND, symbol, Target(TargetKind.EXTERNAL, f"{source}.{attr}"))
+            res = self.resolve(source, (attr,))
+            # The provider's own import of a name it cannot find would fail at import time;
+            # the name is bound here either way (often by a guarded fallback).
+            return replace(res, symbol=symbol) if res.status is not Status.MISSING else plain
+        if alias:
+            res = self._resolve_expression(module, alias)
+            if res.found:
+                return replace(res, symbol=symbol)
+        if instance_of:
+            res = self._resolve_expression(module, instance_of)
+            if res.found and res.target is not None and res.target.kind is TargetKind.CLASS:
+                return Resolution(Status.FOUND, symbol, Target(TargetKind.INSTANCE, symbol, cls=res.target.cls))
+        return plain
+
+    def _resolve_expression(self, module: str, expression: str) -> Resolution:
+        """Resolve a dotted expression as written inside `module` (e.g. a base class)."""
+        head, *rest = expression.split(".")
+        res = self._module_attr(module, head)
+        for part in rest:
+            if not res.found or res.target is None:
+                break
+            res = self.getattr(res.target, part)
+        return res
+
+    # -- classes ------------------------------------------------------------
+
+    def class_info(self, ref: ClassRef) -> ClassInfo | None:
+        info = self.module(ref.module)
+        return info.classes.get(ref.qualname) if info is not None else None
+
+    def mro(self, ref: ClassRef) -> list[ClassRef | str]:
+        """The class's C3 linearization; bases outside the provider appear as strings."""
+        if ref not in self._mro:
+            self._mro[ref] = c3_linearize(ref, self._bases)  # type: ignore[arg-type]
+        return self._mro[ref]
+
+    def _bases(self, node: ClassRef | str) -> list[ClassRef | str]:
+        if isinstance(node, str):
+            return []
+        cls = self.class_info(node)
+        if cls is None:
+            return []
+        out: list[ClassRef | str] = []
+        for base in cls.bases:
+            res = self._resolve_expression(node.module, base)
+            if (
+                res.found
+                and res.target is not None
+                and res.target.kind is TargetKind.CLASS
+                and res.target.cls is not None
+            ):
+                out.append(res.target.cls)
+            elif res.target is not None and res.target.kind is TargetKind.EXTERNAL:
+                out.append(res.target.symbol)
+            else:
+                out.append(base)
+        return out
+
+    def _member(self, ref: ClassRef, name: str) -> Resolution:
+        symbol = f"{ref}.{name}"
+        external: list[str] = []
+        for node in self.mro(ref):
+            if isinstance(node, str):
+                if node not in _PLAIN_BASES:
+                    external.append(node)
+                continue
+            cls = self.class_info(node)
+            if cls is None:
+                continue
+            member = cls.members.get(name)
+            if member is not None:
+                where = f"{node}.{name}"
+                if member.kind is MemberKind.CLASS:
+                    inner = ClassRef(node.module, f"{node.qualname}.{name}")
+                    return Resolution(Status.FOUND, symbol, Target(TargetKind.CLASS, str(inner), cls=inner))
+                if member.kind is MemberKind.DEF:
+                    return Resolution(
+                        Status.FOUND, symbol, Target(TargetKind.FUNCTION, where, member.signature, owner=node)
+                    )
+                return Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, where, owner=node))
+            if cls.has_getattr:
+                return Resolution(
+                    Status.UNKNOWN, symbol, reason=f"{node} defines __getattr__", rule=Rule.DYNAMIC_TARGET
+                )
+        if name in _PLAIN_BASE_MEMBERS:
+            return Resolution(Status.UNKNOWN, symbol, reason="provided by a standard base class or metaclass")
+        if external:
+            return Resolution(
+                Status.UNKNOWN,
+                symbol,
+                reason=f"not defined in {ref} or its provider bases; it may come from {', '.join(external)}",
+                rule=Rule.DYNAMIC_TARGET,
+            )
+        return Resolution(
+            Status.MISSING, symbol, reason=f"{ref} has no attribute {name!r} (searched {len(self.mro(ref))} classes)"
+        )

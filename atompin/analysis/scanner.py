@@ -1,0 +1,767 @@
+"""The consumer-side visitor: a small abstract interpreter over the consumer's AST.
+
+It follows names bound to provider objects (imports, aliases, `getattr`,
+`importlib.import_module`, loop variables over literal name lists, arguments
+passed to the consumer's own helpers, across files) and records every import,
+attribute chain and patch that reaches the provider package, with the guard
+that decides what happens when the target is gone. Pure: source text in,
+`ConsumerUsage` out; nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+from atompin.analysis.names import absolute_module, dotted, is_type_checking
+from atompin.analysis.signature import Signature, signature_of
+from atompin.analysis.usage import (
+    AttributeUse,
+    ConsumerUsage,
+    Guard,
+    ImportGroup,
+    ImportKind,
+    ImportUse,
+    PatchSite,
+    ReadKind,
+    Ref,
+)
+from atompin.model import Site
+
+# Bounds that keep the interpreter finite on any input.
+_MAX_UNROLL = 64  # elements of a literal loop that are unrolled
+_MAX_DEPTH = 4  # nested helper calls followed with bound arguments
+_MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+_ATTRIBUTE_ERRORS = {"AttributeError"}
+_BROAD = {"Exception", "BaseException"}
+_LOG_CALLS = {
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "print",
+    "print_once",
+    "warning_once",
+    "info_once",
+}
+
+
+# -- abstract values -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProviderValue:
+    """A provider object, reached by one of `choices` (ladder alternatives, first wins)."""
+
+    choices: tuple[Ref, ...]
+    guard: Guard = Guard.NONE  # obtained through getattr(..., default)
+
+    def attr(self, name: str) -> ProviderValue:
+        return ProviderValue(tuple(r.attr(name) for r in self.choices), self.guard)
+
+
+@dataclass(frozen=True)
+class ConsumerValue:
+    """A consumer object by dotted name (a function or module of the consumer's own)."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class LambdaValue:
+    signature: Signature
+
+
+Value = Union[ProviderValue, ConsumerValue, LambdaValue, str, tuple, dict, None]  # noqa: UP007
+
+
+class Scope:
+    def __init__(self, parent: Scope | None = None) -> None:
+        self.names: dict[str, Any] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Any:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name]
+            scope = scope.parent
+        return None
+
+
+@dataclass(frozen=True)
+class _File:
+    path: str
+    module: str
+    is_package: bool
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    file: _File
+    scope: Scope
+    function: str = ""
+    try_guard: bool = False
+    hasattr_guards: frozenset[tuple[tuple[Ref, ...], str]] = frozenset()
+    collector: list[ImportUse] | None = None  # the ladder alternative being filled
+    ladder: ImportGroup | None = None
+    in_handler: bool = False
+    loop_group: str = ""
+    via: tuple[Site, ...] = ()
+    depth: int = 0
+    # False while reading a helper module only for its definitions.
+    record: bool = True
+
+
+@dataclass
+class _Function:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    file: _File
+    qualname: str
+    closure: Scope
+    muted: bool = False  # defined in a helper module outside the scanned package
+
+    @property
+    def params(self) -> list[str]:
+        a = self.node.args
+        return [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+
+
+@dataclass
+class _Rescan:
+    function: _Function
+    binding: dict[str, Any]
+    via: tuple[Site, ...]
+    depth: int
+
+
+# -- the scanner ---------------------------------------------------------------
+
+
+# Loads a consumer module outside the scanned files: name -> (path, is_package, source).
+ModuleLoader = Callable[[str], "tuple[str, bool, bytes] | None"]
+
+
+@dataclass
+class ConsumerScanner:
+    """Scan a consumer's files for what they use of `provider_package`.
+
+    `consumer_packages` are the consumer's own top-level packages: calls into
+    their helpers are followed, loading helper modules through `load_module`
+    when they are outside the scanned files.
+    """
+
+    provider_package: str
+    consumer_packages: tuple[str, ...] = ()
+    load_module: ModuleLoader | None = None
+    usage: ConsumerUsage = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.usage = ConsumerUsage(self.provider_package)
+        self._functions: dict[str, _Function] = {}
+        self._modules: set[str] = set()
+        self._queue: deque[_Rescan] = deque()
+        self._seen_calls: set[tuple[Any, ...]] = set()
+        self._rescans = 0
+        self._pending: list[tuple[ConsumerValue, ast.Call, list[Any], dict[str, Any], _Ctx]] | None = None
+
+    # -- entry point ------------------------------------------------------------
+
+    def scan(self, files: Iterable[tuple[str, str, bool, bytes]]) -> ConsumerUsage:
+        """`files`: (path, module name, is package, source). Returns the usage found."""
+        parsed: list[tuple[_File, ast.Module]] = []
+        for path, module, is_package, source in files:
+            self.usage.files += 1
+            self._modules.add(module)
+            tree = self._parse(path, source)
+            if tree is not None:
+                parsed.append((_File(path, module, is_package), tree))
+        # Module bodies first (they define what functions see), then every function body,
+        # then helper bodies again with the arguments call sites pass them.
+        self._pending = []
+        for file, tree in parsed:
+            self._block(tree.body, _Ctx(file, Scope()))
+        pending, self._pending = self._pending, None
+        for call in pending:
+            self._call_helper(*call)
+        while self._queue and self._rescans < _MAX_RESCANS:
+            job = self._queue.popleft()
+            self._rescans += 1
+            self._run_function(job)
+        self._dedupe()
+        return self.usage
+
+    def _parse(self, path: str, source: bytes) -> ast.Module | None:
+        try:
+            return ast.parse(source)
+        except (SyntaxError, ValueError) as exc:
+            self.usage.unparseable.append((path, getattr(exc, "lineno", 0) or 0, getattr(exc, "msg", str(exc))))
+            return None
+
+    def _function(self, dotted_name: str) -> _Function | None:
+        """A consumer function by dotted name, loading its module on first need."""
+        fn = self._functions.get(dotted_name)
+        if fn is not None or self.load_module is None:
+            return fn
+        module = dotted_name
+        while "." in module:
+            module = module.rpartition(".")[0]
+            if module in self._modules:
+                return None
+            loaded = self.load_module(module) if self._is_consumer(module) else None
+            if loaded is not None:
+                self._modules.add(module)
+                path, is_package, source = loaded
+                tree = self._parse(path, source)
+                if tree is not None:
+                    self._block(tree.body, _Ctx(_File(path, module, is_package), Scope(), record=False))
+                return self._functions.get(dotted_name)
+        return None
+
+    def _dedupe(self) -> None:
+        u = self.usage
+        seen_groups: dict[Any, ImportGroup] = {}
+        for g in u.groups:
+            g.alternatives = [alt for alt in g.alternatives if alt]
+            if not g.alternatives:
+                continue
+            key = (g.path, g.line, g.function, tuple(tuple((x.site, x.ref) for x in alt) for alt in g.alternatives))
+            seen_groups.setdefault(key, g)
+        u.groups = list(seen_groups.values())
+        u.attributes = list(dict.fromkeys(u.attributes))
+        patches: dict[Any, PatchSite] = {}
+        for p in u.patches:
+            patches.setdefault((p.site, p.owner, p.attr), p)
+        u.patches = list(patches.values())
+
+    # -- helpers ----------------------------------------------------------------
+
+    def _is_provider(self, module: str) -> bool:
+        p = self.provider_package
+        return module == p or module.startswith(p + ".")
+
+    def _is_consumer(self, module: str) -> bool:
+        return any(module == c or module.startswith(c + ".") for c in self.consumer_packages)
+
+    def _site(self, ctx: _Ctx, node: ast.AST) -> Site:
+        return Site(ctx.file.path, getattr(node, "lineno", 0))
+
+    def _bind(self, ctx: _Ctx, name: str, value: Any) -> None:
+        # In a ladder's handler the same name is bound again: keep both ways to it.
+        old = ctx.scope.names.get(name)
+        if ctx.in_handler and isinstance(old, ProviderValue) and isinstance(value, ProviderValue):
+            value = ProviderValue(tuple(dict.fromkeys(old.choices + value.choices)), value.guard)
+        ctx.scope.names[name] = value
+
+    def _record_import(self, ctx: _Ctx, use: ImportUse) -> None:
+        if not ctx.record:
+            return
+        if ctx.collector is not None:
+            ctx.collector.append(use)
+        else:
+            self.usage.groups.append(ImportGroup(ctx.file.path, use.site.line, ctx.function, False, [[use]]))
+
+    def _record_read(self, owner: ProviderValue, attr: str, kind: ReadKind) -> None:
+        self.usage.reads.setdefault((owner.choices, attr), set()).add(kind)
+
+    def _patch_guard(self, ctx: _Ctx, owner: ProviderValue, attr: str) -> Guard:
+        if owner.guard is not Guard.NONE:
+            return owner.guard
+        if (owner.choices, attr) in ctx.hasattr_guards:
+            return Guard.HASATTR
+        if ctx.try_guard:
+            return Guard.TRY
+        return Guard.NONE
+
+    def _record_patch(
+        self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, value_node: ast.expr | None, value: Any
+    ) -> None:
+        if not ctx.record:
+            return
+        replacement: Signature | None = None
+        if isinstance(value, ConsumerValue):
+            fn = self._functions.get(value.dotted)
+            replacement = signature_of(fn.node) if fn else None
+        elif isinstance(value, LambdaValue):
+            replacement = value.signature
+        self.usage.patches.append(
+            PatchSite(
+                owner=owner.choices,
+                attr=attr,
+                site=self._site(ctx, node),
+                guard=self._patch_guard(ctx, owner, attr),
+                function=ctx.function,
+                literal_value=isinstance(value_node, ast.Constant),
+                replacement=replacement,
+                alternative_group=ctx.loop_group,
+                via=ctx.via,
+            )
+        )
+
+    # -- statements -----------------------------------------------------------------
+
+    def _block(self, body: list[ast.stmt], ctx: _Ctx) -> None:
+        for stmt in body:
+            ctx = self._stmt(stmt, ctx) or ctx
+
+    def _stmt(self, node: ast.stmt, ctx: _Ctx) -> _Ctx | None:  # noqa: C901 - one dispatch
+        if isinstance(node, ast.Import):
+            self._import(node, ctx)
+        elif isinstance(node, ast.ImportFrom):
+            self._import_from(node, ctx)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self._function_def(node, ctx)
+        elif isinstance(node, ast.ClassDef):
+            self._class_def(node, ctx)
+        elif isinstance(node, ast.Assign):
+            value = self._eval(node.value, ctx)
+            for target in node.targets:
+                self._assign(target, value, node.value, ctx)
+        elif isinstance(node, ast.AnnAssign):
+            if node.value is not None:
+                self._assign(node.target, self._eval(node.value, ctx), node.value, ctx)
+        elif isinstance(node, ast.AugAssign):
+            self._eval(node.value, ctx)
+        elif isinstance(node, ast.Expr):
+            self._eval(node.value, ctx)
+        elif isinstance(node, (ast.Return, ast.Raise)):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self._eval(child, ctx)
+        elif isinstance(node, ast.If):
+            return self._if(node, ctx)
+        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            self._try(node, ctx)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self._for(node, ctx)
+        elif isinstance(node, ast.While):
+            self._eval(node.test, ctx)
+            self._block(node.body, ctx)
+            self._block(node.orelse, ctx)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                value = self._eval(item.context_expr, ctx)
+                if item.optional_vars is not None:
+                    self._assign(item.optional_vars, value, item.context_expr, ctx)
+            self._block(node.body, ctx)
+        elif isinstance(node, ast.Match):
+            self._eval(node.subject, ctx)
+            for case in node.cases:
+                self._block(case.body, ctx)
+        return None
+
+    def _import(self, node: ast.Import, ctx: _Ctx) -> None:
+        for alias in node.names:
+            name = alias.name
+            top = name.split(".")[0]
+            if not self._is_provider(name):
+                if self._is_consumer(name):
+                    self._bind(ctx, alias.asname or top, ConsumerValue(name if alias.asname else top))
+                else:
+                    self._bind(ctx, alias.asname or top, None)
+                continue
+            self._record_import(ctx, ImportUse(Ref(name), self._site(ctx, node), ImportKind.IMPORT, ctx.via))
+            self._bind(ctx, alias.asname or top, ProviderValue((Ref(name if alias.asname else top),)))
+
+    def _import_from(self, node: ast.ImportFrom, ctx: _Ctx) -> None:
+        module = absolute_module(ctx.file.module, ctx.file.is_package, node.level, node.module)
+        provider = self._is_provider(module)
+        consumer = self._is_consumer(module) or (node.level > 0)
+        for alias in node.names:
+            if alias.name == "*":
+                if provider:
+                    self._record_import(ctx, ImportUse(Ref(module), self._site(ctx, node), ImportKind.FROM, ctx.via))
+                continue
+            bound = alias.asname or alias.name
+            if provider:
+                ref = Ref(module, (alias.name,))
+                self._record_import(ctx, ImportUse(ref, self._site(ctx, node), ImportKind.FROM, ctx.via))
+                self._bind(ctx, bound, ProviderValue((ref,)))
+            elif consumer:
+                self._bind(ctx, bound, ConsumerValue(f"{module}.{alias.name}"))
+            else:
+                self._bind(ctx, bound, None)
+
+    def _function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx) -> None:
+        for deco in node.decorator_list:
+            self._eval(deco, ctx)
+        qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
+        fn = _Function(node, ctx.file, qualname, ctx.scope, muted=not ctx.record)
+        dotted_name = f"{ctx.file.module}.{qualname}"
+        # The first definition wins: a later redefinition in a rescan must not shadow it.
+        self._functions.setdefault(dotted_name, fn)
+        self._bind(ctx, node.name, ConsumerValue(dotted_name))
+        self._enqueue(fn, {}, ctx.via, ctx.depth)
+
+    def _class_def(self, node: ast.ClassDef, ctx: _Ctx) -> None:
+        for expr in [*node.bases, *node.decorator_list, *(k.value for k in node.keywords)]:
+            self._eval(expr, ctx)
+        qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
+        body_scope = Scope(ctx.scope)
+        # Methods see the enclosing scope, not the class body: give them a context whose
+        # function name carries the class for readable qualnames.
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for deco in stmt.decorator_list:
+                    self._eval(deco, ctx)
+                fn = _Function(stmt, ctx.file, f"{qualname}.{stmt.name}", ctx.scope, muted=not ctx.record)
+                self._functions.setdefault(f"{ctx.file.module}.{qualname}.{stmt.name}", fn)
+                self._enqueue(fn, {}, ctx.via, ctx.depth)
+            else:
+                self._stmt(stmt, replace(ctx, scope=body_scope, function=qualname))
+        self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
+
+    def _assign(self, target: ast.expr, value: Any, value_node: ast.expr | None, ctx: _Ctx) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(ctx, target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = (
+                value if isinstance(value, tuple) and len(value) == len(target.elts) else (None,) * len(target.elts)
+            )
+            for elt, v in zip(target.elts, values):
+                self._assign(elt, v, None, ctx)
+        elif isinstance(target, ast.Attribute):
+            owner = self._eval(target.value, ctx)
+            if isinstance(owner, ProviderValue):
+                self._record_patch(ctx, target, owner, target.attr, value_node, value)
+        elif isinstance(target, ast.Subscript):
+            self._eval(target.value, ctx)
+            self._eval(target.slice, ctx)
+        elif isinstance(target, ast.Starred):
+            self._assign(target.value, None, None, ctx)
+
+    def _if(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
+        if is_type_checking(node.test):
+            self._block(node.orelse, ctx)
+            return None
+        self._eval(node.test, ctx)
+        guard, negated = self._hasattr_test(node.test, ctx)
+        if guard is None:
+            self._block(node.body, ctx)
+            self._block(node.orelse, ctx)
+            return None
+        guarded = replace(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
+        if negated:
+            self._block(node.body, ctx)
+            self._block(node.orelse, guarded)
+            # `if not hasattr(X, "f"): return` guards the rest of the block.
+            if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break)):
+                return guarded
+        else:
+            self._block(node.body, guarded)
+            self._block(node.orelse, ctx)
+        return None
+
+    def _hasattr_test(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
+        negated = False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and not negated:
+            for value in test.values:
+                found, _ = self._hasattr_test(value, ctx)
+                if found is not None:
+                    return found, False
+        if isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
+            owner = self._eval(test.args[0], replace(ctx))
+            name = self._eval(test.args[1], ctx)
+            if isinstance(owner, ProviderValue) and isinstance(name, str):
+                return (owner.choices, name), negated
+        return None, negated
+
+    def _try(self, node: Any, ctx: _Ctx) -> None:
+        caught = _caught_names(node.handlers)
+        catches_import = bool(caught & (_IMPORT_ERRORS | _BROAD))
+        catches_attr = bool(caught & (_ATTRIBUTE_ERRORS | _BROAD))
+        body_ctx = replace(ctx, try_guard=ctx.try_guard or catches_attr)
+        if catches_import and self._has_provider_import(node.body, ctx):
+            if ctx.in_handler and ctx.ladder is not None:
+                group = ctx.ladder  # a ladder nested in a handler extends the outer one
+            else:
+                group = ImportGroup(ctx.file.path, node.lineno, ctx.function, True)
+                self.usage.groups.append(group)
+            first: list[ImportUse] = []
+            group.alternatives.append(first)
+            self._block(node.body, replace(body_ctx, collector=first, ladder=group, in_handler=False))
+            for handler in node.handlers:
+                if self._has_provider_import(handler.body, ctx):
+                    alt: list[ImportUse] = []
+                    group.alternatives.append(alt)
+                    self._block(handler.body, replace(ctx, collector=alt, ladder=group, in_handler=True))
+                else:
+                    if _handles(handler, _IMPORT_ERRORS | _BROAD):
+                        group.fallback = _describe_fallback(handler.body)
+                    self._block(handler.body, ctx)
+        else:
+            self._block(node.body, body_ctx)
+            for handler in node.handlers:
+                self._block(handler.body, ctx)
+        self._block(node.orelse, ctx)
+        self._block(node.finalbody, ctx)
+
+    def _has_provider_import(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
+        for node in _walk_shallow(body):
+            if isinstance(node, ast.Import) and any(self._is_provider(a.name) for a in node.names):
+                return True
+            if isinstance(node, ast.ImportFrom):
+                module = absolute_module(ctx.file.module, ctx.file.is_package, node.level, node.module)
+                if self._is_provider(module):
+                    return True
+            if isinstance(node, ast.Call) and dotted(node.func).endswith("import_module") and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and self._is_provider(arg.value):
+                    return True
+        return False
+
+    def _for(self, node: ast.For | ast.AsyncFor, ctx: _Ctx) -> None:
+        items = self._eval(node.iter, ctx)
+        if isinstance(items, dict):
+            items = tuple(items)
+        if isinstance(items, tuple) and 0 < len(items) <= _MAX_UNROLL:
+            group = f"{ctx.file.path}:{node.lineno}" if _breaks(node.body) else ctx.loop_group
+            for item in items:
+                self._assign(node.target, item, None, ctx)
+                self._block(node.body, replace(ctx, loop_group=group))
+        else:
+            self._assign(node.target, None, None, ctx)
+            self._block(node.body, ctx)
+        self._block(node.orelse, ctx)
+
+    # -- functions and helper calls --------------------------------------------------
+
+    def _enqueue(self, fn: _Function, binding: dict[str, Any], via: tuple[Site, ...], depth: int) -> None:
+        key = (id(fn.node), tuple(sorted((k, repr(v)) for k, v in binding.items())))
+        if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
+            return
+        self._seen_calls.add(key)
+        self._queue.append(_Rescan(fn, binding, via, depth))
+
+    def _run_function(self, job: _Rescan) -> None:
+        fn = job.function
+        scope = Scope(fn.closure)
+        for name in fn.params:
+            scope.names[name] = job.binding.get(name)
+        a = fn.node.args
+        for extra in (a.vararg, a.kwarg):
+            if extra is not None:
+                scope.names[extra.arg] = None
+        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth)
+        self._block(fn.node.body, ctx)
+
+    def _call_helper(
+        self, callee: ConsumerValue, node: ast.Call, args: list[Any], kwargs: dict[str, Any], ctx: _Ctx
+    ) -> None:
+        if self._pending is not None:  # module bodies are still being read
+            self._pending.append((callee, node, args, kwargs, ctx))
+            return
+        fn = self._function(callee.dotted)
+        if fn is None:
+            return
+        interesting = [v for v in (*args, *kwargs.values()) if isinstance(v, (ProviderValue, str))]
+        if not interesting:
+            return
+        params = fn.params
+        if isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        binding = dict(zip(params, args))
+        binding.update({k: v for k, v in kwargs.items() if k in params})
+        self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1)
+
+    # -- expressions -----------------------------------------------------------------
+
+    def _eval(self, node: ast.expr | None, ctx: _Ctx, outer: bool = True) -> Any:  # noqa: C901 - one dispatch
+        if node is None:
+            return None
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, str) else None
+        if isinstance(node, ast.Name):
+            return ctx.scope.lookup(node.id)
+        if isinstance(node, ast.Attribute):
+            return self._attribute(node, ctx, outer)
+        if isinstance(node, ast.Call):
+            return self._call(node, ctx)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return tuple(self._eval(e, ctx) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            out: dict[str, Any] = {}
+            for k, v in zip(node.keys, node.values):
+                key = self._eval(k, ctx) if k is not None else None
+                val = self._eval(v, ctx)
+                if isinstance(key, str):
+                    out[key] = val
+            return out
+        if isinstance(node, ast.Subscript):
+            base = self._eval(node.value, ctx)
+            index = node.slice
+            self._eval(index, ctx)
+            if isinstance(base, tuple) and isinstance(index, ast.Constant) and isinstance(index.value, int):
+                try:
+                    return base[index.value]
+                except IndexError:
+                    return None
+            if isinstance(base, dict) and isinstance(index, ast.Constant) and isinstance(index.value, str):
+                return base.get(index.value)
+            return None
+        if isinstance(node, ast.Lambda):
+            self._eval(node.body, ctx)
+            return LambdaValue(signature_of(node))
+        if isinstance(node, ast.NamedExpr):
+            value = self._eval(node.value, ctx)
+            self._bind(ctx, node.target.id, value)
+            return value
+        if isinstance(node, ast.BoolOp):
+            values = [self._eval(v, ctx) for v in node.values]
+            # `a or b` in a ladder-ish expression: keep a provider value if there is one.
+            return next((v for v in values if isinstance(v, ProviderValue)), None)
+        for child in _expr_children(node):
+            self._eval(child, ctx)
+        return None
+
+    def _attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool) -> Any:
+        base = self._eval(node.value, ctx, outer=False)
+        if isinstance(base, ProviderValue):
+            self._record_read(base, node.attr, ReadKind.PLAIN)
+            value = base.attr(node.attr)
+            if outer and isinstance(node.ctx, ast.Load) and ctx.record:
+                guard = self._patch_guard(ctx, base, node.attr)
+                self.usage.attributes.append(AttributeUse(value.choices, self._site(ctx, node), guard))
+            return value
+        if isinstance(base, ConsumerValue):
+            return ConsumerValue(f"{base.dotted}.{node.attr}")
+        if isinstance(base, dict) and node.attr in ("items", "keys", "values"):
+            return ("__dict_method__", node.attr, base)
+        return None
+
+    def _call(self, node: ast.Call, ctx: _Ctx) -> Any:
+        func = node.func
+        name = dotted(func)
+        callee = self._eval(func, ctx) if not isinstance(func, ast.Name) else ctx.scope.lookup(func.id)
+        args = [self._eval(a.value if isinstance(a, ast.Starred) else a, ctx) for a in node.args]
+        kwargs = {k.arg: self._eval(k.value, ctx) for k in node.keywords if k.arg}
+        for k in node.keywords:
+            if not k.arg:
+                self._eval(k.value, ctx)
+        if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "__dict_method__":
+            _, method, table = callee
+            if method == "items":
+                return tuple(table.items())
+            return tuple(table.keys() if method == "keys" else table.values())
+        if callee is None and name in ("getattr", "hasattr", "setattr"):
+            return self._builtin_attr_call(name, node, args, ctx)
+        if name.endswith("import_module") and args and isinstance(args[0], str) and not args[0].startswith("."):
+            module = args[0]
+            if self._is_provider(module):
+                self._record_import(ctx, ImportUse(Ref(module), self._site(ctx, node), ImportKind.IMPORTLIB, ctx.via))
+                return ProviderValue((Ref(module),))
+            return ConsumerValue(module) if self._is_consumer(module) else None
+        if name in ("classmethod", "staticmethod") and args:
+            return args[0]
+        if isinstance(callee, ConsumerValue):
+            self._call_helper(callee, node, args, kwargs, ctx)
+        return None
+
+    def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Any], ctx: _Ctx) -> Any:
+        if len(args) < 2 or not isinstance(args[0], ProviderValue) or not isinstance(args[1], str):
+            return None
+        owner, attr = args[0], args[1]
+        if name == "hasattr":
+            self._record_read(owner, attr, ReadKind.HASATTR)
+            return None
+        if name == "setattr" and len(args) >= 3:
+            self._record_patch(ctx, node, owner, attr, node.args[2], args[2])
+            return None
+        if name == "getattr":
+            has_default = len(args) >= 3 or any(k.arg == "default" for k in node.keywords)
+            self._record_read(owner, attr, ReadKind.DEFAULT if has_default else ReadKind.PLAIN)
+            value = owner.attr(attr)
+            if has_default:
+                return ProviderValue(value.choices, Guard.GETATTR_DEFAULT)
+            if ctx.record:
+                self.usage.attributes.append(
+                    AttributeUse(value.choices, self._site(ctx, node), self._patch_guard(ctx, owner, attr))
+                )
+            return value
+        return None
+
+
+# -- small pure helpers ------------------------------------------------------------
+
+
+def _caught_names(handlers: list[ast.ExceptHandler]) -> set[str]:
+    names: set[str] = set()
+    for h in handlers:
+        if h.type is None:
+            names.add("BaseException")
+            continue
+        exprs = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        names.update(dotted(e).split(".")[-1] for e in exprs)
+    return names
+
+
+def _handles(handler: ast.ExceptHandler, names: set[str]) -> bool:
+    return bool(_caught_names([handler]) & names)
+
+
+def _describe_fallback(body: list[ast.stmt]) -> str:
+    """Say what a handler does instead of importing; "" when it re-raises."""
+    parts: list[str] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Raise):
+            return ""
+        if isinstance(stmt, ast.Return):
+            parts.append(f"returns {ast.unparse(stmt.value)}" if stmt.value is not None else "returns")
+        elif isinstance(stmt, ast.Continue):
+            parts.append("skips to the next iteration")
+        elif isinstance(stmt, ast.Break):
+            parts.append("leaves the loop")
+        elif isinstance(stmt, ast.Pass):
+            parts.append("does nothing")
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            parts.append(f"sets {ast.unparse(stmt).strip()}")
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            parts.append(f"imports {ast.unparse(stmt).strip()} instead")
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = dotted(stmt.value.func).split(".")[-1]
+            parts.append("logs" if call in _LOG_CALLS else f"calls {call}()")
+        else:
+            parts.append("runs other code")
+    return ", ".join(dict.fromkeys(parts)) or "does nothing"
+
+
+def _walk_shallow(body: list[ast.stmt]) -> Iterable[ast.AST]:
+    """Every node under `body`, not entering nested functions or classes."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(child)
+
+
+def _breaks(body: list[ast.stmt]) -> bool:
+    """Does this loop body `break` (not counting nested loops)?"""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Break):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _expr_children(node: ast.AST) -> Iterable[ast.expr]:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            yield child
+        elif isinstance(child, (ast.comprehension, ast.keyword, ast.arguments, ast.FormattedValue)):
+            yield from _expr_children(child)

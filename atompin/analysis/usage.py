@@ -1,0 +1,115 @@
+"""What a consumer uses of a provider, as plain data (filled by `scanner`).
+
+A `Ref` names a provider object by the module the consumer reached it through
+and an attribute path from there. Where a try/except ladder offers several
+ways to the same name, a value carries every choice, first importable wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from atompin.analysis.names import join_symbol
+from atompin.analysis.signature import Signature
+from atompin.model import Site
+
+
+@dataclass(frozen=True)
+class Ref:
+    module: str
+    path: tuple[str, ...] = ()
+
+    def attr(self, name: str) -> Ref:
+        return Ref(self.module, (*self.path, name))
+
+    @property
+    def symbol(self) -> str:
+        return join_symbol(self.module, self.path)
+
+
+class ImportKind(str, Enum):
+    FROM = "from"  # from m import a
+    IMPORT = "import"  # import m / import m as a
+    IMPORTLIB = "importlib"  # importlib.import_module("m")
+
+
+@dataclass(frozen=True)
+class ImportUse:
+    """One imported name at one place (`from m import a, b` is two)."""
+
+    ref: Ref
+    site: Site
+    kind: ImportKind
+    via: tuple[Site, ...] = ()  # call sites that passed the module name to a helper
+
+
+class Guard(str, Enum):
+    """How a patch or reference survives its target being gone."""
+
+    NONE = "unguarded"  # start-up raises
+    GETATTR_DEFAULT = "getattr-default"  # getattr(x, "n", None): silently skipped
+    HASATTR = "hasattr"  # if hasattr(x, "n"): silently skipped
+    TRY = "try"  # try/except around it: silently skipped
+
+
+@dataclass
+class ImportGroup:
+    """A single import statement's name, or every alternative of one ladder."""
+
+    path: str
+    line: int
+    function: str  # enclosing function's qualified name ("" at module level)
+    ladder: bool
+    alternatives: list[list[ImportUse]] = field(default_factory=list)
+    # What happens when no alternative imports: "" means the error propagates.
+    fallback: str = ""
+
+
+@dataclass(frozen=True)
+class AttributeUse:
+    """A read of an attribute chain rooted at a provider name, e.g. `c.d.E`."""
+
+    choices: tuple[Ref, ...]
+    site: Site
+    guard: Guard
+
+
+@dataclass(frozen=True)
+class PatchSite:
+    """An assignment that replaces (or adds) an attribute of a provider module or class."""
+
+    owner: tuple[Ref, ...]  # ladder choices for the patched object
+    attr: str
+    site: Site
+    guard: Guard
+    function: str
+    # The assigned value is a literal (a marker flag, a None): never a replacement.
+    literal_value: bool = False
+    replacement: Signature | None = None
+    # Patch sites of one `for name in (...): ... break` loop: any one of them is enough.
+    alternative_group: str = ""
+    via: tuple[Site, ...] = ()
+
+    def key(self) -> tuple[tuple[Ref, ...], str]:
+        return self.owner, self.attr
+
+
+class ReadKind(str, Enum):
+    PLAIN = "read"  # X.f or getattr(X, "f")
+    DEFAULT = "default"  # getattr(X, "f", default)
+    HASATTR = "hasattr"
+
+
+@dataclass
+class ConsumerUsage:
+    """Everything the scanner found in the consumer, for one provider package."""
+
+    provider_package: str
+    files: int = 0
+    groups: list[ImportGroup] = field(default_factory=list)
+    attributes: list[AttributeUse] = field(default_factory=list)
+    patches: list[PatchSite] = field(default_factory=list)
+    # How each (owner, attr) was read anywhere in the consumer.
+    reads: dict[tuple[tuple[Ref, ...], str], set[ReadKind]] = field(default_factory=dict)
+    unparseable: list[tuple[str, int, str]] = field(default_factory=list)

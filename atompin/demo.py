@@ -1,0 +1,168 @@
+"""The built-in example: a miniature provider with two releases and a plugin
+that shows the design brief's failure modes. Needs no network.
+
+`write_demo(root)` lays the files out; `run_demo()` checks the plugin against
+both releases and says what was caught and why.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+from atompin.analysis.engine import check_trees
+from atompin.model import CheckResult, Rule
+from atompin.sources.tree import FolderTree
+
+PROVIDER = "minivllm"
+CONSUMER = "miniplug"
+
+# The provider before the move: the kv-cache helpers live in kv_cache_utils.
+PROVIDER_031 = {
+    "minivllm/__init__.py": '__version__ = "0.31.0"\n',
+    "minivllm/v1/__init__.py": "",
+    "minivllm/v1/core/__init__.py": "",
+    "minivllm/v1/core/kv_cache_utils.py": """
+        def get_kv_cache_groups(vllm_config, kv_cache_spec):
+            return []
+
+        def _pool_bytes_per_block(kv_cache_groups):
+            return sum(g.page_size for g in kv_cache_groups)
+
+        def may_override_num_blocks(vllm_config, num_blocks):
+            return num_blocks
+    """,
+    "minivllm/v1/worker/__init__.py": "",
+    "minivllm/v1/worker/gpu_model_runner.py": """
+        class GPUModelRunner:
+            def _dummy_run(self, num_tokens):
+                return num_tokens
+    """,
+}
+
+# Two releases later: the helpers moved to kv_cache_planning (the module they
+# left still exists), and _pool_bytes_per_block gained a leading parameter.
+PROVIDER_033 = {
+    "minivllm/__init__.py": '__version__ = "0.33.0"\n',
+    "minivllm/v1/__init__.py": "",
+    "minivllm/v1/core/__init__.py": "",
+    "minivllm/v1/core/kv_cache_utils.py": """
+        class KVCacheBlock:
+            block_id: int
+    """,
+    "minivllm/v1/core/kv_cache_planning.py": """
+        def get_kv_cache_groups(vllm_config, kv_cache_spec):
+            return []
+
+        def _pool_bytes_per_block(vllm_config, kv_cache_groups):
+            return sum(g.page_size for g in kv_cache_groups)
+
+        def may_override_num_blocks(vllm_config, num_blocks):
+            return num_blocks
+    """,
+    "minivllm/v1/worker/__init__.py": "",
+    "minivllm/v1/worker/gpu_model_runner.py": """
+        class GPUModelRunnerBase:
+            def _dummy_run(self, num_tokens):
+                return num_tokens
+
+        class GPUModelRunner(GPUModelRunnerBase):
+            pass
+    """,
+}
+
+# The plugin, written against 0.31.
+CONSUMER_FILES = {
+    "miniplug/__init__.py": "",
+    "miniplug/register.py": """
+        def register_platform():
+            from miniplug.patches import install_kv_patches, install_runner_patch
+            install_kv_patches()
+            install_runner_patch()
+            return "miniplug.platform.Platform"
+    """,
+    "miniplug/patches.py": '''
+        # Loud: an unguarded import of a name that moved. Start-up raises.
+        from minivllm.v1.core.kv_cache_utils import may_override_num_blocks
+
+
+        def install_kv_patches():
+            """Silent: the module still imports, the names are gone, getattr(..., None) skips."""
+            try:
+                import minivllm.v1.core.kv_cache_utils as kcu
+            except ImportError:
+                return
+            for name in ("get_kv_cache_groups", "_pool_bytes_per_block"):
+                original = getattr(kcu, name, None)
+                if original is None:
+                    continue
+                setattr(kcu, name, _wrap(original))
+
+
+        def install_runner_patch():
+            """Fine in both: the method is inherited from a new base class in 0.33."""
+            from minivllm.v1.worker.gpu_model_runner import GPUModelRunner
+
+            original = GPUModelRunner._dummy_run
+            GPUModelRunner._dummy_run = _wrap(original)
+
+
+        def _wrap(fn):
+            def wrapper(*args, **kwargs):
+                return fn(*args, **kwargs)
+            return wrapper
+    ''',
+}
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Write `files` (path -> source, dedented) under `root`; returns `root`."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def write_demo(root: Path) -> dict[str, Path]:
+    """Lay out the two provider releases and the consumer under `root`."""
+    return {
+        "0.31.0": write_files(root / "provider-0.31.0", PROVIDER_031),
+        "0.33.0": write_files(root / "provider-0.33.0", PROVIDER_033),
+        "consumer": write_files(root / "consumer", CONSUMER_FILES),
+    }
+
+
+def run_demo(echo: Callable[[str], None] = print) -> int:
+    """Check the plugin against both releases and explain. Returns 0 when the demo caught what it should."""
+    from atompin.report.text import render_findings, severity_counts
+
+    with tempfile.TemporaryDirectory(prefix="atompin-demo-") as tmp:
+        paths = write_demo(Path(tmp))
+        consumer = FolderTree(paths["consumer"])
+        consumer.label = "miniplug (the plugin, written against 0.31)"
+        results: dict[str, CheckResult] = {}
+        for version in ("0.31.0", "0.33.0"):
+            provider = FolderTree(paths[version])
+            provider.label = f"minivllm {version}"
+            results[version] = check_trees(consumer, provider, PROVIDER, CONSUMER)
+
+    echo("atompin demo: a miniature vLLM with two releases and a plugin written against the first.\n")
+    for version, result in results.items():
+        echo(f"== miniplug -> minivllm {version}: {severity_counts(result.findings)}")
+        for line in render_findings(result.findings, indent="   "):
+            echo(line)
+        if not result.findings:
+            echo("")
+    after = results["0.33.0"]
+    loud = [f for f in after.findings if f.rule is Rule.UNRESOLVED_IMPORT]
+    silent = [f for f in after.findings if f.rule is Rule.MISSING_PATCH_TARGET]
+    echo("What was caught, and why it matters:")
+    echo(f"  loud:   {len(loud)} import(s) that raise at start-up; someone reads a traceback.")
+    echo(f"  silent: {len(silent)} patch target(s) that vanished while their module survived; the guarded")
+    echo("          installer skips them without a word and the engine runs unpatched code.")
+    echo("  The inherited GPUModelRunner._dummy_run is still found through its new base class: no false alarm.")
+    caught = bool(loud) and len(silent) == 2 and not results["0.31.0"].findings
+    return 0 if caught else 1

@@ -1,0 +1,1 @@
+"""Renderers: findings and locks in, text out (plain text, JSON, ...)."""

@@ -1,0 +1,53 @@
+"""Plain text for people: findings grouped by rule, sites as `path:line`."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from atompin.model import CheckResult, Finding, Severity
+
+_MAX_SITES = 6
+
+
+def render_findings(findings: tuple[Finding, ...] | list[Finding], indent: str = "") -> list[str]:
+    lines: list[str] = []
+    by_rule: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_rule.setdefault(f.rule.value, []).append(f)
+    for rule in sorted(by_rule, key=lambda r: (min(f.severity.rank for f in by_rule[r]), r)):
+        items = sorted(by_rule[rule], key=lambda f: (f.severity.rank, f.symbol))
+        lines.append(f"{indent}{rule} ({len(items)})")
+        for f in items:
+            lines.append(f"{indent}  {f.severity.value:<7} {f.symbol}")
+            lines.append(f"{indent}          {f.message}")
+            sites = [str(s) for s in f.sites]
+            shown = ", ".join(sites[:_MAX_SITES]) + (
+                f", … (+{len(sites) - _MAX_SITES})" if len(sites) > _MAX_SITES else ""
+            )
+            if shown:
+                lines.append(f"{indent}          at {shown}")
+            for alt in f.alternatives:
+                lines.append(
+                    f"{indent}          - {alt.status.value:<7} {alt.symbol} ({', '.join(map(str, alt.sites))})"
+                )
+        lines.append("")
+    return lines
+
+
+def severity_counts(findings: tuple[Finding, ...] | list[Finding]) -> str:
+    counts = Counter(f.severity for f in findings)
+    return ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s]) or "no findings"
+
+
+def render_check(result: CheckResult) -> str:
+    s = result.summary
+    lines = [
+        f"atompin check: {result.consumer} -> {result.provider} (package {result.package})",
+        f"  {s.import_sites} import sites, {s.symbols} symbols, {s.groups} ladder groups, "
+        f"{s.patch_sites} patch sites, {s.references} attribute references",
+        "",
+    ]
+    lines += render_findings(result.findings)
+    verdict = "FAIL" if result.errors else "PASS"
+    lines.append(f"{verdict}: {severity_counts(result.findings)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,146 @@
+"""Where source trees come from, behind one small interface.
+
+A `SourceTree` is a read-only set of files addressed by POSIX paths relative
+to a root that holds package folders. It knows how to find a module's file the
+way Python's path finder would, and gives each file a content id (the git blob
+id) so that indexes can be cached by content whatever the tree's origin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from pathlib import Path
+
+# File endings of compiled extension modules: the module exists, its contents are unknown.
+_COMPILED = (".so", ".pyd")
+
+
+class ModuleKind(str, Enum):
+    PACKAGE = "package"  # a/b/__init__.py
+    MODULE = "module"  # a/b.py
+    NAMESPACE = "namespace"  # a/b/ with no __init__.py
+    COMPILED = "compiled"  # a/b.cpython-312-x86_64-linux-gnu.so (maybe with a .pyi)
+
+
+@dataclass(frozen=True)
+class ModuleFile:
+    module: str
+    kind: ModuleKind
+    path: str  # the file to read ("" for a namespace package or a compiled module without stub)
+
+    @property
+    def is_package(self) -> bool:
+        return self.kind in (ModuleKind.PACKAGE, ModuleKind.NAMESPACE)
+
+
+def blob_id(data: bytes) -> str:
+    """The git blob id of `data`, so a folder and a git tree share cache entries."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+class SourceTree(ABC):
+    """A read-only tree of files; subclasses say how to list and read them."""
+
+    label: str
+
+    @abstractmethod
+    def list_files(self) -> list[str]:
+        """Every file path in the tree (POSIX, relative)."""
+
+    @abstractmethod
+    def read(self, path: str) -> bytes:
+        """The bytes of one file."""
+
+    def content_id(self, path: str) -> str:
+        """A stable id of a file's content (the git blob id)."""
+        return blob_id(self.read(path))
+
+    @cached_property
+    def files(self) -> frozenset[str]:
+        return frozenset(self.list_files())
+
+    @cached_property
+    def dirs(self) -> frozenset[str]:
+        out: set[str] = set()
+        for path in self.files:
+            parts = path.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                out.add("/".join(parts[:i]))
+        return frozenset(out)
+
+    @cached_property
+    def _compiled(self) -> dict[str, str]:
+        """ "a/b" -> "a/b.cpython-312-x86_64-linux-gnu.so" for compiled extension modules."""
+        out: dict[str, str] = {}
+        for path in self.files:
+            if path.endswith(_COMPILED):
+                head, _, tail = path.rpartition("/")
+                stem = tail.split(".")[0]
+                out[f"{head}/{stem}" if head else stem] = path
+        return out
+
+    def find_module(self, module: str) -> ModuleFile | None:
+        """Find a module as Python's path finder would: package, then compiled, then .py."""
+        base = module.replace(".", "/")
+        if f"{base}/__init__.py" in self.files:
+            return ModuleFile(module, ModuleKind.PACKAGE, f"{base}/__init__.py")
+        if base in self._compiled:
+            stub = f"{base}.pyi" if f"{base}.pyi" in self.files else ""
+            return ModuleFile(module, ModuleKind.COMPILED, stub)
+        if f"{base}.py" in self.files:
+            return ModuleFile(module, ModuleKind.MODULE, f"{base}.py")
+        if base in self.dirs and self._has_python_below(base):
+            return ModuleFile(module, ModuleKind.NAMESPACE, "")
+        return None
+
+    def _has_python_below(self, base: str) -> bool:
+        prefix = base + "/"
+        return any(p.startswith(prefix) and p.endswith((".py", *_COMPILED)) for p in self.files)
+
+    def top_level_packages(self) -> list[str]:
+        """Importable top-level package names (folders with Python files), sorted."""
+        names = {p.split("/")[0] for p in self.files if "/" in p and p.endswith(".py")}
+        return sorted(n for n in names if n.isidentifier() and n not in _NOT_PACKAGES)
+
+    def python_files(self, package: str) -> list[str]:
+        """Sorted .py files of a (dotted) package."""
+        prefix = package.replace(".", "/") + "/"
+        single = package.replace(".", "/") + ".py"
+        return sorted(p for p in self.files if (p.startswith(prefix) and p.endswith(".py")) or p == single)
+
+    @staticmethod
+    def module_name(path: str) -> tuple[str, bool]:
+        """ "a/b/__init__.py" -> ("a.b", True); "a/b/c.py" -> ("a.b.c", False)."""
+        parts = path[: -len(".py")].split("/")
+        if parts[-1] == "__init__":
+            return ".".join(parts[:-1]), True
+        return ".".join(parts), False
+
+
+_NOT_PACKAGES = {"tests", "test", "docs", "doc", "examples", "benchmarks", "build", "dist", "scripts"}
+
+
+class FolderTree(SourceTree):
+    """A local folder. Hidden folders and caches are skipped."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.label = str(root)
+
+    def list_files(self) -> list[str]:
+        out: list[str] = []
+        root = str(self.root)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__" and d != "node_modules"]
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            prefix = "" if rel == "." else rel + "/"
+            out.extend(prefix + f for f in filenames)
+        return out
+
+    def read(self, path: str) -> bytes:
+        return (self.root / path).read_bytes()

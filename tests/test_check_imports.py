@@ -1,0 +1,239 @@
+"""unresolved-import: each way a consumer reaches into the provider, and its correct variant."""
+
+from __future__ import annotations
+
+from conftest import brief, only
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/core/__init__.py": "",
+    "pv/core/utils.py": """
+        def helper(a, b=1):
+            return a
+        class Spec:
+            size = 1
+    """,
+    "pv/core/planning.py": "def plan(config, groups):\n    return groups\n",
+}
+
+
+def consumer(source: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/mod.py": source}
+
+
+def test_module_level_from_import_missing_and_present(run_check):
+    bad = run_check(PROVIDER, consumer("from pv.core.utils import gone, helper\n"))
+    assert brief(bad) == [("unresolved-import", "error", "pv.core.utils:gone", ["plug/mod.py:1"])]
+    assert "raises ImportError" in bad.findings[0].message
+    assert bad.summary.import_sites == 2
+    good = run_check(PROVIDER, consumer("from pv.core.utils import Spec, helper\n"))
+    assert good.findings == ()
+
+
+def test_function_local_import(run_check):
+    src = "def f():\n    from pv.core.utils import gone\n    return gone\n"
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("unresolved-import", "error", "pv.core.utils:gone", ["plug/mod.py:2"])
+    ]
+    ok = "def f():\n    from pv.core.planning import plan\n    return plan\n"
+    assert run_check(PROVIDER, consumer(ok)).findings == ()
+
+
+def test_missing_module(run_check):
+    result = run_check(PROVIDER, consumer("import pv.core.nothere\n"))
+    assert brief(result) == [("unresolved-import", "error", "pv.core.nothere", ["plug/mod.py:1"])]
+    assert "closest existing package: pv.core" in result.findings[0].message
+
+
+def test_import_as_alias_then_attribute_chain(run_check):
+    src = "import pv.core as c\n\ndef f():\n    return c.utils.Spec.size, c.utils.Gone\n"
+    result = run_check(PROVIDER, consumer(src))
+    assert brief(result) == [("unresolved-import", "error", "pv.core.utils:Gone", ["plug/mod.py:4"])]
+    ok = "import pv.core as c\n\ndef f():\n    return c.utils.Spec.size, c.planning.plan\n"
+    assert run_check(PROVIDER, consumer(ok)).findings == ()
+
+
+def test_plain_import_then_full_chain(run_check):
+    src = "import pv.core.utils\n\nx = pv.core.utils.helper\ny = pv.core.utils.Spec.nope\n"
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("unresolved-import", "error", "pv.core.utils:Spec.nope", ["plug/mod.py:4"])
+    ]
+
+
+def test_from_import_of_a_submodule(run_check):
+    src = "from pv.core import planning, utils\nplanning.plan\n"
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+    bad = run_check(PROVIDER, consumer("from pv.core import planner\n"))
+    assert brief(bad) == [("unresolved-import", "error", "pv.core:planner", ["plug/mod.py:1"])]
+
+
+def test_importlib_literal(run_check):
+    src = (
+        "import importlib\nm = importlib.import_module('pv.core.gone')\nok = importlib.import_module('pv.core.utils')\n"
+    )
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("unresolved-import", "error", "pv.core.gone", ["plug/mod.py:2"])
+    ]
+
+
+def test_importlib_from_import_and_attribute_on_result(run_check):
+    src = "from importlib import import_module\nm = import_module('pv.core.utils')\nm.helper\nm.vanished\n"
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("unresolved-import", "error", "pv.core.utils:vanished", ["plug/mod.py:4"])
+    ]
+
+
+def test_importlib_literal_passed_to_helper_in_same_file(run_check):
+    src = """
+        import importlib
+
+        def _load(path):
+            return importlib.import_module(path)
+
+        A = _load("pv.core.utils")
+        B = _load("pv.core.gone")
+        C = _load("elsewhere.module")
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert brief(result) == [("unresolved-import", "error", "pv.core.gone", ["plug/mod.py:4"])]
+    assert "plug/mod.py:7" in result.findings[0].message  # the call that passed the literal
+
+
+def test_type_checking_block_is_skipped(run_check):
+    src = """
+        from typing import TYPE_CHECKING
+        import typing
+        if TYPE_CHECKING:
+            from pv.core.utils import OnlyForTypes
+        if typing.TYPE_CHECKING:
+            from pv.core import gone_too
+        else:
+            from pv.core.utils import helper
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert result.findings == ()
+    assert result.summary.import_sites == 1
+
+
+def test_ladder_first_alternative_missing_second_found_passes(run_check):
+    src = """
+        try:
+            from pv.old.place import plan
+        except ImportError:
+            from pv.core.planning import plan
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert result.findings == ()
+    assert result.summary.groups == 1
+    assert result.summary.import_sites == 2
+
+
+def test_ladder_every_alternative_missing_and_nothing_catches(run_check):
+    src = """
+        try:
+            from pv.old.place import plan
+        except ModuleNotFoundError:
+            try:
+                from pv.core.utils import plan
+            except ImportError:
+                raise RuntimeError("no plan")
+    """
+    result = run_check(PROVIDER, consumer(src))
+    [finding] = result.findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "error")
+    assert [(a.symbol, a.status.value) for a in finding.alternatives] == [
+        ("pv.old.place:plan", "missing"),
+        ("pv.core.utils:plan", "missing"),
+    ]
+    assert [str(s) for s in finding.sites] == ["plug/mod.py:2", "plug/mod.py:5"]
+    assert result.summary.groups == 1
+
+
+def test_ladder_with_fallback_is_degraded_warning(run_check):
+    src = """
+        try:
+            from pv.core.utils import fast_path
+        except (ImportError, AttributeError):
+            fast_path = None
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == (
+        "unresolved-import",
+        "warning",
+        "pv.core.utils:fast_path",
+    )
+    assert "degraded" in finding.message and "sets fast_path = None" in finding.message
+
+
+def test_ladder_broad_except_that_logs_and_returns(run_check):
+    src = """
+        import logging
+        logger = logging.getLogger(__name__)
+        def maybe():
+            try:
+                import pv.core.missing_mod as m
+            except Exception:
+                logger.warning("no luck")
+                return False
+            return True
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert finding.severity.value == "warning"
+    assert "logs, returns False" in finding.message
+
+
+def test_ladder_whose_installer_returns_loses_its_patches(run_check):
+    src = """
+        def install():
+            try:
+                import pv.core.moved as m
+            except ImportError:
+                return
+            m.helper = lambda a, b=1: a
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "error")
+    assert "never installed: pv.core.moved:helper" in finding.message
+
+
+def test_ladder_that_falls_back_to_another_package(run_check):
+    src = """
+        try:
+            from pv.core.utils import tl
+        except ModuleNotFoundError:
+            import triton.language as tl
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert finding.severity.value == "warning"
+    assert "imports import triton.language as tl instead" in finding.message
+
+
+def test_unguarded_import_inside_try_that_does_not_catch_import_errors(run_check):
+    src = "try:\n    from pv.core.utils import gone\nexcept KeyError:\n    gone = None\n"
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("unresolved-import", "error", "pv.core.utils:gone", ["plug/mod.py:2"])
+    ]
+
+
+def test_star_import_from_provider_counts_the_module(run_check):
+    assert run_check(PROVIDER, consumer("from pv.core.utils import *\n")).findings == ()
+    bad = run_check(PROVIDER, consumer("from pv.core.gone import *\n"))
+    assert only(bad, "unresolved-import")[0].symbol == "pv.core.gone"
+
+
+def test_relative_imports_are_the_consumers_own(run_check):
+    files = {"plug/__init__.py": "", "plug/a.py": "from .b import thing\n", "plug/b.py": "thing = 1\n"}
+    assert run_check(PROVIDER, files).findings == ()
+
+
+def test_unparseable_consumer_file_is_reported_not_fatal(run_check):
+    files = {
+        "plug/__init__.py": "",
+        "plug/bad.py": "def broken(:\n",
+        "plug/good.py": "from pv.core.utils import gone\n",
+    }
+    result = run_check(PROVIDER, files)
+    assert brief(result) == [
+        ("unparseable", "warning", "plug/bad.py", ["plug/bad.py:1"]),
+        ("unresolved-import", "error", "pv.core.utils:gone", ["plug/good.py:1"]),
+    ]

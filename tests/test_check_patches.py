@@ -1,0 +1,323 @@
+"""missing-patch-target and patch-addition: each patch pattern, its guard, and its correct variant."""
+
+from __future__ import annotations
+
+from conftest import brief
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/core/__init__.py": "",
+    "pv/core/utils.py": """
+        def get_groups(config, spec):
+            return []
+    """,
+    "pv/worker/__init__.py": "",
+    "pv/worker/base.py": """
+        class RunnerBase:
+            def _dummy_run(self, n):
+                return n
+    """,
+    "pv/worker/runner.py": """
+        from pv.worker.base import RunnerBase
+
+        class Mixin:
+            def profile(self):
+                pass
+
+        class Runner(Mixin, RunnerBase):
+            def execute(self, batch):
+                pass
+    """,
+}
+
+
+def consumer(source: str, **more: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/mod.py": source, **more}
+
+
+def test_setattr_literal_name(run_check):
+    bad = run_check(
+        PROVIDER, consumer("import pv.core.utils as u\nsetattr(u, 'gone_fn', wrap(getattr(u, 'gone_fn')))\n")
+    )
+    assert brief(bad) == [("missing-patch-target", "error", "pv.core.utils:gone_fn", ["plug/mod.py:2"])]
+    ok = run_check(PROVIDER, consumer("import pv.core.utils as u\nsetattr(u, 'get_groups', lambda c, s: [])\n"))
+    assert ok.findings == ()
+    assert ok.summary.patch_sites == 1
+
+
+def test_attribute_assignment_reading_the_original(run_check):
+    src = "import pv.core.utils as u\norig = u.gone_fn\nu.gone_fn = lambda *a: orig(*a)\n"
+    result = run_check(PROVIDER, consumer(src))
+    [finding] = result.findings
+    assert (finding.rule.value, finding.symbol, [str(s) for s in finding.sites]) == (
+        "missing-patch-target",
+        "pv.core.utils:gone_fn",
+        ["plug/mod.py:3"],
+    )
+    assert "unguarded" in finding.message and "raises AttributeError" in finding.message
+
+
+def test_wrapper_that_keeps_the_original_on_a_class(run_check):
+    src = """
+        import functools
+        from pv.worker.runner import Runner
+
+        def install():
+            original = Runner.execute_model
+            @functools.wraps(original)
+            def wrapped(self, *args, **kwargs):
+                return original(self, *args, **kwargs)
+            Runner.execute_model = wrapped
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("missing-patch-target", "error", "pv.worker.runner:Runner.execute_model", ["plug/mod.py:9"])
+    ]
+    ok = src.replace("execute_model", "execute")
+    assert run_check(PROVIDER, consumer(ok)).findings == ()
+
+
+def test_inherited_members_across_modules_are_found(run_check):
+    src = """
+        from pv.worker.runner import Runner
+        orig_dummy = Runner._dummy_run
+        Runner._dummy_run = lambda self, n: orig_dummy(self, n)
+        orig_profile = Runner.profile
+        Runner.profile = lambda self: orig_profile(self)
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+
+
+def test_loop_over_literal_names_with_getattr_and_setattr(run_check):
+    src = """
+        import pv.core.utils as u
+        for name in ("get_groups", "get_config_from_groups"):
+            original = getattr(u, name, None)
+            if original is None:
+                continue
+            setattr(u, name, original)
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == (
+        "missing-patch-target",
+        "error",
+        "pv.core.utils:get_config_from_groups",
+    )
+    assert "getattr-default" in finding.message and "silently installs nothing" in finding.message
+
+
+def test_loop_over_pairs_and_dict_items(run_check):
+    src = """
+        import pv.core.utils as u
+        PATCHES = {"get_groups": len, "vanished": len}
+        for name, fn in PATCHES.items():
+            setattr(u, name, fn)
+        for name, fn in [("get_groups", len)]:
+            setattr(u, name, fn)
+    """
+    result = run_check(PROVIDER, consumer(src))
+    # No read of the original and no guard: assigning "vanished" only adds an attribute.
+    assert brief(result) == [("patch-addition", "info", "pv.core.utils:vanished", ["plug/mod.py:4"])]
+
+
+def test_loop_with_break_is_a_set_of_alternatives(run_check):
+    src = """
+        import pv.core.utils as u
+        for name in ("old_name", "get_groups"):
+            original = getattr(u, name, None)
+            if original is None:
+                continue
+            setattr(u, name, original)
+            break
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+    gone = src.replace('"get_groups"', '"also_gone"')
+    assert {f.symbol for f in run_check(PROVIDER, consumer(gone)).findings} == {
+        "pv.core.utils:old_name",
+        "pv.core.utils:also_gone",
+    }
+
+
+def test_target_through_getattr_of_a_class_and_local_variables(run_check):
+    src = """
+        import importlib
+
+        def install():
+            runner_mod = importlib.import_module("pv.worker.runner")
+            cls = getattr(runner_mod, "Runner", None)
+            if cls is None:
+                return
+            target = cls
+            original = getattr(target, "capture", None)
+            target.capture = original
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.symbol) == ("missing-patch-target", "pv.worker.runner:Runner.capture")
+    assert "getattr-default" in finding.message
+
+
+def test_owner_class_gone_behind_getattr_default(run_check):
+    src = """
+        import pv.worker.runner as r
+        cls = getattr(r, "OldRunner", None)
+        if cls is not None:
+            cls.execute = lambda self, b: None
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.symbol) == ("missing-patch-target", "pv.worker.runner:OldRunner.execute")
+    assert "the patched object is gone" in finding.message
+
+
+def test_hasattr_guard(run_check):
+    src = """
+        from pv.core import utils
+        if hasattr(utils, "gone_fn"):
+            utils.gone_fn = len
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert finding.rule.value == "missing-patch-target" and "hasattr" in finding.message
+
+
+def test_not_hasattr_early_return_guard(run_check):
+    src = """
+        from pv.core import utils
+        def install():
+            if not hasattr(utils, "gone_fn"):
+                return
+            utils.gone_fn = len
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert finding.rule.value == "missing-patch-target" and "hasattr" in finding.message
+
+
+def test_try_guard(run_check):
+    src = """
+        from pv.core import utils
+        def install():
+            try:
+                orig = utils.gone_fn
+                utils.gone_fn = orig
+            except AttributeError:
+                pass
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert finding.rule.value == "missing-patch-target" and "guarded (try)" in finding.message
+
+
+def test_addition_is_info_not_missing(run_check):
+    src = "from pv.worker.runner import Runner\nRunner._plugin_marker = True\nRunner.extra = staticmethod(len)\n"
+    result = run_check(PROVIDER, consumer(src))
+    assert brief(result) == [
+        ("patch-addition", "info", "pv.worker.runner:Runner._plugin_marker", ["plug/mod.py:2"]),
+        ("patch-addition", "info", "pv.worker.runner:Runner.extra", ["plug/mod.py:3"]),
+    ]
+
+
+def test_marker_read_with_default_then_set_is_an_addition(run_check):
+    src = """
+        import pv.core.utils as u
+        def install():
+            if getattr(u, "_plug_patched", False):
+                return
+            u.get_groups = len
+            u._plug_patched = True
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("patch-addition", "info", "pv.core.utils:_plug_patched", ["plug/mod.py:6"])
+    ]
+
+
+def test_patches_of_the_consumers_own_classes_are_ignored(run_check):
+    src = """
+        class Mine:
+            def run(self):
+                pass
+        Mine.run = lambda self: None
+        Mine.anything = 1
+        setattr(Mine, "other", 2)
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert result.findings == () and result.summary.patch_sites == 0
+
+
+def test_class_passed_to_a_helper_in_another_module(run_check):
+    files = consumer(
+        """
+        from pv.worker.runner import Runner
+        from plug.helpers import wrap_method, patch_class
+
+        wrap_method(Runner, "execute")
+        wrap_method(Runner, "vanished_method")
+        patch_class(Runner)
+        """,
+        **{
+            "plug/helpers.py": """
+                def wrap_method(cls, method_name):
+                    original = getattr(cls, method_name, None)
+                    if original is None:
+                        return False
+                    setattr(cls, method_name, original)
+                    return True
+
+                def patch_class(klass):
+                    orig = klass.profile_gone
+                    klass.profile_gone = orig
+            """
+        },
+    )
+    result = run_check(PROVIDER, files)
+    assert brief(result) == [
+        ("missing-patch-target", "error", "pv.worker.runner:Runner.profile_gone", ["plug/helpers.py:10"]),
+        ("missing-patch-target", "error", "pv.worker.runner:Runner.vanished_method", ["plug/helpers.py:5"]),
+    ]
+    assert "plug/mod.py:5" in result.findings[1].message  # the call that passed the name
+
+
+def test_helper_outside_the_scanned_subpackage_is_followed(run_check):
+    files = {
+        "plug/__init__.py": "",
+        "plug/shared.py": """
+            import importlib
+            def apply(module_path):
+                mod = importlib.import_module(module_path)
+                Coordinator = getattr(mod, "Coordinator", None)
+                if Coordinator is None:
+                    return False
+                original = getattr(Coordinator, "capture", None)
+                Coordinator.capture = original
+                return True
+        """,
+        "plug/vl/__init__.py": "",
+        "plug/vl/patch.py": "from plug.shared import apply\nAPPLIED = apply('pv.worker.runner')\n",
+    }
+    result = run_check(PROVIDER, files, consumer_package="plug.vl")
+    assert brief(result) == [
+        ("missing-patch-target", "error", "pv.worker.runner:Coordinator.capture", ["plug/shared.py:8"])
+    ]
+
+
+def test_class_from_an_import_ladder_passed_to_a_helper(run_check):
+    src = """
+        def _patch(attention):
+            orig = attention.execute
+            attention.execute = orig
+
+        try:
+            from pv.old_layer import Runner
+        except ImportError:
+            from pv.worker.runner import Runner
+        _patch(Runner)
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert result.findings == ()
+    assert result.summary.patch_sites == 1
+
+
+def test_classmethod_rewrap(run_check):
+    src = """
+        from pv.worker.runner import Runner
+        original = Runner.execute.__func__
+        def execute(cls, batch):
+            return original(cls, batch)
+        Runner.execute = classmethod(execute)
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
