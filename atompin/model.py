@@ -109,6 +109,7 @@ class Summary:
     symbols: int
     groups: int
     patch_sites: int
+    patch_targets: int
     references: int
     findings_by_rule: dict[str, int] = field(default_factory=dict)
 

@@ -238,6 +238,7 @@ class UsageChecker:
             symbols=len(symbols),
             groups=sum(1 for g in self.usage.groups if g.ladder),
             patch_sites=len({p.site for p in self.usage.patches}),
+            patch_targets=len({self.symbol(p.owner[0].attr(p.attr)) for p in self.usage.patches}),
             references=len({(a.site, a.choices) for a in self.usage.attributes}),
             findings_by_rule=dict(sorted(by_rule.items())),
         )

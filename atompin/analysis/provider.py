@@ -294,9 +294,11 @@ class ProviderIndex:
             if not self.in_package(source):
                 return Resolution(Status.FOUND, symbol, Target(TargetKind.EXTERNAL, f"{source}.{attr}"))
             res = self.resolve(source, (attr,))
-            # The provider's own import of a name it cannot find would fail at import time;
-            # the name is bound here either way (often by a guarded fallback).
-            return replace(res, symbol=symbol) if res.status is not Status.MISSING else plain
+            if res.found or res.rule is Rule.UNPARSEABLE:
+                return replace(res, symbol=symbol)
+            # Whatever the source turns out to be (compiled, lazy, or missing behind a
+            # guarded fallback), the import binds the name here.
+            return plain
         if alias:
             res = self._resolve_expression(module, alias)
             if res.found:
@@ -377,8 +379,8 @@ class ProviderIndex:
                 return Resolution(
                     Status.UNKNOWN, symbol, reason=f"{node} defines __getattr__", rule=Rule.DYNAMIC_TARGET
                 )
-        if name in _PLAIN_BASE_MEMBERS:
-            return Resolution(Status.UNKNOWN, symbol, reason="provided by a standard base class or metaclass")
+        if name in _PLAIN_BASE_MEMBERS:  # e.g. ABCMeta.register
+            return Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, symbol))
         if external:
             return Resolution(
                 Status.UNKNOWN,

@@ -35,6 +35,7 @@ def check_dict(result: CheckResult) -> dict[str, Any]:
             "symbols": s.symbols,
             "groups": s.groups,
             "patch_sites": s.patch_sites,
+            "patch_targets": s.patch_targets,
             "references": s.references,
             "findings_by_rule": dict(s.findings_by_rule),
         },

@@ -44,7 +44,7 @@ def render_check(result: CheckResult) -> str:
     lines = [
         f"atompin check: {result.consumer} -> {result.provider} (package {result.package})",
         f"  {s.import_sites} import sites, {s.symbols} symbols, {s.groups} ladder groups, "
-        f"{s.patch_sites} patch sites, {s.references} attribute references",
+        f"{s.patch_sites} patch sites ({s.patch_targets} targets), {s.references} attribute references",
         "",
     ]
     lines += render_findings(result.findings)

@@ -1,0 +1,251 @@
+"""The provider index and resolver: re-exports, __all__, star imports, lazy exports,
+inheritance, namespace packages, unknown-never-missing, laziness and the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from atompin.analysis.cache import SqliteIndexCache
+from atompin.analysis.indexer import index_module
+from atompin.analysis.mro import c3_linearize
+from atompin.analysis.provider import ProviderIndex, TargetKind
+from atompin.analysis.signature import ParamKind
+from atompin.demo import write_files
+from atompin.model import Rule, Status
+from atompin.sources.tree import FolderTree, ModuleKind
+
+FILES = {
+    "pv/__init__.py": """
+        from .api import *
+        from .engine.llm import LLM as LLMAlias
+        from pv.engine import llm
+        import pv.engine.llm as llm_mod
+        __all__ = ["LLMAlias"]
+        __all__ += ["helper"]
+    """,
+    "pv/lazy/__init__.py": """
+        MODULE_ATTRS = {"Lazy": "..engine.llm:LLM", "lazy_mod": "pv.engine.llm"}
+        def __getattr__(name):
+            if name in MODULE_ATTRS:
+                return MODULE_ATTRS[name]
+            raise AttributeError(name)
+    """,
+    "pv/api.py": """
+        __all__ = ["helper", "Exported"]
+        def helper(a, /, b, *args, c=1, **kw):
+            return a
+        def _private():
+            pass
+        def not_exported():
+            pass
+        Exported = helper
+    """,
+    "pv/engine/__init__.py": "",
+    "pv/engine/llm.py": """
+        from abc import ABC
+        from typing import TYPE_CHECKING, Generic, TypeVar
+        import torch
+        if TYPE_CHECKING:
+            from pv.engine.types import OnlyTyping
+        T = TypeVar("T")
+        class Base(ABC, Generic[T]):
+            flag: bool = False
+            def generate(self, prompts):
+                self.counter = 0
+            @classmethod
+            def from_config(cls, config):
+                return cls()
+            @staticmethod
+            def util(x):
+                return x
+            @property
+            def name(self):
+                return "base"
+        class LLM(Base[int]):
+            class Inner:
+                deep = 1
+        class Module(torch.nn.Module):
+            def forward(self, x):
+                return x
+        a, (b, c) = 1, (2, 3)
+        REGISTRY = LLM()
+        Alias = LLM
+        try:
+            from pv._C import fast_op
+        except ImportError:
+            fast_op = None
+    """,
+    "pv/_C.cpython-312-x86_64-linux-gnu.so": "",
+    "pv/nspkg/leaf.py": "VALUE = 1\n",
+    "pv/broken.py": "def broken(:\n",
+    "pv/dyn.py": "def __getattr__(name):\n    return name\n",
+}
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> ProviderIndex:
+    return ProviderIndex(FolderTree(write_files(tmp_path / "p", FILES)), "pv")
+
+
+@pytest.mark.parametrize(
+    "symbol",
+    [
+        "pv:helper",  # star import, listed in the star module's __all__
+        "pv:Exported",
+        "pv:LLMAlias",  # re-export with an alias
+        "pv:llm",  # `from pv.engine import llm`: a submodule
+        "pv:llm_mod.LLM",
+        "pv.lazy:Lazy",  # literal lazy-export table used by __getattr__ ("module:attr")
+        "pv.lazy:lazy_mod",  # ... and a module entry
+        "pv.engine.llm:LLM.generate",  # inherited
+        "pv.engine.llm:LLM.counter",  # instance attribute assigned in an inherited method
+        "pv.engine.llm:LLM.flag",  # annotated class attribute
+        "pv.engine.llm:LLM.Inner.deep",  # nested class
+        "pv.engine.llm:LLM.register",  # ABCMeta provides it
+        "pv.engine.llm:REGISTRY.from_config",  # instance: members of its class
+        "pv.engine.llm:Alias.util",  # alias of a class
+        "pv.engine.llm:a",
+        "pv.engine.llm:c",  # tuple targets
+        "pv.engine.llm:fast_op",  # bound in a try even though its source is compiled
+        "pv.nspkg.leaf:VALUE",  # namespace package
+        "pv.engine:llm",
+    ],
+)
+def test_found(index: ProviderIndex, symbol: str):
+    assert index.resolve_symbol(symbol).status is Status.FOUND, index.resolve_symbol(symbol).reason
+
+
+@pytest.mark.parametrize(
+    "symbol",
+    [
+        "pv:not_exported",  # star import honours __all__
+        "pv:_private",
+        "pv.engine.llm:OnlyTyping",  # TYPE_CHECKING only
+        "pv.engine.llm:LLM.missing",
+        "pv.engine.llm:Base.Inner",
+        "pv.engine.gone",
+        "pv.nspkg.leaf:OTHER",
+    ],
+)
+def test_missing(index: ProviderIndex, symbol: str):
+    assert index.resolve_symbol(symbol).status is Status.MISSING
+
+
+@pytest.mark.parametrize(
+    ("symbol", "rule"),
+    [
+        ("pv.broken:anything", Rule.UNPARSEABLE),
+        ("pv.dyn:whatever", Rule.DYNAMIC_TARGET),
+        ("pv._C:fast_op", Rule.DYNAMIC_TARGET),
+        ("pv.engine.llm:Module.not_in_provider", Rule.DYNAMIC_TARGET),  # may come from torch
+        ("pv.lazy:NotInTable", Rule.DYNAMIC_TARGET),  # __getattr__ serves the rest
+    ],
+)
+def test_unknown_never_missing(index: ProviderIndex, symbol: str, rule: Rule):
+    res = index.resolve_symbol(symbol)
+    assert (res.status, res.rule) == (Status.UNKNOWN, rule)
+
+
+def test_signatures_and_kinds(index: ProviderIndex):
+    helper = index.resolve_symbol("pv:helper").target
+    assert helper is not None and helper.kind is TargetKind.FUNCTION
+    assert helper.signature is not None
+    assert [(p.name, p.kind, p.has_default) for p in helper.signature.params] == [
+        ("a", ParamKind.POSITIONAL_ONLY, False),
+        ("b", ParamKind.POSITIONAL_OR_KEYWORD, False),
+        ("args", ParamKind.VAR_POSITIONAL, False),
+        ("c", ParamKind.KEYWORD_ONLY, True),
+        ("kw", ParamKind.VAR_KEYWORD, False),
+    ]
+    assert helper.signature.render() == "(a, /, b, *args, c=…, **kw)"
+    method = index.resolve_symbol("pv.engine.llm:LLM.from_config").target
+    assert method is not None and method.signature is not None and method.signature.is_classmethod
+    assert str(method.owner) == "pv.engine.llm:Base"
+    assert index.resolve_symbol("pv.engine.llm:LLM.util").target.signature.is_staticmethod  # type: ignore[union-attr]
+    assert index.resolve_symbol("pv.engine.llm:LLM.name").target.signature.is_property  # type: ignore[union-attr]
+
+
+def test_lazy_only_reached_modules_are_parsed(index: ProviderIndex):
+    index.resolve_symbol("pv.nspkg.leaf:VALUE")
+    assert index.parsed == 1
+    index.resolve_symbol("pv.engine.llm:LLM.generate")
+    assert index.parsed == 2  # pv/engine/__init__.py has no content to parse? it does: it is a file
+    assert "pv.broken" not in index._modules and "pv.api" not in index._modules
+
+
+def test_module_kinds(tmp_path: Path):
+    tree = FolderTree(write_files(tmp_path / "p", FILES))
+    assert tree.find_module("pv").kind is ModuleKind.PACKAGE  # type: ignore[union-attr]
+    assert tree.find_module("pv.api").kind is ModuleKind.MODULE  # type: ignore[union-attr]
+    assert tree.find_module("pv.nspkg").kind is ModuleKind.NAMESPACE  # type: ignore[union-attr]
+    assert tree.find_module("pv._C").kind is ModuleKind.COMPILED  # type: ignore[union-attr]
+    assert tree.find_module("pv.none") is None
+    assert tree.top_level_packages() == ["pv"]
+
+
+def test_cache_makes_a_second_run_parse_nothing(tmp_path: Path):
+    tree = FolderTree(write_files(tmp_path / "p", FILES))
+    cache = SqliteIndexCache(tmp_path / "cache")
+    cold = ProviderIndex(tree, "pv", cache)
+    assert cold.resolve_symbol("pv.engine.llm:LLM.generate").found
+    assert cold.parsed > 0
+    cache.flush()
+    warm = ProviderIndex(tree, "pv", SqliteIndexCache(tmp_path / "cache"))
+    assert warm.resolve_symbol("pv.engine.llm:LLM.generate").found
+    assert warm.parsed == 0
+    assert warm.resolve_symbol("pv.engine.llm:LLM.from_config").target.signature.is_classmethod  # type: ignore[union-attr]
+
+
+def test_changed_file_is_parsed_again(tmp_path: Path):
+    root = write_files(tmp_path / "p", FILES)
+    cache = SqliteIndexCache(tmp_path / "cache")
+    ProviderIndex(FolderTree(root), "pv", cache).resolve_symbol("pv.api:helper")
+    cache.flush()
+    (root / "pv/api.py").write_text("def other():\n    pass\n")
+    warm = ProviderIndex(FolderTree(root), "pv", SqliteIndexCache(tmp_path / "cache"))
+    assert warm.resolve_symbol("pv.api:helper").status is Status.MISSING
+    assert warm.parsed == 1
+
+
+def test_corrupt_cache_is_rebuilt(tmp_path: Path):
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache/index.sqlite").write_bytes(b"this is not a database" * 100)
+    tree = FolderTree(write_files(tmp_path / "p", FILES))
+    index = ProviderIndex(tree, "pv", SqliteIndexCache(tmp_path / "cache"))
+    assert index.resolve_symbol("pv.api:helper").found
+
+
+def test_unparseable_module_indexes_with_error():
+    info = index_module(b"def broken(:\n", "pv.broken", False)
+    assert info.error.startswith("line 1")
+
+
+def test_all_dynamic_falls_back_to_public_names(tmp_path: Path):
+    files = {
+        "pv/__init__.py": "from .a import *\n",
+        "pv/a.py": "import os\n__all__ = os.listdir('.')\ndef public():\n    pass\n",
+    }
+    index = ProviderIndex(FolderTree(write_files(tmp_path / "p", files)), "pv")
+    assert index.resolve_symbol("pv:public").found
+
+
+def test_c3_linearization_diamond():
+    bases = {"D": ["B", "C"], "B": ["A"], "C": ["A"], "A": []}
+    assert c3_linearize("D", lambda n: bases[n]) == ["D", "B", "C", "A"]
+
+
+def test_c3_inconsistent_hierarchy_falls_back():
+    bases = {"X": ["A", "B"], "Y": ["B", "A"], "Z": ["X", "Y"], "A": [], "B": []}
+    order = c3_linearize("Z", lambda n: bases[n])
+    assert order[0] == "Z" and set(order) == {"X", "Y", "Z", "A", "B"}
+
+
+def test_c3_cycle_does_not_hang():
+    bases = {"A": ["B"], "B": ["A"]}
+    assert c3_linearize("A", lambda n: bases[n]) == ["A", "B"]
+
+
+def test_normalize_moves_modules_left_of_the_colon(index: ProviderIndex):
+    assert index.normalize("pv", ["engine", "llm", "LLM", "generate"]) == "pv.engine.llm:LLM.generate"
