@@ -60,7 +60,7 @@ def check(
         Path, typer.Argument(help="Folder that holds the provider's package folder (e.g. a vLLM checkout).")
     ],
     package: Annotated[
-        Optional[str], typer.Option(help="Provider import name (default: the single top-level package).")
+        str | None, typer.Option(help="Provider import name (default: the single top-level package).")
     ] = None,  # noqa: UP045
     consumer_package: Annotated[
         Optional[str],  # noqa: UP045

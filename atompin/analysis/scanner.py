@@ -561,11 +561,13 @@ class ConsumerScanner:
         if self._pending is not None:  # module bodies are still being read
             self._pending.append((callee, node, args, kwargs, ctx))
             return
+        # Only arguments that can lead into the provider are worth reading a helper again:
+        # provider objects, and strings that name a provider module.
+        values = (*args, *kwargs.values())
+        if not any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values):
+            return
         fn = self._function(callee.dotted)
         if fn is None:
-            return
-        interesting = [v for v in (*args, *kwargs.values()) if isinstance(v, (ProviderValue, str))]
-        if not interesting:
             return
         params = fn.params
         if isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls"):

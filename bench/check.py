@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Benchmark `atompin check` against a full parse of the provider, in one run.
+
+    python bench/check.py PROVIDER_ROOT CONSUMER_ROOT --package vllm --consumer-package atom.plugin.vllm
+
+Prints, measured now on this machine (shared machines are noisy, so only
+ratios mean anything): the time to read and `ast.parse` every .py file of the
+provider package once (the baseline), `atompin check` cold (empty cache) and
+warm (second run on the same cache) as ratios to the baseline, and the peak
+RSS of each phase. Each phase runs in its own process, best of --repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _phase(args: argparse.Namespace) -> dict[str, float]:
+    start = time.perf_counter()
+    extra: dict[str, float] = {}
+    if args.phase == "baseline":
+        import ast
+
+        root = Path(args.provider) / args.package.replace(".", "/")
+        n = 0
+        for path in sorted(root.rglob("*.py")):
+            ast.parse(path.read_bytes())
+            n += 1
+        extra["files"] = n
+    else:
+        from atompin.analysis.cache import SqliteIndexCache
+        from atompin.analysis.engine import check_trees
+        from atompin.sources.tree import FolderTree
+
+        cache = SqliteIndexCache(Path(args.cache_dir))
+        result = check_trees(
+            FolderTree(args.consumer), FolderTree(args.provider), args.package, args.consumer_package, cache
+        )
+        extra["findings"] = len(result.findings)
+        extra["import_sites"] = result.summary.import_sites
+        extra["cache_hits"] = cache.hits
+        extra["cache_misses"] = cache.misses
+    seconds = time.perf_counter() - start
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "rss_mb": rss_mb, **extra}
+
+
+def _run(args: argparse.Namespace, phase: str, cache_dir: str) -> dict[str, float]:
+    cmd = [
+        sys.executable, __file__, args.provider, args.consumer, "--package", args.package,
+        "--phase", phase, "--cache-dir", cache_dir,
+    ]  # fmt: skip
+    if args.consumer_package:
+        cmd += ["--consumer-package", args.consumer_package]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("provider", help="folder holding the provider package (e.g. a vLLM release)")
+    parser.add_argument("consumer", help="folder holding the consumer package (e.g. an ATOM checkout)")
+    parser.add_argument("--package", required=True)
+    parser.add_argument("--consumer-package")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--phase", help=argparse.SUPPRESS)
+    parser.add_argument("--cache-dir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.phase:
+        print(json.dumps(_phase(args)))
+        return
+
+    best: dict[str, dict[str, float]] = {}
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="atompin-bench-") as cache_dir:
+            runs = {
+                "baseline": _run(args, "baseline", cache_dir),
+                "cold": _run(args, "cold", cache_dir),
+                "warm": _run(args, "warm", cache_dir),
+            }
+        for name, run in runs.items():
+            if name not in best or run["seconds"] < best[name]["seconds"]:
+                best[name] = run
+    base = best["baseline"]["seconds"]
+    print(f"baseline: ast.parse of {int(best['baseline']['files'])} provider files: {base:.3f}s "
+          f"(peak RSS {best['baseline']['rss_mb']:.0f} MB)")  # fmt: skip
+    for name, target in (("cold", 0.25), ("warm", 0.05)):
+        run = best[name]
+        ratio = run["seconds"] / base
+        verdict = "ok" if ratio <= target else "over target"
+        print(
+            f"{name:>8}: {run['seconds']:.3f}s = {ratio:.3f}x baseline (target <= {target}x, {verdict}); "
+            f"peak RSS {run['rss_mb']:.0f} MB (target <= 300); cache {int(run['cache_hits'])} hits, "
+            f"{int(run['cache_misses'])} misses; {int(run['findings'])} findings"
+        )
+
+
+if __name__ == "__main__":
+    main()
