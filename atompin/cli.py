@@ -7,6 +7,8 @@ Exit statuses (everywhere): 0 pass, 1 findings that fail the gate,
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, NoReturn, Optional
@@ -101,6 +103,201 @@ def check(
     render = json_report.render_check if format is CheckFormat.json else text_report.render_check
     sys.stdout.write(render(result))
     raise typer.Exit(1 if result.errors else 0)
+
+
+ManifestOpt = Annotated[Path, typer.Option("--manifest", help="The pairs manifest.")]
+LockOpt = Annotated[
+    Path | None, typer.Option("--lock", help="The lock file (default: atompin.lock beside the manifest).")
+]  # noqa: UP045
+CacheOpt = Annotated[
+    Optional[Path],  # noqa: UP045
+    typer.Option(
+        "--cache-dir",
+        help="Cache folder for git repositories and indexes (default: $ATOMPIN_CACHE_DIR or the per-user cache dir).",
+    ),
+]
+
+
+class ExportFormat(str, Enum):
+    bake = "bake"
+    env = "env"
+    github = "github"
+    json = "json"
+
+
+@contextmanager
+def _progress(quiet: bool = False) -> Iterator[Callable[[str], None]]:
+    """A live status line on a terminal; silent otherwise."""
+    if quiet or not sys.stderr.isatty():
+        yield lambda _msg: None
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with console.status("starting") as status:
+        yield lambda msg: status.update(msg)
+
+
+def _locker(manifest_path: Path, cache_dir: Optional[Path], offline: bool, progress: Callable[[str], None]):  # type: ignore[no-untyped-def]  # noqa: UP045
+    from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
+    from atompin.locking import Locker
+    from atompin.manifest import load_manifest
+    from atompin.sources.git import GitCache
+
+    manifest, _ = load_manifest(manifest_path)
+    root = cache_dir or default_cache_dir()
+    git_cache = GitCache(root, offline=offline, progress=progress)
+    return manifest, Locker(manifest, manifest_path.resolve().parent, git_cache, SqliteIndexCache(root), progress)
+
+
+@app.command()
+def lock(
+    pair: Annotated[
+        list[str] | None, typer.Option("--pair", help="Lock only this pair (repeatable); others keep their entry.")
+    ] = None,  # noqa: UP045
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use the cache only; fail clearly when something is not cached.")
+    ] = False,
+    manifest: ManifestOpt = Path("pairs.toml"),
+    lock_path: LockOpt = None,
+    cache_dir: CacheOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
+) -> None:
+    """Resolve every pair of pairs.toml through git, check each declared edge, and write atompin.lock.
+
+    The lock is written even when a gated pair fails (exit 1), so the PR shows the
+    failing verdict. Exit 2 on bad input, 3 on git or network failure (nothing written).
+
+    Example:
+
+        atompin lock --pair atom-0.1.9+vllm-0.33
+    """
+    from atompin.lock import read_lock, render_lock, write_lock
+    from atompin.report.text import render_lock as render_lock_text
+
+    target = lock_path or manifest.parent / "atompin.lock"
+    try:
+        with _progress(quiet) as progress:
+            spec, locker = _locker(manifest, cache_dir, offline, progress)
+            previous = read_lock(target) if (pair and target.exists()) else None
+            result = locker.lock(spec.digest(), pair, previous)
+        before = target.read_text() if target.exists() else None
+        text = render_lock(result)
+        if text != before:
+            write_lock(target, result)
+    except AtompinError as err:
+        _fail(err)
+    if not quiet:
+        typer.echo(render_lock_text(result))
+        typer.echo(f"{target}: {'unchanged' if text == before else 'written'}")
+    raise typer.Exit(1 if any(p.gated_failures() for p in result.pairs) else 0)
+
+
+@app.command()
+def verify(
+    remote: Annotated[
+        bool, typer.Option("--remote", help="Also check that every locked tag still points at its commit.")
+    ] = False,
+    bake: Annotated[
+        list[Path] | None,
+        typer.Option("--bake", help="A bake file (HCL or JSON) whose pin variables must match the lock (repeatable)."),
+    ] = None,  # noqa: UP045
+    pair: Annotated[
+        str | None, typer.Option("--pair", help="The pair the bake files build (default: the only pair).")
+    ] = None,  # noqa: UP045
+    manifest: ManifestOpt = Path("pairs.toml"),
+    lock_path: LockOpt = None,
+    cache_dir: CacheOpt = None,
+) -> None:
+    """Gate CI and image builds on the lock: it is current, and every gated verdict passes.
+
+    Offline by default. Exit 0 pass, 1 fail (stale lock, failing verdict, moved tag,
+    bake mismatch), 2 bad input, 3 git or network failure.
+
+    Example:
+
+        atompin verify --bake docker/rocm-bake.hcl --pair atom-0.1.9+vllm-0.33
+    """
+    from atompin.lock import read_lock
+    from atompin.verify import VerifyReport, verify_bake, verify_lock, verify_remote
+
+    target = lock_path or manifest.parent / "atompin.lock"
+    report = VerifyReport()
+    try:
+        with _progress() as progress:
+            spec, locker = _locker(manifest, cache_dir, False, progress)
+            locked = read_lock(target)
+            verify_lock(locked, spec, report)
+            if remote:
+                verify_remote(locked, spec, locker.git, locker.fetch_url, report)
+            for path in bake or []:
+                verify_bake(path, _locked_pair(locked, pair), spec, report)
+    except AtompinError as err:
+        _fail(err)
+    for line in report.passes:
+        typer.echo(f"ok    {line}")
+    for line in report.warnings:
+        typer.echo(f"warn  {line}", err=True)
+    for line in report.failures:
+        typer.echo(f"FAIL  {line}", err=True)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+def _locked_pair(locked, name: Optional[str]):  # type: ignore[no-untyped-def]  # noqa: UP045
+    if name is None:
+        if len(locked.pairs) != 1:
+            raise InputError(f"the lock has {len(locked.pairs)} pairs; say which with --pair NAME")
+        return locked.pairs[0]
+    found = locked.pair(name)
+    if found is None:
+        raise InputError(
+            f"no pair {name!r} in the lock (pairs: {', '.join(p.name for p in locked.pairs)}); run `atompin lock`"
+        )
+    return found
+
+
+@app.command()
+def export(
+    pair: Annotated[Optional[str], typer.Option("--pair", help="The pair to export (default: the only pair).")] = None,  # noqa: UP045
+    format: Annotated[
+        ExportFormat, typer.Option("--format", help="bake (JSON override file), env, github, json.")
+    ] = ExportFormat.bake,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")
+    ] = None,  # noqa: UP045
+    manifest: ManifestOpt = Path("pairs.toml"),
+    lock_path: LockOpt = None,
+) -> None:
+    """Export a locked pair's pins for a build: a bake override, env lines, GitHub outputs or JSON.
+
+    Variable names default to <COMPONENT>_REPO, _REF, _COMMIT, _VERSION (renamable per
+    component in pairs.toml), plus ATOMPIN_PAIR and ATOMPIN_VERDICT.
+
+    Example:
+
+        atompin export --pair atom-0.1.9+vllm-0.33 --format bake -o atompin.bake.json
+        docker buildx bake -f rocm-bake.hcl -f atompin.bake.json
+    """
+    from atompin.lock import read_lock, write_atomically
+    from atompin.manifest import load_manifest
+    from atompin.report import export as exporters
+    from atompin.verify import pin_variables
+
+    target = lock_path or manifest.parent / "atompin.lock"
+    try:
+        spec, _ = load_manifest(manifest)
+        locked = _locked_pair(read_lock(target), pair)
+        variables = pin_variables(locked, spec)
+        if format is ExportFormat.json:
+            text = exporters.full_json(locked, variables)
+        else:
+            text = {"bake": exporters.bake, "env": exporters.env, "github": exporters.github}[format.value](variables)
+        if output:
+            write_atomically(output, text)
+        else:
+            sys.stdout.write(text)
+    except AtompinError as err:
+        _fail(err)
 
 
 @app.command()

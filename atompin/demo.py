@@ -126,6 +126,35 @@ def write_files(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "atompin demo",
+    "GIT_AUTHOR_EMAIL": "demo@atompin.invalid",
+    "GIT_COMMITTER_NAME": "atompin demo",
+    "GIT_COMMITTER_EMAIL": "demo@atompin.invalid",
+}
+
+
+def git_repo(path: Path, releases: list[tuple[str, dict[str, str]]]) -> Path:
+    """A git repository at `path` with one commit per release, each tagged (when a tag is given).
+
+    Commit dates are fixed, so the same releases give the same commit ids.
+    """
+    import git
+
+    repo = git.Repo.init(path, initial_branch="main")
+    for i, (tag, files) in enumerate(releases):
+        for tracked in repo.git.ls_files().splitlines():
+            (path / tracked).unlink()
+        write_files(path, files)
+        repo.git.add("-A")
+        when = f"2026-01-{i + 1:02d}T00:00:00+00:00"
+        env = {**_IDENTITY, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+        repo.git.commit("-q", "--allow-empty", "-m", f"release {tag or i}", env=env)
+        if tag:
+            repo.git.tag(tag)
+    return path
+
+
 def write_demo(root: Path) -> dict[str, Path]:
     """Lay out the two provider releases and the consumer under `root`."""
     return {
@@ -135,8 +164,63 @@ def write_demo(root: Path) -> dict[str, Path]:
     }
 
 
+DEMO_MANIFEST = """\
+# The demo's pairs: one plugin release against two provider releases.
+[components.miniplug]
+repo = "repos/miniplug"
+package = "miniplug"
+declares = { minivllm = "miniplug/vllm-version.env" }
+
+[components.minivllm]
+repo = "repos/minivllm"
+package = "minivllm"
+
+[[checks]]
+consumer = "miniplug"
+provider = "minivllm"
+gate = true
+
+[[pairs]]
+name = "miniplug-0.1.0+minivllm-0.31"
+miniplug = "v0.1.0"
+minivllm = "v0.31.0"
+
+[[pairs]]
+name = "miniplug-0.1.0+minivllm-0.33"
+miniplug = "v0.1.0"
+minivllm = "v0.33.0"
+"""
+
+CONSUMER_PYPROJECT = """\
+[project]
+name = "miniplug"
+version = "0.1.0"
+dependencies = ["packaging"]
+
+[project.entry-points."minivllm.platform_plugins"]
+miniplug = "miniplug.register:register_platform"
+"""
+
+
+def write_demo_repos(root: Path) -> Path:
+    """Git repositories with tagged releases plus a pairs.toml under `root`; returns the manifest path."""
+    provider = git_repo(root / "repos/minivllm", [("v0.31.0", PROVIDER_031), ("v0.33.0", PROVIDER_033)])
+    import git
+
+    commit_031 = git.Repo(provider).git.rev_parse("v0.31.0^{commit}")
+    declares = f"VLLM_COMMIT={commit_031}\nVLLM_VERSION=0.31.0\nMINIVLLM_COMMIT={commit_031}\nMINIVLLM_VERSION=0.31.0\n"
+    consumer_files = {**CONSUMER_FILES, "miniplug/vllm-version.env": declares, "pyproject.toml": CONSUMER_PYPROJECT}
+    git_repo(root / "repos/miniplug", [("v0.1.0", consumer_files)])
+    manifest = root / "pairs.toml"
+    manifest.write_text(DEMO_MANIFEST)
+    return manifest
+
+
 def run_demo(echo: Callable[[str], None] = print) -> int:
-    """Check the plugin against both releases and explain. Returns 0 when the demo caught what it should."""
+    """Check the plugin against both releases, then lock, verify and export the pairs.
+
+    Returns 0 when the demo caught what it should.
+    """
     from atompin.report.text import render_findings, severity_counts
 
     with tempfile.TemporaryDirectory(prefix="atompin-demo-") as tmp:
@@ -148,21 +232,59 @@ def run_demo(echo: Callable[[str], None] = print) -> int:
             provider = FolderTree(paths[version])
             provider.label = f"minivllm {version}"
             results[version] = check_trees(consumer, provider, PROVIDER, CONSUMER)
+        echo("atompin demo: a miniature vLLM with two releases and a plugin written against the first.\n")
+        echo("1. atompin check: the plugin's source against each provider release\n")
+        for version, result in results.items():
+            echo(f"== miniplug -> minivllm {version}: {severity_counts(result.findings)}")
+            for line in render_findings(result.findings, indent="   "):
+                echo(line)
+            if not result.findings:
+                echo("")
+        after = results["0.33.0"]
+        loud = [f for f in after.findings if f.rule is Rule.UNRESOLVED_IMPORT]
+        silent = [f for f in after.findings if f.rule is Rule.MISSING_PATCH_TARGET]
+        echo("What was caught, and why it matters:")
+        echo(f"  loud:   {len(loud)} import(s) that raise at start-up; someone reads a traceback.")
+        echo(f"  silent: {len(silent)} patch target(s) that vanished while their module survived; the guarded")
+        echo("          installer skips them without a word and the engine runs unpatched code.")
+        echo("  The inherited GPUModelRunner._dummy_run is still found through its new base class: no false alarm.\n")
+        checked = bool(loud) and len(silent) == 2 and not results["0.31.0"].findings
+        locked = _demo_lock_flow(Path(tmp), echo)
+    return 0 if checked and locked else 1
 
-    echo("atompin demo: a miniature vLLM with two releases and a plugin written against the first.\n")
-    for version, result in results.items():
-        echo(f"== miniplug -> minivllm {version}: {severity_counts(result.findings)}")
-        for line in render_findings(result.findings, indent="   "):
-            echo(line)
-        if not result.findings:
-            echo("")
-    after = results["0.33.0"]
-    loud = [f for f in after.findings if f.rule is Rule.UNRESOLVED_IMPORT]
-    silent = [f for f in after.findings if f.rule is Rule.MISSING_PATCH_TARGET]
-    echo("What was caught, and why it matters:")
-    echo(f"  loud:   {len(loud)} import(s) that raise at start-up; someone reads a traceback.")
-    echo(f"  silent: {len(silent)} patch target(s) that vanished while their module survived; the guarded")
-    echo("          installer skips them without a word and the engine runs unpatched code.")
-    echo("  The inherited GPUModelRunner._dummy_run is still found through its new base class: no false alarm.")
-    caught = bool(loud) and len(silent) == 2 and not results["0.31.0"].findings
-    return 0 if caught else 1
+
+def _demo_lock_flow(root: Path, echo: Callable[[str], None]) -> bool:
+    """Part 2: pairs.toml -> git -> atompin.lock -> verify -> export, on local repositories."""
+    from atompin.analysis.cache import SqliteIndexCache
+    from atompin.lock import read_lock, write_lock
+    from atompin.locking import Locker
+    from atompin.manifest import load_manifest
+    from atompin.report import export
+    from atompin.report.text import render_lock
+    from atompin.sources.git import GitCache
+    from atompin.verify import VerifyReport, pin_variables, verify_lock
+
+    demo_root = root / "pinned"
+    manifest_path = write_demo_repos(demo_root)
+    manifest, _ = load_manifest(manifest_path)
+    cache = demo_root / "cache"
+    locker = Locker(manifest, demo_root, GitCache(cache), SqliteIndexCache(cache))
+    lock = locker.lock(manifest.digest())
+    lock_path = demo_root / "atompin.lock"
+    write_lock(lock_path, lock)
+    echo("2. atompin lock: pairs.toml resolved through git (local repositories with tagged releases)\n")
+    echo(render_lock(lock))
+    report = VerifyReport()
+    verify_lock(read_lock(lock_path), manifest, report)
+    echo("3. atompin verify: the gate for CI and the image build")
+    for line in report.passes:
+        echo(f"   ok    {line}")
+    for line in report.failures:
+        echo(f"   FAIL  {line}")
+    good = lock.pair("miniplug-0.1.0+minivllm-0.31")
+    assert good is not None
+    echo("\n4. atompin export --pair miniplug-0.1.0+minivllm-0.31 --format env\n")
+    for line in export.env(pin_variables(good, manifest)).splitlines():
+        echo(f"   {line}")
+    bad = lock.pair("miniplug-0.1.0+minivllm-0.33")
+    return good.verdict != "fail" and bad is not None and bad.verdict == "fail" and not report.ok

@@ -159,20 +159,18 @@ class UsageChecker:
 
     def _attribute(self, choices: tuple[Ref, ...], site: Site, guard: Guard) -> None:
         ref, res = self.first(choices)
-        if res.status is Status.UNKNOWN:
-            self._unknown(self.symbol(ref), res, [site])
+        if res.status is Status.FOUND:
             return
-        if res.status is not Status.MISSING:
-            return
-        # Report the shortest missing prefix: that is what is gone.
+        # Report the shortest prefix that is not found: that is what is gone (or unknown).
         for i in range(1, len(ref.path) + 1):
             prefix = Ref(ref.module, ref.path[:i])
             pres = self.resolve(prefix)
-            if pres.status is Status.MISSING:
+            if pres.status is not Status.FOUND:
                 ref, res = prefix, pres
                 break
-            if pres.status is Status.UNKNOWN:
-                return
+        if res.status is Status.UNKNOWN:
+            self._unknown(self.symbol(ref), res, [site])
+            return
         severity = Severity.ERROR if guard is Guard.NONE else Severity.WARNING
         effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
         self.findings.add(

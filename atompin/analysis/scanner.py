@@ -192,9 +192,12 @@ class ConsumerScanner:
         pending, self._pending = self._pending, None
         for call in pending:
             self._call_helper(*call)
-        while self._queue and self._rescans < _MAX_RESCANS:
+        while self._queue:
             job = self._queue.popleft()
-            self._rescans += 1
+            if job.binding:  # every body is read once; re-reads with arguments are bounded
+                self._rescans += 1
+                if self._rescans > _MAX_RESCANS:
+                    continue
             self._run_function(job)
         self._dedupe()
         return self.usage

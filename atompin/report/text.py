@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from atompin.lock import Lock
 from atompin.model import CheckResult, Finding, Severity
 
 _MAX_SITES = 6
@@ -51,3 +52,36 @@ def render_check(result: CheckResult) -> str:
     verdict = "FAIL" if result.errors else "PASS"
     lines.append(f"{verdict}: {severity_counts(result.findings)}")
     return "\n".join(lines) + "\n"
+
+
+def render_lock(lock: Lock, show_info: bool = False) -> str:
+    """Per pair: verdict, pins, per-check counts and the findings that matter."""
+    lines: list[str] = []
+    for pair in lock.pairs:
+        lines.append(f"{pair.name}: {pair.verdict.upper()}")
+        for name, comp in pair.components.items():
+            version = f" ({comp.version})" if comp.version else ""
+            kind = f" [{comp.ref_kind}]" if comp.ref_kind != "tag" else ""
+            lines.append(f"  {name:<10} {comp.ref}{kind} -> {comp.commit[:12]}{version}")
+        for check in pair.checks:
+            gate = "gate" if check.gate else "info"
+            lines.append(
+                f"  {check.name} ({gate}): {check.verdict}; {check.import_sites} import sites, {check.symbols} symbols, "
+                f"{check.patch_sites} patch sites"
+            )
+        rank = {"error": 0, "warning": 1, "info": 2}
+        for f in sorted(pair.findings, key=lambda f: (rank.get(f.severity, 3), f.rule, f.symbol)):
+            if f.severity == "info" and not show_info:
+                continue
+            where = (
+                f" at {', '.join(f.sites[:3])}" + (f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else "")
+                if f.sites
+                else ""
+            )
+            lines.append(f"    {f.severity:<7} {f.rule}: {f.symbol}{where}")
+            lines.append(f"            {f.message}")
+        hidden = sum(1 for f in pair.findings if f.severity == "info")
+        if hidden and not show_info:
+            lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
+        lines.append("")
+    return "\n".join(lines)

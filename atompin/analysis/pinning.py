@@ -1,0 +1,142 @@
+"""Pair-level rules: what the pins themselves say, before any symbol is resolved.
+
+Pure functions over file texts and resolved refs: `declared-target-skew`,
+`branch-ref`, `unconstrained-plugin`.
+"""
+
+from __future__ import annotations
+
+import tomlkit
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+from tomlkit.exceptions import ParseError
+
+from atompin.model import Finding, Rule, Severity, Site
+
+_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
+
+
+def parse_env(text: str) -> dict[str, tuple[str, int]]:
+    """`KEY=value` lines (quotes stripped, comments skipped) -> {KEY: (value, line)}."""
+    out: dict[str, tuple[str, int]] = {}
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        out[key.strip()] = (value.strip().strip("'\""), n)
+    return out
+
+
+def version_distance(declared: str, pinned: str) -> str:
+    """ "0.31.0" vs "0.33.0" -> "two minor releases apart"."""
+    try:
+        a, b = Version(declared), Version(pinned)
+    except InvalidVersion:
+        return "versions differ"
+    ra, rb = (list(a.release) + [0, 0, 0])[:3], (list(b.release) + [0, 0, 0])[:3]
+    for level, (x, y) in zip(("major", "minor", "patch"), zip(ra, rb)):
+        if x != y:
+            n = abs(x - y)
+            word = _WORDS[n] if n < len(_WORDS) else str(n)
+            direction = "newer" if y > x else "older"
+            return f"{word} {level} release{'s' if n != 1 else ''} apart (the pin is {direction})"
+    return "same release, different build" if a != b else "same version"
+
+
+def declared_target_skew(
+    consumer: str,
+    provider: str,
+    path: str,
+    text: str | None,
+    commit: str,
+    version: str,
+) -> list[Finding]:
+    """Compare what the consumer declares (e.g. vllm-version.env) with the pair's pin."""
+    if text is None:
+        return [
+            Finding(
+                Rule.DECLARED_TARGET_SKEW,
+                Severity.WARNING,
+                f"{consumer}:{path}",
+                (Site(path, 1),),
+                f"{consumer} should declare its {provider} target in {path}, but the file is not there at this ref",
+            )  # fmt: skip
+        ]
+    env = parse_env(text)
+    prefix = provider.upper().replace("-", "_")
+    declared_commit = env.get(f"{prefix}_COMMIT")
+    declared_version = env.get(f"{prefix}_VERSION")
+    problems: list[str] = []
+    line = 1
+    if declared_commit and not (commit.startswith(declared_commit[0]) or declared_commit[0].startswith(commit)):
+        problems.append(f"commit {declared_commit[0][:12]} declared, {commit[:12]} pinned")
+        line = declared_commit[1]
+    if declared_version and version and _as_version(declared_version[0]) != _as_version(version):
+        problems.append(
+            f"version {declared_version[0]} declared, {version} pinned: {version_distance(declared_version[0], version)}"
+        )
+        line = declared_version[1] if not problems[:-1] else line
+    if not problems:
+        return []
+    return [
+        Finding(
+            Rule.DECLARED_TARGET_SKEW,
+            Severity.WARNING,
+            f"{provider}@{version or commit[:12]}",
+            (Site(path, line),),
+            f"{consumer} declares another {provider} than the pair pins ({'; '.join(problems)})",
+        )  # fmt: skip
+    ]
+
+
+def _as_version(text: str) -> Version | str:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return text
+
+
+def branch_ref(component: str, ref: str) -> Finding:
+    return Finding(Rule.BRANCH_REF, Severity.WARNING, f"{component}@{ref}", (),
+                   f"{component} is pinned to the branch {ref!r}: an image layer cached on the ref string never "
+                   "rebuilds when the branch moves; pin a tag or a commit")  # fmt: skip
+
+
+def unconstrained_plugin(
+    consumer: str, provider: str, provider_package: str, plugin_groups: list[str], pyproject: str | None
+) -> list[Finding]:
+    """The consumer arms a plugin in the provider's entry-point groups without requiring any provider version."""
+    if pyproject is None:
+        return []
+    try:
+        data = tomlkit.parse(pyproject).unwrap()
+    except ParseError:
+        return []
+    project = data.get("project", {})
+    groups = project.get("entry-points", {}) or {}
+    wanted = plugin_groups or [g for g in groups if g.startswith(f"{provider_package}.")]
+    armed = sorted(g for g in wanted if groups.get(g))
+    if not armed:
+        return []
+    names = {canonicalize_name(provider), canonicalize_name(provider_package)}
+    for dep in project.get("dependencies", []) or []:
+        try:
+            req = Requirement(dep)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) in names and str(req.specifier):
+            return []
+    lines = pyproject.splitlines()
+    line = next((i + 1 for i, text in enumerate(lines) if armed[0] in text), 1)
+    return [
+        Finding(
+            Rule.UNCONSTRAINED_PLUGIN,
+            Severity.WARNING,
+            f"{consumer}:pyproject.toml",
+            (Site("pyproject.toml", line),),
+            f"{consumer} registers entry points in {', '.join(armed)} but declares no {provider} version "
+            f"requirement: installing it arms the plugin against any {provider}",
+        )  # fmt: skip
+    ]

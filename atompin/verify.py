@@ -1,0 +1,134 @@
+"""`atompin verify`: is the lock current, passing, and do build files agree with it?
+
+Offline by default: the lock parses, its manifest hash matches, every gated
+verdict passes. With a git cache, tags are re-resolved (`moved-ref`). Bake
+files (HCL or JSON) are compared variable by variable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from atompin.errors import InputError
+from atompin.lock import Lock, LockedPair
+from atompin.manifest import Manifest
+from atompin.sources.git import GitCache
+
+
+@dataclass
+class VerifyReport:
+    failures: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    passes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport) -> None:
+    if lock.manifest_hash != manifest.digest():
+        report.failures.append("stale: pairs.toml changed since the lock was written; run `atompin lock`")
+        return
+    missing = [p.name for p in manifest.pairs if lock.pair(p.name) is None]
+    if missing:
+        report.failures.append(f"stale: pairs not in the lock: {', '.join(missing)}; run `atompin lock`")
+    for pair in lock.pairs:
+        failed = pair.gated_failures()
+        if failed:
+            errors = sum(1 for f in pair.findings if f.severity == "error" and f.check in {c.name for c in failed})
+            report.failures.append(
+                f"{pair.name}: verdict fail ({', '.join(c.name for c in failed)}: {errors} error findings)"
+            )
+        else:
+            report.passes.append(f"{pair.name}: verdict {pair.verdict}")
+
+
+def verify_remote(lock: Lock, manifest: Manifest, git: GitCache, fetch_url, report: VerifyReport) -> None:  # type: ignore[no-untyped-def]
+    """Every tag still resolves to the commit the lock recorded (`moved-ref`)."""
+    for pair in lock.pairs:
+        for name, comp in pair.components.items():
+            if comp.ref_kind != "tag":
+                continue
+            refs = git.remote_refs(fetch_url(comp.repo))
+            now = refs.get(f"refs/tags/{comp.ref}")
+            if now is None:
+                report.failures.append(f"moved-ref: {pair.name}: {name} tag {comp.ref} no longer exists at {comp.repo}")
+            elif now != comp.commit:
+                report.failures.append(
+                    f"moved-ref: {pair.name}: {name} tag {comp.ref} now points at {now[:12]}, the lock recorded "
+                    f"{comp.commit[:12]}; run `atompin lock` and review the diff"
+                )
+
+
+def pin_variables(pair: LockedPair, manifest: Manifest) -> dict[str, str]:
+    """Build variable name -> value for every component of a locked pair (plus the verdict)."""
+    out: dict[str, str] = {}
+    for name, comp in sorted(pair.components.items()):
+        spec = manifest.components.get(name)
+        if spec is None:
+            continue
+        out[spec.variable(name, "repo")] = comp.repo
+        out[spec.variable(name, "ref")] = comp.ref
+        out[spec.variable(name, "commit")] = comp.commit
+        out[spec.variable(name, "version")] = comp.version
+    out["ATOMPIN_PAIR"] = pair.name
+    out["ATOMPIN_VERDICT"] = pair.verdict
+    return out
+
+
+def read_bake_variables(path: Path) -> dict[str, str]:
+    """`variable "NAME" { default = "..." }` defaults from a bake file (HCL or JSON)."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the bake file ({exc.strerror})") from None
+    if path.suffix == ".json" or text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        variables = data.get("variable", {}) if isinstance(data, dict) else {}
+        return {k: str(v.get("default", "")) for k, v in variables.items() if isinstance(v, dict) and "default" in v}
+    import hcl2
+
+    try:
+        data = hcl2.loads(text)
+    except Exception as exc:  # the HCL parser raises several types; all mean "not HCL"
+        line = getattr(exc, "line", None) or getattr(getattr(exc, "token", None), "line", None) or 1
+        raise InputError(f"{path}:{line}: not a valid bake file (HCL); fix its syntax") from None
+    out: dict[str, str] = {}
+    for block in data.get("variable", []):
+        for raw_name, body in block.items():
+            if isinstance(body, dict) and "default" in body:
+                out[_unquote(raw_name)] = _unquote(str(body["default"]))
+    return out
+
+
+def _unquote(text: str) -> str:
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
+
+
+def verify_bake(path: Path, pair: LockedPair, manifest: Manifest, report: VerifyReport) -> None:
+    expected = pin_variables(pair, manifest)
+    found = read_bake_variables(path)
+    checked = 0
+    for name, value in found.items():
+        if name not in expected or name.startswith("ATOMPIN_"):
+            continue
+        checked += 1
+        if value != expected[name]:
+            report.failures.append(f"{path}: {name} = {value!r}, but the lock pins {expected[name]!r} for {pair.name}")
+        if name in os.environ and os.environ[name] != expected[name]:
+            report.warnings.append(
+                f"{path}: the environment sets {name}={os.environ[name]!r}, which overrides the file's default in bake"
+            )
+    if checked == 0:
+        report.warnings.append(
+            f"{path}: no variable carries a pin of {pair.name} (expected names such as {', '.join(list(expected)[:3])})"
+        )
+    else:
+        report.passes.append(f"{path}: {checked} pinned variable(s) checked against {pair.name}")
