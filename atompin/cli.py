@@ -190,7 +190,8 @@ def lock(
     if not quiet:
         typer.echo(render_lock_text(result))
         typer.echo(f"{target}: {'unchanged' if text == before else 'written'}")
-    raise typer.Exit(1 if any(p.gated_failures() for p in result.pairs) else 0)
+    judged = [p for p in result.pairs if not pair or p.name in pair]
+    raise typer.Exit(1 if any(p.gated_failures() for p in judged) else 0)
 
 
 @app.command()

@@ -101,10 +101,10 @@ class Pair(BaseModel):
     def _refs(self) -> Pair:
         for component, ref in self.refs.items():
             if not isinstance(ref, str):
-                raise ValueError(f"{component}: a ref must be a string (a tag, branch or commit)")
+                raise _KeyProblem((component,), "a ref must be a string (a tag, branch or commit)", relative=True)
             problem = check_ref(ref)
             if problem:
-                raise ValueError(f"{component}: ref {ref!r} refused: {problem}")
+                raise _KeyProblem((component,), f"ref {ref!r} refused: {problem}", relative=True)
         return self
 
 
@@ -156,10 +156,13 @@ class Manifest(_Strict):
 
 
 class _KeyProblem(ValueError):
-    def __init__(self, loc: tuple[Any, ...], message: str) -> None:
+    """A validation problem that knows its key path (relative to where it was raised, or absolute)."""
+
+    def __init__(self, loc: tuple[Any, ...], message: str, relative: bool = False) -> None:
         super().__init__(message)
         self.loc = loc
         self.message = message
+        self.relative = relative
 
 
 def load_manifest(path: Path) -> tuple[Manifest, str]:
@@ -192,7 +195,8 @@ def parse_manifest(text: str, path: Path | str = "pairs.toml") -> Manifest:
         message = err["msg"].removeprefix("Value error, ")
         ctx_error = err.get("ctx", {}).get("error")
         if isinstance(ctx_error, _KeyProblem):
-            loc, message = ctx_error.loc, ctx_error.message
+            loc = loc + ctx_error.loc if ctx_error.relative else ctx_error.loc
+            message = ctx_error.message
         if err["type"] == "extra_forbidden":
             message = f"unknown key {loc[-1]!r}; remove it or check its spelling"
         elif err["type"] == "missing":

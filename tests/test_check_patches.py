@@ -52,7 +52,7 @@ def test_attribute_assignment_reading_the_original(run_check):
     assert (finding.rule.value, finding.symbol, [str(s) for s in finding.sites]) == (
         "missing-patch-target",
         "pv.core.utils:gone_fn",
-        ["plug/mod.py:3"],
+        ["plug/mod.py:2", "plug/mod.py:3"],  # the read of the original raises first
     )
     assert "unguarded" in finding.message and "raises AttributeError" in finding.message
 
@@ -70,7 +70,7 @@ def test_wrapper_that_keeps_the_original_on_a_class(run_check):
             Runner.execute_model = wrapped
     """
     assert brief(run_check(PROVIDER, consumer(src))) == [
-        ("missing-patch-target", "error", "pv.worker.runner:Runner.execute_model", ["plug/mod.py:9"])
+        ("missing-patch-target", "error", "pv.worker.runner:Runner.execute_model", ["plug/mod.py:5", "plug/mod.py:9"])
     ]
     ok = src.replace("execute_model", "execute")
     assert run_check(PROVIDER, consumer(ok)).findings == ()
@@ -266,7 +266,12 @@ def test_class_passed_to_a_helper_in_another_module(run_check):
     )
     result = run_check(PROVIDER, files)
     assert brief(result) == [
-        ("missing-patch-target", "error", "pv.worker.runner:Runner.profile_gone", ["plug/helpers.py:10"]),
+        (
+            "missing-patch-target",
+            "error",
+            "pv.worker.runner:Runner.profile_gone",
+            ["plug/helpers.py:9", "plug/helpers.py:10"],
+        ),
         ("missing-patch-target", "error", "pv.worker.runner:Runner.vanished_method", ["plug/helpers.py:5"]),
     ]
     assert "plug/mod.py:5" in result.findings[1].message  # the call that passed the name

@@ -249,3 +249,14 @@ def test_c3_cycle_does_not_hang():
 
 def test_normalize_moves_modules_left_of_the_colon(index: ProviderIndex):
     assert index.normalize("pv", ["engine", "llm", "LLM", "generate"]) == "pv.engine.llm:LLM.generate"
+
+
+def test_class_getattr_serves_instances_not_the_class(tmp_path: Path):
+    files = {
+        "pv/__init__.py": "",
+        "pv/m.py": "class Platform:\n    def __getattr__(self, key):\n        return None\nplatform = Platform()\n",
+    }
+    index = ProviderIndex(FolderTree(write_files(tmp_path / "p", files)), "pv")
+    assert index.resolve_symbol("pv.m:Platform.marker").status is Status.MISSING
+    res = index.resolve_symbol("pv.m:platform.anything")
+    assert (res.status, res.rule) == (Status.UNKNOWN, Rule.DYNAMIC_TARGET)

@@ -81,6 +81,9 @@ class UsageChecker:
 
     def run(self) -> tuple[list[Finding], Summary]:
         patched = {(p.owner, p.attr) for p in self.usage.patches}
+        # Reads of a patched attribute (the wrapper keeping the original) are reported
+        # with the patch: when the target is gone, the read is what raises first.
+        self._original_reads: dict[tuple[tuple[Ref, ...], str], list[Site]] = {}
         for group in self.usage.groups:
             self._group(group)
         for path, line, error in self.usage.unparseable:
@@ -88,7 +91,9 @@ class UsageChecker:
                               f"{path} does not parse ({error}); what it uses of the provider is unknown")  # fmt: skip
         for use in self.usage.attributes:
             owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
-            if (owner, use.choices[0].path[-1] if use.choices[0].path else "") in patched:
+            key = (owner, use.choices[0].path[-1] if use.choices[0].path else "")
+            if key in patched:
+                self._original_reads.setdefault(key, []).append(use.site)
                 continue  # the patch finding speaks for it
             self._attribute(use.choices, use.site, use.guard)
         groups: dict[str, list[PatchSite]] = {}
@@ -221,7 +226,8 @@ class UsageChecker:
                               f"adds an attribute the provider does not have ({res.reason}); nothing of the "
                               "provider is replaced. If this was meant to replace a provider function, it has moved")  # fmt: skip
             return
-        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site],
+        read_sites = self._original_reads.get(patch.key(), [])
+        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites],
                           f"{res.reason}; {_effect(guard)}{_via(patch)}")  # fmt: skip
 
     # -- counts -----------------------------------------------------------------

@@ -181,7 +181,7 @@ class ProviderIndex:
         if target.kind is TargetKind.MODULE:
             res = self._module_attr(target.symbol, name)
         elif target.kind in (TargetKind.CLASS, TargetKind.INSTANCE) and target.cls is not None:
-            res = self._member(target.cls, name)
+            res = self._member(target.cls, name, instance=target.kind is TargetKind.INSTANCE)
         else:
             res = None
         if res is not None:
@@ -353,7 +353,7 @@ class ProviderIndex:
                 out.append(base)
         return out
 
-    def _member(self, ref: ClassRef, name: str) -> Resolution:
+    def _member(self, ref: ClassRef, name: str, instance: bool = False) -> Resolution:
         symbol = f"{ref}.{name}"
         external: list[str] = []
         for node in self.mro(ref):
@@ -375,7 +375,7 @@ class ProviderIndex:
                         Status.FOUND, symbol, Target(TargetKind.FUNCTION, where, member.signature, owner=node)
                     )
                 return Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, where, owner=node))
-            if cls.has_getattr:
+            if cls.has_getattr and instance:  # __getattr__ serves instances, not the class itself
                 return Resolution(
                     Status.UNKNOWN, symbol, reason=f"{node} defines __getattr__", rule=Rule.DYNAMIC_TARGET
                 )
