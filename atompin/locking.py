@@ -78,7 +78,7 @@ class Locker:
         for comp in components.values():
             if comp.resolved.kind is RefKind.BRANCH:
                 findings.append(_locked("pair", branch_ref(comp.name, comp.resolved.ref)))
-        for edge in self.manifest.checks:
+        for edge in self.manifest.edges(pair):
             consumer, provider = components[edge.consumer], components[edge.provider]
             spec_c, spec_p = self.manifest.components[edge.consumer], self.manifest.components[edge.provider]
             self.progress(f"checking {pair.name}: {edge.name}")

@@ -135,11 +135,14 @@ class Manifest(_Strict):
                     raise _KeyProblem(
                         ("pairs", i, component), f"unknown component {component!r}; declare it under [components]"
                     )
-            for edge in self.checks:
-                for role in (edge.consumer, edge.provider):
-                    if role not in pair.refs:
-                        raise _KeyProblem(("pairs", i), f"missing ref for {role!r} (check {edge.name} needs it)")
+            if self.checks and not self.edges(pair):
+                needs = ", ".join(e.name for e in self.checks)
+                raise _KeyProblem(("pairs", i), f"pins no check edge: add refs for both ends of one of {needs}")
         return self
+
+    def edges(self, pair: Pair) -> list[CheckEdge]:
+        """The check edges that apply to a pair: those whose both ends it pins."""
+        return [e for e in self.checks if e.consumer in pair.refs and e.provider in pair.refs]
 
     def pair(self, name: str) -> Pair:
         for pair in self.pairs:

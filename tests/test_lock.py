@@ -253,7 +253,10 @@ pv = "v0.31.0"
             lambda t: t + '\n[[pairs]]\nname = "a"\nplug = "v1"\npv = "v2"\n',
             ":19: pairs[1].name: duplicate pair name 'a'",
         ),
-        (lambda t: t.replace('pv = "v0.31.0"\n', ""), ":13: pairs[0]: missing ref for 'pv'"),
+        (
+            lambda t: t.replace('pv = "v0.31.0"\n', ""),
+            ":13: pairs[0]: pins no check edge: add refs for both ends of one of plug->pv",
+        ),
         (
             lambda t: t.replace('repo = "repos/minivllm"', 'repo = "ext::sh -c touch% /tmp/pwned"'),
             ":6: components.pv.repo: repository URL refused: the 'ext::' transport runs commands",

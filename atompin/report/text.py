@@ -55,7 +55,8 @@ def render_check(result: CheckResult) -> str:
 
 
 def render_lock(lock: Lock, show_info: bool = False) -> str:
-    """Per pair: verdict, pins, per-check counts and the findings that matter."""
+    """Per pair: verdict, pins, then each check with its counts and the findings that matter."""
+    rank = {"error": 0, "warning": 1, "info": 2}
     lines: list[str] = []
     for pair in lock.pairs:
         lines.append(f"{pair.name}: {pair.verdict.upper()}")
@@ -63,25 +64,30 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
             version = f" ({comp.version})" if comp.version else ""
             kind = f" [{comp.ref_kind}]" if comp.ref_kind != "tag" else ""
             lines.append(f"  {name:<10} {comp.ref}{kind} -> {comp.commit[:12]}{version}")
-        for check in pair.checks:
-            gate = "gate" if check.gate else "info"
-            lines.append(
-                f"  {check.name} ({gate}): {check.verdict}; {check.import_sites} import sites, {check.symbols} symbols, "
-                f"{check.patch_sites} patch sites"
+        sections = [("pair", "pins")] + [(c.name, c) for c in pair.checks]  # type: ignore[list-item]
+        for key, check in sections:
+            found = sorted(
+                (f for f in pair.findings if f.check == key), key=lambda f: (rank.get(f.severity, 3), f.rule, f.symbol)
             )
-        rank = {"error": 0, "warning": 1, "info": 2}
-        for f in sorted(pair.findings, key=lambda f: (rank.get(f.severity, 3), f.rule, f.symbol)):
-            if f.severity == "info" and not show_info:
-                continue
-            where = (
-                f" at {', '.join(f.sites[:3])}" + (f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else "")
-                if f.sites
-                else ""
-            )
-            lines.append(f"    {f.severity:<7} {f.rule}: {f.symbol}{where}")
-            lines.append(f"            {f.message}")
-        hidden = sum(1 for f in pair.findings if f.severity == "info")
-        if hidden and not show_info:
-            lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
+            if isinstance(check, str):
+                if found:
+                    lines.append("  pins:")
+            else:
+                gate = "gate" if check.gate else "information only"
+                lines.append(
+                    f"  {check.name} ({gate}): {check.verdict}; {check.import_sites} import sites, "
+                    f"{check.symbols} symbols, {check.patch_sites} patch sites"
+                )
+            hidden = 0
+            for f in found:
+                if f.severity == "info" and not show_info:
+                    hidden += 1
+                    continue
+                more = f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else ""
+                where = f" at {', '.join(f.sites[:3])}{more}" if f.sites else ""
+                lines.append(f"    {f.severity:<7} {f.rule}: {f.symbol}{where}")
+                lines.append(f"            {f.message}")
+            if hidden:
+                lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
         lines.append("")
     return "\n".join(lines)
