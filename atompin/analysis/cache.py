@@ -1,4 +1,4 @@
-"""An on-disk cache of per-file module indexes, keyed by content.
+"""An on-disk cache of per-file module indexes (and consumer scans), keyed by content.
 
 The key is the file's content id (git blob id) plus the module name and kind,
 so a re-run, another checkout of the same commit, or a bump that leaves a file
@@ -45,6 +45,12 @@ class IndexCache:
     def put(self, key: str, info: ModuleInfo) -> None:
         pass
 
+    def get_raw(self, key: str) -> bytes | None:
+        return None
+
+    def put_raw(self, key: str, data: bytes) -> None:
+        pass
+
     def flush(self) -> None:
         pass
 
@@ -79,13 +85,22 @@ class SqliteIndexCache(IndexCache):
             db.execute("CREATE TABLE modules (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
             return db
 
-    def get(self, key: str) -> ModuleInfo | None:
+    def get_raw(self, key: str) -> bytes | None:
+        if key in self._pending:
+            return self._pending[key]
         row = self._db.execute("SELECT data FROM modules WHERE key = ?", (key,)).fetchone()
-        if row is None:
+        return bytes(row[0]) if row is not None else None
+
+    def put_raw(self, key: str, data: bytes) -> None:
+        self._pending[key] = data
+
+    def get(self, key: str) -> ModuleInfo | None:
+        data = self.get_raw(key)
+        if data is None:
             self.misses += 1
             return None
         try:
-            info = _ADAPTER.validate_json(row[0])
+            info = _ADAPTER.validate_json(data)
         except ValueError:
             self.misses += 1
             return None
@@ -93,7 +108,7 @@ class SqliteIndexCache(IndexCache):
         return info
 
     def put(self, key: str, info: ModuleInfo) -> None:
-        self._pending[key] = _ADAPTER.dump_json(info, exclude_defaults=True)
+        self.put_raw(key, _ADAPTER.dump_json(info, exclude_defaults=True))
 
     def flush(self) -> None:
         if not self._pending:

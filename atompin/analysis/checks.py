@@ -59,6 +59,7 @@ class UsageChecker:
         self.index = index
         self.findings = _Findings()
         self._memo: dict[Ref, Resolution] = {}
+        self._read_kinds = usage.read_kinds()
 
     def resolve(self, ref: Ref) -> Resolution:
         if ref not in self._memo:
@@ -194,7 +195,7 @@ class UsageChecker:
         owner_ref, owner = self.first(patch.owner)
         target = self.symbol(owner_ref.attr(patch.attr))
         guard = patch.guard
-        reads = self.usage.reads.get((patch.owner, patch.attr), set())
+        reads = self._read_kinds.get((patch.owner, patch.attr), set())
         if guard is Guard.NONE and ReadKind.DEFAULT in reads:
             guard = Guard.GETATTR_DEFAULT
         elif guard is Guard.NONE and ReadKind.HASATTR in reads:

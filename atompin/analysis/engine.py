@@ -6,10 +6,16 @@ prints, touches git, or imports the code it reads.
 
 from __future__ import annotations
 
+import hashlib
+import json
+
+from pydantic import TypeAdapter
+
 from atompin.analysis.cache import IndexCache
 from atompin.analysis.checks import check_usage
 from atompin.analysis.provider import ProviderIndex
 from atompin.analysis.scanner import ConsumerScanner
+from atompin.analysis.usage import ConsumerUsage
 from atompin.errors import InputError
 from atompin.model import CheckResult
 from atompin.sources.tree import SourceTree
@@ -47,22 +53,52 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
     return packages
 
 
-def scan_consumer(tree: SourceTree, packages: list[str], provider: str):  # type: ignore[no-untyped-def]
-    """Scan the consumer's packages for what they use of `provider`."""
+# Bump when the scanner's output changes meaning, so cached scans are ignored.
+SCAN_FORMAT = "atompin-scan-1"
+_USAGE = TypeAdapter(ConsumerUsage)
+
+
+def scan_consumer(
+    tree: SourceTree, packages: list[str], provider: str, cache: IndexCache | None = None
+) -> ConsumerUsage:
+    """Scan the consumer's packages for what they use of `provider` (cached by content)."""
+    cache = cache or IndexCache()
+    paths = [path for package in packages for path in tree.python_files(package)]
+    ids = [(path, tree.content_id(path)) for path in paths]
+    key_text = json.dumps([SCAN_FORMAT, provider, packages, ids])
+    key = "scan:" + hashlib.sha256(key_text.encode()).hexdigest()
+    cached = cache.get_raw(key)
+    if cached is not None:
+        try:
+            usage = _USAGE.validate_json(cached)
+        except ValueError:
+            usage = None
+        if usage is not None and all(_module_id(tree, m) == cid for m, cid in usage.helper_modules.items()):
+            return usage
+
     files = []
-    for package in packages:
-        for path in tree.python_files(package):
-            module, is_package = tree.module_name(path)
-            files.append((path, module, is_package, tree.read(path)))
+    for path in paths:
+        module, is_package = tree.module_name(path)
+        files.append((path, module, is_package, tree.read(path)))
+    helpers: dict[str, str] = {}
 
     def load(module: str) -> tuple[str, bool, bytes] | None:
         found = tree.find_module(module)
+        helpers[module] = _module_id(tree, module)
         if found is None or not found.path or not found.path.endswith(".py"):
             return None
         return found.path, found.is_package, tree.read(found.path)
 
     tops = tuple(sorted({p.split(".")[0] for p in packages}))
-    return ConsumerScanner(provider, tops, load).scan(files)
+    usage = ConsumerScanner(provider, tops, load).scan(files)
+    usage.helper_modules = dict(sorted(helpers.items()))
+    cache.put_raw(key, _USAGE.dump_json(usage))
+    return usage
+
+
+def _module_id(tree: SourceTree, module: str) -> str:
+    found = tree.find_module(module)
+    return tree.content_id(found.path) if found is not None and found.path.endswith(".py") else ""
 
 
 def check_trees(
@@ -75,7 +111,7 @@ def check_trees(
     """Check everything `consumer` uses of the provider package in `provider`."""
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
-    usage = scan_consumer(consumer, packages, package)
+    usage = scan_consumer(consumer, packages, package, cache)
     index = ProviderIndex(provider, package, cache)
     findings, summary = check_usage(usage, index)
     if cache is not None:

@@ -26,6 +26,7 @@ from atompin.analysis.usage import (
     ImportKind,
     ImportUse,
     PatchSite,
+    Read,
     ReadKind,
     Ref,
 )
@@ -171,6 +172,7 @@ class ConsumerScanner:
         self._queue: deque[_Rescan] = deque()
         self._seen_calls: set[tuple[Any, ...]] = set()
         self._rescans = 0
+        self._reads: set[Read] = set()
         self._pending: list[tuple[ConsumerValue, ast.Call, list[Any], dict[str, Any], _Ctx]] | None = None
 
     # -- entry point ------------------------------------------------------------
@@ -244,6 +246,7 @@ class ConsumerScanner:
         for p in u.patches:
             patches.setdefault((p.site, p.owner, p.attr), p)
         u.patches = list(patches.values())
+        u.reads = sorted(self._reads, key=repr)
 
     # -- helpers ----------------------------------------------------------------
 
@@ -273,7 +276,7 @@ class ConsumerScanner:
             self.usage.groups.append(ImportGroup(ctx.file.path, use.site.line, ctx.function, False, [[use]]))
 
     def _record_read(self, owner: ProviderValue, attr: str, kind: ReadKind) -> None:
-        self.usage.reads.setdefault((owner.choices, attr), set()).add(kind)
+        self._reads.add(Read(owner.choices, attr, kind))
 
     def _patch_guard(self, ctx: _Ctx, owner: ProviderValue, attr: str) -> Guard:
         if owner.guard is not Guard.NONE:

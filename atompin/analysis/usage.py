@@ -101,6 +101,15 @@ class ReadKind(str, Enum):
     HASATTR = "hasattr"
 
 
+@dataclass(frozen=True)
+class Read:
+    """`owner.attr` was read somewhere in the consumer, in this way."""
+
+    owner: tuple[Ref, ...]
+    attr: str
+    kind: ReadKind
+
+
 @dataclass
 class ConsumerUsage:
     """Everything the scanner found in the consumer, for one provider package."""
@@ -111,5 +120,13 @@ class ConsumerUsage:
     attributes: list[AttributeUse] = field(default_factory=list)
     patches: list[PatchSite] = field(default_factory=list)
     # How each (owner, attr) was read anywhere in the consumer.
-    reads: dict[tuple[tuple[Ref, ...], str], set[ReadKind]] = field(default_factory=dict)
+    reads: list[Read] = field(default_factory=list)
     unparseable: list[tuple[str, int, str]] = field(default_factory=list)
+    # Consumer modules read outside the scanned packages (helpers), with their content ids.
+    helper_modules: dict[str, str] = field(default_factory=dict)
+
+    def read_kinds(self) -> dict[tuple[tuple[Ref, ...], str], set[ReadKind]]:
+        out: dict[tuple[tuple[Ref, ...], str], set[ReadKind]] = {}
+        for r in self.reads:
+            out.setdefault((r.owner, r.attr), set()).add(r.kind)
+        return out

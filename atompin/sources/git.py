@@ -232,14 +232,18 @@ class GitCache:
         refs = self.remote_refs(url)
         repo = self.repo(url)
         assert repo is not None
-        if f"refs/tags/{ref}" in refs:
-            self.progress(f"fetching {url} tag {ref}")
-            self._fetch(repo, url, f"+refs/tags/{ref}:refs/tags/{ref}")
-            return ResolvedRef(url, ref, refs[f"refs/tags/{ref}"], RefKind.TAG)
-        if f"refs/heads/{ref}" in refs:
-            self.progress(f"fetching {url} branch {ref}")
-            self._fetch(repo, url, f"+refs/heads/{ref}:refs/atompin/heads/{ref}")
-            return ResolvedRef(url, ref, refs[f"refs/heads/{ref}"], RefKind.BRANCH)
+        for remote_name, local_name, kind in (
+            (f"refs/tags/{ref}", f"refs/tags/{ref}", RefKind.TAG),
+            (f"refs/heads/{ref}", f"refs/atompin/heads/{ref}", RefKind.BRANCH),
+        ):
+            if remote_name not in refs:
+                continue
+            commit = refs[remote_name]
+            # Already cached at the commit the remote advertises: nothing to fetch.
+            if _rev_parse(repo, f"{local_name}^{{commit}}") != commit:
+                self.progress(f"fetching {url} {kind.value} {ref}")
+                self._fetch(repo, url, f"+{remote_name}:{local_name}")
+            return ResolvedRef(url, ref, commit, kind)
         if not _HEX.match(ref):
             raise InputError(f"{url}: no tag, branch or commit named {ref!r}")
         commit = _rev_parse(repo, f"{ref}^{{commit}}")

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Benchmark `atompin lock` against a full parse of the provider, in one run.
+
+    python bench/lock.py PROVIDER_REPO OLD_REF NEW_REF CONSUMER_REPO CONSUMER_REF \\
+        --package vllm --consumer-package atom.plugin.vllm
+
+PROVIDER_REPO and CONSUMER_REPO are git repositories (paths or URLs), e.g. a
+repository of real vLLM releases from ../shared/tools/vllm-releases and a
+clone of ROCm ATOM. Measured now, in separate processes, best of --repeat:
+
+- baseline: read every .py file of the provider package at NEW_REF from git and `ast.parse` it once;
+- lock cold: an empty cache, the pair pinned at OLD_REF;
+- re-lock, nothing changed (target <= 0.05x);
+- re-lock after bumping the provider to NEW_REF (target <= 0.25x: only changed blobs are parsed).
+
+Each phase runs in its own process. Ratios are of in-process time (after the
+imports, like the baseline's parse loop); the end-to-end time of the command,
+interpreter start-up and imports included, is printed beside it. Only ratios
+measured in the same run mean anything on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MANIFEST = """\
+[components.consumer]
+repo = "{consumer}"
+package = "{consumer_top}"
+
+[components.provider]
+repo = "{provider}"
+package = "{package}"
+
+[[checks]]
+consumer = "consumer"
+provider = "provider"
+consumer-package = "{consumer_package}"
+
+[[pairs]]
+name = "bench"
+consumer = "{consumer_ref}"
+provider = "{provider_ref}"
+"""
+
+LOCK = """
+import sys, time
+from pathlib import Path
+from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
+from atompin.lock import render_lock, write_lock
+from atompin.locking import Locker
+from atompin.manifest import load_manifest
+from atompin.sources.git import GitCache
+start = time.perf_counter()
+path = Path(sys.argv[1])
+manifest, _ = load_manifest(path)
+root = default_cache_dir()
+locker = Locker(manifest, path.parent, GitCache(root), SqliteIndexCache(root))
+write_lock(path.parent / "atompin.lock", locker.lock(manifest.digest()))
+print(time.perf_counter() - start, locker.index_cache.misses)
+"""
+
+BASELINE = """
+import ast, sys, time, git
+start = time.perf_counter()
+repo = git.Repo(sys.argv[1])
+prefix = sys.argv[3].replace(".", "/") + "/"
+n = 0
+for line in repo.git.ls_tree("-r", sys.argv[2]).splitlines():
+    meta, path = line.split("\\t", 1)
+    if path.startswith(prefix) and path.endswith(".py"):
+        ast.parse(repo.odb.stream(bytes.fromhex(meta.split()[2])).read())
+        n += 1
+print(time.perf_counter() - start, n)
+"""
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}")
+    return elapsed, proc.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("provider")
+    parser.add_argument("old_ref")
+    parser.add_argument("new_ref")
+    parser.add_argument("consumer")
+    parser.add_argument("consumer_ref")
+    parser.add_argument("--package", required=True)
+    parser.add_argument("--consumer-package", required=True)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args()
+    provider = os.path.abspath(args.provider) if os.path.exists(args.provider) else args.provider
+    consumer = os.path.abspath(args.consumer) if os.path.exists(args.consumer) else args.consumer
+
+    best: dict[str, tuple[float, float, str]] = {}
+    for _ in range(args.repeat):
+        with tempfile.TemporaryDirectory(prefix="atompin-bench-lock-") as tmp:
+            env = {**os.environ, "ATOMPIN_CACHE_DIR": f"{tmp}/cache"}
+            manifest = Path(tmp) / "pairs.toml"
+
+            def write(ref: str) -> None:
+                manifest.write_text(MANIFEST.format(
+                    consumer=consumer, consumer_top=args.consumer_package.split(".")[0], provider=provider,
+                    package=args.package, consumer_package=args.consumer_package, consumer_ref=args.consumer_ref,
+                    provider_ref=ref,
+                ))  # fmt: skip
+
+            lock = [sys.executable, "-c", LOCK, str(manifest)]
+            runs: dict[str, tuple[float, float, str]] = {}
+
+            def run(name: str, cmd: list[str]) -> None:
+                wall, out = timed(cmd, env)
+                inner, extra = out.split()
+                runs[name] = (float(inner), wall, extra)
+
+            run("baseline", [sys.executable, "-c", BASELINE, provider, args.new_ref, args.package])
+            write(args.old_ref)
+            run("lock cold", lock)
+            run("re-lock, nothing changed", lock)
+            write(args.new_ref)
+            run("re-lock after the bump", lock)
+            # the command as users run it, for the end-to-end figure
+            wall, _ = timed([sys.executable, "-m", "atompin", "lock", "--quiet", "--manifest", str(manifest)], env)
+            runs["atompin lock (command, warm)"] = (wall, wall, "0")
+        for name, value in runs.items():
+            if name not in best or value[0] < best[name][0]:
+                best[name] = value  # type: ignore[assignment]
+    base, base_wall, files = best.pop("baseline")  # type: ignore[misc]
+    print(
+        f"baseline: read and ast.parse {files} provider files at {args.new_ref}: {base:.3f}s in-process ({base_wall:.3f}s end to end)"
+    )
+    targets = {"re-lock, nothing changed": 0.05, "re-lock after the bump": 0.25}
+    for name, (inner, wall, parsed) in best.items():  # type: ignore[misc]
+        target = targets.get(name)
+        note = f" (target <= {target}x, {'ok' if inner / base <= target else 'over target'})" if target else ""
+        print(
+            f"{name:>30}: {inner:.3f}s = {inner / base:.3f}x baseline{note}; {wall:.3f}s end to end; {parsed} modules parsed"
+        )
+
+
+if __name__ == "__main__":
+    main()

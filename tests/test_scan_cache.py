@@ -1,0 +1,39 @@
+"""The consumer scan is cached by content, helpers outside the scanned package included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from atompin.analysis.cache import SqliteIndexCache
+from atompin.analysis.engine import scan_consumer
+from atompin.demo import write_files
+from atompin.sources.tree import FolderTree
+
+FILES = {
+    "plug/__init__.py": "",
+    "plug/shared.py": "def apply(cls):\n    cls.run = cls.run\n",
+    "plug/vl/__init__.py": "",
+    "plug/vl/patch.py": "from pv.m import Runner\nfrom plug.shared import apply\napply(Runner)\n",
+}
+
+
+def test_scan_is_cached_and_invalidated_by_a_helper_change(tmp_path: Path, monkeypatch):
+    root = write_files(tmp_path / "c", FILES)
+    cache = SqliteIndexCache(tmp_path / "cache")
+    first = scan_consumer(FolderTree(root), ["plug.vl"], "pv", cache)
+    assert [(p.attr, str(p.site)) for p in first.patches] == [("run", "plug/shared.py:2")]
+    assert set(first.helper_modules) == {"plug.shared"}
+    cache.flush()
+
+    import atompin.analysis.engine as engine
+
+    calls = []
+    original = engine.ConsumerScanner.scan
+    monkeypatch.setattr(engine.ConsumerScanner, "scan", lambda self, files: calls.append(1) or original(self, files))
+    again = scan_consumer(FolderTree(root), ["plug.vl"], "pv", SqliteIndexCache(tmp_path / "cache"))
+    assert calls == [] and again == first
+
+    (root / "plug/shared.py").write_text("def apply(cls):\n\n    cls.other = cls.other\n")
+    changed = scan_consumer(FolderTree(root), ["plug.vl"], "pv", SqliteIndexCache(tmp_path / "cache"))
+    assert calls == [1]
+    assert [(p.attr, str(p.site)) for p in changed.patches] == [("other", "plug/shared.py:3")]
