@@ -74,6 +74,22 @@ def check(
         typer.Option(help="Index cache folder (default: $ATOMPIN_CACHE_DIR or the per-user cache dir)."),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the index cache.")] = False,
+    relocations: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="A relocation table, or a folder of them (<folder>/<package>/*.toml, chosen by provider version)."
+        ),
+    ] = None,
+    baseline: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it."
+        ),
+    ] = None,
+    provider_version: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(help="The provider's version for choosing tables (default: read from its version file)."),
+    ] = None,
 ) -> None:
     """Check statically that everything CONSUMER imports or patches from PROVIDER exists.
 
@@ -83,6 +99,8 @@ def check(
     Example:
 
         atompin check ./ATOM ./vllm --package vllm --consumer-package atom.plugin.vllm --format json
+
+        atompin check ./ATOM ./vllm-0.33 --relocations relocations --baseline ./vllm-0.31
     """
     from atompin.analysis.cache import IndexCache, SqliteIndexCache, default_cache_dir
     from atompin.analysis.engine import check_trees
@@ -96,13 +114,39 @@ def check(
                 raise InputError(
                     f"{path}: {label} folder does not exist; pass the folder that holds the package folder"
                 )
+        for label, path in (("baseline", baseline), ("relocations", relocations)):
+            if path is not None and not path.exists():
+                raise InputError(f"{path}: {label} does not exist")
         cache: IndexCache = IndexCache() if no_cache else SqliteIndexCache(cache_dir or default_cache_dir())
-        result = check_trees(FolderTree(consumer), FolderTree(provider), package, consumer_package, cache)
+        provider_tree = FolderTree(provider)
+        entries = _relocation_entries(relocations, provider_tree, package, provider_version)
+        result = check_trees(
+            FolderTree(consumer), provider_tree, package, consumer_package, cache, entries,
+            FolderTree(baseline) if baseline else None,
+        )  # fmt: skip
     except AtompinError as err:
         _fail(err)
     render = json_report.render_check if format is CheckFormat.json else text_report.render_check
     sys.stdout.write(render(result))
     raise typer.Exit(1 if result.errors else 0)
+
+
+def _relocation_entries(path: Optional[Path], tree, package: Optional[str], version: Optional[str]):  # type: ignore[no-untyped-def]  # noqa: UP045
+    """(table path, entry) pairs from a table file, or the tables of a folder that apply to the provider's version."""
+    from atompin.analysis.engine import provider_package
+    from atompin.relocations import applicable, load_tables, parse_table
+    from atompin.sources.version import version_from_tree
+
+    if path is None:
+        return []
+    if path.is_file():
+        table = parse_table(path.read_text(), str(path))
+        return [(str(path), entry) for entry in table.moved]
+    package = provider_package(tree, package)
+    tables = load_tables(path, path, package)
+    version = version or version_from_tree(tree, package)
+    chosen = applicable(tables, version) if version else tables
+    return [(f"{path.name}/{t.path}", entry) for t in chosen for entry in t.table.moved]
 
 
 ManifestOpt = Annotated[Path, typer.Option("--manifest", help="The pairs manifest.")]
@@ -220,6 +264,7 @@ def verify(
         atompin verify --bake docker/rocm-bake.hcl --pair atom-0.1.9+vllm-0.33
     """
     from atompin.lock import read_lock
+    from atompin.relocations import digests
     from atompin.verify import VerifyReport, verify_bake, verify_lock, verify_remote
 
     target = lock_path or manifest.parent / "atompin.lock"
@@ -228,7 +273,7 @@ def verify(
         with _progress() as progress:
             spec, locker = _locker(manifest, cache_dir, False, progress)
             locked = read_lock(target)
-            verify_lock(locked, spec, report)
+            verify_lock(locked, spec, report, digests(locker.tables))
             if remote:
                 verify_remote(locked, spec, locker.git, locker.fetch_url, report)
             for path in bake or []:

@@ -6,22 +6,22 @@ only chooses paths and prints.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from atompin.analysis.cache import IndexCache
 from atompin.analysis.engine import check_trees
-from atompin.analysis.pinning import branch_ref, declared_target_skew, unconstrained_plugin
+from atompin.analysis.pinning import branch_ref, declared_target_skew, parse_env, unconstrained_plugin
+from atompin.errors import AtompinError
 from atompin.lock import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.manifest import Manifest, Pair
 from atompin.model import CheckResult, Finding, Severity
+from atompin.relocations import applicable, digests, manifest_tables
 from atompin.sources.git import GitCache, GitTree, RefKind, ResolvedRef, is_local, version_from_tag
+from atompin.sources.version import version_from_tree
 
 Progress = Callable[[str], None]
-
-_VERSION_ASSIGN = re.compile(r"""^(?:__version__|version)\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
 
 
 @dataclass
@@ -42,6 +42,8 @@ class Locker:
         self.git = git_cache
         self.index_cache = index_cache
         self.progress = progress or (lambda _m: None)
+        providers = [manifest.components[e.provider].package for e in manifest.checks]
+        self.tables = manifest_tables(manifest_dir / manifest.relocations, manifest_dir, providers)
 
     def fetch_url(self, repo: str) -> str:
         """Relative local paths in pairs.toml are relative to the manifest's folder."""
@@ -62,14 +64,26 @@ class Locker:
         """From the tag name, else a version file in the tree, else a version tag on the commit."""
         if resolved.kind is RefKind.TAG and (v := version_from_tag(resolved.ref)):
             return v
-        base = package.replace(".", "/")
-        for path in (f"{base}/_version.py", f"{base}/version.py", f"{base}/__init__.py"):
-            if path in tree.files:
-                match = _VERSION_ASSIGN.search(tree.read(path).decode("utf-8", "replace"))
-                if match and version_from_tag(match.group(1)):
-                    return version_from_tag(match.group(1))
+        if v := version_from_tree(tree, package):
+            return v
         tag = self.git.exact_tag(resolved.url, resolved.commit)
         return version_from_tag(tag) if tag else ""
+
+    def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
+        """The provider the consumer declares it was written against, when it declares one."""
+        path = self.manifest.components[consumer].declares.get(provider)
+        if not path or path not in resolved.tree.files:
+            return None
+        env = parse_env(resolved.tree.read(path).decode("utf-8", "replace"))
+        prefix = provider.upper().replace("-", "_")
+        refs = [f"v{env[f'{prefix}_VERSION'][0]}"] if f"{prefix}_VERSION" in env else []
+        refs += [env[f"{prefix}_COMMIT"][0]] if f"{prefix}_COMMIT" in env else []
+        for ref in refs:
+            try:
+                return self.resolve_component(provider, ref).tree
+            except AtompinError:
+                continue  # not reachable: judge entries without a baseline
+        return None
 
     def lock_pair(self, pair: Pair) -> LockedPair:
         components = {name: self.resolve_component(name, ref) for name, ref in sorted(pair.refs.items())}
@@ -82,8 +96,13 @@ class Locker:
             consumer, provider = components[edge.consumer], components[edge.provider]
             spec_c, spec_p = self.manifest.components[edge.consumer], self.manifest.components[edge.provider]
             self.progress(f"checking {pair.name}: {edge.name}")
+            tables = applicable(self.tables.get(spec_p.package, []), provider.version)
+            entries = [(t.path, entry) for t in tables for entry in t.table.moved]
+            baseline = None
+            if any(entry.params is None for _, entry in entries):
+                baseline = self.baseline_tree(edge.consumer, edge.provider, consumer)
             result = check_trees(consumer.tree, provider.tree, spec_p.package, edge.consumer_package or spec_c.package,
-                                 self.index_cache)  # fmt: skip
+                                 self.index_cache, entries, baseline)  # fmt: skip
             edge_findings = list(result.findings)
             if edge.provider in spec_c.declares:
                 path = spec_c.declares[edge.provider]
@@ -129,7 +148,9 @@ class Locker:
                 if old.name in names and old.name not in locked:
                     locked[old.name] = old
         self.index_cache.flush()
-        return Lock(manifest_hash=manifest_hash, pairs=list(locked.values())).normalized()
+        return Lock(
+            manifest_hash=manifest_hash, relocation_tables=digests(self.tables), pairs=list(locked.values())
+        ).normalized()
 
 
 def edge_verdict(gate: bool, findings: list[Finding]) -> str:

@@ -29,9 +29,17 @@ class VerifyReport:
         return not self.failures
 
 
-def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport) -> None:
+def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: dict[str, str] | None = None) -> None:
+    """The lock matches the manifest (and relocation tables) and every gated verdict passes."""
     if lock.manifest_hash != manifest.digest():
         report.failures.append("stale: pairs.toml changed since the lock was written; run `atompin lock`")
+        return
+    if tables is not None and tables != lock.relocation_tables:
+        changed = sorted(set(tables.items()) ^ set(lock.relocation_tables.items()))
+        names = ", ".join(sorted({path for path, _ in changed}))
+        report.failures.append(
+            f"stale: relocation tables changed since the lock was written ({names}); run `atompin lock`"
+        )
         return
     missing = [p.name for p in manifest.pairs if lock.pair(p.name) is None]
     if missing:

@@ -40,7 +40,7 @@ def test_setattr_literal_name(run_check):
         PROVIDER, consumer("import pv.core.utils as u\nsetattr(u, 'gone_fn', wrap(getattr(u, 'gone_fn')))\n")
     )
     assert brief(bad) == [("missing-patch-target", "error", "pv.core.utils:gone_fn", ["plug/mod.py:2"])]
-    ok = run_check(PROVIDER, consumer("import pv.core.utils as u\nsetattr(u, 'get_groups', lambda c, s: [])\n"))
+    ok = run_check(PROVIDER, consumer("import pv.core.utils as u\nsetattr(u, 'get_groups', lambda config, spec: [])\n"))
     assert ok.findings == ()
     assert ok.summary.patch_sites == 1
 

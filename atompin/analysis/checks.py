@@ -7,11 +7,15 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
-from atompin.analysis.provider import ProviderIndex, Resolution
-from atompin.analysis.usage import ConsumerUsage, Guard, ImportGroup, ImportUse, PatchSite, ReadKind, Ref
+from atompin.analysis.arity import CallShape, call_problem, checkable, replacement_problem
+from atompin.analysis.provider import ProviderIndex, Resolution, TargetKind
+from atompin.analysis.relocation_checks import check_relocations
+from atompin.analysis.usage import CallUse, ConsumerUsage, Guard, ImportGroup, ImportUse, PatchSite, ReadKind, Ref
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
+from atompin.relocations import Relocation
 
 
 @dataclass
@@ -103,6 +107,8 @@ class UsageChecker:
                 groups.setdefault(patch.alternative_group, []).append(patch)
         for patch in self.usage.patches:
             self._patch(patch, groups.get(patch.alternative_group, []))
+        for call in self.usage.calls:
+            self._call_drift(call)
         findings = self.findings.freeze()
         return findings, self._summary(findings)
 
@@ -211,6 +217,7 @@ class UsageChecker:
             return
         res = self.index.getattr(owner.target, patch.attr)
         if res.status is Status.FOUND:
+            self._replacement_drift(patch, target, res)
             return
         if res.status is Status.UNKNOWN:
             self._unknown(target, res, [patch.site])
@@ -230,6 +237,55 @@ class UsageChecker:
         read_sites = self._original_reads.get(patch.key(), [])
         self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites],
                           f"{res.reason}; {_effect(guard)}{_via(patch)}")  # fmt: skip
+
+    # -- signatures (arity-drift) -------------------------------------------------
+
+    def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
+        original = res.target.signature if res.target is not None else None
+        if patch.replacement is None or not checkable(original) or not checkable(patch.replacement):
+            return
+        assert original is not None
+        problem = replacement_problem(original, patch.replacement)
+        if problem:
+            severity = Severity.ERROR if problem.definite else Severity.WARNING
+            self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site],
+                              f"the replacement does not fit the patched function: {problem.message}. "
+                              f"Original {original.render()}; replacement {patch.replacement.render()}")  # fmt: skip
+
+    def _call_drift(self, call: CallUse) -> None:
+        ref, res = self.first(call.choices)
+        if not res.found or res.target is None:
+            return
+        target, bound = res.target, res.target.bound
+        if target.kind is TargetKind.CLASS:
+            init = self.index.getattr(target, "__init__")
+            if not init.found or init.target is None or init.target.kind is not TargetKind.FUNCTION:
+                return
+            target, bound = init.target, True
+        if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
+            return
+        assert target.signature is not None
+        shape = CallShape(call.positional, call.keywords, call.star, call.starstar)
+        problem = call_problem(target.signature, shape, bound)
+        if problem:
+            self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, self.symbol(ref), [call.site],
+                              f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
+                              f"the call passes {shape.render()}")  # fmt: skip
+
+    def sites_by_symbol(self) -> dict[str, list[Site]]:
+        """Every consumer site, by the normalized symbol it reaches (imports, chains, patches, calls)."""
+        out: dict[str, list[Site]] = {}
+        for group in self.usage.groups:
+            for alt in group.alternatives:
+                for use in alt:
+                    out.setdefault(self.symbol(use.ref), []).append(use.site)
+        for attr in self.usage.attributes:
+            out.setdefault(self.symbol(attr.choices[0]), []).append(attr.site)
+        for call in self.usage.calls:
+            out.setdefault(self.symbol(call.choices[0]), []).append(call.site)
+        for patch in self.usage.patches:
+            out.setdefault(self.symbol(patch.owner[0].attr(patch.attr)), []).append(patch.site)
+        return out
 
     # -- counts -----------------------------------------------------------------
 
@@ -259,6 +315,18 @@ def _via(item: ImportUse | PatchSite) -> str:
     return f" (reached through the helper call at {', '.join(map(str, item.via))})" if item.via else ""
 
 
-def check_usage(usage: ConsumerUsage, index: ProviderIndex) -> tuple[list[Finding], Summary]:
-    """Judge a consumer's usage against a provider index."""
-    return UsageChecker(usage, index).run()
+def check_usage(
+    usage: ConsumerUsage,
+    index: ProviderIndex,
+    relocations: Sequence[tuple[str, Relocation]] = (),
+    baseline: ProviderIndex | None = None,
+) -> tuple[list[Finding], Summary]:
+    """Judge a consumer's usage (and the applicable relocation entries) against a provider index."""
+    checker = UsageChecker(usage, index)
+    findings, summary = checker.run()
+    if relocations:
+        findings += check_relocations(relocations, index, baseline, checker.sites_by_symbol())
+        findings = sorted(findings, key=Finding.sort_key)
+        by_rule = Counter(f.rule.value for f in findings)
+        summary = replace(summary, findings_by_rule=dict(sorted(by_rule.items())))
+    return findings, summary

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 
 from pydantic import TypeAdapter
 
@@ -18,6 +19,7 @@ from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import ConsumerUsage
 from atompin.errors import InputError
 from atompin.model import CheckResult
+from atompin.relocations import Relocation
 from atompin.sources.tree import SourceTree
 
 
@@ -54,7 +56,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-1"
+SCAN_FORMAT = "atompin-scan-2"
 _USAGE = TypeAdapter(ConsumerUsage)
 
 
@@ -107,13 +109,21 @@ def check_trees(
     package: str | None = None,
     consumer_package: str | None = None,
     cache: IndexCache | None = None,
+    relocations: Sequence[tuple[str, Relocation]] = (),
+    baseline: SourceTree | None = None,
 ) -> CheckResult:
-    """Check everything `consumer` uses of the provider package in `provider`."""
+    """Check everything `consumer` uses of the provider package in `provider`.
+
+    `relocations` are the applicable table entries (table path, entry);
+    `baseline` is the provider the consumer was written against, for entries
+    without expected parameters.
+    """
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
     usage = scan_consumer(consumer, packages, package, cache)
     index = ProviderIndex(provider, package, cache)
-    findings, summary = check_usage(usage, index)
+    base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
+    findings, summary = check_usage(usage, index, relocations, base_index)
     if cache is not None:
         cache.flush()
     return CheckResult(

@@ -86,6 +86,8 @@ class _ModuleVisitor:
     def stmt(self, node: ast.stmt) -> None:
         info = self.info
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if _is_overload(node):
+                return  # a typing stub: the real def follows
             self.bind(node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node)))
             if node.name == "__getattr__":
                 info.getattr_line = node.lineno
@@ -204,6 +206,8 @@ class _ModuleVisitor:
     def class_body(self, body: list[ast.stmt], cls: ClassInfo) -> None:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _is_overload(stmt):
+                    continue
                 cls.members.setdefault(stmt.name, Member(MemberKind.DEF, stmt.lineno, signature_of(stmt)))
                 if stmt.name == "__getattr__":
                     cls.has_getattr = True
@@ -249,6 +253,10 @@ class _ModuleVisitor:
                 for t in ast.walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
                         cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
+
+
+def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(dotted(d).split(".")[-1] == "overload" for d in node.decorator_list)
 
 
 def _target_names(target: ast.expr) -> list[str]:

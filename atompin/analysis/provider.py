@@ -49,6 +49,8 @@ class Target:
     signature: Signature | None = None
     cls: ClassRef | None = None  # the class itself (CLASS) or the instance's class (INSTANCE)
     owner: ClassRef | None = None  # for members: the class that defines it
+    # A method reached so that its first parameter is supplied (through an instance, or a classmethod).
+    bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -371,9 +373,10 @@ class ProviderIndex:
                     inner = ClassRef(node.module, f"{node.qualname}.{name}")
                     return Resolution(Status.FOUND, symbol, Target(TargetKind.CLASS, str(inner), cls=inner))
                 if member.kind is MemberKind.DEF:
-                    return Resolution(
-                        Status.FOUND, symbol, Target(TargetKind.FUNCTION, where, member.signature, owner=node)
-                    )
+                    sig = member.signature
+                    bound = sig is not None and (sig.is_classmethod or (instance and not sig.is_staticmethod))
+                    target = Target(TargetKind.FUNCTION, where, sig, owner=node, bound=bound)
+                    return Resolution(Status.FOUND, symbol, target)
                 return Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, where, owner=node))
             if cls.has_getattr and instance:  # __getattr__ serves instances, not the class itself
                 return Resolution(

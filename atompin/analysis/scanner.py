@@ -20,6 +20,7 @@ from atompin.analysis.names import absolute_module, dotted, is_type_checking
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.usage import (
     AttributeUse,
+    CallUse,
     ConsumerUsage,
     Guard,
     ImportGroup,
@@ -242,6 +243,7 @@ class ConsumerScanner:
             seen_groups.setdefault(key, g)
         u.groups = list(seen_groups.values())
         u.attributes = list(dict.fromkeys(u.attributes))
+        u.calls = list(dict.fromkeys(u.calls))
         patches: dict[Any, PatchSite] = {}
         for p in u.patches:
             patches.setdefault((p.site, p.owner, p.attr), p)
@@ -656,6 +658,17 @@ class ConsumerScanner:
         for k in node.keywords:
             if not k.arg:
                 self._eval(k.value, ctx)
+        if isinstance(callee, ProviderValue) and ctx.record:
+            self.usage.calls.append(
+                CallUse(
+                    callee.choices,
+                    self._site(ctx, node),
+                    positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+                    keywords=tuple(k.arg for k in node.keywords if k.arg),
+                    star=any(isinstance(a, ast.Starred) for a in node.args),
+                    starstar=any(k.arg is None for k in node.keywords),
+                )
+            )
         if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "__dict_method__":
             _, method, table = callee
             if method == "items":

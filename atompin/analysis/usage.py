@@ -95,6 +95,18 @@ class PatchSite:
         return self.owner, self.attr
 
 
+@dataclass(frozen=True)
+class CallUse:
+    """A call of a provider object: `f(a, b, key=c)` passes 2 positional and `key`."""
+
+    choices: tuple[Ref, ...]
+    site: Site
+    positional: int
+    keywords: tuple[str, ...] = ()
+    star: bool = False
+    starstar: bool = False
+
+
 class ReadKind(str, Enum):
     PLAIN = "read"  # X.f or getattr(X, "f")
     DEFAULT = "default"  # getattr(X, "f", default)
@@ -119,6 +131,7 @@ class ConsumerUsage:
     groups: list[ImportGroup] = field(default_factory=list)
     attributes: list[AttributeUse] = field(default_factory=list)
     patches: list[PatchSite] = field(default_factory=list)
+    calls: list[CallUse] = field(default_factory=list)
     # How each (owner, attr) was read anywhere in the consumer.
     reads: list[Read] = field(default_factory=list)
     unparseable: list[tuple[str, int, str]] = field(default_factory=list)

@@ -25,6 +25,7 @@ from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from atompin.errors import InputError, SourceError
 from atompin.sources.tree import SourceTree
+from atompin.sources.version import normalize_version
 
 # Files above this size stay on the server; source files are far below it.
 _BLOB_FILTER = "blob:limit=1m"
@@ -87,14 +88,7 @@ def is_local(url: str) -> bool:
 
 def version_from_tag(tag: str) -> str:
     """ "v0.33.0" -> "0.33.0"; a tag that is not a version -> ""."""
-    from packaging.version import InvalidVersion, Version
-
-    candidate = tag.rsplit("/", 1)[-1]
-    candidate = candidate[1:] if candidate[:1] in "vV" else candidate
-    try:
-        return str(Version(candidate))
-    except InvalidVersion:
-        return ""
+    return normalize_version(tag)
 
 
 class GitTree(SourceTree):

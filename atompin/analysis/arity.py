@@ -1,0 +1,168 @@
+"""Does a call, a replacement or a table's expectation fit a signature? Pure functions.
+
+These are the questions behind `arity-drift`, the arithmetic failure mode: a
+symbol that moved *and* changed its signature, where a call that fixed only
+the import path passes the wrong argument and nothing raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atompin.analysis.signature import Param, ParamKind, Signature
+
+_POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+_BY_KEYWORD = (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
+
+# Decorators that keep a function's signature; any other makes the signature unknown.
+SAFE_DECORATORS = {
+    "staticmethod", "classmethod", "property", "cached_property", "functools.cached_property",
+    "cache", "functools.cache", "lru_cache", "functools.lru_cache", "wraps", "functools.wraps",
+    "abstractmethod", "abc.abstractmethod", "override", "typing.override", "typing_extensions.override",
+    "deprecated", "typing_extensions.deprecated", "torch.no_grad", "torch.inference_mode",
+    "contextmanager", "contextlib.contextmanager", "final", "typing.final",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """What a call site passes: positional count, keyword names, and whether it unpacks."""
+
+    positional: int
+    keywords: tuple[str, ...] = ()
+    star: bool = False
+    starstar: bool = False
+
+    def render(self) -> str:
+        parts = [f"{self.positional} positional"] + [f"{k}=" for k in self.keywords]
+        if self.star:
+            parts.append("*args")
+        if self.starstar:
+            parts.append("**kwargs")
+        return "(" + ", ".join(parts) + ")"
+
+
+def checkable(sig: Signature | None) -> bool:
+    """A signature we can trust: read from a def whose decorators keep it."""
+    return (
+        sig is not None
+        and not sig.is_property
+        and all(d in SAFE_DECORATORS or d.endswith(".setter") for d in sig.decorators)
+    )
+
+
+def _bound(sig: Signature, bound: bool) -> list[Param]:
+    params = list(sig.params)
+    if bound and params and params[0].kind in _POSITIONAL:
+        params = params[1:]
+    return params
+
+
+def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | None:
+    """Why `call` does not fit `sig` (None when it fits). `bound`: the first parameter is supplied."""
+    params = _bound(sig, bound)
+    positional = [p for p in params if p.kind in _POSITIONAL]
+    var_positional = any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
+    var_keyword = any(p.kind is ParamKind.VAR_KEYWORD for p in params)
+    if call.positional > len(positional) and not var_positional:
+        return f"passes {call.positional} positional argument(s); the signature takes at most {len(positional)}"
+    filled = {p.name for p in positional[: call.positional]}
+    by_name = {p.name: p for p in params}
+    for keyword in call.keywords:
+        param = by_name.get(keyword)
+        if param is None or param.kind not in _BY_KEYWORD:
+            if not var_keyword:
+                return f"passes {keyword}=, which the signature does not take"
+        elif keyword in filled:
+            return f"passes {keyword!r} both by position and by keyword"
+        filled.add(keyword)
+    if call.star or call.starstar:
+        return None  # unpacked arguments: the rest cannot be counted
+    missing = [
+        p.name
+        for p in params
+        if p.kind in (*_POSITIONAL, ParamKind.KEYWORD_ONLY) and not p.has_default and p.name not in filled
+    ]
+    if missing:
+        return f"does not pass the required {', '.join(missing)}"
+    return None
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    message: str
+    # True: calls the original takes today fail or bind wrongly; False: only keyword callers would.
+    definite: bool = True
+
+
+def replacement_problem(original: Signature, replacement: Signature) -> Mismatch | None:
+    """Why `replacement` cannot take every call `original` takes (None when it can)."""
+    r_params = list(replacement.params)
+    if any(p.kind is ParamKind.VAR_POSITIONAL for p in r_params) and any(
+        p.kind is ParamKind.VAR_KEYWORD for p in r_params
+    ):
+        return None
+    o_positional = [p for p in original.params if p.kind in _POSITIONAL]
+    required = sum(1 for p in o_positional if not p.has_default)
+    kw_required = tuple(p.name for p in original.params if p.kind is ParamKind.KEYWORD_ONLY and not p.has_default)
+    counts = sorted({required, len(o_positional)})
+    for n in counts:
+        problem = call_problem(replacement, CallShape(n, kw_required))
+        if problem:
+            return Mismatch(f"a call the original accepts ({n} positional) does not fit the replacement: it {problem}")
+    r_names = {p.name for p in r_params if p.kind in _BY_KEYWORD}
+    r_var_keyword = any(p.kind is ParamKind.VAR_KEYWORD for p in r_params)
+    r_positional = [p for p in r_params if p.kind in _POSITIONAL]
+    o_index = {p.name: i for i, p in enumerate(o_positional)}
+    for i, p in enumerate(r_positional):
+        j = o_index.get(p.name)
+        if j is not None and j != i:
+            return Mismatch(f"{p.name} is parameter {i + 1} of the replacement but parameter {j + 1} of the original")
+    for i, p in enumerate(original.params):
+        if i == 0 and p.name in ("self", "cls"):
+            continue
+        if p.kind in _BY_KEYWORD and p.name not in r_names and not r_var_keyword:
+            return Mismatch(
+                f"callers that pass {p.name}= (the original takes it) would fail: the replacement has no such parameter",
+                definite=False,
+            )
+    return None
+
+
+def param_names(sig: Signature, drop_receiver: bool = True) -> list[str]:
+    """["vllm_config", "kv_cache_groups", "*args"]: names as a table writes them."""
+    params = list(sig.params)
+    if drop_receiver and params and params[0].name in ("self", "cls") and params[0].kind in _POSITIONAL:
+        params = params[1:]
+    out = []
+    for p in params:
+        prefix = "*" if p.kind is ParamKind.VAR_POSITIONAL else "**" if p.kind is ParamKind.VAR_KEYWORD else ""
+        out.append(prefix + p.name)
+    return out
+
+
+def params_problem(sig: Signature, expected: list[str]) -> str | None:
+    """Why `sig` does not have the parameters a relocation table expects (None when it does)."""
+    found = param_names(sig)
+    wanted = [e for e in expected if e not in ("self", "cls")] if expected[:1] in (["self"], ["cls"]) else expected
+    if found == wanted:
+        return None
+    return f"the table expects ({', '.join(wanted)}), the provider has ({', '.join(found)})"
+
+
+def describe_change(old: Signature, new: Signature) -> str:
+    """A short note on how a signature changed: "gained vllm_config as first parameter"."""
+    a, b = param_names(old), param_names(new)
+    if a == b:
+        return "signature unchanged"
+    added = [n for n in b if n not in a]
+    removed = [n for n in a if n not in b]
+    notes = []
+    for name in added:
+        position = b.index(name)
+        where = "first" if position == 0 else "last" if position == len(b) - 1 else f"parameter {position + 1}"
+        notes.append(f"gained {name} as {where} parameter")
+    notes += [f"lost {name}" for name in removed]
+    if not added and not removed:
+        notes.append(f"parameters reordered: ({', '.join(a)}) -> ({', '.join(b)})")
+    return "; ".join(notes)

@@ -1,0 +1,140 @@
+"""Versioned relocation tables: `relocations/<provider>/<version>.toml`.
+
+Each table names the provider package, a `packaging` specifier of the provider
+versions it applies to, and entries `old` symbol -> `new` symbol with the
+expected parameters at the new place. Tables are chosen per pair by the
+provider's detected version; their hashes go into the lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomlkit
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from tomlkit.exceptions import ParseError
+
+from atompin.errors import InputError
+from atompin.manifest import key_path, locate
+
+_SYMBOL = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
+
+
+def _check_symbol(value: str) -> str:
+    if not _SYMBOL.match(value) or ":" not in value:
+        raise ValueError(
+            f"{value!r} is not a symbol; write module:qualname, e.g. vllm.v1.core.kv_cache_utils:get_kv_cache_groups"
+        )
+    return value
+
+
+class Relocation(BaseModel):
+    """One entry: `old` moved to `new`, with the parameters expected there."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    old: str
+    new: str
+    params: list[str] | None = None
+    note: str = ""
+
+    @field_validator("old", "new")
+    @classmethod
+    def _symbol(cls, value: str) -> str:
+        return _check_symbol(value)
+
+
+class RelocationTable(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    package: str
+    applies: str
+    moved: list[Relocation] = Field(default_factory=list)
+
+    @field_validator("applies")
+    @classmethod
+    def _applies(cls, value: str) -> str:
+        try:
+            SpecifierSet(value)
+        except InvalidSpecifier:
+            raise ValueError(f'{value!r} is not a version specifier; write e.g. ">=0.33"') from None
+        return value
+
+    def applies_to(self, version: str) -> bool:
+        try:
+            return SpecifierSet(self.applies).contains(Version(version), prereleases=True)
+        except InvalidVersion:
+            return False
+
+
+@dataclass(frozen=True)
+class LoadedTable:
+    path: str  # relative to the manifest's folder, POSIX
+    digest: str
+    table: RelocationTable
+
+
+def parse_table(text: str, path: str) -> RelocationTable:
+    try:
+        data = tomlkit.parse(text).unwrap()
+    except ParseError as exc:
+        raise InputError(f"{path}:{exc.line}: not valid TOML; fix the syntax") from None
+    try:
+        return RelocationTable.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        loc = ("moved", *loc[1:]) if loc and loc[0] == "moved" else loc
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = f"unknown key {loc[-1]!r}; entries take old, new, params and note"
+        elif err["type"] == "missing":
+            message = f"missing required key {loc[-1]!r}"
+        raise InputError(f"{path}:{_locate_entry(text, loc)}: {key_path(loc)}: {message}") from None
+
+
+def _locate_entry(text: str, loc: tuple[object, ...]) -> int:
+    if len(loc) >= 2 and loc[0] == "moved" and isinstance(loc[1], int):
+        headers = [i for i, line in enumerate(text.splitlines()) if line.strip() == "[[moved]]"]
+        if loc[1] < len(headers):
+            start = headers[loc[1]]
+            key = loc[2] if len(loc) > 2 else None
+            for j, line in enumerate(text.splitlines()[start:], start=start):
+                if key and re.match(rf"^\s*{key}\s*=", line):
+                    return j + 1
+            return start + 1
+    return locate(text, loc)
+
+
+def load_tables(folder: Path, base: Path, package: str) -> list[LoadedTable]:
+    """Every table under `folder/<package>/` (sorted by path); bad tables raise InputError."""
+    out: list[LoadedTable] = []
+    root = folder / package
+    if not root.is_dir():
+        return out
+    for path in sorted(root.glob("*.toml")):
+        text = path.read_text()
+        rel = path.relative_to(base).as_posix() if path.is_relative_to(base) else path.as_posix()
+        table = parse_table(text, rel)
+        if table.package != package:
+            raise InputError(
+                f"{rel}:{locate(text, ('package',))}: package = {table.package!r}, but the table lives under {package}/"
+            )
+        out.append(LoadedTable(rel, "sha256:" + hashlib.sha256(text.encode()).hexdigest(), table))
+    return out
+
+
+def applicable(tables: list[LoadedTable], version: str) -> list[LoadedTable]:
+    return [t for t in tables if version and t.table.applies_to(version)]
+
+
+def manifest_tables(folder: Path, base: Path, packages: list[str]) -> dict[str, list[LoadedTable]]:
+    """The tables of every provider package named in a manifest, by package."""
+    return {package: load_tables(folder, base, package) for package in sorted(set(packages))}
+
+
+def digests(tables: dict[str, list[LoadedTable]]) -> dict[str, str]:
+    return dict(sorted((t.path, t.digest) for ts in tables.values() for t in ts))
