@@ -346,6 +346,101 @@ def export(
         _fail(err)
 
 
+relocations_app = typer.Typer(
+    help="Relocation tables: where provider symbols moved between releases.", no_args_is_help=True
+)
+app.add_typer(relocations_app, name="relocations")
+
+
+@relocations_app.command("suggest")
+def relocations_suggest(
+    source: Annotated[str, typer.Argument(help="The provider's git repository (URL or path); '-' with two folders.")],
+    old: Annotated[str, typer.Argument(help="The old release: a ref (tag, branch, commit) or a source folder.")],
+    new: Annotated[str, typer.Argument(help="The new release: a ref or a source folder.")],
+    consumer: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="A consumer source folder: only the symbols it uses are considered (default: every definition)."
+        ),
+    ] = None,
+    consumer_package: Annotated[Optional[str], typer.Option(help="The consumer package to scan.")] = None,  # noqa: UP045
+    package: Annotated[
+        str | None, typer.Option(help="The provider's import name (default: the single top-level package).")
+    ] = None,  # noqa: UP045
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the draft here (atomically) instead of stdout.")
+    ] = None,  # noqa: UP045
+    offline: Annotated[bool, typer.Option("--offline", help="Use the git cache only.")] = False,
+    cache_dir: CacheOpt = None,
+) -> None:
+    """Draft a relocation table: for each symbol at OLD that is gone at NEW, where did it go?
+
+    Candidates are ranked (same name in another module, same class elsewhere, a new
+    name with the same parameters) and printed in the relocations/ format with the
+    parameters at the new place and a note on each signature change. Review it
+    against the sources before committing it. When OLD and NEW are folders they are
+    read as source trees; otherwise SOURCE is a git repository and OLD and NEW are refs.
+
+    Example:
+
+        atompin relocations suggest https://github.com/vllm-project/vllm v0.31.0 v0.33.0 --consumer ./ATOM --consumer-package atom.plugin.vllm
+    """
+    from atompin.analysis.arity import param_names
+    from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
+    from atompin.analysis.checks import UsageChecker
+    from atompin.analysis.engine import consumer_packages, provider_package, scan_consumer
+    from atompin.analysis.provider import ProviderIndex
+    from atompin.analysis.suggest import entry_note, suggest
+    from atompin.lock import write_atomically
+    from atompin.relocations import Relocation, render_draft
+    from atompin.sources.git import GitCache
+    from atompin.sources.tree import FolderTree
+    from atompin.sources.version import normalize_version, version_from_tree
+
+    try:
+        root = cache_dir or default_cache_dir()
+        index_cache = SqliteIndexCache(root)
+        with _progress() as progress:
+            if Path(old).is_dir() and Path(new).is_dir():
+                old_tree, new_tree = FolderTree(old), FolderTree(new)
+            else:
+                git_cache = GitCache(root, offline=offline, progress=progress)
+                url = source if not Path(source).exists() else str(Path(source).resolve())
+                old_tree, new_tree = (git_cache.tree(git_cache.resolve(url, ref)) for ref in (old, new))
+            package = provider_package(new_tree, package)
+            old_index, new_index = (
+                ProviderIndex(old_tree, package, index_cache),
+                ProviderIndex(new_tree, package, index_cache),
+            )
+            symbols = None
+            if consumer is not None:
+                if not consumer.is_dir():
+                    raise InputError(f"{consumer}: consumer folder does not exist")
+                tree = FolderTree(consumer)
+                usage = scan_consumer(tree, consumer_packages(tree, consumer_package, package), package, index_cache)
+                symbols = list(UsageChecker(usage, old_index).sites_by_symbol())
+            suggestions, removed = suggest(old_index, new_index, symbols, progress)
+            index_cache.flush()
+    except AtompinError as err:
+        _fail(err)
+    entries = []
+    for s in suggestions:
+        _, cand, _ = s.best  # type: ignore[misc]
+        params = param_names(cand.signature) if cand.signature is not None else None
+        entries.append(Relocation(old=s.old, new=cand.symbol, params=params, note=entry_note(s)))
+    version = normalize_version(new) or version_from_tree(new_tree, package) or new
+    header = [
+        f"Draft relocation table for {package}: {old} -> {new}, made by `atompin relocations suggest`.",
+        "Review every entry against the provider's sources before committing it.",
+    ]
+    text = render_draft(package, f">={version}", entries, removed, header)
+    if output:
+        write_atomically(output, text)
+        typer.echo(f"{output}: {len(entries)} entries, {len(removed)} removed without a candidate", err=True)
+    else:
+        sys.stdout.write(text)
+
+
 @app.command()
 def demo() -> None:
     """Run the built-in example offline: a miniature provider with two releases and a

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from atompin.analysis.engine import check_trees
 from atompin.model import CheckResult, Rule
+from atompin.relocations import parse_table
 from atompin.sources.tree import FolderTree
 
 PROVIDER = "minivllm"
@@ -114,7 +115,36 @@ CONSUMER_FILES = {
                 return fn(*args, **kwargs)
             return wrapper
     ''',
+    "miniplug/pool.py": """
+        # Arithmetic: someone fixed the import path for 0.33 and nothing else.
+        try:
+            from minivllm.v1.core.kv_cache_planning import _pool_bytes_per_block
+        except ImportError:
+            from minivllm.v1.core.kv_cache_utils import _pool_bytes_per_block
+
+
+        def bytes_per_block(kv_cache_groups):
+            # At 0.33 the first parameter is vllm_config: the groups land there, nothing raises.
+            return _pool_bytes_per_block(kv_cache_groups)
+    """,
 }
+
+# The relocation table the demo ships for its provider.
+DEMO_TABLE = """\
+package = "minivllm"
+applies = ">=0.33"
+
+[[moved]]
+old = "minivllm.v1.core.kv_cache_utils:_pool_bytes_per_block"
+new = "minivllm.v1.core.kv_cache_planning:_pool_bytes_per_block"
+params = ["vllm_config", "kv_cache_groups"]
+note = "gained vllm_config as first parameter"
+
+[[moved]]
+old = "minivllm.v1.core.kv_cache_utils:get_kv_cache_groups"
+new = "minivllm.v1.core.kv_cache_planning:get_kv_cache_groups"
+params = ["vllm_config", "kv_cache_spec"]
+"""
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:
@@ -213,6 +243,7 @@ def write_demo_repos(root: Path) -> Path:
     git_repo(root / "repos/miniplug", [("v0.1.0", consumer_files)])
     manifest = root / "pairs.toml"
     manifest.write_text(DEMO_MANIFEST)
+    write_files(root, {"relocations/minivllm/0.33.toml": DEMO_TABLE})
     return manifest
 
 
@@ -228,10 +259,12 @@ def run_demo(echo: Callable[[str], None] = print) -> int:
         consumer = FolderTree(paths["consumer"])
         consumer.label = "miniplug (the plugin, written against 0.31)"
         results: dict[str, CheckResult] = {}
+        table = parse_table(DEMO_TABLE, "relocations/minivllm/0.33.toml")
         for version in ("0.31.0", "0.33.0"):
             provider = FolderTree(paths[version])
             provider.label = f"minivllm {version}"
-            results[version] = check_trees(consumer, provider, PROVIDER, CONSUMER)
+            entries = [("relocations/minivllm/0.33.toml", e) for e in table.moved] if table.applies_to(version) else []
+            results[version] = check_trees(consumer, provider, PROVIDER, CONSUMER, relocations=entries)
         echo("atompin demo: a miniature vLLM with two releases and a plugin written against the first.\n")
         echo("1. atompin check: the plugin's source against each provider release\n")
         for version, result in results.items():
@@ -247,8 +280,13 @@ def run_demo(echo: Callable[[str], None] = print) -> int:
         echo(f"  loud:   {len(loud)} import(s) that raise at start-up; someone reads a traceback.")
         echo(f"  silent: {len(silent)} patch target(s) that vanished while their module survived; the guarded")
         echo("          installer skips them without a word and the engine runs unpatched code.")
+        arithmetic = [f for f in after.findings if f.rule is Rule.ARITY_DRIFT]
+        moved = [f for f in after.findings if f.rule is Rule.RELOCATION_STATE]
+        echo(f"  arithmetic: {len(arithmetic)} call(s) that fixed only the import path of a function that also")
+        echo("          gained a parameter: the groups land in vllm_config and the bytes come out wrong.")
+        echo(f"  relocations: {len(moved)} table entr(ies) checked directly against the provider.")
         echo("  The inherited GPUModelRunner._dummy_run is still found through its new base class: no false alarm.\n")
-        checked = bool(loud) and len(silent) == 2 and not results["0.31.0"].findings
+        checked = bool(loud) and len(silent) == 2 and bool(arithmetic) and not results["0.31.0"].findings
         locked = _demo_lock_flow(Path(tmp), echo)
     return 0 if checked and locked else 1
 

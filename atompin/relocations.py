@@ -138,3 +138,29 @@ def manifest_tables(folder: Path, base: Path, packages: list[str]) -> dict[str, 
 
 def digests(tables: dict[str, list[LoadedTable]]) -> dict[str, str]:
     return dict(sorted((t.path, t.digest) for ts in tables.values() for t in ts))
+
+
+def render_draft(package: str, applies: str, entries: list[Relocation], removed: list[str], header: list[str]) -> str:
+    """A table in the relocations/ format, for review before it is committed."""
+    doc = tomlkit.document()
+    for line in header:
+        doc.add(tomlkit.comment(line))
+    doc.add("package", package)
+    doc.add("applies", applies)
+    moved = tomlkit.aot()
+    for entry in entries:
+        t = tomlkit.table()
+        t.add("old", entry.old)
+        t.add("new", entry.new)
+        if entry.params is not None:
+            t.add("params", entry.params)
+        if entry.note:
+            t.add("note", entry.note)
+        moved.append(t)
+    if entries:
+        doc.add("moved", moved)
+    text = tomlkit.dumps(doc)
+    if removed:
+        text += "\n# Gone at the new release, no candidate found (removed, or moved out of the package):\n"
+        text += "".join(f"#   {symbol}\n" for symbol in removed)
+    return text

@@ -44,7 +44,7 @@ def test_check_fails_with_exit_1_and_json_schema(trees):
     assert data["schema"] == "atompin.check/1"
     assert data["package"] == "minivllm"
     assert set(data["summary"]) >= {"import_sites", "symbols", "groups", "patch_sites", "findings_by_rule"}
-    assert data["summary"]["findings_by_rule"] == {"missing-patch-target": 2, "unresolved-import": 1}
+    assert data["summary"]["findings_by_rule"] == {"arity-drift": 1, "missing-patch-target": 2, "unresolved-import": 1}
     for f in data["findings"]:
         assert set(f) == {"rule", "severity", "symbol", "sites", "message", "alternatives"}
         assert all(":" in s for s in f["sites"])
@@ -52,6 +52,7 @@ def test_check_fails_with_exit_1_and_json_schema(trees):
         "minivllm.v1.core.kv_cache_utils:get_kv_cache_groups",
         "minivllm.v1.core.kv_cache_utils:_pool_bytes_per_block",
         "minivllm.v1.core.kv_cache_utils:may_override_num_blocks",
+        "minivllm.v1.core.kv_cache_planning:_pool_bytes_per_block",  # the arithmetic case
     }
 
 
@@ -108,6 +109,7 @@ def test_demo_runs_and_explains():
     assert "minivllm 0.31.0: no findings" in result.output
     assert "missing-patch-target" in result.output and "unresolved-import" in result.output
     assert "silently installs nothing" in result.output
+    assert "arity-drift" in result.output and "now bind to vllm_config" in result.output
 
 
 def test_help_shows_examples():

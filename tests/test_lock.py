@@ -47,9 +47,23 @@ def test_lock_writes_verdicts_and_exits_1_for_a_failing_gate(project: Path):
     assert (provider.ref, provider.ref_kind, provider.version) == ("v0.33.0", "tag", "0.33.0")
     assert provider.commit == repo.git.rev_parse("v0.33.0^{commit}")
     rules = sorted({f.rule for f in bad.findings})
-    assert rules == ["declared-target-skew", "missing-patch-target", "unconstrained-plugin", "unresolved-import"]
+    assert rules == [
+        "arity-drift", "declared-target-skew", "missing-patch-target", "relocation-state", "unconstrained-plugin",
+        "unresolved-import",
+    ]  # fmt: skip
+    locked = read_lock(project.parent / "atompin.lock")
+    assert list(locked.relocation_tables) == ["relocations/minivllm/0.33.toml"]
+    assert locked.relocation_tables["relocations/minivllm/0.33.toml"].startswith("sha256:")
     [check] = bad.checks
     assert (check.name, check.gate, check.verdict, check.patch_targets) == ("miniplug->minivllm", True, "fail", 3)
+
+
+def test_a_changed_relocation_table_makes_the_lock_stale(project: Path):
+    lock(project)
+    table = project.parent / "relocations/minivllm/0.33.toml"
+    table.write_text(table.read_text() + '\n[[moved]]\nold = "minivllm.a:b"\nnew = "minivllm.c:b"\n')
+    result = invoke("verify", "--manifest", str(project))
+    assert result.exit_code == 1 and "relocation tables changed" in result.output
 
 
 def test_lock_is_deterministic(project: Path):

@@ -84,7 +84,9 @@ def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | 
         if p.kind in (*_POSITIONAL, ParamKind.KEYWORD_ONLY) and not p.has_default and p.name not in filled
     ]
     if missing:
-        return f"does not pass the required {', '.join(missing)}"
+        landed = [p.name for p in positional[: call.positional]]
+        where = f" (its positional arguments now bind to {', '.join(landed)})" if landed else ""
+        return f"does not pass the required {', '.join(missing)}{where}"
     return None
 
 

@@ -49,7 +49,9 @@ def check_relocations(
         note = f"; {entry.note}" if entry.note else ""
         detail = {
             "relocated": f"{entry.new} resolves and {entry.old} is gone",
-            "both": f"both {entry.old} and {entry.new} resolve",
+            "both": f"{entry.old} stays in place"
+            if entry.old == entry.new
+            else f"both {entry.old} and {entry.new} resolve",
             "pending": f"{entry.old} is still there and {entry.new} is not (is the table applied to the right version?)",
             "broken": f"neither {entry.old} ({old.reason}) nor {entry.new} ({new.reason}) resolves",
         }[state]

@@ -8,9 +8,7 @@ from packaging.version import InvalidVersion, Version
 
 from atompin.sources.tree import SourceTree
 
-_VERSION_ASSIGN = re.compile(
-    r"""^(?:__version__|version)\s*(?::\s*str\s*)?=\s*(?:__version__\s*=\s*)?['"]([^'"]+)['"]""", re.M
-)
+_VERSION_ASSIGN = re.compile(r"""^(?:(?:__version__|version)\s*(?::[^=\n]*)?=\s*)+['"]([^'"]+)['"]""", re.M)
 
 
 def normalize_version(text: str) -> str:

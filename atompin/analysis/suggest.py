@@ -1,0 +1,159 @@
+"""Find where vanished symbols went between two provider releases: a draft relocation table.
+
+For every symbol that exists at the old release and not at the new one (the
+consumer's symbols, or every definition), candidates at the new release are
+ranked: the same name defined in another module, the same class under another
+module, or a new name in the same module with the same parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from atompin.analysis.arity import describe_change, param_names
+from atompin.analysis.moduleinfo import BindingKind, MemberKind
+from atompin.analysis.names import split_symbol
+from atompin.analysis.provider import ProviderIndex, TargetKind
+from atompin.analysis.signature import Signature
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Something defined (not re-exported) at one place: a def, a class, or a method."""
+
+    module: str
+    qualname: str
+    kind: str  # "def" | "class"
+    signature: Signature | None = None
+
+    @property
+    def symbol(self) -> str:
+        return f"{self.module}:{self.qualname}"
+
+    @property
+    def name(self) -> str:
+        return self.qualname.rsplit(".", 1)[-1]
+
+
+@dataclass
+class Suggestion:
+    old: str
+    old_signature: Signature | None
+    candidates: list[tuple[float, Definition, str]] = field(default_factory=list)  # score, where, why
+
+    @property
+    def best(self) -> tuple[float, Definition, str] | None:
+        return self.candidates[0] if self.candidates else None
+
+
+def definitions(index: ProviderIndex, progress: Callable[[str], None] | None = None) -> dict[str, Definition]:
+    """Every definition in the provider package, by symbol (parses every module once, cached)."""
+    out: dict[str, Definition] = {}
+    paths = index.tree.python_files(index.package)
+    for n, path in enumerate(paths):
+        if progress and n % 200 == 0:
+            progress(f"indexing {index.tree.label}: {n}/{len(paths)} files")
+        module, _ = index.tree.module_name(path)
+        info = index.module(module)
+        if info is None or info.error:
+            continue
+        for name, binding in info.bindings.items():
+            if binding.kind is BindingKind.DEF:
+                out[f"{module}:{name}"] = Definition(module, name, "def", binding.signature)
+            elif binding.kind is BindingKind.CLASS:
+                out[f"{module}:{name}"] = Definition(module, name, "class")
+        for qualname, cls in info.classes.items():
+            for name, member in cls.members.items():
+                if member.kind is MemberKind.DEF:
+                    out[f"{module}:{qualname}.{name}"] = Definition(
+                        module, f"{qualname}.{name}", "def", member.signature
+                    )
+    return out
+
+
+def _module_similarity(a: str, b: str) -> float:
+    pa, pb = a.split("."), b.split(".")
+    common = 0
+    for x, y in zip(pa, pb):
+        if x != y:
+            break
+        common += 1
+    return common / max(len(pa), len(pb))
+
+
+def _same_params(a: Signature | None, b: Signature | None) -> bool:
+    return a is not None and b is not None and param_names(a) == param_names(b)
+
+
+def suggest(
+    old: ProviderIndex,
+    new: ProviderIndex,
+    symbols: Iterable[str] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[Suggestion], list[str]]:
+    """Suggestions for every vanished symbol, and the symbols that vanished without a candidate."""
+    old_defs = definitions(old, progress)
+    new_defs = definitions(new, progress)
+    by_name: dict[str, list[Definition]] = {}
+    for d in new_defs.values():
+        by_name.setdefault(d.qualname, []).append(d)
+    wanted = sorted(set(symbols)) if symbols is not None else sorted(old_defs)
+    suggestions: list[Suggestion] = []
+    removed: list[str] = []
+    for symbol in wanted:
+        before = old.resolve_symbol(symbol)
+        if not before.found or before.target is None or before.target.kind is TargetKind.MODULE:
+            continue
+        if new.resolve_symbol(symbol).status.value != "missing":
+            continue
+        module, qualname = split_symbol(symbol)
+        # Judge the definition itself (a re-export's source) when the symbol was one.
+        defined = old_defs.get(before.target.symbol) or old_defs.get(symbol)
+        sig = defined.signature if defined else before.target.signature
+        s = Suggestion(symbol, sig)
+        for cand in by_name.get(qualname, []):
+            if cand.symbol in old_defs and old.resolve_symbol(cand.symbol).found:
+                continue  # it was there before too: not where this one went
+            score = 2.0 + _module_similarity(module, cand.module)
+            why = "same name in another module"
+            if _same_params(sig, cand.signature):
+                score += 1.0
+            s.candidates.append((score, cand, why))
+        if "." in qualname:  # a method: the same class moved elsewhere, or a renamed method beside it
+            cls_name, _, member = qualname.rpartition(".")
+            for cand in by_name.get(cls_name, []):
+                moved = new_defs.get(f"{cand.module}:{cls_name}.{member}")
+                if moved is not None and moved not in [c[1] for c in s.candidates]:
+                    s.candidates.append(
+                        (2.0 + _module_similarity(module, cand.module), moved, "same class in another module")
+                    )
+        for cand in new_defs.values():
+            if (
+                cand.module != module
+                or cand.symbol in old_defs
+                or cand.qualname.rpartition(".")[0] != qualname.rpartition(".")[0]
+            ):
+                continue
+            if _same_params(sig, cand.signature) and sig is not None and sig.params:
+                s.candidates.append((1.5, cand, f"renamed to {cand.name} with the same parameters"))
+        s.candidates.sort(key=lambda c: (-c[0], c[1].symbol))
+        if s.candidates:
+            suggestions.append(s)
+        else:
+            removed.append(symbol)
+    return suggestions, removed
+
+
+def entry_note(s: Suggestion) -> str:
+    best = s.best
+    assert best is not None
+    _, cand, why = best
+    parts = [why]
+    if s.old_signature is not None and cand.signature is not None:
+        change = describe_change(s.old_signature, cand.signature)
+        if change != "signature unchanged":
+            parts.append(change)
+    if len(s.candidates) > 1:
+        parts.append("other candidates: " + ", ".join(c[1].symbol for c in s.candidates[1:4]))
+    return "; ".join(parts)

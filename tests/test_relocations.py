@@ -1,0 +1,353 @@
+"""Relocation tables, relocation-state, arity-drift, and `relocations suggest`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import brief
+from typer.testing import CliRunner
+
+from atompin.analysis.arity import CallShape, call_problem, describe_change, params_problem, replacement_problem
+from atompin.analysis.provider import ProviderIndex
+from atompin.analysis.relocation_checks import check_relocations
+from atompin.analysis.signature import signature_of
+from atompin.analysis.suggest import suggest
+from atompin.cli import app
+from atompin.demo import write_files
+from atompin.errors import InputError
+from atompin.relocations import Relocation, parse_table
+from atompin.sources.tree import FolderTree
+
+runner = CliRunner()
+
+
+def sig(source: str):  # type: ignore[no-untyped-def]
+    import ast
+
+    node = ast.parse(source).body[0]
+    return signature_of(node)  # type: ignore[arg-type]
+
+
+OLD = {
+    "pv/__init__.py": "",
+    "pv/utils.py": """
+        def pool_bytes(groups):
+            return 0
+        def stays(a, b):
+            return a
+        def old_name(x, y):
+            return x
+        def removed(z):
+            return z
+        class Runner:
+            def step(self, batch):
+                return batch
+    """,
+}
+NEW = {
+    "pv/__init__.py": "",
+    "pv/utils.py": """
+        def stays(a, b):
+            return a
+        def new_name(x, y):
+            return x
+    """,
+    "pv/planning.py": """
+        def pool_bytes(config, groups):
+            return 0
+        class Runner:
+            def step(self, batch):
+                return batch
+    """,
+}
+
+
+def index(tmp_path: Path, name: str, files: dict[str, str]) -> ProviderIndex:
+    return ProviderIndex(FolderTree(write_files(tmp_path / name, files)), "pv")
+
+
+# -- relocation-state -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "state", "severity"),
+    [
+        ("pv.utils:pool_bytes", "pv.planning:pool_bytes", "relocated", "info"),
+        ("pv.utils:stays", "pv.utils:stays", "both", "info"),
+        ("pv.utils:stays", "pv.planning:stays", "pending", "warning"),
+        ("pv.utils:gone", "pv.planning:gone", "broken", "error"),
+    ],
+)
+def test_every_relocation_state(tmp_path: Path, old: str, new: str, state: str, severity: str):
+    [finding] = check_relocations([("t.toml", Relocation(old=old, new=new))], index(tmp_path, "new", NEW))
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == ("relocation-state", severity, old)
+    assert finding.message.startswith(f"{state}: ")
+
+
+def test_table_params_mismatch_is_arity_drift(tmp_path: Path):
+    new = index(tmp_path, "new", NEW)
+    wrong = Relocation(old="pv.utils:pool_bytes", new="pv.planning:pool_bytes", params=["groups"])
+    findings = check_relocations([("t.toml", wrong)], new)
+    assert [(f.rule.value, f.severity.value) for f in findings] == [
+        ("relocation-state", "info"),
+        ("arity-drift", "error"),
+    ]
+    assert "the table expects (groups), the provider has (config, groups)" in findings[1].message
+    right = Relocation(old="pv.utils:pool_bytes", new="pv.planning:pool_bytes", params=["config", "groups"])
+    assert [f.rule.value for f in check_relocations([("t.toml", right)], new)] == ["relocation-state"]
+
+
+def test_without_params_the_baseline_signature_is_compared(tmp_path: Path):
+    new, old = index(tmp_path, "new", NEW), index(tmp_path, "old", OLD)
+    entry = Relocation(old="pv.utils:pool_bytes", new="pv.planning:pool_bytes")
+    findings = check_relocations([("t.toml", entry)], new, baseline=old)
+    assert findings[1].rule.value == "arity-drift"
+    assert "gained config as first parameter" in findings[1].message
+    same = Relocation(old="pv.utils:Runner.step", new="pv.planning:Runner.step")
+    assert [f.rule.value for f in check_relocations([("t.toml", same)], new, baseline=old)] == ["relocation-state"]
+
+
+def test_table_applicability_by_version():
+    table = parse_table('package = "pv"\napplies = ">=0.33"\n', "t.toml")
+    assert not table.applies_to("0.32.9")
+    assert table.applies_to("0.33.0") and table.applies_to("0.33.1") and table.applies_to("0.34.0rc1")
+    assert not table.applies_to("") and not table.applies_to("not-a-version")
+    window = parse_table('package = "pv"\napplies = ">=0.32,<0.33"\n', "t.toml")
+    assert window.applies_to("0.32.0") and not window.applies_to("0.33.0")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('package = "pv"\napplies = "0.33+"\n', "t.toml:2: applies: '0.33+' is not a version specifier"),
+        (
+            'package = "pv"\napplies = ">=1"\n[[moved]]\nold = "pv.a:f"\nnew = "pv.b"\n',
+            "t.toml:5: moved[0].new: 'pv.b' is not a symbol",
+        ),
+        (
+            'package = "pv"\napplies = ">=1"\n[[moved]]\nold = "pv.a:f"\nnew = "pv.b:f"\nwhy = "x"\n',
+            "t.toml:6: moved[0].why: unknown key 'why'",
+        ),
+        ('package = "pv"\n[[moved]]\n', "t.toml:1: applies: missing required key 'applies'"),
+    ],
+)
+def test_malformed_tables_name_file_line_and_key(text: str, expected: str):
+    with pytest.raises(InputError) as err:
+        parse_table(text, "t.toml")
+    assert str(err.value).startswith(expected)
+
+
+def test_check_cli_with_a_bad_table_is_exit_2(tmp_path: Path):
+    provider = write_files(tmp_path / "p", NEW)
+    consumer = write_files(tmp_path / "c", {"plug/__init__.py": "from pv.utils import stays\n"})
+    table = tmp_path / "table.toml"
+    table.write_text('package = "pv"\napplies = "soon"\n')
+    result = runner.invoke(app, ["check", str(consumer), str(provider), "--relocations", str(table), "--no-cache"])
+    assert result.exit_code == 2 and "table.toml:2: applies" in result.output
+
+
+def test_check_cli_chooses_tables_by_provider_version(tmp_path: Path):
+    provider = write_files(tmp_path / "p", {**NEW, "pv/__init__.py": '__version__ = "0.33.0"\n'})
+    consumer = write_files(tmp_path / "c", {"plug/__init__.py": "from pv.utils import stays\n"})
+    tables = write_files(tmp_path / "relocations", {
+        "pv/0.33.toml": 'package = "pv"\napplies = ">=0.33"\n[[moved]]\nold = "pv.utils:pool_bytes"\nnew = "pv.planning:pool_bytes"\n',
+        "pv/0.40.toml": 'package = "pv"\napplies = ">=0.40"\n[[moved]]\nold = "pv.utils:stays"\nnew = "pv.x:stays"\n',
+    })  # fmt: skip
+    result = runner.invoke(
+        app, ["check", str(consumer), str(provider), "--relocations", str(tables), "--format", "json", "--no-cache"]
+    )
+    assert result.exit_code == 0, result.output
+    assert '"symbol": "pv.utils:pool_bytes"' in result.output and "pv.x:stays" not in result.output
+
+
+# -- arity: the pure rules ---------------------------------------------------------------
+
+
+def test_call_shapes():
+    s = sig("def f(vllm_config, kv_cache_groups, *, flag=False): pass")
+    assert call_problem(s, CallShape(2)) is None
+    assert call_problem(s, CallShape(1, ("kv_cache_groups",))) is None
+    assert "required kv_cache_groups (its positional arguments now bind to vllm_config)" in call_problem(
+        s, CallShape(1)
+    )  # type: ignore[operator]
+    assert "at most 2" in call_problem(s, CallShape(3))  # type: ignore[operator]
+    assert "flg=" in call_problem(s, CallShape(2, ("flg",)))  # type: ignore[operator]
+    assert call_problem(s, CallShape(0, star=True)) is None
+    method = sig("def m(self, batch): pass")
+    assert call_problem(method, CallShape(1), bound=True) is None
+    assert call_problem(method, CallShape(2), bound=False) is None
+    assert call_problem(method, CallShape(2), bound=True) is not None
+    kw = sig("def g(a, **kw): pass")
+    assert call_problem(kw, CallShape(1, ("anything",))) is None
+
+
+def test_replacement_rules():
+    original = sig("def f(self, request, max_cache_hit_length=None): pass")
+    assert replacement_problem(original, sig("def w(self, request, max_cache_hit_length=None): pass")) is None
+    assert replacement_problem(original, sig("def w(self, *args, **kwargs): pass")) is None
+    short = replacement_problem(original, sig("def w(self, request): pass"))
+    assert short is not None and short.definite and "3 positional" in short.message
+    renamed = replacement_problem(original, sig("def w(self, req, max_cache_hit_length=None): pass"))
+    assert renamed is not None and not renamed.definite and "request=" in renamed.message
+    swapped = replacement_problem(sig("def f(vllm_config, groups): pass"), sig("def w(groups, vllm_config): pass"))
+    assert (
+        swapped is not None
+        and swapped.definite
+        and "groups is parameter 1 of the replacement but parameter 2" in swapped.message
+    )
+
+
+def test_params_and_change_notes():
+    s = sig("def f(self, vllm_config, groups): pass")
+    assert params_problem(s, ["vllm_config", "groups"]) is None
+    assert params_problem(s, ["self", "vllm_config", "groups"]) is None
+    assert params_problem(s, ["groups"]) is not None
+    assert (
+        describe_change(sig("def f(groups): pass"), sig("def f(vllm_config, groups): pass"))
+        == "gained vllm_config as first parameter"
+    )
+    assert describe_change(sig("def f(a, b): pass"), sig("def f(a): pass")) == "lost b"
+    assert describe_change(sig("def f(a, b): pass"), sig("def f(b, a): pass")).startswith("parameters reordered")
+
+
+# -- arity: through the consumer ------------------------------------------------------
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/m.py": """
+        def pool(vllm_config, groups):
+            return 0
+        class Registry:
+            def register(self, arch, qualname):
+                pass
+            @classmethod
+            def build(cls, config):
+                return cls()
+            @staticmethod
+            def util(x):
+                return x
+        REGISTRY = Registry()
+        class Proj:
+            def __init__(self, config, out_size, prefix=""):
+                pass
+        class Runner:
+            def step(self, batch, max_len=None):
+                return batch
+    """,
+}
+
+
+def consumer(src: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/mod.py": src}
+
+
+def test_consumer_calls_that_no_longer_fit(run_check):
+    src = """
+        from pv.m import pool, REGISTRY, Registry, Proj
+        pool(groups)
+        REGISTRY.register("A", "m:C", "extra")
+        Registry.build(cfg, 1)
+        Registry.util(1, 2)
+        Proj(config=c, prefix="p")
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert brief(result) == [
+        ("arity-drift", "error", "pv.m:Proj", ["plug/mod.py:6"]),
+        ("arity-drift", "error", "pv.m:REGISTRY.register", ["plug/mod.py:3"]),
+        ("arity-drift", "error", "pv.m:Registry.build", ["plug/mod.py:4"]),
+        ("arity-drift", "error", "pv.m:Registry.util", ["plug/mod.py:5"]),
+        ("arity-drift", "error", "pv.m:pool", ["plug/mod.py:2"]),
+    ]
+    ok = """
+        from pv.m import pool, REGISTRY, Registry, Proj
+        pool(cfg, groups)
+        REGISTRY.register("A", "m:C")
+        Registry.build(cfg)
+        Registry.util(1)
+        Proj(c, 4, prefix="p")
+        pool(*args)
+    """
+    assert run_check(PROVIDER, consumer(ok)).findings == ()
+
+
+def test_patch_replacement_and_wrapper_call_of_the_original(run_check):
+    src = """
+        from pv.m import Runner
+        original = Runner.step
+        def step(self, batch):
+            return original(self, batch, 1, 2)
+        Runner.step = step
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert [(f.rule.value, f.severity.value, f.symbol, [str(s) for s in f.sites]) for f in result.findings] == [
+        ("arity-drift", "error", "pv.m:Runner.step", ["plug/mod.py:4", "plug/mod.py:5"]),
+    ]
+    [finding] = result.findings
+    assert "Original (self, batch, max_len=…); replacement (self, batch)" in finding.message
+    ok = """
+        from pv.m import Runner
+        original = Runner.step
+        def step(self, batch, max_len=None):
+            return original(self, batch, max_len)
+        Runner.step = step
+    """
+    assert run_check(PROVIDER, consumer(ok)).findings == ()
+
+
+# -- suggest --------------------------------------------------------------------------
+
+
+def test_suggest_on_two_small_releases(tmp_path: Path):
+    suggestions, removed = suggest(index(tmp_path, "old", OLD), index(tmp_path, "new", NEW))
+    best = {s.old: (s.best[1].symbol, s.best[2]) for s in suggestions}  # type: ignore[index]
+    assert best == {
+        "pv.utils:pool_bytes": ("pv.planning:pool_bytes", "same name in another module"),
+        "pv.utils:old_name": ("pv.utils:new_name", "renamed to new_name with the same parameters"),
+        "pv.utils:Runner": ("pv.planning:Runner", "same name in another module"),
+        "pv.utils:Runner.step": ("pv.planning:Runner.step", "same name in another module"),
+    }
+    assert removed == ["pv.utils:removed"]
+
+
+def test_suggest_cli_prints_a_table_that_parses(tmp_path: Path):
+    old = write_files(tmp_path / "old", OLD)
+    new = write_files(tmp_path / "new", {**NEW, "pv/__init__.py": '__version__ = "0.33.0"\n'})
+    result = runner.invoke(
+        app, ["relocations", "suggest", "-", str(old), str(new), "--cache-dir", str(tmp_path / "cache")]
+    )
+    assert result.exit_code == 0, result.output
+    table = parse_table(result.output, "draft.toml")
+    assert table.applies == ">=0.33.0"
+    entry = next(e for e in table.moved if e.old == "pv.utils:pool_bytes")
+    assert (entry.new, entry.params) == ("pv.planning:pool_bytes", ["config", "groups"])
+    assert "gained config as first parameter" in entry.note
+    assert "#   pv.utils:removed" in result.output
+
+
+def test_suggest_cli_on_a_git_repository_with_a_consumer(tmp_path: Path):
+    from atompin.demo import git_repo
+
+    repo = git_repo(tmp_path / "repo", [("v1.0", OLD), ("v2.0", NEW)])
+    plug = write_files(tmp_path / "plug", {"plug/__init__.py": "from pv.utils import pool_bytes, stays\n"})
+    result = runner.invoke(app, ["relocations", "suggest", str(repo), "v1.0", "v2.0", "--consumer", str(plug),
+                                 "--cache-dir", str(tmp_path / "cache")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    table = parse_table(result.output, "draft.toml")
+    assert [e.old for e in table.moved] == ["pv.utils:pool_bytes"]
+    assert table.applies == ">=2.0"
+
+
+def test_the_shipped_tables_parse_and_cover_the_moves():
+    root = Path(__file__).parent.parent / "relocations" / "vllm"
+    t33 = parse_table((root / "0.33.toml").read_text(), "0.33.toml")
+    assert t33.applies_to("0.33.0") and not t33.applies_to("0.32.0")
+    names = {e.old.split(":")[1] for e in t33.moved}
+    assert names == {
+        "get_kv_cache_groups", "get_kv_cache_config_from_groups", "_max_memory_usage_bytes_from_groups",
+        "_pool_bytes_per_block", "get_kv_cache_configs", "_auto_fit_max_model_len", "may_override_num_blocks",
+    }  # fmt: skip
+    pool = next(e for e in t33.moved if e.old.endswith(":_pool_bytes_per_block"))
+    assert pool.params == ["vllm_config", "kv_cache_groups"]
+    t32 = parse_table((root / "0.32.toml").read_text(), "0.32.toml")
+    assert t32.applies_to("0.32.0") and not t32.applies_to("0.33.0")
