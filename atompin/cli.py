@@ -182,7 +182,13 @@ def _progress(quiet: bool = False) -> Iterator[Callable[[str], None]]:
         yield lambda msg: status.update(msg)
 
 
-def _locker(manifest_path: Path, cache_dir: Optional[Path], offline: bool, progress: Callable[[str], None]):  # type: ignore[no-untyped-def]  # noqa: UP045
+def _locker(
+    manifest_path: Path,
+    cache_dir: Path | None,
+    offline: bool,
+    progress: Callable[[str], None],
+    baseline: str | None = None,
+):  # type: ignore[no-untyped-def]  # noqa: UP045
     from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
     from atompin.locking import Locker
     from atompin.manifest import load_manifest
@@ -191,7 +197,9 @@ def _locker(manifest_path: Path, cache_dir: Optional[Path], offline: bool, progr
     manifest, _ = load_manifest(manifest_path)
     root = cache_dir or default_cache_dir()
     git_cache = GitCache(root, offline=offline, progress=progress)
-    return manifest, Locker(manifest, manifest_path.resolve().parent, git_cache, SqliteIndexCache(root), progress)
+    return manifest, Locker(
+        manifest, manifest_path.resolve().parent, git_cache, SqliteIndexCache(root), progress, baseline
+    )
 
 
 @app.command()
@@ -206,6 +214,13 @@ def lock(
     lock_path: LockOpt = None,
     cache_dir: CacheOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
+    baseline: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--baseline",
+            help="Provider ref to compare relocated signatures with (default: the consumer's declared target).",
+        ),
+    ] = None,
 ) -> None:
     """Resolve every pair of pairs.toml through git, check each declared edge, and write atompin.lock.
 
@@ -222,7 +237,7 @@ def lock(
     target = lock_path or manifest.parent / "atompin.lock"
     try:
         with _progress(quiet) as progress:
-            spec, locker = _locker(manifest, cache_dir, offline, progress)
+            spec, locker = _locker(manifest, cache_dir, offline, progress, baseline)
             previous = read_lock(target) if (pair and target.exists()) else None
             result = locker.lock(spec.digest(), pair, previous)
         before = target.read_text() if target.exists() else None

@@ -36,7 +36,10 @@ class Locker:
     """Resolve and check the pairs of one manifest."""
 
     def __init__(self, manifest: Manifest, manifest_dir: Path, git_cache: GitCache, index_cache: IndexCache,
-                 progress: Progress | None = None) -> None:  # fmt: skip
+                 progress: Progress | None = None, baseline_ref: str | None = None) -> None:  # fmt: skip
+        # baseline_ref: the provider ref that relocation entries without params are compared
+        # with (default: what the consumer declares it was written against).
+        self.baseline_ref = baseline_ref
         self.manifest = manifest
         self.manifest_dir = manifest_dir
         self.git = git_cache
@@ -72,12 +75,12 @@ class Locker:
     def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
         """The provider the consumer declares it was written against, when it declares one."""
         path = self.manifest.components[consumer].declares.get(provider)
-        if not path or path not in resolved.tree.files:
-            return None
-        env = parse_env(resolved.tree.read(path).decode("utf-8", "replace"))
-        prefix = provider.upper().replace("-", "_")
-        refs = [f"v{env[f'{prefix}_VERSION'][0]}"] if f"{prefix}_VERSION" in env else []
-        refs += [env[f"{prefix}_COMMIT"][0]] if f"{prefix}_COMMIT" in env else []
+        refs: list[str] = [self.baseline_ref] if self.baseline_ref else []
+        if not refs and path and path in resolved.tree.files:
+            env = parse_env(resolved.tree.read(path).decode("utf-8", "replace"))
+            prefix = provider.upper().replace("-", "_")
+            refs = [f"v{env[f'{prefix}_VERSION'][0]}"] if f"{prefix}_VERSION" in env else []
+            refs += [env[f"{prefix}_COMMIT"][0]] if f"{prefix}_COMMIT" in env else []
         for ref in refs:
             try:
                 return self.resolve_component(provider, ref).tree

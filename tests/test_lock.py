@@ -412,3 +412,14 @@ def test_plain_provider_repo_without_tags_detects_version_from_file(tmp_path: Pa
     manifest.write_text(VALID.replace('pv = "v0.31.0"', f'pv = "{commit}"'))
     assert lock(manifest).exit_code == 0
     assert read_lock(tmp_path / "atompin.lock").pairs[0].components["pv"].version == "0.31.0"
+
+
+def test_lock_baseline_ref_compares_relocated_signatures(project: Path):
+    table = project.parent / "relocations/minivllm/0.33.toml"
+    # Drop params from the _pool_bytes_per_block entry: the baseline must speak instead.
+    text = table.read_text().replace('params = ["vllm_config", "kv_cache_groups"]\nnote = "gained vllm_config as first parameter"\n', "")
+    table.write_text(text)
+    assert lock(project, "--baseline", "v0.31.0").exit_code == 1
+    bad = read_lock(project.parent / "atompin.lock").pair(BAD)
+    drift = [f for f in bad.findings if f.rule == "arity-drift" and "at the baseline" in f.message]
+    assert drift and "gained vllm_config as first parameter" in drift[0].message
