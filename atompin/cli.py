@@ -31,6 +31,24 @@ app = typer.Typer(
 class CheckFormat(str, Enum):
     text = "text"
     json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+
+
+class DiffFormat(str, Enum):
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+
+
+class _State:
+    """Options of the root command that every command honours."""
+
+    verbose = False
+    debug = False
+
+
+STATE = _State()
 
 
 def _fail(err: AtompinError) -> NoReturn:
@@ -49,8 +67,12 @@ def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show info findings and progress lines.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback when something unexpected fails.")] = False,
 ) -> None:
-    """atompin: pinned pairs, checked statically, locked."""
+    """atompin: pinned pairs, checked statically, locked. Colour follows NO_COLOR."""
+    STATE.verbose = verbose
+    STATE.debug = debug
 
 
 @app.command()
@@ -126,7 +148,15 @@ def check(
         )  # fmt: skip
     except AtompinError as err:
         _fail(err)
-    render = json_report.render_check if format is CheckFormat.json else text_report.render_check
+    from atompin.report import markdown as markdown_report
+    from atompin.report import sarif as sarif_report
+
+    render = {
+        CheckFormat.text: text_report.render_check,
+        CheckFormat.json: json_report.render_check,
+        CheckFormat.markdown: markdown_report.render_check,
+        CheckFormat.sarif: sarif_report.render_check,
+    }[format]
     sys.stdout.write(render(result))
     raise typer.Exit(1 if result.errors else 0)
 
@@ -173,7 +203,10 @@ class ExportFormat(str, Enum):
 def _progress(quiet: bool = False) -> Iterator[Callable[[str], None]]:
     """A live status line on a terminal; silent otherwise."""
     if quiet or not sys.stderr.isatty():
-        yield lambda _msg: None
+        if STATE.verbose and not quiet:
+            yield lambda msg: typer.echo(f"atompin: {msg}", err=True)
+        else:
+            yield lambda _msg: None
         return
     from rich.console import Console
 
@@ -221,6 +254,9 @@ def lock(
             help="Provider ref to compare relocated signatures with (default: the consumer's declared target).",
         ),
     ] = None,
+    format: Annotated[
+        CheckFormat, typer.Option("--format", help="How to print the result (the lock file is TOML either way).")
+    ] = CheckFormat.text,
 ) -> None:
     """Resolve every pair of pairs.toml through git, check each declared edge, and write atompin.lock.
 
@@ -232,7 +268,6 @@ def lock(
         atompin lock --pair atom-0.1.9+vllm-0.33
     """
     from atompin.lock import read_lock, render_lock, write_lock
-    from atompin.report.text import render_lock as render_lock_text
 
     target = lock_path or manifest.parent / "atompin.lock"
     try:
@@ -247,8 +282,8 @@ def lock(
     except AtompinError as err:
         _fail(err)
     if not quiet:
-        typer.echo(render_lock_text(result))
-        typer.echo(f"{target}: {'unchanged' if text == before else 'written'}")
+        sys.stdout.write(_render_lock(result, format, manifest.name))
+        typer.echo(f"{target}: {'unchanged' if text == before else 'written'}", err=format is not CheckFormat.text)
     judged = [p for p in result.pairs if not pair or p.name in pair]
     raise typer.Exit(1 if any(p.gated_failures() for p in judged) else 0)
 
@@ -302,6 +337,165 @@ def verify(
     for line in report.failures:
         typer.echo(f"FAIL  {line}", err=True)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _render_lock(lock, format: CheckFormat, manifest_name: str) -> str:  # type: ignore[no-untyped-def]
+    from atompin.report import markdown, sarif, text
+
+    if format is CheckFormat.json:
+        import json
+
+        return json.dumps(lock.model_dump(by_alias=True), indent=2) + "\n"
+    if format is CheckFormat.markdown:
+        return markdown.render_lock(lock)
+    if format is CheckFormat.sarif:
+        return sarif.render_lock(lock, manifest_name)
+    return text.render_lock(lock, show_info=STATE.verbose) + "\n"
+
+
+def _lock_at(rev: str, path: Path):  # type: ignore[no-untyped-def]
+    """The lock file as committed at `rev` (None when it did not exist there)."""
+    import git
+
+    from atompin.lock import parse_lock
+
+    try:
+        repo = git.Repo(path.resolve().parent, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise InputError(f"{path}: not inside a git repository; pass OLD and NEW lock files") from None
+    assert repo.working_tree_dir is not None
+    rel = path.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    try:
+        repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")
+    except git.GitCommandError:
+        raise InputError(f"{rev!r} is not a commit of the repository that holds {path}; pass --base REV") from None
+    try:
+        text = repo.git.show(f"{rev}:{rel}")
+    except git.GitCommandError:
+        return None  # the lock did not exist at that revision: every pair is new
+    return parse_lock(text + "\n", f"{rev}:{rel}")
+
+
+def _diff_renderer(format: DiffFormat):  # type: ignore[no-untyped-def]
+    from atompin.report import json as json_report
+    from atompin.report import markdown, text
+
+    return {
+        DiffFormat.text: text.render_diff,
+        DiffFormat.markdown: markdown.render_diff,
+        DiffFormat.json: json_report.render_diff,
+    }[format]
+
+
+@app.command()
+def diff(
+    old: Annotated[Path | None, typer.Argument(help="The old lock (default: the lock at git HEAD, or --base).")] = None,  # noqa: UP045
+    new: Annotated[Optional[Path], typer.Argument(help="The new lock (default: the working tree's).")] = None,  # noqa: UP045
+    base: Annotated[str, typer.Option("--base", help="The git revision the default OLD is read at.")] = "HEAD",
+    format: Annotated[
+        DiffFormat, typer.Option("--format", help="text, markdown (for a PR comment) or json.")
+    ] = DiffFormat.text,
+    manifest: ManifestOpt = Path("pairs.toml"),
+    lock_path: LockOpt = None,
+    cache_dir: CacheOpt = None,
+) -> None:
+    """Compare two locks: pins, verdicts, findings that appeared or were resolved, counts.
+
+    Exit 1 when a gated verdict got worse, so a CI job can fail on it.
+
+    Example:
+
+        atompin diff --base origin/main --format markdown > comment.md
+    """
+    from atompin.analysis.cache import default_cache_dir
+    from atompin.lock import read_lock
+    from atompin.lockdiff import diff_locks
+    from atompin.sources.git import GitCache
+
+    default = lock_path or manifest.parent / "atompin.lock"
+    try:
+        new_lock = read_lock(new or default)
+        old_lock = read_lock(old) if old else _lock_at(base, new or default)
+        git_cache = GitCache(cache_dir or default_cache_dir(), offline=True)
+        base_dir = manifest.resolve().parent
+
+        def distance(repo: str, a: str, b: str) -> int | None:
+            local = base_dir / repo
+            return git_cache.commits_between(str(local.resolve()) if local.exists() else repo, a, b)
+
+        result = diff_locks(old_lock, new_lock, distance)
+    except AtompinError as err:
+        _fail(err)
+    sys.stdout.write(_diff_renderer(format)(result))
+    raise typer.Exit(1 if result.worse else 0)
+
+
+@app.command()
+def bump(
+    component: Annotated[str, typer.Argument(help="The component to re-pin (a key of [components]).")],
+    ref: Annotated[str, typer.Argument(help="The new ref: a tag, branch or commit.")],
+    pair: Annotated[
+        list[str] | None,
+        typer.Option("--pair", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."),
+    ] = None,  # noqa: UP045
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Write nothing; show what would change.")] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="Use the cache only.")] = False,
+    manifest: ManifestOpt = Path("pairs.toml"),
+    lock_path: LockOpt = None,
+    cache_dir: CacheOpt = None,
+    format: Annotated[DiffFormat, typer.Option("--format", help="How to print the lock diff.")] = DiffFormat.text,
+) -> None:
+    """Re-pin COMPONENT to REF in pairs.toml (comments and layout kept), re-lock the
+    affected pairs, and print what changed.
+
+    Exit 1 when a gated verdict got worse; 2 on bad input; 3 on git failure (nothing written).
+
+    Example:
+
+        atompin bump vllm v0.33.0 --dry-run
+    """
+    import difflib
+
+    from atompin.lock import read_lock, write_atomically, write_lock
+    from atompin.lockdiff import diff_locks
+    from atompin.manifest import load_manifest, parse_manifest, set_ref
+    from atompin.sources.git import check_ref
+
+    target = lock_path or manifest.parent / "atompin.lock"
+    try:
+        spec, source = load_manifest(manifest)
+        if component not in spec.components:
+            raise InputError(f"{manifest}: no component {component!r} (components: {', '.join(spec.components)})")
+        problem = check_ref(ref)
+        if problem:
+            raise InputError(f"ref {ref!r} refused: {problem}")
+        for name in pair or []:
+            spec.pair(name)
+        edited, changed = set_ref(source, component, ref, pair)
+        if not changed:
+            typer.echo(f"{manifest}: every selected pair already pins {component} = {ref!r}; nothing to do")
+            raise typer.Exit(0)
+        new_spec = parse_manifest(edited, manifest)
+        with _progress() as progress:
+            _, locker = _locker(manifest, cache_dir, offline, progress)
+            locker.manifest = new_spec
+            previous = read_lock(target) if target.exists() else None
+            relocked = locker.lock(new_spec.digest(), changed, previous)
+        result = diff_locks(previous, relocked)
+    except AtompinError as err:
+        _fail(err)
+    patch = "".join(
+        difflib.unified_diff(source.splitlines(True), edited.splitlines(True), str(manifest), str(manifest))
+    )
+    typer.echo(patch, err=format is not DiffFormat.text)
+    sys.stdout.write(_diff_renderer(format)(result))
+    if dry_run:
+        typer.echo("dry run: nothing written", err=True)
+    else:
+        write_atomically(manifest, edited)
+        write_lock(target, relocked)
+        typer.echo(f"{manifest} and {target}: written ({', '.join(changed)})", err=True)
+    raise typer.Exit(1 if result.worse else 0)
 
 
 def _locked_pair(locked, name: Optional[str]):  # type: ignore[no-untyped-def]  # noqa: UP045
@@ -471,4 +665,16 @@ def demo() -> None:
 
 
 def main() -> None:
-    app()
+    """The console script: no Python traceback unless --debug."""
+    try:
+        app()  # standalone: usage errors exit 2 with the usage line, typer.Exit keeps its status
+    except KeyboardInterrupt:
+        typer.echo("atompin: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # an unexpected failure is a bug: one line unless --debug
+        if STATE.debug:
+            raise
+        typer.echo(
+            f"atompin: internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)", err=True
+        )
+        sys.exit(4)

@@ -252,3 +252,24 @@ def locate(text: str, loc: tuple[Any, ...]) -> int:
             if re.match(rf"^\s*\"?{re.escape(str(wanted))}\"?\s*=", lines[j]):
                 return j + 1
     return header_line or 1
+
+
+def set_ref(text: str, component: str, ref: str, only: list[str] | None = None) -> tuple[str, list[str]]:
+    """Pin `component` to `ref` in every pair that pins it (or the named ones), keeping layout.
+
+    Returns the new text and the names of the pairs whose ref changed.
+    """
+    doc = tomlkit.parse(text)
+    changed: list[str] = []
+    for pair in doc.get("pairs", []):
+        name = str(pair.get("name", ""))
+        if component not in pair or (only and name not in only) or str(pair[component]) == ref:
+            continue
+        old = pair[component]
+        new = tomlkit.string(ref)
+        # Keep the comment and spacing that followed the old value.
+        for attr in ("indent", "comment_ws", "comment", "trail"):
+            setattr(new.trivia, attr, getattr(old.trivia, attr))
+        pair[component] = new
+        changed.append(name)
+    return tomlkit.dumps(doc), changed

@@ -417,7 +417,9 @@ def test_plain_provider_repo_without_tags_detects_version_from_file(tmp_path: Pa
 def test_lock_baseline_ref_compares_relocated_signatures(project: Path):
     table = project.parent / "relocations/minivllm/0.33.toml"
     # Drop params from the _pool_bytes_per_block entry: the baseline must speak instead.
-    text = table.read_text().replace('params = ["vllm_config", "kv_cache_groups"]\nnote = "gained vllm_config as first parameter"\n', "")
+    text = table.read_text().replace(
+        'params = ["vllm_config", "kv_cache_groups"]\nnote = "gained vllm_config as first parameter"\n', ""
+    )
     table.write_text(text)
     assert lock(project, "--baseline", "v0.31.0").exit_code == 1
     bad = read_lock(project.parent / "atompin.lock").pair(BAD)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from atompin.lockdiff import LockDiff
 from atompin.model import CheckResult, Finding
 
 CHECK_SCHEMA = "atompin.check/1"
@@ -45,3 +46,34 @@ def check_dict(result: CheckResult) -> dict[str, Any]:
 
 def render_check(result: CheckResult) -> str:
     return json.dumps(check_dict(result), indent=2, sort_keys=False) + "\n"
+
+
+def diff_dict(diff: LockDiff) -> dict[str, Any]:
+    def comp(c: Any) -> dict[str, Any] | None:
+        return c.model_dump(by_alias=True) if c is not None else None
+
+    return {
+        "schema": "atompin.diff/1",
+        "worse": diff.worse,
+        "pairs": [
+            {
+                "name": p.name,
+                "status": p.status,
+                "old_verdict": p.old_verdict,
+                "new_verdict": p.new_verdict,
+                "worse_gates": p.worse_gates,
+                "components": [
+                    {"name": c.name, "old": comp(c.old), "new": comp(c.new), "distance": c.distance}
+                    for c in p.components
+                ],
+                "appeared": [f.model_dump(by_alias=True) for f in p.appeared],
+                "resolved": [f.model_dump(by_alias=True) for f in p.resolved],
+                "counts": [{"check": ch, "count": n, "old": a, "new": b} for ch, n, a, b in p.counts],
+            }
+            for p in diff.changed
+        ],
+    }
+
+
+def render_diff(diff: LockDiff) -> str:
+    return json.dumps(diff_dict(diff), indent=2) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from atompin.lock import Lock
+from atompin.lockdiff import LockDiff
 from atompin.model import CheckResult, Finding, Severity
 
 _MAX_SITES = 6
@@ -89,5 +90,29 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                 lines.append(f"            {f.message}")
             if hidden:
                 lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_diff(diff: LockDiff) -> str:
+    """Per changed pair: pins, verdict, findings that appeared or were resolved, counts."""
+    changed = diff.changed
+    if not changed:
+        return "no changes between the locks\n"
+    lines: list[str] = []
+    for p in changed:
+        verdict = (
+            p.new_verdict if p.old_verdict == p.new_verdict else f"{p.old_verdict or '-'} -> {p.new_verdict or '-'}"
+        )
+        worse = "  (gated verdict got worse: " + ", ".join(p.worse_gates) + ")" if p.worse else ""
+        lines.append(f"{p.name}: {p.status}, verdict {verdict}{worse}")
+        for c in p.components:
+            lines.append(f"  {c.describe()}")
+        for f in p.appeared:
+            lines.append(f"  + {f.severity:<7} {f.rule}: {f.symbol} [{f.check}]")
+        for f in p.resolved:
+            lines.append(f"  - {f.severity:<7} {f.rule}: {f.symbol} [{f.check}]")
+        for check, count, a, b in p.counts:
+            lines.append(f"  {check} {count.replace('_', ' ')}: {a} -> {b}")
         lines.append("")
     return "\n".join(lines)

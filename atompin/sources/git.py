@@ -270,6 +270,16 @@ class GitCache:
             raise SourceError(f"{resolved.url} @ {resolved.commit[:12]} is not in the cache; run without --offline")
         return GitTree(repo, resolved.commit, f"{resolved.url}@{resolved.commit[:12]}")
 
+    def commits_between(self, url: str, old: str, new: str) -> int | None:
+        """How many commits lead from `old` to `new`, when the cache has the history (else None)."""
+        repo = self.repo(url, create=False)
+        if repo is None or (repo.git_dir and Path(repo.git_dir, "shallow").exists()):
+            return None
+        try:
+            return int(repo.git.rev_list("--count", f"{old}..{new}"))
+        except (GitCommandError, ValueError):
+            return None
+
     def exact_tag(self, url: str, commit: str) -> str:
         """A version tag that points at `commit` (remote when online, else the cache), or ""."""
         candidates: list[str] = []

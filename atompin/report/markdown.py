@@ -1,0 +1,106 @@
+"""Markdown for pull requests: a one-line summary first, the details folded."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from atompin.lock import Lock, LockedFinding
+from atompin.lockdiff import LockDiff
+from atompin.model import CheckResult
+
+_MARK = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail"}
+_MAX_ROWS = 50
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _findings_table(findings: list[tuple[str, str, str, str, list[str]]]) -> list[str]:
+    """Rows of (severity, rule, symbol, message, sites)."""
+    if not findings:
+        return ["No findings."]
+    lines = ["| severity | rule | symbol | where | message |", "|---|---|---|---|---|"]
+    for severity, rule, symbol, message, sites in findings[:_MAX_ROWS]:
+        where = ", ".join(f"`{s}`" for s in sites[:3]) + (f" (+{len(sites) - 3})" if len(sites) > 3 else "")
+        lines.append(f"| {severity} | `{rule}` | `{_cell(symbol)}` | {where} | {_cell(message)} |")
+    if len(findings) > _MAX_ROWS:
+        lines.append(f"\n…and {len(findings) - _MAX_ROWS} more (see the lock).")
+    return lines
+
+
+def _rows(findings: list[LockedFinding]) -> list[tuple[str, str, str, str, list[str]]]:
+    rank = {"error": 0, "warning": 1, "info": 2}
+    ordered = sorted(findings, key=lambda f: (rank.get(f.severity, 3), f.rule, f.symbol))
+    return [(f.severity, f.rule, f.symbol, f.message, f.sites) for f in ordered]
+
+
+def render_check(result: CheckResult) -> str:
+    counts = Counter(f.severity.value for f in result.findings)
+    verdict = "❌ fail" if result.errors else "✅ pass"
+    summary = ", ".join(f"{counts[s]} {s}" for s in ("error", "warning", "info") if counts[s]) or "no findings"
+    s = result.summary
+    lines = [
+        f"**atompin check** `{result.package}`: {verdict} ({summary})",
+        "",
+        "<details><summary>Details</summary>",
+        "",
+        f"{s.import_sites} import sites, {s.symbols} symbols, {s.groups} ladder groups, {s.patch_sites} patch sites.",
+        "",
+    ]
+    rows = [(f.severity.value, f.rule.value, f.symbol, f.message, [str(x) for x in f.sites]) for f in result.findings]
+    lines += _findings_table(sorted(rows, key=lambda r: ({"error": 0, "warning": 1}.get(r[0], 2), r[1], r[2])))
+    lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def render_lock(lock: Lock) -> str:
+    verdicts = Counter(p.verdict for p in lock.pairs)
+    summary = ", ".join(f"{verdicts[v]} {v}" for v in ("fail", "warn", "pass") if verdicts[v])
+    lines = [f"**atompin lock**: {len(lock.pairs)} pair(s): {summary}", ""]
+    for pair in lock.pairs:
+        lines.append(f"<details><summary><b>{pair.name}</b>: {_MARK.get(pair.verdict, pair.verdict)}</summary>")
+        lines.append("")
+        lines.append("| component | ref | commit | version |")
+        lines.append("|---|---|---|---|")
+        for name, comp in pair.components.items():
+            lines.append(f"| {name} | `{comp.ref}` | `{comp.commit[:12]}` | {comp.version or '?'} |")
+        lines.append("")
+        for check in pair.checks:
+            gate = "gate" if check.gate else "information only"
+            lines.append(f"- `{check.name}` ({gate}): {_MARK.get(check.verdict, check.verdict)}; "
+                         f"{check.import_sites} import sites, {check.patch_sites} patch sites")  # fmt: skip
+        lines.append("")
+        lines += _findings_table(_rows([f for f in pair.findings if f.severity != "info"]))
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def render_diff(diff: LockDiff) -> str:
+    changed = diff.changed
+    if not changed:
+        return "**atompin**: no changes to the pinned pairs.\n"
+    heads = []
+    for p in changed:
+        if p.status in ("added", "removed"):
+            heads.append(f"`{p.name}` {p.status}")
+        elif p.old_verdict != p.new_verdict:
+            heads.append(f"`{p.name}` {p.old_verdict} → {p.new_verdict}")
+        else:
+            heads.append(f"`{p.name}` changed ({p.new_verdict})")
+    warning = " — ❌ a gated verdict got worse" if diff.worse else ""
+    lines = [f"**atompin**: {'; '.join(heads)}{warning}", ""]
+    for p in changed:
+        mark = _MARK.get(p.new_verdict, p.new_verdict or "removed")
+        lines.append(f"<details><summary><b>{p.name}</b>: {p.status}, {mark}</summary>")
+        lines.append("")
+        for c in p.components:
+            lines.append(f"- {c.describe()}")
+        for check, count, a, b in p.counts:
+            lines.append(f"- `{check}` {count.replace('_', ' ')}: {a} → {b}")
+        if p.appeared:
+            lines += ["", f"**Appeared** ({len(p.appeared)})", ""] + _findings_table(_rows(p.appeared))
+        if p.resolved:
+            lines += ["", f"**Resolved** ({len(p.resolved)})", ""] + _findings_table(_rows(p.resolved))
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)
