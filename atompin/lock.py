@@ -40,6 +40,8 @@ class LockedComponent(_LockModel):
     ref_kind: str
     commit: str
     version: str = ""
+    # GPU architectures its kernels support, by where the list lives ("module:NAME")
+    supported_archs: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class LockedAlternative(_LockModel):
@@ -72,6 +74,7 @@ class LockedCheck(_LockModel):
     patch_sites: int = 0
     patch_targets: int = 0
     references: int = 0
+    overrides: int = 0
     findings_by_rule: dict[str, int] = Field(default_factory=dict)
 
     @property
@@ -143,8 +146,14 @@ def render_lock(lock: Lock) -> str:
         components = tomlkit.table(is_super_table=True)
         for name, comp in pair.components.items():
             c = tomlkit.table()
-            for key, value in comp.model_dump(by_alias=True).items():
+            data = comp.model_dump(by_alias=True)
+            archs = data.pop("supported-archs")
+            for key, value in data.items():
                 c.add(key, value)
+            if archs:
+                inline = tomlkit.inline_table()
+                inline.update({where: sorted(values) for where, values in sorted(archs.items())})
+                c.add("supported-archs", inline)
             components.add(name, c)
         t.add("components", components)
         checks = tomlkit.aot()

@@ -10,9 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from atompin.analysis.archs import arch_coverage, supported_archs
 from atompin.analysis.cache import IndexCache
 from atompin.analysis.engine import check_trees
 from atompin.analysis.pinning import branch_ref, declared_target_skew, parse_env, unconstrained_plugin
+from atompin.analysis.provider import ProviderIndex
 from atompin.errors import AtompinError
 from atompin.lock import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.manifest import Manifest, Pair
@@ -123,6 +125,17 @@ class Locker:
             )
             checks.append(_locked_check(edge.consumer, edge.provider, edge.gate, result, edge_findings))
             findings += [_locked(edge.name, f) for f in edge_findings]
+        fleet = self.manifest.gpu_archs(pair)
+        supported: dict[str, dict[str, tuple[str, ...]]] = {}
+        for comp in components.values():
+            spec = self.manifest.components[comp.name]
+            index = ProviderIndex(comp.tree, spec.package, self.index_cache)
+            supported[comp.name] = (
+                supported_archs(index, spec.arch_constants) if comp.tree.find_module(spec.package) else {}
+            )
+            coverage = arch_coverage(comp.name, supported[comp.name], fleet)
+            if coverage is not None:
+                findings.append(_locked("pair", coverage))
         verdicts = [c.verdict for c in checks] + ["warn" for f in findings if f.check == "pair"]
         return LockedPair(
             name=pair.name,
@@ -134,6 +147,7 @@ class Locker:
                     ref_kind=c.resolved.kind.value,
                     commit=c.resolved.commit,
                     version=c.version,
+                    supported_archs={where: sorted(v) for where, v in supported[name].items()},
                 )
                 for name, c in components.items()
             },
@@ -189,6 +203,7 @@ def _locked_check(
         patch_sites=s.patch_sites,
         patch_targets=s.patch_targets,
         references=s.references,
+        overrides=s.overrides,
         findings_by_rule=dict(sorted(by_rule.items())),
     )
 

@@ -43,6 +43,8 @@ class Component(_Strict):
     declares: dict[str, str] = Field(default_factory=dict)
     # entry-point groups of this component's plugin system (as a provider)
     plugin_groups: list[str] = Field(default_factory=list, alias="plugin-groups")
+    # constants listing the GPU architectures its kernels support ("path/file.py:NAME" or "module:NAME")
+    arch_constants: list[str] = Field(default_factory=list, alias="arch-constants")
     variables: Variables = Field(default_factory=Variables)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
@@ -80,11 +82,21 @@ class CheckEdge(_Strict):
         return f"{self.consumer}->{self.provider}"
 
 
+class Fleet(_Strict):
+    """The GPUs the stack must run on."""
+
+    gpu_archs: list[str] = Field(default_factory=list, alias="gpu-archs")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
 class Pair(BaseModel):
     """A name plus one ref per component; the refs are the extra keys."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
     name: str
+    # overrides [fleet] gpu-archs for this pair
+    gpu_archs: list[str] | None = Field(default=None, alias="gpu-archs")
 
     @property
     def refs(self) -> dict[str, str]:
@@ -113,6 +125,10 @@ class Manifest(_Strict):
     checks: list[CheckEdge] = Field(default_factory=list)
     pairs: list[Pair]
     relocations: str = "relocations"
+    fleet: Fleet = Field(default_factory=Fleet)
+
+    def gpu_archs(self, pair: Pair) -> list[str]:
+        return pair.gpu_archs if pair.gpu_archs is not None else self.fleet.gpu_archs
 
     @model_validator(mode="after")
     def _consistent(self) -> Manifest:
@@ -153,7 +169,7 @@ class Manifest(_Strict):
     def digest(self) -> str:
         """A hash of what the manifest means (comments and layout do not change it)."""
         data = self.model_dump(mode="json", by_alias=True)
-        data["pairs"] = [{"name": p.name, **p.refs} for p in self.pairs]
+        data["pairs"] = [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in self.pairs]
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return "sha256:" + hashlib.sha256(blob).hexdigest()
 

@@ -36,6 +36,8 @@ class Rule(str, Enum):
     BRANCH_REF = "branch-ref"
     MOVED_REF = "moved-ref"
     UNCONSTRAINED_PLUGIN = "unconstrained-plugin"
+    MODEL_OVERRIDE = "model-override"
+    ARCH_COVERAGE = "arch-coverage"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -50,6 +52,8 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.BRANCH_REF: "a pin is a branch name: image layers cached on the ref string never rebuild",
     Rule.MOVED_REF: "a tag now points at another commit than the lock recorded",
     Rule.UNCONSTRAINED_PLUGIN: "the consumer registers plugin entry points but declares no provider requirement",
+    Rule.MODEL_OVERRIDE: "a model-class override whose wrapper does not resolve, or whose architecture the provider does not know",
+    Rule.ARCH_COVERAGE: "no GPU architecture of the fleet is among those a component's kernels support",
 }
 
 
@@ -112,6 +116,8 @@ class Summary:
     patch_targets: int
     references: int
     findings_by_rule: dict[str, int] = field(default_factory=dict)
+    # Provider architectures the consumer's model-class overrides replace when enabled.
+    overrides: int = 0
 
 
 @dataclass(frozen=True)

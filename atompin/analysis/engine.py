@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 
 from pydantic import TypeAdapter
 
 from atompin.analysis.cache import IndexCache
 from atompin.analysis.checks import check_usage
-from atompin.analysis.provider import ProviderIndex
+from atompin.analysis.overrides import check_overrides
+from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import ConsumerUsage
 from atompin.errors import InputError
-from atompin.model import CheckResult
+from atompin.model import CheckResult, Finding
 from atompin.relocations import Relocation
 from atompin.sources.tree import SourceTree
 
@@ -56,7 +59,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-2"
+SCAN_FORMAT = "atompin-scan-3"
 _USAGE = TypeAdapter(ConsumerUsage)
 
 
@@ -124,6 +127,19 @@ def check_trees(
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     findings, summary = check_usage(usage, index, relocations, base_index)
+    consumer_indexes: dict[str, ProviderIndex] = {}
+
+    def in_consumer(symbol: str) -> Resolution:
+        top = symbol.split(".")[0].split(":")[0]
+        if top not in consumer_indexes:
+            consumer_indexes[top] = ProviderIndex(consumer, top, cache)
+        return consumer_indexes[top].resolve_symbol(symbol)
+
+    override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
+    if override_findings or replaced:
+        findings = sorted([*findings, *override_findings], key=Finding.sort_key)
+        by_rule = Counter(f.rule.value for f in findings)
+        summary = replace(summary, findings_by_rule=dict(sorted(by_rule.items())), overrides=replaced)
     if cache is not None:
         cache.flush()
     return CheckResult(

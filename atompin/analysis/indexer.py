@@ -162,6 +162,12 @@ class _ModuleVisitor:
                     table = _literal_table(value)
                     if table is not None:
                         self.dict_literals[name] = table
+                    keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                    if keys:
+                        self.info.dict_keys[name] = tuple(keys)
+                strings = _string_collection(value)
+                if strings is not None:
+                    self.info.str_collections[name] = strings
             self.bind(name, binding)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for name in _target_names(target):
@@ -284,6 +290,18 @@ def _literal_strings(value: ast.expr | None) -> list[str] | None:
         if left is not None and right is not None:
             return left + right
     return None
+
+
+def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
+    """("a", "b"), ["a"], {"a"}, frozenset({"a"}), tuple([...]) -> the strings; else None."""
+    if (
+        isinstance(value, ast.Call)
+        and dotted(value.func) in ("frozenset", "set", "tuple", "list")
+        and len(value.args) == 1
+    ):
+        value = value.args[0]
+    names = _literal_strings(value)
+    return tuple(names) if names else None
 
 
 def _literal_table(value: ast.Dict) -> dict[str, str] | None:

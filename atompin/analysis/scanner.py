@@ -667,6 +667,7 @@ class ConsumerScanner:
                     keywords=tuple(k.arg for k in node.keywords if k.arg),
                     star=any(isinstance(a, ast.Starred) for a in node.args),
                     starstar=any(k.arg is None for k in node.keywords),
+                    literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
                 )
             )
         if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "__dict_method__":

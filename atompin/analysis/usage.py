@@ -105,6 +105,8 @@ class CallUse:
     keywords: tuple[str, ...] = ()
     star: bool = False
     starstar: bool = False
+    # Positional arguments that evaluate to string literals (None elsewhere).
+    literals: tuple[str | None, ...] = ()
 
 
 class ReadKind(str, Enum):

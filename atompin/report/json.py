@@ -38,6 +38,7 @@ def check_dict(result: CheckResult) -> dict[str, Any]:
             "patch_sites": s.patch_sites,
             "patch_targets": s.patch_targets,
             "references": s.references,
+            "overrides": s.overrides,
             "findings_by_rule": dict(s.findings_by_rule),
         },
         "findings": [finding_dict(f) for f in result.findings],

@@ -46,7 +46,8 @@ def render_check(result: CheckResult) -> str:
     lines = [
         f"atompin check: {result.consumer} -> {result.provider} (package {result.package})",
         f"  {s.import_sites} import sites, {s.symbols} symbols, {s.groups} ladder groups, "
-        f"{s.patch_sites} patch sites ({s.patch_targets} targets), {s.references} attribute references",
+        f"{s.patch_sites} patch sites ({s.patch_targets} targets), {s.references} attribute references"
+        + (f", {s.overrides} model architectures overridden" if s.overrides else ""),
         "",
     ]
     lines += render_findings(result.findings)
@@ -65,6 +66,9 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
             version = f" ({comp.version})" if comp.version else ""
             kind = f" [{comp.ref_kind}]" if comp.ref_kind != "tag" else ""
             lines.append(f"  {name:<10} {comp.ref}{kind} -> {comp.commit[:12]}{version}")
+            archs = sorted({a for values in comp.supported_archs.values() for a in values})
+            if archs:
+                lines.append(f"  {'':<10} kernels support {', '.join(archs)}")
         sections = [("pair", "pins")] + [(c.name, c) for c in pair.checks]  # type: ignore[list-item]
         for key, check in sections:
             found = sorted(
@@ -75,9 +79,10 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                     lines.append("  pins:")
             else:
                 gate = "gate" if check.gate else "information only"
+                overrides = f", {check.overrides} model architectures overridden" if check.overrides else ""
                 lines.append(
                     f"  {check.name} ({gate}): {check.verdict}; {check.import_sites} import sites, "
-                    f"{check.symbols} symbols, {check.patch_sites} patch sites"
+                    f"{check.symbols} symbols, {check.patch_sites} patch sites{overrides}"
                 )
             hidden = 0
             for f in found:

@@ -1,0 +1,97 @@
+"""Model-class overrides: the architectures a plugin re-registers in the provider's registry.
+
+Found through the consumer's calls of the provider's `register_model(arch, "module:Class")`
+(directly, or in a loop over a dict literal, which the scanner unrolls). Each
+override must name a class that exists in the consumer's own tree, and an
+architecture the provider's registry knows: otherwise the replacement is
+silently inactive, or fails when the model loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from atompin.analysis.provider import ProviderIndex, Resolution, TargetKind
+from atompin.analysis.usage import ConsumerUsage
+from atompin.model import Finding, Rule, Severity, Site
+
+REGISTER_CALLS = ("register_model",)
+
+
+@dataclass(frozen=True)
+class Override:
+    arch: str
+    wrapper: str  # "module:Class" ("" when not a literal)
+    site: Site
+    registry_module: str
+
+
+def find_overrides(usage: ConsumerUsage, index: ProviderIndex) -> list[Override]:
+    """Every literal `register_model(arch, "module:Class")` call into the provider."""
+    out: dict[tuple[str, str], Override] = {}
+    for call in usage.calls:
+        ref = call.choices[0]
+        if not ref.path or ref.path[-1] not in REGISTER_CALLS or not call.literals or call.literals[0] is None:
+            continue
+        res = index.resolve(ref.module, ref.path)
+        target = res.target
+        if not res.found or target is None or target.kind is not TargetKind.FUNCTION:
+            continue
+        registry = target.owner.module if target.owner is not None else target.symbol.partition(":")[0]
+        wrapper = call.literals[1] if len(call.literals) > 1 and call.literals[1] else ""
+        out.setdefault((call.literals[0], wrapper), Override(call.literals[0], wrapper, call.site, registry))
+    return sorted(out.values(), key=lambda o: (o.arch, o.wrapper))
+
+
+def known_architectures(index: ProviderIndex, module: str) -> set[str]:
+    """Keys of the registry module's model tables (dict literals whose name says MODELS)."""
+    info = index.module(module)
+    if info is None:
+        return set()
+    tables = {name: keys for name, keys in info.dict_keys.items() if "MODELS" in name.upper()} or info.dict_keys
+    return {key for keys in tables.values() for key in keys}
+
+
+def check_overrides(
+    usage: ConsumerUsage,
+    index: ProviderIndex,
+    in_consumer: Callable[[str], Resolution],
+    baseline: ProviderIndex | None = None,
+) -> tuple[list[Finding], int]:
+    """Findings for the overrides, and how many provider architectures they replace.
+
+    `in_consumer` resolves a "module:Class" in the consumer's own tree.
+    """
+    findings: list[Finding] = []
+    replaced = 0
+    for o in find_overrides(usage, index):
+        if o.wrapper:
+            if ":" not in o.wrapper:
+                findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.ERROR, o.arch, (o.site,),
+                                        f"the override of {o.arch} names {o.wrapper!r}, not module:Class"))  # fmt: skip
+            else:
+                res = in_consumer(o.wrapper)
+                if res.status.value == "missing":
+                    findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.ERROR, o.wrapper, (o.site,),
+                                            f"the override of {o.arch} names {o.wrapper}, which does not resolve in the "
+                                            f"consumer ({res.reason}): loading the model fails"))  # fmt: skip
+        known = known_architectures(index, o.registry_module)
+        if not known:
+            continue
+        if o.arch in known:
+            replaced += 1
+            continue
+        before = known_architectures(baseline, o.registry_module) if baseline is not None else set()
+        if o.arch in before:
+            findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.WARNING, o.arch, (o.site,),
+                                    f"{o.registry_module} knew {o.arch} at the consumer's declared version and no longer "
+                                    "does: the override registers a name nothing requests; the replacement is "
+                                    "silently inactive"))  # fmt: skip
+        else:
+            why = (
+                "an addition" if baseline is not None else "an addition, or a name that vanished (no baseline to tell)"
+            )
+            findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.INFO, o.arch, (o.site,),
+                                    f"{o.arch} is not in {o.registry_module}'s tables: {why}"))  # fmt: skip
+    return findings, replaced

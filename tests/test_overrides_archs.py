@@ -1,0 +1,186 @@
+"""model-override and arch-coverage: two more silent skews."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import brief
+from typer.testing import CliRunner
+
+from atompin.analysis.archs import arch_coverage, supported_archs
+from atompin.analysis.provider import ProviderIndex
+from atompin.cli import app
+from atompin.demo import git_repo, write_files
+from atompin.lock import read_lock
+from atompin.sources.tree import FolderTree
+
+runner = CliRunner()
+
+REGISTRY = """
+    _TEXT_GENERATION_MODELS = {
+        "LlamaForCausalLM": ("llama", "LlamaForCausalLM"),
+        "Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),
+    }
+    _MULTIMODAL_MODELS = {"KimiK25ForConditionalGeneration": ("kimi_k25", "KimiK25ForConditionalGeneration")}
+    _VLLM_MODELS = {**_TEXT_GENERATION_MODELS, **_MULTIMODAL_MODELS}
+
+    class _ModelRegistry:
+        def __init__(self, models):
+            self.models = models
+        def register_model(self, model_arch, model_cls):
+            self.models[model_arch] = model_cls
+
+    ModelRegistry = _ModelRegistry(_VLLM_MODELS)
+"""
+PROVIDER = {"pv/__init__.py": "", "pv/models/__init__.py": "", "pv/models/registry.py": REGISTRY}
+BASELINE = {**PROVIDER, "pv/models/registry.py": REGISTRY.replace('"Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),',
+            '"Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),\n        "DeepseekV4ForCausalLM": ("deepseek_v4", "X"),')}  # fmt: skip
+CONSUMER = {
+    "plug/__init__.py": "",
+    "plug/models.py": "class Wrapper:\n    pass\nclass MoeWrapper(Wrapper):\n    pass\n",
+    "plug/register.py": """
+        WRAPPER = "plug.models:Wrapper"
+        _OVERRIDES: dict[str, str] = {
+            "LlamaForCausalLM": WRAPPER,
+            "DeepseekV4ForCausalLM": "plug.models:MoeWrapper",
+            "BrandNewForCausalLM": WRAPPER,
+            "Qwen3ForCausalLM": "plug.models:Missing",
+        }
+
+        def register_model():
+            import pv.models.registry as registry
+            for arch, qual in _OVERRIDES.items():
+                registry.ModelRegistry.register_model(arch, qual)
+            registry.ModelRegistry.register_model("KimiK25ForConditionalGeneration", "plug.models:Wrapper")
+    """,
+}
+
+
+def test_overrides_with_a_baseline(tmp_path: Path):
+    from atompin.analysis.engine import check_trees
+
+    consumer = FolderTree(write_files(tmp_path / "c", CONSUMER))
+    provider = FolderTree(write_files(tmp_path / "p", PROVIDER))
+    baseline = FolderTree(write_files(tmp_path / "b", BASELINE))
+    result = check_trees(consumer, provider, "pv", "plug", baseline=baseline)
+    assert brief(result) == [
+        ("model-override", "info", "BrandNewForCausalLM", ["plug/register.py:12"]),
+        ("model-override", "warning", "DeepseekV4ForCausalLM", ["plug/register.py:12"]),
+        ("model-override", "error", "plug.models:Missing", ["plug/register.py:12"]),
+    ]
+    messages = {f.symbol: f.message for f in result.findings}
+    assert "silently inactive" in messages["DeepseekV4ForCausalLM"]
+    assert "an addition" in messages["BrandNewForCausalLM"]
+    # Llama, Qwen3 and Kimi are provider architectures the plugin replaces when enabled.
+    assert result.summary.overrides == 3
+
+
+def test_overrides_without_a_baseline_cannot_tell_vanished_from_added(run_check):
+    result = run_check(PROVIDER, CONSUMER, consumer_package="plug")
+    by_symbol = {f.symbol: f for f in result.findings}
+    assert by_symbol["DeepseekV4ForCausalLM"].severity.value == "info"
+    assert "no baseline to tell" in by_symbol["DeepseekV4ForCausalLM"].message
+
+
+def test_valid_overrides_produce_no_finding(run_check):
+    ok = {**CONSUMER, "plug/register.py": CONSUMER["plug/register.py"].replace(
+        '"DeepseekV4ForCausalLM": "plug.models:MoeWrapper",', "").replace(
+        '"BrandNewForCausalLM": WRAPPER,', "").replace('"plug.models:Missing"', '"plug.models:MoeWrapper"')}  # fmt: skip
+    result = run_check(PROVIDER, ok, consumer_package="plug")
+    assert result.findings == () and result.summary.overrides == 3
+
+
+# -- arch coverage -------------------------------------------------------------------
+
+ARCH_FILES = {
+    "kx/__init__.py": "",
+    "kx/ops/__init__.py": "",
+    "kx/ops/topk.py": '_SUPPORTED_GFX = ("gfx942", "gfx950", "gfx1250")\n',
+    "kx/ops/gemm.py": 'SUPPORTED_ARCHS = ["gfx942"]\n',
+    "kx/ops/attn.py": 'ARCH_SET = frozenset({"gfx950", "gfx1250-strict"})\n',
+    "kx/ops/alias.py": '_GFX_LIST = ("gfx90a",)\nSUPPORTED = _GFX_LIST\n',
+    "kx/ops/noise.py": 'SUPPORTED_DTYPES = ("fp8", "gfx942")\nTARGETS = ("gfx942",)\n',
+    "kx/ops/nogfx.py": 'SUPPORTED_THINGS = ("a", "b")\n',
+}
+
+
+def test_supported_archs_found_automatically_and_by_name(tmp_path: Path):
+    index = ProviderIndex(FolderTree(write_files(tmp_path / "k", ARCH_FILES)), "kx")
+    assert supported_archs(index) == {
+        "kx.ops.alias:SUPPORTED": ("gfx90a",),
+        "kx.ops.attn:ARCH_SET": ("gfx950", "gfx1250-strict"),
+        "kx.ops.gemm:SUPPORTED_ARCHS": ("gfx942",),
+        "kx.ops.topk:_SUPPORTED_GFX": ("gfx942", "gfx950", "gfx1250"),
+    }
+    named = supported_archs(index, ["kx/ops/topk.py:_SUPPORTED_GFX", "kx.ops.alias:SUPPORTED"])
+    assert named == {
+        "kx.ops.topk:_SUPPORTED_GFX": ("gfx942", "gfx950", "gfx1250"),
+        "kx.ops.alias:SUPPORTED": ("gfx90a",),
+    }
+
+
+@pytest.mark.parametrize(
+    ("fleet", "covered"), [(["gfx1151", "gfx1201"], False), (["gfx1201", "gfx950"], True), ([], True)]
+)
+def test_arch_coverage(fleet: list[str], covered: bool):
+    supported = {"kx.ops.topk:_SUPPORTED_GFX": ("gfx942", "gfx950")}
+    finding = arch_coverage("aiter", supported, fleet)
+    assert (finding is None) == covered
+    if finding is not None:
+        assert (finding.rule.value, finding.severity.value) == ("arch-coverage", "warning")
+        assert "gfx942, gfx950" in finding.message and "gfx1151, gfx1201" in finding.message
+
+
+def test_lock_records_overrides_and_supported_sets_deterministically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
+    git_repo(tmp_path / "repos/pv", [("v1.0", PROVIDER)])
+    git_repo(tmp_path / "repos/plug", [("v0.1", CONSUMER)])
+    git_repo(tmp_path / "repos/kx", [("v2.0", ARCH_FILES)])
+    manifest = tmp_path / "pairs.toml"
+    manifest.write_text("""\
+[fleet]
+gpu-archs = ["gfx1151", "gfx1201"]
+
+[components.plug]
+repo = "repos/plug"
+package = "plug"
+
+[components.pv]
+repo = "repos/pv"
+package = "pv"
+
+[components.kx]
+repo = "repos/kx"
+package = "kx"
+arch-constants = ["kx/ops/topk.py:_SUPPORTED_GFX"]
+
+[[checks]]
+consumer = "plug"
+provider = "pv"
+
+[[pairs]]
+name = "fleet"
+plug = "v0.1"
+pv = "v1.0"
+kx = "v2.0"
+
+[[pairs]]
+name = "mi300"
+gpu-archs = ["gfx942"]
+plug = "v0.1"
+pv = "v1.0"
+kx = "v2.0"
+""")
+    result = runner.invoke(app, ["lock", "--manifest", str(manifest)])
+    assert result.exit_code == 1, result.output  # the Missing wrapper is an error on the gate
+    first = (tmp_path / "atompin.lock").read_bytes()
+    runner.invoke(app, ["lock", "--manifest", str(manifest)])
+    assert (tmp_path / "atompin.lock").read_bytes() == first
+    locked = read_lock(tmp_path / "atompin.lock")
+    fleet, mi300 = locked.pair("fleet"), locked.pair("mi300")
+    assert fleet.components["kx"].supported_archs == {"kx.ops.topk:_SUPPORTED_GFX": ["gfx1250", "gfx942", "gfx950"]}  # type: ignore[union-attr]
+    assert [f.symbol for f in fleet.findings if f.rule == "arch-coverage"] == ["kx"]  # type: ignore[union-attr]
+    assert not [f for f in mi300.findings if f.rule == "arch-coverage"]  # type: ignore[union-attr]
+    assert fleet.checks[0].overrides == 3  # type: ignore[union-attr]
+    assert '"kx.ops.topk:_SUPPORTED_GFX" = ["gfx1250", "gfx942", "gfx950"]' in first.decode()
