@@ -41,6 +41,11 @@ class DiffFormat(str, Enum):
     json = "json"
 
 
+class TextOrJson(str, Enum):
+    text = "text"
+    json = "json"
+
+
 class _State:
     """Options of the root command that every command honours."""
 
@@ -78,11 +83,17 @@ def _root(
 @app.command()
 def check(
     consumer: Annotated[
-        Path, typer.Argument(help="Folder that holds the consumer's package folder (e.g. an ATOM checkout).")
+        str,
+        typer.Argument(
+            help="Folder that holds the consumer's package folder (e.g. an ATOM checkout), or with --consumer-installed a distribution name."
+        ),
     ],
     provider: Annotated[
-        Path, typer.Argument(help="Folder that holds the provider's package folder (e.g. a vLLM checkout).")
-    ],
+        Optional[Path],  # noqa: UP045
+        typer.Argument(
+            help="Folder that holds the provider's package folder (e.g. a vLLM checkout); omit with --installed."
+        ),
+    ] = None,
     package: Annotated[
         str | None, typer.Option(help="Provider import name (default: the single top-level package).")
     ] = None,  # noqa: UP045
@@ -112,42 +123,92 @@ def check(
         Optional[str],  # noqa: UP045
         typer.Option(help="The provider's version for choosing tables (default: read from its version file)."),
     ] = None,
+    installed: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            help="Check against this installed distribution (found through its metadata, never imported) instead of PROVIDER."
+        ),
+    ] = None,
+    consumer_installed: Annotated[
+        bool, typer.Option("--consumer-installed", help="CONSUMER names an installed distribution.")
+    ] = False,
+    site: Annotated[
+        list[str] | None,
+        typer.Option("--site", help="Where to look for installed distributions (repeatable; default: sys.path)."),
+    ] = None,  # noqa: UP045
+    pair: Annotated[
+        str | None,
+        typer.Option(
+            "--pair", help="With --installed: also confirm the installed version and commit are this locked pair's pin."
+        ),
+    ] = None,  # noqa: UP045
+    manifest: ManifestOpt = Path("pairs.toml"),
+    lock_path: LockOpt = None,
 ) -> None:
     """Check statically that everything CONSUMER imports or patches from PROVIDER exists.
 
     Nothing from either tree is imported or executed. Exit 0 when no error-level
-    finding, 1 when there is one, 2 on bad input.
+    finding (and, with --installed --pair, the installed pin matches the lock),
+    1 when there is one, 2 on bad input.
 
     Example:
 
         atompin check ./ATOM ./vllm --package vllm --consumer-package atom.plugin.vllm --format json
 
         atompin check ./ATOM ./vllm-0.33 --relocations relocations --baseline ./vllm-0.31
+
+        atompin check /opt/atom --installed vllm --consumer-package atom.plugin.vllm --pair atom-0.1.5+vllm-0.31
     """
     from atompin.analysis.cache import IndexCache, SqliteIndexCache, default_cache_dir
     from atompin.analysis.engine import check_trees
     from atompin.report import json as json_report
     from atompin.report import text as text_report
-    from atompin.sources.tree import FolderTree
+    from atompin.sources.tree import FolderTree, SourceTree
 
+    pin_problems: list[str] = []
     try:
-        for label, path in (("consumer", consumer), ("provider", provider)):
-            if not path.is_dir():
+        if (provider is None) == (installed is None):
+            raise InputError("give either PROVIDER (a source folder) or --installed NAME, not both or neither")
+        consumer_tree: SourceTree
+        if consumer_installed:
+            from atompin.sources.installed import load_installed
+
+            consumer_tree = load_installed(consumer, site).tree
+        else:
+            if not Path(consumer).is_dir():
                 raise InputError(
-                    f"{path}: {label} folder does not exist; pass the folder that holds the package folder"
+                    f"{consumer}: consumer folder does not exist; pass the folder that holds the package folder"
                 )
+            consumer_tree = FolderTree(consumer)
+        provider_tree: SourceTree
+        if installed is not None:
+            from atompin.sources.installed import load_installed
+
+            dist = load_installed(installed, site)
+            provider_tree = dist.tree
+            package = package or (installed if dist.tree.find_module(installed) else None)
+            if pair is not None:
+                pin_problems = _installed_pin_problems(manifest, lock_path, pair, installed, dist)
+        else:
+            assert provider is not None
+            if not provider.is_dir():
+                raise InputError(
+                    f"{provider}: provider folder does not exist; pass the folder that holds the package folder"
+                )
+            provider_tree = FolderTree(provider)
         for label, path in (("baseline", baseline), ("relocations", relocations)):
             if path is not None and not path.exists():
                 raise InputError(f"{path}: {label} does not exist")
         cache: IndexCache = IndexCache() if no_cache else SqliteIndexCache(cache_dir or default_cache_dir())
-        provider_tree = FolderTree(provider)
         entries = _relocation_entries(relocations, provider_tree, package, provider_version)
         result = check_trees(
-            FolderTree(consumer), provider_tree, package, consumer_package, cache, entries,
+            consumer_tree, provider_tree, package, consumer_package, cache, entries,
             FolderTree(baseline) if baseline else None,
         )  # fmt: skip
     except AtompinError as err:
         _fail(err)
+    for problem in pin_problems:
+        typer.echo(f"FAIL  {problem}", err=True)
     from atompin.report import markdown as markdown_report
     from atompin.report import sarif as sarif_report
 
@@ -158,7 +219,20 @@ def check(
         CheckFormat.sarif: sarif_report.render_check,
     }[format]
     sys.stdout.write(render(result))
-    raise typer.Exit(1 if result.errors else 0)
+    raise typer.Exit(1 if result.errors or pin_problems else 0)
+
+
+def _installed_pin_problems(manifest: Path, lock_path: Optional[Path], pair: str, name: str, dist) -> list[str]:  # type: ignore[no-untyped-def]  # noqa: UP045
+    """Why the installed distribution is not the locked pair's pin (empty when it is)."""
+    from atompin.lock import read_lock
+    from atompin.manifest import load_manifest
+    from atompin.verify import VerifyReport, component_for, verify_installed_pin
+
+    spec, _ = load_manifest(manifest)
+    locked = _locked_pair(read_lock(lock_path or manifest.parent / "atompin.lock"), pair)
+    report = VerifyReport()
+    verify_installed_pin(locked, component_for(spec, name), dist, report)
+    return report.failures
 
 
 def _relocation_entries(path: Optional[Path], tree, package: Optional[str], version: Optional[str]):  # type: ignore[no-untyped-def]  # noqa: UP045
@@ -303,6 +377,22 @@ def verify(
     manifest: ManifestOpt = Path("pairs.toml"),
     lock_path: LockOpt = None,
     cache_dir: CacheOpt = None,
+    installed: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            help="An installed distribution (e.g. vllm) that must be the pair's pin, checked statically against the consumer."
+        ),
+    ] = None,
+    consumer: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Option(
+            help="With --installed: the consumer's source folder (default: the consumer's installed distribution)."
+        ),
+    ] = None,
+    site: Annotated[
+        list[str] | None,
+        typer.Option("--site", help="Where to look for installed distributions (repeatable; default: sys.path)."),
+    ] = None,  # noqa: UP045
 ) -> None:
     """Gate CI and image builds on the lock: it is current, and every gated verdict passes.
 
@@ -312,6 +402,8 @@ def verify(
     Example:
 
         atompin verify --bake docker/rocm-bake.hcl --pair atom-0.1.9+vllm-0.33
+
+        atompin verify --installed vllm --pair atom-0.1.9+vllm-0.33   (inside the image)
     """
     from atompin.lock import read_lock
     from atompin.relocations import digests
@@ -328,6 +420,10 @@ def verify(
                 verify_remote(locked, spec, locker.git, locker.fetch_url, report)
             for path in bake or []:
                 verify_bake(path, _locked_pair(locked, pair), spec, report)
+            if installed is not None:
+                _verify_installed(
+                    spec, _locked_pair(locked, pair), installed, consumer, site, locker.index_cache, report
+                )
     except AtompinError as err:
         _fail(err)
     for line in report.passes:
@@ -337,6 +433,35 @@ def verify(
     for line in report.failures:
         typer.echo(f"FAIL  {line}", err=True)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _verify_installed(spec, pair, installed: str, consumer: Optional[Path], site, cache, report) -> None:  # type: ignore[no-untyped-def]  # noqa: UP045
+    """The installed provider is the pair's pin, and the consumer checks clean against it."""
+    from atompin.analysis.engine import check_trees
+    from atompin.sources.installed import load_installed
+    from atompin.sources.tree import FolderTree
+    from atompin.verify import component_for, verify_installed_pin
+
+    component = component_for(spec, installed)
+    dist = load_installed(installed, site)
+    verify_installed_pin(pair, component, dist, report)
+    provider_spec = spec.components[component]
+    for edge in spec.checks:
+        if edge.provider != component or edge.consumer not in pair.components:
+            continue
+        consumer_spec = spec.components[edge.consumer]
+        tree = FolderTree(consumer) if consumer is not None else load_installed(consumer_spec.package, site).tree
+        result = check_trees(
+            tree, dist.tree, provider_spec.package, edge.consumer_package or consumer_spec.package, cache
+        )
+        errors = result.errors
+        if errors and edge.gate:
+            names = "; ".join(f"{f.rule.value} {f.symbol} at {', '.join(map(str, f.sites[:2]))}" for f in errors)
+            report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s): {names}")
+        else:
+            report.passes.append(
+                f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(result.findings)} finding(s)"
+            )
 
 
 def _render_lock(lock, format: CheckFormat, manifest_name: str) -> str:  # type: ignore[no-untyped-def]
@@ -648,6 +773,58 @@ def relocations_suggest(
         typer.echo(f"{output}: {len(entries)} entries, {len(removed)} removed without a candidate", err=True)
     else:
         sys.stdout.write(text)
+
+
+@app.command()
+def doctor(
+    consumer: Annotated[str, typer.Argument(help="The consumer's installed distribution (e.g. atom).")],
+    provider: Annotated[str, typer.Option("--provider", help="The provider's import name.")] = "vllm",
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--group",
+            help="Entry-point group the host loads (repeatable; default: vllm.platform_plugins, vllm.general_plugins).",
+        ),
+    ] = None,  # noqa: UP045
+    consumer_package: Annotated[str | None, typer.Option(help="The consumer package to scan for patch sites.")] = None,  # noqa: UP045
+    site: Annotated[
+        list[str] | None,
+        typer.Option("--site", help="Where the distributions are installed (repeatable; default: sys.path)."),
+    ] = None,  # noqa: UP045
+    format: Annotated[TextOrJson, typer.Option("--format", help="text or json.")] = TextOrJson.text,
+) -> None:
+    """The runtime half. WARNING: this is the one command that IMPORTS AND RUNS CODE.
+
+    Run it deliberately, in a live environment with the whole stack installed (on
+    a supported GPU for real use). It finds the consumer's patch sites statically,
+    records every patched provider attribute, loads the consumer's entry points in
+    the host's plugin groups and calls them as the host does (each isolated), then
+    prints one row per patch: installed, stood down (with the reason), or raised;
+    plus a row per entry point that failed. Exit 1 when a patch did not install and
+    nothing explains why, or an entry point failed.
+
+    Example:
+
+        atompin doctor atom --provider vllm --consumer-package atom.plugin.vllm --format json
+    """
+    import json
+
+    from atompin.doctor import ensure_on_path, render_text, run_doctor
+    from atompin.sources.installed import load_installed
+
+    try:
+        dist = load_installed(consumer, site)
+        if site:
+            ensure_on_path(site)
+        groups = tuple(group or (f"{provider}.platform_plugins", f"{provider}.general_plugins"))
+        report = run_doctor(dist, provider, groups, [consumer_package] if consumer_package else None)
+    except AtompinError as err:
+        _fail(err)
+    if format is TextOrJson.json:
+        sys.stdout.write(json.dumps(report.as_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command()

@@ -16,6 +16,7 @@ from atompin.errors import InputError
 from atompin.lock import Lock, LockedPair
 from atompin.manifest import Manifest
 from atompin.sources.git import GitCache
+from atompin.sources.installed import Installed, commit_matches
 
 
 @dataclass
@@ -140,3 +141,38 @@ def verify_bake(path: Path, pair: LockedPair, manifest: Manifest, report: Verify
         )
     else:
         report.passes.append(f"{path}: {checked} pinned variable(s) checked against {pair.name}")
+
+
+def component_for(manifest: Manifest, name: str) -> str:
+    """The manifest component an installed distribution (or package) name stands for."""
+    from packaging.utils import canonicalize_name
+
+    for component, spec in manifest.components.items():
+        if canonicalize_name(component) == canonicalize_name(name) or spec.package == name:
+            return component
+    raise InputError(f"no component of pairs.toml is {name!r} (components: {', '.join(manifest.components)})")
+
+
+def verify_installed_pin(pair: LockedPair, component: str, installed: Installed, report: VerifyReport) -> None:
+    """The installed distribution is the version and commit the lock pins for the pair."""
+    comp = pair.components.get(component)
+    if comp is None:
+        report.failures.append(f"{pair.name} does not pin {component}")
+        return
+    if comp.version and installed.version != comp.version:
+        report.failures.append(
+            f"installed {installed.name} is {installed.version}, but {pair.name} pins {comp.version} ({comp.ref})"
+        )
+    elif installed.commit and not commit_matches(installed.commit, comp.commit):
+        report.failures.append(
+            f"installed {installed.name} was built from commit {installed.commit}, but {pair.name} pins {comp.commit[:12]}"
+        )
+    elif not installed.commit:
+        report.warnings.append(
+            f"installed {installed.name} records no commit id; only its version {installed.version} was compared"
+        )
+        report.passes.append(f"installed {installed.name} {installed.version} matches {pair.name}")
+    else:
+        report.passes.append(
+            f"installed {installed.name} {installed.version} ({installed.commit}) matches {pair.name} ({comp.commit[:12]})"
+        )
