@@ -323,15 +323,20 @@ def test_bake_recipe_takes_what_export_writes(project: Path):
 
 
 def test_dockerfile_gate_works_on_an_installed_tree(tmp_path: Path):
-    """The Dockerfile's check reads site-packages as the provider root: do that on a fake one."""
+    """The Dockerfile's gate, run against a fake installed provider."""
     from atompin.demo import CONSUMER_FILES, PROVIDER_033, write_files
 
     site = write_files(tmp_path / "site-packages", {**PROVIDER_033, "torch/__init__.py": "", "six.py": ""})
+    record = [p for p in PROVIDER_033]
+    write_files(site, {"minivllm-0.33.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: minivllm\nVersion: 0.33.0\n",
+                       "minivllm-0.33.0.dist-info/RECORD": "".join(f"{p},,\n" for p in record)})  # fmt: skip
     consumer = write_files(tmp_path / "atom", CONSUMER_FILES)
-    result = invoke(
-        "check", str(consumer), str(site), "--package", "minivllm", "--consumer-package", "miniplug", "--no-cache"
-    )
-    assert result.exit_code == 1 and "missing-patch-target" in result.output
+    [words] = [c for c in _atompin_commands((ROOT / "docs/recipes/Dockerfile.atom-vllm").read_text()) if c[1] == "check"]
+    args = [w if w != "/opt/atom" else str(consumer) for w in words[1:]]
+    args = [a if a != "vllm" else "minivllm" for a in args]
+    args = [a if a != "atom.plugin.vllm" else "miniplug" for a in args] + ["--site", str(site)]
+    result = invoke(*args)
+    assert result.exit_code == 1 and "missing-patch-target" in result.output, result.output
 
 
 def test_pre_commit_hook_definition():
