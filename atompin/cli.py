@@ -728,13 +728,15 @@ def relocations_suggest(
     from atompin.lock import write_atomically
     from atompin.relocations import Relocation, render_draft
     from atompin.sources.git import GitCache
-    from atompin.sources.tree import FolderTree
+    from atompin.sources.tree import FolderTree, SourceTree
     from atompin.sources.version import normalize_version, version_from_tree
 
     try:
         root = cache_dir or default_cache_dir()
         index_cache = SqliteIndexCache(root)
         with _progress() as progress:
+            old_tree: SourceTree
+            new_tree: SourceTree
             if Path(old).is_dir() and Path(new).is_dir():
                 old_tree, new_tree = FolderTree(old), FolderTree(new)
             else:

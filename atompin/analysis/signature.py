@@ -6,6 +6,8 @@ import ast
 from dataclasses import dataclass
 from enum import Enum
 
+from atompin.analysis.names import dotted
+
 
 class ParamKind(str, Enum):
     POSITIONAL_ONLY = "positional-only"
@@ -72,16 +74,7 @@ class Signature:
 
 def decorator_name(node: ast.expr) -> str:
     """`@functools.cache(...)` -> "functools.cache"; unknown shapes -> ""."""
-    if isinstance(node, ast.Call):
-        node = node.func
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
+    return dotted(node.func if isinstance(node, ast.Call) else node)
 
 
 def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Signature:

@@ -175,7 +175,7 @@ class GitCache:
         g = git.Git()
         g.update_environment(**_GIT_ENV)
         try:
-            out = g.ls_remote("--", _fetch_url(url))
+            out = str(g.ls_remote("--", _fetch_url(url)))
         except GitCommandError as exc:
             raise SourceError(f"{url}: cannot list refs ({_last_line(exc)})") from exc
         refs: dict[str, str] = {}

@@ -131,6 +131,8 @@ class FolderTree(SourceTree):
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         self.label = str(root)
+        # The file last hashed: a content id is usually followed by a read of the same file.
+        self._last: tuple[str, bytes] = ("", b"")
 
     def list_files(self) -> list[str]:
         out: list[str] = []
@@ -143,4 +145,11 @@ class FolderTree(SourceTree):
         return out
 
     def read(self, path: str) -> bytes:
+        if self._last[0] == path:
+            return self._last[1]
         return (self.root / path).read_bytes()
+
+    def content_id(self, path: str) -> str:
+        data = (self.root / path).read_bytes()
+        self._last = (path, data)
+        return blob_id(data)
