@@ -6,6 +6,7 @@ only chooses paths and prints.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,18 @@ class Locker:
                 continue  # not reachable: judge entries without a baseline
         return None
 
+    def supported_archs(
+        self, comp: ResolvedComponent, package: str, constants: list[str]
+    ) -> dict[str, tuple[str, ...]]:
+        """A component's supported GPU architectures, cached by commit (a commit never changes)."""
+        key = "archs:" + json.dumps([package, sorted(constants), comp.resolved.commit])
+        cached = self.index_cache.get_raw(key)
+        if cached is not None:
+            return {k: tuple(v) for k, v in json.loads(cached).items()}
+        found = supported_archs(ProviderIndex(comp.tree, package, self.index_cache), constants)
+        self.index_cache.put_raw(key, json.dumps(found).encode())
+        return found
+
     def lock_pair(self, pair: Pair) -> LockedPair:
         components = {name: self.resolve_component(name, ref) for name, ref in sorted(pair.refs.items())}
         findings: list[LockedFinding] = []
@@ -129,10 +142,9 @@ class Locker:
         supported: dict[str, dict[str, tuple[str, ...]]] = {}
         for comp in components.values():
             spec = self.manifest.components[comp.name]
-            index = ProviderIndex(comp.tree, spec.package, self.index_cache)
-            supported[comp.name] = (
-                supported_archs(index, spec.arch_constants) if comp.tree.find_module(spec.package) else {}
-            )
+            # Opt-in: only a declared fleet or named constants make the search worth its reads.
+            wanted = bool(fleet or spec.arch_constants) and comp.tree.find_module(spec.package) is not None
+            supported[comp.name] = self.supported_archs(comp, spec.package, spec.arch_constants) if wanted else {}
             coverage = arch_coverage(comp.name, supported[comp.name], fleet)
             if coverage is not None:
                 findings.append(_locked("pair", coverage))
