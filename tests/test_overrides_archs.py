@@ -129,7 +129,7 @@ def test_arch_coverage(fleet: list[str], covered: bool):
     assert (finding is None) == covered
     if finding is not None:
         assert (finding.rule.value, finding.severity.value) == ("arch-coverage", "warning")
-        assert "gfx942, gfx950" in finding.message and "gfx1151, gfx1201" in finding.message
+        assert "names only gfx942, gfx950" in finding.message and "fleet has gfx1151, gfx1201" in finding.message
 
 
 def test_lock_records_overrides_and_supported_sets_deterministically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -69,6 +69,7 @@ def arch_coverage(component: str, supported: dict[str, tuple[str, ...]], fleet: 
         return None
     where = ", ".join(sorted(supported))
     return Finding(Rule.ARCH_COVERAGE, Severity.WARNING, component, (),
-                   f"{component} supports {', '.join(archs)} ({where}); the fleet has {', '.join(sorted(fleet))}: the "
-                   "stack imports and patches cleanly, but its kernels cannot run here, so numerics cannot be checked "
-                   "on this fleet")  # fmt: skip
+                   f"every supported-architecture list of {component} ({where}) names only {', '.join(archs)}; the "
+                   f"fleet has {', '.join(sorted(fleet))}: the stack may import and patch cleanly, but these kernels "
+                   "cannot run here, so numerics cannot be checked on this fleet (name the lists that matter with "
+                   "arch-constants in pairs.toml)")  # fmt: skip
