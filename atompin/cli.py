@@ -160,10 +160,15 @@ def check(
         atompin check /opt/atom --installed vllm --consumer-package atom.plugin.vllm --pair atom-0.1.5+vllm-0.31
     """
     from atompin.analysis.cache import IndexCache, SqliteIndexCache, default_cache_dir
-    from atompin.analysis.engine import check_trees
+    from atompin.analysis.engine import check_trees, provider_package
+    from atompin.lock import read_lock, select_pair
+    from atompin.manifest import load_manifest
+    from atompin.relocations import Relocation, entries_from
     from atompin.report import json as json_report
     from atompin.report import text as text_report
     from atompin.sources.tree import FolderTree, SourceTree
+    from atompin.sources.version import version_from_tree
+    from atompin.verify import VerifyReport, component_for, verify_installed_pin
 
     pin_problems: list[str] = []
     try:
@@ -188,7 +193,11 @@ def check(
             provider_tree = dist.tree
             package = package or (installed if dist.tree.find_module(installed) else None)
             if pair is not None:
-                pin_problems = _installed_pin_problems(manifest, lock_path, pair, installed, dist)
+                spec, _ = load_manifest(manifest)
+                pins = VerifyReport()
+                locked = select_pair(read_lock(lock_path or manifest.parent / "atompin.lock"), pair)
+                verify_installed_pin(locked, component_for(spec, installed), dist, pins)
+                pin_problems = pins.failures
         else:
             assert provider is not None
             if not provider.is_dir():
@@ -200,7 +209,11 @@ def check(
             if path is not None and not path.exists():
                 raise InputError(f"{path}: {label} does not exist")
         cache: IndexCache = IndexCache() if no_cache else SqliteIndexCache(cache_dir or default_cache_dir())
-        entries = _relocation_entries(relocations, provider_tree, package, provider_version)
+        entries: list[tuple[str, Relocation]] = []
+        if relocations is not None:
+            package = provider_package(provider_tree, package)
+            version = provider_version or version_from_tree(provider_tree, package)
+            entries = entries_from(relocations, package, version)
         result = check_trees(
             consumer_tree, provider_tree, package, consumer_package, cache, entries,
             FolderTree(baseline) if baseline else None,
@@ -220,37 +233,6 @@ def check(
     }[format]
     sys.stdout.write(render(result))
     raise typer.Exit(1 if result.errors or pin_problems else 0)
-
-
-def _installed_pin_problems(manifest: Path, lock_path: Optional[Path], pair: str, name: str, dist) -> list[str]:  # type: ignore[no-untyped-def]  # noqa: UP045
-    """Why the installed distribution is not the locked pair's pin (empty when it is)."""
-    from atompin.lock import read_lock
-    from atompin.manifest import load_manifest
-    from atompin.verify import VerifyReport, component_for, verify_installed_pin
-
-    spec, _ = load_manifest(manifest)
-    locked = _locked_pair(read_lock(lock_path or manifest.parent / "atompin.lock"), pair)
-    report = VerifyReport()
-    verify_installed_pin(locked, component_for(spec, name), dist, report)
-    return report.failures
-
-
-def _relocation_entries(path: Optional[Path], tree, package: Optional[str], version: Optional[str]):  # type: ignore[no-untyped-def]  # noqa: UP045
-    """(table path, entry) pairs from a table file, or the tables of a folder that apply to the provider's version."""
-    from atompin.analysis.engine import provider_package
-    from atompin.relocations import applicable, load_tables, parse_table
-    from atompin.sources.version import version_from_tree
-
-    if path is None:
-        return []
-    if path.is_file():
-        table = parse_table(path.read_text(), str(path))
-        return [(str(path), entry) for entry in table.moved]
-    package = provider_package(tree, package)
-    tables = load_tables(path, path, package)
-    version = version or version_from_tree(tree, package)
-    chosen = applicable(tables, version) if version else tables
-    return [(f"{path.name}/{t.path}", entry) for t in chosen for entry in t.table.moved]
 
 
 ManifestOpt = Annotated[Path, typer.Option("--manifest", help="The pairs manifest.")]
@@ -405,9 +387,9 @@ def verify(
 
         atompin verify --installed vllm --pair atom-0.1.9+vllm-0.33   (inside the image)
     """
-    from atompin.lock import read_lock
+    from atompin.lock import read_lock, select_pair
     from atompin.relocations import digests
-    from atompin.verify import VerifyReport, verify_bake, verify_lock, verify_remote
+    from atompin.verify import VerifyReport, verify_bake, verify_installed, verify_lock, verify_remote
 
     target = lock_path or manifest.parent / "atompin.lock"
     report = VerifyReport()
@@ -419,11 +401,9 @@ def verify(
             if remote:
                 verify_remote(locked, spec, locker.git, locker.fetch_url, report)
             for path in bake or []:
-                verify_bake(path, _locked_pair(locked, pair), spec, report)
+                verify_bake(path, select_pair(locked, pair), spec, report)
             if installed is not None:
-                _verify_installed(
-                    spec, _locked_pair(locked, pair), installed, consumer, site, locker.index_cache, report
-                )
+                verify_installed(spec, select_pair(locked, pair), installed, consumer, site, locker.index_cache, report)
     except AtompinError as err:
         _fail(err)
     for line in report.passes:
@@ -433,35 +413,6 @@ def verify(
     for line in report.failures:
         typer.echo(f"FAIL  {line}", err=True)
     raise typer.Exit(0 if report.ok else 1)
-
-
-def _verify_installed(spec, pair, installed: str, consumer: Optional[Path], site, cache, report) -> None:  # type: ignore[no-untyped-def]  # noqa: UP045
-    """The installed provider is the pair's pin, and the consumer checks clean against it."""
-    from atompin.analysis.engine import check_trees
-    from atompin.sources.installed import load_installed
-    from atompin.sources.tree import FolderTree
-    from atompin.verify import component_for, verify_installed_pin
-
-    component = component_for(spec, installed)
-    dist = load_installed(installed, site)
-    verify_installed_pin(pair, component, dist, report)
-    provider_spec = spec.components[component]
-    for edge in spec.checks:
-        if edge.provider != component or edge.consumer not in pair.components:
-            continue
-        consumer_spec = spec.components[edge.consumer]
-        tree = FolderTree(consumer) if consumer is not None else load_installed(consumer_spec.package, site).tree
-        result = check_trees(
-            tree, dist.tree, provider_spec.package, edge.consumer_package or consumer_spec.package, cache
-        )
-        errors = result.errors
-        if errors and edge.gate:
-            names = "; ".join(f"{f.rule.value} {f.symbol} at {', '.join(map(str, f.sites[:2]))}" for f in errors)
-            report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s): {names}")
-        else:
-            report.passes.append(
-                f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(result.findings)} finding(s)"
-            )
 
 
 def _render_lock(lock, format: CheckFormat, manifest_name: str) -> str:  # type: ignore[no-untyped-def]
@@ -476,29 +427,6 @@ def _render_lock(lock, format: CheckFormat, manifest_name: str) -> str:  # type:
     if format is CheckFormat.sarif:
         return sarif.render_lock(lock, manifest_name)
     return text.render_lock(lock, show_info=STATE.verbose) + "\n"
-
-
-def _lock_at(rev: str, path: Path):  # type: ignore[no-untyped-def]
-    """The lock file as committed at `rev` (None when it did not exist there)."""
-    import git
-
-    from atompin.lock import parse_lock
-
-    try:
-        repo = git.Repo(path.resolve().parent, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InputError(f"{path}: not inside a git repository; pass OLD and NEW lock files") from None
-    assert repo.working_tree_dir is not None
-    rel = path.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
-    try:
-        repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")
-    except git.GitCommandError:
-        raise InputError(f"{rev!r} is not a commit of the repository that holds {path}; pass --base REV") from None
-    try:
-        text = repo.git.show(f"{rev}:{rel}")
-    except git.GitCommandError:
-        return None  # the lock did not exist at that revision: every pair is new
-    return parse_lock(text + "\n", f"{rev}:{rel}")
 
 
 def _diff_renderer(format: DiffFormat):  # type: ignore[no-untyped-def]
@@ -533,14 +461,14 @@ def diff(
         atompin diff --base origin/main --format markdown > comment.md
     """
     from atompin.analysis.cache import default_cache_dir
-    from atompin.lock import read_lock
+    from atompin.lock import lock_at_revision, read_lock
     from atompin.lockdiff import diff_locks
     from atompin.sources.git import GitCache
 
     default = lock_path or manifest.parent / "atompin.lock"
     try:
         new_lock = read_lock(new or default)
-        old_lock = read_lock(old) if old else _lock_at(base, new or default)
+        old_lock = read_lock(old) if old else lock_at_revision(base, new or default)
         git_cache = GitCache(cache_dir or default_cache_dir(), offline=True)
         base_dir = manifest.resolve().parent
 
@@ -623,19 +551,6 @@ def bump(
     raise typer.Exit(1 if result.worse else 0)
 
 
-def _locked_pair(locked, name: Optional[str]):  # type: ignore[no-untyped-def]  # noqa: UP045
-    if name is None:
-        if len(locked.pairs) != 1:
-            raise InputError(f"the lock has {len(locked.pairs)} pairs; say which with --pair NAME")
-        return locked.pairs[0]
-    found = locked.pair(name)
-    if found is None:
-        raise InputError(
-            f"no pair {name!r} in the lock (pairs: {', '.join(p.name for p in locked.pairs)}); run `atompin lock`"
-        )
-    return found
-
-
 @app.command()
 def export(
     pair: Annotated[Optional[str], typer.Option("--pair", help="The pair to export (default: the only pair).")] = None,  # noqa: UP045
@@ -658,7 +573,7 @@ def export(
         atompin export --pair atom-0.1.9+vllm-0.33 --format bake -o atompin.bake.json
         docker buildx bake -f rocm-bake.hcl -f atompin.bake.json
     """
-    from atompin.lock import read_lock, write_atomically
+    from atompin.lock import read_lock, select_pair, write_atomically
     from atompin.manifest import load_manifest
     from atompin.report import export as exporters
     from atompin.verify import pin_variables
@@ -666,7 +581,7 @@ def export(
     target = lock_path or manifest.parent / "atompin.lock"
     try:
         spec, _ = load_manifest(manifest)
-        locked = _locked_pair(read_lock(target), pair)
+        locked = select_pair(read_lock(target), pair)
         variables = pin_variables(locked, spec)
         if format is ExportFormat.json:
             text = exporters.full_json(locked, variables)
@@ -719,14 +634,13 @@ def relocations_suggest(
 
         atompin relocations suggest https://github.com/vllm-project/vllm v0.31.0 v0.33.0 --consumer ./ATOM --consumer-package atom.plugin.vllm
     """
-    from atompin.analysis.arity import param_names
     from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
     from atompin.analysis.checks import UsageChecker
     from atompin.analysis.engine import consumer_packages, provider_package, scan_consumer
     from atompin.analysis.provider import ProviderIndex
-    from atompin.analysis.suggest import entry_note, suggest
+    from atompin.analysis.suggest import draft_entries, suggest
     from atompin.lock import write_atomically
-    from atompin.relocations import Relocation, render_draft
+    from atompin.relocations import render_draft
     from atompin.sources.git import GitCache
     from atompin.sources.tree import FolderTree, SourceTree
     from atompin.sources.version import normalize_version, version_from_tree
@@ -759,11 +673,7 @@ def relocations_suggest(
             index_cache.flush()
     except AtompinError as err:
         _fail(err)
-    entries = []
-    for s in suggestions:
-        _, cand, _ = s.best  # type: ignore[misc]
-        params = param_names(cand.signature) if cand.signature is not None else None
-        entries.append(Relocation(old=s.old, new=cand.symbol, params=params, note=entry_note(s)))
+    entries = draft_entries(suggestions)
     version = normalize_version(new) or version_from_tree(new_tree, package) or new
     header = [
         f"Draft relocation table for {package}: {old} -> {new}, made by `atompin relocations suggest`.",

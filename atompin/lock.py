@@ -254,3 +254,38 @@ def write_lock(path: Path, lock: Lock) -> str:
     text = render_lock(lock)
     write_atomically(path, text)
     return text
+
+
+def select_pair(lock: Lock, name: str | None) -> LockedPair:
+    """The named pair, or the only one; InputError otherwise."""
+    if name is None:
+        if len(lock.pairs) != 1:
+            raise InputError(f"the lock has {len(lock.pairs)} pairs; say which with --pair NAME")
+        return lock.pairs[0]
+    found = lock.pair(name)
+    if found is None:
+        raise InputError(
+            f"no pair {name!r} in the lock (pairs: {', '.join(p.name for p in lock.pairs)}); run `atompin lock`"
+        )
+    return found
+
+
+def lock_at_revision(rev: str, path: Path) -> Lock | None:
+    """The lock file as committed at git revision `rev` (None when it did not exist there)."""
+    import git
+
+    try:
+        repo = git.Repo(path.resolve().parent, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise InputError(f"{path}: not inside a git repository; pass OLD and NEW lock files") from None
+    assert repo.working_tree_dir is not None
+    rel = path.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    try:
+        repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")
+    except git.GitCommandError:
+        raise InputError(f"{rev!r} is not a commit of the repository that holds {path}; pass --base REV") from None
+    try:
+        text = repo.git.show(f"{rev}:{rel}")
+    except git.GitCommandError:
+        return None  # the lock did not exist at that revision: every pair is new
+    return parse_lock(text + "\n", f"{rev}:{rel}")

@@ -164,3 +164,13 @@ def render_draft(package: str, applies: str, entries: list[Relocation], removed:
         text += "\n# Gone at the new release, no candidate found (removed, or moved out of the package):\n"
         text += "".join(f"#   {symbol}\n" for symbol in removed)
     return text
+
+
+def entries_from(path: Path, package: str, version: str) -> list[tuple[str, Relocation]]:
+    """(table, entry) pairs from one table file, or from a folder's tables that apply to `version`."""
+    if path.is_file():
+        table = parse_table(path.read_text(), str(path))
+        return [(str(path), entry) for entry in table.moved]
+    tables = load_tables(path, path, package)
+    chosen = applicable(tables, version) if version else tables
+    return [(f"{path.name}/{t.path}", entry) for t in chosen for entry in t.table.moved]

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from atompin.analysis.cache import IndexCache
 from atompin.errors import InputError
 from atompin.lock import Lock, LockedPair
 from atompin.manifest import Manifest
@@ -176,3 +177,44 @@ def verify_installed_pin(pair: LockedPair, component: str, installed: Installed,
         report.passes.append(
             f"installed {installed.name} {installed.version} ({installed.commit}) matches {pair.name} ({comp.commit[:12]})"
         )
+
+
+def verify_installed(
+    manifest: Manifest,
+    pair: LockedPair,
+    name: str,
+    consumer: Path | None,
+    site: list[str] | None,
+    cache: IndexCache,
+    report: VerifyReport,
+) -> None:
+    """The installed provider `name` is the pair's pin, and each consumer checks clean against it.
+
+    The consumer is read from `consumer` (a source folder) or from its installed distribution.
+    """
+    from atompin.analysis.engine import check_trees
+    from atompin.sources.installed import load_installed
+    from atompin.sources.tree import FolderTree, SourceTree
+
+    component = component_for(manifest, name)
+    dist = load_installed(name, site)
+    verify_installed_pin(pair, component, dist, report)
+    provider_spec = manifest.components[component]
+    for edge in manifest.checks:
+        if edge.provider != component or edge.consumer not in pair.components:
+            continue
+        consumer_spec = manifest.components[edge.consumer]
+        tree: SourceTree = (
+            FolderTree(consumer) if consumer is not None else load_installed(consumer_spec.package, site).tree
+        )
+        result = check_trees(
+            tree, dist.tree, provider_spec.package, edge.consumer_package or consumer_spec.package, cache
+        )
+        errors = result.errors
+        if errors and edge.gate:
+            names = "; ".join(f"{f.rule.value} {f.symbol} at {', '.join(map(str, f.sites[:2]))}" for f in errors)
+            report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s): {names}")
+        else:
+            report.passes.append(
+                f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(result.findings)} finding(s)"
+            )

@@ -16,6 +16,7 @@ from atompin.analysis.moduleinfo import BindingKind, MemberKind
 from atompin.analysis.names import split_symbol
 from atompin.analysis.provider import ProviderIndex, TargetKind
 from atompin.analysis.signature import Signature
+from atompin.relocations import Relocation
 
 
 @dataclass(frozen=True)
@@ -157,3 +158,14 @@ def entry_note(s: Suggestion) -> str:
     if len(s.candidates) > 1:
         parts.append("other candidates: " + ", ".join(c[1].symbol for c in s.candidates[1:4]))
     return "; ".join(parts)
+
+
+def draft_entries(suggestions: list[Suggestion]) -> list[Relocation]:
+    """Table entries from the best candidate of each suggestion, with its parameters and a note."""
+    entries = []
+    for s in suggestions:
+        assert s.best is not None
+        _, cand, _ = s.best
+        params = param_names(cand.signature) if cand.signature is not None else None
+        entries.append(Relocation(old=s.old, new=cand.symbol, params=params, note=entry_note(s)))
+    return entries
