@@ -425,3 +425,24 @@ def test_lock_baseline_ref_compares_relocated_signatures(project: Path):
     bad = read_lock(project.parent / "atompin.lock").pair(BAD)
     drift = [f for f in bad.findings if f.rule == "arity-drift" and "at the baseline" in f.message]
     assert drift and "gained vllm_config as first parameter" in drift[0].message
+
+
+@pytest.mark.parametrize(
+    ("url", "ref", "message"),
+    [
+        ("ext::sh -c touch% /tmp/pwned", "v1", "'ext::' transport runs commands"),
+        ("fd::3", "v1", "'fd::' transport runs commands"),
+        ("-uhelp", "v1", "starts with '-'"),
+        ("gopher://example.invalid/repo", "v1", "unsupported scheme"),
+        ("repos/x", "--upload-pack=touch /tmp/pwned", "starts with '-'"),
+        ("repos/x", "v1..v2", "not a valid git ref name"),
+    ],
+)
+def test_git_sources_refuse_dangerous_urls_and_refs(tmp_path: Path, url: str, ref: str, message: str):
+    from atompin.errors import InputError
+    from atompin.sources.git import GitCache
+
+    with pytest.raises(InputError) as err:
+        GitCache(tmp_path / "cache").resolve(url, ref)
+    assert message in str(err.value)
+    assert not (tmp_path / "cache" / "git").exists() or not list((tmp_path / "cache" / "git").glob("*.git"))
