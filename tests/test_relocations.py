@@ -271,6 +271,23 @@ def test_consumer_calls_that_no_longer_fit(run_check):
     assert run_check(PROVIDER, consumer(ok)).findings == ()
 
 
+def test_dataclass_constructor_calls_are_not_judged_by_a_base_init(run_check):
+    provider = {
+        "pv/__init__.py": "",
+        "pv/m.py": """
+            from dataclasses import dataclass
+            class Base:
+                def __init__(self):
+                    pass
+            @dataclass
+            class Config(Base):
+                size: int
+                name: str = ""
+        """,
+    }
+    assert run_check(provider, consumer("from pv.m import Config\nConfig(4, name='x')\n")).findings == ()
+
+
 def test_patch_replacement_and_wrapper_call_of_the_original(run_check):
     src = """
         from pv.m import Runner

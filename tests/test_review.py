@@ -331,7 +331,9 @@ def test_dockerfile_gate_works_on_an_installed_tree(tmp_path: Path):
     write_files(site, {"minivllm-0.33.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: minivllm\nVersion: 0.33.0\n",
                        "minivllm-0.33.0.dist-info/RECORD": "".join(f"{p},,\n" for p in record)})  # fmt: skip
     consumer = write_files(tmp_path / "atom", CONSUMER_FILES)
-    [words] = [c for c in _atompin_commands((ROOT / "docs/recipes/Dockerfile.atom-vllm").read_text()) if c[1] == "check"]
+    [words] = [
+        c for c in _atompin_commands((ROOT / "docs/recipes/Dockerfile.atom-vllm").read_text()) if c[1] == "check"
+    ]
     args = [w if w != "/opt/atom" else str(consumer) for w in words[1:]]
     args = [a if a != "vllm" else "minivllm" for a in args]
     args = [a if a != "atom.plugin.vllm" else "miniplug" for a in args] + ["--site", str(site)]

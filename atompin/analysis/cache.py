@@ -18,7 +18,7 @@ from pydantic import TypeAdapter
 from atompin.analysis.moduleinfo import ModuleInfo
 
 # Bump when the indexer's output changes meaning, so old entries are ignored.
-INDEX_FORMAT = "atompin-index-3"
+INDEX_FORMAT = "atompin-index-4"
 
 _ADAPTER: TypeAdapter[ModuleInfo] = TypeAdapter(ModuleInfo)
 

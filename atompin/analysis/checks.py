@@ -11,11 +11,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from atompin.analysis.arity import CallShape, call_problem, checkable, replacement_problem
-from atompin.analysis.provider import ProviderIndex, Resolution, TargetKind
+from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.usage import CallUse, ConsumerUsage, Guard, ImportGroup, ImportUse, PatchSite, ReadKind, Ref
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
 from atompin.relocations import Relocation
+
+# Class decorators that write the class's __init__: its signature is not in the source.
+_GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
 
 
 @dataclass
@@ -258,6 +261,8 @@ class UsageChecker:
             return
         target, bound = res.target, res.target.bound
         if target.kind is TargetKind.CLASS:
+            if target.cls is not None and self._generates_init(target.cls):
+                return  # a dataclass (or attrs class) writes its own __init__
             init = self.index.getattr(target, "__init__")
             if not init.found or init.target is None or init.target.kind is not TargetKind.FUNCTION:
                 return
@@ -271,6 +276,20 @@ class UsageChecker:
             self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, self.symbol(ref), [call.site],
                               f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
                               f"the call passes {shape.render()}")  # fmt: skip
+
+    def _generates_init(self, ref: ClassRef) -> bool:
+        """Is this class, or a base before the one that defines __init__, a generated-__init__ class?"""
+        for node in self.index.mro(ref):
+            if isinstance(node, str):
+                return False
+            info = self.index.class_info(node)
+            if info is None:
+                return False
+            if any(d.split(".")[-1] in _GENERATED_INIT for d in info.decorators):
+                return True
+            if "__init__" in info.members:
+                return False
+        return False
 
     def sites_by_symbol(self) -> dict[str, list[Site]]:
         """Every consumer site, by the normalized symbol it reaches (imports, chains, patches, calls)."""

@@ -205,7 +205,11 @@ class _ModuleVisitor:
     def class_def(self, node: ast.ClassDef, qualname: str) -> None:
         # A metaclass provides members too (ABCMeta.register): treat it as one more base.
         exprs = [*node.bases, *(k.value for k in node.keywords if k.arg == "metaclass")]
-        cls = ClassInfo(qualname=qualname, line=node.lineno, bases=tuple(b for b in (dotted(x) for x in exprs) if b))
+        decorators = tuple(
+            d for d in (dotted(x.func if isinstance(x, ast.Call) else x) for x in node.decorator_list) if d
+        )
+        cls = ClassInfo(qualname=qualname, line=node.lineno, bases=tuple(b for b in (dotted(x) for x in exprs) if b),
+                        decorators=decorators)  # fmt: skip
         self.info.classes[qualname] = cls
         self.class_body(node.body, cls)
 

@@ -58,6 +58,8 @@ class ClassInfo:
     members: dict[str, Member] = field(default_factory=dict)
     # A class-level __getattr__ serves any name: members are then unknown, not missing.
     has_getattr: bool = False
+    # Decorator names (a @dataclass writes its own __init__).
+    decorators: tuple[str, ...] = ()
 
 
 @dataclass
