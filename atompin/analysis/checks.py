@@ -7,15 +7,12 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from atompin.analysis.arity import CallShape, call_problem, checkable, replacement_problem
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
-from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.usage import CallUse, ConsumerUsage, Guard, ImportGroup, ImportUse, PatchSite, ReadKind, Ref
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
-from atompin.relocations import Relocation
 
 # Class decorators that write the class's __init__: its signature is not in the source.
 _GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
@@ -87,7 +84,8 @@ class UsageChecker:
 
     # -- driver -----------------------------------------------------------------
 
-    def run(self) -> tuple[list[Finding], Summary]:
+    def run(self) -> list[Finding]:
+        """Every finding about the consumer's imports, attribute chains, patches and calls."""
         patched = {(p.owner, p.attr) for p in self.usage.patches}
         # Reads of a patched attribute (the wrapper keeping the original) are reported
         # with the patch: when the target is gone, the read is what raises first.
@@ -112,8 +110,7 @@ class UsageChecker:
             self._patch(patch, groups.get(patch.alternative_group, []))
         for call in self.usage.calls:
             self._call_drift(call)
-        findings = self.findings.freeze()
-        return findings, self._summary(findings)
+        return self.findings.freeze()
 
     # -- imports ----------------------------------------------------------------
 
@@ -308,7 +305,8 @@ class UsageChecker:
 
     # -- counts -----------------------------------------------------------------
 
-    def _summary(self, findings: list[Finding]) -> Summary:
+    def summary(self, findings: list[Finding], overrides: int = 0) -> Summary:
+        """The counts of this usage, with `findings` (from every check of the edge) counted by rule."""
         uses = {(u.site, u.ref) for g in self.usage.groups for alt in g.alternatives for u in alt}
         symbols = {self.symbol(ref) for _, ref in uses}
         symbols.update(self.symbol(p.owner[0].attr(p.attr)) for p in self.usage.patches)
@@ -321,6 +319,7 @@ class UsageChecker:
             patch_targets=len({self.symbol(p.owner[0].attr(p.attr)) for p in self.usage.patches}),
             references=len({(a.site, a.choices) for a in self.usage.attributes}),
             findings_by_rule=dict(sorted(by_rule.items())),
+            overrides=overrides,
         )
 
 
@@ -332,20 +331,3 @@ def _effect(guard: Guard) -> str:
 
 def _via(item: ImportUse | PatchSite) -> str:
     return f" (reached through the helper call at {', '.join(map(str, item.via))})" if item.via else ""
-
-
-def check_usage(
-    usage: ConsumerUsage,
-    index: ProviderIndex,
-    relocations: Sequence[tuple[str, Relocation]] = (),
-    baseline: ProviderIndex | None = None,
-) -> tuple[list[Finding], Summary]:
-    """Judge a consumer's usage (and the applicable relocation entries) against a provider index."""
-    checker = UsageChecker(usage, index)
-    findings, summary = checker.run()
-    if relocations:
-        findings += check_relocations(relocations, index, baseline, checker.sites_by_symbol())
-        findings = sorted(findings, key=Finding.sort_key)
-        by_rule = Counter(f.rule.value for f in findings)
-        summary = replace(summary, findings_by_rule=dict(sorted(by_rule.items())))
-    return findings, summary

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 
 from pydantic import TypeAdapter
 
 from atompin.analysis.cache import IndexCache
-from atompin.analysis.checks import check_usage
+from atompin.analysis.checks import UsageChecker
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
+from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import ConsumerUsage
 from atompin.errors import InputError
@@ -126,7 +125,10 @@ def check_trees(
     usage = scan_consumer(consumer, packages, package, cache)
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
-    findings, summary = check_usage(usage, index, relocations, base_index)
+    checker = UsageChecker(usage, index)
+    findings = checker.run()
+    if relocations:
+        findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
     consumer_indexes: dict[str, ProviderIndex] = {}
 
     def in_consumer(symbol: str) -> Resolution:
@@ -136,10 +138,8 @@ def check_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
-    if override_findings or replaced:
-        findings = sorted([*findings, *override_findings], key=Finding.sort_key)
-        by_rule = Counter(f.rule.value for f in findings)
-        summary = replace(summary, findings_by_rule=dict(sorted(by_rule.items())), overrides=replaced)
+    findings = sorted([*findings, *override_findings], key=Finding.sort_key)
+    summary = checker.summary(findings, overrides=replaced)
     if cache is not None:
         cache.flush()
     return CheckResult(
