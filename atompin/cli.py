@@ -323,7 +323,7 @@ def lock(
 
         atompin lock --pair atom-0.1.9+vllm-0.33
     """
-    from atompin.lock import read_lock, render_lock, write_lock
+    from atompin.lock import read_lock, render_lock, write_atomically
 
     target = lock_path or manifest.parent / "atompin.lock"
     try:
@@ -334,7 +334,7 @@ def lock(
         before = target.read_text() if target.exists() else None
         text = render_lock(result)
         if text != before:
-            write_lock(target, result)
+            write_atomically(target, text)
     except AtompinError as err:
         _fail(err)
     if not quiet:

@@ -49,6 +49,7 @@ class Locker:
         self.index_cache = index_cache
         self.progress = progress or (lambda _m: None)
         providers = [manifest.components[e.provider].package for e in manifest.checks]
+        self._resolved: dict[tuple[str, str], ResolvedComponent] = {}
         self.tables = manifest_tables(manifest_dir / manifest.relocations, manifest_dir, providers)
 
     def fetch_url(self, repo: str) -> str:
@@ -58,6 +59,13 @@ class Locker:
         return repo
 
     def resolve_component(self, name: str, ref: str) -> ResolvedComponent:
+        """A component at a ref: commit, version and tree (once per run, however many pairs pin it)."""
+        key = (name, ref)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve_component(name, ref)
+        return self._resolved[key]
+
+    def _resolve_component(self, name: str, ref: str) -> ResolvedComponent:
         component = self.manifest.components[name]
         self.progress(f"resolving {name} @ {ref}")
         resolved = self.git.resolve(self.fetch_url(component.repo), ref)

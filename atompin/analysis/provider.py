@@ -19,7 +19,7 @@ from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import join_symbol, split_symbol
 from atompin.analysis.signature import Signature
 from atompin.model import Rule, Status
-from atompin.sources.tree import ModuleKind, SourceTree
+from atompin.sources.tree import ModuleFile, ModuleKind, SourceTree
 
 
 class TargetKind(str, Enum):
@@ -94,7 +94,7 @@ class ProviderIndex:
         self.package = package
         self.cache = cache or IndexCache()
         self._modules: dict[str, ModuleInfo | None] = {}
-        self._kinds: dict[str, ModuleKind | None] = {}
+        self._found: dict[str, ModuleFile | None] = {}
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
         self._active: set[tuple[str, str]] = set()
         self.parsed = 0
@@ -104,20 +104,23 @@ class ProviderIndex:
     def in_package(self, module: str) -> bool:
         return module == self.package or module.startswith(self.package + ".")
 
+    def find(self, name: str) -> ModuleFile | None:
+        """Where module `name` lives in the provider tree (None outside the package or absent)."""
+        if name not in self._found:
+            self._found[name] = self.tree.find_module(name) if self.in_package(name) else None
+        return self._found[name]
+
     def module_kind(self, name: str) -> ModuleKind | None:
-        if name not in self._kinds:
-            found = self.tree.find_module(name) if self.in_package(name) else None
-            self._kinds[name] = found.kind if found else None
-        return self._kinds[name]
+        found = self.find(name)
+        return found.kind if found else None
 
     def module(self, name: str) -> ModuleInfo | None:
         """The index of module `name`, parsing (or loading from cache) on first use."""
         if name in self._modules:
             return self._modules[name]
-        found = self.tree.find_module(name) if self.in_package(name) else None
+        found = self.find(name)
         info: ModuleInfo | None = None
         if found is not None:
-            self._kinds[name] = found.kind
             if not found.path:
                 info = ModuleInfo(name=name, is_package=found.is_package)
                 if found.kind is ModuleKind.COMPILED:
@@ -134,7 +137,7 @@ class ProviderIndex:
         return info
 
     def module_path(self, name: str) -> str:
-        found = self.tree.find_module(name)
+        found = self.find(name)
         return found.path if found else name.replace(".", "/")
 
     # -- resolution ---------------------------------------------------------
