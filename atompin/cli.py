@@ -132,10 +132,7 @@ def check(
     consumer_installed: Annotated[
         bool, typer.Option("--consumer-installed", help="CONSUMER names an installed distribution.")
     ] = False,
-    site: Annotated[
-        list[str] | None,
-        typer.Option("--site", help="Where to look for installed distributions (repeatable; default: sys.path)."),
-    ] = None,  # noqa: UP045
+    site: SiteOpt = None,
     pair: Annotated[
         str | None,
         typer.Option(
@@ -235,6 +232,10 @@ def check(
     raise typer.Exit(1 if result.errors or pin_problems else 0)
 
 
+SiteOpt = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Option("--site", help="Where to look for installed distributions (repeatable; default: sys.path)."),
+]
 ManifestOpt = Annotated[Path, typer.Option("--manifest", help="The pairs manifest.")]
 LockOpt = Annotated[
     Path | None, typer.Option("--lock", help="The lock file (default: atompin.lock beside the manifest).")
@@ -371,10 +372,7 @@ def verify(
             help="With --installed: the consumer's source folder (default: the consumer's installed distribution)."
         ),
     ] = None,
-    site: Annotated[
-        list[str] | None,
-        typer.Option("--site", help="Where to look for installed distributions (repeatable; default: sys.path)."),
-    ] = None,  # noqa: UP045
+    site: SiteOpt = None,
 ) -> None:
     """Gate CI and image builds on the lock: it is current, and every gated verdict passes.
 
@@ -699,10 +697,7 @@ def doctor(
         ),
     ] = None,  # noqa: UP045
     consumer_package: Annotated[str | None, typer.Option(help="The consumer package to scan for patch sites.")] = None,  # noqa: UP045
-    site: Annotated[
-        list[str] | None,
-        typer.Option("--site", help="Where the distributions are installed (repeatable; default: sys.path)."),
-    ] = None,  # noqa: UP045
+    site: SiteOpt = None,
     format: Annotated[TextOrJson, typer.Option("--format", help="text or json.")] = TextOrJson.text,
 ) -> None:
     """The runtime half. WARNING: this is the one command that IMPORTS AND RUNS CODE.

@@ -478,7 +478,7 @@ class ConsumerScanner:
                 if found is not None:
                     return found, False
         if isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
-            owner = self._eval(test.args[0], replace(ctx))
+            owner = self._eval(test.args[0], ctx)
             name = self._eval(test.args[1], ctx)
             if isinstance(owner, ProviderValue) and isinstance(name, str):
                 return (owner.choices, name), negated
