@@ -11,12 +11,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from atompin import __version__
-from atompin.errors import AtompinError, InputError
+from atompin.errors import AtompinError
+
+if TYPE_CHECKING:
+    from atompin.lockdiff import LockDiff
 
 app = typer.Typer(
     name="atompin",
@@ -80,168 +83,18 @@ def _root(
     STATE.debug = debug
 
 
-@app.command()
-def check(
-    consumer: Annotated[
-        str,
-        typer.Argument(
-            help="Folder that holds the consumer's package folder (e.g. an ATOM checkout), or with --consumer-installed a distribution name."
-        ),
-    ],
-    provider: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Argument(
-            help="Folder that holds the provider's package folder (e.g. a vLLM checkout); omit with --installed."
-        ),
-    ] = None,
-    package: Annotated[
-        str | None, typer.Option(help="Provider import name (default: the single top-level package).")
-    ] = None,  # noqa: UP045
-    consumer_package: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(help="Consumer package to scan, dotted names allowed (default: every top-level package)."),
-    ] = None,
-    format: Annotated[CheckFormat, typer.Option("--format", help="Output format.")] = CheckFormat.text,
-    cache_dir: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(help="Index cache folder (default: $ATOMPIN_CACHE_DIR or the per-user cache dir)."),
-    ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the index cache.")] = False,
-    relocations: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(
-            help="A relocation table, or a folder of them (<folder>/<package>/*.toml, chosen by provider version)."
-        ),
-    ] = None,
-    baseline: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option(
-            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it."
-        ),
-    ] = None,
-    provider_version: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(help="The provider's version for choosing tables (default: read from its version file)."),
-    ] = None,
-    installed: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option(
-            help="Check against this installed distribution (found through its metadata, never imported) instead of PROVIDER."
-        ),
-    ] = None,
-    consumer_installed: Annotated[
-        bool, typer.Option("--consumer-installed", help="CONSUMER names an installed distribution.")
-    ] = False,
-    site: SiteOpt = None,
-    pair: Annotated[
-        str | None,
-        typer.Option(
-            "--pair", help="With --installed: also confirm the installed version and commit are this locked pair's pin."
-        ),
-    ] = None,  # noqa: UP045
-    manifest: ManifestOpt = Path("pairs.toml"),
-    lock_path: LockOpt = None,
-) -> None:
-    """Check statically that everything CONSUMER imports or patches from PROVIDER exists.
-
-    Nothing from either tree is imported or executed. Exit 0 when no error-level
-    finding (and, with --installed --pair, the installed pin matches the lock),
-    1 when there is one, 2 on bad input.
-
-    Example:
-
-        atompin check ./ATOM ./vllm --package vllm --consumer-package atom.plugin.vllm --format json
-
-        atompin check ./ATOM ./vllm-0.33 --relocations relocations --baseline ./vllm-0.31
-
-        atompin check /opt/atom --installed vllm --consumer-package atom.plugin.vllm --pair atom-0.1.5+vllm-0.31
-    """
-    from atompin.analysis.cache import IndexCache, SqliteIndexCache, default_cache_dir
-    from atompin.analysis.engine import check_trees, provider_package
-    from atompin.lock import read_lock, select_pair
-    from atompin.manifest import load_manifest
-    from atompin.relocations import Relocation, entries_from
-    from atompin.report import json as json_report
-    from atompin.report import text as text_report
-    from atompin.sources.tree import FolderTree, SourceTree
-    from atompin.sources.version import version_from_tree
-    from atompin.verify import VerifyReport, component_for, verify_installed_pin
-
-    pin_problems: list[str] = []
-    try:
-        if (provider is None) == (installed is None):
-            raise InputError("give either PROVIDER (a source folder) or --installed NAME, not both or neither")
-        consumer_tree: SourceTree
-        if consumer_installed:
-            from atompin.sources.installed import load_installed
-
-            consumer_tree = load_installed(consumer, site).tree
-        else:
-            if not Path(consumer).is_dir():
-                raise InputError(
-                    f"{consumer}: consumer folder does not exist; pass the folder that holds the package folder"
-                )
-            consumer_tree = FolderTree(consumer)
-        provider_tree: SourceTree
-        if installed is not None:
-            from atompin.sources.installed import load_installed
-
-            dist = load_installed(installed, site)
-            provider_tree = dist.tree
-            package = package or (installed if dist.tree.find_module(installed) else None)
-            if pair is not None:
-                spec, _ = load_manifest(manifest)
-                pins = VerifyReport()
-                locked = select_pair(read_lock(lock_path or manifest.parent / "atompin.lock"), pair)
-                verify_installed_pin(locked, component_for(spec, installed), dist, pins)
-                pin_problems = pins.failures
-        else:
-            assert provider is not None
-            if not provider.is_dir():
-                raise InputError(
-                    f"{provider}: provider folder does not exist; pass the folder that holds the package folder"
-                )
-            provider_tree = FolderTree(provider)
-        for label, path in (("baseline", baseline), ("relocations", relocations)):
-            if path is not None and not path.exists():
-                raise InputError(f"{path}: {label} does not exist")
-        cache: IndexCache = IndexCache() if no_cache else SqliteIndexCache(cache_dir or default_cache_dir())
-        entries: list[tuple[str, Relocation]] = []
-        if relocations is not None:
-            package = provider_package(provider_tree, package)
-            version = provider_version or version_from_tree(provider_tree, package)
-            entries = entries_from(relocations, package, version)
-        result = check_trees(
-            consumer_tree, provider_tree, package, consumer_package, cache, entries,
-            FolderTree(baseline) if baseline else None,
-        )  # fmt: skip
-    except AtompinError as err:
-        _fail(err)
-    for problem in pin_problems:
-        typer.echo(f"FAIL  {problem}", err=True)
-    from atompin.report import markdown as markdown_report
-    from atompin.report import sarif as sarif_report
-
-    render = {
-        CheckFormat.text: text_report.render_check,
-        CheckFormat.json: json_report.render_check,
-        CheckFormat.markdown: markdown_report.render_check,
-        CheckFormat.sarif: sarif_report.render_check,
-    }[format]
-    sys.stdout.write(render(result))
-    raise typer.Exit(1 if result.errors or pin_problems else 0)
-
+# -- shared options ---------------------------------------------------------------
 
 SiteOpt = Annotated[
-    Optional[list[str]],  # noqa: UP045
+    list[str] | None,
     typer.Option("--site", help="Where to look for installed distributions (repeatable; default: sys.path)."),
 ]
 ManifestOpt = Annotated[Path, typer.Option("--manifest", help="The pairs manifest.")]
 LockOpt = Annotated[
     Path | None, typer.Option("--lock", help="The lock file (default: atompin.lock beside the manifest).")
-]  # noqa: UP045
+]
 CacheOpt = Annotated[
-    Optional[Path],  # noqa: UP045
+    Path | None,
     typer.Option(
         "--cache-dir",
         help="Cache folder for git repositories and indexes (default: $ATOMPIN_CACHE_DIR or the per-user cache dir).",
@@ -272,31 +125,125 @@ def _progress(quiet: bool = False) -> Iterator[Callable[[str], None]]:
         yield lambda msg: status.update(msg)
 
 
-def _locker(
-    manifest_path: Path,
-    cache_dir: Path | None,
-    offline: bool,
-    progress: Callable[[str], None],
-    baseline: str | None = None,
-):  # type: ignore[no-untyped-def]  # noqa: UP045
-    from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
-    from atompin.locking import Locker
-    from atompin.manifest import load_manifest
-    from atompin.sources.git import GitCache
+def _print_diff(diff: LockDiff, format: DiffFormat) -> None:
+    from atompin.report import render_diff
 
-    manifest, _ = load_manifest(manifest_path)
-    root = cache_dir or default_cache_dir()
-    git_cache = GitCache(root, offline=offline, progress=progress)
-    return manifest, Locker(
-        manifest, manifest_path.resolve().parent, git_cache, SqliteIndexCache(root), progress, baseline
-    )
+    sys.stdout.write(render_diff(diff, format.value))
+
+
+# -- commands -----------------------------------------------------------------------
+
+
+@app.command()
+def check(
+    consumer: Annotated[
+        str,
+        typer.Argument(
+            help="Folder that holds the consumer's package folder (e.g. an ATOM checkout), or with --consumer-installed a distribution name."
+        ),
+    ],
+    provider: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder that holds the provider's package folder (e.g. a vLLM checkout); omit with --installed."
+        ),
+    ] = None,
+    package: Annotated[
+        str | None, typer.Option(help="Provider import name (default: the single top-level package).")
+    ] = None,
+    consumer_package: Annotated[
+        str | None,
+        typer.Option(help="Consumer package to scan, dotted names allowed (default: every top-level package)."),
+    ] = None,
+    format: Annotated[CheckFormat, typer.Option("--format", help="Output format.")] = CheckFormat.text,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(help="Index cache folder (default: $ATOMPIN_CACHE_DIR or the per-user cache dir)."),
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the index cache.")] = False,
+    relocations: Annotated[
+        Path | None,
+        typer.Option(
+            help="A relocation table, or a folder of them (<folder>/<package>/*.toml, chosen by provider version)."
+        ),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it."
+        ),
+    ] = None,
+    provider_version: Annotated[
+        str | None,
+        typer.Option(help="The provider's version for choosing tables (default: read from its version file)."),
+    ] = None,
+    installed: Annotated[
+        str | None,
+        typer.Option(
+            help="Check against this installed distribution (found through its metadata, never imported) instead of PROVIDER."
+        ),
+    ] = None,
+    consumer_installed: Annotated[
+        bool, typer.Option("--consumer-installed", help="CONSUMER names an installed distribution.")
+    ] = False,
+    site: SiteOpt = None,
+    pair: Annotated[
+        str | None,
+        typer.Option(
+            "--pair", help="With --installed: also confirm the installed version and commit are this locked pair's pin."
+        ),
+    ] = None,
+    manifest: ManifestOpt = Path("pairs.toml"),
+    lock_path: LockOpt = None,
+) -> None:
+    """Check statically that everything CONSUMER imports or patches from PROVIDER exists.
+
+    Nothing from either tree is imported or executed. Exit 0 when no error-level
+    finding (and, with --installed --pair, the installed pin matches the lock),
+    1 when there is one, 2 on bad input.
+
+    Example:
+
+        atompin check ./ATOM ./vllm --package vllm --consumer-package atom.plugin.vllm --format json
+
+        atompin check ./ATOM ./vllm-0.33 --relocations relocations --baseline ./vllm-0.31
+
+        atompin check /opt/atom --installed vllm --consumer-package atom.plugin.vllm --pair atom-0.1.5+vllm-0.31
+    """
+    from atompin.checking import open_cache, run_check
+    from atompin.report import render_check
+
+    try:
+        with open_cache(cache_dir, no_cache) as cache:
+            outcome = run_check(
+                consumer,
+                provider,
+                package=package,
+                consumer_package=consumer_package,
+                installed=installed,
+                consumer_installed=consumer_installed,
+                site=site,
+                pair=pair,
+                manifest=manifest,
+                lock_path=lock_path,
+                relocations=relocations,
+                baseline=baseline,
+                provider_version=provider_version,
+                cache=cache,
+            )
+    except AtompinError as err:
+        _fail(err)
+    for problem in outcome.pin_problems:
+        typer.echo(f"FAIL  {problem}", err=True)
+    sys.stdout.write(render_check(outcome.result, format.value))
+    raise typer.Exit(1 if outcome.result.errors or outcome.pin_problems else 0)
 
 
 @app.command()
 def lock(
     pair: Annotated[
         list[str] | None, typer.Option("--pair", help="Lock only this pair (repeatable); others keep their entry.")
-    ] = None,  # noqa: UP045
+    ] = None,
     offline: Annotated[
         bool, typer.Option("--offline", help="Use the cache only; fail clearly when something is not cached.")
     ] = False,
@@ -305,7 +252,7 @@ def lock(
     cache_dir: CacheOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors.")] = False,
     baseline: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option(
             "--baseline",
             help="Provider ref to compare relocated signatures with (default: the consumer's declared target).",
@@ -324,24 +271,18 @@ def lock(
 
         atompin lock --pair atom-0.1.9+vllm-0.33
     """
-    from atompin.lock import read_lock, render_lock, write_atomically
+    from atompin.locking import lock_manifest
+    from atompin.report import render_lock
 
-    target = lock_path or manifest.parent / "atompin.lock"
     try:
         with _progress(quiet) as progress:
-            spec, locker = _locker(manifest, cache_dir, offline, progress, baseline)
-            previous = read_lock(target) if (pair and target.exists()) else None
-            result = locker.lock(spec.digest(), pair, previous)
-        before = target.read_text() if target.exists() else None
-        text = render_lock(result)
-        if text != before:
-            write_atomically(target, text)
+            run = lock_manifest(manifest, lock_path, pair, cache_dir, offline, progress, baseline)
     except AtompinError as err:
         _fail(err)
     if not quiet:
-        sys.stdout.write(_render_lock(result, format, manifest.name))
-        typer.echo(f"{target}: {'unchanged' if text == before else 'written'}", err=format is not CheckFormat.text)
-    judged = [p for p in result.pairs if not pair or p.name in pair]
+        sys.stdout.write(render_lock(run.lock, format.value, manifest.name, show_info=STATE.verbose))
+        typer.echo(f"{run.path}: {'written' if run.written else 'unchanged'}", err=format is not CheckFormat.text)
+    judged = [p for p in run.lock.pairs if not pair or p.name in pair]
     raise typer.Exit(1 if any(p.gated_failures() for p in judged) else 0)
 
 
@@ -353,21 +294,21 @@ def verify(
     bake: Annotated[
         list[Path] | None,
         typer.Option("--bake", help="A bake file (HCL or JSON) whose pin variables must match the lock (repeatable)."),
-    ] = None,  # noqa: UP045
+    ] = None,
     pair: Annotated[
         str | None, typer.Option("--pair", help="The pair the bake files build (default: the only pair).")
-    ] = None,  # noqa: UP045
+    ] = None,
     manifest: ManifestOpt = Path("pairs.toml"),
     lock_path: LockOpt = None,
     cache_dir: CacheOpt = None,
     installed: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option(
             help="An installed distribution (e.g. vllm) that must be the pair's pin, checked statically against the consumer."
         ),
     ] = None,
     consumer: Annotated[
-        Optional[Path],  # noqa: UP045
+        Path | None,
         typer.Option(
             help="With --installed: the consumer's source folder (default: the consumer's installed distribution)."
         ),
@@ -385,23 +326,22 @@ def verify(
 
         atompin verify --installed vllm --pair atom-0.1.9+vllm-0.33   (inside the image)
     """
-    from atompin.lock import read_lock, select_pair
-    from atompin.relocations import digests
-    from atompin.verify import VerifyReport, verify_bake, verify_installed, verify_lock, verify_remote
+    from atompin.verify import run_verify
 
-    target = lock_path or manifest.parent / "atompin.lock"
-    report = VerifyReport()
     try:
         with _progress() as progress:
-            spec, locker = _locker(manifest, cache_dir, False, progress)
-            locked = read_lock(target)
-            verify_lock(locked, spec, report, digests(locker.tables))
-            if remote:
-                verify_remote(locked, spec, locker.git, locker.fetch_url, report)
-            for path in bake or []:
-                verify_bake(path, select_pair(locked, pair), spec, report)
-            if installed is not None:
-                verify_installed(spec, select_pair(locked, pair), installed, consumer, site, locker.index_cache, report)
+            report = run_verify(
+                manifest,
+                lock_path,
+                remote=remote,
+                bake=bake,
+                pair=pair,
+                installed=installed,
+                consumer=consumer,
+                site=site,
+                cache_dir=cache_dir,
+                progress=progress,
+            )
     except AtompinError as err:
         _fail(err)
     for line in report.passes:
@@ -413,35 +353,10 @@ def verify(
     raise typer.Exit(0 if report.ok else 1)
 
 
-def _render_lock(lock, format: CheckFormat, manifest_name: str) -> str:  # type: ignore[no-untyped-def]
-    from atompin.report import markdown, sarif, text
-
-    if format is CheckFormat.json:
-        import json
-
-        return json.dumps(lock.model_dump(by_alias=True), indent=2) + "\n"
-    if format is CheckFormat.markdown:
-        return markdown.render_lock(lock)
-    if format is CheckFormat.sarif:
-        return sarif.render_lock(lock, manifest_name)
-    return text.render_lock(lock, show_info=STATE.verbose) + "\n"
-
-
-def _diff_renderer(format: DiffFormat):  # type: ignore[no-untyped-def]
-    from atompin.report import json as json_report
-    from atompin.report import markdown, text
-
-    return {
-        DiffFormat.text: text.render_diff,
-        DiffFormat.markdown: markdown.render_diff,
-        DiffFormat.json: json_report.render_diff,
-    }[format]
-
-
 @app.command()
 def diff(
-    old: Annotated[Path | None, typer.Argument(help="The old lock (default: the lock at git HEAD, or --base).")] = None,  # noqa: UP045
-    new: Annotated[Optional[Path], typer.Argument(help="The new lock (default: the working tree's).")] = None,  # noqa: UP045
+    old: Annotated[Path | None, typer.Argument(help="The old lock (default: the lock at git HEAD, or --base).")] = None,
+    new: Annotated[Path | None, typer.Argument(help="The new lock (default: the working tree's).")] = None,
     base: Annotated[str, typer.Option("--base", help="The git revision the default OLD is read at.")] = "HEAD",
     format: Annotated[
         DiffFormat, typer.Option("--format", help="text, markdown (for a PR comment) or json.")
@@ -458,26 +373,16 @@ def diff(
 
         atompin diff --base origin/main --format markdown > comment.md
     """
-    from atompin.analysis.cache import default_cache_dir
-    from atompin.lock import lock_at_revision, read_lock
-    from atompin.lockdiff import diff_locks
-    from atompin.sources.git import GitCache
+    from atompin import lockfile
+    from atompin.lockdiff import diff_files
 
-    default = lock_path or manifest.parent / "atompin.lock"
     try:
-        new_lock = read_lock(new or default)
-        old_lock = read_lock(old) if old else lock_at_revision(base, new or default)
-        git_cache = GitCache(cache_dir or default_cache_dir(), offline=True)
-        base_dir = manifest.resolve().parent
-
-        def distance(repo: str, a: str, b: str) -> int | None:
-            local = base_dir / repo
-            return git_cache.commits_between(str(local.resolve()) if local.exists() else repo, a, b)
-
-        result = diff_locks(old_lock, new_lock, distance)
+        result = diff_files(
+            old, new or lock_path or lockfile.default_path(manifest), base, manifest.resolve().parent, cache_dir
+        )
     except AtompinError as err:
         _fail(err)
-    sys.stdout.write(_diff_renderer(format)(result))
+    _print_diff(result, format)
     raise typer.Exit(1 if result.worse else 0)
 
 
@@ -488,7 +393,7 @@ def bump(
     pair: Annotated[
         list[str] | None,
         typer.Option("--pair", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."),
-    ] = None,  # noqa: UP045
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Write nothing; show what would change.")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="Use the cache only.")] = False,
     manifest: ManifestOpt = Path("pairs.toml"),
@@ -505,59 +410,44 @@ def bump(
 
         atompin bump vllm v0.33.0 --dry-run
     """
-    import difflib
+    from atompin.bumping import plan_bump
 
-    from atompin.lock import read_lock, write_atomically, write_lock
-    from atompin.lockdiff import diff_locks
-    from atompin.manifest import load_manifest, parse_manifest, set_ref
-    from atompin.sources.git import check_ref
-
-    target = lock_path or manifest.parent / "atompin.lock"
     try:
-        spec, source = load_manifest(manifest)
-        if component not in spec.components:
-            raise InputError(f"{manifest}: no component {component!r} (components: {', '.join(spec.components)})")
-        problem = check_ref(ref)
-        if problem:
-            raise InputError(f"ref {ref!r} refused: {problem}")
-        for name in pair or []:
-            spec.pair(name)
-        edited, changed = set_ref(source, component, ref, pair)
-        if not changed:
-            typer.echo(f"{manifest}: every selected pair already pins {component} = {ref!r}; nothing to do")
-            raise typer.Exit(0)
-        new_spec = parse_manifest(edited, manifest)
         with _progress() as progress:
-            _, locker = _locker(manifest, cache_dir, offline, progress)
-            locker.manifest = new_spec
-            previous = read_lock(target) if target.exists() else None
-            relocked = locker.lock(new_spec.digest(), changed, previous)
-        result = diff_locks(previous, relocked)
+            plan = plan_bump(
+                manifest,
+                component,
+                ref,
+                pairs=pair,
+                lock_path=lock_path,
+                cache_dir=cache_dir,
+                offline=offline,
+                progress=progress,
+            )
     except AtompinError as err:
         _fail(err)
-    patch = "".join(
-        difflib.unified_diff(source.splitlines(True), edited.splitlines(True), str(manifest), str(manifest))
-    )
-    typer.echo(patch, err=format is not DiffFormat.text)
-    sys.stdout.write(_diff_renderer(format)(result))
+    if plan.diff is None:
+        typer.echo(f"{manifest}: every selected pair already pins {component} = {ref!r}; nothing to do")
+        raise typer.Exit(0)
+    typer.echo(plan.manifest_patch(), err=format is not DiffFormat.text)
+    _print_diff(plan.diff, format)
     if dry_run:
         typer.echo("dry run: nothing written", err=True)
     else:
-        write_atomically(manifest, edited)
-        write_lock(target, relocked)
-        typer.echo(f"{manifest} and {target}: written ({', '.join(changed)})", err=True)
-    raise typer.Exit(1 if result.worse else 0)
+        plan.write()
+        typer.echo(f"{manifest} and {plan.lock_path}: written ({', '.join(plan.changed)})", err=True)
+    raise typer.Exit(1 if plan.diff.worse else 0)
 
 
 @app.command()
 def export(
-    pair: Annotated[Optional[str], typer.Option("--pair", help="The pair to export (default: the only pair).")] = None,  # noqa: UP045
+    pair: Annotated[str | None, typer.Option("--pair", help="The pair to export (default: the only pair).")] = None,
     format: Annotated[
         ExportFormat, typer.Option("--format", help="bake (JSON override file), env, github, json.")
     ] = ExportFormat.bake,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")
-    ] = None,  # noqa: UP045
+    ] = None,
     manifest: ManifestOpt = Path("pairs.toml"),
     lock_path: LockOpt = None,
 ) -> None:
@@ -571,20 +461,11 @@ def export(
         atompin export --pair atom-0.1.9+vllm-0.33 --format bake -o atompin.bake.json
         docker buildx bake -f rocm-bake.hcl -f atompin.bake.json
     """
-    from atompin.lock import read_lock, select_pair, write_atomically
-    from atompin.manifest import load_manifest
-    from atompin.report import export as exporters
-    from atompin.verify import pin_variables
+    from atompin.files import write_atomically
+    from atompin.report.export import export_pair
 
-    target = lock_path or manifest.parent / "atompin.lock"
     try:
-        spec, _ = load_manifest(manifest)
-        locked = select_pair(read_lock(target), pair)
-        variables = pin_variables(locked, spec)
-        if format is ExportFormat.json:
-            text = exporters.full_json(locked, variables)
-        else:
-            text = {"bake": exporters.bake, "env": exporters.env, "github": exporters.github}[format.value](variables)
+        text = export_pair(manifest, lock_path, pair, format.value)
         if output:
             write_atomically(output, text)
         else:
@@ -605,18 +486,18 @@ def relocations_suggest(
     old: Annotated[str, typer.Argument(help="The old release: a ref (tag, branch, commit) or a source folder.")],
     new: Annotated[str, typer.Argument(help="The new release: a ref or a source folder.")],
     consumer: Annotated[
-        Optional[Path],  # noqa: UP045
+        Path | None,
         typer.Option(
             help="A consumer source folder: only the symbols it uses are considered (default: every definition)."
         ),
     ] = None,
-    consumer_package: Annotated[Optional[str], typer.Option(help="The consumer package to scan.")] = None,  # noqa: UP045
+    consumer_package: Annotated[str | None, typer.Option(help="The consumer package to scan.")] = None,
     package: Annotated[
         str | None, typer.Option(help="The provider's import name (default: the single top-level package).")
-    ] = None,  # noqa: UP045
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the draft here (atomically) instead of stdout.")
-    ] = None,  # noqa: UP045
+    ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Use the git cache only.")] = False,
     cache_dir: CacheOpt = None,
 ) -> None:
@@ -632,55 +513,35 @@ def relocations_suggest(
 
         atompin relocations suggest https://github.com/vllm-project/vllm v0.31.0 v0.33.0 --consumer ./ATOM --consumer-package atom.plugin.vllm
     """
-    from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
-    from atompin.analysis.checks import UsageChecker
-    from atompin.analysis.engine import consumer_packages, provider_package, scan_consumer
-    from atompin.analysis.provider import ProviderIndex
-    from atompin.analysis.suggest import draft_entries, suggest
-    from atompin.lock import write_atomically
+    from atompin.checking import suggest_relocations
+    from atompin.files import write_atomically
     from atompin.relocations import render_draft
-    from atompin.sources.git import GitCache
-    from atompin.sources.tree import FolderTree, SourceTree
-    from atompin.sources.version import normalize_version, version_from_tree
 
     try:
-        root = cache_dir or default_cache_dir()
-        index_cache = SqliteIndexCache(root)
         with _progress() as progress:
-            old_tree: SourceTree
-            new_tree: SourceTree
-            if Path(old).is_dir() and Path(new).is_dir():
-                old_tree, new_tree = FolderTree(old), FolderTree(new)
-            else:
-                git_cache = GitCache(root, offline=offline, progress=progress)
-                url = source if not Path(source).exists() else str(Path(source).resolve())
-                old_tree, new_tree = (git_cache.tree(git_cache.resolve(url, ref)) for ref in (old, new))
-            package = provider_package(new_tree, package)
-            old_index, new_index = (
-                ProviderIndex(old_tree, package, index_cache),
-                ProviderIndex(new_tree, package, index_cache),
+            draft = suggest_relocations(
+                source,
+                old,
+                new,
+                consumer=consumer,
+                consumer_package=consumer_package,
+                package=package,
+                cache_dir=cache_dir,
+                offline=offline,
+                progress=progress,
             )
-            symbols = None
-            if consumer is not None:
-                if not consumer.is_dir():
-                    raise InputError(f"{consumer}: consumer folder does not exist")
-                tree = FolderTree(consumer)
-                usage = scan_consumer(tree, consumer_packages(tree, consumer_package, package), package, index_cache)
-                symbols = list(UsageChecker(usage, old_index).sites_by_symbol())
-            suggestions, removed = suggest(old_index, new_index, symbols, progress)
-            index_cache.flush()
     except AtompinError as err:
         _fail(err)
-    entries = draft_entries(suggestions)
-    version = normalize_version(new) or version_from_tree(new_tree, package) or new
     header = [
-        f"Draft relocation table for {package}: {old} -> {new}, made by `atompin relocations suggest`.",
+        f"Draft relocation table for {draft.package}: {old} -> {new}, made by `atompin relocations suggest`.",
         "Review every entry against the provider's sources before committing it.",
     ]
-    text = render_draft(package, f">={version}", entries, removed, header)
+    text = render_draft(draft.package, f">={draft.version}", draft.entries, draft.removed, header)
     if output:
         write_atomically(output, text)
-        typer.echo(f"{output}: {len(entries)} entries, {len(removed)} removed without a candidate", err=True)
+        typer.echo(
+            f"{output}: {len(draft.entries)} entries, {len(draft.removed)} removed without a candidate", err=True
+        )
     else:
         sys.stdout.write(text)
 
@@ -695,8 +556,8 @@ def doctor(
             "--group",
             help="Entry-point group the host loads (repeatable; default: vllm.platform_plugins, vllm.general_plugins).",
         ),
-    ] = None,  # noqa: UP045
-    consumer_package: Annotated[str | None, typer.Option(help="The consumer package to scan for patch sites.")] = None,  # noqa: UP045
+    ] = None,
+    consumer_package: Annotated[str | None, typer.Option(help="The consumer package to scan for patch sites.")] = None,
     site: SiteOpt = None,
     format: Annotated[TextOrJson, typer.Option("--format", help="text or json.")] = TextOrJson.text,
 ) -> None:
@@ -716,15 +577,10 @@ def doctor(
     """
     import json
 
-    from atompin.doctor import ensure_on_path, render_text, run_doctor
-    from atompin.sources.installed import load_installed
+    from atompin.doctor import render_text, run_installed_doctor
 
     try:
-        dist = load_installed(consumer, site)
-        if site:
-            ensure_on_path(site)
-        groups = tuple(group or (f"{provider}.platform_plugins", f"{provider}.general_plugins"))
-        report = run_doctor(dist, provider, groups, [consumer_package] if consumer_package else None)
+        report = run_installed_doctor(consumer, provider, group, consumer_package, site)
     except AtompinError as err:
         _fail(err)
     if format is TextOrJson.json:

@@ -8,14 +8,14 @@ both releases and says what was caught and why.
 from __future__ import annotations
 
 import tempfile
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 from atompin.analysis.engine import check_trees
-from atompin.model import CheckResult, Rule
+from atompin.model import CheckResult, Rule, Verdict
 from atompin.relocations import parse_table
 from atompin.sources.tree import FolderTree
+from atompin.testing import git_repo, write_files
 
 PROVIDER = "minivllm"
 CONSUMER = "miniplug"
@@ -147,44 +147,6 @@ params = ["vllm_config", "kv_cache_spec"]
 """
 
 
-def write_files(root: Path, files: dict[str, str]) -> Path:
-    """Write `files` (path -> source, dedented) under `root`; returns `root`."""
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return root
-
-
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "atompin demo",
-    "GIT_AUTHOR_EMAIL": "demo@atompin.invalid",
-    "GIT_COMMITTER_NAME": "atompin demo",
-    "GIT_COMMITTER_EMAIL": "demo@atompin.invalid",
-}
-
-
-def git_repo(path: Path, releases: list[tuple[str, dict[str, str]]]) -> Path:
-    """A git repository at `path` with one commit per release, each tagged (when a tag is given).
-
-    Commit dates are fixed, so the same releases give the same commit ids.
-    """
-    import git
-
-    repo = git.Repo.init(path, initial_branch="main")
-    for i, (tag, files) in enumerate(releases):
-        for tracked in repo.git.ls_files().splitlines():
-            (path / tracked).unlink()
-        write_files(path, files)
-        repo.git.add("-A")
-        when = f"2026-01-{i + 1:02d}T00:00:00+00:00"
-        env = {**_IDENTITY, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-        repo.git.commit("-q", "--allow-empty", "-m", f"release {tag or i}", env=env)
-        if tag:
-            repo.git.tag(tag)
-    return path
-
-
 def write_demo(root: Path) -> dict[str, Path]:
     """Lay out the two provider releases and the consumer under `root`."""
     return {
@@ -293,8 +255,8 @@ def run_demo(echo: Callable[[str], None] = print) -> int:
 
 def _demo_lock_flow(root: Path, echo: Callable[[str], None]) -> bool:
     """Part 2: pairs.toml -> git -> atompin.lock -> verify -> export, on local repositories."""
-    from atompin.analysis.cache import SqliteIndexCache
-    from atompin.lock import read_lock, write_lock
+    from atompin import lockfile
+    from atompin.analysis.cache import SqliteAnalysisCache
     from atompin.locking import Locker
     from atompin.manifest import load_manifest
     from atompin.report import export
@@ -306,14 +268,14 @@ def _demo_lock_flow(root: Path, echo: Callable[[str], None]) -> bool:
     manifest_path = write_demo_repos(demo_root)
     manifest, _ = load_manifest(manifest_path)
     cache = demo_root / "cache"
-    locker = Locker(manifest, demo_root, GitCache(cache), SqliteIndexCache(cache))
-    lock = locker.lock(manifest.digest())
+    with Locker(manifest, demo_root, GitCache(cache), SqliteAnalysisCache(cache)) as locker:
+        lock = locker.lock(manifest.digest())
     lock_path = demo_root / "atompin.lock"
-    write_lock(lock_path, lock)
+    lockfile.write(lock_path, lock)
     echo("2. atompin lock: pairs.toml resolved through git (local repositories with tagged releases)\n")
     echo(render_lock(lock))
     report = VerifyReport()
-    verify_lock(read_lock(lock_path), manifest, report)
+    verify_lock(lockfile.read(lock_path), manifest, report)
     echo("3. atompin verify: the gate for CI and the image build")
     for line in report.passes:
         echo(f"   ok    {line}")
@@ -325,4 +287,4 @@ def _demo_lock_flow(root: Path, echo: Callable[[str], None]) -> bool:
     for line in export.env(pin_variables(good, manifest)).splitlines():
         echo(f"   {line}")
     bad = lock.pair("miniplug-0.1.0+minivllm-0.33")
-    return good.verdict != "fail" and bad is not None and bad.verdict == "fail" and not report.ok
+    return good.verdict is not Verdict.FAIL and bad is not None and bad.verdict is Verdict.FAIL and not report.ok

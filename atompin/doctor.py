@@ -13,21 +13,37 @@ import importlib
 import logging
 import sys
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
 
 from atompin.analysis.engine import scan_consumer
-from atompin.analysis.usage import Guard, PatchSite, ReadKind, Ref
+from atompin.analysis.usage import Guard, PatchSite, ReadKind, Ref, effective_guard
 from atompin.sources.installed import Installed
 
 DEFAULT_GROUPS = ("vllm.platform_plugins", "vllm.general_plugins")
 _ABSENT = object()
 
 
+class PatchOutcome(str, Enum):
+    """What became of one patch when the plugins ran."""
+
+    INSTALLED = "installed"
+    STOOD_DOWN = "stood down"  # a guard or the installer explains why not
+    RAISED = "raised"
+    NOT_INSTALLED = "not installed"  # and nothing explains why
+
+
+class EntryPointOutcome(str, Enum):
+    OK = "ok"
+    LOAD_FAILED = "load failed"
+    RAISED = "raised"
+
+
 @dataclass
 class PatchRow:
     target: str
     site: str
-    state: str  # installed | stood down | raised | not installed
+    state: PatchOutcome
     reason: str = ""
 
 
@@ -36,7 +52,7 @@ class EntryPointRow:
     group: str
     name: str
     value: str
-    state: str  # ok | load failed | raised
+    state: EntryPointOutcome
     detail: str = ""
 
 
@@ -48,19 +64,24 @@ class DoctorReport:
 
     @property
     def unexplained(self) -> list[PatchRow]:
-        return [p for p in self.patches if p.state == "not installed"]
+        return [p for p in self.patches if p.state is PatchOutcome.NOT_INSTALLED]
 
     @property
     def failed_entry_points(self) -> list[EntryPointRow]:
-        return [e for e in self.entry_points if e.state != "ok"]
+        return [e for e in self.entry_points if e.state is not EntryPointOutcome.OK]
 
     @property
     def ok(self) -> bool:
         return not self.unexplained and not self.failed_entry_points
 
     def as_dict(self) -> dict[str, Any]:
-        return {"schema": "atompin.doctor/1", "consumer": self.consumer, "ok": self.ok,
-                "entry_points": [asdict(e) for e in self.entry_points], "patches": [asdict(p) for p in self.patches]}  # fmt: skip
+        return {
+            "schema": "atompin.doctor/1",
+            "consumer": self.consumer,
+            "ok": self.ok,
+            "entry_points": [{**asdict(e), "state": e.state.value} for e in self.entry_points],
+            "patches": [{**asdict(p), "state": p.state.value} for p in self.patches],
+        }
 
 
 class _Capture(logging.Handler):
@@ -88,11 +109,7 @@ def _runtime_object(ref: Ref) -> Any:
 
 
 def _guard_reason(patch: PatchSite, reads: set[ReadKind], missing: bool) -> str:
-    guard = patch.guard
-    if guard is Guard.NONE and ReadKind.DEFAULT in reads:
-        guard = Guard.GETATTR_DEFAULT
-    if guard is Guard.NONE and ReadKind.HASATTR in reads:
-        guard = Guard.HASATTR
+    guard = effective_guard(patch, reads)
     if guard is Guard.NONE:
         return ""
     what = "the target does not exist" if missing else "the guard skipped it"
@@ -124,7 +141,7 @@ def run_doctor(
                 value = getattr(owner, patch.attr, _ABSENT)
                 problem = ""
                 break
-            except Exception as exc:  # noqa: BLE001 - an owner that is not importable is a row, not a crash
+            except Exception as exc:
                 problem = f"{type(exc).__name__}: {exc}"
         before.append((patch, owner, value, problem))
 
@@ -141,18 +158,20 @@ def run_doctor(
                 continue
             try:
                 hook = ep.load()
-            except BaseException as exc:  # noqa: BLE001 - a failed load is a row
+            except BaseException as exc:
                 report.entry_points.append(
-                    EntryPointRow(ep.group, ep.name, ep.value, "load failed", f"{type(exc).__name__}: {exc}")
+                    EntryPointRow(
+                        ep.group, ep.name, ep.value, EntryPointOutcome.LOAD_FAILED, f"{type(exc).__name__}: {exc}"
+                    )
                 )
                 continue
             try:
                 hook()
-                report.entry_points.append(EntryPointRow(ep.group, ep.name, ep.value, "ok"))
-            except BaseException as exc:  # noqa: BLE001 - the host swallows or crashes; we record
+                report.entry_points.append(EntryPointRow(ep.group, ep.name, ep.value, EntryPointOutcome.OK))
+            except BaseException as exc:
                 detail = f"{type(exc).__name__}: {exc}"
                 raised.append(f"{ep.name}: {detail}")
-                report.entry_points.append(EntryPointRow(ep.group, ep.name, ep.value, "raised", detail))
+                report.entry_points.append(EntryPointRow(ep.group, ep.name, ep.value, EntryPointOutcome.RAISED, detail))
     finally:
         root.removeHandler(capture)
         root.setLevel(old_level)
@@ -170,42 +189,60 @@ def run_doctor(
         site = str(patch.site)
         if owner is None:
             report.patches.append(
-                PatchRow(target, site, "stood down", f"the patched object is not importable ({problem})")
+                PatchRow(target, site, PatchOutcome.STOOD_DOWN, f"the patched object is not importable ({problem})")
             )
             continue
         now = getattr(owner, patch.attr, _ABSENT)
         if now is not value and now is not _ABSENT:
-            report.patches.append(PatchRow(target, site, "installed"))
+            report.patches.append(PatchRow(target, site, PatchOutcome.INSTALLED))
             continue
         reason = _guard_reason(patch, reads.get((patch.owner, patch.attr), set()), value is _ABSENT)
         mentioned = [r for r in consumer_logs if patch.attr in r.getMessage()]
         if not reason and mentioned:
             reason = f"the installer logged: {mentioned[-1].getMessage()}"
         if reason:
-            report.patches.append(PatchRow(target, site, "stood down", reason))
+            report.patches.append(PatchRow(target, site, PatchOutcome.STOOD_DOWN, reason))
         elif raised:
-            report.patches.append(PatchRow(target, site, "raised", "; ".join(raised)))
+            report.patches.append(PatchRow(target, site, PatchOutcome.RAISED, "; ".join(raised)))
         else:
-            report.patches.append(PatchRow(target, site, "not installed", "nothing explains why"))
+            report.patches.append(PatchRow(target, site, PatchOutcome.NOT_INSTALLED, "nothing explains why"))
     return report
 
 
 def render_text(report: DoctorReport) -> str:
     lines = [f"atompin doctor: {report.consumer}", ""]
     for e in report.entry_points:
-        lines.append(f"  entry point {e.group}:{e.name} -> {e.state}" + (f" ({e.detail})" if e.detail else ""))
+        lines.append(f"  entry point {e.group}:{e.name} -> {e.state.value}" + (f" ({e.detail})" if e.detail else ""))
     lines.append("")
     width = max((len(p.target) for p in report.patches), default=0)
     for p in report.patches:
-        lines.append(f"  {p.state:<14} {p.target:<{width}}  {p.site}" + (f"  {p.reason}" if p.reason else ""))
+        lines.append(f"  {p.state.value:<14} {p.target:<{width}}  {p.site}" + (f"  {p.reason}" if p.reason else ""))
     lines.append("")
     verdict = "OK" if report.ok else "PROBLEM"
-    lines.append(f"{verdict}: {sum(p.state == 'installed' for p in report.patches)} installed, "
-                 f"{sum(p.state == 'stood down' for p in report.patches)} stood down, "
-                 f"{sum(p.state == 'raised' for p in report.patches)} raised, "
-                 f"{len(report.unexplained)} not installed without a reason, "
-                 f"{len(report.failed_entry_points)} entry point(s) failed")  # fmt: skip
+    counts = {outcome: sum(p.state is outcome for p in report.patches) for outcome in PatchOutcome}
+    lines.append(
+        f"{verdict}: {counts[PatchOutcome.INSTALLED]} installed, {counts[PatchOutcome.STOOD_DOWN]} stood down, "
+        f"{counts[PatchOutcome.RAISED]} raised, {len(report.unexplained)} not installed without a reason, "
+        f"{len(report.failed_entry_points)} entry point(s) failed"
+    )
     return "\n".join(lines) + "\n"
+
+
+def run_installed_doctor(
+    consumer: str,
+    provider: str,
+    groups: list[str] | None = None,
+    consumer_package: str | None = None,
+    site: list[str] | None = None,
+) -> DoctorReport:
+    """`atompin doctor`: the installed distribution `consumer`, its plugins loaded into this process."""
+    from atompin.sources.installed import load_installed
+
+    dist = load_installed(consumer, site)
+    if site:
+        ensure_on_path(site)
+    chosen = tuple(groups or (f"{provider}.platform_plugins", f"{provider}.general_plugins"))
+    return run_doctor(dist, provider, chosen, [consumer_package] if consumer_package else None)
 
 
 def ensure_on_path(paths: list[str]) -> None:

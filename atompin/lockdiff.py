@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from atompin.lock import Lock, LockedComponent, LockedFinding, LockedPair
-
-_RANK = {"pass": 0, "warn": 1, "fail": 2}
-_COUNTS = ("import_sites", "symbols", "groups", "patch_sites", "patch_targets", "references")
+from atompin.lockfile import Lock, LockedComponent, LockedFinding, LockedPair
+from atompin.model import COUNT_FIELDS, Verdict
 
 # (repo, old commit, new commit) -> commits between them, or None when unknown
 Distance = Callable[[str, str, str], "int | None"]
@@ -41,8 +40,8 @@ class ComponentChange:
 class PairDiff:
     name: str
     status: str  # added | removed | changed | unchanged
-    old_verdict: str = ""
-    new_verdict: str = ""
+    old_verdict: Verdict | None = None  # None: the pair is new
+    new_verdict: Verdict | None = None  # None: the pair was removed
     components: list[ComponentChange] = field(default_factory=list)
     appeared: list[LockedFinding] = field(default_factory=list)
     resolved: list[LockedFinding] = field(default_factory=list)
@@ -69,7 +68,7 @@ class LockDiff:
 
 
 def _key(f: LockedFinding) -> tuple[str, str, str]:
-    return (f.check, f.rule, f.symbol)
+    return (f.check, f.rule.value, f.symbol)
 
 
 def diff_pair(old: LockedPair | None, new: LockedPair | None, distance: Distance | None = None) -> PairDiff:
@@ -78,11 +77,11 @@ def diff_pair(old: LockedPair | None, new: LockedPair | None, distance: Distance
         pair = new or old
         assert pair is not None
         d = PairDiff(
-            name, "added" if old is None else "removed", old.verdict if old else "", new.verdict if new else ""
+            name, "added" if old is None else "removed", old.verdict if old else None, new.verdict if new else None
         )
         if new is not None:
             d.appeared = list(new.findings)
-            d.worse_gates = [c.name for c in new.checks if c.gate and c.verdict == "fail"]
+            d.worse_gates = [c.name for c in new.gated_failures()]
         return d
     d = PairDiff(name, "unchanged", old.verdict, new.verdict)
     for comp in sorted(set(old.components) | set(new.components)):
@@ -100,14 +99,14 @@ def diff_pair(old: LockedPair | None, new: LockedPair | None, distance: Distance
     for check in new.checks:
         before = old_checks.get(check.name)
         if before is None:
-            if check.gate and check.verdict == "fail":
+            if check.gate and check.verdict is Verdict.FAIL:
                 d.worse_gates.append(check.name)
             continue
-        for count in _COUNTS:
+        for count in COUNT_FIELDS:
             a_count, b_count = getattr(before, count), getattr(check, count)
             if a_count != b_count:
                 d.counts.append((check.name, count, a_count, b_count))
-        if check.gate and _RANK[check.verdict] > _RANK[before.verdict]:
+        if check.gate and check.verdict.rank > before.verdict.rank:
             d.worse_gates.append(check.name)
     if d.components or d.appeared or d.resolved or d.counts or old.verdict != new.verdict:
         d.status = "changed"
@@ -120,3 +119,28 @@ def diff_locks(old: Lock | None, new: Lock | None, distance: Distance | None = N
     new_pairs = {p.name: p for p in (new.pairs if new else [])}
     names = sorted(set(old_pairs) | set(new_pairs))
     return LockDiff([diff_pair(old_pairs.get(n), new_pairs.get(n), distance) for n in names])
+
+
+def diff_files(
+    old: Path | None, new: Path, base: str = "HEAD", manifest_dir: Path | None = None, cache_dir: Path | None = None
+) -> LockDiff:
+    """`atompin diff`: the lock `old` (default: `new` as committed at git revision `base`)
+    against the lock `new`, with commit distances where the git cache has the history."""
+    from atompin import lockfile
+    from atompin.analysis.cache import default_cache_dir
+    from atompin.sources.git import GitCache, file_at_revision
+
+    new_lock = lockfile.read(new)
+    if old is not None:
+        old_lock: Lock | None = lockfile.read(old)
+    else:
+        committed = file_at_revision(base, new)
+        old_lock = lockfile.loads(*committed) if committed is not None else None
+    git_cache = GitCache(cache_dir or default_cache_dir(), offline=True)
+    base_dir = manifest_dir or Path.cwd()
+
+    def distance(repo: str, a: str, b: str) -> int | None:
+        local = base_dir / repo
+        return git_cache.commits_between(str(local.resolve()) if local.exists() else repo, a, b)
+
+    return diff_locks(old_lock, new_lock, distance)

@@ -1,7 +1,9 @@
 """manifest -> sources -> analysis -> lock: resolve every pair and judge it.
 
-This is the one place that wires git sources to the analysis core; the CLI
-only chooses paths and prints.
+`Locker` is the resolver behind `atompin lock` (and `bump`, `verify`): it
+resolves each component's ref to a commit through the git cache, detects its
+version, runs every check edge of every pair through the analysis engine, and
+returns the typed `Lock`. The CLI only chooses paths and prints.
 """
 
 from __future__ import annotations
@@ -11,18 +13,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from atompin import lockfile
 from atompin.analysis.archs import arch_coverage, supported_archs
-from atompin.analysis.cache import IndexCache
+from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
 from atompin.analysis.engine import check_trees
-from atompin.analysis.pinning import branch_ref, declared_target_skew, parse_env, unconstrained_plugin
+from atompin.analysis.pinning import branch_ref, declared_target, declared_target_skew, unconstrained_plugin
 from atompin.analysis.provider import ProviderIndex
 from atompin.errors import AtompinError
-from atompin.lock import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
-from atompin.manifest import Manifest, Pair
-from atompin.model import CheckResult, Finding, Severity
+from atompin.files import write_atomically
+from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
+from atompin.manifest import Manifest, Pair, load_manifest
+from atompin.model import COUNT_FIELDS, Finding, RefKind, Severity, Summary, Verdict
+from atompin.refs import is_local
 from atompin.relocations import applicable, digests, manifest_tables
-from atompin.sources.git import GitCache, GitTree, RefKind, ResolvedRef, is_local, version_from_tag
-from atompin.sources.version import version_from_tree
+from atompin.sources.git import GitCache, GitTree, ResolvedRef
+from atompin.sources.version import normalize_version, version_from_tree
 
 Progress = Callable[[str], None]
 
@@ -38,19 +43,43 @@ class ResolvedComponent:
 class Locker:
     """Resolve and check the pairs of one manifest."""
 
-    def __init__(self, manifest: Manifest, manifest_dir: Path, git_cache: GitCache, index_cache: IndexCache,
-                 progress: Progress | None = None, baseline_ref: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        manifest: Manifest,
+        manifest_dir: Path,
+        git_cache: GitCache,
+        cache: AnalysisCache,
+        progress: Progress | None = None,
+        baseline_ref: str | None = None,
+    ) -> None:
         # baseline_ref: the provider ref that relocation entries without params are compared
         # with (default: what the consumer declares it was written against).
         self.baseline_ref = baseline_ref
         self.manifest = manifest
         self.manifest_dir = manifest_dir
         self.git = git_cache
-        self.index_cache = index_cache
+        self.cache = cache
         self.progress = progress or (lambda _m: None)
         providers = [manifest.components[e.provider].package for e in manifest.checks]
         self._resolved: dict[tuple[str, str], ResolvedComponent] = {}
         self.tables = manifest_tables(manifest_dir / manifest.relocations, manifest_dir, providers)
+
+    @classmethod
+    def open(
+        cls,
+        manifest: Manifest,
+        manifest_path: Path,
+        cache_dir: Path | None = None,
+        offline: bool = False,
+        progress: Progress | None = None,
+        baseline_ref: str | None = None,
+    ) -> Locker:
+        """A locker for `manifest` (read from `manifest_path`) over the shared caches under `cache_dir`."""
+        root = cache_dir or default_cache_dir()
+        git_cache = GitCache(root, offline=offline, progress=progress)
+        return cls(
+            manifest, manifest_path.resolve().parent, git_cache, SqliteAnalysisCache(root), progress, baseline_ref
+        )
 
     def fetch_url(self, repo: str) -> str:
         """Relative local paths in pairs.toml are relative to the manifest's folder."""
@@ -76,22 +105,21 @@ class Locker:
 
     def detect_version(self, package: str, resolved: ResolvedRef, tree: GitTree) -> str:
         """From the tag name, else a version file in the tree, else a version tag on the commit."""
-        if resolved.kind is RefKind.TAG and (v := version_from_tag(resolved.ref)):
+        if resolved.kind is RefKind.TAG and (v := normalize_version(resolved.ref)):
             return v
         if v := version_from_tree(tree, package):
             return v
         tag = self.git.exact_tag(resolved.url, resolved.commit)
-        return version_from_tag(tag) if tag else ""
+        return normalize_version(tag) if tag else ""
 
     def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
         """The provider the consumer declares it was written against, when it declares one."""
         path = self.manifest.components[consumer].declares.get(provider)
         refs: list[str] = [self.baseline_ref] if self.baseline_ref else []
         if not refs and path and path in resolved.tree.files:
-            env = parse_env(resolved.tree.read(path).decode("utf-8", "replace"))
-            prefix = provider.upper().replace("-", "_")
-            refs = [f"v{env[f'{prefix}_VERSION'][0]}"] if f"{prefix}_VERSION" in env else []
-            refs += [env[f"{prefix}_COMMIT"][0]] if f"{prefix}_COMMIT" in env else []
+            version, commit = declared_target(resolved.tree.read(path).decode("utf-8", "replace"), provider)
+            refs = [f"v{version}"] if version else []
+            refs += [commit] if commit else []
         for ref in refs:
             try:
                 return self.resolve_component(provider, ref).tree
@@ -104,11 +132,11 @@ class Locker:
     ) -> dict[str, tuple[str, ...]]:
         """A component's supported GPU architectures, cached by commit (a commit never changes)."""
         key = "archs:" + json.dumps([package, sorted(constants), comp.resolved.commit])
-        cached = self.index_cache.get_raw(key)
+        cached = self.cache.get_raw(key)
         if cached is not None:
             return {k: tuple(v) for k, v in json.loads(cached).items()}
-        found = supported_archs(ProviderIndex(comp.tree, package, self.index_cache), constants)
-        self.index_cache.put_raw(key, json.dumps(found).encode())
+        found = supported_archs(ProviderIndex(comp.tree, package, self.cache), constants)
+        self.cache.put_raw(key, json.dumps(found).encode())
         return found
 
     def lock_pair(self, pair: Pair) -> LockedPair:
@@ -127,8 +155,15 @@ class Locker:
             baseline = None
             if any(entry.params is None for _, entry in entries):
                 baseline = self.baseline_tree(edge.consumer, edge.provider, consumer)
-            result = check_trees(consumer.tree, provider.tree, spec_p.package, edge.consumer_package or spec_c.package,
-                                 self.index_cache, entries, baseline)  # fmt: skip
+            result = check_trees(
+                consumer.tree,
+                provider.tree,
+                spec_p.package,
+                edge.consumer_package or spec_c.package,
+                self.cache,
+                entries,
+                baseline,
+            )
             edge_findings = list(result.findings)
             if edge.provider in spec_c.declares:
                 path = spec_c.declares[edge.provider]
@@ -144,7 +179,7 @@ class Locker:
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )
-            checks.append(_locked_check(edge.consumer, edge.provider, edge.gate, result, edge_findings))
+            checks.append(_locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings))
             findings += [_locked(edge.name, f) for f in edge_findings]
         fleet = self.manifest.gpu_archs(pair)
         supported: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -156,15 +191,15 @@ class Locker:
             coverage = arch_coverage(comp.name, supported[comp.name], fleet)
             if coverage is not None:
                 findings.append(_locked("pair", coverage))
-        verdicts = [c.verdict for c in checks] + ["warn" for f in findings if f.check == "pair"]
+        verdicts = [c.verdict for c in checks] + [Verdict.WARN for f in findings if f.check == "pair"]
         return LockedPair(
             name=pair.name,
-            verdict=_worst(verdicts),
+            verdict=Verdict.worst(verdicts),
             components={
                 name: LockedComponent(
                     repo=self.manifest.components[name].repo,
                     ref=c.resolved.ref,
-                    ref_kind=c.resolved.kind.value,
+                    ref_kind=c.resolved.kind,
                     commit=c.resolved.commit,
                     version=c.version,
                     supported_archs={where: sorted(v) for where, v in supported[name].items()},
@@ -175,6 +210,12 @@ class Locker:
             findings=findings,
         )
 
+    def __enter__(self) -> Locker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cache.close()
+
     def lock(self, manifest_hash: str, only: list[str] | None = None, previous: Lock | None = None) -> Lock:
         """Lock every pair (or only the named ones, keeping the others from `previous`)."""
         wanted = [self.manifest.pair(n) for n in only] if only else list(self.manifest.pairs)
@@ -184,31 +225,52 @@ class Locker:
             for old in previous.pairs:
                 if old.name in names and old.name not in locked:
                     locked[old.name] = old
-        self.index_cache.flush()
+        self.cache.flush()
         return Lock(
             manifest_hash=manifest_hash, relocation_tables=digests(self.tables), pairs=list(locked.values())
         ).normalized()
 
 
-def edge_verdict(gate: bool, findings: list[Finding]) -> str:
+@dataclass
+class LockRun:
+    lock: Lock
+    text: str
+    path: Path
+    written: bool  # False when the lock on disk already said exactly this
+
+
+def lock_manifest(
+    manifest_path: Path,
+    lock_path: Path | None = None,
+    only: list[str] | None = None,
+    cache_dir: Path | None = None,
+    offline: bool = False,
+    progress: Progress | None = None,
+    baseline_ref: str | None = None,
+) -> LockRun:
+    """`atompin lock`: resolve and check the manifest's pairs (or only the named ones, keeping
+    the others from the lock on disk) and write the lock when it changed."""
+    manifest, _ = load_manifest(manifest_path)
+    target = lock_path or lockfile.default_path(manifest_path)
+    previous = lockfile.read(target) if (only and target.exists()) else None
+    with Locker.open(manifest, manifest_path, cache_dir, offline, progress, baseline_ref) as locker:
+        result = locker.lock(manifest.digest(), only, previous)
+    before = target.read_text() if target.exists() else None
+    text = lockfile.dumps(result)
+    if text != before:
+        write_atomically(target, text)
+    return LockRun(result, text, target, text != before)
+
+
+def edge_verdict(gate: bool, findings: list[Finding]) -> Verdict:
     """fail: an error on a gate edge; warn: an error elsewhere, or any warning; else pass."""
     severities = {f.severity for f in findings}
     if Severity.ERROR in severities:
-        return "fail" if gate else "warn"
-    return "warn" if Severity.WARNING in severities else "pass"
+        return Verdict.FAIL if gate else Verdict.WARN
+    return Verdict.WARN if Severity.WARNING in severities else Verdict.PASS
 
 
-def _worst(verdicts: list[str]) -> str:
-    for v in ("fail", "warn"):
-        if v in verdicts:
-            return v
-    return "pass"
-
-
-def _locked_check(
-    consumer: str, provider: str, gate: bool, result: CheckResult, findings: list[Finding]
-) -> LockedCheck:
-    s = result.summary
+def _locked_check(consumer: str, provider: str, gate: bool, summary: Summary, findings: list[Finding]) -> LockedCheck:
     by_rule: dict[str, int] = {}
     for f in findings:
         by_rule[f.rule.value] = by_rule.get(f.rule.value, 0) + 1
@@ -217,27 +279,20 @@ def _locked_check(
         provider=provider,
         gate=gate,
         verdict=edge_verdict(gate, findings),
-        import_sites=s.import_sites,
-        symbols=s.symbols,
-        groups=s.groups,
-        patch_sites=s.patch_sites,
-        patch_targets=s.patch_targets,
-        references=s.references,
-        overrides=s.overrides,
         findings_by_rule=dict(sorted(by_rule.items())),
+        **{name: getattr(summary, name) for name in COUNT_FIELDS},
     )
 
 
 def _locked(check: str, f: Finding) -> LockedFinding:
     return LockedFinding(
         check=check,
-        rule=f.rule.value,
-        severity=f.severity.value,
+        rule=f.rule,
+        severity=f.severity,
         symbol=f.symbol,
         message=f.message,
         sites=[str(s) for s in f.sites],
         alternatives=[
-            LockedAlternative(symbol=a.symbol, status=a.status.value, sites=[str(s) for s in a.sites])
-            for a in f.alternatives
+            LockedAlternative(symbol=a.symbol, status=a.status, sites=[str(s) for s in a.sites]) for a in f.alternatives
         ],
     )

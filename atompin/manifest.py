@@ -10,14 +10,14 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import tomlkit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from tomlkit.exceptions import ParseError
 
 from atompin.errors import InputError
-from atompin.sources.git import check_ref, check_url
+from atompin.model import env_prefix
+from atompin.refs import check_ref, check_url
+from atompin.tomlfile import KeyProblem, first_problem, key_path, locate, parse_toml
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -65,7 +65,8 @@ class Component(_Strict):
         return value
 
     def variable(self, name: str, field: str) -> str:
-        return getattr(self.variables, field) or f"{name.upper().replace('-', '_')}_{field.upper()}"
+        """The build variable for `field` of component `name` (ATOM_REF unless renamed)."""
+        return getattr(self.variables, field) or f"{env_prefix(name)}_{field.upper()}"
 
 
 class CheckEdge(_Strict):
@@ -113,10 +114,10 @@ class Pair(BaseModel):
     def _refs(self) -> Pair:
         for component, ref in self.refs.items():
             if not isinstance(ref, str):
-                raise _KeyProblem((component,), "a ref must be a string (a tag, branch or commit)", relative=True)
+                raise KeyProblem((component,), "a ref must be a string (a tag, branch or commit)", relative=True)
             problem = check_ref(ref)
             if problem:
-                raise _KeyProblem((component,), f"ref {ref!r} refused: {problem}", relative=True)
+                raise KeyProblem((component,), f"ref {ref!r} refused: {problem}", relative=True)
         return self
 
 
@@ -134,26 +135,26 @@ class Manifest(_Strict):
     def _consistent(self) -> Manifest:
         for name in self.components:
             if not _NAME.match(name):
-                raise _KeyProblem(("components", name), "component names are letters, digits, '-' and '_'")
+                raise KeyProblem(("components", name), "component names are letters, digits, '-' and '_'")
         for i, edge in enumerate(self.checks):
             for role in ("consumer", "provider"):
                 if getattr(edge, role) not in self.components:
-                    raise _KeyProblem(
+                    raise KeyProblem(
                         ("checks", i, role), f"unknown component {getattr(edge, role)!r}; declare it under [components]"
                     )
         seen: set[str] = set()
         for i, pair in enumerate(self.pairs):
             if pair.name in seen:
-                raise _KeyProblem(("pairs", i, "name"), f"duplicate pair name {pair.name!r}; pair names must be unique")
+                raise KeyProblem(("pairs", i, "name"), f"duplicate pair name {pair.name!r}; pair names must be unique")
             seen.add(pair.name)
             for component in pair.refs:
                 if component not in self.components:
-                    raise _KeyProblem(
+                    raise KeyProblem(
                         ("pairs", i, component), f"unknown component {component!r}; declare it under [components]"
                     )
             if self.checks and not self.edges(pair):
                 needs = ", ".join(e.name for e in self.checks)
-                raise _KeyProblem(("pairs", i), f"pins no check edge: add refs for both ends of one of {needs}")
+                raise KeyProblem(("pairs", i), f"pins no check edge: add refs for both ends of one of {needs}")
         return self
 
     def edges(self, pair: Pair) -> list[CheckEdge]:
@@ -174,16 +175,6 @@ class Manifest(_Strict):
         return "sha256:" + hashlib.sha256(blob).hexdigest()
 
 
-class _KeyProblem(ValueError):
-    """A validation problem that knows its key path (relative to where it was raised, or absolute)."""
-
-    def __init__(self, loc: tuple[Any, ...], message: str, relative: bool = False) -> None:
-        super().__init__(message)
-        self.loc = loc
-        self.message = message
-        self.relative = relative
-
-
 def load_manifest(path: Path) -> tuple[Manifest, str]:
     """Read and validate `pairs.toml`; returns the manifest and its text."""
     try:
@@ -198,76 +189,15 @@ def load_manifest(path: Path) -> tuple[Manifest, str]:
 
 
 def parse_manifest(text: str, path: Path | str = "pairs.toml") -> Manifest:
-    try:
-        data = tomlkit.parse(text).unwrap()
-    except ParseError as exc:
-        raise InputError(
-            f"{path}:{exc.line}: not valid TOML ({exc.args[0] if exc.args else exc}); fix the syntax"
-        ) from None
+    """Validate manifest text; InputError with one line (file, line, key path, fix) on any problem."""
+    data = parse_toml(text, path)
     if isinstance(data.get("pairs"), dict):  # a single [pairs] table instead of [[pairs]]
         raise InputError(f"{path}:{locate(text, ('pairs',))}: pairs: write each pair as a [[pairs]] table")
     try:
         return Manifest.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        message = err["msg"].removeprefix("Value error, ")
-        ctx_error = err.get("ctx", {}).get("error")
-        if isinstance(ctx_error, _KeyProblem):
-            loc = loc + ctx_error.loc if ctx_error.relative else ctx_error.loc
-            message = ctx_error.message
-        if err["type"] == "extra_forbidden":
-            message = f"unknown key {loc[-1]!r}; remove it or check its spelling"
-        elif err["type"] == "missing":
-            message = f"missing required key {loc[-1]!r}"
+        loc, message = first_problem(exc)
         raise InputError(f"{path}:{locate(text, loc)}: {key_path(loc)}: {message}") from None
-
-
-def key_path(loc: tuple[Any, ...]) -> str:
-    """("pairs", 2, "vllm") -> "pairs[2].vllm"."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def locate(text: str, loc: tuple[Any, ...]) -> int:
-    """Best-effort line of a key path in TOML text (1 when it cannot tell)."""
-    lines = text.splitlines()
-    keys = [k for k in loc if isinstance(k, str)]
-    index = next((k for k in loc if isinstance(k, int)), None)
-    if not keys:
-        return 1
-    top = keys[0]
-    start, end = 0, len(lines)
-    header_line = 0
-    # Find the table (or n-th array-of-tables entry) that holds the key.
-    count = -1
-    for i, line in enumerate(lines):
-        s = line.strip()
-        if index is not None and s == f"[[{top}]]":
-            count += 1
-            if count == index:
-                start, header_line = i + 1, i + 1
-                end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("[")), len(lines))
-                break
-        elif index is None and len(keys) > 1 and s in (f"[{top}.{keys[1]}]", f'[{top}."{keys[1]}"]'):
-            start, header_line = i + 1, i + 1
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("[")), len(lines))
-            keys = keys[2:] or keys[1:2]
-            break
-        elif (
-            index is None
-            and len(keys) == 1
-            and (s == f"[{top}]" or s.startswith(f"{top} =") or s.startswith(f"[{top}."))
-        ):
-            return i + 1
-    wanted = keys[-1] if index is None else (keys[1] if len(keys) > 1 else None)
-    if wanted:
-        for j in range(start, end):
-            if re.match(rf"^\s*\"?{re.escape(str(wanted))}\"?\s*=", lines[j]):
-                return j + 1
-    return header_line or 1
 
 
 def set_ref(text: str, component: str, ref: str, only: list[str] | None = None) -> tuple[str, list[str]]:

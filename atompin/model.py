@@ -6,11 +6,26 @@ Everything here is plain, immutable data. The code that fills it lives in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
 from enum import Enum
 
 
-class Severity(str, Enum):
+class _Text(str, Enum):
+    """A string enum that prints, formats, hashes and compares as its value (like
+    3.11's StrEnum), so reports and dict lookups by the written word just work."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+
+class Severity(_Text):
     """How bad a finding is. Only `error` fails a gate."""
 
     ERROR = "error"
@@ -19,10 +34,49 @@ class Severity(str, Enum):
 
     @property
     def rank(self) -> int:
-        return {"error": 0, "warning": 1, "info": 2}[self.value]
+        """0 for the worst (error): sort by it to list errors first."""
+        return _SEVERITY_RANK[self]
 
 
-class Rule(str, Enum):
+_SEVERITY_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+class Verdict(_Text):
+    """A pair's or an edge's judgement: `fail` blocks a gate, `warn` asks for a look."""
+
+    PASS = "pass"
+    WARN = "warn"
+    FAIL = "fail"
+
+    @property
+    def rank(self) -> int:
+        """0 for pass, 2 for fail: a higher rank is worse."""
+        return _VERDICT_RANK[self]
+
+    @classmethod
+    def worst(cls, verdicts: Iterable[Verdict]) -> Verdict:
+        """The worst of `verdicts` (pass when there are none)."""
+        return max(verdicts, key=lambda v: v.rank, default=cls.PASS)
+
+
+_VERDICT_RANK = {Verdict.PASS: 0, Verdict.WARN: 1, Verdict.FAIL: 2}
+
+
+class RefKind(_Text):
+    """What a pinned ref named: a tag, a branch (it moves) or a commit."""
+
+    TAG = "tag"
+    BRANCH = "branch"
+    COMMIT = "commit"
+
+
+def env_prefix(component: str) -> str:
+    """A component name as the prefix of its variables (build variables, declares-file keys):
+    "lm-cache" -> "LM_CACHE"."""
+    return component.upper().replace("-", "_")
+
+
+class Rule(_Text):
     """Stable rule names: they appear in the lock, in JSON and in SARIF."""
 
     UNRESOLVED_IMPORT = "unresolved-import"
@@ -67,13 +121,8 @@ class Site:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
 
-    @classmethod
-    def parse(cls, text: str) -> Site:
-        path, _, line = text.rpartition(":")
-        return cls(path, int(line))
 
-
-class Status(str, Enum):
+class Status(_Text):
     """What static resolution can say about a symbol."""
 
     FOUND = "found"
@@ -106,18 +155,48 @@ class Finding:
 
 
 @dataclass(frozen=True)
-class Summary:
-    """Counts that compare with other tools (see DESIGN.md, "Counting")."""
+class Counts:
+    """What one edge's consumer uses of the provider, counted so figures compare with
+    other tools (README, "Counting"). The lock, the JSON report and the lock diff
+    all take their count fields from here."""
 
-    import_sites: int
-    symbols: int
-    groups: int
-    patch_sites: int
-    patch_targets: int
-    references: int
-    findings_by_rule: dict[str, int] = field(default_factory=dict)
+    import_sites: int = 0
+    symbols: int = 0
+    groups: int = 0
+    patch_sites: int = 0
+    patch_targets: int = 0
+    references: int = 0
     # Provider architectures the consumer's model-class overrides replace when enabled.
     overrides: int = 0
+
+
+COUNT_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Counts))
+
+
+@dataclass(frozen=True)
+class Summary(Counts):
+    """The counts of one check, plus its findings counted by rule."""
+
+    findings_by_rule: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Relocation:
+    """One relocation table entry: `old` moved to `new`, with the parameters expected there."""
+
+    old: str
+    new: str
+    params: tuple[str, ...] | None = None
+    note: str = ""
+
+
+class RelocationState(_Text):
+    """Where a relocation entry stands at one provider commit."""
+
+    RELOCATED = "relocated"  # the new symbol resolves, the old one is gone
+    BOTH = "both"  # both resolve
+    PENDING = "pending"  # the old one is still there, the new one is not
+    BROKEN = "broken"  # neither resolves
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,10 @@ import tomlkit
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from tomlkit.exceptions import ParseError
 
 from atompin.errors import InputError
-from atompin.manifest import key_path, locate
+from atompin.model import Relocation
+from atompin.tomlfile import first_problem, key_path, locate, parse_toml
 
 _SYMBOL = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 
@@ -33,8 +33,8 @@ def _check_symbol(value: str) -> str:
     return value
 
 
-class Relocation(BaseModel):
-    """One entry: `old` moved to `new`, with the parameters expected there."""
+class _Entry(BaseModel):
+    """One `[[moved]]` entry as written; validated, then handed on as a `model.Relocation`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     old: str
@@ -47,12 +47,16 @@ class Relocation(BaseModel):
     def _symbol(cls, value: str) -> str:
         return _check_symbol(value)
 
+    def relocation(self) -> Relocation:
+        params = tuple(self.params) if self.params is not None else None
+        return Relocation(old=self.old, new=self.new, params=params, note=self.note)
+
 
 class RelocationTable(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     package: str
     applies: str
-    moved: list[Relocation] = Field(default_factory=list)
+    entries: list[_Entry] = Field(default_factory=list, alias="moved")
 
     @field_validator("applies")
     @classmethod
@@ -62,6 +66,11 @@ class RelocationTable(BaseModel):
         except InvalidSpecifier:
             raise ValueError(f'{value!r} is not a version specifier; write e.g. ">=0.33"') from None
         return value
+
+    @property
+    def moved(self) -> list[Relocation]:
+        """The table's entries, as the analysis takes them."""
+        return [entry.relocation() for entry in self.entries]
 
     def applies_to(self, version: str) -> bool:
         try:
@@ -78,21 +87,11 @@ class LoadedTable:
 
 
 def parse_table(text: str, path: str) -> RelocationTable:
-    try:
-        data = tomlkit.parse(text).unwrap()
-    except ParseError as exc:
-        raise InputError(f"{path}:{exc.line}: not valid TOML; fix the syntax") from None
+    data = parse_toml(text, path)
     try:
         return RelocationTable.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        loc = ("moved", *loc[1:]) if loc and loc[0] == "moved" else loc
-        message = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            message = f"unknown key {loc[-1]!r}; entries take old, new, params and note"
-        elif err["type"] == "missing":
-            message = f"missing required key {loc[-1]!r}"
+        loc, message = first_problem(exc, unknown_key="entries take old, new, params and note")
         raise InputError(f"{path}:{_locate_entry(text, loc)}: {key_path(loc)}: {message}") from None
 
 
@@ -153,7 +152,7 @@ def render_draft(package: str, applies: str, entries: list[Relocation], removed:
         t.add("old", entry.old)
         t.add("new", entry.new)
         if entry.params is not None:
-            t.add("params", entry.params)
+            t.add("params", list(entry.params))
         if entry.note:
             t.add("note", entry.note)
         moved.append(t)

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from atompin.analysis.cache import IndexCache
+from atompin.analysis.cache import AnalysisCache
 from atompin.errors import InputError
-from atompin.lock import Lock, LockedPair
+from atompin.lockfile import Lock, LockedPair
 from atompin.manifest import Manifest
+from atompin.model import RefKind, Severity
 from atompin.sources.git import GitCache
 from atompin.sources.installed import Installed, commit_matches
 
@@ -29,6 +31,40 @@ class VerifyReport:
     @property
     def ok(self) -> bool:
         return not self.failures
+
+
+def run_verify(
+    manifest_path: Path,
+    lock_path: Path | None = None,
+    *,
+    remote: bool = False,
+    bake: list[Path] | None = None,
+    pair: str | None = None,
+    installed: str | None = None,
+    consumer: Path | None = None,
+    site: list[str] | None = None,
+    cache_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> VerifyReport:
+    """`atompin verify`: every check the options ask for, in one report."""
+    from atompin import lockfile
+    from atompin.locking import Locker
+    from atompin.manifest import load_manifest
+    from atompin.relocations import digests
+
+    report = VerifyReport()
+    manifest, _ = load_manifest(manifest_path)
+    with Locker.open(manifest, manifest_path, cache_dir, False, progress) as locker:
+        locked = lockfile.read(lock_path or lockfile.default_path(manifest_path))
+        verify_lock(locked, manifest, report, digests(locker.tables))
+        if remote:
+            verify_remote(locked, locker.git, locker.fetch_url, report)
+        for path in bake or []:
+            verify_bake(path, lockfile.select_pair(locked, pair), manifest, report)
+        if installed is not None:
+            chosen = lockfile.select_pair(locked, pair)
+            verify_installed(manifest, chosen, installed, consumer, site, locker.cache, report)
+    return report
 
 
 def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: dict[str, str] | None = None) -> None:
@@ -49,19 +85,21 @@ def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: di
     for pair in lock.pairs:
         failed = pair.gated_failures()
         if failed:
-            errors = sum(1 for f in pair.findings if f.severity == "error" and f.check in {c.name for c in failed})
+            errors = sum(
+                1 for f in pair.findings if f.severity is Severity.ERROR and f.check in {c.name for c in failed}
+            )
             report.failures.append(
                 f"{pair.name}: verdict fail ({', '.join(c.name for c in failed)}: {errors} error findings)"
             )
         else:
-            report.passes.append(f"{pair.name}: verdict {pair.verdict}")
+            report.passes.append(f"{pair.name}: verdict {pair.verdict.value}")
 
 
-def verify_remote(lock: Lock, manifest: Manifest, git: GitCache, fetch_url, report: VerifyReport) -> None:  # type: ignore[no-untyped-def]
+def verify_remote(lock: Lock, git: GitCache, fetch_url: Callable[[str], str], report: VerifyReport) -> None:
     """Every tag still resolves to the commit the lock recorded (`moved-ref`)."""
     for pair in lock.pairs:
         for name, comp in pair.components.items():
-            if comp.ref_kind != "tag":
+            if comp.ref_kind is not RefKind.TAG:
                 continue
             refs = git.remote_refs(fetch_url(comp.repo))
             now = refs.get(f"refs/tags/{comp.ref}")
@@ -86,7 +124,7 @@ def pin_variables(pair: LockedPair, manifest: Manifest) -> dict[str, str]:
         out[spec.variable(name, "commit")] = comp.commit
         out[spec.variable(name, "version")] = comp.version
     out["ATOMPIN_PAIR"] = pair.name
-    out["ATOMPIN_VERDICT"] = pair.verdict
+    out["ATOMPIN_VERDICT"] = pair.verdict.value
     return out
 
 
@@ -185,7 +223,7 @@ def verify_installed(
     name: str,
     consumer: Path | None,
     site: list[str] | None,
-    cache: IndexCache,
+    cache: AnalysisCache,
     report: VerifyReport,
 ) -> None:
     """The installed provider `name` is the pair's pin, and each consumer checks clean against it.

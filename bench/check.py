@@ -35,11 +35,11 @@ def _phase(args: argparse.Namespace) -> dict[str, float]:
             n += 1
         extra["files"] = n
     else:
-        from atompin.analysis.cache import SqliteIndexCache
+        from atompin.analysis.cache import SqliteAnalysisCache
         from atompin.analysis.engine import check_trees
         from atompin.sources.tree import FolderTree
 
-        cache = SqliteIndexCache(Path(args.cache_dir))
+        cache = SqliteAnalysisCache(Path(args.cache_dir))
         result = check_trees(
             FolderTree(args.consumer), FolderTree(args.provider), args.package, args.consumer_package, cache
         )
@@ -54,9 +54,17 @@ def _phase(args: argparse.Namespace) -> dict[str, float]:
 
 def _run(args: argparse.Namespace, phase: str, cache_dir: str) -> dict[str, float]:
     cmd = [
-        sys.executable, __file__, args.provider, args.consumer, "--package", args.package,
-        "--phase", phase, "--cache-dir", cache_dir,
-    ]  # fmt: skip
+        sys.executable,
+        __file__,
+        args.provider,
+        args.consumer,
+        "--package",
+        args.package,
+        "--phase",
+        phase,
+        "--cache-dir",
+        cache_dir,
+    ]
     if args.consumer_package:
         cmd += ["--consumer-package", args.consumer_package]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -89,8 +97,10 @@ def main() -> None:
             if name not in best or run["seconds"] < best[name]["seconds"]:
                 best[name] = run
     base = best["baseline"]["seconds"]
-    print(f"baseline: ast.parse of {int(best['baseline']['files'])} provider files: {base:.3f}s "
-          f"(peak RSS {best['baseline']['rss_mb']:.0f} MB)")  # fmt: skip
+    print(
+        f"baseline: ast.parse of {int(best['baseline']['files'])} provider files: {base:.3f}s "
+        f"(peak RSS {best['baseline']['rss_mb']:.0f} MB)"
+    )
     for name, target in (("cold", 0.25), ("warm", 0.05)):
         run = best[name]
         ratio = run["seconds"] / base

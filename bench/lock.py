@@ -52,8 +52,8 @@ provider = "{provider_ref}"
 LOCK = """
 import sys, time
 from pathlib import Path
-from atompin.analysis.cache import SqliteIndexCache, default_cache_dir
-from atompin.lock import render_lock, write_lock
+from atompin.analysis.cache import SqliteAnalysisCache, default_cache_dir
+from atompin import lockfile
 from atompin.locking import Locker
 from atompin.manifest import load_manifest
 from atompin.sources.git import GitCache
@@ -61,9 +61,9 @@ start = time.perf_counter()
 path = Path(sys.argv[1])
 manifest, _ = load_manifest(path)
 root = default_cache_dir()
-locker = Locker(manifest, path.parent, GitCache(root), SqliteIndexCache(root))
-write_lock(path.parent / "atompin.lock", locker.lock(manifest.digest()))
-print(time.perf_counter() - start, locker.index_cache.misses)
+locker = Locker(manifest, path.parent, GitCache(root), SqliteAnalysisCache(root))
+lockfile.write(path.parent / "atompin.lock", locker.lock(manifest.digest()))
+print(time.perf_counter() - start, locker.cache.misses)
 """
 
 BASELINE = """
@@ -111,11 +111,17 @@ def main() -> None:
             manifest = Path(tmp) / "pairs.toml"
 
             def write(ref: str) -> None:
-                manifest.write_text(MANIFEST.format(
-                    consumer=consumer, consumer_top=args.consumer_package.split(".")[0], provider=provider,
-                    package=args.package, consumer_package=args.consumer_package, consumer_ref=args.consumer_ref,
-                    provider_ref=ref,
-                ))  # fmt: skip
+                manifest.write_text(
+                    MANIFEST.format(
+                        consumer=consumer,
+                        consumer_top=args.consumer_package.split(".")[0],
+                        provider=provider,
+                        package=args.package,
+                        consumer_package=args.consumer_package,
+                        consumer_ref=args.consumer_ref,
+                        provider_ref=ref,
+                    )
+                )
 
             lock = [sys.executable, "-c", LOCK, str(manifest)]
             runs: dict[str, tuple[float, float, str]] = {}

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from atompin.analysis.cache import IndexCache
+from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.engine import check_trees
-from atompin.demo import write_files
 from atompin.model import CheckResult, Finding
 from atompin.sources.tree import FolderTree
+from atompin.testing import write_files
 
 CheckRunner = Callable[..., CheckResult]
 
@@ -21,8 +21,13 @@ def run_check(tmp_path: Path) -> CheckRunner:
     """run_check(provider_files, consumer_files, package="pv") -> CheckResult."""
     counter = iter(range(1000))
 
-    def run(provider: dict[str, str], consumer: dict[str, str], package: str = "pv",
-            consumer_package: str | None = None, cache: IndexCache | None = None) -> CheckResult:  # fmt: skip
+    def run(
+        provider: dict[str, str],
+        consumer: dict[str, str],
+        package: str = "pv",
+        consumer_package: str | None = None,
+        cache: AnalysisCache | None = None,
+    ) -> CheckResult:
         n = next(counter)
         p = write_files(tmp_path / f"provider{n}", provider)
         c = write_files(tmp_path / f"consumer{n}", consumer)

@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from atompin.cli import app
-from atompin.demo import CONSUMER_FILES, PROVIDER_031, PROVIDER_033, write_files
+from atompin.demo import CONSUMER_FILES, PROVIDER_031, PROVIDER_033
+from atompin.testing import write_files
 
 runner = CliRunner()
 

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from atompin.cli import app
-from atompin.demo import git_repo, write_files
 from atompin.sources.installed import commit_matches, load_installed
+from atompin.testing import git_repo, write_files
 
 runner = CliRunner()
 
@@ -128,12 +128,24 @@ def test_installed_distribution_is_read_not_imported(site: Path):
 
 
 def test_check_against_installed_distributions(site: Path, clean_site: Path):
-    result = runner.invoke(app, ["check", "fakeplug", "--consumer-installed", "--installed", "fakevllm",
-                                 "--site", str(clean_site), "--no-cache"])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "check",
+            "fakeplug",
+            "--consumer-installed",
+            "--installed",
+            "fakevllm",
+            "--site",
+            str(clean_site),
+            "--no-cache",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "PASS" in result.output
-    guarded = runner.invoke(app, ["check", "fakeplug", "--consumer-installed", "--installed", "fakevllm",
-                                  "--site", str(site), "--no-cache"])  # fmt: skip
+    guarded = runner.invoke(
+        app, ["check", "fakeplug", "--consumer-installed", "--installed", "fakevllm", "--site", str(site), "--no-cache"]
+    )
     assert guarded.exit_code == 1 and "fakevllm.core:moved_fn" in guarded.output
     missing = runner.invoke(
         app, ["check", "fakeplug", "--consumer-installed", "--installed", "nope", "--site", str(site)]
@@ -186,8 +198,23 @@ def test_verify_installed_matches_the_pin(locked: tuple[Path, str], clean_site: 
         "installed fakevllm 1.2.0" in result.output
         and "fakeplug->fakevllm against the installed fakevllm" in result.output
     )
-    check = runner.invoke(app, ["check", "fakeplug", "--consumer-installed", "--installed", "fakevllm", "--site", str(site),
-                                "--pair", "p", "--manifest", str(manifest), "--no-cache"])  # fmt: skip
+    check = runner.invoke(
+        app,
+        [
+            "check",
+            "fakeplug",
+            "--consumer-installed",
+            "--installed",
+            "fakevllm",
+            "--site",
+            str(site),
+            "--pair",
+            "p",
+            "--manifest",
+            str(manifest),
+            "--no-cache",
+        ],
+    )
     assert check.exit_code == 0, check.output
 
 
@@ -211,8 +238,9 @@ def test_verify_installed_fails_the_build_with_a_named_list(locked: tuple[Path, 
     manifest, _ = locked
     core = site / "fakevllm/core.py"
     core.write_text(core.read_text().replace("class Runner:", "class Worker:"))  # a bump that moved a symbol
-    result = runner.invoke(app, ["verify", "--manifest", str(manifest), "--installed", "fakevllm", "--pair", "p",
-                                 "--site", str(site)])  # fmt: skip
+    result = runner.invoke(
+        app, ["verify", "--manifest", str(manifest), "--installed", "fakevllm", "--pair", "p", "--site", str(site)]
+    )
     assert result.exit_code == 1
     assert "unresolved-import fakevllm.core:Runner at fakeplug/register.py:8" in result.output
 
@@ -222,10 +250,23 @@ def test_verify_installed_fails_the_build_with_a_named_list(locked: tuple[Path, 
 
 def doctor(site: Path, *extra: str) -> tuple[int, dict]:
     proc = subprocess.run(
-        [sys.executable, "-m", "atompin", "doctor", "fakeplug", "--provider", "fakevllm", "--site", str(site),
-         "--format", "json", *extra],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "atompin",
+            "doctor",
+            "fakeplug",
+            "--provider",
+            "fakevllm",
+            "--site",
+            str(site),
+            "--format",
+            "json",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+    )
     return proc.returncode, json.loads(proc.stdout)
 
 

@@ -11,9 +11,10 @@ import git
 import pytest
 from typer.testing import CliRunner
 
+from atompin import lockfile
 from atompin.cli import app
-from atompin.demo import CONSUMER_FILES, PROVIDER_031, git_repo, write_demo_repos
-from atompin.lock import parse_lock, read_lock
+from atompin.demo import CONSUMER_FILES, PROVIDER_031, write_demo_repos
+from atompin.testing import git_repo
 
 runner = CliRunner()
 GOOD = "miniplug-0.1.0+minivllm-0.31"
@@ -38,7 +39,7 @@ def lock(manifest: Path, *extra: str):  # type: ignore[no-untyped-def]
 def test_lock_writes_verdicts_and_exits_1_for_a_failing_gate(project: Path):
     result = lock(project)
     assert result.exit_code == 1, result.output
-    locked = read_lock(project.parent / "atompin.lock")
+    locked = lockfile.read(project.parent / "atompin.lock")
     assert {p.name: p.verdict for p in locked.pairs} == {GOOD: "warn", BAD: "fail"}
     bad = locked.pair(BAD)
     assert bad is not None
@@ -48,10 +49,14 @@ def test_lock_writes_verdicts_and_exits_1_for_a_failing_gate(project: Path):
     assert provider.commit == repo.git.rev_parse("v0.33.0^{commit}")
     rules = sorted({f.rule for f in bad.findings})
     assert rules == [
-        "arity-drift", "declared-target-skew", "missing-patch-target", "relocation-state", "unconstrained-plugin",
+        "arity-drift",
+        "declared-target-skew",
+        "missing-patch-target",
+        "relocation-state",
+        "unconstrained-plugin",
         "unresolved-import",
-    ]  # fmt: skip
-    locked = read_lock(project.parent / "atompin.lock")
+    ]
+    locked = lockfile.read(project.parent / "atompin.lock")
     assert list(locked.relocation_tables) == ["relocations/minivllm/0.33.toml"]
     assert locked.relocation_tables["relocations/minivllm/0.33.toml"].startswith("sha256:")
     [check] = bad.checks
@@ -85,17 +90,17 @@ def test_relock_reports_unchanged(project: Path):
 
 def test_declared_target_skew_says_how_far(project: Path):
     lock(project)
-    bad = read_lock(project.parent / "atompin.lock").pair(BAD)
+    bad = lockfile.read(project.parent / "atompin.lock").pair(BAD)
     [skew] = [f for f in bad.findings if f.rule == "declared-target-skew"]
     assert "two minor releases apart" in skew.message
     assert skew.sites == ["miniplug/vllm-version.env:3"]
-    good = read_lock(project.parent / "atompin.lock").pair(GOOD)
+    good = lockfile.read(project.parent / "atompin.lock").pair(GOOD)
     assert not [f for f in good.findings if f.rule == "declared-target-skew"]
 
 
 def test_unconstrained_plugin_and_its_fix(project: Path, tmp_path: Path):
     lock(project)
-    good = read_lock(project.parent / "atompin.lock").pair(GOOD)
+    good = lockfile.read(project.parent / "atompin.lock").pair(GOOD)
     [finding] = [f for f in good.findings if f.rule == "unconstrained-plugin"]
     assert "minivllm.platform_plugins" in finding.message
     # A consumer release that constrains the provider is clean.
@@ -116,7 +121,7 @@ def test_unconstrained_plugin_and_its_fix(project: Path, tmp_path: Path):
     r.git.tag("v0.1.1")
     project.write_text(project.read_text().replace('miniplug = "v0.1.0"', 'miniplug = "v0.1.1"', 1))
     lock(project)
-    good = read_lock(project.parent / "atompin.lock").pair(GOOD)
+    good = lockfile.read(project.parent / "atompin.lock").pair(GOOD)
     assert not [f for f in good.findings if f.rule == "unconstrained-plugin"]
     assert good.components["miniplug"].ref == "v0.1.1"
 
@@ -131,7 +136,7 @@ def test_branch_ref_and_short_sha(project: Path):
     )
     project.write_text(text)
     lock(project)
-    good = read_lock(project.parent / "atompin.lock").pair(GOOD)
+    good = lockfile.read(project.parent / "atompin.lock").pair(GOOD)
     assert good.components["minivllm"].ref_kind == "commit"
     assert good.components["minivllm"].commit == repo.git.rev_parse("v0.31.0^{commit}")
     assert good.components["minivllm"].version == "0.31.0"  # found from the exact tag
@@ -182,7 +187,7 @@ def test_interrupted_write_keeps_the_old_lock(project: Path, monkeypatch: pytest
 
 
 def test_two_locks_at_once_on_one_cache(project: Path, tmp_path: Path):
-    from atompin.analysis.cache import SqliteIndexCache
+    from atompin.analysis.cache import SqliteAnalysisCache
     from atompin.locking import Locker
     from atompin.manifest import load_manifest
     from atompin.sources.git import GitCache
@@ -194,11 +199,10 @@ def test_two_locks_at_once_on_one_cache(project: Path, tmp_path: Path):
     def one() -> None:
         try:
             cache = tmp_path / "shared-cache"
-            locker = Locker(manifest, project.parent, GitCache(cache), SqliteIndexCache(cache))
-            from atompin.lock import render_lock
+            locker = Locker(manifest, project.parent, GitCache(cache), SqliteAnalysisCache(cache))
 
-            results.append(render_lock(locker.lock(manifest.digest())))
-        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            results.append(lockfile.dumps(locker.lock(manifest.digest())))
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=one) for _ in range(3)]
@@ -220,14 +224,14 @@ def test_corrupt_git_cache_entry_is_rebuilt(project: Path, tmp_path: Path):
     (project.parent / "atompin.lock").unlink()
     result = lock(project)
     assert result.exit_code == 1, result.output
-    assert read_lock(project.parent / "atompin.lock").pair(GOOD) is not None
+    assert lockfile.read(project.parent / "atompin.lock").pair(GOOD) is not None
 
 
 def test_lock_one_pair_keeps_the_others(project: Path):
     lock(project)
     result = lock(project, "--pair", GOOD)
     assert result.exit_code == 0, result.output
-    assert {p.name for p in read_lock(project.parent / "atompin.lock").pairs} == {GOOD, BAD}
+    assert {p.name for p in lockfile.read(project.parent / "atompin.lock").pairs} == {GOOD, BAD}
 
 
 # -- malformed manifests -----------------------------------------------------------
@@ -347,10 +351,12 @@ def test_verify_remote_detects_a_moved_tag(project: Path):
 def test_verify_bake_hcl_and_json(project: Path, monkeypatch: pytest.MonkeyPatch):
     project.write_text(VALID)
     lock(project)
-    commit = read_lock(project.parent / "atompin.lock").pairs[0].components["pv"].commit
+    commit = lockfile.read(project.parent / "atompin.lock").pairs[0].components["pv"].commit
     hcl = project.parent / "rocm-bake.hcl"
-    hcl.write_text(f'variable "PV_REF" {{\n  default = "v0.31.0"\n}}\nvariable "PV_COMMIT" {{ default = "{commit}" }}\n'
-                   'target "x" {\n  dockerfile = "Dockerfile"\n}\n')  # fmt: skip
+    hcl.write_text(
+        f'variable "PV_REF" {{\n  default = "v0.31.0"\n}}\nvariable "PV_COMMIT" {{ default = "{commit}" }}\n'
+        'target "x" {\n  dockerfile = "Dockerfile"\n}\n'
+    )
     assert invoke("verify", "--manifest", str(project), "--bake", str(hcl)).exit_code == 0
     hcl.write_text('variable "PV_REF" {\n  default = "v0.33.0"\n}\n')
     result = invoke("verify", "--manifest", str(project), "--bake", str(hcl))
@@ -368,7 +374,7 @@ def test_verify_bake_hcl_and_json(project: Path, monkeypatch: pytest.MonkeyPatch
 def test_export_formats_parse_back(project: Path, tmp_path: Path):
     project.write_text(VALID.replace('package = "minivllm"', 'package = "minivllm"\nvariables = { ref = "VLLM_REF" }'))
     lock(project)
-    locked = read_lock(project.parent / "atompin.lock").pairs[0]
+    locked = lockfile.read(project.parent / "atompin.lock").pairs[0]
     bake = json.loads(invoke("export", "--manifest", str(project), "--format", "bake").output)
     assert bake["variable"]["VLLM_REF"] == {"default": "v0.31.0"}
     assert bake["variable"]["PV_COMMIT"]["default"] == locked.components["pv"].commit
@@ -397,9 +403,8 @@ def test_export_needs_a_pair_when_there_are_several(project: Path):
 def test_lock_text_round_trips(project: Path):
     lock(project)
     text = (project.parent / "atompin.lock").read_text()
-    from atompin.lock import render_lock
 
-    assert render_lock(parse_lock(text)) == text
+    assert lockfile.dumps(lockfile.loads(text)) == text
 
 
 def test_plain_provider_repo_without_tags_detects_version_from_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -411,7 +416,7 @@ def test_plain_provider_repo_without_tags_detects_version_from_file(tmp_path: Pa
     manifest = tmp_path / "pairs.toml"
     manifest.write_text(VALID.replace('pv = "v0.31.0"', f'pv = "{commit}"'))
     assert lock(manifest).exit_code == 0
-    assert read_lock(tmp_path / "atompin.lock").pairs[0].components["pv"].version == "0.31.0"
+    assert lockfile.read(tmp_path / "atompin.lock").pairs[0].components["pv"].version == "0.31.0"
 
 
 def test_lock_baseline_ref_compares_relocated_signatures(project: Path):
@@ -422,7 +427,7 @@ def test_lock_baseline_ref_compares_relocated_signatures(project: Path):
     )
     table.write_text(text)
     assert lock(project, "--baseline", "v0.31.0").exit_code == 1
-    bad = read_lock(project.parent / "atompin.lock").pair(BAD)
+    bad = lockfile.read(project.parent / "atompin.lock").pair(BAD)
     drift = [f for f in bad.findings if f.rule == "arity-drift" and "at the baseline" in f.message]
     assert drift and "gained vllm_config as first parameter" in drift[0].message
 

@@ -8,12 +8,12 @@ import pytest
 from conftest import brief
 from typer.testing import CliRunner
 
+from atompin import lockfile
 from atompin.analysis.archs import arch_coverage, supported_archs
 from atompin.analysis.provider import ProviderIndex
 from atompin.cli import app
-from atompin.demo import git_repo, write_files
-from atompin.lock import read_lock
 from atompin.sources.tree import FolderTree
+from atompin.testing import git_repo, write_files
 
 runner = CliRunner()
 
@@ -34,8 +34,13 @@ REGISTRY = """
     ModelRegistry = _ModelRegistry(_VLLM_MODELS)
 """
 PROVIDER = {"pv/__init__.py": "", "pv/models/__init__.py": "", "pv/models/registry.py": REGISTRY}
-BASELINE = {**PROVIDER, "pv/models/registry.py": REGISTRY.replace('"Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),',
-            '"Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),\n        "DeepseekV4ForCausalLM": ("deepseek_v4", "X"),')}  # fmt: skip
+BASELINE = {
+    **PROVIDER,
+    "pv/models/registry.py": REGISTRY.replace(
+        '"Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),',
+        '"Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),\n        "DeepseekV4ForCausalLM": ("deepseek_v4", "X"),',
+    ),
+}
 CONSUMER = {
     "plug/__init__.py": "",
     "plug/models.py": "class Wrapper:\n    pass\nclass MoeWrapper(Wrapper):\n    pass\n",
@@ -84,9 +89,13 @@ def test_overrides_without_a_baseline_cannot_tell_vanished_from_added(run_check)
 
 
 def test_valid_overrides_produce_no_finding(run_check):
-    ok = {**CONSUMER, "plug/register.py": CONSUMER["plug/register.py"].replace(
-        '"DeepseekV4ForCausalLM": "plug.models:MoeWrapper",', "").replace(
-        '"BrandNewForCausalLM": WRAPPER,', "").replace('"plug.models:Missing"', '"plug.models:MoeWrapper"')}  # fmt: skip
+    ok = {
+        **CONSUMER,
+        "plug/register.py": CONSUMER["plug/register.py"]
+        .replace('"DeepseekV4ForCausalLM": "plug.models:MoeWrapper",', "")
+        .replace('"BrandNewForCausalLM": WRAPPER,', "")
+        .replace('"plug.models:Missing"', '"plug.models:MoeWrapper"'),
+    }
     result = run_check(PROVIDER, ok, consumer_package="plug")
     assert result.findings == () and result.summary.overrides == 3
 
@@ -177,7 +186,7 @@ kx = "v2.0"
     first = (tmp_path / "atompin.lock").read_bytes()
     runner.invoke(app, ["lock", "--manifest", str(manifest)])
     assert (tmp_path / "atompin.lock").read_bytes() == first
-    locked = read_lock(tmp_path / "atompin.lock")
+    locked = lockfile.read(tmp_path / "atompin.lock")
     fleet, mi300 = locked.pair("fleet"), locked.pair("mi300")
     assert fleet.components["kx"].supported_archs == {"kx.ops.topk:_SUPPORTED_GFX": ["gfx1250", "gfx942", "gfx950"]}  # type: ignore[union-attr]
     assert [f.symbol for f in fleet.findings if f.rule == "arch-coverage"] == ["kx"]  # type: ignore[union-attr]

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from atompin.analysis.cache import SqliteIndexCache
+from atompin.analysis.cache import SqliteAnalysisCache
 from atompin.analysis.indexer import index_module
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.provider import ProviderIndex, TargetKind
 from atompin.analysis.signature import ParamKind
-from atompin.demo import write_files
 from atompin.model import Rule, Status
 from atompin.sources.tree import FolderTree, ModuleKind
+from atompin.testing import write_files
 
 FILES = {
     "pv/__init__.py": """
@@ -187,12 +187,12 @@ def test_module_kinds(tmp_path: Path):
 
 def test_cache_makes_a_second_run_parse_nothing(tmp_path: Path):
     tree = FolderTree(write_files(tmp_path / "p", FILES))
-    cache = SqliteIndexCache(tmp_path / "cache")
+    cache = SqliteAnalysisCache(tmp_path / "cache")
     cold = ProviderIndex(tree, "pv", cache)
     assert cold.resolve_symbol("pv.engine.llm:LLM.generate").found
     assert cold.parsed > 0
     cache.flush()
-    warm = ProviderIndex(tree, "pv", SqliteIndexCache(tmp_path / "cache"))
+    warm = ProviderIndex(tree, "pv", SqliteAnalysisCache(tmp_path / "cache"))
     assert warm.resolve_symbol("pv.engine.llm:LLM.generate").found
     assert warm.parsed == 0
     assert warm.resolve_symbol("pv.engine.llm:LLM.from_config").target.signature.is_classmethod  # type: ignore[union-attr]
@@ -200,11 +200,11 @@ def test_cache_makes_a_second_run_parse_nothing(tmp_path: Path):
 
 def test_changed_file_is_parsed_again(tmp_path: Path):
     root = write_files(tmp_path / "p", FILES)
-    cache = SqliteIndexCache(tmp_path / "cache")
+    cache = SqliteAnalysisCache(tmp_path / "cache")
     ProviderIndex(FolderTree(root), "pv", cache).resolve_symbol("pv.api:helper")
     cache.flush()
     (root / "pv/api.py").write_text("def other():\n    pass\n")
-    warm = ProviderIndex(FolderTree(root), "pv", SqliteIndexCache(tmp_path / "cache"))
+    warm = ProviderIndex(FolderTree(root), "pv", SqliteAnalysisCache(tmp_path / "cache"))
     assert warm.resolve_symbol("pv.api:helper").status is Status.MISSING
     assert warm.parsed == 1
 
@@ -213,7 +213,7 @@ def test_corrupt_cache_is_rebuilt(tmp_path: Path):
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache/index.sqlite").write_bytes(b"this is not a database" * 100)
     tree = FolderTree(write_files(tmp_path / "p", FILES))
-    index = ProviderIndex(tree, "pv", SqliteIndexCache(tmp_path / "cache"))
+    index = ProviderIndex(tree, "pv", SqliteAnalysisCache(tmp_path / "cache"))
     assert index.resolve_symbol("pv.api:helper").found
 
 

@@ -14,10 +14,10 @@ from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.signature import signature_of
 from atompin.analysis.suggest import suggest
 from atompin.cli import app
-from atompin.demo import write_files
 from atompin.errors import InputError
 from atompin.relocations import Relocation, parse_table
 from atompin.sources.tree import FolderTree
+from atompin.testing import write_files
 
 runner = CliRunner()
 
@@ -150,10 +150,13 @@ def test_check_cli_with_a_bad_table_is_exit_2(tmp_path: Path):
 def test_check_cli_chooses_tables_by_provider_version(tmp_path: Path):
     provider = write_files(tmp_path / "p", {**NEW, "pv/__init__.py": '__version__ = "0.33.0"\n'})
     consumer = write_files(tmp_path / "c", {"plug/__init__.py": "from pv.utils import stays\n"})
-    tables = write_files(tmp_path / "relocations", {
-        "pv/0.33.toml": 'package = "pv"\napplies = ">=0.33"\n[[moved]]\nold = "pv.utils:pool_bytes"\nnew = "pv.planning:pool_bytes"\n',
-        "pv/0.40.toml": 'package = "pv"\napplies = ">=0.40"\n[[moved]]\nold = "pv.utils:stays"\nnew = "pv.x:stays"\n',
-    })  # fmt: skip
+    tables = write_files(
+        tmp_path / "relocations",
+        {
+            "pv/0.33.toml": 'package = "pv"\napplies = ">=0.33"\n[[moved]]\nold = "pv.utils:pool_bytes"\nnew = "pv.planning:pool_bytes"\n',
+            "pv/0.40.toml": 'package = "pv"\napplies = ">=0.40"\n[[moved]]\nold = "pv.utils:stays"\nnew = "pv.x:stays"\n',
+        },
+    )
     result = runner.invoke(
         app, ["check", str(consumer), str(provider), "--relocations", str(tables), "--format", "json", "--no-cache"]
     )
@@ -203,12 +206,14 @@ def test_params_and_change_notes():
     assert params_problem(s, ["vllm_config", "groups"]) is None
     assert params_problem(s, ["self", "vllm_config", "groups"]) is None
     assert params_problem(s, ["groups"]) is not None
-    assert (
-        describe_change(sig("def f(groups): pass"), sig("def f(vllm_config, groups): pass"))
-        == "gained vllm_config as first parameter"
-    )
-    assert describe_change(sig("def f(a, b): pass"), sig("def f(a): pass")) == "lost b"
-    assert describe_change(sig("def f(a, b): pass"), sig("def f(b, a): pass")).startswith("parameters reordered")
+    gained = describe_change(sig("def f(groups): pass"), sig("def f(vllm_config, groups): pass"))
+    assert gained.added == ("vllm_config",) and not gained.removed and not gained.unchanged
+    assert gained.render() == "gained vllm_config as first parameter"
+    lost = describe_change(sig("def f(a, b): pass"), sig("def f(a): pass"))
+    assert lost.removed == ("b",) and lost.render() == "lost b"
+    swapped = describe_change(sig("def f(a, b): pass"), sig("def f(b, a): pass"))
+    assert swapped.reordered and swapped.render().startswith("parameters reordered")
+    assert describe_change(sig("def f(self, a): pass"), sig("def g(a): pass")).unchanged
 
 
 # -- arity: through the consumer ------------------------------------------------------
@@ -337,18 +342,30 @@ def test_suggest_cli_prints_a_table_that_parses(tmp_path: Path):
     table = parse_table(result.output, "draft.toml")
     assert table.applies == ">=0.33.0"
     entry = next(e for e in table.moved if e.old == "pv.utils:pool_bytes")
-    assert (entry.new, entry.params) == ("pv.planning:pool_bytes", ["config", "groups"])
+    assert (entry.new, entry.params) == ("pv.planning:pool_bytes", ("config", "groups"))
     assert "gained config as first parameter" in entry.note
     assert "#   pv.utils:removed" in result.output
 
 
 def test_suggest_cli_on_a_git_repository_with_a_consumer(tmp_path: Path):
-    from atompin.demo import git_repo
+    from atompin.testing import git_repo
 
     repo = git_repo(tmp_path / "repo", [("v1.0", OLD), ("v2.0", NEW)])
     plug = write_files(tmp_path / "plug", {"plug/__init__.py": "from pv.utils import pool_bytes, stays\n"})
-    result = runner.invoke(app, ["relocations", "suggest", str(repo), "v1.0", "v2.0", "--consumer", str(plug),
-                                 "--cache-dir", str(tmp_path / "cache")])  # fmt: skip
+    result = runner.invoke(
+        app,
+        [
+            "relocations",
+            "suggest",
+            str(repo),
+            "v1.0",
+            "v2.0",
+            "--consumer",
+            str(plug),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     table = parse_table(result.output, "draft.toml")
     assert [e.old for e in table.moved] == ["pv.utils:pool_bytes"]
@@ -361,10 +378,15 @@ def test_the_shipped_tables_parse_and_cover_the_moves():
     assert t33.applies_to("0.33.0") and not t33.applies_to("0.32.0")
     names = {e.old.split(":")[1] for e in t33.moved}
     assert names == {
-        "get_kv_cache_groups", "get_kv_cache_config_from_groups", "_max_memory_usage_bytes_from_groups",
-        "_pool_bytes_per_block", "get_kv_cache_configs", "_auto_fit_max_model_len", "may_override_num_blocks",
-    }  # fmt: skip
+        "get_kv_cache_groups",
+        "get_kv_cache_config_from_groups",
+        "_max_memory_usage_bytes_from_groups",
+        "_pool_bytes_per_block",
+        "get_kv_cache_configs",
+        "_auto_fit_max_model_len",
+        "may_override_num_blocks",
+    }
     pool = next(e for e in t33.moved if e.old.endswith(":_pool_bytes_per_block"))
-    assert pool.params == ["vllm_config", "kv_cache_groups"]
+    assert pool.params == ("vllm_config", "kv_cache_groups")
     t32 = parse_table((root / "0.32.toml").read_text(), "0.32.toml")
     assert t32.applies_to("0.32.0") and not t32.applies_to("0.33.0")

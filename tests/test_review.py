@@ -14,10 +14,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from atompin import lockfile
 from atompin.cli import app
 from atompin.demo import write_demo_repos
-from atompin.lock import Lock, LockedCheck, LockedComponent, LockedFinding, LockedPair, read_lock
 from atompin.lockdiff import diff_locks
+from atompin.lockfile import Lock, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.model import Rule
 from atompin.report import markdown, sarif
 
@@ -66,8 +67,14 @@ def invoke(*args: str):  # type: ignore[no-untyped-def]
 # -- diff -------------------------------------------------------------------------------
 
 
-def _pair(name: str, verdict: str, commit: str, findings: list[LockedFinding], gate_verdict: str | None = None,
-          import_sites: int = 3) -> LockedPair:  # fmt: skip
+def _pair(
+    name: str,
+    verdict: str,
+    commit: str,
+    findings: list[LockedFinding],
+    gate_verdict: str | None = None,
+    import_sites: int = 3,
+) -> LockedPair:
     return LockedPair(
         name=name,
         verdict=verdict,
@@ -86,16 +93,22 @@ def _finding(rule: str, symbol: str, line: int = 1) -> LockedFinding:
 
 
 def test_diff_each_kind_of_change():
-    old = Lock(manifest_hash="x", pairs=[
-        _pair("kept", "pass", "a" * 40, [_finding("unresolved-import", "m:gone", 3)]),
-        _pair("removed", "pass", "b" * 40, []),
-        _pair("same", "pass", "c" * 40, [_finding("unresolved-import", "m:x", 1)]),
-    ])  # fmt: skip
-    new = Lock(manifest_hash="y", pairs=[
-        _pair("kept", "fail", "d" * 40, [_finding("missing-patch-target", "m:f")], import_sites=5),
-        _pair("added", "fail", "e" * 40, [_finding("arity-drift", "m:g")]),
-        _pair("same", "pass", "c" * 40, [_finding("unresolved-import", "m:x", 9)]),  # only the line moved
-    ])  # fmt: skip
+    old = Lock(
+        manifest_hash="x",
+        pairs=[
+            _pair("kept", "pass", "a" * 40, [_finding("unresolved-import", "m:gone", 3)]),
+            _pair("removed", "pass", "b" * 40, []),
+            _pair("same", "pass", "c" * 40, [_finding("unresolved-import", "m:x", 1)]),
+        ],
+    )
+    new = Lock(
+        manifest_hash="y",
+        pairs=[
+            _pair("kept", "fail", "d" * 40, [_finding("missing-patch-target", "m:f")], import_sites=5),
+            _pair("added", "fail", "e" * 40, [_finding("arity-drift", "m:g")]),
+            _pair("same", "pass", "c" * 40, [_finding("unresolved-import", "m:x", 9)]),  # only the line moved
+        ],
+    )
     d = diff_locks(old, new, distance=lambda repo, a, b: 7)
     by = {p.name: p for p in d.pairs}
     assert {n: p.status for n, p in by.items()} == {
@@ -144,9 +157,9 @@ def test_diff_cli_defaults_to_the_lock_at_head_and_fails_when_worse(project: Pat
 
 def test_markdown_diff_snapshot(project: Path):
     invoke("lock", "--manifest", str(project))
-    before = read_lock(project.parent / "atompin.lock")
+    before = lockfile.read(project.parent / "atompin.lock")
     invoke("bump", "minivllm", "v0.33.0", "--pair", "plug+old", "--manifest", str(project))
-    after = read_lock(project.parent / "atompin.lock")
+    after = lockfile.read(project.parent / "atompin.lock")
     text = markdown.render_diff(diff_locks(before, after))
     assert text.splitlines()[0] == "**atompin**: `plug+old` warn → fail — ❌ a gated verdict got worse"
     _snapshot("diff.md", text)
@@ -175,7 +188,7 @@ def test_bump_keeps_comments_and_touches_only_the_named_ref(project: Path):
     assert after == before.replace(
         'minivllm = "v0.31.0"  # pinned on purpose', 'minivllm = "v0.33.0"  # pinned on purpose'
     )
-    locked = read_lock(project.parent / "atompin.lock")
+    locked = lockfile.read(project.parent / "atompin.lock")
     assert locked.pair("plug+old").components["minivllm"].ref == "v0.33.0"  # type: ignore[union-attr]
     assert locked.pair("plug+other").components["minivllm"].ref == "v0.31.0"  # type: ignore[union-attr]
     assert invoke("verify", "--manifest", str(project)).exit_code == 1  # current, but the bumped pair fails
@@ -234,7 +247,8 @@ def _assert_sarif_2_1_0(log: dict) -> None:
 
 
 def test_sarif_for_check_and_lock(project: Path, tmp_path: Path):
-    from atompin.demo import CONSUMER_FILES, PROVIDER_033, write_files
+    from atompin.demo import CONSUMER_FILES, PROVIDER_033
+    from atompin.testing import write_files
 
     consumer, provider = write_files(tmp_path / "c", CONSUMER_FILES), write_files(tmp_path / "p", PROVIDER_033)
     result = invoke("check", str(consumer), str(provider), "--format", "sarif", "--no-cache")
@@ -244,14 +258,15 @@ def test_sarif_for_check_and_lock(project: Path, tmp_path: Path):
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]}
     assert "miniplug/patches.py" in uris
     invoke("bump", "minivllm", "v0.33.0", "--pair", "plug+old", "--manifest", str(project))
-    lock_log = json.loads(sarif.render_lock(read_lock(project.parent / "atompin.lock")))
+    lock_log = json.loads(sarif.render_lock(lockfile.read(project.parent / "atompin.lock")))
     _assert_sarif_2_1_0(lock_log)
     levels = {r["level"] for r in lock_log["runs"][0]["results"]}
     assert {"error", "warning", "note"} <= levels
 
 
 def test_markdown_check(tmp_path: Path):
-    from atompin.demo import CONSUMER_FILES, PROVIDER_033, write_files
+    from atompin.demo import CONSUMER_FILES, PROVIDER_033
+    from atompin.testing import write_files
 
     consumer, provider = write_files(tmp_path / "c", CONSUMER_FILES), write_files(tmp_path / "p", PROVIDER_033)
     out = invoke("check", str(consumer), str(provider), "--format", "markdown", "--no-cache").output
@@ -324,12 +339,18 @@ def test_bake_recipe_takes_what_export_writes(project: Path):
 
 def test_dockerfile_gate_works_on_an_installed_tree(tmp_path: Path):
     """The Dockerfile's gate, run against a fake installed provider."""
-    from atompin.demo import CONSUMER_FILES, PROVIDER_033, write_files
+    from atompin.demo import CONSUMER_FILES, PROVIDER_033
+    from atompin.testing import write_files
 
     site = write_files(tmp_path / "site-packages", {**PROVIDER_033, "torch/__init__.py": "", "six.py": ""})
     record = [p for p in PROVIDER_033]
-    write_files(site, {"minivllm-0.33.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: minivllm\nVersion: 0.33.0\n",
-                       "minivllm-0.33.0.dist-info/RECORD": "".join(f"{p},,\n" for p in record)})  # fmt: skip
+    write_files(
+        site,
+        {
+            "minivllm-0.33.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: minivllm\nVersion: 0.33.0\n",
+            "minivllm-0.33.0.dist-info/RECORD": "".join(f"{p},,\n" for p in record),
+        },
+    )
     consumer = write_files(tmp_path / "atom", CONSUMER_FILES)
     [words] = [
         c for c in _atompin_commands((ROOT / "docs/recipes/Dockerfile.atom-vllm").read_text()) if c[1] == "check"
@@ -369,11 +390,14 @@ def test_unexpected_errors_are_one_line_without_debug(tmp_path: Path):
 
 
 def test_no_color_output_has_no_escape_codes(tmp_path: Path):
-    from atompin.demo import CONSUMER_FILES, PROVIDER_033, write_files
+    from atompin.demo import CONSUMER_FILES, PROVIDER_033
+    from atompin.testing import write_files
 
     consumer, provider = write_files(tmp_path / "c", CONSUMER_FILES), write_files(tmp_path / "p", PROVIDER_033)
     proc = subprocess.run(
         [sys.executable, "-m", "atompin", "check", str(consumer), str(provider), "--no-cache"],
-        capture_output=True, text=True, env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 1 and "\x1b[" not in proc.stdout + proc.stderr

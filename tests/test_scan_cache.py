@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from atompin.analysis.cache import SqliteIndexCache
+from atompin.analysis.cache import SqliteAnalysisCache
 from atompin.analysis.engine import scan_consumer
-from atompin.demo import write_files
 from atompin.sources.tree import FolderTree
+from atompin.testing import write_files
 
 FILES = {
     "plug/__init__.py": "",
@@ -19,7 +19,7 @@ FILES = {
 
 def test_scan_is_cached_and_invalidated_by_a_helper_change(tmp_path: Path, monkeypatch):
     root = write_files(tmp_path / "c", FILES)
-    cache = SqliteIndexCache(tmp_path / "cache")
+    cache = SqliteAnalysisCache(tmp_path / "cache")
     first = scan_consumer(FolderTree(root), ["plug.vl"], "pv", cache)
     assert [(p.attr, str(p.site)) for p in first.patches] == [("run", "plug/shared.py:2")]
     assert set(first.helper_modules) == {"plug.shared"}
@@ -30,10 +30,10 @@ def test_scan_is_cached_and_invalidated_by_a_helper_change(tmp_path: Path, monke
     calls = []
     original = engine.ConsumerScanner.scan
     monkeypatch.setattr(engine.ConsumerScanner, "scan", lambda self, files: calls.append(1) or original(self, files))
-    again = scan_consumer(FolderTree(root), ["plug.vl"], "pv", SqliteIndexCache(tmp_path / "cache"))
+    again = scan_consumer(FolderTree(root), ["plug.vl"], "pv", SqliteAnalysisCache(tmp_path / "cache"))
     assert calls == [] and again == first
 
     (root / "plug/shared.py").write_text("def apply(cls):\n\n    cls.other = cls.other\n")
-    changed = scan_consumer(FolderTree(root), ["plug.vl"], "pv", SqliteIndexCache(tmp_path / "cache"))
+    changed = scan_consumer(FolderTree(root), ["plug.vl"], "pv", SqliteAnalysisCache(tmp_path / "cache"))
     assert calls == [1]
     assert [(p.attr, str(p.site)) for p in changed.patches] == [("other", "plug/shared.py:3")]

@@ -68,8 +68,13 @@ def arch_coverage(component: str, supported: dict[str, tuple[str, ...]], fleet: 
     if not archs or not fleet or set(fleet) & set(archs):
         return None
     where = ", ".join(sorted(supported))
-    return Finding(Rule.ARCH_COVERAGE, Severity.WARNING, component, (),
-                   f"every supported-architecture list of {component} ({where}) names only {', '.join(archs)}; the "
-                   f"fleet has {', '.join(sorted(fleet))}: the stack may import and patch cleanly, but these kernels "
-                   "cannot run here, so numerics cannot be checked on this fleet (name the lists that matter with "
-                   "arch-constants in pairs.toml)")  # fmt: skip
+    return Finding(
+        Rule.ARCH_COVERAGE,
+        Severity.WARNING,
+        component,
+        (),
+        f"every supported-architecture list of {component} ({where}) names only {', '.join(archs)}; the "
+        f"fleet has {', '.join(sorted(fleet))}: the stack may import and patch cleanly, but these kernels "
+        "cannot run here, so numerics cannot be checked on this fleet (name the lists that matter with "
+        "arch-constants in pairs.toml)",
+    )

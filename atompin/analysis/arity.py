@@ -7,6 +7,7 @@ the import path passes the wrong argument and nothing raises.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from atompin.analysis.signature import Param, ParamKind, Signature
@@ -143,28 +144,56 @@ def param_names(sig: Signature, drop_receiver: bool = True) -> list[str]:
     return out
 
 
-def params_problem(sig: Signature, expected: list[str]) -> str | None:
+def params_problem(sig: Signature, expected: Sequence[str]) -> str | None:
     """Why `sig` does not have the parameters a relocation table expects (None when it does)."""
     found = param_names(sig)
-    wanted = [e for e in expected if e not in ("self", "cls")] if expected[:1] in (["self"], ["cls"]) else expected
+    wanted = list(expected)
+    if wanted[:1] in (["self"], ["cls"]):
+        wanted = [e for e in wanted if e not in ("self", "cls")]
     if found == wanted:
         return None
     return f"the table expects ({', '.join(wanted)}), the provider has ({', '.join(found)})"
 
 
-def describe_change(old: Signature, new: Signature) -> str:
-    """A short note on how a signature changed: "gained vllm_config as first parameter"."""
-    a, b = param_names(old), param_names(new)
-    if a == b:
-        return "signature unchanged"
-    added = [n for n in b if n not in a]
-    removed = [n for n in a if n not in b]
-    notes = []
-    for name in added:
-        position = b.index(name)
-        where = "first" if position == 0 else "last" if position == len(b) - 1 else f"parameter {position + 1}"
-        notes.append(f"gained {name} as {where} parameter")
-    notes += [f"lost {name}" for name in removed]
-    if not added and not removed:
-        notes.append(f"parameters reordered: ({', '.join(a)}) -> ({', '.join(b)})")
-    return "; ".join(notes)
+@dataclass(frozen=True)
+class SignatureChange:
+    """How a signature's parameters changed: typed, so callers test kinds, not prose."""
+
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+    @property
+    def unchanged(self) -> bool:
+        return self.before == self.after
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        return tuple(n for n in self.after if n not in self.before)
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        return tuple(n for n in self.before if n not in self.after)
+
+    @property
+    def reordered(self) -> bool:
+        return not self.unchanged and not self.added and not self.removed
+
+    def render(self) -> str:
+        """A short note: "gained vllm_config as first parameter"."""
+        if self.unchanged:
+            return "signature unchanged"
+        notes = []
+        for name in self.added:
+            position = self.after.index(name)
+            last = len(self.after) - 1
+            where = "first" if position == 0 else "last" if position == last else f"parameter {position + 1}"
+            notes.append(f"gained {name} as {where} parameter")
+        notes += [f"lost {name}" for name in self.removed]
+        if self.reordered:
+            notes.append(f"parameters reordered: ({', '.join(self.before)}) -> ({', '.join(self.after)})")
+        return "; ".join(notes)
+
+
+def describe_change(old: Signature, new: Signature) -> SignatureChange:
+    """How `old` became `new`, parameter by parameter (receivers dropped)."""
+    return SignatureChange(tuple(param_names(old)), tuple(param_names(new)))

@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 
 from atompin.analysis.arity import CallShape, call_problem, checkable, replacement_problem
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
-from atompin.analysis.usage import CallUse, ConsumerUsage, Guard, ImportGroup, ImportUse, PatchSite, ReadKind, Ref
+from atompin.analysis.usage import (
+    CallUse,
+    ConsumerUsage,
+    Guard,
+    ImportGroup,
+    ImportUse,
+    PatchSite,
+    Ref,
+    effective_guard,
+)
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
 
 # Class decorators that write the class's __init__: its signature is not in the source.
@@ -43,9 +52,6 @@ class _Findings:
         elif severity.rank < draft.severity.rank:
             draft.severity, draft.message = severity, message
         draft.sites.update(sites)
-
-    def has(self, rule: Rule, symbol: str) -> bool:
-        return any(k[0] == rule.value and k[1] == symbol for k in self._drafts)
 
     def freeze(self) -> list[Finding]:
         out = [
@@ -200,12 +206,8 @@ class UsageChecker:
     def _patch(self, patch: PatchSite, alternatives: list[PatchSite]) -> None:
         owner_ref, owner = self.first(patch.owner)
         target = self.symbol(owner_ref.attr(patch.attr))
-        guard = patch.guard
         reads = self._read_kinds.get((patch.owner, patch.attr), set())
-        if guard is Guard.NONE and ReadKind.DEFAULT in reads:
-            guard = Guard.GETATTR_DEFAULT
-        elif guard is Guard.NONE and ReadKind.HASATTR in reads:
-            guard = Guard.HASATTR
+        guard = effective_guard(patch, reads)
         if owner.status is Status.UNKNOWN:
             self._unknown(target, owner, [patch.site])
             return

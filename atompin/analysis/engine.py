@@ -10,9 +10,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from pydantic import TypeAdapter
-
-from atompin.analysis.cache import IndexCache
+from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
@@ -20,63 +18,52 @@ from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import ConsumerUsage
 from atompin.errors import InputError
-from atompin.model import CheckResult, Finding
-from atompin.relocations import Relocation
+from atompin.model import CheckResult, Finding, Relocation
 from atompin.sources.tree import SourceTree
 
 
-def provider_package(tree: SourceTree, package: str | None) -> str:
-    """The provider's import name: the one given (checked), or the single top-level package."""
+def _packages(tree: SourceTree, package: str | None, option: str, exclude: str = "") -> list[str]:
+    """The package given (checked), else every top-level package of the tree but `exclude`."""
     if package:
         if tree.find_module(package) is None:
             found = ", ".join(tree.top_level_packages()) or "none"
-            raise InputError(
-                f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass --package NAME"
-            )
-        return package
-    packages = tree.top_level_packages()
-    if len(packages) == 1:
-        return packages[0]
-    if not packages:
-        raise InputError(f"{tree.label}: no Python package found; point at the folder that holds the package folder")
-    raise InputError(f"{tree.label}: several top-level packages ({', '.join(packages)}); pass --package NAME")
-
-
-def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> list[str]:
-    """The consumer packages to scan: the one given (checked), else every top-level package."""
-    if package:
-        if tree.find_module(package) is None:
-            found = ", ".join(tree.top_level_packages()) or "none"
-            raise InputError(
-                f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass --consumer-package NAME"
-            )
+            raise InputError(f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass {option} NAME")
         return [package]
-    packages = [p for p in tree.top_level_packages() if p != provider]
+    packages = [p for p in tree.top_level_packages() if p != exclude]
     if not packages:
         raise InputError(f"{tree.label}: no Python package found; point at the folder that holds the package folder")
     return packages
 
 
+def provider_package(tree: SourceTree, package: str | None) -> str:
+    """The provider's import name: the one given (checked), or the single top-level package."""
+    packages = _packages(tree, package, "--package")
+    if len(packages) > 1:
+        raise InputError(f"{tree.label}: several top-level packages ({', '.join(packages)}); pass --package NAME")
+    return packages[0]
+
+
+def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> list[str]:
+    """The consumer packages to scan: the one given (checked), else every top-level package."""
+    return _packages(tree, package, "--consumer-package", exclude=provider)
+
+
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
 SCAN_FORMAT = "atompin-scan-3"
-_USAGE = TypeAdapter(ConsumerUsage)
 
 
 def scan_consumer(
-    tree: SourceTree, packages: list[str], provider: str, cache: IndexCache | None = None
+    tree: SourceTree, packages: list[str], provider: str, cache: AnalysisCache | None = None
 ) -> ConsumerUsage:
     """Scan the consumer's packages for what they use of `provider` (cached by content)."""
-    cache = cache or IndexCache()
+    cache = cache or AnalysisCache()
     paths = [path for package in packages for path in tree.python_files(package)]
     ids = [(path, tree.content_id(path)) for path in paths]
     key_text = json.dumps([SCAN_FORMAT, provider, packages, ids])
     key = "scan:" + hashlib.sha256(key_text.encode()).hexdigest()
     cached = cache.get_raw(key)
     if cached is not None:
-        try:
-            usage = _USAGE.validate_json(cached)
-        except ValueError:
-            usage = None
+        usage = load_json(ConsumerUsage, cached)
         if usage is not None and all(_module_id(tree, m) == cid for m, cid in usage.helper_modules.items()):
             return usage
 
@@ -96,7 +83,7 @@ def scan_consumer(
     tops = tuple(sorted({p.split(".")[0] for p in packages}))
     usage = ConsumerScanner(provider, tops, load).scan(files)
     usage.helper_modules = dict(sorted(helpers.items()))
-    cache.put_raw(key, _USAGE.dump_json(usage))
+    cache.put_raw(key, dump_json(ConsumerUsage, usage))
     return usage
 
 
@@ -110,7 +97,7 @@ def check_trees(
     provider: SourceTree,
     package: str | None = None,
     consumer_package: str | None = None,
-    cache: IndexCache | None = None,
+    cache: AnalysisCache | None = None,
     relocations: Sequence[tuple[str, Relocation]] = (),
     baseline: SourceTree | None = None,
 ) -> CheckResult:

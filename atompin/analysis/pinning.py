@@ -6,13 +6,9 @@ Pure functions over file texts and resolved refs: `declared-target-skew`,
 
 from __future__ import annotations
 
-import tomlkit
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
-from tomlkit.exceptions import ParseError
 
-from atompin.model import Finding, Rule, Severity, Site
+from atompin.model import Finding, Rule, Severity, Site, env_prefix
 
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 
@@ -27,6 +23,13 @@ def parse_env(text: str) -> dict[str, tuple[str, int]]:
         key, _, value = line.removeprefix("export ").partition("=")
         out[key.strip()] = (value.strip().strip("'\""), n)
     return out
+
+
+def declared_target(text: str, provider: str) -> tuple[str, str]:
+    """(version, commit) a declares file (`VLLM_VERSION=...`, `VLLM_COMMIT=...`) names for `provider`."""
+    env = parse_env(text)
+    version, commit = (env.get(f"{env_prefix(provider)}_{key}") for key in ("VERSION", "COMMIT"))
+    return (version[0] if version else "", commit[0] if commit else "")
 
 
 def version_distance(declared: str, pinned: str) -> str:
@@ -62,12 +65,10 @@ def declared_target_skew(
                 f"{consumer}:{path}",
                 (Site(path, 1),),
                 f"{consumer} should declare its {provider} target in {path}, but the file is not there at this ref",
-            )  # fmt: skip
+            )
         ]
     env = parse_env(text)
-    prefix = provider.upper().replace("-", "_")
-    declared_commit = env.get(f"{prefix}_COMMIT")
-    declared_version = env.get(f"{prefix}_VERSION")
+    declared_commit, declared_version = (env.get(f"{env_prefix(provider)}_{key}") for key in ("COMMIT", "VERSION"))
     problems: list[str] = []
     line = 1
     if declared_commit and not (commit.startswith(declared_commit[0]) or declared_commit[0].startswith(commit)):
@@ -87,7 +88,7 @@ def declared_target_skew(
             f"{provider}@{version or commit[:12]}",
             (Site(path, line),),
             f"{consumer} declares another {provider} than the pair pins ({'; '.join(problems)})",
-        )  # fmt: skip
+        )
     ]
 
 
@@ -99,15 +100,26 @@ def _as_version(text: str) -> Version | str:
 
 
 def branch_ref(component: str, ref: str) -> Finding:
-    return Finding(Rule.BRANCH_REF, Severity.WARNING, f"{component}@{ref}", (),
-                   f"{component} is pinned to the branch {ref!r}: an image layer cached on the ref string never "
-                   "rebuilds when the branch moves; pin a tag or a commit")  # fmt: skip
+    return Finding(
+        Rule.BRANCH_REF,
+        Severity.WARNING,
+        f"{component}@{ref}",
+        (),
+        f"{component} is pinned to the branch {ref!r}: an image layer cached on the ref string never "
+        "rebuilds when the branch moves; pin a tag or a commit",
+    )
 
 
 def unconstrained_plugin(
     consumer: str, provider: str, provider_package: str, plugin_groups: list[str], pyproject: str | None
 ) -> list[Finding]:
     """The consumer arms a plugin in the provider's entry-point groups without requiring any provider version."""
+    # Imported here: only `lock` reads a pyproject, and these are slow to import.
+    import tomlkit
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    from tomlkit.exceptions import ParseError
+
     if pyproject is None:
         return []
     try:
@@ -138,5 +150,5 @@ def unconstrained_plugin(
             (Site("pyproject.toml", line),),
             f"{consumer} registers entry points in {', '.join(armed)} but declares no {provider} version "
             f"requirement: installing it arms the plugin against any {provider}",
-        )  # fmt: skip
+        )
     ]

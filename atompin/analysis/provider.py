@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from atompin.analysis.cache import IndexCache, cache_key
+from atompin.analysis.cache import AnalysisCache, cache_key
 from atompin.analysis.indexer import index_module
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
@@ -89,10 +89,10 @@ _PLAIN_BASE_MEMBERS = {
 class ProviderIndex:
     """Static view of one provider package inside a source tree."""
 
-    def __init__(self, tree: SourceTree, package: str, cache: IndexCache | None = None) -> None:
+    def __init__(self, tree: SourceTree, package: str, cache: AnalysisCache | None = None) -> None:
         self.tree = tree
         self.package = package
-        self.cache = cache or IndexCache()
+        self.cache = cache or AnalysisCache()
         self._modules: dict[str, ModuleInfo | None] = {}
         self._found: dict[str, ModuleFile | None] = {}
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
@@ -146,11 +146,6 @@ class ProviderIndex:
         """Resolve "pkg.mod:Cls.attr" (or a bare module name)."""
         module, qualname = split_symbol(symbol)
         return self.resolve(module, qualname.split(".") if qualname else ())
-
-    def resolve_dotted(self, dotted: str) -> Resolution:
-        """Resolve "pkg.mod.Cls.attr" by walking attributes from the top package."""
-        parts = dotted.split(".")
-        return self.resolve(parts[0], parts[1:])
 
     def normalize(self, module: str, path: Sequence[str]) -> str:
         """("vllm", ["v1", "core", "f"]) -> "vllm.v1.core:f": module parts move left of the colon."""

@@ -12,25 +12,24 @@ from collections.abc import Sequence
 
 from atompin.analysis.arity import checkable, describe_change, params_problem
 from atompin.analysis.provider import ProviderIndex, Resolution, TargetKind
-from atompin.model import Finding, Rule, Severity, Site, Status
-from atompin.relocations import Relocation
+from atompin.model import Finding, Relocation, RelocationState, Rule, Severity, Site, Status
 
 # state -> severity: a table that points nowhere is an error; a move that has not
 # happened yet at this provider is worth a look; the rest is information.
-_STATES = {
-    "relocated": Severity.INFO,
-    "both": Severity.INFO,
-    "pending": Severity.WARNING,
-    "broken": Severity.ERROR,
+_SEVERITY = {
+    RelocationState.RELOCATED: Severity.INFO,
+    RelocationState.BOTH: Severity.INFO,
+    RelocationState.PENDING: Severity.WARNING,
+    RelocationState.BROKEN: Severity.ERROR,
 }
 
 
-def relocation_state(old: Resolution, new: Resolution) -> str:
+def relocation_state(old: Resolution, new: Resolution) -> RelocationState:
     """relocated (new resolves, old gone), both, pending (old only), broken (neither)."""
     old_there, new_there = old.status is not Status.MISSING, new.status is not Status.MISSING
     if new_there:
-        return "both" if old_there else "relocated"
-    return "pending" if old_there else "broken"
+        return RelocationState.BOTH if old_there else RelocationState.RELOCATED
+    return RelocationState.PENDING if old_there else RelocationState.BROKEN
 
 
 def check_relocations(
@@ -48,18 +47,20 @@ def check_relocations(
         where = tuple(sorted({*sites.get(entry.old, []), *sites.get(entry.new, [])}))
         note = f"; {entry.note}" if entry.note else ""
         detail = {
-            "relocated": f"{entry.new} resolves and {entry.old} is gone",
-            "both": f"{entry.old} stays in place"
+            RelocationState.RELOCATED: f"{entry.new} resolves and {entry.old} is gone",
+            RelocationState.BOTH: f"{entry.old} stays in place"
             if entry.old == entry.new
             else f"both {entry.old} and {entry.new} resolve",
-            "pending": f"{entry.old} is still there and {entry.new} is not (is the table applied to the right version?)",
-            "broken": f"neither {entry.old} ({old.reason}) nor {entry.new} ({new.reason}) resolves",
+            RelocationState.PENDING: f"{entry.old} is still there and {entry.new} is not "
+            "(is the table applied to the right version?)",
+            RelocationState.BROKEN: f"neither {entry.old} ({old.reason}) nor {entry.new} ({new.reason}) resolves",
         }[state]
-        findings.append(
-            Finding(Rule.RELOCATION_STATE, _STATES[state], entry.old, where, f"{state}: {detail} ({table}{note})")
-        )
+        message = f"{state.value}: {detail} ({table}{note})"
+        findings.append(Finding(Rule.RELOCATION_STATE, _SEVERITY[state], entry.old, where, message))
         target = new.target
-        if state not in ("relocated", "both") or target is None or target.kind is not TargetKind.FUNCTION:
+        if state not in (RelocationState.RELOCATED, RelocationState.BOTH):
+            continue
+        if target is None or target.kind is not TargetKind.FUNCTION:
             continue
         if not checkable(target.signature):
             continue
@@ -68,16 +69,18 @@ def check_relocations(
         if entry.params is not None:
             problem = params_problem(target.signature, entry.params)
             if problem:
-                findings.append(Finding(Rule.ARITY_DRIFT, Severity.ERROR, entry.new, where,
-                                        f"{problem}: {shown} ({table})"))  # fmt: skip
+                findings.append(
+                    Finding(Rule.ARITY_DRIFT, Severity.ERROR, entry.new, where, f"{problem}: {shown} ({table})")
+                )
         elif baseline is not None:
             before = baseline.resolve_symbol(entry.old)
             if before.found and before.target is not None and checkable(before.target.signature):
                 assert before.target.signature is not None
                 change = describe_change(before.target.signature, target.signature)
-                if change != "signature unchanged":
-                    findings.append(Finding(Rule.ARITY_DRIFT, Severity.ERROR, entry.new, where,
-                                            f"{change}: {entry.old}{before.target.signature.render()} at the baseline, "
-                                            f"{shown} now ({table}); a call that only fixed the import path passes the "
-                                            "wrong arguments"))  # fmt: skip
+                if not change.unchanged:
+                    message = (
+                        f"{change.render()}: {entry.old}{before.target.signature.render()} at the baseline, "
+                        f"{shown} now ({table}); a call that only fixed the import path passes the wrong arguments"
+                    )
+                    findings.append(Finding(Rule.ARITY_DRIFT, Severity.ERROR, entry.new, where, message))
     return findings

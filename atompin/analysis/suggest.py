@@ -12,11 +12,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from atompin.analysis.arity import describe_change, param_names
+from atompin.analysis.cache import AnalysisCache
+from atompin.analysis.checks import UsageChecker
 from atompin.analysis.moduleinfo import BindingKind, MemberKind
 from atompin.analysis.names import split_symbol
 from atompin.analysis.provider import ProviderIndex, TargetKind
 from atompin.analysis.signature import Signature
-from atompin.relocations import Relocation
+from atompin.analysis.usage import ConsumerUsage
+from atompin.model import Relocation
+from atompin.sources.tree import SourceTree
 
 
 @dataclass(frozen=True)
@@ -153,8 +157,8 @@ def entry_note(s: Suggestion) -> str:
     parts = [why]
     if s.old_signature is not None and cand.signature is not None:
         change = describe_change(s.old_signature, cand.signature)
-        if change != "signature unchanged":
-            parts.append(change)
+        if not change.unchanged:
+            parts.append(change.render())
     if len(s.candidates) > 1:
         parts.append("other candidates: " + ", ".join(c[1].symbol for c in s.candidates[1:4]))
     return "; ".join(parts)
@@ -166,6 +170,22 @@ def draft_entries(suggestions: list[Suggestion]) -> list[Relocation]:
     for s in suggestions:
         assert s.best is not None
         _, cand, _ = s.best
-        params = param_names(cand.signature) if cand.signature is not None else None
+        params = tuple(param_names(cand.signature)) if cand.signature is not None else None
         entries.append(Relocation(old=s.old, new=cand.symbol, params=params, note=entry_note(s)))
     return entries
+
+
+def draft_table(
+    old_tree: SourceTree,
+    new_tree: SourceTree,
+    package: str,
+    cache: AnalysisCache | None = None,
+    usage: ConsumerUsage | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[Relocation], list[str]]:
+    """A draft relocation table between two releases: entries for the symbols that moved
+    (those `usage` reaches, or every definition), and the symbols gone without a candidate."""
+    old_index, new_index = ProviderIndex(old_tree, package, cache), ProviderIndex(new_tree, package, cache)
+    symbols = list(UsageChecker(usage, old_index).sites_by_symbol()) if usage is not None else None
+    suggestions, removed = suggest(old_index, new_index, symbols, progress)
+    return draft_entries(suggestions), removed

@@ -145,3 +145,15 @@ class ConsumerUsage:
         for r in self.reads:
             out.setdefault((r.owner, r.attr), set()).add(r.kind)
         return out
+
+
+def effective_guard(patch: PatchSite, reads: set[ReadKind]) -> Guard:
+    """What decides a patch's fate when its target is gone: the patch's own guard, else
+    how the consumer read the original (`getattr(..., default)` or `hasattr`) elsewhere."""
+    if patch.guard is not Guard.NONE:
+        return patch.guard
+    if ReadKind.DEFAULT in reads:
+        return Guard.GETATTR_DEFAULT
+    if ReadKind.HASATTR in reads:
+        return Guard.HASATTR
+    return Guard.NONE

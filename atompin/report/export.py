@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
-from atompin.lock import LockedPair
+from atompin.lockfile import LockedPair
 
 
 def bake(variables: dict[str, str]) -> str:
@@ -24,5 +25,26 @@ def github(variables: dict[str, str]) -> str:
 
 
 def full_json(pair: LockedPair, variables: dict[str, str]) -> str:
-    data: dict[str, Any] = {"pair": pair.model_dump(by_alias=True), "variables": variables}
+    data: dict[str, Any] = {"pair": pair.model_dump(mode="json", by_alias=True), "variables": variables}
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+FORMATS = ("bake", "env", "github", "json")
+
+
+def render(format: str, pair: LockedPair, variables: dict[str, str]) -> str:
+    """A locked pair's pins in one of `FORMATS`."""
+    if format == "json":
+        return full_json(pair, variables)
+    return {"bake": bake, "env": env, "github": github}[format](variables)
+
+
+def export_pair(manifest_path: Path, lock_path: Path | None, pair: str | None, format: str) -> str:
+    """`atompin export`: the pins of a locked pair (the named one, or the only one) in `format`."""
+    from atompin import lockfile
+    from atompin.manifest import load_manifest
+    from atompin.verify import pin_variables
+
+    manifest, _ = load_manifest(manifest_path)
+    locked = lockfile.select_pair(lockfile.read(lock_path or lockfile.default_path(manifest_path)), pair)
+    return render(format, locked, pin_variables(locked, manifest))

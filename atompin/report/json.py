@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from atompin.lockdiff import LockDiff
-from atompin.model import CheckResult, Finding
+from atompin.lockfile import Lock
+from atompin.model import COUNT_FIELDS, CheckResult, Finding
 
 CHECK_SCHEMA = "atompin.check/1"
 
@@ -32,13 +33,7 @@ def check_dict(result: CheckResult) -> dict[str, Any]:
         "provider": result.provider,
         "package": result.package,
         "summary": {
-            "import_sites": s.import_sites,
-            "symbols": s.symbols,
-            "groups": s.groups,
-            "patch_sites": s.patch_sites,
-            "patch_targets": s.patch_targets,
-            "references": s.references,
-            "overrides": s.overrides,
+            **{name: getattr(s, name) for name in COUNT_FIELDS},
             "findings_by_rule": dict(s.findings_by_rule),
         },
         "findings": [finding_dict(f) for f in result.findings],
@@ -51,7 +46,7 @@ def render_check(result: CheckResult) -> str:
 
 def diff_dict(diff: LockDiff) -> dict[str, Any]:
     def comp(c: Any) -> dict[str, Any] | None:
-        return c.model_dump(by_alias=True) if c is not None else None
+        return c.model_dump(mode="json", by_alias=True) if c is not None else None
 
     return {
         "schema": "atompin.diff/1",
@@ -60,15 +55,15 @@ def diff_dict(diff: LockDiff) -> dict[str, Any]:
             {
                 "name": p.name,
                 "status": p.status,
-                "old_verdict": p.old_verdict,
-                "new_verdict": p.new_verdict,
+                "old_verdict": p.old_verdict.value if p.old_verdict else "",
+                "new_verdict": p.new_verdict.value if p.new_verdict else "",
                 "worse_gates": p.worse_gates,
                 "components": [
                     {"name": c.name, "old": comp(c.old), "new": comp(c.new), "distance": c.distance}
                     for c in p.components
                 ],
-                "appeared": [f.model_dump(by_alias=True) for f in p.appeared],
-                "resolved": [f.model_dump(by_alias=True) for f in p.resolved],
+                "appeared": [f.model_dump(mode="json", by_alias=True) for f in p.appeared],
+                "resolved": [f.model_dump(mode="json", by_alias=True) for f in p.resolved],
                 "counts": [{"check": ch, "count": n, "old": a, "new": b} for ch, n, a, b in p.counts],
             }
             for p in diff.changed
@@ -78,3 +73,7 @@ def diff_dict(diff: LockDiff) -> dict[str, Any]:
 
 def render_diff(diff: LockDiff) -> str:
     return json.dumps(diff_dict(diff), indent=2) + "\n"
+
+
+def render_lock(lock: Lock) -> str:
+    return json.dumps(lock.model_dump(mode="json", by_alias=True), indent=2) + "\n"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
-from atompin.lock import Lock, LockedFinding
 from atompin.lockdiff import LockDiff
-from atompin.model import CheckResult
+from atompin.lockfile import Lock, LockedFinding
+from atompin.model import CheckResult, Finding, Severity, Verdict
 
-_MARK = {"pass": "✅ pass", "warn": "⚠️ warn", "fail": "❌ fail"}
+_MARK = {Verdict.PASS: "✅ pass", Verdict.WARN: "⚠️ warn", Verdict.FAIL: "❌ fail"}
 _MAX_ROWS = 50
 
 
@@ -29,10 +30,9 @@ def _findings_table(findings: list[tuple[str, str, str, str, list[str]]]) -> lis
     return lines
 
 
-def _rows(findings: list[LockedFinding]) -> list[tuple[str, str, str, str, list[str]]]:
-    rank = {"error": 0, "warning": 1, "info": 2}
-    ordered = sorted(findings, key=lambda f: (rank.get(f.severity, 3), f.rule, f.symbol))
-    return [(f.severity, f.rule, f.symbol, f.message, f.sites) for f in ordered]
+def _rows(findings: Sequence[LockedFinding | Finding]) -> list[tuple[str, str, str, str, list[str]]]:
+    ordered = sorted(findings, key=lambda f: (f.severity.rank, f.rule.value, f.symbol))
+    return [(f.severity.value, f.rule.value, f.symbol, f.message, [str(s) for s in f.sites]) for f in ordered]
 
 
 def render_check(result: CheckResult) -> str:
@@ -48,18 +48,17 @@ def render_check(result: CheckResult) -> str:
         f"{s.import_sites} import sites, {s.symbols} symbols, {s.groups} ladder groups, {s.patch_sites} patch sites.",
         "",
     ]
-    rows = [(f.severity.value, f.rule.value, f.symbol, f.message, [str(x) for x in f.sites]) for f in result.findings]
-    lines += _findings_table(sorted(rows, key=lambda r: ({"error": 0, "warning": 1}.get(r[0], 2), r[1], r[2])))
+    lines += _findings_table(_rows(result.findings))
     lines += ["", "</details>", ""]
     return "\n".join(lines)
 
 
 def render_lock(lock: Lock) -> str:
     verdicts = Counter(p.verdict for p in lock.pairs)
-    summary = ", ".join(f"{verdicts[v]} {v}" for v in ("fail", "warn", "pass") if verdicts[v])
+    summary = ", ".join(f"{verdicts[v]} {v.value}" for v in sorted(Verdict, key=lambda v: -v.rank) if verdicts[v])
     lines = [f"**atompin lock**: {len(lock.pairs)} pair(s): {summary}", ""]
     for pair in lock.pairs:
-        lines.append(f"<details><summary><b>{pair.name}</b>: {_MARK.get(pair.verdict, pair.verdict)}</summary>")
+        lines.append(f"<details><summary><b>{pair.name}</b>: {_MARK[pair.verdict]}</summary>")
         lines.append("")
         lines.append("| component | ref | commit | version |")
         lines.append("|---|---|---|---|")
@@ -68,10 +67,12 @@ def render_lock(lock: Lock) -> str:
         lines.append("")
         for check in pair.checks:
             gate = "gate" if check.gate else "information only"
-            lines.append(f"- `{check.name}` ({gate}): {_MARK.get(check.verdict, check.verdict)}; "
-                         f"{check.import_sites} import sites, {check.patch_sites} patch sites")  # fmt: skip
+            lines.append(
+                f"- `{check.name}` ({gate}): {_MARK[check.verdict]}; "
+                f"{check.import_sites} import sites, {check.patch_sites} patch sites"
+            )
         lines.append("")
-        lines += _findings_table(_rows([f for f in pair.findings if f.severity != "info"]))
+        lines += _findings_table(_rows([f for f in pair.findings if f.severity is not Severity.INFO]))
         lines += ["", "</details>", ""]
     return "\n".join(lines)
 
@@ -91,7 +92,7 @@ def render_diff(diff: LockDiff) -> str:
     warning = " — ❌ a gated verdict got worse" if diff.worse else ""
     lines = [f"**atompin**: {'; '.join(heads)}{warning}", ""]
     for p in changed:
-        mark = _MARK.get(p.new_verdict, p.new_verdict or "removed")
+        mark = _MARK[p.new_verdict] if p.new_verdict else "removed"
         lines.append(f"<details><summary><b>{p.name}</b>: {p.status}, {mark}</summary>")
         lines.append("")
         for c in p.components:

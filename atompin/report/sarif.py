@@ -6,11 +6,11 @@ import json
 from typing import Any
 
 from atompin import __version__
-from atompin.lock import Lock
-from atompin.model import RULE_DESCRIPTIONS, CheckResult, Rule
+from atompin.lockfile import Lock
+from atompin.model import RULE_DESCRIPTIONS, CheckResult, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
 def _driver() -> dict[str, Any]:
@@ -33,8 +33,15 @@ def _driver() -> dict[str, Any]:
 _ERROR_RULES = {Rule.UNRESOLVED_IMPORT, Rule.MISSING_PATCH_TARGET, Rule.ARITY_DRIFT, Rule.MOVED_REF}
 
 
-def _result(rule: str, severity: str, symbol: str, message: str, sites: list[str], fallback: str,
-            properties: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def _result(
+    rule: Rule,
+    severity: Severity,
+    symbol: str,
+    message: str,
+    sites: list[str],
+    fallback: str,
+    properties: dict[str, Any],
+) -> dict[str, Any]:
     locations = []
     for site in sites or [f"{fallback}:1"]:
         path, _, line = site.rpartition(":")
@@ -47,12 +54,12 @@ def _result(rule: str, severity: str, symbol: str, message: str, sites: list[str
             }
         )
     return {
-        "ruleId": rule,
-        "ruleIndex": [r.value for r in Rule].index(rule),
-        "level": _LEVELS.get(severity, "note"),
+        "ruleId": rule.value,
+        "ruleIndex": list(Rule).index(rule),
+        "level": _LEVELS[severity],
         "message": {"text": f"{symbol}: {message}"},
         "locations": locations[:10],  # code scanning keeps the first locations; more add noise
-        "partialFingerprints": {"atompinFinding/v1": f"{rule}:{symbol}"},
+        "partialFingerprints": {"atompinFinding/v1": f"{rule.value}:{symbol}"},
         "properties": properties,
     }
 
@@ -69,14 +76,14 @@ def _log(results: list[dict[str, Any]]) -> str:
 def render_check(result: CheckResult) -> str:
     results = [
         _result(
-            f.rule.value,
-            f.severity.value,
+            f.rule,
+            f.severity,
             f.symbol,
             f.message,
             [str(s) for s in f.sites],
             result.consumer,
             {"package": result.package},
-        )  # fmt: skip
+        )
         for f in result.findings
     ]
     return _log(results)
@@ -93,7 +100,7 @@ def render_lock(lock: Lock, manifest_name: str = "pairs.toml") -> str:
             f.sites,
             manifest_name,
             {"pair": pair.name, "check": f.check},
-        )  # fmt: skip
+        )
         for pair in lock.pairs
         for f in pair.findings
     ]

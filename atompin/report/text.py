@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from atompin.lock import Lock
 from atompin.lockdiff import LockDiff
-from atompin.model import CheckResult, Finding, Severity
+from atompin.lockfile import Lock
+from atompin.model import CheckResult, Finding, RefKind, Severity
 
 _MAX_SITES = 6
 
@@ -58,13 +58,12 @@ def render_check(result: CheckResult) -> str:
 
 def render_lock(lock: Lock, show_info: bool = False) -> str:
     """Per pair: verdict, pins, then each check with its counts and the findings that matter."""
-    rank = {"error": 0, "warning": 1, "info": 2}
     lines: list[str] = []
     for pair in lock.pairs:
-        lines.append(f"{pair.name}: {pair.verdict.upper()}")
+        lines.append(f"{pair.name}: {pair.verdict.value.upper()}")
         for name, comp in pair.components.items():
             version = f" ({comp.version})" if comp.version else ""
-            kind = f" [{comp.ref_kind}]" if comp.ref_kind != "tag" else ""
+            kind = f" [{comp.ref_kind.value}]" if comp.ref_kind is not RefKind.TAG else ""
             lines.append(f"  {name:<10} {comp.ref}{kind} -> {comp.commit[:12]}{version}")
             archs = sorted({a for values in comp.supported_archs.values() for a in values})
             if archs:
@@ -72,7 +71,7 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
         sections = [("pair", "pins")] + [(c.name, c) for c in pair.checks]  # type: ignore[list-item]
         for key, check in sections:
             found = sorted(
-                (f for f in pair.findings if f.check == key), key=lambda f: (rank.get(f.severity, 3), f.rule, f.symbol)
+                (f for f in pair.findings if f.check == key), key=lambda f: (f.severity.rank, f.rule.value, f.symbol)
             )
             if isinstance(check, str):
                 if found:
@@ -81,17 +80,17 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                 gate = "gate" if check.gate else "information only"
                 overrides = f", {check.overrides} model architectures overridden" if check.overrides else ""
                 lines.append(
-                    f"  {check.name} ({gate}): {check.verdict}; {check.import_sites} import sites, "
+                    f"  {check.name} ({gate}): {check.verdict.value}; {check.import_sites} import sites, "
                     f"{check.symbols} symbols, {check.patch_sites} patch sites{overrides}"
                 )
             hidden = 0
             for f in found:
-                if f.severity == "info" and not show_info:
+                if f.severity is Severity.INFO and not show_info:
                     hidden += 1
                     continue
                 more = f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else ""
                 where = f" at {', '.join(f.sites[:3])}{more}" if f.sites else ""
-                lines.append(f"    {f.severity:<7} {f.rule}: {f.symbol}{where}")
+                lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{where}")
                 lines.append(f"            {f.message}")
             if hidden:
                 lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
@@ -114,9 +113,9 @@ def render_diff(diff: LockDiff) -> str:
         for c in p.components:
             lines.append(f"  {c.describe()}")
         for f in p.appeared:
-            lines.append(f"  + {f.severity:<7} {f.rule}: {f.symbol} [{f.check}]")
+            lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]")
         for f in p.resolved:
-            lines.append(f"  - {f.severity:<7} {f.rule}: {f.symbol} [{f.check}]")
+            lines.append(f"  - {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]")
         for check, count, a, b in p.counts:
             lines.append(f"  {check} {count.replace('_', ' ')}: {a} -> {b}")
         lines.append("")

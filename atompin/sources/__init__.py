@@ -1,5 +1,2 @@
-"""Where source trees come from: a local folder, a git commit, an installed distribution."""
-
-from atompin.sources.tree import FolderTree, ModuleFile, ModuleKind, SourceTree, blob_id
-
-__all__ = ["FolderTree", "ModuleFile", "ModuleKind", "SourceTree", "blob_id"]
+"""Where source trees come from: a local folder (`tree`), a git commit (`git`), an installed
+distribution (`installed`); `version` reads a component's version from its tree."""

@@ -17,23 +17,19 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 
 import git
 from git.exc import GitCommandError, InvalidGitRepositoryError, NoSuchPathError
 
 from atompin.errors import InputError, SourceError
+from atompin.model import RefKind
+from atompin.refs import HEX, check_ref, check_url, is_local
 from atompin.sources.tree import SourceTree
 from atompin.sources.version import normalize_version
 
 # Files above this size stay on the server; source files are far below it.
 _BLOB_FILTER = "blob:limit=1m"
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
-# `<transport>::<address>` runs a remote helper; ext:: and fd:: run commands or use fds.
-_HELPER_SYNTAX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
-_URL_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
-_SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9._-]+:[^/]")
 # Environment for every git command: never prompt, and only these transports.
 _GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
@@ -44,51 +40,12 @@ _GIT_ENV = {
 Progress = Callable[[str], None]
 
 
-class RefKind(str, Enum):
-    TAG = "tag"
-    BRANCH = "branch"
-    COMMIT = "commit"
-
-
 @dataclass(frozen=True)
 class ResolvedRef:
     url: str
     ref: str
     commit: str
     kind: RefKind
-
-
-def check_url(url: str) -> str | None:
-    """None when `url` is acceptable, else why not (one line)."""
-    if not url or url != url.strip() or any(c in url for c in "\n\r\0"):
-        return "empty or contains whitespace or control characters"
-    if url.startswith("-"):
-        return "starts with '-' (it would be read as an option)"
-    if _HELPER_SYNTAX.match(url):
-        return f"the '{url.split('::')[0]}::' transport runs commands; use https, ssh, git, file or a local path"
-    if "://" in url and not url.startswith(_URL_SCHEMES):
-        return f"unsupported scheme {url.split('://')[0]!r}; use https, ssh, git, file or a local path"
-    return None
-
-
-def check_ref(ref: str) -> str | None:
-    """None when `ref` is acceptable, else why not (one line)."""
-    if not ref or ref != ref.strip():
-        return "empty or surrounded by whitespace"
-    if ref.startswith("-"):
-        return "starts with '-' (it would be read as an option)"
-    if any(c in ref for c in " ~^:?*[\\\n\r\0") or ".." in ref or ref.endswith((".lock", "/", ".")):
-        return "is not a valid git ref name"
-    return None
-
-
-def is_local(url: str) -> bool:
-    return not url.startswith(_URL_SCHEMES) and not _SCP_LIKE.match(url)
-
-
-def version_from_tag(tag: str) -> str:
-    """ "v0.33.0" -> "0.33.0"; a tag that is not a version -> ""."""
-    return normalize_version(tag)
 
 
 class GitTree(SourceTree):
@@ -216,7 +173,7 @@ class GitCache:
                 commit = _rev_parse(repo, f"{name}^{{commit}}")
                 if commit:
                     return ResolvedRef(url, ref, commit, kind)
-            if _HEX.match(ref):
+            if HEX.match(ref):
                 commit = _rev_parse(repo, f"{ref}^{{commit}}")
                 if commit:
                     return ResolvedRef(url, ref, commit, RefKind.COMMIT)
@@ -238,7 +195,7 @@ class GitCache:
                 self.progress(f"fetching {url} {kind.value} {ref}")
                 self._fetch(repo, url, f"+{remote_name}:{local_name}")
             return ResolvedRef(url, ref, commit, kind)
-        if not _HEX.match(ref):
+        if not HEX.match(ref):
             raise InputError(f"{url}: no tag, branch or commit named {ref!r}")
         commit = _rev_parse(repo, f"{ref}^{{commit}}")
         if commit:
@@ -284,13 +241,17 @@ class GitCache:
         """A version tag that points at `commit` (remote when online, else the cache), or ""."""
         candidates: list[str] = []
         if not self.offline:
-            candidates = [n[len("refs/tags/"):] for n, c in self.remote_refs(url).items() if c == commit and n.startswith("refs/tags/")]  # fmt: skip
+            candidates = [
+                n[len("refs/tags/") :]
+                for n, c in self.remote_refs(url).items()
+                if c == commit and n.startswith("refs/tags/")
+            ]
         else:
             repo = self.repo(url, create=False)
             if repo is not None:
                 out = repo.git.for_each_ref("--points-at", commit, "--format=%(refname:short)", "refs/tags")
                 candidates = out.split()
-        versions = sorted((v, t) for t in candidates if (v := version_from_tag(t)))
+        versions = sorted((v, t) for t in candidates if (v := normalize_version(t)))
         return versions[-1][1] if versions else ""
 
 
@@ -313,3 +274,22 @@ def _last_line(exc: Exception) -> str:
     lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
     line = lines[-1] if lines else "git failed"
     return line.removeprefix("stderr: ").strip("'").strip()
+
+
+def file_at_revision(rev: str, path: Path) -> tuple[str, str] | None:
+    """The text of the file at `path` as committed at git revision `rev` of the
+    repository that holds it, with a label `rev:path` (None when it did not exist there)."""
+    try:
+        repo = git.Repo(path.resolve().parent, search_parent_directories=True)
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        raise InputError(f"{path}: not inside a git repository; pass OLD and NEW lock files") from None
+    assert repo.working_tree_dir is not None
+    rel = path.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
+    try:
+        repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")
+    except GitCommandError:
+        raise InputError(f"{rev!r} is not a commit of the repository that holds {path}; pass --base REV") from None
+    try:
+        return repo.git.show(f"{rev}:{rel}") + "\n", f"{rev}:{rel}"
+    except GitCommandError:
+        return None  # the file did not exist at that revision

@@ -31,7 +31,6 @@ class Installed:
     commit: str  # short commit id from the version file ("" when none)
     tree: InstalledTree
     entry_points: tuple[metadata.EntryPoint, ...]
-    requires: tuple[str, ...]
 
 
 class InstalledTree(SourceTree):
@@ -100,7 +99,6 @@ def load_installed(name: str, paths: list[str] | None = None) -> Installed:
         commit=commit,
         tree=tree,
         entry_points=tuple(dist.entry_points),
-        requires=tuple(dist.requires or ()),
     )
 
 

@@ -1,23 +1,25 @@
-"""`atompin.lock`: the generated, deterministic record of every pair's resolution and verdict.
+"""`atompin.lock`, the file format: the generated, deterministic record of every
+pair's resolution and verdict, as typed models (`Lock`), and its TOML text.
 
 Same inputs give byte-identical output: tables and arrays are sorted, nothing
 records time or place. Writes are atomic (a temporary file renamed over the
-old lock), so an interrupted run leaves the old lock intact.
+old lock), so an interrupted run leaves the old lock intact. Reading parses
+back into the same types (verdicts, rules, severities, ref kinds), so a lock
+that says something atompin never writes is refused on read.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import tomlkit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from tomlkit.exceptions import ParseError
 
 from atompin import __version__
 from atompin.errors import InputError
-from atompin.manifest import key_path, locate
+from atompin.files import write_atomically
+from atompin.model import COUNT_FIELDS, Counts, RefKind, Rule, Severity, Status, Verdict
+from atompin.tomlfile import first_problem, key_path, locate, parse_toml
 
 LOCK_VERSION = 1
 HEADER = (
@@ -37,7 +39,7 @@ class _LockModel(BaseModel):
 class LockedComponent(_LockModel):
     repo: str
     ref: str
-    ref_kind: str
+    ref_kind: RefKind
     commit: str
     version: str = ""
     # GPU architectures its kernels support, by where the list lives ("module:NAME")
@@ -46,28 +48,30 @@ class LockedComponent(_LockModel):
 
 class LockedAlternative(_LockModel):
     symbol: str
-    status: str
+    status: Status
     sites: list[str] = Field(default_factory=list)
 
 
 class LockedFinding(_LockModel):
     check: str  # "atom->vllm", or "pair" for pair-level findings
-    rule: str
-    severity: str
+    rule: Rule
+    severity: Severity
     symbol: str
     message: str
     sites: list[str] = Field(default_factory=list)
     alternatives: list[LockedAlternative] = Field(default_factory=list)
 
     def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
-        return (self.check, self.rule, self.symbol, self.severity, tuple(self.sites))
+        return (self.check, self.rule.value, self.symbol, self.severity.value, tuple(self.sites))
 
 
 class LockedCheck(_LockModel):
+    """One edge of a pair: its verdict and counts (the fields of `model.Counts`)."""
+
     consumer: str
     provider: str
     gate: bool
-    verdict: str
+    verdict: Verdict
     import_sites: int = 0
     symbols: int = 0
     groups: int = 0
@@ -81,16 +85,20 @@ class LockedCheck(_LockModel):
     def name(self) -> str:
         return f"{self.consumer}->{self.provider}"
 
+    @property
+    def counts(self) -> Counts:
+        return Counts(**{name: getattr(self, name) for name in COUNT_FIELDS})
+
 
 class LockedPair(_LockModel):
     name: str
-    verdict: str
+    verdict: Verdict
     components: dict[str, LockedComponent]
     checks: list[LockedCheck] = Field(default_factory=list)
     findings: list[LockedFinding] = Field(default_factory=list)
 
     def gated_failures(self) -> list[LockedCheck]:
-        return [c for c in self.checks if c.gate and c.verdict == "fail"]
+        return [c for c in self.checks if c.gate and c.verdict is Verdict.FAIL]
 
 
 class Lock(_LockModel):
@@ -124,7 +132,7 @@ class Lock(_LockModel):
 # -- rendering -------------------------------------------------------------------
 
 
-def render_lock(lock: Lock) -> str:
+def dumps(lock: Lock) -> str:
     """The lock as TOML text, canonical and byte-stable."""
     lock = lock.normalized()
     doc = tomlkit.document()
@@ -140,55 +148,72 @@ def render_lock(lock: Lock) -> str:
         doc.add("relocation-tables", tables)
     pairs = tomlkit.aot()
     for pair in lock.pairs:
-        t = tomlkit.table()
-        t.add("name", pair.name)
-        t.add("verdict", pair.verdict)
-        components = tomlkit.table(is_super_table=True)
-        for name, comp in pair.components.items():
-            c = tomlkit.table()
-            data = comp.model_dump(by_alias=True)
-            archs = data.pop("supported-archs")
-            for key, value in data.items():
-                c.add(key, value)
-            if archs:
-                inline = tomlkit.inline_table()
-                inline.update({where: sorted(values) for where, values in sorted(archs.items())})
-                c.add("supported-archs", inline)
-            components.add(name, c)
-        t.add("components", components)
-        checks = tomlkit.aot()
-        for check in pair.checks:
-            c = tomlkit.table()
-            data = check.model_dump(by_alias=True)
-            by_rule = data.pop("findings-by-rule")
-            for key, value in data.items():
-                c.add(key, value)
-            inline = tomlkit.inline_table()
-            inline.update(dict(sorted(by_rule.items())))
-            c.add("findings-by-rule", inline)
-            checks.append(c)
-        if pair.checks:
-            t.add("checks", checks)
-        findings = tomlkit.aot()
-        for finding in pair.findings:
-            f = tomlkit.table()
-            for key in ("check", "rule", "severity", "symbol", "message"):
-                f.add(key, getattr(finding, key))
-            f.add("sites", _array(finding.sites))
-            if finding.alternatives:
-                alts = tomlkit.array()
-                alts.multiline(True)
-                for alt in finding.alternatives:
-                    inline = tomlkit.inline_table()
-                    inline.update({"symbol": alt.symbol, "status": alt.status, "sites": alt.sites})
-                    alts.append(inline)
-                f.add("alternatives", alts)
-            findings.append(f)
-        if pair.findings:
-            t.add("findings", findings)
-        pairs.append(t)
+        pairs.append(_pair_table(pair))
     doc.add("pairs", pairs)
     return tomlkit.dumps(doc)
+
+
+def _pair_table(pair: LockedPair) -> tomlkit.items.Table:
+    t = tomlkit.table()
+    t.add("name", pair.name)
+    t.add("verdict", pair.verdict.value)
+    components = tomlkit.table(is_super_table=True)
+    for name, comp in pair.components.items():
+        components.add(name, _component_table(comp))
+    t.add("components", components)
+    if pair.checks:
+        checks = tomlkit.aot()
+        for check in pair.checks:
+            checks.append(_check_table(check))
+        t.add("checks", checks)
+    if pair.findings:
+        findings = tomlkit.aot()
+        for finding in pair.findings:
+            findings.append(_finding_table(finding))
+        t.add("findings", findings)
+    return t
+
+
+def _component_table(comp: LockedComponent) -> tomlkit.items.Table:
+    c = tomlkit.table()
+    data = comp.model_dump(mode="json", by_alias=True)
+    archs = data.pop("supported-archs")
+    for key, value in data.items():
+        c.add(key, value)
+    if archs:
+        inline = tomlkit.inline_table()
+        inline.update({where: sorted(values) for where, values in sorted(archs.items())})
+        c.add("supported-archs", inline)
+    return c
+
+
+def _check_table(check: LockedCheck) -> tomlkit.items.Table:
+    c = tomlkit.table()
+    data = check.model_dump(mode="json", by_alias=True)
+    by_rule = data.pop("findings-by-rule")
+    for key, value in data.items():
+        c.add(key, value)
+    inline = tomlkit.inline_table()
+    inline.update(dict(sorted(by_rule.items())))
+    c.add("findings-by-rule", inline)
+    return c
+
+
+def _finding_table(finding: LockedFinding) -> tomlkit.items.Table:
+    f = tomlkit.table()
+    data = finding.model_dump(mode="json")
+    for key in ("check", "rule", "severity", "symbol", "message"):
+        f.add(key, data[key])
+    f.add("sites", _array(finding.sites))
+    if finding.alternatives:
+        alts = tomlkit.array()
+        alts.multiline(True)
+        for alt in finding.alternatives:
+            inline = tomlkit.inline_table()
+            inline.update({"symbol": alt.symbol, "status": alt.status.value, "sites": alt.sites})
+            alts.append(inline)
+        f.add("alternatives", alts)
+    return f
 
 
 def _array(items: list[str]) -> tomlkit.items.Array:
@@ -202,11 +227,9 @@ def _array(items: list[str]) -> tomlkit.items.Array:
 # -- reading and writing -------------------------------------------------------------
 
 
-def parse_lock(text: str, path: Path | str = "atompin.lock") -> Lock:
-    try:
-        data = tomlkit.parse(text).unwrap()
-    except ParseError as exc:
-        raise InputError(f"{path}:{exc.line}: not valid TOML; regenerate it with `atompin lock`") from None
+def loads(text: str, path: Path | str = "atompin.lock") -> Lock:
+    """Parse lock text into typed models; InputError (one line) when it is not a lock this atompin wrote."""
+    data = parse_toml(text, path, fix="regenerate it with `atompin lock`")
     version = data.get("version")
     if version != LOCK_VERSION:
         raise InputError(
@@ -216,44 +239,31 @@ def parse_lock(text: str, path: Path | str = "atompin.lock") -> Lock:
     try:
         return Lock.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
+        loc, message = first_problem(exc)
         raise InputError(
-            f"{path}:{locate(text, loc)}: {key_path(loc)}: {err['msg']}; regenerate it with `atompin lock`"
+            f"{path}:{locate(text, loc)}: {key_path(loc)}: {message}; regenerate it with `atompin lock`"
         ) from None
 
 
-def read_lock(path: Path) -> Lock:
+def read(path: Path) -> Lock:
+    """The lock at `path`; InputError when there is none or it does not parse."""
     try:
         text = path.read_text()
     except FileNotFoundError:
         raise InputError(f"{path}: no lock file; create it with `atompin lock`") from None
-    return parse_lock(text, path)
+    return loads(text, path)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` so that readers see the old file or the new one, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        else:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_lock(path: Path, lock: Lock) -> str:
-    text = render_lock(lock)
+def write(path: Path, lock: Lock) -> str:
+    """Write the lock atomically; returns its text."""
+    text = dumps(lock)
     write_atomically(path, text)
     return text
+
+
+def default_path(manifest: Path) -> Path:
+    """Where the lock of a manifest lives unless --lock says otherwise: beside it."""
+    return manifest.parent / "atompin.lock"
 
 
 def select_pair(lock: Lock, name: str | None) -> LockedPair:
@@ -268,24 +278,3 @@ def select_pair(lock: Lock, name: str | None) -> LockedPair:
             f"no pair {name!r} in the lock (pairs: {', '.join(p.name for p in lock.pairs)}); run `atompin lock`"
         )
     return found
-
-
-def lock_at_revision(rev: str, path: Path) -> Lock | None:
-    """The lock file as committed at git revision `rev` (None when it did not exist there)."""
-    import git
-
-    try:
-        repo = git.Repo(path.resolve().parent, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InputError(f"{path}: not inside a git repository; pass OLD and NEW lock files") from None
-    assert repo.working_tree_dir is not None
-    rel = path.resolve().relative_to(Path(repo.working_tree_dir).resolve()).as_posix()
-    try:
-        repo.git.rev_parse("--verify", "--quiet", f"{rev}^{{commit}}")
-    except git.GitCommandError:
-        raise InputError(f"{rev!r} is not a commit of the repository that holds {path}; pass --base REV") from None
-    try:
-        text = repo.git.show(f"{rev}:{rel}")
-    except git.GitCommandError:
-        return None  # the lock did not exist at that revision: every pair is new
-    return parse_lock(text + "\n", f"{rev}:{rel}")

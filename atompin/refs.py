@@ -1,0 +1,46 @@
+"""What a repository URL or a git ref may look like before atompin hands it to git.
+
+One place for the rules the manifest validates and the git source enforces:
+refs that start with `-` (read as options) and transports that run commands
+(`ext::`, `fd::`) are refused.
+"""
+
+from __future__ import annotations
+
+import re
+
+# `<transport>::<address>` runs a remote helper; ext:: and fd:: run commands or use fds.
+_HELPER_SYNTAX = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*::")
+URL_SCHEMES = ("https://", "http://", "ssh://", "git://", "file://")
+_SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9._-]+:[^/]")
+# A full or abbreviated commit id.
+HEX = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+def check_url(url: str) -> str | None:
+    """None when `url` is acceptable, else why not (one line)."""
+    if not url or url != url.strip() or any(c in url for c in "\n\r\0"):
+        return "empty or contains whitespace or control characters"
+    if url.startswith("-"):
+        return "starts with '-' (it would be read as an option)"
+    if _HELPER_SYNTAX.match(url):
+        return f"the '{url.split('::')[0]}::' transport runs commands; use https, ssh, git, file or a local path"
+    if "://" in url and not url.startswith(URL_SCHEMES):
+        return f"unsupported scheme {url.split('://')[0]!r}; use https, ssh, git, file or a local path"
+    return None
+
+
+def check_ref(ref: str) -> str | None:
+    """None when `ref` is acceptable, else why not (one line)."""
+    if not ref or ref != ref.strip():
+        return "empty or surrounded by whitespace"
+    if ref.startswith("-"):
+        return "starts with '-' (it would be read as an option)"
+    if any(c in ref for c in " ~^:?*[\\\n\r\0") or ".." in ref or ref.endswith((".lock", "/", ".")):
+        return "is not a valid git ref name"
+    return None
+
+
+def is_local(url: str) -> bool:
+    """A path (or file:// URL) on this machine rather than a network address."""
+    return not url.startswith(URL_SCHEMES) and not _SCP_LIKE.match(url)
