@@ -1,7 +1,9 @@
-"""Shared fixtures: tiny provider and consumer trees written into tmp_path."""
+"""Shared fixtures: tiny provider and consumer trees (in memory), and the demo's git
+repositories, built once per test run and copied into each test's folder."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,17 +11,17 @@ import pytest
 
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.engine import check_trees
+from atompin.demo import write_demo_repos
 from atompin.model import CheckResult, Finding
-from atompin.sources.tree import FolderTree
-from atompin.testing import write_files
+from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files
 
 CheckRunner = Callable[..., CheckResult]
 
 
 @pytest.fixture
-def run_check(tmp_path: Path) -> CheckRunner:
+def run_check() -> CheckRunner:
     """run_check(provider_files, consumer_files, package="pv") -> CheckResult."""
-    counter = iter(range(1000))
 
     def run(
         provider: dict[str, str],
@@ -28,12 +30,25 @@ def run_check(tmp_path: Path) -> CheckRunner:
         consumer_package: str | None = None,
         cache: AnalysisCache | None = None,
     ) -> CheckResult:
-        n = next(counter)
-        p = write_files(tmp_path / f"provider{n}", provider)
-        c = write_files(tmp_path / f"consumer{n}", consumer)
-        return check_trees(FolderTree(c), FolderTree(p), package, consumer_package, cache)
+        p = MemoryTree(dedent_files(provider), "provider")
+        c = MemoryTree(dedent_files(consumer), "consumer")
+        return check_trees(c, p, package, consumer_package, cache)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def demo_repos_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's repositories and pairs.toml, built once per test run."""
+    return write_demo_repos(tmp_path_factory.mktemp("demo") / "proj").parent
+
+
+@pytest.fixture
+def demo_project(demo_repos_once: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the demo project (its pairs.toml path), with a cache of its own."""
+    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
+    root = shutil.copytree(demo_repos_once, tmp_path / "proj")
+    return Path(root) / "pairs.toml"
 
 
 def only(result: CheckResult, rule: str | None = None) -> list[Finding]:

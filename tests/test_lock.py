@@ -13,7 +13,9 @@ from typer.testing import CliRunner
 
 from atompin import lockfile
 from atompin.cli import app
-from atompin.demo import CONSUMER_FILES, PROVIDER_031, write_demo_repos
+from atompin.demo import CONSUMER_FILES, PROVIDER_031
+from atompin.errors import InputError
+from atompin.manifest import parse_manifest
 from atompin.testing import git_repo
 
 runner = CliRunner()
@@ -22,10 +24,9 @@ BAD = "miniplug-0.1.0+minivllm-0.33"
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def project(demo_project: Path) -> Path:
     """A folder with repos/, pairs.toml; the cache lives beside it. Returns the manifest path."""
-    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
-    return write_demo_repos(tmp_path / "proj")
+    return demo_project
 
 
 def invoke(*args: str):  # type: ignore[no-untyped-def]
@@ -291,12 +292,20 @@ pv = "v0.31.0"
         ),
     ],
 )
-def test_malformed_manifest_is_exit_2_with_file_line_and_key(project: Path, edit, expected: str):
-    project.write_text(edit(VALID))
+def test_malformed_manifest_names_file_line_and_key(edit, expected: str):
+    assert parse_manifest(VALID, "pairs.toml")
+    with pytest.raises(InputError) as caught:
+        parse_manifest(edit(VALID), "pairs.toml")
+    assert "\n" not in str(caught.value)
+    assert str(caught.value).startswith(f"pairs.toml{expected}"), caught.value
+
+
+def test_malformed_manifest_is_exit_2_with_one_line_and_nothing_written(project: Path):
+    project.write_text(VALID.replace('provider = "pv"', 'provider = "nope"'))
     result = lock(project)
     assert result.exit_code == 2, result.output
     assert result.output.strip().count("\n") == 0, result.output
-    assert f"{project}{expected}" in result.output, result.output
+    assert f"{project}:11: checks[0].provider: unknown component 'nope'" in result.output, result.output
     assert not (project.parent / "atompin.lock").exists()
 
 

@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 
 from atompin import lockfile
 from atompin.cli import app
-from atompin.demo import write_demo_repos
 from atompin.lockdiff import diff_locks
 from atompin.lockfile import Lock, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.model import Rule
@@ -53,11 +52,9 @@ minivllm = "v0.31.0"
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
-    manifest = write_demo_repos(tmp_path / "proj")
-    manifest.write_text(PAIRS)
-    return manifest
+def project(demo_project: Path) -> Path:
+    demo_project.write_text(PAIRS)
+    return demo_project
 
 
 def invoke(*args: str):  # type: ignore[no-untyped-def]
@@ -389,15 +386,37 @@ def test_unexpected_errors_are_one_line_without_debug(tmp_path: Path):
     assert "Traceback" not in proc.stderr
 
 
-def test_no_color_output_has_no_escape_codes(tmp_path: Path):
-    from atompin.demo import CONSUMER_FILES, PROVIDER_033
-    from atompin.testing import write_files
+def _progress_on_a_terminal(project: Path, env: dict[str, str]) -> bytes:
+    """What `atompin lock` writes to stderr when stderr is a terminal (a pseudo-terminal here)."""
+    import os
+    import pty
 
-    consumer, provider = write_files(tmp_path / "c", CONSUMER_FILES), write_files(tmp_path / "p", PROVIDER_033)
-    proc = subprocess.run(
-        [sys.executable, "-m", "atompin", "check", str(consumer), str(provider), "--no-cache"],
-        capture_output=True,
-        text=True,
-        env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"},
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "atompin", "lock", "--manifest", str(project)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env={"PATH": os.environ["PATH"], "TERM": "xterm-256color", **env},
     )
-    assert proc.returncode == 1 and "\x1b[" not in proc.stdout + proc.stderr
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closes when the process ends
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait()
+    os.close(leader)
+    return out
+
+
+def test_progress_on_a_terminal_is_coloured_unless_no_color(project: Path, tmp_path: Path):
+    colour = re.compile(rb"\x1b\[[0-9;]*m")  # SGR: colours and styles; cursor moves are not colour
+    coloured = _progress_on_a_terminal(project, {"ATOMPIN_CACHE_DIR": str(tmp_path / "c1")})
+    plain = _progress_on_a_terminal(project, {"ATOMPIN_CACHE_DIR": str(tmp_path / "c2"), "NO_COLOR": "1"})
+    assert b"checking" in coloured and b"checking" in plain  # the progress line is there both times
+    assert colour.search(coloured) and not colour.search(plain)

@@ -153,3 +153,17 @@ class FolderTree(SourceTree):
         data = (self.root / path).read_bytes()
         self._last = (path, data)
         return blob_id(data)
+
+
+class MemoryTree(SourceTree):
+    """Files held in memory (path -> text or bytes): trees for tests and examples, no disk."""
+
+    def __init__(self, files: dict[str, str | bytes], label: str = "(memory)") -> None:
+        self._files = {path: text.encode() if isinstance(text, str) else text for path, text in files.items()}
+        self.label = label
+
+    def list_files(self) -> list[str]:
+        return list(self._files)
+
+    def read(self, path: str) -> bytes:
+        return self._files[path]
