@@ -16,8 +16,9 @@ from atompin.analysis.moduleinfo import (
     MemberKind,
     ModuleInfo,
 )
-from atompin.analysis.names import absolute_module, dotted, is_type_checking
+from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
+from atompin.analysis.syntax import dotted, is_type_checking, literal_strings, target_names
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
 
@@ -136,7 +137,7 @@ class _ModuleVisitor:
             self.block(node.finalbody)  # type: ignore[attr-defined]
         elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
             if isinstance(node, (ast.For, ast.AsyncFor)):
-                for name in _target_names(node.target):
+                for name in target_names(node.target):
                     self.bind(name, Binding(BindingKind.VALUE, node.lineno))
             self.block(node.body)
             self.block(getattr(node, "orelse", []))
@@ -170,7 +171,7 @@ class _ModuleVisitor:
                     self.info.str_collections[name] = strings
             self.bind(name, binding)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for name in _target_names(target):
+            for name in target_names(target):
                 self.bind(name, Binding(BindingKind.VALUE, line))
 
     def call(self, call: ast.Call) -> None:
@@ -185,7 +186,7 @@ class _ModuleVisitor:
     # -- __all__ ------------------------------------------------------------
 
     def set_all(self, value: ast.expr | None) -> None:
-        names = _literal_strings(value)
+        names = literal_strings(value)
         if names is None:
             self.all_dynamic = True
             self.all_names = []
@@ -193,7 +194,7 @@ class _ModuleVisitor:
             self.all_names = names
 
     def extend_all(self, value: ast.expr) -> None:
-        names = _literal_strings(value)
+        names = literal_strings(value)
         if names is None or self.all_names is None:
             self.all_dynamic = True
             self.all_names = self.all_names or []
@@ -208,8 +209,8 @@ class _ModuleVisitor:
         decorators = tuple(
             d for d in (dotted(x.func if isinstance(x, ast.Call) else x) for x in node.decorator_list) if d
         )
-        cls = ClassInfo(qualname=qualname, line=node.lineno, bases=tuple(b for b in (dotted(x) for x in exprs) if b),
-                        decorators=decorators)  # fmt: skip
+        bases = tuple(b for b in (dotted(x) for x in exprs) if b)
+        cls = ClassInfo(qualname=qualname, line=node.lineno, bases=bases, decorators=decorators)
         self.info.classes[qualname] = cls
         self.class_body(node.body, cls)
 
@@ -228,7 +229,7 @@ class _ModuleVisitor:
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
-                    for name in _target_names(target):
+                    for name in target_names(target):
                         cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno))
             elif isinstance(stmt, ast.If):
                 if not is_type_checking(stmt.test):
@@ -269,33 +270,6 @@ def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(dotted(d).split(".")[-1] == "overload" for d in node.decorator_list)
 
 
-def _target_names(target: ast.expr) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _target_names(elt)]
-    if isinstance(target, ast.Starred):
-        return _target_names(target.value)
-    return []
-
-
-def _literal_strings(value: ast.expr | None) -> list[str] | None:
-    """A literal list/tuple of strings, or a `+` of such; None when not literal."""
-    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
-        out: list[str] = []
-        for elt in value.elts:
-            if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
-                out.append(elt.value)
-            else:
-                return None
-        return out
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-        left, right = _literal_strings(value.left), _literal_strings(value.right)
-        if left is not None and right is not None:
-            return left + right
-    return None
-
-
 def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
     """("a", "b"), ["a"], {"a"}, frozenset({"a"}), tuple([...]) -> the strings; else None."""
     if (
@@ -304,7 +278,7 @@ def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
         and len(value.args) == 1
     ):
         value = value.args[0]
-    names = _literal_strings(value)
+    names = literal_strings(value)
     return tuple(names) if names else None
 
 

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
-from atompin.analysis.names import absolute_module, dotted, is_type_checking
+from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import Signature, signature_of
+from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking, walk_shallow
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
@@ -515,7 +516,7 @@ class ConsumerScanner:
         self._block(node.finalbody, ctx)
 
     def _has_provider_import(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
-        for node in _walk_shallow(body):
+        for node in walk_shallow(body):
             if isinstance(node, ast.Import) and any(self._is_provider(a.name) for a in node.names):
                 return True
             if isinstance(node, ast.ImportFrom):
@@ -533,7 +534,7 @@ class ConsumerScanner:
         if isinstance(items, dict):
             items = tuple(items)
         if isinstance(items, tuple) and 0 < len(items) <= _MAX_UNROLL:
-            group = f"{ctx.file.path}:{node.lineno}" if _breaks(node.body) else ctx.loop_group
+            group = f"{ctx.file.path}:{node.lineno}" if breaks(node.body) else ctx.loop_group
             for item in items:
                 self._assign(node.target, item, None, ctx)
                 self._block(node.body, replace(ctx, loop_group=group))
@@ -630,7 +631,7 @@ class ConsumerScanner:
             values = [self._eval(v, ctx) for v in node.values]
             # `a or b` in a ladder-ish expression: keep a provider value if there is one.
             return next((v for v in values if isinstance(v, ProviderValue)), None)
-        for child in _expr_children(node):
+        for child in expr_children(node):
             self._eval(child, ctx)
         return None
 
@@ -755,35 +756,3 @@ def _describe_fallback(body: list[ast.stmt]) -> str:
         else:
             parts.append("runs other code")
     return ", ".join(dict.fromkeys(parts)) or "does nothing"
-
-
-def _walk_shallow(body: list[ast.stmt]) -> Iterable[ast.AST]:
-    """Every node under `body`, not entering nested functions or classes."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                todo.append(child)
-
-
-def _breaks(body: list[ast.stmt]) -> bool:
-    """Does this loop body `break` (not counting nested loops)?"""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Break):
-            return True
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return False
-
-
-def _expr_children(node: ast.AST) -> Iterable[ast.expr]:
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.expr):
-            yield child
-        elif isinstance(child, (ast.comprehension, ast.keyword, ast.arguments, ast.FormattedValue)):
-            yield from _expr_children(child)
