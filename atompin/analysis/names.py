@@ -9,6 +9,11 @@ from __future__ import annotations
 from atompin.analysis.syntax import dotted as dotted
 
 
+def in_package(module: str, package: str) -> bool:
+    """Is `module` the package `package` or inside it? ("a.b" is in "a"; "ab" is not.)"""
+    return module == package or module.startswith(package + ".")
+
+
 def absolute_module(current: str, is_package: bool, level: int, module: str | None) -> str:
     """Resolve `from ..x import y` written in module `current` to an absolute module name."""
     if level == 0:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
-from atompin.analysis.names import absolute_module
+from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking, walk_shallow
 from atompin.analysis.usage import (
@@ -254,11 +254,10 @@ class ConsumerScanner:
     # -- helpers ----------------------------------------------------------------
 
     def _is_provider(self, module: str) -> bool:
-        p = self.provider_package
-        return module == p or module.startswith(p + ".")
+        return in_package(module, self.provider_package)
 
     def _is_consumer(self, module: str) -> bool:
-        return any(module == c or module.startswith(c + ".") for c in self.consumer_packages)
+        return any(in_package(module, c) for c in self.consumer_packages)
 
     def _site(self, ctx: _Ctx, node: ast.AST) -> Site:
         return Site(ctx.file.path, getattr(node, "lineno", 0))
