@@ -16,9 +16,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
+from atompin.analysis.guards import (
+    catches_attribute_error,
+    catches_import_error,
+    describe_fallback,
+    hasattr_tests,
+    imports_package,
+)
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
-from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking, walk_shallow
+from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
@@ -38,24 +45,6 @@ from atompin.model import Site
 _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
-
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
-_ATTRIBUTE_ERRORS = {"AttributeError"}
-_BROAD = {"Exception", "BaseException"}
-_LOG_CALLS = {
-    "debug",
-    "info",
-    "warning",
-    "warn",
-    "error",
-    "exception",
-    "critical",
-    "print",
-    "print_once",
-    "warning_once",
-    "info_once",
-}
-
 
 # -- abstract values -----------------------------------------------------------
 
@@ -451,7 +440,7 @@ class ConsumerScanner:
             self._block(node.orelse, ctx)
             return None
         self._eval(node.test, ctx)
-        guard, negated = self._hasattr_test(node.test, ctx)
+        guard, negated = self._hasattr_guard(node.test, ctx)
         if guard is None:
             self._block(node.body, ctx)
             self._block(node.orelse, ctx)
@@ -468,28 +457,18 @@ class ConsumerScanner:
             self._block(node.orelse, ctx)
         return None
 
-    def _hasattr_test(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
-        negated = False
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, negated = test.operand, True
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and not negated:
-            for value in test.values:
-                found, _ = self._hasattr_test(value, ctx)
-                if found is not None:
-                    return found, False
-        if isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
-            owner = self._eval(test.args[0], ctx)
-            name = self._eval(test.args[1], ctx)
+    def _hasattr_guard(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
+        """The first `hasattr(owner, name)` the test rests on whose owner is a provider object."""
+        for call, negated in hasattr_tests(test):
+            owner = self._eval(call.args[0], ctx)
+            name = self._eval(call.args[1], ctx)
             if isinstance(owner, ProviderValue) and isinstance(name, str):
                 return (owner.choices, name), negated
-        return None, negated
+        return None, False
 
     def _try(self, node: Any, ctx: _Ctx) -> None:
-        caught = _caught_names(node.handlers)
-        catches_import = bool(caught & (_IMPORT_ERRORS | _BROAD))
-        catches_attr = bool(caught & (_ATTRIBUTE_ERRORS | _BROAD))
-        body_ctx = replace(ctx, try_guard=ctx.try_guard or catches_attr)
-        if catches_import and self._has_provider_import(node.body, ctx):
+        body_ctx = replace(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
+        if catches_import_error(node.handlers) and self._imports_provider(node.body, ctx):
             if ctx.in_handler and ctx.ladder is not None:
                 group = ctx.ladder  # a ladder nested in a handler extends the outer one
             else:
@@ -499,13 +478,13 @@ class ConsumerScanner:
             group.alternatives.append(first)
             self._block(node.body, replace(body_ctx, collector=first, ladder=group, in_handler=False))
             for handler in node.handlers:
-                if self._has_provider_import(handler.body, ctx):
+                if self._imports_provider(handler.body, ctx):
                     alt: list[ImportUse] = []
                     group.alternatives.append(alt)
                     self._block(handler.body, replace(ctx, collector=alt, ladder=group, in_handler=True))
                 else:
-                    if _handles(handler, _IMPORT_ERRORS | _BROAD):
-                        group.fallback = _describe_fallback(handler.body)
+                    if catches_import_error([handler]):
+                        group.fallback = describe_fallback(handler.body)
                     self._block(handler.body, ctx)
         else:
             self._block(node.body, body_ctx)
@@ -514,19 +493,8 @@ class ConsumerScanner:
         self._block(node.orelse, ctx)
         self._block(node.finalbody, ctx)
 
-    def _has_provider_import(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
-        for node in walk_shallow(body):
-            if isinstance(node, ast.Import) and any(self._is_provider(a.name) for a in node.names):
-                return True
-            if isinstance(node, ast.ImportFrom):
-                module = absolute_module(ctx.file.module, ctx.file.is_package, node.level, node.module)
-                if self._is_provider(module):
-                    return True
-            if isinstance(node, ast.Call) and dotted(node.func).endswith("import_module") and node.args:
-                arg = node.args[0]
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and self._is_provider(arg.value):
-                    return True
-        return False
+    def _imports_provider(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
+        return imports_package(body, self.provider_package, ctx.file.module, ctx.file.is_package)
 
     def _for(self, node: ast.For | ast.AsyncFor, ctx: _Ctx) -> None:
         items = self._eval(node.iter, ctx)
@@ -711,47 +679,3 @@ class ConsumerScanner:
                 )
             return value
         return None
-
-
-# -- small pure helpers ------------------------------------------------------------
-
-
-def _caught_names(handlers: list[ast.ExceptHandler]) -> set[str]:
-    names: set[str] = set()
-    for h in handlers:
-        if h.type is None:
-            names.add("BaseException")
-            continue
-        exprs = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
-        names.update(dotted(e).split(".")[-1] for e in exprs)
-    return names
-
-
-def _handles(handler: ast.ExceptHandler, names: set[str]) -> bool:
-    return bool(_caught_names([handler]) & names)
-
-
-def _describe_fallback(body: list[ast.stmt]) -> str:
-    """Say what a handler does instead of importing; "" when it re-raises."""
-    parts: list[str] = []
-    for stmt in body:
-        if isinstance(stmt, ast.Raise):
-            return ""
-        if isinstance(stmt, ast.Return):
-            parts.append(f"returns {ast.unparse(stmt.value)}" if stmt.value is not None else "returns")
-        elif isinstance(stmt, ast.Continue):
-            parts.append("skips to the next iteration")
-        elif isinstance(stmt, ast.Break):
-            parts.append("leaves the loop")
-        elif isinstance(stmt, ast.Pass):
-            parts.append("does nothing")
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            parts.append(f"sets {ast.unparse(stmt).strip()}")
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            parts.append(f"imports {ast.unparse(stmt).strip()} instead")
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = dotted(stmt.value.func).split(".")[-1]
-            parts.append("logs" if call in _LOG_CALLS else f"calls {call}()")
-        else:
-            parts.append("runs other code")
-    return ", ".join(dict.fromkeys(parts)) or "does nothing"
