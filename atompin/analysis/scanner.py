@@ -14,7 +14,7 @@ import ast
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import Any
 
 from atompin.analysis.guards import (
     catches_attribute_error,
@@ -39,6 +39,7 @@ from atompin.analysis.usage import (
     ReadKind,
     Ref,
 )
+from atompin.analysis.values import ConsumerValue, DictMethod, LambdaValue, ProviderValue, Scope, Value
 from atompin.model import Site
 
 # Bounds that keep the interpreter finite on any input.
@@ -46,47 +47,7 @@ _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
 
-# -- abstract values -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ProviderValue:
-    """A provider object, reached by one of `choices` (ladder alternatives, first wins)."""
-
-    choices: tuple[Ref, ...]
-    guard: Guard = Guard.NONE  # obtained through getattr(..., default)
-
-    def attr(self, name: str) -> ProviderValue:
-        return ProviderValue(tuple(r.attr(name) for r in self.choices), self.guard)
-
-
-@dataclass(frozen=True)
-class ConsumerValue:
-    """A consumer object by dotted name (a function or module of the consumer's own)."""
-
-    dotted: str
-
-
-@dataclass(frozen=True)
-class LambdaValue:
-    signature: Signature
-
-
-Value = Union[ProviderValue, ConsumerValue, LambdaValue, str, tuple, dict, None]  # noqa: UP007
-
-
-class Scope:
-    def __init__(self, parent: Scope | None = None) -> None:
-        self.names: dict[str, Any] = {}
-        self.parent = parent
-
-    def lookup(self, name: str) -> Any:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.names:
-                return scope.names[name]
-            scope = scope.parent
-        return None
+# -- the interpreter's state ----------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -130,7 +91,7 @@ class _Function:
 @dataclass
 class _Rescan:
     function: _Function
-    binding: dict[str, Any]
+    binding: dict[str, Value]
     via: tuple[Site, ...]
     depth: int
 
@@ -161,10 +122,10 @@ class ConsumerScanner:
         self._functions: dict[str, _Function] = {}
         self._modules: set[str] = set()
         self._queue: deque[_Rescan] = deque()
-        self._seen_calls: set[tuple[Any, ...]] = set()
+        self._seen_calls: set[tuple[int, tuple[tuple[str, str], ...]]] = set()
         self._rescans = 0
         self._reads: set[Read] = set()
-        self._pending: list[tuple[ConsumerValue, ast.Call, list[Any], dict[str, Any], _Ctx]] | None = None
+        self._pending: list[tuple[ConsumerValue, ast.Call, list[Value], dict[str, Value], _Ctx]] | None = None
 
     # -- entry point ------------------------------------------------------------
 
@@ -224,7 +185,7 @@ class ConsumerScanner:
 
     def _dedupe(self) -> None:
         u = self.usage
-        seen_groups: dict[Any, ImportGroup] = {}
+        seen_groups: dict[tuple[object, ...], ImportGroup] = {}
         for g in u.groups:
             g.alternatives = [alt for alt in g.alternatives if alt]
             if not g.alternatives:
@@ -234,7 +195,7 @@ class ConsumerScanner:
         u.groups = list(seen_groups.values())
         u.attributes = list(dict.fromkeys(u.attributes))
         u.calls = list(dict.fromkeys(u.calls))
-        patches: dict[Any, PatchSite] = {}
+        patches: dict[tuple[Site, tuple[Ref, ...], str], PatchSite] = {}
         for p in u.patches:
             patches.setdefault((p.site, p.owner, p.attr), p)
         u.patches = list(patches.values())
@@ -251,7 +212,7 @@ class ConsumerScanner:
     def _site(self, ctx: _Ctx, node: ast.AST) -> Site:
         return Site(ctx.file.path, getattr(node, "lineno", 0))
 
-    def _bind(self, ctx: _Ctx, name: str, value: Any) -> None:
+    def _bind(self, ctx: _Ctx, name: str, value: Value) -> None:
         # In a ladder's handler the same name is bound again: keep both ways to it.
         old = ctx.scope.names.get(name)
         if ctx.in_handler and isinstance(old, ProviderValue) and isinstance(value, ProviderValue):
@@ -279,7 +240,7 @@ class ConsumerScanner:
         return Guard.NONE
 
     def _record_patch(
-        self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, value_node: ast.expr | None, value: Any
+        self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, value_node: ast.expr | None, value: Value
     ) -> None:
         if not ctx.record:
             return
@@ -416,7 +377,7 @@ class ConsumerScanner:
                 self._stmt(stmt, replace(ctx, scope=body_scope, function=qualname))
         self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
 
-    def _assign(self, target: ast.expr, value: Any, value_node: ast.expr | None, ctx: _Ctx) -> None:
+    def _assign(self, target: ast.expr, value: Value, value_node: ast.expr | None, ctx: _Ctx) -> None:
         if isinstance(target, ast.Name):
             self._bind(ctx, target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -512,7 +473,7 @@ class ConsumerScanner:
 
     # -- functions and helper calls --------------------------------------------------
 
-    def _enqueue(self, fn: _Function, binding: dict[str, Any], via: tuple[Site, ...], depth: int) -> None:
+    def _enqueue(self, fn: _Function, binding: dict[str, Value], via: tuple[Site, ...], depth: int) -> None:
         key = (id(fn.node), tuple(sorted((k, repr(v)) for k, v in binding.items())))
         if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
             return
@@ -532,7 +493,7 @@ class ConsumerScanner:
         self._block(fn.node.body, ctx)
 
     def _call_helper(
-        self, callee: ConsumerValue, node: ast.Call, args: list[Any], kwargs: dict[str, Any], ctx: _Ctx
+        self, callee: ConsumerValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], ctx: _Ctx
     ) -> None:
         if self._pending is not None:  # module bodies are still being read
             self._pending.append((callee, node, args, kwargs, ctx))
@@ -554,7 +515,7 @@ class ConsumerScanner:
 
     # -- expressions -----------------------------------------------------------------
 
-    def _eval(self, node: ast.expr | None, ctx: _Ctx, outer: bool = True) -> Any:  # noqa: C901 - one dispatch
+    def _eval(self, node: ast.expr | None, ctx: _Ctx, outer: bool = True) -> Value:  # noqa: C901 - one dispatch
         if node is None:
             return None
         if isinstance(node, ast.Constant):
@@ -568,7 +529,7 @@ class ConsumerScanner:
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return tuple(self._eval(e, ctx) for e in node.elts)
         if isinstance(node, ast.Dict):
-            out: dict[str, Any] = {}
+            out: dict[str, Value] = {}
             for k, v in zip(node.keys, node.values):
                 key = self._eval(k, ctx) if k is not None else None
                 val = self._eval(v, ctx)
@@ -602,7 +563,7 @@ class ConsumerScanner:
             self._eval(child, ctx)
         return None
 
-    def _attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool) -> Any:
+    def _attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool) -> Value:
         base = self._eval(node.value, ctx, outer=False)
         if isinstance(base, ProviderValue):
             self._record_read(base, node.attr, ReadKind.PLAIN)
@@ -614,10 +575,10 @@ class ConsumerScanner:
         if isinstance(base, ConsumerValue):
             return ConsumerValue(f"{base.dotted}.{node.attr}")
         if isinstance(base, dict) and node.attr in ("items", "keys", "values"):
-            return ("__dict_method__", node.attr, base)
+            return DictMethod(node.attr, base)
         return None
 
-    def _call(self, node: ast.Call, ctx: _Ctx) -> Any:
+    def _call(self, node: ast.Call, ctx: _Ctx) -> Value:
         func = node.func
         name = dotted(func)
         callee = self._eval(func, ctx) if not isinstance(func, ast.Name) else ctx.scope.lookup(func.id)
@@ -638,11 +599,8 @@ class ConsumerScanner:
                     literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
                 )
             )
-        if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "__dict_method__":
-            _, method, table = callee
-            if method == "items":
-                return tuple(table.items())
-            return tuple(table.keys() if method == "keys" else table.values())
+        if isinstance(callee, DictMethod):
+            return callee.call()
         if callee is None and name in ("getattr", "hasattr", "setattr"):
             return self._builtin_attr_call(name, node, args, ctx)
         if name.endswith("import_module") and args and isinstance(args[0], str) and not args[0].startswith("."):
@@ -657,7 +615,7 @@ class ConsumerScanner:
             self._call_helper(callee, node, args, kwargs, ctx)
         return None
 
-    def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Any], ctx: _Ctx) -> Any:
+    def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
         if len(args) < 2 or not isinstance(args[0], ProviderValue) or not isinstance(args[1], str):
             return None
         owner, attr = args[0], args[1]
