@@ -6,6 +6,11 @@ passed to the consumer's own helpers, across files) and records every import,
 attribute chain and patch that reaches the provider package, with the guard
 that decides what happens when the target is gone. Pure: source text in,
 `ConsumerUsage` out; nothing is imported or executed.
+
+`ConsumerScanner.scan` is the entry point. Each statement is read by its
+`_visit_<class name>` method and each expression evaluated by its
+`_eval_<class name>` method, to an abstract value (`values`); what a
+try/except or an `if hasattr(...)` means is decided in `guards`.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ import ast
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from atompin.analysis.guards import (
     catches_attribute_error,
@@ -52,6 +56,8 @@ _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
 
 @dataclass(frozen=True)
 class _File:
+    """A consumer source file and the module it is."""
+
     path: str
     module: str
     is_package: bool
@@ -59,6 +65,13 @@ class _File:
 
 @dataclass(frozen=True)
 class _Ctx:
+    """Where a statement is read: its file, scope and function, and what guards it.
+
+    Immutable: a try, an `if hasattr(...)`, a ladder alternative or an unrolled
+    loop reads its block with a `replace`d copy, so a guard ends where its block
+    does, however deeply they nest.
+    """
+
     file: _File
     scope: Scope
     function: str = ""
@@ -76,6 +89,8 @@ class _Ctx:
 
 @dataclass
 class _Function:
+    """A consumer function (or method) definition, with the scope it closes over."""
+
     node: ast.FunctionDef | ast.AsyncFunctionDef
     file: _File
     qualname: str
@@ -90,6 +105,8 @@ class _Function:
 
 @dataclass
 class _Rescan:
+    """A function body to read (again), with the values a call site binds to its parameters."""
+
     function: _Function
     binding: dict[str, Value]
     via: tuple[Site, ...]
@@ -201,7 +218,7 @@ class ConsumerScanner:
         u.patches = list(patches.values())
         u.reads = sorted(self._reads, key=repr)
 
-    # -- helpers ----------------------------------------------------------------
+    # -- bindings and records ---------------------------------------------------
 
     def _is_provider(self, module: str) -> bool:
         return in_package(module, self.provider_package)
@@ -270,53 +287,15 @@ class ConsumerScanner:
         for stmt in body:
             ctx = self._stmt(stmt, ctx) or ctx
 
-    def _stmt(self, node: ast.stmt, ctx: _Ctx) -> _Ctx | None:  # noqa: C901 - one dispatch
-        if isinstance(node, ast.Import):
-            self._import(node, ctx)
-        elif isinstance(node, ast.ImportFrom):
-            self._import_from(node, ctx)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._function_def(node, ctx)
-        elif isinstance(node, ast.ClassDef):
-            self._class_def(node, ctx)
-        elif isinstance(node, ast.Assign):
-            value = self._eval(node.value, ctx)
-            for target in node.targets:
-                self._assign(target, value, node.value, ctx)
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self._assign(node.target, self._eval(node.value, ctx), node.value, ctx)
-        elif isinstance(node, ast.AugAssign):
-            self._eval(node.value, ctx)
-        elif isinstance(node, ast.Expr):
-            self._eval(node.value, ctx)
-        elif isinstance(node, (ast.Return, ast.Raise)):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    self._eval(child, ctx)
-        elif isinstance(node, ast.If):
-            return self._if(node, ctx)
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            self._try(node, ctx)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self._for(node, ctx)
-        elif isinstance(node, ast.While):
-            self._eval(node.test, ctx)
-            self._block(node.body, ctx)
-            self._block(node.orelse, ctx)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                value = self._eval(item.context_expr, ctx)
-                if item.optional_vars is not None:
-                    self._assign(item.optional_vars, value, item.context_expr, ctx)
-            self._block(node.body, ctx)
-        elif isinstance(node, ast.Match):
-            self._eval(node.subject, ctx)
-            for case in node.cases:
-                self._block(case.body, ctx)
-        return None
+    def _stmt(self, node: ast.stmt, ctx: _Ctx) -> _Ctx | None:
+        """Read one statement with its `_visit_<class name>` method; other statements are skipped.
 
-    def _import(self, node: ast.Import, ctx: _Ctx) -> None:
+        A returned context replaces `ctx` for the rest of the block: `if not hasattr(...): return`.
+        """
+        visit = getattr(self, f"_visit_{type(node).__name__}", None)
+        return visit(node, ctx) if visit is not None else None
+
+    def _visit_Import(self, node: ast.Import, ctx: _Ctx) -> None:
         for alias in node.names:
             name = alias.name
             top = name.split(".")[0]
@@ -329,7 +308,7 @@ class ConsumerScanner:
             self._record_import(ctx, ImportUse(Ref(name), self._site(ctx, node), ImportKind.IMPORT, ctx.via))
             self._bind(ctx, alias.asname or top, ProviderValue((Ref(name if alias.asname else top),)))
 
-    def _import_from(self, node: ast.ImportFrom, ctx: _Ctx) -> None:
+    def _visit_ImportFrom(self, node: ast.ImportFrom, ctx: _Ctx) -> None:
         module = absolute_module(ctx.file.module, ctx.file.is_package, node.level, node.module)
         provider = self._is_provider(module)
         consumer = self._is_consumer(module) or (node.level > 0)
@@ -348,7 +327,7 @@ class ConsumerScanner:
             else:
                 self._bind(ctx, bound, None)
 
-    def _function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx) -> None:
+    def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx) -> None:
         for deco in node.decorator_list:
             self._eval(deco, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
@@ -359,7 +338,9 @@ class ConsumerScanner:
         self._bind(ctx, node.name, ConsumerValue(dotted_name))
         self._enqueue(fn, {}, ctx.via, ctx.depth)
 
-    def _class_def(self, node: ast.ClassDef, ctx: _Ctx) -> None:
+    _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _visit_ClassDef(self, node: ast.ClassDef, ctx: _Ctx) -> None:
         for expr in [*node.bases, *node.decorator_list, *(k.value for k in node.keywords)]:
             self._eval(expr, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
@@ -376,6 +357,29 @@ class ConsumerScanner:
             else:
                 self._stmt(stmt, replace(ctx, scope=body_scope, function=qualname))
         self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
+
+    def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
+        value = self._eval(node.value, ctx)
+        for target in node.targets:
+            self._assign(target, value, node.value, ctx)
+
+    def _visit_AnnAssign(self, node: ast.AnnAssign, ctx: _Ctx) -> None:
+        if node.value is not None:
+            self._assign(node.target, self._eval(node.value, ctx), node.value, ctx)
+
+    def _visit_AugAssign(self, node: ast.AugAssign, ctx: _Ctx) -> None:
+        self._eval(node.value, ctx)
+
+    def _visit_Expr(self, node: ast.Expr, ctx: _Ctx) -> None:
+        self._eval(node.value, ctx)
+
+    def _visit_Return(self, node: ast.Return | ast.Raise, ctx: _Ctx) -> None:
+        # Only what is returned or raised is read; nothing is bound.
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._eval(child, ctx)
+
+    _visit_Raise = _visit_Return
 
     def _assign(self, target: ast.expr, value: Value, value_node: ast.expr | None, ctx: _Ctx) -> None:
         if isinstance(target, ast.Name):
@@ -396,7 +400,8 @@ class ConsumerScanner:
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, None, ctx)
 
-    def _if(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
+    def _visit_If(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
+        """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs."""
         if is_type_checking(node.test):
             self._block(node.orelse, ctx)
             return None
@@ -427,7 +432,13 @@ class ConsumerScanner:
                 return (owner.choices, name), negated
         return None, False
 
-    def _try(self, node: Any, ctx: _Ctx) -> None:
+    def _visit_Try(self, node: ast.Try, ctx: _Ctx) -> None:
+        """A try that catches ImportError around a provider import is a ladder; one catching AttributeError a guard.
+
+        The ladder's alternatives are its body and each handler that imports the
+        provider again (first importable wins); a handler that does not says what
+        happens when every alternative fails.
+        """
         body_ctx = replace(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
         if catches_import_error(node.handlers) and self._imports_provider(node.body, ctx):
             if ctx.in_handler and ctx.ladder is not None:
@@ -454,10 +465,13 @@ class ConsumerScanner:
         self._block(node.orelse, ctx)
         self._block(node.finalbody, ctx)
 
+    _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
+
     def _imports_provider(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
         return imports_package(body, self.provider_package, ctx.file.module, ctx.file.is_package)
 
-    def _for(self, node: ast.For | ast.AsyncFor, ctx: _Ctx) -> None:
+    def _visit_For(self, node: ast.For | ast.AsyncFor, ctx: _Ctx) -> None:
+        """A loop over a literal tuple or dict is unrolled; when its body breaks, its patches are alternatives."""
         items = self._eval(node.iter, ctx)
         if isinstance(items, dict):
             items = tuple(items)
@@ -471,100 +485,95 @@ class ConsumerScanner:
             self._block(node.body, ctx)
         self._block(node.orelse, ctx)
 
-    # -- functions and helper calls --------------------------------------------------
+    _visit_AsyncFor = _visit_For
 
-    def _enqueue(self, fn: _Function, binding: dict[str, Value], via: tuple[Site, ...], depth: int) -> None:
-        key = (id(fn.node), tuple(sorted((k, repr(v)) for k, v in binding.items())))
-        if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
-            return
-        self._seen_calls.add(key)
-        self._queue.append(_Rescan(fn, binding, via, depth))
+    def _visit_While(self, node: ast.While, ctx: _Ctx) -> None:
+        self._eval(node.test, ctx)
+        self._block(node.body, ctx)
+        self._block(node.orelse, ctx)
 
-    def _run_function(self, job: _Rescan) -> None:
-        fn = job.function
-        scope = Scope(fn.closure)
-        for name in fn.params:
-            scope.names[name] = job.binding.get(name)
-        a = fn.node.args
-        for extra in (a.vararg, a.kwarg):
-            if extra is not None:
-                scope.names[extra.arg] = None
-        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth)
-        self._block(fn.node.body, ctx)
+    def _visit_With(self, node: ast.With | ast.AsyncWith, ctx: _Ctx) -> None:
+        for item in node.items:
+            value = self._eval(item.context_expr, ctx)
+            if item.optional_vars is not None:
+                self._assign(item.optional_vars, value, item.context_expr, ctx)
+        self._block(node.body, ctx)
 
-    def _call_helper(
-        self, callee: ConsumerValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], ctx: _Ctx
-    ) -> None:
-        if self._pending is not None:  # module bodies are still being read
-            self._pending.append((callee, node, args, kwargs, ctx))
-            return
-        # Only arguments that can lead into the provider are worth reading a helper again:
-        # provider objects, and strings that name a provider module.
-        values = (*args, *kwargs.values())
-        if not any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values):
-            return
-        fn = self._function(callee.dotted)
-        if fn is None:
-            return
-        params = fn.params
-        if isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        binding = dict(zip(params, args))
-        binding.update({k: v for k, v in kwargs.items() if k in params})
-        self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1)
+    _visit_AsyncWith = _visit_With
+
+    def _visit_Match(self, node: ast.Match, ctx: _Ctx) -> None:
+        self._eval(node.subject, ctx)
+        for case in node.cases:
+            self._block(case.body, ctx)
 
     # -- expressions -----------------------------------------------------------------
 
-    def _eval(self, node: ast.expr | None, ctx: _Ctx, outer: bool = True) -> Value:  # noqa: C901 - one dispatch
+    def _eval(self, node: ast.expr | None, ctx: _Ctx) -> Value:
+        """What `node` evaluates to, by its `_eval_<class name>` method, recording provider uses on the way."""
         if node is None:
             return None
-        if isinstance(node, ast.Constant):
-            return node.value if isinstance(node.value, str) else None
-        if isinstance(node, ast.Name):
-            return ctx.scope.lookup(node.id)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, ctx, outer)
-        if isinstance(node, ast.Call):
-            return self._call(node, ctx)
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            return tuple(self._eval(e, ctx) for e in node.elts)
-        if isinstance(node, ast.Dict):
-            out: dict[str, Value] = {}
-            for k, v in zip(node.keys, node.values):
-                key = self._eval(k, ctx) if k is not None else None
-                val = self._eval(v, ctx)
-                if isinstance(key, str):
-                    out[key] = val
-            return out
-        if isinstance(node, ast.Subscript):
-            base = self._eval(node.value, ctx)
-            index = node.slice
-            self._eval(index, ctx)
-            if isinstance(base, tuple) and isinstance(index, ast.Constant) and isinstance(index.value, int):
-                try:
-                    return base[index.value]
-                except IndexError:
-                    return None
-            if isinstance(base, dict) and isinstance(index, ast.Constant) and isinstance(index.value, str):
-                return base.get(index.value)
-            return None
-        if isinstance(node, ast.Lambda):
-            self._eval(node.body, ctx)
-            return LambdaValue(signature_of(node))
-        if isinstance(node, ast.NamedExpr):
-            value = self._eval(node.value, ctx)
-            self._bind(ctx, node.target.id, value)
-            return value
-        if isinstance(node, ast.BoolOp):
-            values = [self._eval(v, ctx) for v in node.values]
-            # `a or b` in a ladder-ish expression: keep a provider value if there is one.
-            return next((v for v in values if isinstance(v, ProviderValue)), None)
+        evaluate = getattr(self, f"_eval_{type(node).__name__}", None)
+        if evaluate is not None:
+            return evaluate(node, ctx)
+        # Any other expression is not followed, but its parts may use the provider.
         for child in expr_children(node):
             self._eval(child, ctx)
         return None
 
-    def _attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool) -> Value:
-        base = self._eval(node.value, ctx, outer=False)
+    def _eval_Constant(self, node: ast.Constant, ctx: _Ctx) -> Value:
+        return node.value if isinstance(node.value, str) else None
+
+    def _eval_Name(self, node: ast.Name, ctx: _Ctx) -> Value:
+        return ctx.scope.lookup(node.id)
+
+    def _eval_Tuple(self, node: ast.Tuple | ast.List | ast.Set, ctx: _Ctx) -> Value:
+        return tuple(self._eval(e, ctx) for e in node.elts)
+
+    _eval_List = _eval_Set = _eval_Tuple
+
+    def _eval_Dict(self, node: ast.Dict, ctx: _Ctx) -> Value:
+        out: dict[str, Value] = {}
+        for k, v in zip(node.keys, node.values):
+            key = self._eval(k, ctx) if k is not None else None
+            val = self._eval(v, ctx)
+            if isinstance(key, str):
+                out[key] = val
+        return out
+
+    def _eval_Subscript(self, node: ast.Subscript, ctx: _Ctx) -> Value:
+        base = self._eval(node.value, ctx)
+        index = node.slice
+        self._eval(index, ctx)
+        if isinstance(base, tuple) and isinstance(index, ast.Constant) and isinstance(index.value, int):
+            try:
+                return base[index.value]
+            except IndexError:
+                return None
+        if isinstance(base, dict) and isinstance(index, ast.Constant) and isinstance(index.value, str):
+            return base.get(index.value)
+        return None
+
+    def _eval_Lambda(self, node: ast.Lambda, ctx: _Ctx) -> Value:
+        self._eval(node.body, ctx)
+        return LambdaValue(signature_of(node))
+
+    def _eval_NamedExpr(self, node: ast.NamedExpr, ctx: _Ctx) -> Value:
+        value = self._eval(node.value, ctx)
+        self._bind(ctx, node.target.id, value)
+        return value
+
+    def _eval_BoolOp(self, node: ast.BoolOp, ctx: _Ctx) -> Value:
+        values = [self._eval(v, ctx) for v in node.values]
+        # `a or b` in a ladder-ish expression: keep a provider value if there is one.
+        return next((v for v in values if isinstance(v, ProviderValue)), None)
+
+    def _eval_Attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool = True) -> Value:
+        # Of a chain `a.b.c`, only the whole chain (`outer`) is a use; `a.b` is a read on the way.
+        inner = node.value
+        if isinstance(inner, ast.Attribute):
+            base = self._eval_Attribute(inner, ctx, outer=False)
+        else:
+            base = self._eval(inner, ctx)
         if isinstance(base, ProviderValue):
             self._record_read(base, node.attr, ReadKind.PLAIN)
             value = base.attr(node.attr)
@@ -578,10 +587,10 @@ class ConsumerScanner:
             return DictMethod(node.attr, base)
         return None
 
-    def _call(self, node: ast.Call, ctx: _Ctx) -> Value:
+    def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
         func = node.func
         name = dotted(func)
-        callee = self._eval(func, ctx) if not isinstance(func, ast.Name) else ctx.scope.lookup(func.id)
+        callee = self._eval(func, ctx)
         args = [self._eval(a.value if isinstance(a, ast.Starred) else a, ctx) for a in node.args]
         kwargs = {k.arg: self._eval(k.value, ctx) for k in node.keywords if k.arg}
         for k in node.keywords:
@@ -637,3 +646,45 @@ class ConsumerScanner:
                 )
             return value
         return None
+
+    # -- functions and helper calls --------------------------------------------------
+
+    def _enqueue(self, fn: _Function, binding: dict[str, Value], via: tuple[Site, ...], depth: int) -> None:
+        key = (id(fn.node), tuple(sorted((k, repr(v)) for k, v in binding.items())))
+        if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
+            return
+        self._seen_calls.add(key)
+        self._queue.append(_Rescan(fn, binding, via, depth))
+
+    def _run_function(self, job: _Rescan) -> None:
+        fn = job.function
+        scope = Scope(fn.closure)
+        for name in fn.params:
+            scope.names[name] = job.binding.get(name)
+        a = fn.node.args
+        for extra in (a.vararg, a.kwarg):
+            if extra is not None:
+                scope.names[extra.arg] = None
+        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth)
+        self._block(fn.node.body, ctx)
+
+    def _call_helper(
+        self, callee: ConsumerValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], ctx: _Ctx
+    ) -> None:
+        if self._pending is not None:  # module bodies are still being read
+            self._pending.append((callee, node, args, kwargs, ctx))
+            return
+        # Only arguments that can lead into the provider are worth reading a helper again:
+        # provider objects, and strings that name a provider module.
+        values = (*args, *kwargs.values())
+        if not any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values):
+            return
+        fn = self._function(callee.dotted)
+        if fn is None:
+            return
+        params = fn.params
+        if isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        binding = dict(zip(params, args))
+        binding.update({k: v for k, v in kwargs.items() if k in params})
+        self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1)
