@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from atompin.analysis.arity import CallShape, call_problem, checkable, replacement_problem
+from atompin.analysis.arity import call_problem, checkable, replacement_problem
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.usage import CallUse, ConsumerUsage, Guard, ImportGroup, ImportUse, PatchSite, ReadKind, Ref
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
@@ -267,12 +267,11 @@ class UsageChecker:
         if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
             return
         assert target.signature is not None
-        shape = CallShape(call.positional, call.keywords, call.star, call.starstar)
-        problem = call_problem(target.signature, shape, bound)
+        problem = call_problem(target.signature, call.shape, bound)
         if problem:
             self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, self.symbol(ref), [call.site],
                               f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
-                              f"the call passes {shape.render()}")  # fmt: skip
+                              f"the call passes {call.shape.render()}")  # fmt: skip
 
     def _generates_init(self, ref: ClassRef) -> bool:
         """Is this class, or a base before the one that defines __init__, a generated-__init__ class?"""

@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from atompin.analysis.arity import CallShape
 from atompin.analysis.guards import (
     catches_attribute_error,
     catches_import_error,
@@ -601,10 +602,12 @@ class ConsumerScanner:
                 CallUse(
                     callee.choices,
                     self._site(ctx, node),
-                    positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
-                    keywords=tuple(k.arg for k in node.keywords if k.arg),
-                    star=any(isinstance(a, ast.Starred) for a in node.args),
-                    starstar=any(k.arg is None for k in node.keywords),
+                    CallShape(
+                        positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+                        keywords=tuple(k.arg for k in node.keywords if k.arg),
+                        star=any(isinstance(a, ast.Starred) for a in node.args),
+                        starstar=any(k.arg is None for k in node.keywords),
+                    ),
                     literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
                 )
             )
