@@ -71,19 +71,20 @@ class Resolution:
 # External bases whose members nobody patches; a member missing from a class
 # that only inherits these is really missing.
 _PLAIN_BASES = {
-    "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol",
-    "NamedTuple", "typing.NamedTuple", "TypedDict", "typing.TypedDict", "Enum", "enum.Enum",
-    "IntEnum", "enum.IntEnum", "StrEnum", "enum.StrEnum", "Exception", "BaseException",
-    "RuntimeError", "ValueError", "TypeError", "KeyError", "ABCMeta", "abc.ABCMeta", "type",
-}  # fmt: skip
+    *("object", "type", "ABC", "abc.ABC", "ABCMeta", "abc.ABCMeta"),
+    *("Generic", "typing.Generic", "Protocol", "typing.Protocol"),
+    *("NamedTuple", "typing.NamedTuple", "TypedDict", "typing.TypedDict"),
+    *("Enum", "enum.Enum", "IntEnum", "enum.IntEnum", "StrEnum", "enum.StrEnum"),
+    *("Exception", "BaseException", "RuntimeError", "ValueError", "TypeError", "KeyError"),
+}
 
 # Members those plain bases (or their metaclasses) do provide.
 _PLAIN_BASE_MEMBERS = {
-    "register", "_abc_impl",  # ABC / ABCMeta
-    "name", "value", "_member_map_", "_value2member_map_", "_missing_", "__members__",  # Enum
-    "_fields", "_replace", "_asdict", "_make", "_field_defaults",  # NamedTuple
-    "args", "with_traceback", "add_note",  # exceptions
-}  # fmt: skip
+    *("register", "_abc_impl"),  # ABC / ABCMeta
+    *("name", "value", "_member_map_", "_value2member_map_", "_missing_", "__members__"),  # Enum
+    *("_fields", "_replace", "_asdict", "_make", "_field_defaults"),  # NamedTuple
+    *("args", "with_traceback", "add_note"),  # exceptions
+}
 
 
 class ProviderIndex:
