@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from atompin.analysis.arity import CallShape, call_problem, checkable, replacement_problem
+from atompin.analysis.arity import call_problem, checkable, replacement_problem
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.usage import (
     CallUse,
@@ -43,8 +43,16 @@ class _Findings:
     def __init__(self) -> None:
         self._drafts: dict[tuple[str, str, str], _Draft] = {}
 
-    def add(self, rule: Rule, severity: Severity, symbol: str, sites: list[Site] | tuple[Site, ...], message: str,
-            alternatives: tuple[Alternative, ...] = (), key: str = "") -> None:  # fmt: skip
+    def add(
+        self,
+        rule: Rule,
+        severity: Severity,
+        symbol: str,
+        sites: list[Site] | tuple[Site, ...],
+        message: str,
+        alternatives: tuple[Alternative, ...] = (),
+        key: str = "",
+    ) -> None:
         k = (rule.value, symbol, key)
         draft = self._drafts.get(k)
         if draft is None:
@@ -99,8 +107,8 @@ class UsageChecker:
         for group in self.usage.groups:
             self._group(group)
         for path, line, error in self.usage.unparseable:
-            self.findings.add(Rule.UNPARSEABLE, Severity.WARNING, path, [Site(path, line)],
-                              f"{path} does not parse ({error}); what it uses of the provider is unknown")  # fmt: skip
+            message = f"{path} does not parse ({error}); what it uses of the provider is unknown"
+            self.findings.add(Rule.UNPARSEABLE, Severity.WARNING, path, [Site(path, line)], message)
         for use in self.usage.attributes:
             owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
             key = (owner, use.choices[0].path[-1] if use.choices[0].path else "")
@@ -142,8 +150,8 @@ class UsageChecker:
         if not group.ladder:
             for use, res in judged[0][1]:
                 if res.status is Status.MISSING:
-                    self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, self.symbol(use.ref), [use.site],
-                                      f"{res.reason}; the import raises ImportError{_via(use)}")  # fmt: skip
+                    message = f"{res.reason}; the import raises ImportError{_via(use)}"
+                    self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, self.symbol(use.ref), [use.site], message)
             return
         alternatives = tuple(
             Alternative(
@@ -159,21 +167,25 @@ class UsageChecker:
         where = f"{group.path}:{group.line}"
         n = len(group.alternatives)
         if not group.fallback:
-            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites,
-                              f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) "
-                              "and nothing catches it: the import raises", alternatives)  # fmt: skip
+            message = (
+                f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) "
+                "and nothing catches it: the import raises"
+            )
+            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites, message, alternatives)
             return
-        lost = [p for p in self.usage.patches
-                if p.site.path == group.path and p.function == group.function and p.site.line > group.line]  # fmt: skip
+        # The installer's patches after the ladder: never made when its fallback returns.
+        in_function = [p for p in self.usage.patches if p.site.path == group.path and p.function == group.function]
+        lost = [p for p in in_function if p.site.line > group.line]
         if lost and group.function and "return" in group.fallback:
             names = ", ".join(sorted({self.symbol(p.owner[0].attr(p.attr)) for p in lost}))
-            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites,
-                              f"the import ladder at {where} fails ({missing}) and the installer {group.function}() "
-                              f"{group.fallback}: {len(lost)} patch(es) are never installed: {names}", alternatives)  # fmt: skip
+            message = (
+                f"the import ladder at {where} fails ({missing}) and the installer {group.function}() "
+                f"{group.fallback}: {len(lost)} patch(es) are never installed: {names}"
+            )
+            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites, message, alternatives)
             return
-        self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, symbol, sites,
-                          f"degraded: the import at {where} fails ({missing}); the fallback {group.fallback}",
-                          alternatives)  # fmt: skip
+        message = f"degraded: the import at {where} fails ({missing}); the fallback {group.fallback}"
+        self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, symbol, sites, message, alternatives)
 
     def _attribute(self, choices: tuple[Ref, ...], site: Site, guard: Guard) -> None:
         ref, res = self.first(choices)
@@ -214,8 +226,8 @@ class UsageChecker:
         if owner.status is Status.MISSING or owner.target is None:
             if patch.guard is not Guard.GETATTR_DEFAULT:
                 return  # the failing import or attribute access is reported where it happens
-            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site],
-                              f"the patched object is gone ({owner.reason}); {_effect(guard)}{_via(patch)}")  # fmt: skip
+            message = f"the patched object is gone ({owner.reason}); {_effect(guard)}{_via(patch)}"
+            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site], message)
             return
         res = self.index.getattr(owner.target, patch.attr)
         if res.status is Status.FOUND:
@@ -232,13 +244,15 @@ class UsageChecker:
         ):
             return  # a `for name in (...): ... break` loop: another name is patched instead
         if patch.literal_value or (not reads and guard in (Guard.NONE, Guard.TRY)):
-            self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site],
-                              f"adds an attribute the provider does not have ({res.reason}); nothing of the "
-                              "provider is replaced. If this was meant to replace a provider function, it has moved")  # fmt: skip
+            message = (
+                f"adds an attribute the provider does not have ({res.reason}); nothing of the "
+                "provider is replaced. If this was meant to replace a provider function, it has moved"
+            )
+            self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
             return
         read_sites = self._original_reads.get(patch.key(), [])
-        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites],
-                          f"{res.reason}; {_effect(guard)}{_via(patch)}")  # fmt: skip
+        message = f"{res.reason}; {_effect(guard)}{_via(patch)}"
+        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites], message)
 
     # -- signatures (arity-drift) -------------------------------------------------
 
@@ -250,9 +264,11 @@ class UsageChecker:
         problem = replacement_problem(original, patch.replacement)
         if problem:
             severity = Severity.ERROR if problem.definite else Severity.WARNING
-            self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site],
-                              f"the replacement does not fit the patched function: {problem.message}. "
-                              f"Original {original.render()}; replacement {patch.replacement.render()}")  # fmt: skip
+            message = (
+                f"the replacement does not fit the patched function: {problem.message}. "
+                f"Original {original.render()}; replacement {patch.replacement.render()}"
+            )
+            self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
 
     def _call_drift(self, call: CallUse) -> None:
         ref, res = self.first(call.choices)
@@ -269,12 +285,13 @@ class UsageChecker:
         if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
             return
         assert target.signature is not None
-        shape = CallShape(call.positional, call.keywords, call.star, call.starstar)
-        problem = call_problem(target.signature, shape, bound)
+        problem = call_problem(target.signature, call.shape, bound)
         if problem:
-            self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, self.symbol(ref), [call.site],
-                              f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
-                              f"the call passes {shape.render()}")  # fmt: skip
+            message = (
+                f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
+                f"the call passes {call.shape.render()}"
+            )
+            self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, self.symbol(ref), [call.site], message)
 
     def _generates_init(self, ref: ClassRef) -> bool:
         """Is this class, or a base before the one that defines __init__, a generated-__init__ class?"""

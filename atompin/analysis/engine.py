@@ -49,7 +49,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-3"
+SCAN_FORMAT = "atompin-scan-4"
 
 
 def scan_consumer(

@@ -16,8 +16,9 @@ from atompin.analysis.moduleinfo import (
     MemberKind,
     ModuleInfo,
 )
-from atompin.analysis.names import absolute_module, dotted, is_type_checking
+from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
+from atompin.analysis.syntax import dotted, literal_strings, runtime_bodies, target_names
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
 
@@ -84,65 +85,67 @@ class _ModuleVisitor:
     # -- statements ---------------------------------------------------------
 
     def stmt(self, node: ast.stmt) -> None:
-        info = self.info
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if _is_overload(node):
-                return  # a typing stub: the real def follows
-            self.bind(node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node)))
-            if node.name == "__getattr__":
-                info.getattr_line = node.lineno
-                self.getattr_node = node
-        elif isinstance(node, ast.ClassDef):
-            self.bind(node.name, Binding(BindingKind.CLASS, node.lineno))
-            self.class_def(node, node.name)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    self.bind(alias.asname, Binding(BindingKind.MODULE, node.lineno, target=alias.name))
-                else:
-                    top = alias.name.split(".")[0]
-                    self.bind(top, Binding(BindingKind.MODULE, node.lineno, target=top))
-        elif isinstance(node, ast.ImportFrom):
-            module = absolute_module(info.name, info.is_package, node.level, node.module)
-            for alias in node.names:
-                if alias.name == "*":
-                    self.stars.append(module)
-                else:
-                    self.bind(
-                        alias.asname or alias.name,
-                        Binding(BindingKind.IMPORT, node.lineno, target=f"{module}:{alias.name}"),
-                    )
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                self.assign(target, node.value, node.lineno)
-        elif isinstance(node, ast.AnnAssign):
-            self.assign(node.target, node.value, node.lineno)
-        elif isinstance(node, ast.AugAssign):
-            if isinstance(node.target, ast.Name) and node.target.id == "__all__":
-                self.extend_all(node.value)
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            self.call(node.value)
-        elif isinstance(node, ast.If):
-            if is_type_checking(node.test):
-                self.block(node.orelse)
+        """Record what one top-level statement binds; compound statements are entered."""
+        visit = getattr(self, f"visit_{type(node).__name__}", None)
+        if visit is not None:
+            visit(node)
+            return
+        for body in runtime_bodies(node):
+            self.block(body)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if _is_overload(node):
+            return  # a typing stub: the real def follows
+        self.bind(node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node)))
+        if node.name == "__getattr__":
+            self.info.getattr_line = node.lineno
+            self.getattr_node = node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.bind(node.name, Binding(BindingKind.CLASS, node.lineno))
+        self.class_def(node, node.name)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.bind(alias.asname, Binding(BindingKind.MODULE, node.lineno, target=alias.name))
             else:
-                self.block(node.body)
-                self.block(node.orelse)
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            self.block(node.body)  # type: ignore[attr-defined]
-            for handler in node.handlers:  # type: ignore[attr-defined]
-                self.block(handler.body)
-            self.block(node.orelse)  # type: ignore[attr-defined]
-            self.block(node.finalbody)  # type: ignore[attr-defined]
-        elif isinstance(node, (ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
-            if isinstance(node, (ast.For, ast.AsyncFor)):
-                for name in _target_names(node.target):
-                    self.bind(name, Binding(BindingKind.VALUE, node.lineno))
-            self.block(node.body)
-            self.block(getattr(node, "orelse", []))
-        elif isinstance(node, ast.Match):
-            for case in node.cases:
-                self.block(case.body)
+                top = alias.name.split(".")[0]
+                self.bind(top, Binding(BindingKind.MODULE, node.lineno, target=top))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = absolute_module(self.info.name, self.info.is_package, node.level, node.module)
+        for alias in node.names:
+            if alias.name == "*":
+                self.stars.append(module)
+            else:
+                target = f"{module}:{alias.name}"
+                self.bind(alias.asname or alias.name, Binding(BindingKind.IMPORT, node.lineno, target=target))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self.assign(target, node.value, node.lineno)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.assign(node.target, node.value, node.lineno)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.target.id == "__all__":
+            self.extend_all(node.value)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Call):
+            self.call(node.value)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        for name in target_names(node.target):
+            self.bind(name, Binding(BindingKind.VALUE, node.lineno))
+        for body in runtime_bodies(node):
+            self.block(body)
+
+    visit_AsyncFor = visit_For
 
     def assign(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
         if isinstance(target, ast.Name):
@@ -170,7 +173,7 @@ class _ModuleVisitor:
                     self.info.str_collections[name] = strings
             self.bind(name, binding)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for name in _target_names(target):
+            for name in target_names(target):
                 self.bind(name, Binding(BindingKind.VALUE, line))
 
     def call(self, call: ast.Call) -> None:
@@ -185,7 +188,7 @@ class _ModuleVisitor:
     # -- __all__ ------------------------------------------------------------
 
     def set_all(self, value: ast.expr | None) -> None:
-        names = _literal_strings(value)
+        names = literal_strings(value)
         if names is None:
             self.all_dynamic = True
             self.all_names = []
@@ -193,7 +196,7 @@ class _ModuleVisitor:
             self.all_names = names
 
     def extend_all(self, value: ast.expr) -> None:
-        names = _literal_strings(value)
+        names = literal_strings(value)
         if names is None or self.all_names is None:
             self.all_dynamic = True
             self.all_names = self.all_names or []
@@ -208,8 +211,8 @@ class _ModuleVisitor:
         decorators = tuple(
             d for d in (dotted(x.func if isinstance(x, ast.Call) else x) for x in node.decorator_list) if d
         )
-        cls = ClassInfo(qualname=qualname, line=node.lineno, bases=tuple(b for b in (dotted(x) for x in exprs) if b),
-                        decorators=decorators)  # fmt: skip
+        bases = tuple(b for b in (dotted(x) for x in exprs) if b)
+        cls = ClassInfo(qualname=qualname, line=node.lineno, bases=bases, decorators=decorators)
         self.info.classes[qualname] = cls
         self.class_body(node.body, cls)
 
@@ -225,27 +228,11 @@ class _ModuleVisitor:
             elif isinstance(stmt, ast.ClassDef):
                 cls.members.setdefault(stmt.name, Member(MemberKind.CLASS, stmt.lineno))
                 self.class_def(stmt, f"{cls.qualname}.{stmt.name}")
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for target in targets:
-                    for name in _target_names(target):
-                        cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno))
-            elif isinstance(stmt, ast.If):
-                if not is_type_checking(stmt.test):
-                    self.class_body(stmt.body, cls)
-                self.class_body(stmt.orelse, cls)
-            elif isinstance(stmt, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-                self.class_body(stmt.body, cls)  # type: ignore[attr-defined]
-                for handler in stmt.handlers:  # type: ignore[attr-defined]
-                    self.class_body(handler.body, cls)
-                self.class_body(stmt.orelse + stmt.finalbody, cls)  # type: ignore[attr-defined]
-            elif isinstance(stmt, (ast.With, ast.For)):
-                self.class_body(stmt.body, cls)
-            elif isinstance(stmt, ast.Import | ast.ImportFrom):
-                for alias in stmt.names:
-                    if alias.name != "*":
-                        name = alias.asname or alias.name.split(".")[0]
-                        cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno))
+            else:
+                for name in _class_names(stmt):
+                    cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno))
+                for nested in runtime_bodies(stmt):
+                    self.class_body(nested, cls)
 
     def instance_attributes(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
         """`self.x = ...` anywhere in a method makes `x` an (instance) member."""
@@ -265,35 +252,19 @@ class _ModuleVisitor:
                         cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
 
 
-def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(dotted(d).split(".")[-1] == "overload" for d in node.decorator_list)
-
-
-def _target_names(target: ast.expr) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _target_names(elt)]
-    if isinstance(target, ast.Starred):
-        return _target_names(target.value)
+def _class_names(stmt: ast.stmt) -> list[str]:
+    """Names an assignment or import in a class body binds as class attributes."""
+    if isinstance(stmt, ast.Assign):
+        return [name for target in stmt.targets for name in target_names(target)]
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+        return target_names(stmt.target)
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
     return []
 
 
-def _literal_strings(value: ast.expr | None) -> list[str] | None:
-    """A literal list/tuple of strings, or a `+` of such; None when not literal."""
-    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
-        out: list[str] = []
-        for elt in value.elts:
-            if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
-                out.append(elt.value)
-            else:
-                return None
-        return out
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-        left, right = _literal_strings(value.left), _literal_strings(value.right)
-        if left is not None and right is not None:
-            return left + right
-    return None
+def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(dotted(d).split(".")[-1] == "overload" for d in node.decorator_list)
 
 
 def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
@@ -304,7 +275,7 @@ def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
         and len(value.args) == 1
     ):
         value = value.args[0]
-    names = _literal_strings(value)
+    names = literal_strings(value)
     return tuple(names) if names else None
 
 

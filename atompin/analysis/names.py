@@ -1,22 +1,14 @@
-"""Small helpers for dotted names, shared by the provider indexer and the consumer scanner."""
+"""Small helpers for module and symbol names as strings ("pkg.mod", "pkg.mod:Cls.meth").
+
+Helpers that read syntax trees are in `syntax`.
+"""
 
 from __future__ import annotations
 
-import ast
 
-
-def dotted(node: ast.expr) -> str:
-    """`a.b.c` -> "a.b.c"; a subscripted base like `Base[T]` -> "Base"; anything else -> ""."""
-    if isinstance(node, ast.Subscript):
-        node = node.value
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
+def in_package(module: str, package: str) -> bool:
+    """Is `module` the package `package` or inside it? ("a.b" is in "a"; "ab" is not.)"""
+    return module == package or module.startswith(package + ".")
 
 
 def absolute_module(current: str, is_package: bool, level: int, module: str | None) -> str:
@@ -32,11 +24,6 @@ def absolute_module(current: str, is_package: bool, level: int, module: str | No
     if module:
         return f"{base}.{module}" if base else module
     return base
-
-
-def is_type_checking(test: ast.expr) -> bool:
-    """`if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`: a block that never runs."""
-    return dotted(test).split(".")[-1] == "TYPE_CHECKING"
 
 
 def split_symbol(symbol: str) -> tuple[str, str]:

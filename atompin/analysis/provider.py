@@ -16,7 +16,7 @@ from atompin.analysis.cache import AnalysisCache, cache_key
 from atompin.analysis.indexer import index_module
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
-from atompin.analysis.names import join_symbol, split_symbol
+from atompin.analysis.names import in_package, join_symbol, split_symbol
 from atompin.analysis.signature import Signature
 from atompin.model import Rule, Status
 from atompin.sources.tree import ModuleFile, ModuleKind, SourceTree
@@ -71,19 +71,20 @@ class Resolution:
 # External bases whose members nobody patches; a member missing from a class
 # that only inherits these is really missing.
 _PLAIN_BASES = {
-    "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol",
-    "NamedTuple", "typing.NamedTuple", "TypedDict", "typing.TypedDict", "Enum", "enum.Enum",
-    "IntEnum", "enum.IntEnum", "StrEnum", "enum.StrEnum", "Exception", "BaseException",
-    "RuntimeError", "ValueError", "TypeError", "KeyError", "ABCMeta", "abc.ABCMeta", "type",
-}  # fmt: skip
+    *("object", "type", "ABC", "abc.ABC", "ABCMeta", "abc.ABCMeta"),
+    *("Generic", "typing.Generic", "Protocol", "typing.Protocol"),
+    *("NamedTuple", "typing.NamedTuple", "TypedDict", "typing.TypedDict"),
+    *("Enum", "enum.Enum", "IntEnum", "enum.IntEnum", "StrEnum", "enum.StrEnum"),
+    *("Exception", "BaseException", "RuntimeError", "ValueError", "TypeError", "KeyError"),
+}
 
 # Members those plain bases (or their metaclasses) do provide.
 _PLAIN_BASE_MEMBERS = {
-    "register", "_abc_impl",  # ABC / ABCMeta
-    "name", "value", "_member_map_", "_value2member_map_", "_missing_", "__members__",  # Enum
-    "_fields", "_replace", "_asdict", "_make", "_field_defaults",  # NamedTuple
-    "args", "with_traceback", "add_note",  # exceptions
-}  # fmt: skip
+    *("register", "_abc_impl"),  # ABC / ABCMeta
+    *("name", "value", "_member_map_", "_value2member_map_", "_missing_", "__members__"),  # Enum
+    *("_fields", "_replace", "_asdict", "_make", "_field_defaults"),  # NamedTuple
+    *("args", "with_traceback", "add_note"),  # exceptions
+}
 
 
 class ProviderIndex:
@@ -101,13 +102,10 @@ class ProviderIndex:
 
     # -- loading ------------------------------------------------------------
 
-    def in_package(self, module: str) -> bool:
-        return module == self.package or module.startswith(self.package + ".")
-
     def find(self, name: str) -> ModuleFile | None:
         """Where module `name` lives in the provider tree (None outside the package or absent)."""
         if name not in self._found:
-            self._found[name] = self.tree.find_module(name) if self.in_package(name) else None
+            self._found[name] = self.tree.find_module(name) if in_package(name, self.package) else None
         return self._found[name]
 
     def module_kind(self, name: str) -> ModuleKind | None:
@@ -150,14 +148,14 @@ class ProviderIndex:
     def normalize(self, module: str, path: Sequence[str]) -> str:
         """("vllm", ["v1", "core", "f"]) -> "vllm.v1.core:f": module parts move left of the colon."""
         rest = list(path)
-        while rest and self.in_package(module) and self.module_kind(f"{module}.{rest[0]}") is not None:
+        while rest and in_package(module, self.package) and self.module_kind(f"{module}.{rest[0]}") is not None:
             module = f"{module}.{rest.pop(0)}"
         return join_symbol(module, rest)
 
     def resolve(self, module: str, path: Sequence[str]) -> Resolution:
         """Resolve attribute `path` starting at `module`, the way `getattr` chains would."""
         symbol = join_symbol(module, tuple(path))
-        if not self.in_package(module):
+        if not in_package(module, self.package):
             return Resolution(Status.UNKNOWN, symbol, Target(TargetKind.EXTERNAL, module))
         res = self._module_resolution(module)
         for name in path:
@@ -253,7 +251,7 @@ class ProviderIndex:
         return Resolution(Status.MISSING, symbol, reason=f"{module} has no attribute {name!r}")
 
     def _star_export(self, star: str, name: str) -> Resolution | None:
-        if not self.in_package(star):
+        if not in_package(star, self.package):
             return None
         info = self.module(star)
         if info is None:
@@ -285,13 +283,13 @@ class ProviderIndex:
             ref = ClassRef(module, name)
             return Resolution(Status.FOUND, symbol, Target(TargetKind.CLASS, str(ref), cls=ref))
         if kind is BindingKind.MODULE:
-            if not self.in_package(target):
+            if not in_package(target, self.package):
                 return Resolution(Status.FOUND, symbol, Target(TargetKind.EXTERNAL, target))
             res = self._module_resolution(target)
             return res if res.found else plain
         if kind is BindingKind.IMPORT:
             source, _, attr = target.partition(":")
-            if not self.in_package(source):
+            if not in_package(source, self.package):
                 return Resolution(Status.FOUND, symbol, Target(TargetKind.EXTERNAL, f"{source}.{attr}"))
             res = self.resolve(source, (attr,))
             if res.found or res.rule is Rule.UNPARSEABLE:

@@ -6,6 +6,11 @@ passed to the consumer's own helpers, across files) and records every import,
 attribute chain and patch that reaches the provider package, with the guard
 that decides what happens when the target is gone. Pure: source text in,
 `ConsumerUsage` out; nothing is imported or executed.
+
+`ConsumerScanner.scan` is the entry point. Each statement is read by its
+`_visit_<class name>` method and each expression evaluated by its
+`_eval_<class name>` method, to an abstract value (`values`); what a
+try/except or an `if hasattr(...)` means is decided in `guards`.
 """
 
 from __future__ import annotations
@@ -14,10 +19,18 @@ import ast
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
 
-from atompin.analysis.names import absolute_module, dotted, is_type_checking
+from atompin.analysis.arity import CallShape
+from atompin.analysis.guards import (
+    catches_attribute_error,
+    catches_import_error,
+    describe_fallback,
+    hasattr_tests,
+    imports_package,
+)
+from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
+from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
@@ -31,6 +44,7 @@ from atompin.analysis.usage import (
     ReadKind,
     Ref,
 )
+from atompin.analysis.values import ConsumerValue, DictMethod, LambdaValue, ProviderValue, Scope, Value
 from atompin.model import Site
 
 # Bounds that keep the interpreter finite on any input.
@@ -38,69 +52,13 @@ _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
 
-_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
-_ATTRIBUTE_ERRORS = {"AttributeError"}
-_BROAD = {"Exception", "BaseException"}
-_LOG_CALLS = {
-    "debug",
-    "info",
-    "warning",
-    "warn",
-    "error",
-    "exception",
-    "critical",
-    "print",
-    "print_once",
-    "warning_once",
-    "info_once",
-}
-
-
-# -- abstract values -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ProviderValue:
-    """A provider object, reached by one of `choices` (ladder alternatives, first wins)."""
-
-    choices: tuple[Ref, ...]
-    guard: Guard = Guard.NONE  # obtained through getattr(..., default)
-
-    def attr(self, name: str) -> ProviderValue:
-        return ProviderValue(tuple(r.attr(name) for r in self.choices), self.guard)
-
-
-@dataclass(frozen=True)
-class ConsumerValue:
-    """A consumer object by dotted name (a function or module of the consumer's own)."""
-
-    dotted: str
-
-
-@dataclass(frozen=True)
-class LambdaValue:
-    signature: Signature
-
-
-Value = Union[ProviderValue, ConsumerValue, LambdaValue, str, tuple, dict, None]  # noqa: UP007
-
-
-class Scope:
-    def __init__(self, parent: Scope | None = None) -> None:
-        self.names: dict[str, Any] = {}
-        self.parent = parent
-
-    def lookup(self, name: str) -> Any:
-        scope: Scope | None = self
-        while scope is not None:
-            if name in scope.names:
-                return scope.names[name]
-            scope = scope.parent
-        return None
+# -- the interpreter's state ----------------------------------------------------
 
 
 @dataclass(frozen=True)
 class _File:
+    """A consumer source file and the module it is."""
+
     path: str
     module: str
     is_package: bool
@@ -108,6 +66,13 @@ class _File:
 
 @dataclass(frozen=True)
 class _Ctx:
+    """Where a statement is read: its file, scope and function, and what guards it.
+
+    Immutable: a try, an `if hasattr(...)`, a ladder alternative or an unrolled
+    loop reads its block with a `replace`d copy, so a guard ends where its block
+    does, however deeply they nest.
+    """
+
     file: _File
     scope: Scope
     function: str = ""
@@ -125,6 +90,8 @@ class _Ctx:
 
 @dataclass
 class _Function:
+    """A consumer function (or method) definition, with the scope it closes over."""
+
     node: ast.FunctionDef | ast.AsyncFunctionDef
     file: _File
     qualname: str
@@ -139,8 +106,10 @@ class _Function:
 
 @dataclass
 class _Rescan:
+    """A function body to read (again), with the values a call site binds to its parameters."""
+
     function: _Function
-    binding: dict[str, Any]
+    binding: dict[str, Value]
     via: tuple[Site, ...]
     depth: int
 
@@ -171,10 +140,10 @@ class ConsumerScanner:
         self._functions: dict[str, _Function] = {}
         self._modules: set[str] = set()
         self._queue: deque[_Rescan] = deque()
-        self._seen_calls: set[tuple[Any, ...]] = set()
+        self._seen_calls: set[tuple[int, tuple[tuple[str, str], ...]]] = set()
         self._rescans = 0
         self._reads: set[Read] = set()
-        self._pending: list[tuple[ConsumerValue, ast.Call, list[Any], dict[str, Any], _Ctx]] | None = None
+        self._pending: list[tuple[ConsumerValue, ast.Call, list[Value], dict[str, Value], _Ctx]] | None = None
 
     # -- entry point ------------------------------------------------------------
 
@@ -234,7 +203,7 @@ class ConsumerScanner:
 
     def _dedupe(self) -> None:
         u = self.usage
-        seen_groups: dict[Any, ImportGroup] = {}
+        seen_groups: dict[tuple[object, ...], ImportGroup] = {}
         for g in u.groups:
             g.alternatives = [alt for alt in g.alternatives if alt]
             if not g.alternatives:
@@ -244,25 +213,24 @@ class ConsumerScanner:
         u.groups = list(seen_groups.values())
         u.attributes = list(dict.fromkeys(u.attributes))
         u.calls = list(dict.fromkeys(u.calls))
-        patches: dict[Any, PatchSite] = {}
+        patches: dict[tuple[Site, tuple[Ref, ...], str], PatchSite] = {}
         for p in u.patches:
             patches.setdefault((p.site, p.owner, p.attr), p)
         u.patches = list(patches.values())
         u.reads = sorted(self._reads, key=repr)
 
-    # -- helpers ----------------------------------------------------------------
+    # -- bindings and records ---------------------------------------------------
 
     def _is_provider(self, module: str) -> bool:
-        p = self.provider_package
-        return module == p or module.startswith(p + ".")
+        return in_package(module, self.provider_package)
 
     def _is_consumer(self, module: str) -> bool:
-        return any(module == c or module.startswith(c + ".") for c in self.consumer_packages)
+        return any(in_package(module, c) for c in self.consumer_packages)
 
     def _site(self, ctx: _Ctx, node: ast.AST) -> Site:
         return Site(ctx.file.path, getattr(node, "lineno", 0))
 
-    def _bind(self, ctx: _Ctx, name: str, value: Any) -> None:
+    def _bind(self, ctx: _Ctx, name: str, value: Value) -> None:
         # In a ladder's handler the same name is bound again: keep both ways to it.
         old = ctx.scope.names.get(name)
         if ctx.in_handler and isinstance(old, ProviderValue) and isinstance(value, ProviderValue):
@@ -290,7 +258,7 @@ class ConsumerScanner:
         return Guard.NONE
 
     def _record_patch(
-        self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, value_node: ast.expr | None, value: Any
+        self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, value_node: ast.expr | None, value: Value
     ) -> None:
         if not ctx.record:
             return
@@ -320,53 +288,15 @@ class ConsumerScanner:
         for stmt in body:
             ctx = self._stmt(stmt, ctx) or ctx
 
-    def _stmt(self, node: ast.stmt, ctx: _Ctx) -> _Ctx | None:  # noqa: C901 - one dispatch
-        if isinstance(node, ast.Import):
-            self._import(node, ctx)
-        elif isinstance(node, ast.ImportFrom):
-            self._import_from(node, ctx)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            self._function_def(node, ctx)
-        elif isinstance(node, ast.ClassDef):
-            self._class_def(node, ctx)
-        elif isinstance(node, ast.Assign):
-            value = self._eval(node.value, ctx)
-            for target in node.targets:
-                self._assign(target, value, node.value, ctx)
-        elif isinstance(node, ast.AnnAssign):
-            if node.value is not None:
-                self._assign(node.target, self._eval(node.value, ctx), node.value, ctx)
-        elif isinstance(node, ast.AugAssign):
-            self._eval(node.value, ctx)
-        elif isinstance(node, ast.Expr):
-            self._eval(node.value, ctx)
-        elif isinstance(node, (ast.Return, ast.Raise)):
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    self._eval(child, ctx)
-        elif isinstance(node, ast.If):
-            return self._if(node, ctx)
-        elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            self._try(node, ctx)
-        elif isinstance(node, (ast.For, ast.AsyncFor)):
-            self._for(node, ctx)
-        elif isinstance(node, ast.While):
-            self._eval(node.test, ctx)
-            self._block(node.body, ctx)
-            self._block(node.orelse, ctx)
-        elif isinstance(node, (ast.With, ast.AsyncWith)):
-            for item in node.items:
-                value = self._eval(item.context_expr, ctx)
-                if item.optional_vars is not None:
-                    self._assign(item.optional_vars, value, item.context_expr, ctx)
-            self._block(node.body, ctx)
-        elif isinstance(node, ast.Match):
-            self._eval(node.subject, ctx)
-            for case in node.cases:
-                self._block(case.body, ctx)
-        return None
+    def _stmt(self, node: ast.stmt, ctx: _Ctx) -> _Ctx | None:
+        """Read one statement with its `_visit_<class name>` method; other statements are skipped.
 
-    def _import(self, node: ast.Import, ctx: _Ctx) -> None:
+        A returned context replaces `ctx` for the rest of the block: `if not hasattr(...): return`.
+        """
+        visit = getattr(self, f"_visit_{type(node).__name__}", None)
+        return visit(node, ctx) if visit is not None else None
+
+    def _visit_Import(self, node: ast.Import, ctx: _Ctx) -> None:
         for alias in node.names:
             name = alias.name
             top = name.split(".")[0]
@@ -379,7 +309,7 @@ class ConsumerScanner:
             self._record_import(ctx, ImportUse(Ref(name), self._site(ctx, node), ImportKind.IMPORT, ctx.via))
             self._bind(ctx, alias.asname or top, ProviderValue((Ref(name if alias.asname else top),)))
 
-    def _import_from(self, node: ast.ImportFrom, ctx: _Ctx) -> None:
+    def _visit_ImportFrom(self, node: ast.ImportFrom, ctx: _Ctx) -> None:
         module = absolute_module(ctx.file.module, ctx.file.is_package, node.level, node.module)
         provider = self._is_provider(module)
         consumer = self._is_consumer(module) or (node.level > 0)
@@ -398,7 +328,7 @@ class ConsumerScanner:
             else:
                 self._bind(ctx, bound, None)
 
-    def _function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx) -> None:
+    def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx) -> None:
         for deco in node.decorator_list:
             self._eval(deco, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
@@ -409,7 +339,9 @@ class ConsumerScanner:
         self._bind(ctx, node.name, ConsumerValue(dotted_name))
         self._enqueue(fn, {}, ctx.via, ctx.depth)
 
-    def _class_def(self, node: ast.ClassDef, ctx: _Ctx) -> None:
+    _visit_AsyncFunctionDef = _visit_FunctionDef
+
+    def _visit_ClassDef(self, node: ast.ClassDef, ctx: _Ctx) -> None:
         for expr in [*node.bases, *node.decorator_list, *(k.value for k in node.keywords)]:
             self._eval(expr, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
@@ -427,7 +359,30 @@ class ConsumerScanner:
                 self._stmt(stmt, replace(ctx, scope=body_scope, function=qualname))
         self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
 
-    def _assign(self, target: ast.expr, value: Any, value_node: ast.expr | None, ctx: _Ctx) -> None:
+    def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
+        value = self._eval(node.value, ctx)
+        for target in node.targets:
+            self._assign(target, value, node.value, ctx)
+
+    def _visit_AnnAssign(self, node: ast.AnnAssign, ctx: _Ctx) -> None:
+        if node.value is not None:
+            self._assign(node.target, self._eval(node.value, ctx), node.value, ctx)
+
+    def _visit_AugAssign(self, node: ast.AugAssign, ctx: _Ctx) -> None:
+        self._eval(node.value, ctx)
+
+    def _visit_Expr(self, node: ast.Expr, ctx: _Ctx) -> None:
+        self._eval(node.value, ctx)
+
+    def _visit_Return(self, node: ast.Return | ast.Raise, ctx: _Ctx) -> None:
+        # Only what is returned or raised is read; nothing is bound.
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._eval(child, ctx)
+
+    _visit_Raise = _visit_Return
+
+    def _assign(self, target: ast.expr, value: Value, value_node: ast.expr | None, ctx: _Ctx) -> None:
         if isinstance(target, ast.Name):
             self._bind(ctx, target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -446,12 +401,13 @@ class ConsumerScanner:
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, None, ctx)
 
-    def _if(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
+    def _visit_If(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
+        """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs."""
         if is_type_checking(node.test):
             self._block(node.orelse, ctx)
             return None
         self._eval(node.test, ctx)
-        guard, negated = self._hasattr_test(node.test, ctx)
+        guard, negated = self._hasattr_guard(node.test, ctx)
         if guard is None:
             self._block(node.body, ctx)
             self._block(node.orelse, ctx)
@@ -468,28 +424,24 @@ class ConsumerScanner:
             self._block(node.orelse, ctx)
         return None
 
-    def _hasattr_test(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
-        negated = False
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, negated = test.operand, True
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and not negated:
-            for value in test.values:
-                found, _ = self._hasattr_test(value, ctx)
-                if found is not None:
-                    return found, False
-        if isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
-            owner = self._eval(test.args[0], ctx)
-            name = self._eval(test.args[1], ctx)
+    def _hasattr_guard(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
+        """The first `hasattr(owner, name)` the test rests on whose owner is a provider object."""
+        for call, negated in hasattr_tests(test):
+            owner = self._eval(call.args[0], ctx)
+            name = self._eval(call.args[1], ctx)
             if isinstance(owner, ProviderValue) and isinstance(name, str):
                 return (owner.choices, name), negated
-        return None, negated
+        return None, False
 
-    def _try(self, node: Any, ctx: _Ctx) -> None:
-        caught = _caught_names(node.handlers)
-        catches_import = bool(caught & (_IMPORT_ERRORS | _BROAD))
-        catches_attr = bool(caught & (_ATTRIBUTE_ERRORS | _BROAD))
-        body_ctx = replace(ctx, try_guard=ctx.try_guard or catches_attr)
-        if catches_import and self._has_provider_import(node.body, ctx):
+    def _visit_Try(self, node: ast.Try, ctx: _Ctx) -> None:
+        """A try that catches ImportError around a provider import is a ladder; one catching AttributeError a guard.
+
+        The ladder's alternatives are its body and each handler that imports the
+        provider again (first importable wins); a handler that does not says what
+        happens when every alternative fails.
+        """
+        body_ctx = replace(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
+        if catches_import_error(node.handlers) and self._imports_provider(node.body, ctx):
             if ctx.in_handler and ctx.ladder is not None:
                 group = ctx.ladder  # a ladder nested in a handler extends the outer one
             else:
@@ -499,13 +451,13 @@ class ConsumerScanner:
             group.alternatives.append(first)
             self._block(node.body, replace(body_ctx, collector=first, ladder=group, in_handler=False))
             for handler in node.handlers:
-                if self._has_provider_import(handler.body, ctx):
+                if self._imports_provider(handler.body, ctx):
                     alt: list[ImportUse] = []
                     group.alternatives.append(alt)
                     self._block(handler.body, replace(ctx, collector=alt, ladder=group, in_handler=True))
                 else:
-                    if _handles(handler, _IMPORT_ERRORS | _BROAD):
-                        group.fallback = _describe_fallback(handler.body)
+                    if catches_import_error([handler]):
+                        group.fallback = describe_fallback(handler.body)
                     self._block(handler.body, ctx)
         else:
             self._block(node.body, body_ctx)
@@ -514,26 +466,18 @@ class ConsumerScanner:
         self._block(node.orelse, ctx)
         self._block(node.finalbody, ctx)
 
-    def _has_provider_import(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
-        for node in _walk_shallow(body):
-            if isinstance(node, ast.Import) and any(self._is_provider(a.name) for a in node.names):
-                return True
-            if isinstance(node, ast.ImportFrom):
-                module = absolute_module(ctx.file.module, ctx.file.is_package, node.level, node.module)
-                if self._is_provider(module):
-                    return True
-            if isinstance(node, ast.Call) and dotted(node.func).endswith("import_module") and node.args:
-                arg = node.args[0]
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and self._is_provider(arg.value):
-                    return True
-        return False
+    _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
 
-    def _for(self, node: ast.For | ast.AsyncFor, ctx: _Ctx) -> None:
+    def _imports_provider(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
+        return imports_package(body, self.provider_package, ctx.file.module, ctx.file.is_package)
+
+    def _visit_For(self, node: ast.For | ast.AsyncFor, ctx: _Ctx) -> None:
+        """A loop over a literal tuple or dict is unrolled; when its body breaks, its patches are alternatives."""
         items = self._eval(node.iter, ctx)
         if isinstance(items, dict):
             items = tuple(items)
         if isinstance(items, tuple) and 0 < len(items) <= _MAX_UNROLL:
-            group = f"{ctx.file.path}:{node.lineno}" if _breaks(node.body) else ctx.loop_group
+            group = f"{ctx.file.path}:{node.lineno}" if breaks(node.body) else ctx.loop_group
             for item in items:
                 self._assign(node.target, item, None, ctx)
                 self._block(node.body, replace(ctx, loop_group=group))
@@ -542,100 +486,95 @@ class ConsumerScanner:
             self._block(node.body, ctx)
         self._block(node.orelse, ctx)
 
-    # -- functions and helper calls --------------------------------------------------
+    _visit_AsyncFor = _visit_For
 
-    def _enqueue(self, fn: _Function, binding: dict[str, Any], via: tuple[Site, ...], depth: int) -> None:
-        key = (id(fn.node), tuple(sorted((k, repr(v)) for k, v in binding.items())))
-        if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
-            return
-        self._seen_calls.add(key)
-        self._queue.append(_Rescan(fn, binding, via, depth))
+    def _visit_While(self, node: ast.While, ctx: _Ctx) -> None:
+        self._eval(node.test, ctx)
+        self._block(node.body, ctx)
+        self._block(node.orelse, ctx)
 
-    def _run_function(self, job: _Rescan) -> None:
-        fn = job.function
-        scope = Scope(fn.closure)
-        for name in fn.params:
-            scope.names[name] = job.binding.get(name)
-        a = fn.node.args
-        for extra in (a.vararg, a.kwarg):
-            if extra is not None:
-                scope.names[extra.arg] = None
-        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth)
-        self._block(fn.node.body, ctx)
+    def _visit_With(self, node: ast.With | ast.AsyncWith, ctx: _Ctx) -> None:
+        for item in node.items:
+            value = self._eval(item.context_expr, ctx)
+            if item.optional_vars is not None:
+                self._assign(item.optional_vars, value, item.context_expr, ctx)
+        self._block(node.body, ctx)
 
-    def _call_helper(
-        self, callee: ConsumerValue, node: ast.Call, args: list[Any], kwargs: dict[str, Any], ctx: _Ctx
-    ) -> None:
-        if self._pending is not None:  # module bodies are still being read
-            self._pending.append((callee, node, args, kwargs, ctx))
-            return
-        # Only arguments that can lead into the provider are worth reading a helper again:
-        # provider objects, and strings that name a provider module.
-        values = (*args, *kwargs.values())
-        if not any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values):
-            return
-        fn = self._function(callee.dotted)
-        if fn is None:
-            return
-        params = fn.params
-        if isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls"):
-            params = params[1:]
-        binding = dict(zip(params, args))
-        binding.update({k: v for k, v in kwargs.items() if k in params})
-        self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1)
+    _visit_AsyncWith = _visit_With
+
+    def _visit_Match(self, node: ast.Match, ctx: _Ctx) -> None:
+        self._eval(node.subject, ctx)
+        for case in node.cases:
+            self._block(case.body, ctx)
 
     # -- expressions -----------------------------------------------------------------
 
-    def _eval(self, node: ast.expr | None, ctx: _Ctx, outer: bool = True) -> Any:  # noqa: C901 - one dispatch
+    def _eval(self, node: ast.expr | None, ctx: _Ctx) -> Value:
+        """What `node` evaluates to, by its `_eval_<class name>` method, recording provider uses on the way."""
         if node is None:
             return None
-        if isinstance(node, ast.Constant):
-            return node.value if isinstance(node.value, str) else None
-        if isinstance(node, ast.Name):
-            return ctx.scope.lookup(node.id)
-        if isinstance(node, ast.Attribute):
-            return self._attribute(node, ctx, outer)
-        if isinstance(node, ast.Call):
-            return self._call(node, ctx)
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-            return tuple(self._eval(e, ctx) for e in node.elts)
-        if isinstance(node, ast.Dict):
-            out: dict[str, Any] = {}
-            for k, v in zip(node.keys, node.values):
-                key = self._eval(k, ctx) if k is not None else None
-                val = self._eval(v, ctx)
-                if isinstance(key, str):
-                    out[key] = val
-            return out
-        if isinstance(node, ast.Subscript):
-            base = self._eval(node.value, ctx)
-            index = node.slice
-            self._eval(index, ctx)
-            if isinstance(base, tuple) and isinstance(index, ast.Constant) and isinstance(index.value, int):
-                try:
-                    return base[index.value]
-                except IndexError:
-                    return None
-            if isinstance(base, dict) and isinstance(index, ast.Constant) and isinstance(index.value, str):
-                return base.get(index.value)
-            return None
-        if isinstance(node, ast.Lambda):
-            self._eval(node.body, ctx)
-            return LambdaValue(signature_of(node))
-        if isinstance(node, ast.NamedExpr):
-            value = self._eval(node.value, ctx)
-            self._bind(ctx, node.target.id, value)
-            return value
-        if isinstance(node, ast.BoolOp):
-            values = [self._eval(v, ctx) for v in node.values]
-            # `a or b` in a ladder-ish expression: keep a provider value if there is one.
-            return next((v for v in values if isinstance(v, ProviderValue)), None)
-        for child in _expr_children(node):
+        evaluate = getattr(self, f"_eval_{type(node).__name__}", None)
+        if evaluate is not None:
+            return evaluate(node, ctx)
+        # Any other expression is not followed, but its parts may use the provider.
+        for child in expr_children(node):
             self._eval(child, ctx)
         return None
 
-    def _attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool) -> Any:
-        base = self._eval(node.value, ctx, outer=False)
+    def _eval_Constant(self, node: ast.Constant, ctx: _Ctx) -> Value:
+        return node.value if isinstance(node.value, str) else None
+
+    def _eval_Name(self, node: ast.Name, ctx: _Ctx) -> Value:
+        return ctx.scope.lookup(node.id)
+
+    def _eval_Tuple(self, node: ast.Tuple | ast.List | ast.Set, ctx: _Ctx) -> Value:
+        return tuple(self._eval(e, ctx) for e in node.elts)
+
+    _eval_List = _eval_Set = _eval_Tuple
+
+    def _eval_Dict(self, node: ast.Dict, ctx: _Ctx) -> Value:
+        out: dict[str, Value] = {}
+        for k, v in zip(node.keys, node.values):
+            key = self._eval(k, ctx) if k is not None else None
+            val = self._eval(v, ctx)
+            if isinstance(key, str):
+                out[key] = val
+        return out
+
+    def _eval_Subscript(self, node: ast.Subscript, ctx: _Ctx) -> Value:
+        base = self._eval(node.value, ctx)
+        index = node.slice
+        self._eval(index, ctx)
+        if isinstance(base, tuple) and isinstance(index, ast.Constant) and isinstance(index.value, int):
+            try:
+                return base[index.value]
+            except IndexError:
+                return None
+        if isinstance(base, dict) and isinstance(index, ast.Constant) and isinstance(index.value, str):
+            return base.get(index.value)
+        return None
+
+    def _eval_Lambda(self, node: ast.Lambda, ctx: _Ctx) -> Value:
+        self._eval(node.body, ctx)
+        return LambdaValue(signature_of(node))
+
+    def _eval_NamedExpr(self, node: ast.NamedExpr, ctx: _Ctx) -> Value:
+        value = self._eval(node.value, ctx)
+        self._bind(ctx, node.target.id, value)
+        return value
+
+    def _eval_BoolOp(self, node: ast.BoolOp, ctx: _Ctx) -> Value:
+        values = [self._eval(v, ctx) for v in node.values]
+        # `a or b` in a ladder-ish expression: keep a provider value if there is one.
+        return next((v for v in values if isinstance(v, ProviderValue)), None)
+
+    def _eval_Attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool = True) -> Value:
+        # Of a chain `a.b.c`, only the whole chain (`outer`) is a use; `a.b` is a read on the way.
+        inner = node.value
+        if isinstance(inner, ast.Attribute):
+            base = self._eval_Attribute(inner, ctx, outer=False)
+        else:
+            base = self._eval(inner, ctx)
         if isinstance(base, ProviderValue):
             self._record_read(base, node.attr, ReadKind.PLAIN)
             value = base.attr(node.attr)
@@ -646,13 +585,13 @@ class ConsumerScanner:
         if isinstance(base, ConsumerValue):
             return ConsumerValue(f"{base.dotted}.{node.attr}")
         if isinstance(base, dict) and node.attr in ("items", "keys", "values"):
-            return ("__dict_method__", node.attr, base)
+            return DictMethod(node.attr, base)
         return None
 
-    def _call(self, node: ast.Call, ctx: _Ctx) -> Any:
+    def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
         func = node.func
         name = dotted(func)
-        callee = self._eval(func, ctx) if not isinstance(func, ast.Name) else ctx.scope.lookup(func.id)
+        callee = self._eval(func, ctx)
         args = [self._eval(a.value if isinstance(a, ast.Starred) else a, ctx) for a in node.args]
         kwargs = {k.arg: self._eval(k.value, ctx) for k in node.keywords if k.arg}
         for k in node.keywords:
@@ -663,18 +602,17 @@ class ConsumerScanner:
                 CallUse(
                     callee.choices,
                     self._site(ctx, node),
-                    positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
-                    keywords=tuple(k.arg for k in node.keywords if k.arg),
-                    star=any(isinstance(a, ast.Starred) for a in node.args),
-                    starstar=any(k.arg is None for k in node.keywords),
+                    CallShape(
+                        positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+                        keywords=tuple(k.arg for k in node.keywords if k.arg),
+                        star=any(isinstance(a, ast.Starred) for a in node.args),
+                        starstar=any(k.arg is None for k in node.keywords),
+                    ),
                     literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
                 )
             )
-        if isinstance(callee, tuple) and len(callee) == 3 and callee[0] == "__dict_method__":
-            _, method, table = callee
-            if method == "items":
-                return tuple(table.items())
-            return tuple(table.keys() if method == "keys" else table.values())
+        if isinstance(callee, DictMethod):
+            return callee.call()
         if callee is None and name in ("getattr", "hasattr", "setattr"):
             return self._builtin_attr_call(name, node, args, ctx)
         if name.endswith("import_module") and args and isinstance(args[0], str) and not args[0].startswith("."):
@@ -689,7 +627,7 @@ class ConsumerScanner:
             self._call_helper(callee, node, args, kwargs, ctx)
         return None
 
-    def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Any], ctx: _Ctx) -> Any:
+    def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
         if len(args) < 2 or not isinstance(args[0], ProviderValue) or not isinstance(args[1], str):
             return None
         owner, attr = args[0], args[1]
@@ -712,78 +650,44 @@ class ConsumerScanner:
             return value
         return None
 
+    # -- functions and helper calls --------------------------------------------------
 
-# -- small pure helpers ------------------------------------------------------------
+    def _enqueue(self, fn: _Function, binding: dict[str, Value], via: tuple[Site, ...], depth: int) -> None:
+        key = (id(fn.node), tuple(sorted((k, repr(v)) for k, v in binding.items())))
+        if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
+            return
+        self._seen_calls.add(key)
+        self._queue.append(_Rescan(fn, binding, via, depth))
 
+    def _run_function(self, job: _Rescan) -> None:
+        fn = job.function
+        scope = Scope(fn.closure)
+        for name in fn.params:
+            scope.names[name] = job.binding.get(name)
+        a = fn.node.args
+        for extra in (a.vararg, a.kwarg):
+            if extra is not None:
+                scope.names[extra.arg] = None
+        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth)
+        self._block(fn.node.body, ctx)
 
-def _caught_names(handlers: list[ast.ExceptHandler]) -> set[str]:
-    names: set[str] = set()
-    for h in handlers:
-        if h.type is None:
-            names.add("BaseException")
-            continue
-        exprs = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
-        names.update(dotted(e).split(".")[-1] for e in exprs)
-    return names
-
-
-def _handles(handler: ast.ExceptHandler, names: set[str]) -> bool:
-    return bool(_caught_names([handler]) & names)
-
-
-def _describe_fallback(body: list[ast.stmt]) -> str:
-    """Say what a handler does instead of importing; "" when it re-raises."""
-    parts: list[str] = []
-    for stmt in body:
-        if isinstance(stmt, ast.Raise):
-            return ""
-        if isinstance(stmt, ast.Return):
-            parts.append(f"returns {ast.unparse(stmt.value)}" if stmt.value is not None else "returns")
-        elif isinstance(stmt, ast.Continue):
-            parts.append("skips to the next iteration")
-        elif isinstance(stmt, ast.Break):
-            parts.append("leaves the loop")
-        elif isinstance(stmt, ast.Pass):
-            parts.append("does nothing")
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            parts.append(f"sets {ast.unparse(stmt).strip()}")
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            parts.append(f"imports {ast.unparse(stmt).strip()} instead")
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = dotted(stmt.value.func).split(".")[-1]
-            parts.append("logs" if call in _LOG_CALLS else f"calls {call}()")
-        else:
-            parts.append("runs other code")
-    return ", ".join(dict.fromkeys(parts)) or "does nothing"
-
-
-def _walk_shallow(body: list[ast.stmt]) -> Iterable[ast.AST]:
-    """Every node under `body`, not entering nested functions or classes."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                todo.append(child)
-
-
-def _breaks(body: list[ast.stmt]) -> bool:
-    """Does this loop body `break` (not counting nested loops)?"""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Break):
-            return True
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return False
-
-
-def _expr_children(node: ast.AST) -> Iterable[ast.expr]:
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.expr):
-            yield child
-        elif isinstance(child, (ast.comprehension, ast.keyword, ast.arguments, ast.FormattedValue)):
-            yield from _expr_children(child)
+    def _call_helper(
+        self, callee: ConsumerValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], ctx: _Ctx
+    ) -> None:
+        if self._pending is not None:  # module bodies are still being read
+            self._pending.append((callee, node, args, kwargs, ctx))
+            return
+        # Only arguments that can lead into the provider are worth reading a helper again:
+        # provider objects, and strings that name a provider module.
+        values = (*args, *kwargs.values())
+        if not any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values):
+            return
+        fn = self._function(callee.dotted)
+        if fn is None:
+            return
+        params = fn.params
+        if isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        binding = dict(zip(params, args))
+        binding.update({k: v for k, v in kwargs.items() if k in params})
+        self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1)

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 from enum import Enum
 
-from atompin.analysis.names import dotted
+from atompin.analysis.syntax import dotted
 
 
 class ParamKind(str, Enum):

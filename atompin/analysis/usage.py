@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from atompin.analysis.arity import CallShape
 from atompin.analysis.names import join_symbol
 from atompin.analysis.signature import Signature
 from atompin.model import Site
@@ -101,10 +102,7 @@ class CallUse:
 
     choices: tuple[Ref, ...]
     site: Site
-    positional: int
-    keywords: tuple[str, ...] = ()
-    star: bool = False
-    starstar: bool = False
+    shape: CallShape
     # Positional arguments that evaluate to string literals (None elsewhere).
     literals: tuple[str | None, ...] = ()
 

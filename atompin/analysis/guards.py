@@ -1,0 +1,120 @@
+"""How consumer code guards against a provider name being gone, read from syntax alone.
+
+Two shapes matter to the scanner: a try/except around imports (an import
+ladder, with what its handler does when every way fails) or around attribute
+access, and an `if hasattr(owner, "name"):` test. Which owner a test is about
+needs the scanner's values, so here are only the questions the syntax answers.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from atompin.analysis.names import absolute_module, in_package
+from atompin.analysis.syntax import dotted, walk_shallow
+
+_IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
+_ATTRIBUTE_ERRORS = {"AttributeError"}
+_BROAD = {"Exception", "BaseException"}
+# Calls a handler makes only to say something went wrong.
+_LOG_CALLS = {
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "exception",
+    "critical",
+    "print",
+    "print_once",
+    "warning_once",
+    "info_once",
+}
+
+
+def _caught_names(handlers: list[ast.ExceptHandler]) -> set[str]:
+    """The exception class names the handlers catch; a bare `except:` catches BaseException."""
+    names: set[str] = set()
+    for h in handlers:
+        if h.type is None:
+            names.add("BaseException")
+            continue
+        exprs = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+        names.update(dotted(e).split(".")[-1] for e in exprs)
+    return names
+
+
+def catches_import_error(handlers: list[ast.ExceptHandler]) -> bool:
+    """Does one of `handlers` catch a failed import (ImportError, its subclass, or anything broader)?"""
+    return bool(_caught_names(handlers) & (_IMPORT_ERRORS | _BROAD))
+
+
+def catches_attribute_error(handlers: list[ast.ExceptHandler]) -> bool:
+    """Does one of `handlers` catch a missing attribute (AttributeError or anything broader)?"""
+    return bool(_caught_names(handlers) & (_ATTRIBUTE_ERRORS | _BROAD))
+
+
+def imports_package(body: list[ast.stmt], package: str, module: str, is_package: bool) -> bool:
+    """Does `body`, written in `module`, import `package` or a module inside it?
+
+    Nested functions and classes do not count: their imports run later, not
+    under this try. `importlib.import_module("...")` with a literal name counts.
+    """
+    for node in walk_shallow(body):
+        if isinstance(node, ast.Import) and any(in_package(a.name, package) for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom):
+            if in_package(absolute_module(module, is_package, node.level, node.module), package):
+                return True
+        if isinstance(node, ast.Call) and dotted(node.func).endswith("import_module") and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and in_package(arg.value, package):
+                return True
+    return False
+
+
+def describe_fallback(body: list[ast.stmt]) -> str:
+    """Say what a handler does instead of importing; "" when it re-raises."""
+    parts: list[str] = []
+    for stmt in body:
+        if isinstance(stmt, ast.Raise):
+            return ""
+        if isinstance(stmt, ast.Return):
+            parts.append(f"returns {ast.unparse(stmt.value)}" if stmt.value is not None else "returns")
+        elif isinstance(stmt, ast.Continue):
+            parts.append("skips to the next iteration")
+        elif isinstance(stmt, ast.Break):
+            parts.append("leaves the loop")
+        elif isinstance(stmt, ast.Pass):
+            parts.append("does nothing")
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            parts.append(f"sets {ast.unparse(stmt).strip()}")
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            parts.append(f"imports {ast.unparse(stmt).strip()} instead")
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = dotted(stmt.value.func).split(".")[-1]
+            parts.append("logs" if call in _LOG_CALLS else f"calls {call}()")
+        else:
+            parts.append("runs other code")
+    return ", ".join(dict.fromkeys(parts)) or "does nothing"
+
+
+def hasattr_tests(test: ast.expr) -> Iterator[tuple[ast.Call, bool]]:
+    """The `hasattr(owner, name)` calls an `if` test rests on, in order, each with whether it is negated.
+
+    `if hasattr(X, "f") and ...:` guards its body; `if not hasattr(X, "f"):`
+    guards its else branch (and, when the body leaves, the rest of the block).
+    A negated `and` says nothing about any single call. Calls inside an `and`
+    come out un-negated, even one under its own `not`.
+    """
+    negated = False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, True
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        if not negated:
+            for value in test.values:
+                for call, _ in hasattr_tests(value):
+                    yield call, False
+    elif isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
+        yield test, negated

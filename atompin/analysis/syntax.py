@@ -1,0 +1,107 @@
+"""Small questions about Python syntax trees, shared by the provider indexer and the consumer scanner.
+
+Everything here takes `ast` nodes and answers from their shape alone; helpers
+that work on module and symbol names as strings are in `names`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+
+def dotted(node: ast.expr) -> str:
+    """`a.b.c` -> "a.b.c"; a subscripted base like `Base[T]` -> "Base"; anything else -> ""."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def is_type_checking(test: ast.expr) -> bool:
+    """`if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:`: a block that never runs."""
+    return dotted(test).split(".")[-1] == "TYPE_CHECKING"
+
+
+def target_names(target: ast.expr) -> list[str]:
+    """The names an assignment or loop target binds: `a, (b, *c)` -> ["a", "b", "c"]."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in target_names(elt)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    return []
+
+
+def literal_strings(value: ast.expr | None) -> list[str] | None:
+    """A literal list/tuple/set of strings, or a `+` of such; None when not literal."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        out: list[str] = []
+        for elt in value.elts:
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                out.append(elt.value)
+            else:
+                return None
+        return out
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        left, right = literal_strings(value.left), literal_strings(value.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def walk_shallow(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node under `body`, not entering nested functions, classes or lambdas."""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(child)
+
+
+def breaks(body: list[ast.stmt]) -> bool:
+    """Does this loop body `break` (not counting nested loops)?"""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Break):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def expr_children(node: ast.AST) -> Iterator[ast.expr]:
+    """The expressions directly under `node`, looking through comprehensions, keywords and argument lists."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.expr):
+            yield child
+        elif isinstance(child, (ast.comprehension, ast.keyword, ast.arguments, ast.FormattedValue)):
+            yield from expr_children(child)
+
+
+def runtime_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists a compound statement may run: every branch of an `if` (but the
+    body of `if TYPE_CHECKING:`), of a `try`, a `with`, a loop or a `match`; [] otherwise."""
+    if isinstance(node, ast.If):
+        return [node.orelse] if is_type_checking(node.test) else [node.body, node.orelse]
+    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        try_node: ast.Try = node  # type: ignore[assignment]  # TryStar (3.11+) has the same fields
+        return [try_node.body, *(h.body for h in try_node.handlers), try_node.orelse, try_node.finalbody]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [node.body]
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+        return [node.body, node.orelse]
+    if isinstance(node, ast.Match):
+        return [case.body for case in node.cases]
+    return []

@@ -1,0 +1,81 @@
+"""The abstract values of the consumer scanner, and the scopes that bind names to them.
+
+The scanner does not run the consumer's code; it evaluates each expression to
+the little it needs to know: which provider object it is (`ProviderValue`),
+which of the consumer's own functions or modules (`ConsumerValue`), the
+signature of a lambda, or a literal string, tuple or dict it can unroll.
+Anything else is None: not followed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from atompin.analysis.signature import Signature
+from atompin.analysis.usage import Guard, Ref
+
+
+@dataclass(frozen=True)
+class ProviderValue:
+    """A provider object, reached by one of `choices` (ladder alternatives, first wins)."""
+
+    choices: tuple[Ref, ...]
+    guard: Guard = Guard.NONE  # obtained through getattr(..., default)
+
+    def attr(self, name: str) -> ProviderValue:
+        return ProviderValue(tuple(r.attr(name) for r in self.choices), self.guard)
+
+
+@dataclass(frozen=True)
+class ConsumerValue:
+    """A consumer object by dotted name (a function or module of the consumer's own)."""
+
+    dotted: str
+
+
+@dataclass(frozen=True)
+class LambdaValue:
+    """A lambda, by its signature: what a patch that assigns it replaces a function with."""
+
+    signature: Signature
+
+
+@dataclass(frozen=True)
+class DictMethod:
+    """`table.items`, `table.keys` or `table.values` of a literal dict, before it is called.
+
+    Kept so that `for name, fn in TABLE.items():` unrolls like a loop over a literal tuple.
+    """
+
+    method: str  # "items", "keys" or "values"
+    table: dict[str, Value]
+
+    def call(self) -> tuple[Value, ...]:
+        """What calling the method yields, as a literal tuple."""
+        if self.method == "items":
+            return tuple(self.table.items())
+        return tuple(self.table.keys() if self.method == "keys" else self.table.values())
+
+
+# What an expression evaluates to; literal tuples and dicts hold values in turn.
+Value: TypeAlias = (
+    ProviderValue | ConsumerValue | LambdaValue | DictMethod | str | tuple["Value", ...] | dict[str, "Value"] | None
+)
+
+
+class Scope:
+    """The names bound in one module, class or function body, over the scope it is nested in."""
+
+    def __init__(self, parent: Scope | None = None) -> None:
+        self.names: dict[str, Value] = {}
+        self.parent = parent
+
+    def lookup(self, name: str) -> Value:
+        """The innermost binding of `name`; None when it is bound to nothing we follow, or not at all."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name]
+            scope = scope.parent
+        return None
