@@ -17,12 +17,31 @@ _BY_KEYWORD = (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
 
 # Decorators that keep a function's signature; any other makes the signature unknown.
 SAFE_DECORATORS = {
-    "staticmethod", "classmethod", "property", "cached_property", "functools.cached_property",
-    "cache", "functools.cache", "lru_cache", "functools.lru_cache", "wraps", "functools.wraps",
-    "abstractmethod", "abc.abstractmethod", "override", "typing.override", "typing_extensions.override",
-    "deprecated", "typing_extensions.deprecated", "torch.no_grad", "torch.inference_mode",
-    "contextmanager", "contextlib.contextmanager", "final", "typing.final",
-}  # fmt: skip
+    "staticmethod",
+    "classmethod",
+    "property",
+    "cached_property",
+    "functools.cached_property",
+    "cache",
+    "functools.cache",
+    "lru_cache",
+    "functools.lru_cache",
+    "wraps",
+    "functools.wraps",
+    "abstractmethod",
+    "abc.abstractmethod",
+    "override",
+    "typing.override",
+    "typing_extensions.override",
+    "deprecated",
+    "typing_extensions.deprecated",
+    "torch.no_grad",
+    "torch.inference_mode",
+    "contextmanager",
+    "contextlib.contextmanager",
+    "final",
+    "typing.final",
+}
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ def _packages(tree: SourceTree, package: str | None, option: str, exclude: str =
     if package:
         if tree.find_module(package) is None:
             found = ", ".join(tree.top_level_packages()) or "none"
-            raise InputError(f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass {option} NAME")
+            raise InputError(
+                f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass {option} NAME"
+            )
         return [package]
     packages = [p for p in tree.top_level_packages() if p != exclude]
     if not packages:

@@ -68,14 +68,28 @@ def check_overrides(
     for o in find_overrides(usage, index):
         if o.wrapper:
             if ":" not in o.wrapper:
-                findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.ERROR, o.arch, (o.site,),
-                                        f"the override of {o.arch} names {o.wrapper!r}, not module:Class"))  # fmt: skip
+                findings.append(
+                    Finding(
+                        Rule.MODEL_OVERRIDE,
+                        Severity.ERROR,
+                        o.arch,
+                        (o.site,),
+                        f"the override of {o.arch} names {o.wrapper!r}, not module:Class",
+                    )
+                )
             else:
                 res = in_consumer(o.wrapper)
                 if res.status.value == "missing":
-                    findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.ERROR, o.wrapper, (o.site,),
-                                            f"the override of {o.arch} names {o.wrapper}, which does not resolve in the "
-                                            f"consumer ({res.reason}): loading the model fails"))  # fmt: skip
+                    findings.append(
+                        Finding(
+                            Rule.MODEL_OVERRIDE,
+                            Severity.ERROR,
+                            o.wrapper,
+                            (o.site,),
+                            f"the override of {o.arch} names {o.wrapper}, which does not resolve in the "
+                            f"consumer ({res.reason}): loading the model fails",
+                        )
+                    )
         known = known_architectures(index, o.registry_module)
         if not known:
             continue
@@ -84,14 +98,28 @@ def check_overrides(
             continue
         before = known_architectures(baseline, o.registry_module) if baseline is not None else set()
         if o.arch in before:
-            findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.WARNING, o.arch, (o.site,),
-                                    f"{o.registry_module} knew {o.arch} at the consumer's declared version and no longer "
-                                    "does: the override registers a name nothing requests; the replacement is "
-                                    "silently inactive"))  # fmt: skip
+            findings.append(
+                Finding(
+                    Rule.MODEL_OVERRIDE,
+                    Severity.WARNING,
+                    o.arch,
+                    (o.site,),
+                    f"{o.registry_module} knew {o.arch} at the consumer's declared version and no longer "
+                    "does: the override registers a name nothing requests; the replacement is "
+                    "silently inactive",
+                )
+            )
         else:
             why = (
                 "an addition" if baseline is not None else "an addition, or a name that vanished (no baseline to tell)"
             )
-            findings.append(Finding(Rule.MODEL_OVERRIDE, Severity.INFO, o.arch, (o.site,),
-                                    f"{o.arch} is not in {o.registry_module}'s tables: {why}"))  # fmt: skip
+            findings.append(
+                Finding(
+                    Rule.MODEL_OVERRIDE,
+                    Severity.INFO,
+                    o.arch,
+                    (o.site,),
+                    f"{o.arch} is not in {o.registry_module}'s tables: {why}",
+                )
+            )
     return findings, replaced
