@@ -104,3 +104,29 @@ def test_relocation_entries_are_plain_model_data():
     table = parse_table('package = "pv"\napplies = ">=1"\n[[moved]]\nold = "pv.a:f"\nnew = "pv.b:f"\n', "t.toml")
     assert table.moved == [Relocation(old="pv.a:f", new="pv.b:f")]
     assert dataclasses.is_dataclass(table.moved[0])
+
+
+def test_checks_run_with_the_cyclic_collector_paused_and_restore_it():
+    import gc
+
+    from atompin.analysis.gcpause import without_gc
+
+    seen: list[bool] = []
+
+    @without_gc
+    def work(fail: bool) -> None:
+        seen.append(gc.isenabled())
+        if fail:
+            raise ValueError
+
+    assert gc.isenabled()
+    work(False)
+    with pytest.raises(ValueError):
+        work(True)
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        work(False)
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()

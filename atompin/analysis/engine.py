@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
+from atompin.analysis.gcpause import without_gc
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.relocation_checks import check_relocations
@@ -54,6 +55,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 SCAN_FORMAT = "atompin-scan-4"
 
 
+@without_gc
 def scan_consumer(
     tree: SourceTree, packages: list[str], provider: str, cache: AnalysisCache | None = None
 ) -> ConsumerUsage:
@@ -94,6 +96,7 @@ def _module_id(tree: SourceTree, module: str) -> str:
     return tree.content_id(found.path) if found is not None and found.path.endswith(".py") else ""
 
 
+@without_gc
 def check_trees(
     consumer: SourceTree,
     provider: SourceTree,
