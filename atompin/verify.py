@@ -208,7 +208,7 @@ def _rederive_verdicts(locked: LockedPair, gates: dict[str, bool], out: _Disagre
     for check in sorted({f.check for f in locked.findings} - set(locked_gates) - {"pair"}):
         out.say(f"{where}: findings", f"some belong to check {check!r}", "the pair has no such check")
     edge_verdicts, verdict = locked_verdicts(gates, locked.findings)
-    source = f"its findings and {out.manifest_name}'s gates"
+    source = f"a recomputation from its findings and {out.manifest_name}'s gates"
     for check_ in locked.checks:
         expected = edge_verdicts.get(check_.name)
         if expected is not None and check_.verdict is not expected:

@@ -11,6 +11,7 @@ from typing import Any
 
 from atompin.errors import InputError
 from atompin.lockfile import LockedPair
+from atompin.manifest import Manifest
 
 
 def bake(variables: dict[str, str]) -> str:
@@ -85,7 +86,23 @@ def export_pair(manifest_path: Path, lock_path: Path | None, pair: str | None, f
 
     manifest, _ = load_manifest(manifest_path)
     locked = lockfile.select_pair(lockfile.read(lock_path or lockfile.default_path(manifest_path)), pair)
+    _refuse_stale(locked, manifest)
     return render(format, locked, pin_variables(locked, manifest))
+
+
+def _refuse_stale(locked: LockedPair, manifest: Manifest) -> None:
+    """A pair whose locked pins are not what pairs.toml says (a `lock --pair` that re-locked
+    another pair, a hand edit) is not handed to a build."""
+    wanted = next((p for p in manifest.pairs if p.name == locked.name), None)
+    pins = {name: (c.repo, c.ref) for name, c in locked.components.items()}
+    if wanted is None:
+        raise InputError(f"pair {locked.name!r} is in the lock but not in pairs.toml; run `atompin lock`")
+    expected = {name: (manifest.components[name].repo, ref) for name, ref in wanted.refs.items()}
+    if pins != expected:
+        raise InputError(
+            f"the lock is stale for pair {locked.name} (pairs.toml pins "
+            f"{', '.join(f'{n} = {r!r}' for n, (_, r) in sorted(expected.items()))}); run `atompin lock`"
+        )
 
 
 def write_export(path: Path, format: str, text: str) -> None:

@@ -355,11 +355,9 @@ def _open_cached(path: Path) -> git.Repo | None:
     try:
         repo = git.Repo(path)
         repo.git.update_environment(**_GIT_ENV)
-        repo.git.rev_parse("--git-dir")
-        repo.git.for_each_ref("--count=1")  # reads refs (and packed-refs)
-        repo.git.rev_list("--max-count=1", "--all")  # reads objects and the shallow file
+        repo.git.rev_list("--max-count=1", "--all")  # reads config, HEAD, refs, tip objects, shallow
         return repo
-    except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError, ValueError, OSError):
+    except Exception:  # any failure (git, GitPython's config parser, the file system): not usable
         return None
 
 
