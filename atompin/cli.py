@@ -261,6 +261,14 @@ def lock(
     format: Annotated[
         CheckFormat, typer.Option("--format", help="How to print the result (the lock file is TOML either way).")
     ] = CheckFormat.text,
+    check_only: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            "--locked",
+            help="Write nothing; exit 1 when the lock on disk is not byte-identical to what lock would write.",
+        ),
+    ] = False,
 ) -> None:
     """Resolve every pair of pairs.toml through git, check each declared edge, and write atompin.lock.
 
@@ -271,9 +279,20 @@ def lock(
 
         atompin lock --pair atom-0.1.9+vllm-0.33
     """
-    from atompin.locking import lock_manifest
+    from atompin.locking import lock_manifest, relock
     from atompin.report import render_lock
 
+    if check_only:
+        try:
+            with _progress(quiet) as progress:
+                checked = relock(manifest, lock_path, pair, cache_dir, offline, progress, baseline)
+        except AtompinError as err:
+            _fail(err)
+        for line in checked.differences:
+            typer.echo(f"FAIL  {line}", err=True)
+        if checked.current and not quiet:
+            typer.echo(f"{checked.path}: up to date")
+        raise typer.Exit(0 if checked.current else 1)
     try:
         with _progress(quiet) as progress:
             run = lock_manifest(manifest, lock_path, pair, cache_dir, offline, progress, baseline)
@@ -314,11 +333,19 @@ def verify(
         ),
     ] = None,
     site: SiteOpt = None,
+    recheck: Annotated[
+        bool,
+        typer.Option(
+            "--recheck", help="Also re-resolve and re-check every pair; the lock must come out byte-identical."
+        ),
+    ] = False,
 ) -> None:
     """Gate CI and image builds on the lock: it is current, and every gated verdict passes.
 
-    Offline by default. Exit 0 pass, 1 fail (stale lock, failing verdict, moved tag,
-    bake mismatch), 2 bad input, 3 git or network failure.
+    Offline by default: the lock must re-derive from pairs.toml and its own findings.
+    --recheck re-runs the lock (cheap with a warm cache) and requires identical bytes.
+    Exit 0 pass, 1 fail (stale lock, failing verdict, moved tag, bake mismatch),
+    2 bad input, 3 git or network failure.
 
     Example:
 
@@ -341,6 +368,7 @@ def verify(
                 site=site,
                 cache_dir=cache_dir,
                 progress=progress,
+                recheck=recheck,
             )
     except AtompinError as err:
         _fail(err)
@@ -461,13 +489,12 @@ def export(
         atompin export --pair atom-0.1.9+vllm-0.33 --format bake -o atompin.bake.json
         docker buildx bake -f rocm-bake.hcl -f atompin.bake.json
     """
-    from atompin.files import write_atomically
-    from atompin.report.export import export_pair
+    from atompin.report.export import export_pair, write_export
 
     try:
         text = export_pair(manifest, lock_path, pair, format.value)
         if output:
-            write_atomically(output, text)
+            write_export(output, format.value, text)
         else:
             sys.stdout.write(text)
     except AtompinError as err:

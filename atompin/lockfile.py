@@ -10,15 +10,19 @@ that says something atompin never writes is refused on read.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Annotated
 
 import tomlkit
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from atompin import __version__
 from atompin.errors import InputError
-from atompin.files import write_atomically
+from atompin.files import read_text, write_atomically
+from atompin.manifest import PAIR_NAME
 from atompin.model import COUNT_FIELDS, Counts, RefKind, Rule, Severity, Status, Verdict
+from atompin.refs import check_ref, check_url
 from atompin.tomlfile import first_problem, key_path, locate, parse_toml
 
 LOCK_VERSION = 1
@@ -33,29 +37,65 @@ def _kebab(name: str) -> str:
 
 
 class _LockModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True, frozen=True)
+    # strict: a lock holds exactly the TOML types atompin writes (no "false" for false)
+    model_config = ConfigDict(extra="forbid", alias_generator=_kebab, populate_by_name=True, frozen=True, strict=True)
+
+
+# Enums are written as their words; strict mode would want enum instances.
+_Word = Field(strict=False)
+_COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_VERSION = re.compile(r"^[A-Za-z0-9.+!_-]{0,100}$")
+_COMPONENT = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
 class LockedComponent(_LockModel):
     repo: str
     ref: str
-    ref_kind: RefKind
+    ref_kind: Annotated[RefKind, _Word]
     commit: str
     version: str = ""
     # GPU architectures its kernels support, by where the list lives ("module:NAME")
     supported_archs: dict[str, list[str]] = Field(default_factory=dict)
 
+    @field_validator("repo")
+    @classmethod
+    def _repo(cls, value: str) -> str:
+        if problem := check_url(value):
+            raise ValueError(f"repository URL refused: {problem}")
+        return value
+
+    @field_validator("ref")
+    @classmethod
+    def _ref(cls, value: str) -> str:
+        if problem := check_ref(value):
+            raise ValueError(f"ref {value!r} refused: {problem}")
+        return value
+
+    @field_validator("commit")
+    @classmethod
+    def _commit(cls, value: str) -> str:
+        if not _COMMIT.match(value):
+            raise ValueError(f"{value!r} is not a full commit id")
+        return value
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not _VERSION.match(value):
+            raise ValueError(f"{value!r} is not a version")
+        return value
+
 
 class LockedAlternative(_LockModel):
     symbol: str
-    status: Status
+    status: Annotated[Status, _Word]
     sites: list[str] = Field(default_factory=list)
 
 
 class LockedFinding(_LockModel):
     check: str  # "atom->vllm", or "pair" for pair-level findings
-    rule: Rule
-    severity: Severity
+    rule: Annotated[Rule, _Word]
+    severity: Annotated[Severity, _Word]
     symbol: str
     message: str
     sites: list[str] = Field(default_factory=list)
@@ -71,7 +111,7 @@ class LockedCheck(_LockModel):
     consumer: str
     provider: str
     gate: bool
-    verdict: Verdict
+    verdict: Annotated[Verdict, _Word]
     import_sites: int = 0
     symbols: int = 0
     groups: int = 0
@@ -80,6 +120,13 @@ class LockedCheck(_LockModel):
     references: int = 0
     overrides: int = 0
     findings_by_rule: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("consumer", "provider")
+    @classmethod
+    def _component(cls, value: str) -> str:
+        if not _COMPONENT.match(value):
+            raise ValueError(f"{value!r} is not a component name")
+        return value
 
     @property
     def name(self) -> str:
@@ -92,10 +139,27 @@ class LockedCheck(_LockModel):
 
 class LockedPair(_LockModel):
     name: str
-    verdict: Verdict
+    verdict: Annotated[Verdict, _Word]
+    # the hash of what pairs.toml says about this pair (`Manifest.pair_meaning`) when it was locked
+    manifest_hash: str = ""
     components: dict[str, LockedComponent]
     checks: list[LockedCheck] = Field(default_factory=list)
     findings: list[LockedFinding] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not PAIR_NAME.match(value):
+            raise ValueError(f"{value!r} is not a pair name")
+        return value
+
+    @field_validator("components")
+    @classmethod
+    def _components(cls, value: dict[str, LockedComponent]) -> dict[str, LockedComponent]:
+        for name in value:
+            if not _COMPONENT.match(name):
+                raise ValueError(f"{name!r} is not a component name")
+        return value
 
     def gated_failures(self) -> list[LockedCheck]:
         return [c for c in self.checks if c.gate and c.verdict is Verdict.FAIL]
@@ -157,6 +221,8 @@ def _pair_table(pair: LockedPair) -> tomlkit.items.Table:
     t = tomlkit.table()
     t.add("name", pair.name)
     t.add("verdict", pair.verdict.value)
+    if pair.manifest_hash:
+        t.add("manifest-hash", pair.manifest_hash)
     components = tomlkit.table(is_super_table=True)
     for name, comp in pair.components.items():
         components.add(name, _component_table(comp))
@@ -247,10 +313,7 @@ def loads(text: str, path: Path | str = "atompin.lock") -> Lock:
 
 def read(path: Path) -> Lock:
     """The lock at `path`; InputError when there is none or it does not parse."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no lock file; create it with `atompin lock`") from None
+    text = read_text(path, "lock file", missing=f"{path}: no lock file; create it with `atompin lock`")
     return loads(text, path)
 
 

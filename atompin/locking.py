@@ -8,9 +8,10 @@ returns the typed `Lock`. The CLI only chooses paths and prints.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from atompin import lockfile
@@ -19,13 +20,13 @@ from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_c
 from atompin.analysis.engine import check_trees
 from atompin.analysis.pinning import branch_ref, declared_target, declared_target_skew, unconstrained_plugin
 from atompin.analysis.provider import ProviderIndex
-from atompin.errors import AtompinError
+from atompin.errors import AtompinError, InputError
 from atompin.files import write_atomically
 from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.manifest import Manifest, Pair, load_manifest
 from atompin.model import COUNT_FIELDS, Finding, RefKind, Severity, Summary, Verdict
 from atompin.refs import is_local
-from atompin.relocations import applicable, digests, manifest_tables
+from atompin.relocations import LoadedTable, applicable, digests, manifest_tables
 from atompin.sources.git import GitCache, GitTree, ResolvedRef
 from atompin.sources.version import normalize_version, version_from_tree
 
@@ -132,11 +133,19 @@ class Locker:
     ) -> dict[str, tuple[str, ...]]:
         """A component's supported GPU architectures, cached by commit (a commit never changes)."""
         key = "archs:" + json.dumps([package, sorted(constants), comp.resolved.commit])
-        cached = self.cache.get_raw(key)
-        if cached is not None:
-            return {k: tuple(v) for k, v in json.loads(cached).items()}
-        found = supported_archs(ProviderIndex(comp.tree, package, self.cache), constants)
-        self.cache.put_raw(key, json.dumps(found).encode())
+        found = _archs_from_cache(self.cache.get_raw(key))
+        if found is None:
+            found = supported_archs(ProviderIndex(comp.tree, package, self.cache), constants)
+            self.cache.put_raw(key, json.dumps(found).encode())
+        for spec in constants:
+            where, _, name = spec.rpartition(":")
+            module = comp.tree.module_name(where)[0] if where.endswith(".py") else where
+            if f"{module}:{name}" not in found:
+                raise InputError(
+                    f"pairs.toml: components.{comp.name}.arch-constants: {spec!r} names no literal list of GPU "
+                    f"architectures in {comp.name} at {comp.resolved.ref} ({comp.resolved.commit[:12]}); fix the path "
+                    "(path/to/file.py:NAME or module:NAME)"
+                )
         return found
 
     def lock_pair(self, pair: Pair) -> LockedPair:
@@ -191,10 +200,11 @@ class Locker:
             coverage = arch_coverage(comp.name, supported[comp.name], fleet)
             if coverage is not None:
                 findings.append(_locked("pair", coverage))
-        verdicts = [c.verdict for c in checks] + [Verdict.WARN for f in findings if f.check == "pair"]
+        _, verdict = locked_verdicts({c.name: c.gate for c in checks}, findings)
         return LockedPair(
             name=pair.name,
-            verdict=Verdict.worst(verdicts),
+            verdict=verdict,
+            manifest_hash=self.pair_digest(pair),
             components={
                 name: LockedComponent(
                     repo=self.manifest.components[name].repo,
@@ -209,6 +219,17 @@ class Locker:
             checks=checks,
             findings=findings,
         )
+
+    def pair_tables(self, pair: Pair) -> dict[str, str]:
+        """The relocation tables (path -> digest) a pair's checks choose from."""
+        packages = {self.manifest.components[e.provider].package for e in self.manifest.edges(pair)}
+        tables: list[LoadedTable] = [t for package in sorted(packages) for t in self.tables.get(package, [])]
+        return dict(sorted((t.path, t.digest) for t in tables))
+
+    def pair_digest(self, pair: Pair) -> str:
+        """What pairs.toml (and its relocation tables) say about one pair, hashed: a pair whose
+        entry in the lock has another hash was locked from another manifest."""
+        return pair_digest(self.manifest, pair, self.pair_tables(pair))
 
     def __enter__(self) -> Locker:
         return self
@@ -250,24 +271,143 @@ def lock_manifest(
 ) -> LockRun:
     """`atompin lock`: resolve and check the manifest's pairs (or only the named ones, keeping
     the others from the lock on disk) and write the lock when it changed."""
+    run = relock(manifest_path, lock_path, only, cache_dir, offline, progress, baseline_ref)
+    if run.text != run.before:
+        write_atomically(run.path, run.text)
+    return LockRun(run.lock, run.text, run.path, run.text != run.before)
+
+
+@dataclass
+class Relock:
+    """The lock `atompin lock` would write, beside the one on disk (nothing written)."""
+
+    lock: Lock
+    text: str
+    path: Path
+    before: str | None  # the lock file's text (None: there is none)
+    differences: list[str] = field(default_factory=list)
+
+    @property
+    def current(self) -> bool:
+        return self.text == self.before
+
+
+def relock(
+    manifest_path: Path,
+    lock_path: Path | None = None,
+    only: list[str] | None = None,
+    cache_dir: Path | None = None,
+    offline: bool = False,
+    progress: Progress | None = None,
+    baseline_ref: str | None = None,
+) -> Relock:
+    """Resolve and check like `atompin lock` and compare with the lock on disk, writing nothing:
+    `lock` writes the result, `lock --check` and `verify --recheck` require it to be byte-identical."""
+    from atompin.files import read_text
+
     manifest, _ = load_manifest(manifest_path)
     target = lock_path or lockfile.default_path(manifest_path)
-    previous = lockfile.read(target) if (only and target.exists()) else None
+    before: str | None = None
+    previous: Lock | None = None
+    if only and target.exists():  # the other pairs are kept: the lock must be one atompin wrote
+        before = read_text(target, "lock file")
+        previous = lockfile.loads(before, target)
+    elif target.is_file():  # replaced whole: any damage in the old lock is overwritten
+        before = target.read_bytes().decode("utf-8", "replace")
     with Locker.open(manifest, manifest_path, cache_dir, offline, progress, baseline_ref) as locker:
         result = locker.lock(manifest.digest(), only, previous)
-    before = target.read_text() if target.exists() else None
     text = lockfile.dumps(result)
+    run = Relock(result, text, target, before)
     if text != before:
-        write_atomically(target, text)
-    return LockRun(result, text, target, text != before)
+        run.differences = lock_differences(target.name, before, result)
+    return run
 
 
-def edge_verdict(gate: bool, findings: list[Finding]) -> Verdict:
+def lock_differences(name: str, before: str | None, new: Lock) -> list[str]:
+    """One line per way the lock text `before` differs from the lock `new`."""
+    if before is None:
+        return [f"{name}: no lock file; run `atompin lock`"]
+    try:
+        old = lockfile.loads(before, name)
+    except AtompinError as err:
+        return [f"{err}"]
+    lines: list[str] = []
+    for key in ("version", "generator", "manifest_hash", "relocation_tables"):
+        if getattr(old, key) != getattr(new, key):
+            lines.append(
+                f"{name} says {key.replace('_', '-')} = {getattr(old, key)!r}, a re-lock gives {getattr(new, key)!r}"
+            )
+    old_pairs, new_pairs = {p.name: p for p in old.pairs}, {p.name: p for p in new.pairs}
+    for pair in sorted(old_pairs.keys() - new_pairs.keys()):
+        lines.append(f"{name} has pair {pair!r}, a re-lock does not")
+    for pair in sorted(new_pairs.keys() - old_pairs.keys()):
+        lines.append(f"{name} lacks pair {pair!r}, a re-lock adds it")
+    for pair in sorted(old_pairs.keys() & new_pairs.keys()):
+        a, b = old_pairs[pair], new_pairs[pair]
+        if a == b:
+            continue
+        what = [
+            f"{field_name} {getattr(a, field_name)!s} -> {getattr(b, field_name)!s}"
+            for field_name in ("verdict", "manifest_hash")
+            if getattr(a, field_name) != getattr(b, field_name)
+        ]
+        for comp in sorted(a.components.keys() | b.components.keys()):
+            ca, cb = a.components.get(comp), b.components.get(comp)
+            if ca is None or cb is None:
+                what.append(f"{comp} {'added' if ca is None else 'removed'}")
+            elif ca != cb:
+                changed = [k for k in type(ca).model_fields if getattr(ca, k) != getattr(cb, k)]
+                what.append(f"{comp} {', '.join(k.replace('_', '-') for k in changed)}")
+        if a.checks != b.checks:
+            what.append("checks")
+        if a.findings != b.findings:
+            what.append(f"findings ({len(a.findings)} -> {len(b.findings)})")
+        lines.append(f"{name}: pair {pair} differs from a re-lock: {'; '.join(what)}")
+    if not lines:  # same data, other bytes: hand-edited layout
+        lines.append(f"{name}: not byte-identical to what `atompin lock` writes (edited by hand?)")
+    return lines
+
+
+def pair_digest(manifest: Manifest, pair: Pair, tables: dict[str, str]) -> str:
+    """The hash of `Manifest.pair_meaning` plus the digests of the relocation tables the pair uses."""
+    data = {**manifest.pair_meaning(pair), "relocation-tables": tables}
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+
+def _archs_from_cache(data: bytes | None) -> dict[str, tuple[str, ...]] | None:
+    """A cached supported-architecture result; None when absent or not what atompin wrote."""
+    if data is None:
+        return None
+    try:
+        loaded = json.loads(data)
+        if isinstance(loaded, dict) and all(
+            isinstance(v, list) and all(isinstance(a, str) for a in v) for v in loaded.values()
+        ):
+            return {str(k): tuple(v) for k, v in loaded.items()}
+    except ValueError:
+        pass
+    return None
+
+
+def edge_verdict(gate: bool, findings: Sequence[Finding | LockedFinding]) -> Verdict:
     """fail: an error on a gate edge; warn: an error elsewhere, or any warning; else pass."""
     severities = {f.severity for f in findings}
     if Severity.ERROR in severities:
         return Verdict.FAIL if gate else Verdict.WARN
     return Verdict.WARN if Severity.WARNING in severities else Verdict.PASS
+
+
+def locked_verdicts(gates: dict[str, bool], findings: Sequence[LockedFinding]) -> tuple[dict[str, Verdict], Verdict]:
+    """Each check edge's verdict (edge name -> gate given) and the pair's, from its findings.
+
+    The one place verdicts are judged from lock findings: `lock` writes what it returns and
+    `verify` recomputes it from the lock on disk and the manifest's gates. Pair-level findings
+    (check "pair") can only warn.
+    """
+    edges = {name: edge_verdict(gate, [f for f in findings if f.check == name]) for name, gate in sorted(gates.items())}
+    pair_level = [Verdict.WARN for f in findings if f.check == "pair"]
+    return edges, Verdict.worst([*edges.values(), *pair_level])
 
 
 def _locked_check(consumer: str, provider: str, gate: bool, summary: Summary, findings: list[Finding]) -> LockedCheck:

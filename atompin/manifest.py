@@ -15,16 +15,22 @@ import tomlkit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from atompin.errors import InputError
+from atompin.files import read_text
 from atompin.model import env_prefix
 from atompin.refs import check_ref, check_url
 from atompin.tomlfile import KeyProblem, first_problem, key_path, locate, parse_toml
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+# Pair names reach env lines, GitHub outputs, Markdown, SARIF and image tags: keep them plain.
+PAIR_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
+# Build variable names (bake variables, env names, GitHub output names).
+VARIABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 _PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: TOML types are taken as written (`gate = "false"` is refused, not coerced)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Variables(_Strict):
@@ -34,6 +40,13 @@ class Variables(_Strict):
     ref: str | None = None
     commit: str | None = None
     version: str | None = None
+
+    @field_validator("repo", "ref", "commit", "version")
+    @classmethod
+    def _variable_name(cls, value: str | None) -> str | None:
+        if value is not None and not VARIABLE_NAME.match(value):
+            raise ValueError(f"{value!r} is not a variable name; use letters, digits and '_' (not first a digit)")
+        return value
 
 
 class Component(_Strict):
@@ -47,7 +60,7 @@ class Component(_Strict):
     arch_constants: list[str] = Field(default_factory=list, alias="arch-constants")
     variables: Variables = Field(default_factory=Variables)
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
     @field_validator("repo")
     @classmethod
@@ -76,7 +89,7 @@ class CheckEdge(_Strict):
     # the consumer package to scan (default: the consumer component's package)
     consumer_package: str | None = Field(default=None, alias="consumer-package")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
     @property
     def name(self) -> str:
@@ -88,13 +101,13 @@ class Fleet(_Strict):
 
     gpu_archs: list[str] = Field(default_factory=list, alias="gpu-archs")
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 class Pair(BaseModel):
     """A name plus one ref per component; the refs are the extra keys."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True, strict=True)
     name: str
     # overrides [fleet] gpu-archs for this pair
     gpu_archs: list[str] | None = Field(default=None, alias="gpu-archs")
@@ -106,8 +119,11 @@ class Pair(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("a pair needs a non-empty name")
+        if not PAIR_NAME.match(value):
+            raise ValueError(
+                f"pair name {value!r} refused: use letters, digits, '.', '_', '+' and '-' (up to 100, first a "
+                "letter or digit), e.g. atom-0.1.9+vllm-0.33"
+            )
         return value
 
     @model_validator(mode="after")
@@ -174,18 +190,34 @@ class Manifest(_Strict):
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return "sha256:" + hashlib.sha256(blob).hexdigest()
 
+    def pair_meaning(self, pair: Pair) -> dict[str, object]:
+        """Everything the manifest says that a pair's lock entry depends on: its refs, the
+        components it pins, the check edges that apply, its GPU fleet and the relocations folder.
+        (Its hash in the lock tells a pair that `lock --pair` did not re-lock from a fresh one.)"""
+        return {
+            "pair": pair.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "components": {
+                name: self.components[name].model_dump(mode="json", by_alias=True) for name in sorted(pair.refs)
+            },
+            "checks": [e.model_dump(mode="json", by_alias=True) for e in self.edges(pair)],
+            "gpu-archs": self.gpu_archs(pair),
+            "relocations": self.relocations,
+        }
+
 
 def load_manifest(path: Path) -> tuple[Manifest, str]:
     """Read and validate `pairs.toml`; returns the manifest and its text."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
+    text = read_text(
+        path, "manifest", missing=f"{path}: not found; create it (see README.md, 'pairs.toml') or pass --manifest PATH"
+    )
+    manifest = parse_manifest(text, path)
+    folder = path.parent / manifest.relocations
+    if "relocations" in manifest.model_fields_set and not folder.is_dir():
         raise InputError(
-            f"{path}: not found; create it (see README.md, 'pairs.toml') or pass --manifest PATH"
-        ) from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    return parse_manifest(text, path), text
+            f"{path}:{locate(text, ('relocations',))}: relocations = {manifest.relocations!r}: no such folder "
+            f"beside the manifest; create it or fix the path"
+        )
+    return manifest, text
 
 
 def parse_manifest(text: str, path: Path | str = "pairs.toml") -> Manifest:

@@ -19,8 +19,8 @@ HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 def check_url(url: str) -> str | None:
     """None when `url` is acceptable, else why not (one line)."""
-    if not url or url != url.strip() or any(c in url for c in "\n\r\0"):
-        return "empty or contains whitespace or control characters"
+    if not url or url != url.strip() or _has_control(url):
+        return "empty, surrounded by whitespace, or contains control characters"
     if url.startswith("-"):
         return "starts with '-' (it would be read as an option)"
     if _HELPER_SYNTAX.match(url):
@@ -36,9 +36,16 @@ def check_ref(ref: str) -> str | None:
         return "empty or surrounded by whitespace"
     if ref.startswith("-"):
         return "starts with '-' (it would be read as an option)"
-    if any(c in ref for c in " ~^:?*[\\\n\r\0") or ".." in ref or ref.endswith((".lock", "/", ".")):
+    if _has_control(ref) or any(c in ref for c in " ~^:?*[\\") or ".." in ref or "@{" in ref:
+        return "is not a valid git ref name"
+    if ref == "@" or ref.endswith((".lock", "/", ".")) or "//" in ref or "/." in ref or ref.startswith(("/", ".")):
         return "is not a valid git ref name"
     return None
+
+
+def _has_control(text: str) -> bool:
+    # git refuses ASCII control characters in ref names; in a URL they only smuggle lines.
+    return any(ord(c) < 0x20 or ord(c) == 0x7F for c in text)
 
 
 def is_local(url: str) -> bool:

@@ -19,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from atompin.errors import InputError
+from atompin.files import read_text
 from atompin.model import Relocation
 from atompin.tomlfile import first_problem, key_path, locate, parse_toml
 
@@ -36,7 +37,7 @@ def _check_symbol(value: str) -> str:
 class _Entry(BaseModel):
     """One `[[moved]]` entry as written; validated, then handed on as a `model.Relocation`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     old: str
     new: str
     params: list[str] | None = None
@@ -53,7 +54,7 @@ class _Entry(BaseModel):
 
 
 class RelocationTable(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     package: str
     applies: str
     entries: list[_Entry] = Field(default_factory=list, alias="moved")
@@ -115,8 +116,8 @@ def load_tables(folder: Path, base: Path, package: str) -> list[LoadedTable]:
     if not root.is_dir():
         return out
     for path in sorted(root.glob("*.toml")):
-        text = path.read_text()
         rel = path.relative_to(base).as_posix() if path.is_relative_to(base) else path.as_posix()
+        text = read_text(path, "relocation table")
         table = parse_table(text, rel)
         if table.package != package:
             raise InputError(
@@ -167,8 +168,8 @@ def render_draft(package: str, applies: str, entries: list[Relocation], removed:
 
 def entries_from(path: Path, package: str, version: str) -> list[tuple[str, Relocation]]:
     """(table, entry) pairs from one table file, or from a folder's tables that apply to `version`."""
-    if path.is_file():
-        table = parse_table(path.read_text(), str(path))
+    if not path.is_dir():  # a table (a missing path is an error, not an empty set of tables)
+        table = parse_table(read_text(path, "relocation table"), str(path))
         return [(str(path), entry) for entry in table.moved]
     tables = load_tables(path, path, package)
     chosen = applicable(tables, version) if version else tables

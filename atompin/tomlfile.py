@@ -11,7 +11,7 @@ from typing import Any
 
 import tomlkit
 from pydantic import ValidationError
-from tomlkit.exceptions import ParseError
+from tomlkit.exceptions import ParseError, TOMLKitError
 
 from atompin.errors import InputError
 
@@ -32,6 +32,10 @@ def parse_toml(text: str, path: Path | str, fix: str = "fix the syntax") -> dict
         return tomlkit.parse(text).unwrap()
     except ParseError as exc:
         raise InputError(f"{path}:{exc.line}: not valid TOML ({exc.args[0] if exc.args else exc}); {fix}") from None
+    except TOMLKitError as exc:  # e.g. a key defined twice
+        raise InputError(f"{path}:1: not valid TOML ({exc}); {fix}") from None
+    except RecursionError:
+        raise InputError(f"{path}:1: not valid TOML (nested too deeply); {fix}") from None
 
 
 def first_problem(
@@ -61,39 +65,60 @@ def key_path(loc: tuple[Any, ...]) -> str:
 
 
 def locate(text: str, loc: tuple[Any, ...]) -> int:
-    """Best-effort line of a key path in TOML text (1 when it cannot tell)."""
+    """Best-effort line of a key path in TOML text (1 when it cannot tell).
+
+    Follows the path through table headers (`[a.b]`), the n-th entry of an array of
+    tables (`[[a]]`), dotted keys and inline tables (`variables = { ref = 1 }`).
+    """
     lines = text.splitlines()
-    keys = [k for k in loc if isinstance(k, str)]
-    index = next((k for k in loc if isinstance(k, int)), None)
-    if not keys:
-        return 1
-    top = keys[0]
-    start, end = 0, len(lines)
-    header_line = 0
-    # Find the table (or n-th array-of-tables entry) that holds the key.
-    count = -1
-    for i, line in enumerate(lines):
-        s = line.strip()
-        if index is not None and s == f"[[{top}]]":
-            count += 1
-            if count == index:
-                start, header_line = i + 1, i + 1
-                end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("[")), len(lines))
+    headers = [h for i, line in enumerate(lines) if (h := _header(i, line)) is not None]
+    lo, hi, best = 0, len(lines), 1
+    path: list[str] = []
+    for part in loc:
+        if isinstance(part, int):
+            entries = [h for h in headers if lo <= h[0] < hi and h[1] and h[2] == tuple(path)]
+            if part >= len(entries):
                 break
-        elif index is None and len(keys) > 1 and s in (f"[{top}.{keys[1]}]", f'[{top}."{keys[1]}"]'):
-            start, header_line = i + 1, i + 1
-            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("[")), len(lines))
-            keys = keys[2:] or keys[1:2]
+            lo = entries[part][0]
+            hi = entries[part + 1][0] if part + 1 < len(entries) else _section_end(headers, lo, tuple(path), hi)
+            best = lo + 1
+            continue
+        path.append(str(part))
+        table = next((h for h in headers if lo <= h[0] < hi and not h[1] and h[2] == tuple(path)), None)
+        if table is not None:
+            lo, hi, best = table[0], _section_end(headers, table[0], tuple(path), hi), table[0] + 1
+            continue
+        if any(lo <= h[0] < hi and h[2][: len(path)] == tuple(path) for h in headers):
+            continue  # a prefix of a deeper header ([components] of [components.atom])
+        key = re.compile(rf"(^|[\s{{,.]){re.escape(str(part))}\"?\s*[=.]|(^|[\s{{,.])\"{re.escape(str(part))}\"\s*[=.]")
+        found = next((j for j in range(lo, hi) if key.search(_code(lines[j]))), None)
+        if found is None:
             break
-        elif (
-            index is None
-            and len(keys) == 1
-            and (s == f"[{top}]" or s.startswith(f"{top} =") or s.startswith(f"[{top}."))
-        ):
-            return i + 1
-    wanted = keys[-1] if index is None else (keys[1] if len(keys) > 1 else None)
-    if wanted:
-        for j in range(start, end):
-            if re.match(rf"^\s*\"?{re.escape(str(wanted))}\"?\s*=", lines[j]):
-                return j + 1
-    return header_line or 1
+        lo, best = found, found + 1
+    return best
+
+
+def _code(line: str) -> str:
+    """A line without a trailing comment (good enough for finding keys)."""
+    return line.split("#", 1)[0] if '"' not in line else line
+
+
+def _header(index: int, line: str) -> tuple[int, bool, tuple[str, ...]] | None:
+    """(line index, is an array-of-tables entry, dotted key parts) for a table header line."""
+    s = line.split("#", 1)[0].strip()
+    aot = s.startswith("[[") and s.endswith("]]")
+    if not (aot or (s.startswith("[") and s.endswith("]"))):
+        return None
+    inner = s[2:-2] if aot else s[1:-1]
+    parts = tuple(p.strip().strip("\"'") for p in re.findall(r'"[^"]*"|\'[^\']*\'|[^.]+', inner))
+    return index, aot, parts
+
+
+def _section_end(headers: list[tuple[int, bool, tuple[str, ...]]], start: int, path: tuple[str, ...], hi: int) -> int:
+    """Where the table that starts at `start` ends: the next header outside it (its subtables stay in)."""
+    for line, aot, parts in headers:
+        if line <= start or line >= hi:
+            continue
+        if parts[: len(path)] != path or (aot and parts == path):
+            return line
+    return hi

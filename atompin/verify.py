@@ -1,8 +1,13 @@
 """`atompin verify`: is the lock current, passing, and do build files agree with it?
 
-Offline by default: the lock parses, its manifest hash matches, every gated
-verdict passes. With a git cache, tags are re-resolved (`moved-ref`). Bake
-files (HCL or JSON) are compared variable by variable.
+The gate trusts nothing it can re-derive. Offline by default: the lock parses,
+its manifest hash matches, and everything the lock says that pairs.toml also
+says is compared field by field (pairs, components, repos, refs, check edges,
+gates, each pair's manifest hash); every verdict is recomputed from the lock's
+findings and the manifest's gates; ref kinds are checked against the git cache
+where it holds the repository. `--remote` asks the remotes whether tags moved,
+`--recheck` re-runs the whole lock and requires the same bytes. Bake files (HCL
+or JSON) are compared variable by variable.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ from pathlib import Path
 
 from atompin.analysis.cache import AnalysisCache
 from atompin.errors import InputError
-from atompin.lockfile import Lock, LockedPair
-from atompin.manifest import Manifest
+from atompin.lockfile import Lock, LockedComponent, LockedPair
+from atompin.manifest import Manifest, Pair
 from atompin.model import RefKind, Severity
+from atompin.refs import HEX
 from atompin.sources.git import GitCache
 from atompin.sources.installed import Installed, commit_matches
 
@@ -45,43 +51,69 @@ def run_verify(
     site: list[str] | None = None,
     cache_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    recheck: bool = False,
 ) -> VerifyReport:
     """`atompin verify`: every check the options ask for, in one report."""
     from atompin import lockfile
-    from atompin.locking import Locker
+    from atompin.locking import Locker, relock
     from atompin.manifest import load_manifest
     from atompin.relocations import digests
 
     report = VerifyReport()
     manifest, _ = load_manifest(manifest_path)
+    path = lock_path or lockfile.default_path(manifest_path)
     with Locker.open(manifest, manifest_path, cache_dir, False, progress) as locker:
-        locked = lockfile.read(lock_path or lockfile.default_path(manifest_path))
-        verify_lock(locked, manifest, report, digests(locker.tables))
+        locked = lockfile.read(path)
+        verify_lock(
+            locked,
+            manifest,
+            report,
+            digests(locker.tables),
+            pair_tables=locker.pair_tables,
+            cached_kind=lambda repo, ref: locker.git.cached_kind(locker.fetch_url(repo), ref),
+            names=(path.name, manifest_path.name),
+        )
         if remote:
             verify_remote(locked, locker.git, locker.fetch_url, report)
-        for path in bake or []:
-            verify_bake(path, lockfile.select_pair(locked, pair), manifest, report)
+        for bake_path in bake or []:
+            verify_bake(bake_path, lockfile.select_pair(locked, pair), manifest, report)
         if installed is not None:
             chosen = lockfile.select_pair(locked, pair)
             verify_installed(manifest, chosen, installed, consumer, site, locker.cache, report)
+    if recheck:
+        run = relock(manifest_path, lock_path, cache_dir=cache_dir, progress=progress)
+        if run.current:
+            report.passes.append(f"{path.name}: a re-lock gives the same bytes")
+        else:
+            report.failures += [f"recheck: {line}; run `atompin lock`" for line in run.differences]
     return report
 
 
-def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: dict[str, str] | None = None) -> None:
-    """The lock matches the manifest (and relocation tables) and every gated verdict passes."""
+def verify_lock(
+    lock: Lock,
+    manifest: Manifest,
+    report: VerifyReport,
+    tables: dict[str, str] | None = None,
+    *,
+    pair_tables: Callable[[Pair], dict[str, str]] | None = None,
+    cached_kind: Callable[[str, str], RefKind | None] | None = None,
+    names: tuple[str, str] = ("atompin.lock", "pairs.toml"),
+) -> None:
+    """The lock matches the manifest (and relocation tables), re-derives, and every gated verdict passes."""
     if lock.manifest_hash != manifest.digest():
         report.failures.append("stale: pairs.toml changed since the lock was written; run `atompin lock`")
         return
     if tables is not None and tables != lock.relocation_tables:
         changed = sorted(set(tables.items()) ^ set(lock.relocation_tables.items()))
-        names = ", ".join(sorted({path for path, _ in changed}))
+        names_changed = ", ".join(sorted({path for path, _ in changed}))
         report.failures.append(
-            f"stale: relocation tables changed since the lock was written ({names}); run `atompin lock`"
+            f"stale: relocation tables changed since the lock was written ({names_changed}); run `atompin lock`"
         )
         return
-    missing = [p.name for p in manifest.pairs if lock.pair(p.name) is None]
-    if missing:
-        report.failures.append(f"stale: pairs not in the lock: {', '.join(missing)}; run `atompin lock`")
+    disagreements = rederive(lock, manifest, pair_tables, cached_kind, names)
+    report.failures += disagreements
+    if disagreements:
+        return  # verdicts of a lock that does not re-derive mean nothing
     for pair in lock.pairs:
         failed = pair.gated_failures()
         if failed:
@@ -95,14 +127,148 @@ def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: di
             report.passes.append(f"{pair.name}: verdict {pair.verdict.value}")
 
 
+def rederive(
+    lock: Lock,
+    manifest: Manifest,
+    pair_tables: Callable[[Pair], dict[str, str]] | None = None,
+    cached_kind: Callable[[str, str], RefKind | None] | None = None,
+    names: tuple[str, str] = ("atompin.lock", "pairs.toml"),
+) -> list[str]:
+    """What the lock says that the manifest, the lock's own findings or the git cache
+    contradict: one line per field ("atompin.lock says X, pairs.toml says Y: run atompin lock").
+
+    Offline and cheap. A lock rewritten to be consistent with itself and the manifest
+    (findings removed along with their counts) is caught only by `--recheck`.
+    """
+    out = _Disagreements(*names)
+    wanted_pairs = {p.name: p for p in manifest.pairs}
+    locked_pairs = {p.name: p for p in lock.pairs}
+    for name in sorted(locked_pairs.keys() - wanted_pairs.keys()):
+        out.say(f"pair {name}", "it exists", "there is no such pair")
+    for name in sorted(wanted_pairs.keys() - locked_pairs.keys()):
+        out.say(f"pair {name}", "nothing of it", "it exists")
+    for name in sorted(locked_pairs.keys() & wanted_pairs.keys()):
+        _rederive_pair(locked_pairs[name], wanted_pairs[name], manifest, out, pair_tables, cached_kind)
+    return out.lines
+
+
+@dataclass
+class _Disagreements:
+    lock_name: str
+    manifest_name: str
+    lines: list[str] = field(default_factory=list)
+
+    def say(self, where: str, locked: object, wanted: object, source: str | None = None) -> None:
+        self.lines.append(
+            f"{where}: {self.lock_name} says {locked}, {source or self.manifest_name} says {wanted}: run `atompin lock`"
+        )
+
+
+def _rederive_pair(
+    locked: LockedPair,
+    pair: Pair,
+    manifest: Manifest,
+    out: _Disagreements,
+    pair_tables: Callable[[Pair], dict[str, str]] | None,
+    cached_kind: Callable[[str, str], RefKind | None] | None,
+) -> None:
+    from atompin.locking import pair_digest
+
+    where = f"pair {pair.name}"
+    if pair_tables is not None:
+        digest = pair_digest(manifest, pair, pair_tables(pair))
+        if locked.manifest_hash != digest:
+            out.lines.append(
+                f"{where}: {out.lock_name} was locked from another {out.manifest_name} entry for this pair (its "
+                f"manifest-hash is {locked.manifest_hash or 'missing'}); run `atompin lock --pair {pair.name}`"
+            )
+    if set(locked.components) != set(pair.refs):
+        out.say(f"{where}: components", ", ".join(sorted(locked.components)), ", ".join(sorted(pair.refs)))
+    for name in sorted(locked.components.keys() & pair.refs.keys()):
+        comp, spec = locked.components[name], manifest.components[name]
+        if comp.repo != spec.repo:
+            out.say(f"{where}: {name}.repo", repr(comp.repo), repr(spec.repo))
+        if comp.ref != pair.refs[name]:
+            out.say(f"{where}: {name}.ref", repr(comp.ref), repr(pair.refs[name]))
+        out.lines += _ref_kind_problems(where, name, comp, out.lock_name, cached_kind)
+    _rederive_verdicts(locked, {e.name: e.gate for e in manifest.edges(pair)}, out)
+
+
+def _rederive_verdicts(locked: LockedPair, gates: dict[str, bool], out: _Disagreements) -> None:
+    """Check edges and gates as the manifest says; verdicts and counts as the findings say."""
+    from atompin.locking import locked_verdicts
+
+    where = f"pair {locked.name}"
+    locked_gates = {c.name: c.gate for c in locked.checks}
+    if set(locked_gates) != set(gates):
+        out.say(f"{where}: checks", ", ".join(sorted(locked_gates)) or "none", ", ".join(sorted(gates)) or "none")
+    for edge in sorted(locked_gates.keys() & gates.keys()):
+        if locked_gates[edge] != gates[edge]:
+            out.say(f"{where}: {edge} gate", _toml(locked_gates[edge]), _toml(gates[edge]))
+    for check in sorted({f.check for f in locked.findings} - set(locked_gates) - {"pair"}):
+        out.say(f"{where}: findings", f"some belong to check {check!r}", "the pair has no such check")
+    edge_verdicts, verdict = locked_verdicts(gates, locked.findings)
+    source = f"a recomputation from its findings and {out.manifest_name}'s gates"
+    for check_ in locked.checks:
+        expected = edge_verdicts.get(check_.name)
+        if expected is not None and check_.verdict is not expected:
+            out.say(f"{where}: {check_.name} verdict", check_.verdict.value, expected.value, source)
+        by_rule: dict[str, int] = {}
+        for f in locked.findings:
+            if f.check == check_.name:
+                by_rule[f.rule.value] = by_rule.get(f.rule.value, 0) + 1
+        if check_.findings_by_rule != by_rule:
+            out.say(f"{where}: {check_.name} findings-by-rule", check_.findings_by_rule, by_rule, "its findings")
+    if locked.verdict is not verdict and set(locked_gates) == set(gates):
+        out.say(f"{where}: verdict", locked.verdict.value, verdict.value, source)
+
+
+def _toml(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _ref_kind_problems(
+    where: str,
+    name: str,
+    comp: LockedComponent,
+    lock_name: str,
+    cached_kind: Callable[[str, str], RefKind | None] | None,
+) -> list[str]:
+    """A ref kind the ref itself or the git cache contradicts."""
+    out: list[str] = []
+    if comp.ref_kind is RefKind.COMMIT and not (HEX.match(comp.ref) and comp.commit.startswith(comp.ref)):
+        out.append(
+            f"{where}: {name}: {lock_name} says ref {comp.ref!r} is commit {comp.commit[:12]}, but a commit ref "
+            f"is a prefix of its commit id: run `atompin lock`"
+        )
+    kind = cached_kind(comp.repo, comp.ref) if cached_kind is not None else None
+    if kind is not None and kind is not comp.ref_kind:
+        out.append(
+            f"{where}: {name}: {lock_name} says ref {comp.ref!r} is a {comp.ref_kind.value}, the git cache says it "
+            f"is a {kind.value}: run `atompin lock`"
+        )
+    return out
+
+
 def verify_remote(lock: Lock, git: GitCache, fetch_url: Callable[[str], str], report: VerifyReport) -> None:
     """Every tag still resolves to the commit the lock recorded (`moved-ref`)."""
     for pair in lock.pairs:
         for name, comp in pair.components.items():
-            if comp.ref_kind is not RefKind.TAG:
+            if comp.ref_kind is RefKind.COMMIT:
                 continue
             refs = git.remote_refs(fetch_url(comp.repo))
             now = refs.get(f"refs/tags/{comp.ref}")
+            if comp.ref_kind is RefKind.BRANCH:
+                # A tag of that name wins when atompin resolves the ref: a lock that calls it a
+                # branch hides the tag from this check.
+                if now is not None:
+                    report.failures.append(
+                        f"{pair.name}: {name}: atompin.lock says ref {comp.ref!r} is a branch, {comp.repo} says it "
+                        "is a tag: run `atompin lock`"
+                    )
+                elif f"refs/heads/{comp.ref}" not in refs:
+                    report.failures.append(f"{pair.name}: {name} branch {comp.ref} no longer exists at {comp.repo}")
+                continue
             if now is None:
                 report.failures.append(f"moved-ref: {pair.name}: {name} tag {comp.ref} no longer exists at {comp.repo}")
             elif now != comp.commit:

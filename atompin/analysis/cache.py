@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import shutil
 import sqlite3
 from collections.abc import Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from atompin.analysis.moduleinfo import ModuleInfo
+from atompin.errors import InputError
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -96,10 +98,20 @@ class AnalysisCache:
 
 
 class SqliteAnalysisCache(AnalysisCache):
-    """Everything in `<dir>/index.sqlite`. Writes are batched until `flush()` (or `close()`)."""
+    """Everything in `<dir>/index.sqlite`. Writes are batched until `flush()` (or `close()`).
+
+    A cache is only a cache: a file that is not SQLite, a table of another shape, or a
+    damaged page is thrown away and started again; when even that fails, one line names
+    the folder to delete.
+    """
 
     def __init__(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
+        if directory.exists() and not directory.is_dir():
+            raise InputError(f"{directory}: the cache folder is a file; remove it or pass --cache-dir FOLDER")
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"{directory}: cannot create the cache folder ({exc.strerror or exc})") from None
         self.path = directory / "index.sqlite"
         self._db = self._open()
         self._pending: dict[str, bytes] = {}
@@ -110,22 +122,67 @@ class SqliteAnalysisCache(AnalysisCache):
         try:
             return self._connect()
         except sqlite3.DatabaseError:
-            # A corrupt cache is only a cache: start it again.
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self._remove()
+        try:
             return self._connect()
+        except sqlite3.Error as exc:
+            raise self._unusable(exc) from None
+
+    def _unusable(self, exc: Exception) -> InputError:
+        return InputError(
+            f"{self.path.parent}: the analysis cache is damaged and could not be rebuilt ({exc}); "
+            "delete that folder and run again"
+        )
+
+    def _remove(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            path = Path(f"{self.path}{suffix}")
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+    def _rebuild(self) -> None:
+        try:
+            self._db.close()
+        except sqlite3.Error:
+            pass
+        self._remove()
+        self._db = self._open()
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("CREATE TABLE IF NOT EXISTS modules (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("CREATE TABLE IF NOT EXISTS modules (key TEXT PRIMARY KEY, data BLOB NOT NULL)")
+            columns = [row[1] for row in db.execute("PRAGMA table_info(modules)")]
+            if columns != ["key", "data"]:
+                raise sqlite3.DatabaseError(f"table modules has columns {columns}, not key and data")
+            db.execute("SELECT key, data FROM modules LIMIT 1").fetchall()
+        except BaseException:
+            db.close()
+            raise
         return db
 
     def get_raw(self, key: str) -> bytes | None:
         if key in self._pending:
             return self._pending[key]
-        row = self._db.execute("SELECT data FROM modules WHERE key = ?", (key,)).fetchone()
-        return bytes(row[0]) if row is not None else None
+        try:
+            row = self._db.execute("SELECT data FROM modules WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError as exc:
+            if _busy(exc):
+                return None  # another run holds the cache too long: go without it
+            self._rebuild()
+            return None
+        except sqlite3.DatabaseError:
+            self._rebuild()
+            return None
+        if row is None:
+            return None
+        data = row[0]
+        if isinstance(data, str):
+            return data.encode()
+        return bytes(data) if isinstance(data, (bytes, memoryview)) else None
 
     def put_raw(self, key: str, data: bytes) -> None:
         self._pending[key] = data
@@ -148,11 +205,31 @@ class SqliteAnalysisCache(AnalysisCache):
     def flush(self) -> None:
         if not self._pending:
             return
+        for attempt in (0, 1):
+            try:
+                self._write()
+                break
+            except sqlite3.OperationalError as exc:
+                if _busy(exc):
+                    break  # results are kept for this run only; the next run computes them again
+                if attempt:
+                    raise self._unusable(exc) from None
+                self._rebuild()
+            except sqlite3.DatabaseError as exc:
+                if attempt:
+                    raise self._unusable(exc) from None
+                self._rebuild()
+        self._pending.clear()
+
+    def _write(self) -> None:
         with self._db:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO modules (key, data) VALUES (?, ?)", self._pending.items())
-        self._pending.clear()
 
     def close(self) -> None:
         self.flush()
         self._db.close()
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)

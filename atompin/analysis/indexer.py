@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.moduleinfo import (
     Binding,
     BindingKind,
@@ -27,12 +28,15 @@ def index_module(source: bytes | str, name: str, is_package: bool) -> ModuleInfo
     """Index one module's source. A syntax error yields a ModuleInfo with `error` set."""
     info = ModuleInfo(name=name, is_package=is_package)
     try:
-        tree = ast.parse(source)
+        tree = parse_limited(source)  # over a per-file limit: unknown, like a syntax error
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None) or 0
         info.error = f"line {line}: {getattr(exc, 'msg', str(exc))}"
         return info
-    _ModuleVisitor(info).run(tree)
+    try:
+        _ModuleVisitor(info).run(tree)
+    except RecursionError:  # a last resort: the depth limit should keep the visitor far from it
+        return ModuleInfo(name=name, is_package=is_package, error="line 0: nested too deeply to index")
     return info
 
 

@@ -28,6 +28,7 @@ from atompin.analysis.guards import (
     hasattr_tests,
     imports_package,
 )
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking
@@ -176,7 +177,7 @@ class ConsumerScanner:
 
     def _parse(self, path: str, source: bytes) -> ast.Module | None:
         try:
-            return ast.parse(source)
+            return parse_limited(source)  # over a per-file limit: unparseable, like a syntax error
         except (SyntaxError, ValueError) as exc:
             self.usage.unparseable.append((path, getattr(exc, "lineno", 0) or 0, getattr(exc, "msg", str(exc))))
             return None

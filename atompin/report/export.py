@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
+from atompin.errors import InputError
 from atompin.lockfile import LockedPair
+from atompin.manifest import Manifest
 
 
 def bake(variables: dict[str, str]) -> str:
@@ -15,13 +20,47 @@ def bake(variables: dict[str, str]) -> str:
 
 
 def env(variables: dict[str, str]) -> str:
-    """`NAME=value` lines (for --build-arg or an env file)."""
-    return "".join(f"{k}={v}\n" for k, v in sorted(variables.items()))
+    """`NAME=value` lines (for --build-arg or an env file). A value with characters a shell
+    would read (space, quote, `$`...) is single-quoted; names and values with line breaks
+    or other control characters are refused (they would add lines)."""
+    lines = []
+    for name, value in sorted(variables.items()):
+        _check_variable(name, value, multiline=False)
+        lines.append(f"{name}={value if _PLAIN.match(value) else shlex.quote(value)}\n")
+    return "".join(lines)
 
 
 def github(variables: dict[str, str]) -> str:
-    """Lines for `$GITHUB_OUTPUT` (values here never hold newlines)."""
-    return "".join(f"{k.lower()}={v}\n" for k, v in sorted(variables.items()))
+    """Lines for `$GITHUB_OUTPUT`: `name=value`, or GitHub's heredoc form (`name<<DELIMITER`)
+    for a value that holds a line break, with a delimiter the value does not contain."""
+    lines = []
+    for name, value in sorted(variables.items()):
+        _check_variable(name, value, multiline=True)
+        key = name.lower()
+        if "\n" in value or "\r" in value:
+            delimiter = "ATOMPIN_EOF_" + hashlib.sha256(value.encode()).hexdigest()[:16]
+            while delimiter in value:
+                delimiter += "_"
+            lines.append(f"{key}<<{delimiter}\n{value}\n{delimiter}\n")
+        else:
+            lines.append(f"{key}={value}\n")
+    return "".join(lines)
+
+
+# Values that mean the same to a shell, docker's env files and GitHub, unquoted.
+_PLAIN = re.compile(r"^[A-Za-z0-9_./:@+=,%~-]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _check_variable(name: str, value: str, multiline: bool) -> None:
+    if not _NAME.match(name):
+        raise InputError(f"export: {name!r} is not a variable name; fix variables in pairs.toml")
+    bad = [c for c in value if (ord(c) < 0x20 and (not multiline or c not in "\r\n")) or ord(c) == 0x7F]
+    if bad:
+        raise InputError(
+            f"export: the value of {name} holds a control character ({bad[0]!r}); the lock is damaged: "
+            "run `atompin lock`"
+        )
 
 
 def full_json(pair: LockedPair, variables: dict[str, str]) -> str:
@@ -47,4 +86,37 @@ def export_pair(manifest_path: Path, lock_path: Path | None, pair: str | None, f
 
     manifest, _ = load_manifest(manifest_path)
     locked = lockfile.select_pair(lockfile.read(lock_path or lockfile.default_path(manifest_path)), pair)
+    _refuse_stale(locked, manifest)
     return render(format, locked, pin_variables(locked, manifest))
+
+
+def _refuse_stale(locked: LockedPair, manifest: Manifest) -> None:
+    """A pair whose locked pins are not what pairs.toml says (a `lock --pair` that re-locked
+    another pair, a hand edit) is not handed to a build."""
+    wanted = next((p for p in manifest.pairs if p.name == locked.name), None)
+    pins = {name: (c.repo, c.ref) for name, c in locked.components.items()}
+    if wanted is None:
+        raise InputError(f"pair {locked.name!r} is in the lock but not in pairs.toml; run `atompin lock`")
+    expected = {name: (manifest.components[name].repo, ref) for name, ref in wanted.refs.items()}
+    if pins != expected:
+        raise InputError(
+            f"the lock is stale for pair {locked.name} (pairs.toml pins "
+            f"{', '.join(f'{n} = {r!r}' for n, (_, r) in sorted(expected.items()))}); run `atompin lock`"
+        )
+
+
+def write_export(path: Path, format: str, text: str) -> None:
+    """Write an export to `path`: `github` appends (`-o "$GITHUB_OUTPUT"` keeps the outputs
+    earlier steps wrote), every other format replaces the file atomically."""
+    from atompin.files import write_atomically
+
+    if format != "github":
+        write_atomically(path, text)
+        return
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; give a file path to write to")
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot append ({exc.strerror or exc})") from None

@@ -76,17 +76,24 @@ class GitTree(SourceTree):
         try:
             return self.repo.odb.stream(bytes.fromhex(self.content_id(path))).read()
         except (ValueError, GitCommandError) as exc:
-            raise SourceError(f"{self.label}: cannot read {path} from git ({_last_line(exc)})") from exc
+            raise SourceError(
+                f"{self.label}: cannot read {path} from the git cache ({_last_line(exc)}); if this repeats, "
+                f"delete the cache folder {self.repo.git_dir} and run again"
+            ) from exc
 
 
 class GitCache:
     """Bare repositories per URL under `root`, shared by every run that uses `root`."""
 
     def __init__(self, root: Path, offline: bool = False, progress: Progress | None = None) -> None:
+        for folder in (root, root / "git"):
+            if folder.exists() and not folder.is_dir():
+                raise InputError(f"{folder}: the cache folder is a file; remove it or pass --cache-dir FOLDER")
         self.root = root / "git"
         self.offline = offline
         self.progress = progress or (lambda _msg: None)
         self._remote_refs: dict[str, dict[str, str]] = {}
+        self._opened: dict[str, git.Repo] = {}  # entries checked in this run
 
     # -- cache entries ----------------------------------------------------------
 
@@ -94,10 +101,20 @@ class GitCache:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))[:40]
         return f"{name}-{hashlib.sha256(url.encode()).hexdigest()[:16]}"
 
+    def entry(self, url: str) -> Path:
+        """The cache folder of one repository (what to delete when it cannot be rebuilt)."""
+        return self.root / f"{self._key(url)}.git"
+
     @contextmanager
     def _locked(self, url: str) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / f"{self._key(url)}.lock", "w") as handle:
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            handle = open(self.root / f"{self._key(url)}.lock", "w")
+        except OSError as exc:
+            raise InputError(
+                f"{self.root}: cannot use the git cache ({exc.strerror or exc}); pass --cache-dir FOLDER"
+            ) from None
+        with handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
@@ -106,21 +123,50 @@ class GitCache:
 
     def repo(self, url: str, create: bool = True) -> git.Repo | None:
         """The bare cache repository for `url` (created, or rebuilt when corrupt)."""
-        path = self.root / f"{self._key(url)}.git"
-        if path.exists():
-            try:
-                repo = git.Repo(path)
-                repo.git.update_environment(**_GIT_ENV)
-                repo.git.rev_parse("--git-dir")
+        if url in self._opened:
+            return self._opened[url]
+        path = self.entry(url)
+        if path.exists() or path.is_symlink():
+            repo = _open_cached(path)
+            if repo is not None:
+                self._opened[url] = repo
                 return repo
-            except (InvalidGitRepositoryError, NoSuchPathError, GitCommandError, ValueError):
-                self.progress(f"cache entry for {url} is corrupt; rebuilding it")
-                shutil.rmtree(path, ignore_errors=True)
+            self.progress(f"cache entry for {url} is corrupt; rebuilding it")
+            self._discard(url)
         if not create:
             return None
-        repo = git.Repo.init(path, bare=True, mkdir=True)
+        try:
+            repo = git.Repo.init(path, bare=True, mkdir=True)
+        except (OSError, GitCommandError) as exc:
+            raise InputError(
+                f"{path}: cannot create the git cache entry ({_last_line(exc)}); delete that folder and run again"
+            ) from None
         repo.git.update_environment(**_GIT_ENV)
+        self._opened[url] = repo
         return repo
+
+    def _discard(self, url: str) -> None:
+        """Remove a damaged cache entry (whatever it has become: a folder, a file, a link)."""
+        self._opened.pop(url, None)
+        path = self.entry(url)
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        if path.exists() or path.is_symlink():
+            raise InputError(f"{path}: the git cache entry is damaged and cannot be removed; delete it by hand")
+
+    def cached_kind(self, url: str, ref: str) -> RefKind | None:
+        """What the cache says `ref` is at `url` (None when the cache does not hold it). Reads only."""
+        path = self.entry(url)
+        repo = _open_cached(path) if path.is_dir() else None
+        if repo is None or check_ref(ref):
+            return None
+        if _rev_parse(repo, f"refs/tags/{ref}^{{commit}}"):
+            return RefKind.TAG
+        if _rev_parse(repo, f"refs/atompin/heads/{ref}^{{commit}}"):
+            return RefKind.BRANCH
+        return None
 
     # -- remote -----------------------------------------------------------------
 
@@ -134,7 +180,7 @@ class GitCache:
         try:
             out = str(g.ls_remote("--", _fetch_url(url)))
         except GitCommandError as exc:
-            raise SourceError(f"{url}: cannot list refs ({_last_line(exc)})") from exc
+            raise _remote_error(url, "cannot list refs", exc) from exc
         refs: dict[str, str] = {}
         for line in out.splitlines():
             sha, _, name = line.partition("\t")
@@ -152,7 +198,7 @@ class GitCache:
         try:
             repo.git.fetch(*args, "--", _fetch_url(url), *refspecs)
         except GitCommandError as exc:
-            raise SourceError(f"{url}: fetch failed ({_last_line(exc)})") from exc
+            raise _remote_error(url, "fetch failed", exc) from exc
 
     # -- resolution -------------------------------------------------------------
 
@@ -164,7 +210,19 @@ class GitCache:
         with self._locked(url):
             if self.offline:
                 return self._resolve_cached(url, ref)
-            return self._resolve_remote(url, ref)
+            refs = self.remote_refs(url)  # the remote answers: a later failure is the cache's
+            try:
+                return self._resolve_remote(url, ref)
+            except (SourceError, GitCommandError) as exc:
+                self.progress(f"cache entry for {url} failed ({_last_line(exc)}); rebuilding it")
+                self._discard(url)
+                self._remote_refs[url] = refs
+                try:
+                    return self._resolve_remote(url, ref)
+                except (SourceError, GitCommandError) as again:
+                    raise SourceError(
+                        f"{url}: {_last_line(again)}; if this repeats, delete the cache folder {self.entry(url)}"
+                    ) from again
 
     def _resolve_cached(self, url: str, ref: str) -> ResolvedRef:
         repo = self.repo(url, create=False)
@@ -177,6 +235,7 @@ class GitCache:
                 commit = _rev_parse(repo, f"{ref}^{{commit}}")
                 if commit:
                     return ResolvedRef(url, ref, commit, RefKind.COMMIT)
+                _refuse_ambiguous(repo, url, ref)
         raise SourceError(f"{url} @ {ref} is not in the cache; run once without --offline")
 
     def _resolve_remote(self, url: str, ref: str) -> ResolvedRef:
@@ -218,14 +277,39 @@ class GitCache:
             )
             commit = _rev_parse(repo, f"{ref}^{{commit}}")
         if not commit:
+            _refuse_ambiguous(repo, url, ref)
             raise InputError(f"{url}: no tag, branch or commit named {ref!r}")
         return ResolvedRef(url, ref, commit, RefKind.COMMIT)
 
     def tree(self, resolved: ResolvedRef) -> GitTree:
+        """The files of a resolved commit; a cache entry that cannot list them is rebuilt once."""
+        try:
+            return self._tree(resolved)
+        except GitCommandError as exc:
+            if self.offline:
+                raise SourceError(
+                    f"{resolved.url}: the git cache entry is damaged ({_last_line(exc)}); delete the cache folder "
+                    f"{self.entry(resolved.url)} and run without --offline"
+                ) from exc
+            self.progress(f"cache entry for {resolved.url} is damaged ({_last_line(exc)}); rebuilding it")
+            with self._locked(resolved.url):
+                self._discard(resolved.url)
+            self.resolve(resolved.url, resolved.ref)
+            try:
+                return self._tree(resolved)
+            except GitCommandError as again:
+                raise SourceError(
+                    f"{resolved.url}: the git cache entry is damaged ({_last_line(again)}); delete the cache folder "
+                    f"{self.entry(resolved.url)} and run again"
+                ) from again
+
+    def _tree(self, resolved: ResolvedRef) -> GitTree:
         repo = self.repo(resolved.url, create=False)
         if repo is None or not _rev_parse(repo, f"{resolved.commit}^{{commit}}"):
             raise SourceError(f"{resolved.url} @ {resolved.commit[:12]} is not in the cache; run without --offline")
-        return GitTree(repo, resolved.commit, f"{resolved.url}@{resolved.commit[:12]}")
+        tree = GitTree(repo, resolved.commit, f"{resolved.url}@{resolved.commit[:12]}")
+        _ = tree.files  # lists the commit's tree now: a damaged entry fails here, not mid-analysis
+        return tree
 
     def commits_between(self, url: str, old: str, new: str) -> int | None:
         """How many commits lead from `old` to `new`, when the cache has the history (else None)."""
@@ -256,10 +340,56 @@ class GitCache:
 
 
 def _fetch_url(url: str) -> str:
-    # Local paths are made absolute so the bare cache repository finds them.
+    # Local paths become file:// URLs: git then uses the same transport as for a remote
+    # (honouring the blob filter and lazy fetches of large blobs), and the bare cache
+    # repository finds them whatever the current folder.
     if is_local(url) and not url.startswith("file://"):
-        return os.path.abspath(url)
+        return Path(os.path.abspath(url)).as_uri()
     return url
+
+
+def _open_cached(path: Path) -> git.Repo | None:
+    """The cache repository at `path`, or None when it is not one git can use."""
+    if not path.is_dir() or path.is_symlink():
+        return None
+    try:
+        repo = git.Repo(path)
+        repo.git.update_environment(**_GIT_ENV)
+        repo.git.rev_list("--max-count=1", "--all")  # reads config, HEAD, refs, tip objects, shallow
+        return repo
+    except Exception:  # any failure (git, GitPython's config parser, the file system): not usable
+        return None
+
+
+def _refuse_ambiguous(repo: git.Repo, url: str, ref: str) -> None:
+    """InputError when a short commit id names several commits."""
+    try:
+        out = repo.git.rev_parse(f"--disambiguate={ref}")
+    except GitCommandError:
+        return
+    commits = []
+    for sha in out.split():
+        try:
+            if repo.git.cat_file("-t", sha) == "commit":
+                commits.append(sha)
+        except GitCommandError:
+            continue
+    if len(commits) > 1:
+        raise InputError(
+            f"{url}: short commit id {ref!r} is ambiguous ({len(commits)} commits start with it: "
+            f"{', '.join(c[:12] for c in sorted(commits)[:3])}); give more of its digits"
+        )
+
+
+def _remote_error(url: str, what: str, exc: GitCommandError) -> SourceError:
+    """A git failure talking to `url`, said plainly: a local path that is no repository says so."""
+    if is_local(url):
+        path = Path(url.removeprefix("file://"))
+        if not path.exists():
+            return SourceError(f"{url}: no such repository (the path does not exist); check repo in pairs.toml")
+        if not (path / ".git").exists() and not (path / "HEAD").exists():
+            return SourceError(f"{url}: not a git repository; check repo in pairs.toml")
+    return SourceError(f"{url}: {what} ({_last_line(exc)})")
 
 
 def _rev_parse(repo: git.Repo, spec: str) -> str:
@@ -270,10 +400,14 @@ def _rev_parse(repo: git.Repo, spec: str) -> str:
 
 
 def _last_line(exc: Exception) -> str:
+    """The line of git's error output that says what went wrong: its first `fatal:` or `error:`
+    line (later lines are advice such as "and the repository exists."), else its last line."""
     text = getattr(exc, "stderr", "") or str(exc)
-    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
-    line = lines[-1] if lines else "git failed"
-    return line.removeprefix("stderr: ").strip("'").strip()
+    lines = [line.strip().removeprefix("stderr: ").strip("'").strip() for line in str(text).strip().splitlines()]
+    lines = [line for line in lines if line]
+    said = next((line for line in lines if line.startswith(("fatal:", "error:"))), None)
+    line = said or (lines[-1] if lines else "git failed")
+    return line.removeprefix("fatal: ").removeprefix("error: ").strip()
 
 
 def file_at_revision(rev: str, path: Path) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import Enum
@@ -135,24 +136,55 @@ class FolderTree(SourceTree):
         self._last: tuple[str, bytes] = ("", b"")
 
     def list_files(self) -> list[str]:
+        """Regular files only: FIFOs, sockets and devices are never opened (a FIFO named `x.py`
+        would block a read forever), and a symlink counts only when it resolves to a regular
+        file inside the tree (loops, dangling links and links out of the tree are skipped).
+        Linked folders are not entered."""
         out: list[str] = []
         root = str(self.root)
+        real_root = os.path.realpath(root)
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__" and d != "node_modules"]
             rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
             prefix = "" if rel == "." else rel + "/"
-            out.extend(prefix + f for f in filenames)
+            out.extend(prefix + f for f in filenames if _regular_inside(os.path.join(dirpath, f), real_root))
         return out
 
     def read(self, path: str) -> bytes:
         if self._last[0] == path:
             return self._last[1]
-        return (self.root / path).read_bytes()
+        return _read_regular(self.root / path)
 
     def content_id(self, path: str) -> str:
-        data = (self.root / path).read_bytes()
+        data = _read_regular(self.root / path)
         self._last = (path, data)
         return blob_id(data)
+
+
+def _regular_inside(path: str, real_root: str) -> bool:
+    """A regular file, or a symlink to a regular file inside `real_root`."""
+    try:
+        if stat.S_ISREG(os.lstat(path).st_mode):
+            return True
+        if not os.path.islink(path):
+            return False
+        target = os.path.realpath(path)  # loops and dangling links resolve to something that fails below
+        return os.path.commonpath([target, real_root]) == real_root and stat.S_ISREG(os.stat(target).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, opened without blocking (a file swapped for a FIFO
+    after listing reads as empty rather than hanging)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 class MemoryTree(SourceTree):
