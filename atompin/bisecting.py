@@ -23,7 +23,7 @@ from atompin.locking import Locker
 from atompin.manifest import load_manifest
 from atompin.model import RefKind, Rule, Severity
 from atompin.refs import check_ref
-from atompin.resolving import Judge, Trial, affected_pairs
+from atompin.resolving import Judge, Trial, affected_pairs, open_locker
 from atompin.sources.git import CommitInfo, ResolvedRef
 
 Progress = Callable[[str], None]
@@ -93,7 +93,7 @@ def bisect(
         if problem := check_ref(ref):
             raise InputError(f"ref {ref!r} refused: {problem}")
     package = manifest.components[component].package
-    with Locker.open(manifest, manifest_path, cache_dir, offline, progress) as locker:
+    with open_locker(manifest, manifest_path, cache_dir, offline, progress) as locker:
         judge = Judge(locker, component, affected)
         good_ref, bad_ref = judge.resolve(good), judge.resolve(bad)
         commits = locker.git.first_parent_commits(good_ref, bad_ref)

@@ -21,6 +21,8 @@ from pathlib import Path
 from packaging.version import Version
 
 from atompin import lockfile
+from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
+from atompin.analysis.moduleinfo import ModuleInfo
 from atompin.bumping import BumpPlan
 from atompin.errors import InputError
 from atompin.lockdiff import diff_locks
@@ -29,7 +31,7 @@ from atompin.locking import Locker, ResolvedComponent
 from atompin.manifest import Manifest, Pair, load_manifest, parse_manifest, set_ref
 from atompin.model import RefKind, Severity, Verdict
 from atompin.refs import check_ref
-from atompin.sources.git import ResolvedRef
+from atompin.sources.git import GitCache, ResolvedRef
 from atompin.sources.version import normalize_version
 
 Progress = Callable[[str], None]
@@ -77,6 +79,52 @@ class Trial:
 
     def warnings(self) -> int:
         return sum(f.severity is Severity.WARNING for p in self.pairs for f in p.findings)
+
+
+class DecodedCache(AnalysisCache):
+    """The analysis cache, keeping every module index it decodes in memory: a search meets
+    the same blobs at commit after commit, and decoding them again would be most of a step."""
+
+    def __init__(self, stored: AnalysisCache) -> None:
+        self.stored = stored
+        self._decoded: dict[str, ModuleInfo] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> ModuleInfo | None:
+        info = self._decoded.get(key) or self.stored.get(key)
+        if info is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._decoded[key] = info
+        return info
+
+    def put(self, key: str, info: ModuleInfo) -> None:
+        self._decoded[key] = info
+        self.stored.put(key, info)
+
+    def get_raw(self, key: str) -> bytes | None:
+        return self.stored.get_raw(key)
+
+    def put_raw(self, key: str, data: bytes) -> None:
+        self.stored.put_raw(key, data)
+
+    def flush(self) -> None:
+        self.stored.flush()
+
+    def close(self) -> None:
+        self.stored.close()
+
+
+def open_locker(
+    manifest: Manifest, manifest_path: Path, cache_dir: Path | None, offline: bool, progress: Progress | None
+) -> Locker:
+    """A `Locker` as `Locker.open` makes one, over a cache that keeps decoded indexes for the search."""
+    root = cache_dir or default_cache_dir()
+    git_cache = GitCache(root, offline=offline, progress=progress)
+    cache = DecodedCache(SqliteAnalysisCache(root))
+    return Locker(manifest, manifest_path.resolve().parent, git_cache, cache, progress)
 
 
 class Judge:
@@ -177,7 +225,7 @@ def find_latest(
             raise InputError(f"branch {branch!r} refused: {problem}")
     target = lock_path or lockfile.default_path(manifest_path)
     previous = lockfile.read(target) if target.exists() else None
-    with Locker.open(manifest, manifest_path, cache_dir, offline, progress) as locker:
+    with open_locker(manifest, manifest_path, cache_dir, offline, progress) as locker:
         judge = Judge(locker, component, affected)
         current = {p.name: p.refs[component] for p in affected}
         pins = {ref: locker.resolve_component(component, ref) for ref in sorted(set(current.values()))}
