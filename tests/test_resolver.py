@@ -435,3 +435,32 @@ def test_bisect_says_how_each_changed_file_holds_the_symbol(project: Path, tmp_p
     assert result.exit_code == 1, result.output
     [finding] = json.loads(result.output)["culprit"]["findings"]
     assert finding["files"] == [{"path": "pv/core.py", "how": "defines"}, {"path": "pv/runner.py", "how": "names"}]
+
+
+# -- the scheduled-job recipe ----------------------------------------------------------
+
+
+def test_the_scheduled_recipe_calls_real_commands_and_reads_what_they_print(project: Path):
+    import re
+
+    import yaml
+
+    workflow = yaml.safe_load((Path(__file__).parent.parent / "docs/recipes/latest-vllm.yml").read_text())
+    assert "schedule" in workflow[True]  # YAML reads the key `on` as True
+    runs = "\n".join(s.get("run", "") for s in workflow["jobs"]["latest"]["steps"])
+    for words in (line.split() for line in runs.splitlines() if line.strip().startswith("atompin ")):
+        help_text = invoke(words[1], "--help").output
+        assert "Usage" in help_text, words
+        assert all(w in help_text for w in words if w.startswith("--")), words
+    # The lines the job reads with sed are the lines the commands print.
+    newest = re.search(r"s/\^newest passing: vllm (.*?);\.\*/", runs)
+    broke = re.search(r"s/\^find the commit that broke it: atompin bisect vllm //p", runs)
+    assert newest and broke
+    passing = invoke("bump", "pv", "--latest", "--dry-run", "--manifest", str(project)).output
+    assert re.search(r"^newest passing: pv ([^;]*);", passing, re.M).group(1) == "v1.1.0"  # type: ignore[union-attr]
+    pin(project, "v1.1.0")
+    failing = invoke("bump", "pv", "--latest", "--manifest", str(project)).output
+    [hint] = [
+        line for line in failing.splitlines() if line.startswith("find the commit that broke it: atompin bisect ")
+    ]
+    assert hint.split()[-3:] == ["pv", "v1.1.0", "v1.2.0"]
