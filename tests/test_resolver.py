@@ -14,12 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from atompin import lockfile
-from atompin.analysis.cache import SqliteAnalysisCache
 from atompin.analysis.definitions import definition_changed
+from atompin.bisecting import bisect
 from atompin.cli import app
-from atompin.locking import Locker
 from atompin.manifest import load_manifest
-from atompin.resolving import Judge, find_latest, tag_candidates
+from atompin.resolving import Judge, find_latest, open_locker, tag_candidates
 from atompin.sources import git as git_source
 from atompin.sources.git import GitCache
 from atompin.testing import git_history, git_repo
@@ -284,6 +283,17 @@ def test_an_interrupted_search_leaves_everything_as_it_was(project: Path):
         find_latest(project, "pv", progress=interrupt)
     assert any(m.startswith("trying pv v2.0.0") for m in seen)  # one candidate was judged already
     assert files_of(project) == before
+    seen.clear()
+
+    def interrupt_bisect(message: str) -> None:
+        seen.append(message)
+        if "step 4" in message:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        bisect(project, "pv", "v1.0.0", "v2.0.0", progress=interrupt_bisect)
+    assert any("step 3" in m for m in seen)
+    assert files_of(project) == before
     assert not [p for p in project.parent.iterdir() if p.name.startswith(".")]  # no temporary file left
 
 
@@ -382,8 +392,7 @@ def test_bisect_fetches_a_blob_filtered_partial_history_then_works_offline(
 
 def test_each_trial_after_the_first_parses_only_the_changed_modules_the_consumer_reaches(project: Path):
     manifest, _ = load_manifest(project)
-    root = project.parent.parent / "cache"
-    with Locker(manifest, project.parent, GitCache(root), SqliteAnalysisCache(root)) as locker:
+    with open_locker(manifest, project, project.parent.parent / "cache", False, None) as locker:
         judge = Judge(locker, "pv", list(manifest.pairs))
         tip = judge.resolve("main")
         commits = locker.git.first_parent_commits(judge.resolve("v1.0.0"), tip)
@@ -464,3 +473,14 @@ def test_the_scheduled_recipe_calls_real_commands_and_reads_what_they_print(proj
         line for line in failing.splitlines() if line.startswith("find the commit that broke it: atompin bisect ")
     ]
     assert hint.split()[-3:] == ["pv", "v1.1.0", "v1.2.0"]
+
+
+def test_bump_latest_works_offline_from_the_cache(project: Path):
+    online = invoke("bump", "pv", "--latest", "--dry-run", "--manifest", str(project))
+    assert online.exit_code == 0
+    shutil.move(project.parent / "repos", project.parent / "repos-gone")  # the network is gone
+    offline = invoke("bump", "pv", "--latest", "--offline", "--manifest", str(project))
+    assert offline.exit_code == 0, offline.output
+    table = [line for line in online.output.splitlines() if line.startswith("  ")][:4]
+    assert [line for line in offline.output.splitlines() if line.startswith("  ")][:4] == table
+    assert 'pv = "v1.1.0"' in project.read_text()

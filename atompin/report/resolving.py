@@ -132,7 +132,8 @@ def bisect_dict(result: Bisection) -> dict[str, Any]:
 
 def _headline(result: Bisection) -> str:
     bad = result.bad.ref if result.bad else "?"
-    return f"{result.component} {result.good.ref}..{bad}: {len(result.commits)} commits on the first-parent line"
+    n = len(result.commits)
+    return f"{result.component} {result.good.ref}..{bad}: {n} commit{'s' if n != 1 else ''} on the first-parent line"
 
 
 def _bisect_text(result: Bisection) -> str:
