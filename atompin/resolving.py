@@ -190,7 +190,7 @@ class LatestSearch:
 
     def bisect_refs(self) -> tuple[str, str] | None:
         """When nothing passed: the newest current pin and the oldest candidate, for `atompin bisect`."""
-        if self.chosen is not None or not self.trials:
+        if self.chosen is not None or not self.trials or not self.floor_ref:
             return None
         return self.floor_ref, self.trials[-1].ref
 

@@ -484,3 +484,13 @@ def test_bump_latest_works_offline_from_the_cache(project: Path):
     table = [line for line in online.output.splitlines() if line.startswith("  ")][:4]
     assert [line for line in offline.output.splitlines() if line.startswith("  ")][:4] == table
     assert 'pv = "v1.1.0"' in project.read_text()
+
+
+def test_progress_names_each_candidate_and_each_step(project: Path):
+    """On a terminal the same lines drive the status line; --verbose prints them in logs."""
+    latest = invoke("--verbose", "bump", "pv", "--latest", "--dry-run", "--manifest", str(project))
+    assert "atompin: trying pv v2.0.0 (1 of 3)" in latest.output
+    assert "atompin: trying pv v1.1.0 (3 of 3)" in latest.output
+    bisected = invoke("--verbose", "bisect", "pv", "v1.1.0", "v1.2.0", "--manifest", str(project))
+    assert "atompin: bisect pv: 10 commits from v1.1.0 to v1.2.0; judging v1.1.0" in bisected.output
+    assert "atompin: bisect pv: step 2, 9 commits left: " in bisected.output
