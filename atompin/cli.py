@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from atompin import __version__
-from atompin.errors import AtompinError
+from atompin.errors import AtompinError, InputError
 
 if TYPE_CHECKING:
     from atompin.lockdiff import LockDiff
@@ -417,7 +417,9 @@ def diff(
 @app.command()
 def bump(
     component: Annotated[str, typer.Argument(help="The component to re-pin (a key of [components]).")],
-    ref: Annotated[str, typer.Argument(help="The new ref: a tag, branch or commit.")],
+    ref: Annotated[
+        str | None, typer.Argument(help="The new ref: a tag, branch or commit (omit with --latest).")
+    ] = None,
     pair: Annotated[
         list[str] | None,
         typer.Option("--pair", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."),
@@ -428,16 +430,40 @@ def bump(
     lock_path: LockOpt = None,
     cache_dir: CacheOpt = None,
     format: Annotated[DiffFormat, typer.Option("--format", help="How to print the lock diff.")] = DiffFormat.text,
+    latest: Annotated[
+        bool,
+        typer.Option("--latest", help="Search for REF: the newest candidate at which every gated verdict passes."),
+    ] = False,
+    match: Annotated[
+        str | None,
+        typer.Option("--match", help="With --latest: only tags matching this glob (default: every release tag)."),
+    ] = None,
+    pre: Annotated[bool, typer.Option("--pre", help="With --latest: pre-release tags are candidates too.")] = False,
+    branch: Annotated[
+        str | None,
+        typer.Option("--branch", help="With --latest: the candidates are this branch's commits, not tags."),
+    ] = None,
 ) -> None:
     """Re-pin COMPONENT to REF in pairs.toml (comments and layout kept), re-lock the
-    affected pairs, and print what changed.
+    affected pairs, and print what changed. With --latest, REF is searched for:
+    candidates newer than the current pin, from the newest, until every gated
+    verdict passes; a table shows each candidate tried.
 
-    Exit 1 when a gated verdict got worse; 2 on bad input; 3 on git failure (nothing written).
+    Exit 1 when a gated verdict got worse (with --latest: when no candidate passes;
+    nothing is pinned); 2 on bad input; 3 on git failure (nothing written).
 
     Example:
 
         atompin bump vllm v0.33.0 --dry-run
+
+        atompin bump vllm --latest --match 'v0.3*' --dry-run
     """
+    if latest:
+        if ref is not None:
+            _fail(InputError(f"give REF or --latest, not both (REF {ref!r})"))
+        _bump_latest(component, match, pre, branch, pair, dry_run, offline, manifest, lock_path, cache_dir, format)
+    if ref is None or match is not None or pre or branch is not None:
+        _fail(InputError("give the new REF, or --latest to search for it (--match, --pre and --branch need --latest)"))
     from atompin.bumping import plan_bump
 
     try:
@@ -465,6 +491,100 @@ def bump(
         plan.write()
         typer.echo(f"{manifest} and {plan.lock_path}: written ({', '.join(plan.changed)})", err=True)
     raise typer.Exit(1 if plan.diff.worse else 0)
+
+
+def _bump_latest(
+    component: str,
+    match: str | None,
+    pre: bool,
+    branch: str | None,
+    pair: list[str] | None,
+    dry_run: bool,
+    offline: bool,
+    manifest: Path,
+    lock_path: Path | None,
+    cache_dir: Path | None,
+    format: DiffFormat,
+) -> NoReturn:
+    """`bump --latest`: search, print the candidates tried, then pin like `bump` (or not)."""
+    from atompin.report.resolving import render_latest
+    from atompin.resolving import find_latest
+
+    try:
+        with _progress() as progress:
+            search = find_latest(
+                manifest,
+                component,
+                match=match,
+                pre=pre,
+                branch=branch,
+                pairs=pair,
+                lock_path=lock_path,
+                cache_dir=cache_dir,
+                offline=offline,
+                progress=progress,
+            )
+    except AtompinError as err:
+        _fail(err)
+    typer.echo(render_latest(search), nl=False, err=format is not DiffFormat.text)
+    plan = search.plan
+    if plan is None or plan.diff is None:
+        raise typer.Exit(0 if search.chosen is not None or not search.trials else 1)
+    typer.echo(plan.manifest_patch(), err=format is not DiffFormat.text)
+    _print_diff(plan.diff, format)
+    if dry_run:
+        typer.echo("dry run: nothing written", err=True)
+    else:
+        plan.write()
+        typer.echo(f"{manifest} and {plan.lock_path}: written ({', '.join(plan.changed)})", err=True)
+    raise typer.Exit(0)
+
+
+@app.command()
+def bisect(
+    component: Annotated[str, typer.Argument(help="The component whose history is searched (e.g. vllm).")],
+    good: Annotated[str, typer.Argument(help="A ref where the pairs are as they should be (e.g. the current pin).")],
+    bad: Annotated[str, typer.Argument(help="A later ref where a finding that fails a gate has appeared.")],
+    pair: Annotated[
+        list[str] | None,
+        typer.Option("--pair", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."),
+    ] = None,
+    format: Annotated[
+        DiffFormat, typer.Option("--format", help="text, json, or markdown (for a PR or an upstream bug report).")
+    ] = DiffFormat.text,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use the cache only; exit 3 when it lacks the range's history.")
+    ] = False,
+    manifest: ManifestOpt = Path("pairs.toml"),
+    cache_dir: CacheOpt = None,
+) -> None:
+    """Find the first commit from GOOD to BAD at which a finding that fails a gate appears.
+
+    Binary search over the first-parent commits after GOOD up to BAD, each judged as
+    `atompin lock` would judge the pair pinned there. Prints that commit (id, date,
+    subject), the findings that appeared, and for each the files the commit changed
+    that hold its symbol. The history is fetched as a blob-filtered partial clone of
+    the range. Nothing is written.
+
+    Exit 1 when a worse commit was found, 0 when BAD is not worse than GOOD, 2 on bad
+    input, 3 on git failure (or, offline, when the cache lacks the history).
+
+    Example:
+
+        atompin bisect vllm v0.31.0 v0.33.0 --format markdown > bisect.md
+    """
+    from atompin.bisecting import bisect as run_bisect
+    from atompin.report.resolving import render_bisect
+
+    try:
+        with _progress() as progress:
+            result = run_bisect(
+                manifest, component, good, bad, pairs=pair, cache_dir=cache_dir, offline=offline, progress=progress
+            )
+    except AtompinError as err:
+        _fail(err)
+    sys.stdout.write(render_bisect(result, format.value))
+    raise typer.Exit(1 if result.culprit is not None else 0)
 
 
 @app.command()

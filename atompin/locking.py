@@ -95,6 +95,10 @@ class Locker:
             self._resolved[key] = self._resolve_component(name, ref)
         return self._resolved[key]
 
+    def forget(self, name: str, ref: str) -> None:
+        """Drop a resolved component from memory (a search visits each candidate ref once)."""
+        self._resolved.pop((name, ref), None)
+
     def _resolve_component(self, name: str, ref: str) -> ResolvedComponent:
         component = self.manifest.components[name]
         self.progress(f"resolving {name} @ {ref}")

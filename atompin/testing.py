@@ -48,3 +48,42 @@ def git_repo(path: Path, releases: list[tuple[str, dict[str, str]]]) -> Path:
         if tag:
             repo.git.tag(tag)
     return path
+
+
+def git_history(path: Path, commits: list[tuple[str, dict[str, str | None], str | None]]) -> Path:
+    """A git repository at `path` whose `main` branch has one commit per entry, in one
+    `git fast-import` run (fast enough for thousands of commits).
+
+    Each entry is (subject, changes, tag): `changes` maps a path to its new text
+    (dedented) or to None to delete it, on top of the previous commit; `tag` (when
+    given) names the commit with a lightweight tag. Dates are fixed (one minute
+    apart), so the same entries give the same commit ids.
+    """
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    stream: list[bytes] = []
+    for i, (subject, changes, tag) in enumerate(commits, 1):
+        when = f"{1767225600 + 60 * i} +0000"  # 2026-01-01T00:00:00Z, then a minute per commit
+        message = subject.encode()
+        stream += [
+            b"commit refs/heads/main\n",
+            b"mark :%d\n" % i,
+            f"author {_IDENTITY['GIT_AUTHOR_NAME']} <{_IDENTITY['GIT_AUTHOR_EMAIL']}> {when}\n".encode(),
+            f"committer {_IDENTITY['GIT_COMMITTER_NAME']} <{_IDENTITY['GIT_COMMITTER_EMAIL']}> {when}\n".encode(),
+            b"data %d\n%s\n" % (len(message), message),
+        ]
+        if i > 1:
+            stream.append(b"from :%d\n" % (i - 1))
+        for rel, text in sorted(changes.items()):
+            if text is None:
+                stream.append(f"D {rel}\n".encode())
+            else:
+                data = textwrap.dedent(text).lstrip("\n").encode()
+                stream += [f"M 100644 inline {rel}\n".encode(), b"data %d\n" % len(data), data, b"\n"]
+        stream.append(b"\n")
+        if tag:
+            stream.append(f"reset refs/tags/{tag}\nfrom :{i}\n\n".encode())
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=path, input=b"".join(stream), check=True)
+    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=path, check=True)
+    return path

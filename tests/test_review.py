@@ -371,7 +371,8 @@ def test_pre_commit_hook_definition():
 
 
 @pytest.mark.parametrize(
-    "command", [["check"], ["lock"], ["verify"], ["diff"], ["bump"], ["export"], ["demo"], ["relocations", "suggest"]]
+    "command",
+    [["check"], ["lock"], ["verify"], ["diff"], ["bump"], ["export"], ["demo"], ["relocations", "suggest"], ["bisect"]],
 )
 def test_every_command_help_shows_an_example(command: list[str]):
     result = invoke(*command, "--help")

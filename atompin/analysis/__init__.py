@@ -7,4 +7,5 @@
 - `checks` judges usage against the provider index; `relocation_checks`, `overrides`, `arity`,
   `pinning` and `archs` add the other rules; `suggest` drafts relocation tables;
 - `engine` runs one consumer -> provider edge; `cache` keeps per-file indexes by content.
+- `definitions` says whether a change touched a symbol's definition (for `bisect`'s report).
 """

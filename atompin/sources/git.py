@@ -48,6 +48,13 @@ class ResolvedRef:
     kind: RefKind
 
 
+@dataclass(frozen=True)
+class CommitInfo:
+    commit: str
+    date: str  # the committer date, ISO 8601
+    subject: str
+
+
 class GitTree(SourceTree):
     """The files of one commit, read from git objects."""
 
@@ -338,6 +345,110 @@ class GitCache:
         versions = sorted((v, t) for t in candidates if (v := normalize_version(t)))
         return versions[-1][1] if versions else ""
 
+    # -- history: tags and first-parent ranges (bump --latest, bisect) ----------
+
+    def tags(self, url: str) -> dict[str, str]:
+        """Every tag -> the commit it names: the remote's when online, the cache's when offline."""
+        if not self.offline:
+            return {n[len("refs/tags/") :]: c for n, c in self.remote_refs(url).items() if n.startswith("refs/tags/")}
+        repo = self.repo(url, create=False)
+        if repo is None:
+            raise SourceError(f"{url}: not in the cache; run once without --offline")
+        out = repo.git.for_each_ref(
+            "--format=%(refname)%00%(objectname)%00%(*objectname)", "refs/tags", "refs/atompin/all/tags"
+        )
+        found: dict[str, str] = {}
+        for line in out.splitlines():
+            name, sha, peeled = line.split("\0")
+            found[name.split("/tags/", 1)[1]] = peeled or sha
+        return found
+
+    def first_parent_commits(self, good: ResolvedRef, bad: ResolvedRef) -> list[str]:
+        """The commits on `bad`'s first-parent line that `good` does not reach, oldest first.
+
+        The cache's history is used when it holds the whole range; otherwise, online, the
+        history is deepened (blob-filtered, so source files come along and large blobs do
+        not) until it does. Offline without the history: SourceError (exit 3).
+        """
+        url = bad.url
+        with self._locked(url):
+            repo = self.repo(url, create=False)
+            if repo is None:
+                raise SourceError(f"{url}: not in the cache; run once without --offline")
+            depth = _FIRST_DEEPEN
+            while True:
+                commits = _first_parent_range(repo, good.commit, bad.commit)
+                if commits is not None:
+                    return commits
+                if self.offline:
+                    raise SourceError(
+                        f"{url}: the history from {good.ref} to {bad.ref} is not in the cache; run once without --offline"
+                    )
+                before = _shallow(repo)
+                self.progress(f"fetching the history of {url} from {good.ref} to {bad.ref} (+{depth} commits)")
+                try:
+                    repo.git.fetch(
+                        "--no-tags",
+                        "--quiet",
+                        f"--filter={_BLOB_FILTER}",
+                        f"--deepen={depth}",
+                        "--",
+                        _fetch_url(url),
+                        *(_refspec(r) for r in (good, bad)),
+                    )
+                except GitCommandError as exc:
+                    raise SourceError(f"{url}: fetching history failed ({_last_line(exc)})") from exc
+                if _shallow(repo) == before:
+                    raise SourceError(f"{url}: the server sent no more history from {good.ref} to {bad.ref}")
+                depth *= 2
+
+    def commit_info(self, url: str, commit: str) -> CommitInfo:
+        """The committer date (ISO 8601) and subject of a cached commit."""
+        repo = self.repo(url, create=False)
+        assert repo is not None
+        date, _, subject = repo.git.log("-1", "--format=%cI%x00%s", commit).partition("\0")
+        return CommitInfo(commit, date, subject)
+
+    def first_parent(self, url: str, commit: str) -> str:
+        """A cached commit's first parent ("" for a root commit)."""
+        repo = self.repo(url, create=False)
+        assert repo is not None
+        return _rev_parse(repo, f"{commit}^1^{{commit}}")
+
+    def changed_files(self, url: str, commit: str) -> list[str]:
+        """The paths a commit changed against its first parent (both sides of a rename), sorted."""
+        repo = self.repo(url, create=False)
+        assert repo is not None
+        parent = _rev_parse(repo, f"{commit}^1^{{commit}}")
+        args = [parent, commit] if parent else ["--root", commit]
+        out = repo.git.diff_tree("-r", "--no-commit-id", "--name-only", "--no-renames", "-z", *args)
+        return sorted({p for p in out.split("\0") if p})
+
+    def changed_lines(self, url: str, commit: str, under: str = "") -> dict[str, list[str]]:
+        """Per changed path (below the folder `under`, e.g. "vllm/"), the lines the commit removed
+        and added against its first parent ("-..." and "+..."); {} when git cannot show the diff."""
+        repo = self.repo(url, create=False)
+        assert repo is not None
+        parent = _rev_parse(repo, f"{commit}^1^{{commit}}")
+        args = [parent, commit] if parent else ["--root", commit]
+        try:
+            out = repo.git.diff_tree("-p", "-U0", "--no-commit-id", "--no-renames", *args, "--", under or ".")
+        except GitCommandError:
+            return {}  # e.g. a blob the filter left out, offline
+        lines: dict[str, list[str]] = {}
+        path, in_header = "", False
+        for line in out.splitlines():
+            if line.startswith("diff --git "):
+                in_header = True
+            elif in_header and line.startswith(("--- a/", "+++ b/")):
+                path = line[6:]  # a side that is /dev/null (an added or deleted file) names no path
+                lines.setdefault(path, [])
+            elif line.startswith("@@"):
+                in_header = False
+            elif not in_header and line[:1] in "+-" and path:
+                lines[path].append(line)
+        return lines
+
 
 def _fetch_url(url: str) -> str:
     # Local paths become file:// URLs: git then uses the same transport as for a remote
@@ -390,6 +501,35 @@ def _remote_error(url: str, what: str, exc: GitCommandError) -> SourceError:
         if not (path / ".git").exists() and not (path / "HEAD").exists():
             return SourceError(f"{url}: not a git repository; check repo in pairs.toml")
     return SourceError(f"{url}: {what} ({_last_line(exc)})")
+
+
+# A range's history is deepened by this many commits first, then twice as many each time.
+_FIRST_DEEPEN = 128
+
+
+def _refspec(resolved: ResolvedRef) -> str:
+    """What to fetch for a resolved ref: its tag or branch (as `resolve` stores it), else the commit."""
+    if resolved.kind is RefKind.TAG:
+        return f"+refs/tags/{resolved.ref}:refs/tags/{resolved.ref}"
+    if resolved.kind is RefKind.BRANCH:
+        return f"+refs/heads/{resolved.ref}:refs/atompin/heads/{resolved.ref}"
+    return resolved.commit
+
+
+def _shallow(repo: git.Repo) -> frozenset[str]:
+    """The commits whose parents the cache does not have (a shallow repository's boundary)."""
+    path = Path(repo.git_dir, "shallow")
+    return frozenset(path.read_text().split()) if path.exists() else frozenset()
+
+
+def _first_parent_range(repo: git.Repo, good: str, bad: str) -> list[str] | None:
+    """`bad`'s first-parent commits that `good` does not reach, oldest first; None when the
+    cache's history stops inside the range (the oldest such commit lies on a shallow boundary)."""
+    out = repo.git.rev_list("--first-parent", f"{good}..{bad}")
+    commits = out.split()[::-1]
+    if commits and commits[0] in _shallow(repo):
+        return None
+    return commits
 
 
 def _rev_parse(repo: git.Repo, spec: str) -> str:
