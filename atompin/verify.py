@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from atompin.analysis.cache import AnalysisCache
-from atompin.errors import InputError
+from atompin.errors import InputError, StaleLockError
 from atompin.lockfile import Lock, LockedPair
 from atompin.manifest import Manifest
 from atompin.model import RefKind, Severity
@@ -67,17 +67,43 @@ def run_verify(
     return report
 
 
-def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: dict[str, str] | None = None) -> None:
-    """The lock matches the manifest (and relocation tables) and every gated verdict passes."""
+def staleness(lock: Lock, manifest: Manifest, tables: dict[str, str] | None = None) -> str | None:
+    """Why the lock no longer matches the manifest or the relocation tables (one line that says
+    to run `atompin lock`), or None when it is current."""
     if lock.manifest_hash != manifest.digest():
-        report.failures.append("stale: pairs.toml changed since the lock was written; run `atompin lock`")
-        return
+        return "stale: pairs.toml changed since the lock was written; run `atompin lock`"
     if tables is not None and tables != lock.relocation_tables:
         changed = sorted(set(tables.items()) ^ set(lock.relocation_tables.items()))
         names = ", ".join(sorted({path for path, _ in changed}))
-        report.failures.append(
-            f"stale: relocation tables changed since the lock was written ({names}); run `atompin lock`"
-        )
+        return f"stale: relocation tables changed since the lock was written ({names}); run `atompin lock`"
+    return None
+
+
+def require_current(lock: Lock, lock_path: Path, manifest: Manifest, manifest_path: Path) -> None:
+    """StaleLockError (exit 1, one line) unless the lock matches the manifest and its relocation tables."""
+    from atompin.relocations import digests, manifest_tables
+
+    base = manifest_path.resolve().parent
+    providers = [manifest.components[e.provider].package for e in manifest.checks]
+    problem = staleness(lock, manifest, digests(manifest_tables(base / manifest.relocations, base, providers)))
+    if problem:
+        raise StaleLockError(f"{lock_path}: {problem} (or pass --allow-stale)")
+
+
+def require_current_file(manifest_path: Path, lock_path: Path) -> None:
+    """`require_current` for the lock and manifest files at these paths."""
+    from atompin import lockfile
+    from atompin.manifest import load_manifest
+
+    manifest, _ = load_manifest(manifest_path)
+    require_current(lockfile.read(lock_path), lock_path, manifest, manifest_path)
+
+
+def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: dict[str, str] | None = None) -> None:
+    """The lock matches the manifest (and relocation tables) and every gated verdict passes."""
+    problem = staleness(lock, manifest, tables)
+    if problem:
+        report.failures.append(problem)
         return
     missing = [p.name for p in manifest.pairs if lock.pair(p.name) is None]
     if missing:

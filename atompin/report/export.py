@@ -39,12 +39,19 @@ def render(format: str, pair: LockedPair, variables: dict[str, str]) -> str:
     return {"bake": bake, "env": env, "github": github}[format](variables)
 
 
-def export_pair(manifest_path: Path, lock_path: Path | None, pair: str | None, format: str) -> str:
-    """`atompin export`: the pins of a locked pair (the named one, or the only one) in `format`."""
+def export_pair(
+    manifest_path: Path, lock_path: Path | None, pair: str | None, format: str, allow_stale: bool = False
+) -> str:
+    """`atompin export`: the pins of a locked pair (the named one, or the only one) in `format`.
+    A stale lock is refused (StaleLockError, exit 1) unless `allow_stale`."""
     from atompin import lockfile
     from atompin.manifest import load_manifest
-    from atompin.verify import pin_variables
+    from atompin.verify import pin_variables, require_current
 
     manifest, _ = load_manifest(manifest_path)
-    locked = lockfile.select_pair(lockfile.read(lock_path or lockfile.default_path(manifest_path)), pair)
+    path = lock_path or lockfile.default_path(manifest_path)
+    lock = lockfile.read(path)
+    if not allow_stale:
+        require_current(lock, path, manifest, manifest_path)
+    locked = lockfile.select_pair(lock, pair)
     return render(format, locked, pin_variables(locked, manifest))
