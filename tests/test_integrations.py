@@ -193,3 +193,202 @@ def test_diff_refuses_a_stale_default_new_lock(locked: Path, monkeypatch: pytest
     # explicit lock files are compared as they are
     lock_file = str(locked.parent / "atompin.lock")
     assert invoke("diff", lock_file, lock_file).exit_code == 0
+
+
+# -- docker buildx bake ------------------------------------------------------------------------
+
+
+def _verify_bake(manifest: Path, *files: Path, pair: str = GOOD):  # type: ignore[no-untyped-def]
+    args = [a for f in files for a in ("--bake", str(f))]
+    return invoke("verify", "--manifest", str(manifest), "--pair", pair, *args)
+
+
+def _pins(manifest: Path, pair: str = GOOD) -> dict[str, str]:
+    import json
+
+    return {
+        k: v["default"]
+        for k, v in json.loads(invoke("export", "--manifest", str(manifest), "--pair", pair).output)["variable"].items()
+    }
+
+
+@pytest.fixture
+def good_only(demo_project: Path) -> Path:
+    """The demo project with only the passing pair, locked."""
+    text = demo_project.read_text()
+    demo_project.write_text(text[: text.index('[[pairs]]\nname = "miniplug-0.1.0+minivllm-0.33"')])
+    assert invoke("lock", "--manifest", str(demo_project)).exit_code == 0
+    return demo_project
+
+
+def test_later_bake_files_override_earlier_ones_hcl_and_json(good_only: Path, monkeypatch: pytest.MonkeyPatch):
+    import json
+
+    monkeypatch.delenv("MINIVLLM_REF", raising=False)
+    pins = _pins(good_only)
+    base = good_only.parent / "docker-bake.hcl"
+    base.write_text('variable "MINIVLLM_REF" { default = "v0.30.0" }\ntarget "t" { args = { R = MINIVLLM_REF } }\n')
+    over = good_only.parent / "override.json"
+    over.write_text(json.dumps({"variable": {"MINIVLLM_REF": {"default": pins["MINIVLLM_REF"]}}}))
+    alone = _verify_bake(good_only, base)
+    assert alone.exit_code == 1 and "MINIVLLM_REF = 'v0.30.0', but the lock pins 'v0.31.0'" in alone.output
+    assert "docker-bake.hcl:1:" in alone.output  # file and line of the value bake would use
+    assert _verify_bake(good_only, base, over).exit_code == 0
+    reverse = _verify_bake(good_only, over, base)  # the later file wins, whatever its format
+    assert reverse.exit_code == 1 and "v0.30.0" in reverse.output
+
+
+def test_a_later_variable_block_replaces_the_earlier_one_whole(good_only: Path):
+    pins = _pins(good_only)
+    first = good_only.parent / "a.hcl"
+    first.write_text(f'variable "MINIVLLM_COMMIT" {{ default = "{pins["MINIVLLM_COMMIT"]}" }}\n')
+    second = good_only.parent / "b.hcl"  # no default: bake makes it the empty string
+    second.write_text('variable "MINIVLLM_COMMIT" {}\ntarget "t" { args = { C = "${MINIVLLM_COMMIT}" } }\n')
+    result = _verify_bake(good_only, first, second)
+    assert result.exit_code == 1 and "MINIVLLM_COMMIT = ''" in result.output and "target t reads it" in result.output
+
+
+def test_environment_overrides_defaults_unless_bake_is_told_not_to(good_only: Path, monkeypatch: pytest.MonkeyPatch):
+    hcl = good_only.parent / "docker-bake.hcl"
+    hcl.write_text('variable "MINIVLLM_REF" { default = "v0.31.0" }\ntarget "t" { args = { R = MINIVLLM_REF } }\n')
+    assert _verify_bake(good_only, hcl).exit_code == 0
+    monkeypatch.setenv("MINIVLLM_REF", "v0.33.0")
+    result = _verify_bake(good_only, hcl)
+    assert result.exit_code == 1 and "the environment sets MINIVLLM_REF='v0.33.0'" in result.output
+    monkeypatch.setenv("BUILDX_BAKE_DISABLE_VARS_ENV_LOOKUP", "1")
+    assert _verify_bake(good_only, hcl).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("target", "ok"),
+    [
+        ('target "t" { dockerfile = "Dockerfile" }', True),  # declared, read by no target
+        ('target "t" { args = { C = MINIVLLM_COMMIT } }', False),  # read as it is
+        ('target "t" { args = { C = "${MINIVLLM_COMMIT}" } }', False),
+        ('target "t" { args = { C = notequal("", MINIVLLM_COMMIT) ? MINIVLLM_COMMIT : MINIVLLM_REF } }', True),
+        ('target "t" { args = { C = MINIVLLM_COMMIT != "" ? MINIVLLM_COMMIT : MINIVLLM_REF } }', True),
+        ('target "t" { args = { C = coalesce(MINIVLLM_COMMIT, MINIVLLM_REF) } }', True),
+        ('variable "C" { default = "${MINIVLLM_COMMIT}" }\ntarget "t" { tags = ["x:${C}"] }', False),  # through C
+    ],
+)
+def test_an_empty_pinned_variable_fails_only_when_the_build_uses_it(good_only: Path, target: str, ok: bool):
+    hcl = good_only.parent / "docker-bake.hcl"
+    hcl.write_text(
+        'variable "MINIVLLM_REF" { default = "v0.31.0" }\nvariable "MINIVLLM_COMMIT" { default = "" }\n' + target + "\n"
+    )
+    result = _verify_bake(good_only, hcl)
+    assert (result.exit_code == 0) is ok, result.output
+    if ok:
+        assert "empty and read by no target as it is: MINIVLLM_COMMIT" in result.output
+
+
+def test_interpolated_defaults_are_evaluated(good_only: Path):
+    hcl = good_only.parent / "docker-bake.hcl"
+    hcl.write_text('variable "V" { default = "0.31.0" }\nvariable "MINIVLLM_REF" { default = "v${V}" }\n')
+    assert _verify_bake(good_only, hcl).exit_code == 0
+    hcl.write_text('variable "MINIVLLM_REF" { default = lower("V0.31.0") }\n')
+    result = _verify_bake(good_only, hcl)
+    assert result.exit_code == 0 and "does not evaluate" in result.output  # said, not guessed
+
+
+def test_a_top_level_attribute_set_in_two_files_is_bad_input(good_only: Path):
+    a, b = good_only.parent / "a.hcl", good_only.parent / "b.hcl"
+    a.write_text('MINIVLLM_REF = "v0.31.0"\n')
+    b.write_text('MINIVLLM_REF = "v0.31.0"\n')
+    assert _verify_bake(good_only, a).exit_code == 0
+    result = _verify_bake(good_only, a, b)
+    assert result.exit_code == 2 and "b.hcl:1: MINIVLLM_REF is also set at" in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "tag"),
+    [
+        ("atom-0.1.5+vllm-0.31", "atom-0.1.5_vllm-0.31"),
+        ("nightly", "nightly"),
+        (".hidden pair/x", "_hidden-pair-x"),
+        ("x" * 200, "x" * 128),
+    ],
+)
+def test_the_pair_name_as_an_image_tag(name: str, tag: str):
+    from atompin.verify import image_tag
+
+    assert image_tag(name) == tag
+    assert re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}", image_tag(name))  # Docker's tag grammar
+
+
+def test_export_writes_the_tag_safe_pair_name(good_only: Path):
+    pins = _pins(good_only)
+    assert pins["ATOMPIN_PAIR"] == GOOD and pins["ATOMPIN_PAIR_TAG"] == "miniplug-0.1.0_minivllm-0.31"
+
+
+def _readme_step(title: str) -> list[list[str]]:
+    """The atompin commands of one README code block, as written."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split(title, 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = []
+    for line in block.splitlines():
+        words = line.split("#", 1)[0].split()
+        if words[:1] == ["atompin"]:
+            commands.append(words[1:])
+    return commands
+
+
+def _shipped_project(tmp_path: Path) -> Path:
+    """The shipped pairs.toml, relocation tables and bake recipe in a folder, with a lock that
+    pins what `atompin lock` would (commits made up: the tests do not reach the network)."""
+    import shutil
+
+    from atompin.lockfile import Lock, LockedComponent, LockedPair
+    from atompin.manifest import load_manifest
+    from atompin.relocations import digests, manifest_tables
+
+    root = tmp_path / "stack"
+    shutil.copytree(ROOT / "relocations", root / "relocations")
+    shutil.copy(ROOT / "pairs.toml", root / "pairs.toml")
+    shutil.copy(ROOT / "docs/recipes/docker-bake.hcl", root / "docker-bake.hcl")
+    manifest, _ = load_manifest(root / "pairs.toml")
+    providers = [manifest.components[e.provider].package for e in manifest.checks]
+    pairs = [
+        LockedPair(
+            name=pair.name,
+            verdict="pass",
+            components={
+                name: LockedComponent(
+                    repo=manifest.components[name].repo,
+                    ref=ref,
+                    ref_kind="tag",
+                    commit=f"{i:x}" * 40,
+                    version=ref.lstrip("v"),
+                )
+                for i, (name, ref) in enumerate(sorted(pair.refs.items()), start=1)
+            },
+        )
+        for pair in manifest.pairs
+    ]
+    tables = digests(manifest_tables(root / manifest.relocations, root, providers))
+    lockfile.write(root / "atompin.lock", Lock(manifest_hash=manifest.digest(), relocation_tables=tables, pairs=pairs))
+    return root
+
+
+def test_readme_image_build_step_passes_as_written_with_the_shipped_recipe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import json
+
+    root = _shipped_project(tmp_path)
+    monkeypatch.chdir(root)
+    for name in ("ATOM_REF", "ATOM_COMMIT", "VLLM_REF", "VLLM_COMMIT", "AITER_REF", "ATOMPIN_PAIR"):
+        monkeypatch.delenv(name, raising=False)
+    commands = _readme_step("### 2. In the image build")
+    assert [c[0] for c in commands] == ["verify", "export", "verify"]
+    for args in commands:
+        result = invoke(*args)
+        assert result.exit_code == 0, (args, result.output)
+        assert "FAIL" not in result.output and "warn" not in result.output, result.output
+    exported = json.loads((root / "atompin.bake.json").read_text())["variable"]
+    assert exported["ATOMPIN_PAIR_TAG"]["default"] == "atom-0.1.5_vllm-0.31"  # what the recipe's tag uses
+    # the recipe is judged for real: a default that disagrees with the lock fails
+    bake = root / "docker-bake.hcl"
+    bake.write_text(bake.read_text().replace('default = "v0.31.0"', 'default = "v0.30.0"'))
+    assert invoke(*commands[0]).exit_code == 1
+    assert invoke(*commands[2]).exit_code == 0  # with the export given after it, the lock's pins win
