@@ -392,3 +392,32 @@ def test_readme_image_build_step_passes_as_written_with_the_shipped_recipe(
     bake.write_text(bake.read_text().replace('default = "v0.31.0"', 'default = "v0.30.0"'))
     assert invoke(*commands[0]).exit_code == 1
     assert invoke(*commands[2]).exit_code == 0  # with the export given after it, the lock's pins win
+
+
+def test_dockerfile_gate_runs_whole_against_an_installed_provider(good_only: Path, tmp_path: Path):
+    """The recipe's gate, as written, with the image's paths replaced by the test's."""
+    from atompin.demo import CONSUMER_FILES, PROVIDER_031, PROVIDER_033
+    from atompin.testing import write_files
+
+    dockerfile = (ROOT / "docs/recipes/Dockerfile.atom-vllm").read_text()
+    gate = re.search(r"atompin check [^\n]*", dockerfile).group(0).split()[1:]  # type: ignore[union-attr]
+    consumer = write_files(tmp_path / "atom", CONSUMER_FILES)
+
+    def run(version: str, files: dict[str, str]):  # type: ignore[no-untyped-def]
+        site = write_files(tmp_path / f"site-{version}", {**files, "torch/__init__.py": "", "six.py": ""})
+        meta = f"Metadata-Version: 2.1\nName: minivllm\nVersion: {version}\n"
+        record = "".join(f"{p},,\n" for p in files)
+        info = f"minivllm-{version}.dist-info"
+        write_files(site, {f"{info}/METADATA": meta, f"{info}/RECORD": record})
+        swap = {
+            "/opt/atom": str(consumer),
+            "vllm": "minivllm",
+            "atom.plugin.vllm": "miniplug",
+            '"${ATOMPIN_PAIR}"': GOOD,
+            "/opt/atompin/pairs.toml": str(good_only),
+        }
+        return invoke(*[swap.get(w, w) for w in gate], "--site", str(site))
+
+    assert run("0.31.0", PROVIDER_031).exit_code == 0
+    moved = run("0.33.0", PROVIDER_033)  # the image installed another vLLM than the pair pins
+    assert moved.exit_code == 1 and "pins 0.31.0" in moved.output and "missing-patch-target" in moved.output
