@@ -4,6 +4,7 @@ Markdown for pull requests, the recipes, and the package build."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -421,3 +422,154 @@ def test_dockerfile_gate_runs_whole_against_an_installed_provider(good_only: Pat
     assert run("0.31.0", PROVIDER_031).exit_code == 0
     moved = run("0.33.0", PROVIDER_033)  # the image installed another vLLM than the pair pins
     assert moved.exit_code == 1 and "pins 0.31.0" in moved.output and "missing-patch-target" in moved.output
+
+
+# -- SARIF for code scanning ------------------------------------------------------------------
+
+SCHEMA = Path(__file__).parent / "data/sarif/sarif-schema-2.1.0.json"
+
+
+def _validate_sarif(text: str) -> dict:
+    """The log, validated against the official SARIF 2.1.0 schema (formats checked too)."""
+    import json
+
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text())
+    validator_class = jsonschema.validators.validator_for(schema)
+    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+    log = json.loads(text)
+    errors = sorted(validator.iter_errors(log), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return log
+
+
+@pytest.fixture
+def twin_pairs(demo_project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Two pairs with the same pins (the same findings), locked; the working folder is the project."""
+    text = demo_project.read_text().replace('minivllm = "v0.31.0"', 'minivllm = "v0.33.0"')
+    demo_project.write_text(text.replace('name = "miniplug-0.1.0+minivllm-0.31"', 'name = "twin a"'))
+    monkeypatch.chdir(demo_project.parent)
+    invoke("lock")
+    return demo_project
+
+
+def test_sarif_of_a_lock_validates_against_the_official_schema(twin_pairs: Path):
+    log = _validate_sarif(invoke("lock", "--format", "sarif").stdout)
+    [run] = log["runs"]
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["fullDescription"]["text"] and rule["help"]["text"] and rule["help"]["markdown"]
+        assert rule["helpUri"].startswith("https://")
+    assert {r["level"] for r in run["results"]} >= {"error", "warning"}
+
+
+def test_sarif_results_are_anchored_on_the_pairs_line_of_pairs_toml(twin_pairs: Path):
+    log = _validate_sarif(invoke("lock", "--format", "sarif").stdout)
+    lines = twin_pairs.read_text().splitlines()
+    seen = set()
+    for result in log["runs"][0]["results"]:
+        [primary] = result["locations"]
+        where = primary["physicalLocation"]
+        assert where["artifactLocation"] == {"uri": "pairs.toml", "uriBaseId": "%SRCROOT%"}
+        line = lines[where["region"]["startLine"] - 1]
+        assert line == f'name = "{result["properties"]["pair"]}"'
+        seen.add(result["properties"]["pair"])
+    assert seen == {"twin a", BAD}
+
+
+def test_sarif_related_locations_resolve_in_the_component_at_its_commit(twin_pairs: Path):
+    log = _validate_sarif(invoke("lock", "--format", "sarif").stdout)
+    [run] = log["runs"]
+    bases = run["originalUriBaseIds"]
+    commit = lockfile.read(twin_pairs.parent / "atompin.lock").pair(BAD).components["miniplug"].commit  # type: ignore[union-attr]
+    base_id = f"MINIPLUG@{commit[:12]}"
+    assert bases[base_id]["uri"] == "repos/miniplug/" and bases[base_id]["uriBaseId"] == "%SRCROOT%"
+    repo = git.Repo(twin_pairs.parent / "repos/miniplug")
+    related = [loc for r in run["results"] for loc in r.get("relatedLocations", [])]
+    assert related
+    for loc in related:
+        artifact = loc["physicalLocation"]["artifactLocation"]
+        assert artifact["uriBaseId"] == base_id
+        source = repo.git.show(f"{commit}:{artifact['uri']}").splitlines()  # the file is there at the commit
+        assert 1 <= loc["physicalLocation"]["region"]["startLine"] <= len(source)
+    with_sites = next(r for r in run["results"] if r.get("relatedLocations"))
+    assert "](1)" in with_sites["message"]["text"]  # the message links its first site
+
+
+def test_sarif_fingerprints_tell_pairs_apart_and_survive_moved_lines(twin_pairs: Path):
+    log = _validate_sarif(invoke("lock", "--format", "sarif").stdout)
+    by_pair: dict[str, set[str]] = {}
+    for r in log["runs"][0]["results"]:
+        by_pair.setdefault(r["properties"]["pair"], set()).add(r["partialFingerprints"]["atompinFinding/v2"])
+    assert len(by_pair["twin a"]) == len(by_pair[BAD]) > 1  # the same findings...
+    assert not by_pair["twin a"] & by_pair[BAD]  # ...are two alerts, one per pair
+    moved = twin_pairs.read_text().replace("[[pairs]]", "# a comment that moves every line\n[[pairs]]", 1)
+    twin_pairs.write_text(moved)
+    again = json.loads(invoke("lock", "--format", "sarif").stdout)
+    assert {r["partialFingerprints"]["atompinFinding/v2"] for r in again["runs"][0]["results"]} == (
+        by_pair["twin a"] | by_pair[BAD]
+    )
+
+
+def test_sarif_component_repositories_map_to_browsable_commits():
+    from atompin.report.sarif import browse_uri, repository_uri
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    for repo in ("https://github.com/ROCm/ATOM", "https://github.com/ROCm/ATOM.git", "git@github.com:ROCm/ATOM.git"):
+        assert browse_uri(repo, commit, ".") == {"uri": f"https://github.com/ROCm/ATOM/blob/{commit}/"}
+    assert browse_uri("https://gitlab.com/a/b", commit, ".")["uri"] == f"https://gitlab.com/a/b/-/blob/{commit}/"
+    assert repository_uri("git@github.com:ROCm/ATOM.git") == "https://github.com/ROCm/ATOM.git"
+    assert repository_uri("repos/local") is None
+
+
+def test_sarif_uris_are_percent_encoded_and_messages_escaped(tmp_path: Path):
+    import json
+
+    from atompin.lockfile import Lock, LockedCheck, LockedComponent, LockedFinding, LockedPair
+    from atompin.report import sarif
+
+    commit = "ab" * 20
+    finding = LockedFinding(
+        check="plug->pv",
+        rule="missing-patch-target",
+        severity="error",
+        symbol="pv.m:f",
+        message=r"see [docs](1) and {0} and C:\path",
+        sites=["plug/a b+c%.py:3", "plug/ü.py:4"],
+    )
+    pair = LockedPair(
+        name="p+1",
+        verdict="fail",
+        components={
+            "plug": LockedComponent(repo="https://github.com/o/plug", ref="v1", ref_kind="tag", commit=commit),
+            "pv": LockedComponent(repo="https://github.com/o/pv", ref="v1", ref_kind="tag", commit=commit),
+        },
+        checks=[LockedCheck(consumer="plug", provider="pv", gate=True, verdict="fail")],
+        findings=[finding],
+    )
+    manifest = tmp_path / "my pairs.toml"
+    manifest.write_text('[[pairs]]\nname = "p+1"\n')
+    log = _validate_sarif(sarif.render_lock(Lock(manifest_hash="x", pairs=[pair]), str(manifest)))
+    [result] = log["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "my%20pairs.toml"
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
+    uris = [loc["physicalLocation"]["artifactLocation"]["uri"] for loc in result["relatedLocations"]]
+    assert uris == ["plug/a%20b%2Bc%25.py", "plug/%C3%BC.py"]
+    text = result["message"]["text"]
+    assert r"see \[docs\](1) and {{0}} and C:\\path" in text  # no link, no placeholder
+    assert r"[plug/a b+c%.py:3](1)" in text and r"[plug/ü.py:4](2)" in text  # the real links
+    assert json.dumps(log)  # plain JSON
+
+
+def test_sarif_of_a_check_validates_against_the_official_schema(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from atompin.demo import CONSUMER_FILES, PROVIDER_033
+    from atompin.testing import write_files
+
+    consumer, provider = write_files(tmp_path / "c", CONSUMER_FILES), write_files(tmp_path / "p", PROVIDER_033)
+    monkeypatch.chdir(consumer)  # uploaded from the consumer's repository
+    result = invoke("check", ".", str(provider), "--format", "sarif", "--no-cache")
+    log = _validate_sarif(result.stdout)
+    for r in log["runs"][0]["results"]:
+        for loc in r["locations"] + r.get("relatedLocations", []):
+            artifact = loc["physicalLocation"]["artifactLocation"]
+            assert (consumer / artifact["uri"]).is_file() and artifact["uriBaseId"] == "%SRCROOT%"
