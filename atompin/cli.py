@@ -474,12 +474,13 @@ def verify(
             )
     except AtompinError as err:
         _fail(err)
+    # One stream, one row per line, in order: passes, warnings, failures.
     for line in [] if STATE.quiet else report.passes:
         typer.echo(f"ok    {line}")
     for line in report.warnings:
-        typer.echo(f"warn  {line}", err=True)
+        typer.echo(f"warn  {line}")
     for line in report.failures:
-        typer.echo(f"FAIL  {line}", err=True)
+        typer.echo(f"FAIL  {line}")
     raise typer.Exit(0 if report.ok else 1)
 
 

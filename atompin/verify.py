@@ -280,8 +280,10 @@ def verify_installed(
         )
         errors = result.errors
         if errors and edge.gate:
-            names = "; ".join(f"{f.rule.value} {f.symbol} at {', '.join(map(str, f.sites[:2]))}" for f in errors)
-            report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s): {names}")
+            report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s)")
+            for f in errors:  # one row per finding
+                sites = ", ".join(map(str, f.sites[:3])) + (f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else "")
+                report.failures.append(f"  {f.rule.value} {f.symbol} at {sites or '?'}")
         else:
             report.passes.append(
                 f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(result.findings)} finding(s)"

@@ -573,3 +573,72 @@ def test_sarif_of_a_check_validates_against_the_official_schema(tmp_path: Path, 
         for loc in r["locations"] + r.get("relatedLocations", []):
             artifact = loc["physicalLocation"]["artifactLocation"]
             assert (consumer / artifact["uri"]).is_file() and artifact["uriBaseId"] == "%SRCROOT%"
+
+
+# -- Markdown for pull requests ----------------------------------------------------------------
+
+
+def test_markdown_diff_is_narrow_escaped_and_marked(tmp_path: Path):
+    """Rendered by a CommonMark/GFM-table renderer (markdown-it, which rich brings): hostile text in
+    a message stays text, the table keeps four short columns, and the comment carries its marker."""
+    from markdown_it import MarkdownIt
+
+    from atompin.lockdiff import diff_locks
+    from atompin.lockfile import Lock, LockedCheck, LockedComponent, LockedFinding, LockedPair
+    from atompin.report.markdown import DIFF_MARKER, render_diff
+
+    hostile = "a | b *bold* <script>x</script> [link](http://x) `tick` \\ & _u_\nsecond line"
+
+    def lock(findings: list[LockedFinding]) -> Lock:
+        comp = LockedComponent(repo="r", ref="v1", ref_kind="tag", commit="a" * 40)
+        check = LockedCheck(consumer="c", provider="pv", gate=True, verdict="fail" if findings else "pass")
+        pair = LockedPair(name="p", verdict=check.verdict, components={"pv": comp}, checks=[check], findings=findings)
+        return Lock(manifest_hash="x", pairs=[pair])
+
+    finding = LockedFinding(
+        check="c->pv",
+        rule="missing-patch-target",
+        severity="error",
+        symbol="pv.a:b",
+        message=hostile,
+        sites=["c/x.py:1"],
+    )
+    text = render_diff(diff_locks(lock([]), lock([finding])))
+    assert text.startswith(DIFF_MARKER + "\n")
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    [item] = [li for li in html.split("<li>")[1:] if "pv.a:b" in li]
+    item = item.split("</li>")[0]
+    assert "<script>" not in item and "<strong>" not in item and "<em>" not in item and "href=" not in item
+    assert "&lt;script&gt;x&lt;/script&gt;" in item and "*bold*" in item and "[link](http://x)" in item
+    assert "a | b" in item and "_u_" in item and "second line" in item
+    header = next(line for line in text.splitlines() if line.startswith("| #"))
+    assert header == "| # | severity | rule | where |"
+    row = next(line for line in text.splitlines() if line.startswith("| 1 |"))
+    assert len(row) < 80 and hostile.split("\n")[0][:5] not in row  # the message is not in the table
+    assert html.count("<tr>") == 2 and html.count("<td>") == 4
+
+
+def test_the_actions_recipe_updates_only_the_comment_with_the_marker():
+    import yaml
+
+    from atompin.report.markdown import DIFF_MARKER
+
+    workflow = yaml.safe_load((ROOT / "docs/recipes/github-actions.yml").read_text())
+    [step] = [s for s in workflow["jobs"]["pins"]["steps"] if s.get("name") == "Lock diff as a PR comment"]
+    assert DIFF_MARKER in step["run"] and "--edit-last" not in step["run"]
+    assert "gh api --method PATCH" in step["run"]
+    runs = "\n".join(s.get("run", "") for s in workflow["jobs"]["pins"]["steps"])
+    assert 'pip install "$ATOMPIN_INSTALL"' in runs and "pip install atompin" not in runs
+    assert workflow["env"]["ATOMPIN_INSTALL"].startswith("atompin @ git+https://git.example.invalid/")
+    for step in workflow["jobs"]["pins"]["steps"]:  # untrusted PR text reaches scripts through env only
+        assert "${{" not in step.get("run", ""), step["run"]
+
+
+def test_every_recipe_installs_atompin_from_the_marked_variable():
+    for name in ("docker-bake.hcl", "Dockerfile.atom-vllm", "github-actions.yml"):
+        text = (ROOT / "docs/recipes" / name).read_text()
+        code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+        assert "ATOMPIN_INSTALL" in code and not re.search(r"pip install +atompin\b", code), name
+    assert "CHANGE ME" in (ROOT / "docs/recipes/docker-bake.hcl").read_text()
+    assert "CHANGE ME" in (ROOT / "docs/recipes/github-actions.yml").read_text()
+    assert "postUpgradeTasks" not in json.loads((ROOT / "docs/recipes/renovate.json").read_text())

@@ -158,7 +158,10 @@ def test_markdown_diff_snapshot(project: Path):
     invoke("bump", "minivllm", "v0.33.0", "--pair", "plug+old", "--manifest", str(project))
     after = lockfile.read(project.parent / "atompin.lock")
     text = markdown.render_diff(diff_locks(before, after))
-    assert text.splitlines()[0] == "**atompin**: `plug+old` warn → fail — ❌ a gated verdict got worse"
+    assert text.splitlines()[:2] == [
+        "<!-- atompin:lock-diff -->",  # the marker the CI recipe finds atompin's own comment by
+        "**atompin**: `plug+old` warn → fail — ❌ a gated verdict got worse",
+    ]
     _snapshot("diff.md", text)
     _snapshot("lock.md", markdown.render_lock(after))
 
