@@ -546,15 +546,24 @@ def bump(
     lock_path: LockOpt = None,
     cache_dir: CacheOpt = None,
     format: Annotated[DiffFormat, typer.Option("--format", help="How to print the lock diff.")] = DiffFormat.text,
+    rename: Annotated[
+        bool,
+        typer.Option(
+            "--rename", help="Rename pairs whose name carries COMPONENT's old version (vllm-0.31 -> vllm-0.33)."
+        ),
+    ] = False,
 ) -> None:
     """Re-pin COMPONENT to REF in pairs.toml (comments and layout kept), re-lock the
-    affected pairs, and print what changed.
+    affected pairs, and print what changed. A pair whose name carries the old version
+    is offered a new name; --rename applies it.
 
     Exit 1 when a gated verdict got worse; 2 on bad input; 3 on git failure (nothing written).
 
     Example:
 
         atompin bump vllm v0.33.0 --dry-run
+
+        atompin bump vllm v0.33.0 --pair atom-0.1.5+vllm-0.31 --rename
     """
     from atompin.bumping import plan_bump
 
@@ -569,9 +578,19 @@ def bump(
                 cache_dir=cache_dir,
                 offline=offline,
                 progress=progress,
+                rename=rename,
             )
     except AtompinError as err:
         _fail(err)
+    for old_name, new_name in plan.renames.items():
+        if plan.renamed:
+            typer.echo(f"renamed pair {old_name!r} to {new_name!r}", err=True)
+        else:
+            typer.echo(
+                f"pair {old_name!r} names {component}'s old version but will pin {ref}; "
+                f"rerun with --rename to call it {new_name!r}",
+                err=True,
+            )
     if plan.diff is None:
         typer.echo(f"{manifest}: every selected pair already pins {component} = {ref!r}; nothing to do")
         raise typer.Exit(0)

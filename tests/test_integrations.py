@@ -642,3 +642,46 @@ def test_every_recipe_installs_atompin_from_the_marked_variable():
     assert "CHANGE ME" in (ROOT / "docs/recipes/docker-bake.hcl").read_text()
     assert "CHANGE ME" in (ROOT / "docs/recipes/github-actions.yml").read_text()
     assert "postUpgradeTasks" not in json.loads((ROOT / "docs/recipes/renovate.json").read_text())
+
+
+# -- bump --rename -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "expected"),
+    [
+        ("atom-0.1.5+vllm-0.31", "v0.31.0", "v0.33.0", "atom-0.1.5+vllm-0.33"),
+        ("atom-0.1.5+vllm-0.31.0", "v0.31.0", "v0.33.1", "atom-0.1.5+vllm-0.33.1"),
+        ("atom+vllm-v0.31", "v0.31.0", "v0.33.0", "atom+vllm-v0.33"),
+        ("atom-0.1.5+vllm-0.31", "v0.31.1", "v0.31.2", None),  # the name's precision did not change
+        ("atom-0.1.5+vllm-0.30", "v0.31.0", "v0.33.0", None),  # it names another version
+        ("atom-0.1.5+myvllm-0.31", "v0.31.0", "v0.33.0", None),  # another component's name
+        ("atom-0.1.5+vllm-0.31", "v0.31.0", "main", None),  # not a version
+        ("stack", "v0.31.0", "v0.33.0", None),
+    ],
+)
+def test_renamed_pair(name: str, old: str, new: str, expected: str | None):
+    from atompin.bumping import renamed_pair
+
+    assert renamed_pair(name, "vllm", old, new) == expected
+
+
+def test_bump_offers_and_applies_a_rename(demo_project: Path):
+    invoke("lock", "--manifest", str(demo_project))
+    offered = invoke("bump", "minivllm", "v0.33.0", "--pair", GOOD, "--manifest", str(demo_project), "--dry-run")
+    assert f"rerun with --rename to call it '{BAD}'" in offered.output  # the 0.33 pair's name already exists
+    text = demo_project.read_text()
+    demo_project.write_text(text[: text.index(f'[[pairs]]\nname = "{BAD}"')])
+    invoke("lock", "--manifest", str(demo_project))
+    result = invoke("bump", "minivllm", "v0.33.0", "--manifest", str(demo_project), "--rename")
+    assert f"renamed pair '{GOOD}' to '{BAD}'" in result.output
+    assert f'name = "{BAD}"' in demo_project.read_text() and GOOD not in demo_project.read_text()
+    lock = lockfile.read(demo_project.parent / "atompin.lock")
+    assert [p.name for p in lock.pairs] == [BAD] and lock.pairs[0].components["minivllm"].ref == "v0.33.0"
+    assert invoke("verify", "--manifest", str(demo_project)).output.count("stale") == 0
+
+
+def test_bump_rename_refuses_a_name_that_exists(demo_project: Path):
+    invoke("lock", "--manifest", str(demo_project))
+    result = invoke("bump", "minivllm", "v0.33.0", "--pair", GOOD, "--manifest", str(demo_project), "--rename")
+    assert result.exit_code == 2 and "a pair of that name exists" in result.output
