@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from atompin import lockfile
-from atompin.analysis.archs import arch_coverage, supported_archs
+from atompin.analysis.archs import arch_coverage, arch_list_sites, supported_archs, uncovered
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
 from atompin.analysis.engine import check_trees
 from atompin.analysis.pinning import branch_ref, declared_target, declared_target_skew, unconstrained_plugin
@@ -188,7 +188,12 @@ class Locker:
             # Opt-in: only a declared fleet or named constants make the search worth its reads.
             wanted = bool(fleet or spec.arch_constants) and comp.tree.find_module(spec.package) is not None
             supported[comp.name] = self.supported_archs(comp, spec.package, spec.arch_constants) if wanted else {}
-            coverage = arch_coverage(comp.name, supported[comp.name], fleet)
+            coverage = None
+            if uncovered(supported[comp.name], fleet):
+                named = bool(spec.arch_constants)
+                index = ProviderIndex(comp.tree, spec.package, self.cache)
+                sites = {} if named else arch_list_sites(index, sorted(supported[comp.name]))
+                coverage = arch_coverage(comp.name, supported[comp.name], fleet, named, sites)
             if coverage is not None:
                 findings.append(_locked("pair", coverage))
         verdicts = [c.verdict for c in checks] + [Verdict.WARN for f in findings if f.check == "pair"]

@@ -685,3 +685,27 @@ def test_bump_rename_refuses_a_name_that_exists(demo_project: Path):
     invoke("lock", "--manifest", str(demo_project))
     result = invoke("bump", "minivllm", "v0.33.0", "--pair", GOOD, "--manifest", str(demo_project), "--rename")
     assert result.exit_code == 2 and "a pair of that name exists" in result.output
+
+
+# -- arch-coverage messages ----------------------------------------------------------------------
+
+
+def test_lock_names_each_automatically_found_feature_with_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from atompin.testing import git_repo
+    from tests.test_overrides_archs import ARCH_FILES
+
+    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
+    git_repo(tmp_path / "repos/kx", [("v2.0", ARCH_FILES)])
+    manifest = tmp_path / "pairs.toml"
+    manifest.write_text(
+        '[fleet]\ngpu-archs = ["gfx1151"]\n\n[components.kx]\nrepo = "repos/kx"\npackage = "kx"\n\n'
+        '[[pairs]]\nname = "fleet"\nkx = "v2.0"\n'
+    )
+    assert invoke("lock", "--manifest", str(manifest)).exit_code == 0  # a warning, never a gate
+    [finding] = [f for f in lockfile.read(tmp_path / "atompin.lock").pairs[0].findings if f.rule == "arch-coverage"]
+    assert finding.symbol == "kx" and "kx/ops/alias.py:2" in finding.sites
+    assert "the kernels of kx.ops.alias (kx/ops/alias.py:2) support only gfx90a" in finding.message
+    assert "the kernels of kx.ops.gemm (kx/ops/gemm.py:1) support only gfx942" in finding.message
+    assert "these features cannot run on this fleet" in finding.message
