@@ -709,3 +709,95 @@ def test_lock_names_each_automatically_found_feature_with_file_and_line(
     assert "the kernels of kx.ops.alias (kx/ops/alias.py:2) support only gfx90a" in finding.message
     assert "the kernels of kx.ops.gemm (kx/ops/gemm.py:1) support only gfx942" in finding.message
     assert "these features cannot run on this fleet" in finding.message
+
+
+# -- the package build -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`python -m build` on a copy of the tracked sources (no index needed: --no-isolation)."""
+    import shutil
+    import subprocess
+    import sys
+
+    source = tmp_path_factory.mktemp("src") / "atompin"
+    for rel in git.Repo(ROOT).git.ls_files().splitlines():
+        if (ROOT / rel).is_file():
+            (source / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, source / rel)
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(source)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "deprecated" not in proc.stdout + proc.stderr
+    return out
+
+
+def test_the_wheel_holds_the_package_and_the_command(built: Path):
+    import zipfile
+
+    [wheel] = built.glob("atompin-*-py3-none-any.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    package = sorted(n for n in names if n.startswith("atompin/"))
+    tracked = sorted(
+        p.relative_to(ROOT).as_posix() for p in (ROOT / "atompin").rglob("*.py") if "__pycache__" not in p.parts
+    )
+    assert package == tracked
+    meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    assert "atompin = atompin.cli:main" in meta
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
+    assert "Requires-Dist: python-hcl2" in metadata and "License-Expression: Apache-2.0" in metadata
+
+
+def test_the_installed_wheel_runs_the_demo(built: Path, tmp_path: Path):
+    """Installed alone (its own folder first on the path), the wheel runs atompin's offline demo."""
+    import os
+    import subprocess
+    import sys
+
+    [wheel] = built.glob("atompin-*-py3-none-any.whl")
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target), str(wheel)],
+        check=True,
+    )
+    env = {**os.environ, "PYTHONPATH": str(target), "ATOMPIN_CACHE_DIR": str(tmp_path / "cache")}
+    where = subprocess.run(
+        [sys.executable, "-c", "import atompin; print(atompin.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert where.stdout.startswith(str(target))
+    demo = subprocess.run(
+        [sys.executable, "-m", "atompin", "demo"], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert demo.returncode == 0, demo.stdout[-1000:] + demo.stderr[-1000:]
+
+
+def test_the_sdist_carries_the_tables_recipes_and_tests_and_builds_again(built: Path, tmp_path: Path):
+    import subprocess
+    import sys
+    import tarfile
+
+    [sdist] = built.glob("atompin-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {n.split("/", 1)[1] for n in archive.getnames() if "/" in n}
+        archive.extractall(tmp_path, filter="data")
+    for table in (ROOT / "relocations").rglob("*.toml"):
+        assert table.relative_to(ROOT).as_posix() in names
+    for rel in ("pairs.toml", "docs/recipes/docker-bake.hcl", "docs/recipes/renovate.json", ".pre-commit-hooks.yaml"):
+        assert rel in names
+    assert "tests/data/sarif/sarif-schema-2.1.0.json" in names and "tests/data/sarif/LICENSE.md" in names
+    [unpacked] = [p for p in tmp_path.iterdir() if p.name.startswith("atompin-")]
+    again = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--wheel", "--outdir", str(tmp_path / "w"), str(unpacked)],
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
