@@ -8,8 +8,9 @@ What bake does, and so what this module does (docker/buildx, bake/hclparser):
 - A variable takes the value of the environment variable of the same name when one is set
   (even to the empty string), unless BUILDX_BAKE_DISABLE_VARS_ENV_LOOKUP is true. A variable
   without a default is the empty string.
-- A top-level attribute (`X = "v"`) is also a variable; the environment does not override
-  it, and setting it in two files is an error.
+- A top-level attribute (`X = "v"`) is also a variable; the last one set wins, over any
+  `variable "X"` block's default. The environment overrides it only when a `variable "X"`
+  block exists too.
 
 Values are evaluated as far as string templates go: literal text and `${NAME}`
 interpolations of other variables. Anything else (a function call, a conditional) is
@@ -51,16 +52,18 @@ class Expr:
 
 @dataclass(frozen=True)
 class Variable:
+    """A `variable "NAME"` block, or a top-level attribute `NAME = value`."""
+
     name: str
     default: Expr | None  # None: no default (the empty string)
     where: str  # "path:line"
-    overridable: bool = True  # False for a top-level attribute: the environment does not win
 
 
 @dataclass
 class BakeFile:
     path: Path
-    variables: dict[str, Variable] = field(default_factory=dict)
+    variables: dict[str, Variable] = field(default_factory=dict)  # variable blocks
+    attributes: dict[str, Variable] = field(default_factory=dict)  # top-level attributes
     # target name -> attribute (map attributes as "args.KEY") -> the expressions in it
     targets: dict[str, dict[str, list[Expr]]] = field(default_factory=dict)
 
@@ -129,12 +132,10 @@ def _from_json(path: Path, text: str) -> BakeFile:
         out.variables[name] = Variable(name, expr, _where(path, text, json.dumps(name)))
     for name, value in data.items():
         if name not in ("variable", "target", "group", "function") and not isinstance(value, (dict, list)):
-            out.variables[name] = Variable(
-                name, Expr(_json_text(value), True), _where(path, text, json.dumps(name)), False
-            )
+            out.attributes[name] = Variable(name, Expr(_json_text(value), True), _where(path, text, json.dumps(name)))
     for name, body in (data.get("target") or {}).items():
         if isinstance(body, dict):
-            out.targets[name] = _attributes(body, lambda v: Expr(_json_text(v), True))
+            out.targets.setdefault(name, {}).update(_attributes(body, lambda v: Expr(_json_text(v), True)))
     return out
 
 
@@ -161,11 +162,11 @@ def _from_hcl(path: Path, text: str) -> BakeFile:
             out.variables[name] = Variable(name, expr, _where(path, text, "variable " + json.dumps(name)))
     for name, value in data.items():
         if name not in ("variable", "target", "group", "function") and not isinstance(value, (dict, list)):
-            out.variables[name] = Variable(name, _hcl_expr(value), _where(path, text, name), False)
+            out.attributes[name] = Variable(name, _hcl_expr(value), _where(path, text, name))
     for block in data.get("target", []):
         for raw_name, body in block.items():
             if isinstance(body, dict):
-                out.targets[_hcl_label(raw_name)] = _attributes(body, _hcl_expr)
+                out.targets.setdefault(_hcl_label(raw_name), {}).update(_attributes(body, _hcl_expr))
     return out
 
 
@@ -233,28 +234,25 @@ def _where(path: Path, text: str, needle: str) -> str:
 
 def merge(files: list[BakeFile], environ: Mapping[str, str]) -> Bake:
     """The files merged as bake merges them (later files win), with the environment applied."""
-    variables: dict[str, Variable] = {}
+    blocks: dict[str, Variable] = {}
+    attributes: dict[str, Variable] = {}
     targets: dict[str, dict[str, list[Expr]]] = {}
     for bake_file in files:
-        for name, var in bake_file.variables.items():
-            earlier = variables.get(name)
-            if earlier is not None and not var.overridable and not earlier.overridable:
-                raise InputError(
-                    f"{var.where}: {name} is also set at {earlier.where}; docker buildx bake refuses a top-level "
-                    "attribute set twice: keep one"
-                )
-            if earlier is None or earlier.overridable or not var.overridable:
-                variables[name] = var  # a top-level attribute wins over variable blocks
-        for name, attributes in bake_file.targets.items():
-            targets.setdefault(name, {}).update(attributes)
+        blocks.update(bake_file.variables)
+        attributes.update(bake_file.attributes)
+        for name, target in bake_file.targets.items():
+            targets.setdefault(name, {}).update(target)
     use_env = environ.get(ENV_LOOKUP_SWITCH, "").lower() not in ("1", "t", "true")
-    values = _Evaluator(variables, environ if use_env else {}).all()
+    variables = {**blocks, **attributes}  # a top-level attribute's value wins over a block's default
+    overridable = set(blocks)  # the environment overrides names that have a variable block
+    values = _Evaluator(variables, overridable, environ if use_env else {}).all()
     return Bake([f.path for f in files], values, _uses(variables, targets))
 
 
 class _Evaluator:
-    def __init__(self, variables: dict[str, Variable], environ: Mapping[str, str]) -> None:
+    def __init__(self, variables: dict[str, Variable], overridable: set[str], environ: Mapping[str, str]) -> None:
         self.variables = variables
+        self.overridable = overridable
         self.environ = environ
         self.done: dict[str, Value] = {}
         self.busy: set[str] = set()
@@ -266,7 +264,7 @@ class _Evaluator:
         if name in self.done:
             return self.done[name]
         var = self.variables[name]
-        if var.overridable and name in self.environ:
+        if name in self.overridable and name in self.environ:
             result = Value(name, self.environ[name], "the environment")
         elif var.default is None:
             result = Value(name, "", var.where)

@@ -292,13 +292,36 @@ def test_interpolated_defaults_are_evaluated(good_only: Path):
     assert result.exit_code == 0 and "does not evaluate" in result.output  # said, not guessed
 
 
-def test_a_top_level_attribute_set_in_two_files_is_bad_input(good_only: Path):
-    a, b = good_only.parent / "a.hcl", good_only.parent / "b.hcl"
-    a.write_text('MINIVLLM_REF = "v0.31.0"\n')
-    b.write_text('MINIVLLM_REF = "v0.31.0"\n')
-    assert _verify_bake(good_only, a).exit_code == 0
-    result = _verify_bake(good_only, a, b)
-    assert result.exit_code == 2 and "b.hcl:1: MINIVLLM_REF is also set at" in result.output
+def _merged(*texts: str, environ: dict[str, str] | None = None, tmp: Path) -> dict[str, str | None]:
+    from atompin import bakefile
+
+    paths = []
+    for i, text in enumerate(texts):
+        path = tmp / f"f{i}.{'json' if text.lstrip().startswith('{') else 'hcl'}"
+        path.write_text(text)
+        paths.append(path)
+    bake = bakefile.merge([bakefile.read(p) for p in paths], environ or {})
+    return {name: value.value for name, value in bake.values.items()}
+
+
+def test_bake_merging_follows_buildx_for_top_level_attributes(tmp_path: Path):
+    """The cases of buildx's own tests (bake/hcl_test.go), through atompin's merge."""
+    block = 'variable "FOO" { default = "abc" }\ntarget "app" { args = { v1 = "pre-${FOO}" } }\n'
+    # TestHCLMultiFileAttrs: a top-level attribute in a later file wins over the block's default...
+    assert _merged(block, 'FOO = "def"\n', tmp=tmp_path)["FOO"] == "def"
+    # ...and the environment still wins over both, since a variable block exists
+    assert _merged(block, 'FOO = "def"\n', environ={"FOO": "ghi"}, tmp=tmp_path)["FOO"] == "ghi"
+    # TestHCLMultiFileGlobalAttrs: the later of two top-level attributes wins
+    assert _merged('FOO = "abc"\n', 'FOO = "def"\n', tmp=tmp_path)["FOO"] == "def"
+    # without a variable block the environment does not override an attribute
+    assert _merged('FOO = "abc"\n', environ={"FOO": "x"}, tmp=tmp_path)["FOO"] == "abc"
+    # TestHCLMultiFileSharedVariables: a variable of one file is read by a target of another
+    assert (
+        _merged(block, 'target "app" { args = { v2 = "${FOO}-post" } }\n', environ={"FOO": "def"}, tmp=tmp_path)["FOO"]
+        == "def"
+    )
+    # an environment variable set to the empty string still overrides
+    assert _merged(block, environ={"FOO": ""}, tmp=tmp_path)["FOO"] == ""
 
 
 @pytest.mark.parametrize(
