@@ -824,3 +824,16 @@ def test_the_sdist_carries_the_tables_recipes_and_tests_and_builds_again(built: 
         text=True,
     )
     assert again.returncode == 0, again.stderr[-2000:]
+
+
+def test_sarif_fingerprints_of_a_check_do_not_depend_on_where_the_checkout_is(tmp_path: Path):
+    from atompin.demo import CONSUMER_FILES, PROVIDER_033
+    from atompin.testing import write_files
+
+    provider = write_files(tmp_path / "p", PROVIDER_033)
+    prints = []
+    for where in ("one", "two"):
+        consumer = write_files(tmp_path / where, CONSUMER_FILES)
+        log = json.loads(invoke("check", str(consumer), str(provider), "--format", "sarif", "--no-cache").stdout)
+        prints.append([r["partialFingerprints"] for r in log["runs"][0]["results"]])
+    assert prints[0] == prints[1] and prints[0]

@@ -188,7 +188,8 @@ def render_check(result: CheckResult) -> str:
                 primary,
                 sites[1:],
                 "%SRCROOT%",
-                _fingerprint(f"{result.consumer}->{result.package}", f.rule.value, f.symbol),
+                # the consumer's label is a path, which differs between checkouts: not in the fingerprint
+                _fingerprint(f"->{result.package}", f.rule.value, f.symbol),
                 {"package": result.package},
             )
         )
