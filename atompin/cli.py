@@ -1,19 +1,23 @@
 """The command line: a thin typer layer over the pipeline.
 
 Exit statuses (everywhere): 0 pass, 1 findings that fail the gate,
-2 bad input, 3 git or network failure.
+2 bad input, 3 git or network failure, 4 internal error (a bug).
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperCommand
 
 from atompin import __version__
 from atompin.errors import AtompinError, InputError
@@ -21,10 +25,107 @@ from atompin.errors import AtompinError, InputError
 if TYPE_CHECKING:
     from atompin.lockdiff import LockDiff
 
-app = typer.Typer(
+EXIT_STATUSES = """Exit statuses:
+
+\b
+  0  pass
+  1  findings fail the gate (a failing gated verdict, a stale lock, a moved tag, a bake mismatch)
+  2  bad input: one line names the file, the line and the fix; nothing is written
+  3  git or network failure; nothing is written
+  4  internal error (a bug): one line; rerun with --debug for the traceback"""
+
+
+class _State:
+    """Options of the root command that every command honours."""
+
+    verbose = False
+    debug = False
+    quiet = False
+
+
+STATE = _State()
+
+
+class _App(typer.Typer):
+    """A Typer whose commands follow the conventions of uv and Cargo: -v/--verbose, --debug and
+    -q/--quiet are accepted after the subcommand too, and examples in help are shown verbatim."""
+
+    def command(  # type: ignore[override]  # the same options, passed through
+        self, *args: Any, **kwargs: Any
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        register = super().command(*args, cls=_Command, **kwargs)
+
+        def decorator(func: Callable[..., Any]) -> Callable[..., Any]:
+            register(_with_global_flags(func))
+            return func
+
+        return decorator
+
+
+class _Command(TyperCommand):
+    """Help that names what to give (CONSUMER, PATH), never a Python type such as <str>."""
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {"argument": [], "option": []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and param.param_type_name in sections:
+                name = re.sub(r" <[^>|]*>$", "", record[0]) if param.param_type_name == "argument" else record[0]
+                sections[param.param_type_name].append((name, record[1]))
+        for title, key in (("Arguments", "argument"), ("Options", "option")):
+            if sections[key]:
+                with formatter.section(title):
+                    formatter.write_dl(sections[key])
+
+
+_GLOBAL_FLAGS = (
+    ("verbose", ("--verbose", "-v"), "Show info findings and progress lines."),
+    ("debug", ("--debug",), "Show a traceback when something unexpected fails."),
+    ("quiet", ("--quiet", "-q"), "Print nothing but the output asked for and errors."),
+)
+
+
+def _with_global_flags(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`func` with the root's flags as options of its own (those it does not define itself)."""
+    signature = inspect.signature(func, eval_str=True)
+    added = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=False,
+            annotation=Annotated[bool, typer.Option(*opts, help=help_text)],
+        )
+        for name, opts, help_text in _GLOBAL_FLAGS
+        if name not in signature.parameters
+    ]
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for param in added:
+            if kwargs.pop(param.name, False):
+                setattr(STATE, param.name, True)
+        return func(*args, **kwargs)
+
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), *added]
+    )
+    wrapper.__doc__ = _verbatim_examples(inspect.getdoc(func) or "")
+    return wrapper
+
+
+def _verbatim_examples(text: str) -> str:
+    """Mark indented paragraphs (examples) so help shows them line by line, never re-wrapped."""
+    paragraphs = text.split("\n\n")
+    marked = [
+        "\b\n" + p if p.strip() and all(line.startswith(" ") for line in p.splitlines() if line.strip()) else p
+        for p in paragraphs
+    ]
+    return "\n\n".join(marked)
+
+
+app = _App(
     name="atompin",
-    help="Keep a ROCm inference stack's pins honest: ATOM <-> vLLM <-> aiter.\n\n"
-    "Exit statuses: 0 pass, 1 findings fail the gate, 2 bad input, 3 git or network failure.",
+    help="Keep a ROCm inference stack's pins honest: ATOM <-> vLLM <-> aiter.\n\n" + EXIT_STATUSES,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -49,16 +150,6 @@ class TextOrJson(str, Enum):
     json = "json"
 
 
-class _State:
-    """Options of the root command that every command honours."""
-
-    verbose = False
-    debug = False
-
-
-STATE = _State()
-
-
 def _fail(err: AtompinError) -> NoReturn:
     typer.echo(f"atompin: error: {err}", err=True)
     raise typer.Exit(err.exit_code)
@@ -77,27 +168,42 @@ def _root(
     ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show info findings and progress lines.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show a traceback when something unexpected fails.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Print nothing but the output asked for and errors.")
+    ] = False,
 ) -> None:
     """atompin: pinned pairs, checked statically, locked. Colour follows NO_COLOR."""
     STATE.verbose = verbose
     STATE.debug = debug
+    STATE.quiet = quiet
 
 
 # -- shared options ---------------------------------------------------------------
 
 SiteOpt = Annotated[
     list[str] | None,
-    typer.Option("--site", help="Where to look for installed distributions (repeatable; default: sys.path)."),
+    typer.Option(
+        "--site", metavar="PATH", help="Where to look for installed distributions (repeatable; default: sys.path)."
+    ),
 ]
-ManifestOpt = Annotated[Path, typer.Option("--manifest", help="The pairs manifest.")]
+ManifestOpt = Annotated[Path, typer.Option("--manifest", metavar="PATH", help="The pairs manifest.")]
 LockOpt = Annotated[
-    Path | None, typer.Option("--lock", help="The lock file (default: atompin.lock beside the manifest).")
+    Path | None,
+    typer.Option("--lock", metavar="PATH", help="The lock file (default: atompin.lock beside the manifest)."),
 ]
 CacheOpt = Annotated[
     Path | None,
     typer.Option(
         "--cache-dir",
+        metavar="PATH",
         help="Cache folder for git repositories and indexes (default: $ATOMPIN_CACHE_DIR or the per-user cache dir).",
+    ),
+]
+
+AllowStaleOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-stale", help="Use the lock even when pairs.toml or a relocation table changed since it was written."
     ),
 ]
 
@@ -112,6 +218,7 @@ class ExportFormat(str, Enum):
 @contextmanager
 def _progress(quiet: bool = False) -> Iterator[Callable[[str], None]]:
     """A live status line on a terminal; silent otherwise."""
+    quiet = quiet or STATE.quiet
     if quiet or not sys.stderr.isatty():
         if STATE.verbose and not quiet:
             yield lambda msg: typer.echo(f"atompin: {msg}", err=True)
@@ -139,48 +246,59 @@ def check(
     consumer: Annotated[
         str,
         typer.Argument(
-            help="Folder that holds the consumer's package folder (e.g. an ATOM checkout), or with --consumer-installed a distribution name."
+            metavar="CONSUMER",
+            help="Folder that holds the consumer's package folder (e.g. an ATOM checkout), or with --consumer-installed a distribution name.",
         ),
     ],
     provider: Annotated[
         Path | None,
         typer.Argument(
-            help="Folder that holds the provider's package folder (e.g. a vLLM checkout); omit with --installed."
+            metavar="PROVIDER",
+            help="Folder that holds the provider's package folder (e.g. a vLLM checkout); omit with --installed.",
         ),
     ] = None,
     package: Annotated[
-        str | None, typer.Option(help="Provider import name (default: the single top-level package).")
+        str | None, typer.Option(metavar="NAME", help="Provider import name (default: the single top-level package).")
     ] = None,
     consumer_package: Annotated[
         str | None,
-        typer.Option(help="Consumer package to scan, dotted names allowed (default: every top-level package)."),
+        typer.Option(
+            metavar="NAME", help="Consumer package to scan, dotted names allowed (default: every top-level package)."
+        ),
     ] = None,
     format: Annotated[CheckFormat, typer.Option("--format", help="Output format.")] = CheckFormat.text,
     cache_dir: Annotated[
         Path | None,
-        typer.Option(help="Index cache folder (default: $ATOMPIN_CACHE_DIR or the per-user cache dir)."),
+        typer.Option(
+            metavar="PATH", help="Index cache folder (default: $ATOMPIN_CACHE_DIR or the per-user cache dir)."
+        ),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the index cache.")] = False,
     relocations: Annotated[
         Path | None,
         typer.Option(
-            help="A relocation table, or a folder of them (<folder>/<package>/*.toml, chosen by provider version)."
+            metavar="PATH",
+            help="A relocation table, or a folder of them (<folder>/<package>/*.toml, chosen by provider version).",
         ),
     ] = None,
     baseline: Annotated[
         Path | None,
         typer.Option(
-            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it."
+            metavar="PATH",
+            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it.",
         ),
     ] = None,
     provider_version: Annotated[
         str | None,
-        typer.Option(help="The provider's version for choosing tables (default: read from its version file)."),
+        typer.Option(
+            metavar="VERSION", help="The provider's version for choosing tables (default: read from its version file)."
+        ),
     ] = None,
     installed: Annotated[
         str | None,
         typer.Option(
-            help="Check against this installed distribution (found through its metadata, never imported) instead of PROVIDER."
+            metavar="NAME",
+            help="Check against this installed distribution (found through its metadata, never imported) instead of PROVIDER.",
         ),
     ] = None,
     consumer_installed: Annotated[
@@ -190,7 +308,9 @@ def check(
     pair: Annotated[
         str | None,
         typer.Option(
-            "--pair", help="With --installed: also confirm the installed version and commit are this locked pair's pin."
+            "--pair",
+            metavar="NAME",
+            help="With --installed: also confirm the installed version and commit are this locked pair's pin.",
         ),
     ] = None,
     manifest: ManifestOpt = Path("pairs.toml"),
@@ -242,7 +362,8 @@ def check(
 @app.command()
 def lock(
     pair: Annotated[
-        list[str] | None, typer.Option("--pair", help="Lock only this pair (repeatable); others keep their entry.")
+        list[str] | None,
+        typer.Option("--pair", metavar="NAME", help="Lock only this pair (repeatable); others keep their entry."),
     ] = None,
     offline: Annotated[
         bool, typer.Option("--offline", help="Use the cache only; fail clearly when something is not cached.")
@@ -255,6 +376,7 @@ def lock(
         str | None,
         typer.Option(
             "--baseline",
+            metavar="REF",
             help="Provider ref to compare relocated signatures with (default: the consumer's declared target).",
         ),
     ] = None,
@@ -282,6 +404,7 @@ def lock(
     from atompin.locking import lock_manifest, relock
     from atompin.report import render_lock
 
+    quiet = quiet or STATE.quiet
     if check_only:
         try:
             with _progress(quiet) as progress:
@@ -299,7 +422,7 @@ def lock(
     except AtompinError as err:
         _fail(err)
     if not quiet:
-        sys.stdout.write(render_lock(run.lock, format.value, manifest.name, show_info=STATE.verbose))
+        sys.stdout.write(render_lock(run.lock, format.value, str(manifest), show_info=STATE.verbose))
         typer.echo(f"{run.path}: {'written' if run.written else 'unchanged'}", err=format is not CheckFormat.text)
     judged = [p for p in run.lock.pairs if not pair or p.name in pair]
     raise typer.Exit(1 if any(p.gated_failures() for p in judged) else 0)
@@ -312,10 +435,15 @@ def verify(
     ] = False,
     bake: Annotated[
         list[Path] | None,
-        typer.Option("--bake", help="A bake file (HCL or JSON) whose pin variables must match the lock (repeatable)."),
+        typer.Option(
+            "--bake",
+            metavar="PATH",
+            help="A bake file (HCL or JSON) whose pin variables must match the lock (repeatable).",
+        ),
     ] = None,
     pair: Annotated[
-        str | None, typer.Option("--pair", help="The pair the bake files build (default: the only pair).")
+        str | None,
+        typer.Option("--pair", metavar="NAME", help="The pair the bake files build (default: the only pair)."),
     ] = None,
     manifest: ManifestOpt = Path("pairs.toml"),
     lock_path: LockOpt = None,
@@ -323,13 +451,15 @@ def verify(
     installed: Annotated[
         str | None,
         typer.Option(
-            help="An installed distribution (e.g. vllm) that must be the pair's pin, checked statically against the consumer."
+            metavar="NAME",
+            help="An installed distribution (e.g. vllm) that must be the pair's pin, checked statically against the consumer.",
         ),
     ] = None,
     consumer: Annotated[
         Path | None,
         typer.Option(
-            help="With --installed: the consumer's source folder (default: the consumer's installed distribution)."
+            metavar="PATH",
+            help="With --installed: the consumer's source folder (default: the consumer's installed distribution).",
         ),
     ] = None,
     site: SiteOpt = None,
@@ -372,30 +502,40 @@ def verify(
             )
     except AtompinError as err:
         _fail(err)
-    for line in report.passes:
+    # One stream, one row per line, in order: passes, warnings, failures.
+    for line in [] if STATE.quiet else report.passes:
         typer.echo(f"ok    {line}")
     for line in report.warnings:
-        typer.echo(f"warn  {line}", err=True)
+        typer.echo(f"warn  {line}")
     for line in report.failures:
-        typer.echo(f"FAIL  {line}", err=True)
+        typer.echo(f"FAIL  {line}")
     raise typer.Exit(0 if report.ok else 1)
 
 
 @app.command()
 def diff(
-    old: Annotated[Path | None, typer.Argument(help="The old lock (default: the lock at git HEAD, or --base).")] = None,
-    new: Annotated[Path | None, typer.Argument(help="The new lock (default: the working tree's).")] = None,
-    base: Annotated[str, typer.Option("--base", help="The git revision the default OLD is read at.")] = "HEAD",
+    old: Annotated[
+        Path | None, typer.Argument(metavar="OLD", help="The old lock (default: the lock at git HEAD, or --base).")
+    ] = None,
+    new: Annotated[
+        Path | None, typer.Argument(metavar="NEW", help="The new lock (default: the working tree's).")
+    ] = None,
+    base: Annotated[
+        str, typer.Option("--base", metavar="REV", help="The git revision the default OLD is read at.")
+    ] = "HEAD",
     format: Annotated[
         DiffFormat, typer.Option("--format", help="text, markdown (for a PR comment) or json.")
     ] = DiffFormat.text,
     manifest: ManifestOpt = Path("pairs.toml"),
     lock_path: LockOpt = None,
     cache_dir: CacheOpt = None,
+    allow_stale: AllowStaleOpt = False,
 ) -> None:
     """Compare two locks: pins, verdicts, findings that appeared or were resolved, counts.
 
-    Exit 1 when a gated verdict got worse, so a CI job can fail on it.
+    Exit 1 when a gated verdict got worse, so a CI job can fail on it, or when the
+    default NEW lock is stale (pairs.toml or a relocation table changed since it
+    was written; run `atompin lock`, or pass --allow-stale).
 
     Example:
 
@@ -403,11 +543,13 @@ def diff(
     """
     from atompin import lockfile
     from atompin.lockdiff import diff_files
+    from atompin.verify import require_current_file
 
     try:
-        result = diff_files(
-            old, new or lock_path or lockfile.default_path(manifest), base, manifest.resolve().parent, cache_dir
-        )
+        new_lock = new or lock_path or lockfile.default_path(manifest)
+        if new is None and not allow_stale:
+            require_current_file(manifest, new_lock)
+        result = diff_files(old, new_lock, base, manifest.resolve().parent, cache_dir)
     except AtompinError as err:
         _fail(err)
     _print_diff(result, format)
@@ -416,13 +558,17 @@ def diff(
 
 @app.command()
 def bump(
-    component: Annotated[str, typer.Argument(help="The component to re-pin (a key of [components]).")],
+    component: Annotated[
+        str, typer.Argument(metavar="COMPONENT", help="The component to re-pin (a key of [components]).")
+    ],
     ref: Annotated[
-        str | None, typer.Argument(help="The new ref: a tag, branch or commit (omit with --latest).")
+        str | None, typer.Argument(metavar="REF", help="The new ref: a tag, branch or commit (omit with --latest).")
     ] = None,
     pair: Annotated[
         list[str] | None,
-        typer.Option("--pair", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."),
+        typer.Option(
+            "--pair", metavar="NAME", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."
+        ),
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Write nothing; show what would change.")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="Use the cache only.")] = False,
@@ -436,18 +582,25 @@ def bump(
     ] = False,
     match: Annotated[
         str | None,
-        typer.Option("--match", help="With --latest: only tags matching this glob (default: every release tag)."),
+        typer.Option("--match", metavar="GLOB", help="With --latest: only tags matching this glob (default: every release tag)."),
     ] = None,
     pre: Annotated[bool, typer.Option("--pre", help="With --latest: pre-release tags are candidates too.")] = False,
     branch: Annotated[
         str | None,
-        typer.Option("--branch", help="With --latest: the candidates are this branch's commits, not tags."),
+        typer.Option("--branch", metavar="NAME", help="With --latest: the candidates are this branch's commits, not tags."),
     ] = None,
+    rename: Annotated[
+        bool,
+        typer.Option(
+            "--rename", help="Rename pairs whose name carries COMPONENT's old version (vllm-0.31 -> vllm-0.33)."
+        ),
+    ] = False,
 ) -> None:
     """Re-pin COMPONENT to REF in pairs.toml (comments and layout kept), re-lock the
     affected pairs, and print what changed. With --latest, REF is searched for:
     candidates newer than the current pin, from the newest, until every gated
-    verdict passes; a table shows each candidate tried.
+    verdict passes; a table shows each candidate tried. A pair whose name carries
+    the old version is offered a new name; --rename applies it.
 
     Exit 1 when a gated verdict got worse (with --latest: when no candidate passes;
     nothing is pinned); 2 on bad input; 3 on git failure (nothing written).
@@ -457,10 +610,14 @@ def bump(
         atompin bump vllm v0.33.0 --dry-run
 
         atompin bump vllm --latest --match 'v0.3*' --dry-run
+
+        atompin bump vllm v0.33.0 --pair atom-0.1.5+vllm-0.31 --rename
     """
     if latest:
         if ref is not None:
             _fail(InputError(f"give REF or --latest, not both (REF {ref!r})"))
+        if rename:
+            _fail(InputError("--rename needs the new REF: find it with --latest, then bump to it with --rename"))
         _bump_latest(component, match, pre, branch, pair, dry_run, offline, manifest, lock_path, cache_dir, format)
     if ref is None or match is not None or pre or branch is not None:
         _fail(InputError("give the new REF, or --latest to search for it (--match, --pre and --branch need --latest)"))
@@ -477,9 +634,19 @@ def bump(
                 cache_dir=cache_dir,
                 offline=offline,
                 progress=progress,
+                rename=rename,
             )
     except AtompinError as err:
         _fail(err)
+    for old_name, new_name in plan.renames.items():
+        if plan.renamed:
+            typer.echo(f"renamed pair {old_name!r} to {new_name!r}", err=True)
+        else:
+            typer.echo(
+                f"pair {old_name!r} names {component}'s old version but will pin {ref}; "
+                f"rerun with --rename to call it {new_name!r}",
+                err=True,
+            )
     if plan.diff is None:
         typer.echo(f"{manifest}: every selected pair already pins {component} = {ref!r}; nothing to do")
         raise typer.Exit(0)
@@ -547,7 +714,7 @@ def bisect(
     bad: Annotated[str, typer.Argument(help="A later ref where a finding that fails a gate has appeared.")],
     pair: Annotated[
         list[str] | None,
-        typer.Option("--pair", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."),
+        typer.Option("--pair", metavar="NAME", help="Only this pair (repeatable; default: every pair that pins COMPONENT)."),
     ] = None,
     format: Annotated[
         DiffFormat, typer.Option("--format", help="text, json, or markdown (for a PR or an upstream bug report).")
@@ -589,30 +756,35 @@ def bisect(
 
 @app.command()
 def export(
-    pair: Annotated[str | None, typer.Option("--pair", help="The pair to export (default: the only pair).")] = None,
+    pair: Annotated[
+        str | None, typer.Option("--pair", metavar="NAME", help="The pair to export (default: the only pair).")
+    ] = None,
     format: Annotated[
         ExportFormat, typer.Option("--format", help="bake (JSON override file), env, github, json.")
     ] = ExportFormat.bake,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")
+        Path | None, typer.Option("--output", "-o", metavar="PATH", help="Write here (atomically) instead of stdout.")
     ] = None,
     manifest: ManifestOpt = Path("pairs.toml"),
     lock_path: LockOpt = None,
+    allow_stale: AllowStaleOpt = False,
 ) -> None:
     """Export a locked pair's pins for a build: a bake override, env lines, GitHub outputs or JSON.
 
     Variable names default to <COMPONENT>_REPO, _REF, _COMMIT, _VERSION (renamable per
-    component in pairs.toml), plus ATOMPIN_PAIR and ATOMPIN_VERDICT.
+    component in pairs.toml), plus ATOMPIN_PAIR, ATOMPIN_PAIR_TAG (the pair name as a valid
+    image tag) and ATOMPIN_VERDICT. A stale lock (pairs.toml or a relocation table changed
+    since `atompin lock`) is refused with exit 1 unless --allow-stale.
 
     Example:
 
         atompin export --pair atom-0.1.9+vllm-0.33 --format bake -o atompin.bake.json
-        docker buildx bake -f rocm-bake.hcl -f atompin.bake.json
+        docker buildx bake -f docker-bake.hcl -f atompin.bake.json
     """
     from atompin.report.export import export_pair, write_export
 
     try:
-        text = export_pair(manifest, lock_path, pair, format.value)
+        text = export_pair(manifest, lock_path, pair, format.value, allow_stale)
         if output:
             write_export(output, format.value, text)
         else:
@@ -621,29 +793,34 @@ def export(
         _fail(err)
 
 
-relocations_app = typer.Typer(
-    help="Relocation tables: where provider symbols moved between releases.", no_args_is_help=True
-)
+relocations_app = _App(help="Relocation tables: where provider symbols moved between releases.", no_args_is_help=True)
 app.add_typer(relocations_app, name="relocations")
 
 
 @relocations_app.command("suggest")
 def relocations_suggest(
-    source: Annotated[str, typer.Argument(help="The provider's git repository (URL or path); '-' with two folders.")],
-    old: Annotated[str, typer.Argument(help="The old release: a ref (tag, branch, commit) or a source folder.")],
-    new: Annotated[str, typer.Argument(help="The new release: a ref or a source folder.")],
+    source: Annotated[
+        str, typer.Argument(metavar="SOURCE", help="The provider's git repository (URL or path); '-' with two folders.")
+    ],
+    old: Annotated[
+        str, typer.Argument(metavar="OLD", help="The old release: a ref (tag, branch, commit) or a source folder.")
+    ],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="The new release: a ref or a source folder.")],
     consumer: Annotated[
         Path | None,
         typer.Option(
-            help="A consumer source folder: only the symbols it uses are considered (default: every definition)."
+            metavar="PATH",
+            help="A consumer source folder: only the symbols it uses are considered (default: every definition).",
         ),
     ] = None,
-    consumer_package: Annotated[str | None, typer.Option(help="The consumer package to scan.")] = None,
+    consumer_package: Annotated[str | None, typer.Option(metavar="NAME", help="The consumer package to scan.")] = None,
     package: Annotated[
-        str | None, typer.Option(help="The provider's import name (default: the single top-level package).")
+        str | None,
+        typer.Option(metavar="NAME", help="The provider's import name (default: the single top-level package)."),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the draft here (atomically) instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="PATH", help="Write the draft here (atomically) instead of stdout."),
     ] = None,
     offline: Annotated[bool, typer.Option("--offline", help="Use the git cache only.")] = False,
     cache_dir: CacheOpt = None,
@@ -695,16 +872,21 @@ def relocations_suggest(
 
 @app.command()
 def doctor(
-    consumer: Annotated[str, typer.Argument(help="The consumer's installed distribution (e.g. atom).")],
-    provider: Annotated[str, typer.Option("--provider", help="The provider's import name.")] = "vllm",
+    consumer: Annotated[
+        str, typer.Argument(metavar="CONSUMER", help="The consumer's installed distribution (e.g. atom).")
+    ],
+    provider: Annotated[str, typer.Option("--provider", metavar="NAME", help="The provider's import name.")] = "vllm",
     group: Annotated[
         list[str] | None,
         typer.Option(
             "--group",
+            metavar="GROUP",
             help="Entry-point group the host loads (repeatable; default: vllm.platform_plugins, vllm.general_plugins).",
         ),
     ] = None,
-    consumer_package: Annotated[str | None, typer.Option(help="The consumer package to scan for patch sites.")] = None,
+    consumer_package: Annotated[
+        str | None, typer.Option(metavar="NAME", help="The consumer package to scan for patch sites.")
+    ] = None,
     site: SiteOpt = None,
     format: Annotated[TextOrJson, typer.Option("--format", help="text or json.")] = TextOrJson.text,
 ) -> None:

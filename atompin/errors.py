@@ -19,3 +19,9 @@ class SourceError(AtompinError):
     """Git or network failure. Exit 3; nothing is written."""
 
     exit_code = 3
+
+
+class StaleLockError(AtompinError):
+    """The lock no longer matches pairs.toml or the relocation tables. Exit 1, like `verify`."""
+
+    exit_code = 1

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from atompin import lockfile
-from atompin.analysis.archs import arch_coverage, supported_archs
+from atompin.analysis.archs import arch_coverage, arch_list_sites, supported_archs, uncovered
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
 from atompin.analysis.engine import check_trees
 from atompin.analysis.pinning import branch_ref, declared_target, declared_target_skew, unconstrained_plugin
@@ -201,7 +201,12 @@ class Locker:
             # Opt-in: only a declared fleet or named constants make the search worth its reads.
             wanted = bool(fleet or spec.arch_constants) and comp.tree.find_module(spec.package) is not None
             supported[comp.name] = self.supported_archs(comp, spec.package, spec.arch_constants) if wanted else {}
-            coverage = arch_coverage(comp.name, supported[comp.name], fleet)
+            coverage = None
+            if uncovered(supported[comp.name], fleet):
+                named = bool(spec.arch_constants)
+                index = ProviderIndex(comp.tree, spec.package, self.cache)
+                sites = {} if named else arch_list_sites(index, sorted(supported[comp.name]))
+                coverage = arch_coverage(comp.name, supported[comp.name], fleet, named, sites)
             if coverage is not None:
                 findings.append(_locked("pair", coverage))
         _, verdict = locked_verdicts({c.name: c.gate for c in checks}, findings)
@@ -226,9 +231,7 @@ class Locker:
 
     def pair_tables(self, pair: Pair) -> dict[str, str]:
         """The relocation tables (path -> digest) a pair's checks choose from."""
-        packages = {self.manifest.components[e.provider].package for e in self.manifest.edges(pair)}
-        tables: list[LoadedTable] = [t for package in sorted(packages) for t in self.tables.get(package, [])]
-        return dict(sorted((t.path, t.digest) for t in tables))
+        return tables_for_pair(self.manifest, self.tables, pair)
 
     def pair_digest(self, pair: Pair) -> str:
         """What pairs.toml (and its relocation tables) say about one pair, hashed: a pair whose
@@ -370,6 +373,13 @@ def lock_differences(name: str, before: str | None, new: Lock) -> list[str]:
     if not lines:  # same data, other bytes: hand-edited layout
         lines.append(f"{name}: not byte-identical to what `atompin lock` writes (edited by hand?)")
     return lines
+
+
+def tables_for_pair(manifest: Manifest, tables: dict[str, list[LoadedTable]], pair: Pair) -> dict[str, str]:
+    """The relocation tables (path -> digest) the checks of `pair` choose from."""
+    packages = {manifest.components[e.provider].package for e in manifest.edges(pair)}
+    chosen = [t for package in sorted(packages) for t in tables.get(package, [])]
+    return dict(sorted((t.path, t.digest) for t in chosen))
 
 
 def pair_digest(manifest: Manifest, pair: Pair, tables: dict[str, str]) -> str:

@@ -12,14 +12,14 @@ or JSON) are compared variable by variable.
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from atompin.analysis.cache import AnalysisCache
-from atompin.errors import InputError
+from atompin.errors import InputError, StaleLockError
 from atompin.lockfile import Lock, LockedComponent, LockedPair
 from atompin.manifest import Manifest, Pair
 from atompin.model import RefKind, Severity
@@ -75,8 +75,8 @@ def run_verify(
         )
         if remote:
             verify_remote(locked, locker.git, locker.fetch_url, report)
-        for bake_path in bake or []:
-            verify_bake(bake_path, lockfile.select_pair(locked, pair), manifest, report)
+        if bake:
+            verify_bake(bake, lockfile.select_pair(locked, pair), manifest, report)
         if installed is not None:
             chosen = lockfile.select_pair(locked, pair)
             verify_installed(manifest, chosen, installed, consumer, site, locker.cache, report)
@@ -87,6 +87,52 @@ def run_verify(
         else:
             report.failures += [f"recheck: {line}; run `atompin lock`" for line in run.differences]
     return report
+
+
+def staleness(lock: Lock, manifest: Manifest, tables: dict[str, str] | None = None) -> str | None:
+    """Why the lock no longer matches the manifest or the relocation tables (one line that says
+    to run `atompin lock`), or None when it is current."""
+    if lock.manifest_hash != manifest.digest():
+        return "stale: pairs.toml changed since the lock was written; run `atompin lock`"
+    if tables is not None and tables != lock.relocation_tables:
+        changed = sorted(set(tables.items()) ^ set(lock.relocation_tables.items()))
+        names = ", ".join(sorted({path for path, _ in changed}))
+        return f"stale: relocation tables changed since the lock was written ({names}); run `atompin lock`"
+    return None
+
+
+def require_current(
+    lock: Lock, lock_path: Path, manifest: Manifest, manifest_path: Path, pair: str | None = None
+) -> None:
+    """StaleLockError (exit 1, one line) unless the lock matches the manifest and its relocation
+    tables, and (with `pair`) that pair's entry re-derives from pairs.toml (pins, gates, verdicts)."""
+    from atompin.locking import tables_for_pair
+    from atompin.relocations import digests, manifest_tables
+
+    base = manifest_path.resolve().parent
+    providers = [manifest.components[e.provider].package for e in manifest.checks]
+    loaded = manifest_tables(base / manifest.relocations, base, providers)
+    problem = staleness(lock, manifest, digests(loaded))
+    locked = lock.pair(pair) if pair is not None else None
+    if problem is None and locked is not None:
+        wanted = next((p for p in manifest.pairs if p.name == locked.name), None)
+        out = _Disagreements(lock_path.name, manifest_path.name)
+        if wanted is None:
+            out.say(f"pair {locked.name}", "it exists", "there is no such pair")
+        else:
+            _rederive_pair(locked, wanted, manifest, out, lambda p: tables_for_pair(manifest, loaded, p), None)
+        problem = out.lines[0] if out.lines else None
+    if problem:
+        raise StaleLockError(f"{lock_path}: {problem} (or pass --allow-stale)")
+
+
+def require_current_file(manifest_path: Path, lock_path: Path) -> None:
+    """`require_current` for the lock and manifest files at these paths."""
+    from atompin import lockfile
+    from atompin.manifest import load_manifest
+
+    manifest, _ = load_manifest(manifest_path)
+    require_current(lockfile.read(lock_path), lock_path, manifest, manifest_path)
 
 
 def verify_lock(
@@ -100,15 +146,9 @@ def verify_lock(
     names: tuple[str, str] = ("atompin.lock", "pairs.toml"),
 ) -> None:
     """The lock matches the manifest (and relocation tables), re-derives, and every gated verdict passes."""
-    if lock.manifest_hash != manifest.digest():
-        report.failures.append("stale: pairs.toml changed since the lock was written; run `atompin lock`")
-        return
-    if tables is not None and tables != lock.relocation_tables:
-        changed = sorted(set(tables.items()) ^ set(lock.relocation_tables.items()))
-        names_changed = ", ".join(sorted({path for path, _ in changed}))
-        report.failures.append(
-            f"stale: relocation tables changed since the lock was written ({names_changed}); run `atompin lock`"
-        )
+    problem = staleness(lock, manifest, tables)
+    if problem:
+        report.failures.append(problem)
         return
     disagreements = rederive(lock, manifest, pair_tables, cached_kind, names)
     report.failures += disagreements
@@ -290,62 +330,66 @@ def pin_variables(pair: LockedPair, manifest: Manifest) -> dict[str, str]:
         out[spec.variable(name, "commit")] = comp.commit
         out[spec.variable(name, "version")] = comp.version
     out["ATOMPIN_PAIR"] = pair.name
+    out["ATOMPIN_PAIR_TAG"] = image_tag(pair.name)
     out["ATOMPIN_VERDICT"] = pair.verdict.value
     return out
 
 
-def read_bake_variables(path: Path) -> dict[str, str]:
-    """`variable "NAME" { default = "..." }` defaults from a bake file (HCL or JSON)."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the bake file ({exc.strerror})") from None
-    if path.suffix == ".json" or text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-        variables = data.get("variable", {}) if isinstance(data, dict) else {}
-        return {k: str(v.get("default", "")) for k, v in variables.items() if isinstance(v, dict) and "default" in v}
-    import hcl2
-
-    try:
-        data = hcl2.loads(text)
-    except Exception as exc:  # the HCL parser raises several types; all mean "not HCL"
-        line = getattr(exc, "line", None) or getattr(getattr(exc, "token", None), "line", None) or 1
-        raise InputError(f"{path}:{line}: not a valid bake file (HCL); fix its syntax") from None
-    out: dict[str, str] = {}
-    for block in data.get("variable", []):
-        for raw_name, body in block.items():
-            if isinstance(body, dict) and "default" in body:
-                out[_unquote(raw_name)] = _unquote(str(body["default"]))
-    return out
+def image_tag(name: str) -> str:
+    """A pair name as a valid image tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}): "+" (build metadata
+    in a version, not allowed in a tag) becomes "_" as Helm does; anything else outside the set "-"."""
+    tag = re.sub(r"[^A-Za-z0-9_.-]", "-", name.replace("+", "_"))
+    return re.sub(r"^[.-]", "_", tag)[:128] or "_"
 
 
-def _unquote(text: str) -> str:
-    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
+def verify_bake(
+    paths: list[Path],
+    pair: LockedPair,
+    manifest: Manifest,
+    report: VerifyReport,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """The bake files, merged as `docker buildx bake -f A -f B` merges them (later files win, the
+    environment over defaults), pin what the lock pins for `pair`. A pinned variable that is empty
+    in the merged result fails only when a target reads its empty value."""
+    from atompin import bakefile
 
-
-def verify_bake(path: Path, pair: LockedPair, manifest: Manifest, report: VerifyReport) -> None:
+    bake = bakefile.merge([bakefile.read(p) for p in paths], os.environ if environ is None else environ)
+    label = " + ".join(str(p) for p in paths)
     expected = pin_variables(pair, manifest)
-    found = read_bake_variables(path)
-    checked = 0
-    for name, value in found.items():
-        if name not in expected or name.startswith("ATOMPIN_"):
+    checked, unused = 0, []
+    for name, want in expected.items():
+        found = bake.values.get(name)
+        if found is None:
             continue
         checked += 1
-        if value != expected[name]:
-            report.failures.append(f"{path}: {name} = {value!r}, but the lock pins {expected[name]!r} for {pair.name}")
-        if name in os.environ and os.environ[name] != expected[name]:
+        if found.value == want:
+            continue
+        where = "the environment" if found.from_environment else found.source
+        if found.value is None:
             report.warnings.append(
-                f"{path}: the environment sets {name}={os.environ[name]!r}, which overrides the file's default in bake"
+                f"{where}: {name} is an expression atompin does not evaluate; check by hand that it is "
+                f"{want!r} ({pair.name})"
             )
+            continue
+        use = bake.unguarded_use(name)
+        if found.value == "" and use is None:
+            unused.append(name)
+            continue
+        setting = (
+            f"the environment sets {name}={found.value!r}, which bake uses over the files' defaults"
+            if found.from_environment
+            else f"{found.source}: {name} = {found.value!r}"
+        )
+        reads = f" and target {use.target} reads it ({use.attribute})" if found.value == "" and use else ""
+        report.failures.append(f"{setting}{reads}, but the lock pins {want!r} for {pair.name}")
     if checked == 0:
         report.warnings.append(
-            f"{path}: no variable carries a pin of {pair.name} (expected names such as {', '.join(list(expected)[:3])})"
+            f"{label}: no variable carries a pin of {pair.name} (expected names such as {', '.join(list(expected)[:3])})"
         )
     else:
-        report.passes.append(f"{path}: {checked} pinned variable(s) checked against {pair.name}")
+        empty = f"; empty and read by no target as it is: {', '.join(unused)}" if unused else ""
+        report.passes.append(f"{label}: {checked} pinned variable(s) checked against {pair.name}{empty}")
 
 
 def component_for(manifest: Manifest, name: str) -> str:
@@ -416,8 +460,10 @@ def verify_installed(
         )
         errors = result.errors
         if errors and edge.gate:
-            names = "; ".join(f"{f.rule.value} {f.symbol} at {', '.join(map(str, f.sites[:2]))}" for f in errors)
-            report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s): {names}")
+            report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s)")
+            for f in errors:  # one row per finding
+                sites = ", ".join(map(str, f.sites[:3])) + (f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else "")
+                report.failures.append(f"  {f.rule.value} {f.symbol} at {sites or '?'}")
         else:
             report.passes.append(
                 f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(result.findings)} finding(s)"

@@ -618,7 +618,11 @@ def test_a_pair_that_lock_pair_did_not_re_lock_is_stale(demo_project: Path):
     assert f"pair {bad}: minivllm.ref: atompin.lock says 'v0.33.0', pairs.toml says 'v0.31.0'" in result.output
     assert good not in result.output.replace(f"ok    {good}", "")
     result = run("export", "--manifest", str(demo_project), "--pair", bad)
-    assert result.exit_code == 2 and f"the lock is stale for pair {bad}" in one_line_error(result)
+    assert result.exit_code == 1, result.output  # a stale lock fails like a failing gate
+    message = one_line_error(result)
+    assert f"pair {bad}: atompin.lock was locked from another pairs.toml entry" in message
+    assert "--allow-stale" in message
+    assert run("export", "--manifest", str(demo_project), "--pair", good).exit_code == 0  # the other pair is current
     assert run("lock", "--manifest", str(demo_project), "--pair", bad).exit_code == 0
     assert verify(demo_project).exit_code == 0
     assert lockfile.read(lock_path).pair(bad) is not None

@@ -245,6 +245,26 @@ def test_verify_installed_fails_the_build_with_a_named_list(locked: tuple[Path, 
     assert "unresolved-import fakevllm.core:Runner at fakeplug/register.py:8" in result.output
 
 
+def test_verify_installed_prints_one_row_per_line_and_per_finding(locked: tuple[Path, str], clean_site: Path):
+    """Through a real process with stdout and stderr merged, as a CI log shows them."""
+    site = clean_site
+    manifest, _ = locked
+    core = site / "fakevllm/core.py"
+    core.write_text(core.read_text().replace("class Runner:", "class Worker:").replace("def compute", "def run"))
+    args = ["verify", "--manifest", str(manifest), "--installed", "fakevllm", "--pair", "p", "--site", str(site)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "atompin", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    rows = proc.stdout.splitlines()
+    assert proc.returncode == 1
+    assert all(row[:6] in ("ok    ", "warn  ", "FAIL  ") for row in rows), rows
+    assert rows[0] == "ok    p: verdict pass"
+    summary = rows.index("FAIL  fakeplug->fakevllm against the installed fakevllm: 2 error(s)")
+    findings = rows[summary + 1 :]
+    assert len(findings) == 2 and all(r.startswith("FAIL    ") for r in findings)
+    assert any("unresolved-import fakevllm.core:Runner at fakeplug/register.py:8" in r for r in findings)
+
+
 # -- doctor (runs code: in a subprocess, on fakes) ------------------------------------------
 
 

@@ -372,9 +372,9 @@ def test_verify_bake_hcl_and_json(project: Path, monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 1 and "PV_REF = 'v0.33.0', but the lock pins 'v0.31.0'" in result.output
     js = project.parent / "bake.json"
     js.write_text(json.dumps({"variable": {"PV_REF": {"default": "v0.31.0"}}}))
-    monkeypatch.setenv("PV_REF", "v9")
+    monkeypatch.setenv("PV_REF", "v9")  # bake builds with the environment's value over the default
     result = invoke("verify", "--manifest", str(project), "--bake", str(js))
-    assert result.exit_code == 0 and "overrides the file's default" in result.output
+    assert result.exit_code == 1 and "the environment sets PV_REF='v9', which bake uses over" in result.output
 
 
 # -- export -----------------------------------------------------------------------

@@ -134,11 +134,28 @@ def test_supported_archs_found_automatically_and_by_name(tmp_path: Path):
 )
 def test_arch_coverage(fleet: list[str], covered: bool):
     supported = {"kx.ops.topk:_SUPPORTED_GFX": ("gfx942", "gfx950")}
-    finding = arch_coverage("aiter", supported, fleet)
+    finding = arch_coverage("aiter", supported, fleet, named=True)
     assert (finding is None) == covered
     if finding is not None:
         assert (finding.rule.value, finding.severity.value) == ("arch-coverage", "warning")
-        assert "names only gfx942, gfx950" in finding.message and "fleet has gfx1151, gfx1201" in finding.message
+        assert "named in arch-constants" in finding.message and "names only gfx942, gfx950" in finding.message
+        assert "fleet has gfx1151, gfx1201" in finding.message and "these kernels cannot run here" in finding.message
+
+
+def test_arch_coverage_of_lists_found_automatically_names_the_feature():
+    """A list found automatically belongs to one feature: the warning says which, and where, and
+    makes no claim about the whole component (a model's constant once made vLLM 'unrunnable')."""
+    from atompin.model import Site
+
+    supported = {"vllm.models.m3.amd.indexer:SUPPORTED_ARCHS": ("gfx950",)}
+    sites = {"vllm.models.m3.amd.indexer:SUPPORTED_ARCHS": Site("vllm/models/m3/amd/indexer.py", 59)}
+    finding = arch_coverage("vllm", supported, ["gfx1151"], named=False, sites=sites)
+    assert finding is not None and finding.sites == (Site("vllm/models/m3/amd/indexer.py", 59),)
+    assert finding.message.startswith(
+        "the kernels of vllm.models.m3.amd.indexer (vllm/models/m3/amd/indexer.py:59) support only gfx950; "
+        "the fleet has gfx1151: this feature cannot run on this fleet"
+    )
+    assert "every supported-architecture list" not in finding.message and "these kernels" not in finding.message
 
 
 def test_lock_records_overrides_and_supported_sets_deterministically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -30,7 +30,8 @@ def render_check(result: CheckResult, format: str) -> str:
 
 
 def render_lock(lock: Lock, format: str, manifest_name: str = "pairs.toml", show_info: bool = False) -> str:
-    """A lock's verdicts and findings in one of `CHECK_FORMATS` (the lock file itself is TOML either way)."""
+    """A lock's verdicts and findings in one of `CHECK_FORMATS` (the lock file itself is TOML either way).
+    `manifest_name` is the manifest's path: SARIF anchors each pair's results on its line there."""
     from atompin.report import json, markdown, sarif, text
 
     if format == "json":

@@ -11,7 +11,6 @@ from typing import Any
 
 from atompin.errors import InputError
 from atompin.lockfile import LockedPair
-from atompin.manifest import Manifest
 
 
 def bake(variables: dict[str, str]) -> str:
@@ -78,31 +77,22 @@ def render(format: str, pair: LockedPair, variables: dict[str, str]) -> str:
     return {"bake": bake, "env": env, "github": github}[format](variables)
 
 
-def export_pair(manifest_path: Path, lock_path: Path | None, pair: str | None, format: str) -> str:
-    """`atompin export`: the pins of a locked pair (the named one, or the only one) in `format`."""
+def export_pair(
+    manifest_path: Path, lock_path: Path | None, pair: str | None, format: str, allow_stale: bool = False
+) -> str:
+    """`atompin export`: the pins of a locked pair (the named one, or the only one) in `format`.
+    A stale lock is refused (StaleLockError, exit 1) unless `allow_stale`."""
     from atompin import lockfile
     from atompin.manifest import load_manifest
-    from atompin.verify import pin_variables
+    from atompin.verify import pin_variables, require_current
 
     manifest, _ = load_manifest(manifest_path)
-    locked = lockfile.select_pair(lockfile.read(lock_path or lockfile.default_path(manifest_path)), pair)
-    _refuse_stale(locked, manifest)
+    path = lock_path or lockfile.default_path(manifest_path)
+    lock = lockfile.read(path)
+    locked = lockfile.select_pair(lock, pair)
+    if not allow_stale:
+        require_current(lock, path, manifest, manifest_path, locked.name)
     return render(format, locked, pin_variables(locked, manifest))
-
-
-def _refuse_stale(locked: LockedPair, manifest: Manifest) -> None:
-    """A pair whose locked pins are not what pairs.toml says (a `lock --pair` that re-locked
-    another pair, a hand edit) is not handed to a build."""
-    wanted = next((p for p in manifest.pairs if p.name == locked.name), None)
-    pins = {name: (c.repo, c.ref) for name, c in locked.components.items()}
-    if wanted is None:
-        raise InputError(f"pair {locked.name!r} is in the lock but not in pairs.toml; run `atompin lock`")
-    expected = {name: (manifest.components[name].repo, ref) for name, ref in wanted.refs.items()}
-    if pins != expected:
-        raise InputError(
-            f"the lock is stale for pair {locked.name} (pairs.toml pins "
-            f"{', '.join(f'{n} = {r!r}' for n, (_, r) in sorted(expected.items()))}); run `atompin lock`"
-        )
 
 
 def write_export(path: Path, format: str, text: str) -> None:

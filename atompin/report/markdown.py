@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -13,18 +14,41 @@ _MARK = {Verdict.PASS: "✅ pass", Verdict.WARN: "⚠️ warn", Verdict.FAIL: "�
 _MAX_ROWS = 50
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+# Put at the top of the lock-diff comment: the CI recipe finds atompin's own comment by it.
+DIFF_MARKER = "<!-- atompin:lock-diff -->"
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
+
+
+def escape(text: str) -> str:
+    """Message text as Markdown that renders literally: punctuation Markdown reads as markup is
+    backslash-escaped (no emphasis, links, HTML or table cells), newlines become spaces."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def _code(text: str) -> str:
+    """A code span that is safe inside a table cell."""
+    return "`" + text.replace("`", "'").replace("|", "\\|") + "`"
 
 
 def _findings_table(findings: list[tuple[str, str, str, str, list[str]]]) -> list[str]:
-    """Rows of (severity, rule, symbol, message, sites)."""
+    """Rows of (severity, rule, symbol, message, sites): a narrow table (number, severity,
+    rule, first site), then each finding's symbol and message under its number, folded."""
     if not findings:
         return ["No findings."]
-    lines = ["| severity | rule | symbol | where | message |", "|---|---|---|---|---|"]
-    for severity, rule, symbol, message, sites in findings[:_MAX_ROWS]:
-        where = ", ".join(f"`{s}`" for s in sites[:3]) + (f" (+{len(sites) - 3})" if len(sites) > 3 else "")
-        lines.append(f"| {severity} | `{rule}` | `{_cell(symbol)}` | {where} | {_cell(message)} |")
+    shown = findings[:_MAX_ROWS]
+    lines = ["| # | severity | rule | where |", "|---|---|---|---|"]
+    for number, (severity, rule, _symbol, _message, sites) in enumerate(shown, start=1):
+        where = _code(sites[0]) + (f" (+{len(sites) - 1})" if len(sites) > 1 else "") if sites else ""
+        lines.append(f"| {number} | {severity} | {_code(rule)} | {where} |")
+    lines += ["", "<details><summary>Symbols and messages</summary>", ""]
+    for number, (_severity, _rule, symbol, message, sites) in enumerate(shown, start=1):
+        more = (
+            f" (also {', '.join(_code(s) for s in sites[1:4])}{' …' if len(sites) > 4 else ''})"
+            if len(sites) > 1
+            else ""
+        )
+        lines.append(f"{number}. {_code(symbol)}{more}: {escape(message)}")
+    lines += ["", "</details>"]
     if len(findings) > _MAX_ROWS:
         lines.append(f"\n…and {len(findings) - _MAX_ROWS} more (see the lock).")
     return lines
@@ -80,7 +104,7 @@ def render_lock(lock: Lock) -> str:
 def render_diff(diff: LockDiff) -> str:
     changed = diff.changed
     if not changed:
-        return "**atompin**: no changes to the pinned pairs.\n"
+        return f"{DIFF_MARKER}\n**atompin**: no changes to the pinned pairs.\n"
     heads = []
     for p in changed:
         if p.status in ("added", "removed"):
@@ -90,7 +114,7 @@ def render_diff(diff: LockDiff) -> str:
         else:
             heads.append(f"`{p.name}` changed ({p.new_verdict})")
     warning = " — ❌ a gated verdict got worse" if diff.worse else ""
-    lines = [f"**atompin**: {'; '.join(heads)}{warning}", ""]
+    lines = [DIFF_MARKER, f"**atompin**: {'; '.join(heads)}{warning}", ""]
     for p in changed:
         mark = _MARK[p.new_verdict] if p.new_verdict else "removed"
         lines.append(f"<details><summary><b>{p.name}</b>: {p.status}, {mark}</summary>")

@@ -234,7 +234,7 @@ class GitCache:
     def _resolve_cached(self, url: str, ref: str) -> ResolvedRef:
         repo = self.repo(url, create=False)
         if repo is not None:
-            for name, kind in ((f"refs/tags/{ref}", RefKind.TAG), (f"refs/atompin/heads/{ref}", RefKind.BRANCH)):
+            for _, name, kind in ref_candidates(ref):
                 commit = _rev_parse(repo, f"{name}^{{commit}}")
                 if commit:
                     return ResolvedRef(url, ref, commit, kind)
@@ -249,10 +249,7 @@ class GitCache:
         refs = self.remote_refs(url)
         repo = self.repo(url)
         assert repo is not None
-        for remote_name, local_name, kind in (
-            (f"refs/tags/{ref}", f"refs/tags/{ref}", RefKind.TAG),
-            (f"refs/heads/{ref}", f"refs/atompin/heads/{ref}", RefKind.BRANCH),
-        ):
+        for remote_name, local_name, kind in ref_candidates(ref):
             if remote_name not in refs:
                 continue
             commit = refs[remote_name]
@@ -448,6 +445,34 @@ class GitCache:
             elif not in_header and line[:1] in "+-" and path:
                 lines[path].append(line)
         return lines
+
+
+# Prefixes of a remote-tracking branch as git prints it locally: "origin/main", "refs/remotes/origin/main".
+_REMOTE_BRANCH = re.compile(r"^(?:origin/|(?:refs/)?remotes/[^/]+/)(?P<branch>.+)$")
+
+
+def ref_candidates(ref: str) -> list[tuple[str, str, RefKind]]:
+    """What a pinned ref can name at the remote, in the order tried: (the remote's ref, the
+    cache's ref, kind). A tag or branch of that name; `HEAD` (the remote's default branch);
+    full names (`refs/tags/X`, `refs/heads/X`); and a remote-tracking name as git shows it
+    in a clone (`origin/main`, `refs/remotes/origin/main`) for the remote's branch `main`.
+    `HEAD` and branches move, so they are branches."""
+    if ref == "HEAD":
+        return [("HEAD", "refs/atompin/HEAD", RefKind.BRANCH)]
+    for prefix, kind in (("refs/tags/", RefKind.TAG), ("refs/heads/", RefKind.BRANCH)):
+        if ref.startswith(prefix):
+            name = ref.removeprefix(prefix)
+            local = f"refs/tags/{name}" if kind is RefKind.TAG else f"refs/atompin/heads/{name}"
+            return [(ref, local, kind)]
+    out = [
+        (f"refs/tags/{ref}", f"refs/tags/{ref}", RefKind.TAG),
+        (f"refs/heads/{ref}", f"refs/atompin/heads/{ref}", RefKind.BRANCH),
+    ]
+    tracking = _REMOTE_BRANCH.match(ref)
+    if tracking:  # only when no tag or branch is literally called so (tried first)
+        branch = tracking.group("branch")
+        out.append((f"refs/heads/{branch}", f"refs/atompin/heads/{branch}", RefKind.BRANCH))
+    return out
 
 
 def _fetch_url(url: str) -> str:
