@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from atompin.analysis.limits import parse_limited
+from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.moduleinfo import (
     Binding,
     BindingKind,
@@ -35,8 +35,8 @@ def index_module(source: bytes | str, name: str, is_package: bool) -> ModuleInfo
         return info
     try:
         _ModuleVisitor(info).run(tree)
-    except RecursionError:  # a last resort: the depth limit should keep the visitor far from it
-        return ModuleInfo(name=name, is_package=is_package, error="line 0: nested too deeply to index")
+    except RecursionError:  # hostile nesting: what this file defines is unknown
+        return ModuleInfo(name=name, is_package=is_package, error=f"line 0: {TOO_DEEP}")
     return info
 
 

@@ -28,7 +28,7 @@ from atompin.analysis.guards import (
     hasattr_tests,
     imports_package,
 )
-from atompin.analysis.limits import parse_limited
+from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking
@@ -161,7 +161,7 @@ class ConsumerScanner:
         # then helper bodies again with the arguments call sites pass them.
         self._pending = []
         for file, tree in parsed:
-            self._block(tree.body, _Ctx(file, Scope()))
+            self._within_limits(file.path, self._block, tree.body, _Ctx(file, Scope()))
         pending, self._pending = self._pending, None
         for call in pending:
             self._call_helper(*call)
@@ -171,9 +171,16 @@ class ConsumerScanner:
                 self._rescans += 1
                 if self._rescans > _MAX_RESCANS:
                     continue
-            self._run_function(job)
+            self._within_limits(job.function.file.path, self._run_function, job)
         self._dedupe()
         return self.usage
+
+    def _within_limits(self, path: str, read: Callable[..., object], *args: object) -> None:
+        """Read a body; hostile nesting that exhausts the recursion makes the file unknown, not a crash."""
+        try:
+            read(*args)
+        except RecursionError:
+            self.usage.unparseable.append((path, 0, TOO_DEEP))
 
     def _parse(self, path: str, source: bytes) -> ast.Module | None:
         try:
