@@ -95,6 +95,18 @@ class Locker:
             self._resolved[key] = self._resolve_component(name, ref)
         return self._resolved[key]
 
+    def resolve_all(self, pairs: Sequence[Pair]) -> None:
+        """Resolve every component ref the pairs pin, the repositories' fetches side by side
+        (each is mostly waiting on git); errors surface in a fixed order, as one-by-one would."""
+        wanted = sorted({(name, ref) for p in pairs for name, ref in p.refs.items()} - self._resolved.keys())
+        if len(wanted) < 2:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(4, len(wanted))) as pool:
+            for key, future in [(key, pool.submit(self._resolve_component, *key)) for key in wanted]:
+                self._resolved.setdefault(key, future.result())
+
     def forget(self, name: str, ref: str) -> None:
         """Drop a resolved component from memory (a search visits each candidate ref once)."""
         self._resolved.pop((name, ref), None)
@@ -247,6 +259,7 @@ class Locker:
     def lock(self, manifest_hash: str, only: list[str] | None = None, previous: Lock | None = None) -> Lock:
         """Lock every pair (or only the named ones, keeping the others from `previous`)."""
         wanted = [self.manifest.pair(n) for n in only] if only else list(self.manifest.pairs)
+        self.resolve_all(wanted)
         locked = {p.name: self.lock_pair(p) for p in wanted}
         if only and previous is not None:
             names = {p.name for p in self.manifest.pairs}
