@@ -92,6 +92,7 @@ class Rule(_Text):
     UNCONSTRAINED_PLUGIN = "unconstrained-plugin"
     MODEL_OVERRIDE = "model-override"
     ARCH_COVERAGE = "arch-coverage"
+    GATE_FLIP = "gate-flip"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -108,6 +109,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.UNCONSTRAINED_PLUGIN: "the consumer registers plugin entry points but declares no provider requirement",
     Rule.MODEL_OVERRIDE: "a model-class override whose wrapper does not resolve, or whose architecture the provider does not know",
     Rule.ARCH_COVERAGE: "no GPU architecture of the fleet is among those a component's kernels support",
+    Rule.GATE_FLIP: "a version gate of the consumer has another value at the pin than at the baseline",
 }
 
 
@@ -200,6 +202,17 @@ class RelocationState(_Text):
 
 
 @dataclass(frozen=True)
+class GateReading:
+    """A version gate of the consumer (`if vllm_version_is("0.31.0"):`), as evaluated statically:
+    "true", "false" or "undecided" at the pin, and at the baseline ("" without one)."""
+
+    site: Site
+    text: str
+    value: str
+    baseline: str = ""
+
+
+@dataclass(frozen=True)
 class CheckResult:
     """Everything one consumer -> provider check produced."""
 
@@ -208,6 +221,8 @@ class CheckResult:
     package: str
     summary: Summary
     findings: tuple[Finding, ...]
+    # The consumer's version gates and their values (shown by --verbose).
+    gates: tuple[GateReading, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
