@@ -15,6 +15,7 @@ from atompin.analysis.checks import UsageChecker
 from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
+from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import ConsumerUsage
@@ -134,7 +135,11 @@ def check_trees(
     override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
     gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
     findings += gate_flips(gates, provider_version, baseline_version)
-    findings = sorted([*findings, *override_findings], key=Finding.sort_key)
+    findings += override_findings
+    reach = reachability(consumer, packages, package, usage, checker.judge)
+    if reach is not None:
+        findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
+    findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     if cache is not None:
         cache.flush()
