@@ -170,12 +170,14 @@ def check(
     baseline: Annotated[
         Path | None,
         typer.Option(
-            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it."
+            help="The provider the consumer was written against (a source folder): signatures of moved symbols, vanished patch targets and version gates are compared with it."
         ),
     ] = None,
     provider_version: Annotated[
         str | None,
-        typer.Option(help="The provider's version for choosing tables (default: read from its version file)."),
+        typer.Option(
+            help="The provider's version for choosing tables and deciding version gates (default: read from its version file)."
+        ),
     ] = None,
     installed: Annotated[
         str | None,

@@ -62,6 +62,8 @@ class Locker:
         self.progress = progress or (lambda _m: None)
         providers = [manifest.components[e.provider].package for e in manifest.checks]
         self._resolved: dict[tuple[str, str], ResolvedComponent] = {}
+        # The lock this run replaces: its provider commits are the fallback baseline.
+        self.previous: Lock | None = None
         self.tables = manifest_tables(manifest_dir / manifest.relocations, manifest_dir, providers)
 
     @classmethod
@@ -112,8 +114,8 @@ class Locker:
         tag = self.git.exact_tag(resolved.url, resolved.commit)
         return normalize_version(tag) if tag else ""
 
-    def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
-        """The provider the consumer declares it was written against, when it declares one."""
+    def declared_baseline(self, consumer: str, provider: str, resolved: ResolvedComponent) -> ResolvedComponent | None:
+        """The provider the consumer declares it was written against (or --baseline), when it resolves."""
         path = self.manifest.components[consumer].declares.get(provider)
         refs: list[str] = [self.baseline_ref] if self.baseline_ref else []
         if not refs and path and path in resolved.tree.files:
@@ -122,10 +124,32 @@ class Locker:
             refs += [commit] if commit else []
         for ref in refs:
             try:
-                return self.resolve_component(provider, ref).tree
+                return self.resolve_component(provider, ref)
             except AtompinError:
                 continue  # not reachable: judge entries without a baseline
         return None
+
+    def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
+        """The tree of the provider the consumer declares it was written against, when it declares one."""
+        found = self.declared_baseline(consumer, provider, resolved)
+        return found.tree if found is not None else None
+
+    def baseline(
+        self, pair: str, consumer: str, provider: str, resolved: ResolvedComponent, pinned: ResolvedComponent
+    ) -> ResolvedComponent | None:
+        """The provider the consumer was written against: --baseline, else what it declares, else the
+        pair's provider in the previous lock (when that is another commit than the pin)."""
+        found = self.declared_baseline(consumer, provider, resolved)
+        if found is not None:
+            return found
+        old = self.previous.pair(pair) if self.previous is not None else None
+        locked = old.components.get(provider) if old is not None else None
+        if locked is None or locked.commit == pinned.resolved.commit:
+            return None
+        try:
+            return self.resolve_component(provider, locked.commit)
+        except AtompinError:
+            return None
 
     def supported_archs(
         self, comp: ResolvedComponent, package: str, constants: list[str]
@@ -152,9 +176,7 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
-            baseline = None
-            if any(entry.params is None for _, entry in entries):
-                baseline = self.baseline_tree(edge.consumer, edge.provider, consumer)
+            baseline = self.baseline(pair.name, edge.consumer, edge.provider, consumer, provider)
             result = check_trees(
                 consumer.tree,
                 provider.tree,
@@ -162,7 +184,9 @@ class Locker:
                 edge.consumer_package or spec_c.package,
                 self.cache,
                 entries,
-                baseline,
+                baseline.tree if baseline is not None else None,
+                provider_version=provider.version or None,
+                baseline_version=(baseline.version or None) if baseline is not None else None,
             )
             edge_findings = list(result.findings)
             if edge.provider in spec_c.declares:
@@ -219,6 +243,7 @@ class Locker:
     def lock(self, manifest_hash: str, only: list[str] | None = None, previous: Lock | None = None) -> Lock:
         """Lock every pair (or only the named ones, keeping the others from `previous`)."""
         wanted = [self.manifest.pair(n) for n in only] if only else list(self.manifest.pairs)
+        self.previous = previous
         locked = {p.name: self.lock_pair(p) for p in wanted}
         if only and previous is not None:
             names = {p.name for p in self.manifest.pairs}
@@ -252,7 +277,7 @@ def lock_manifest(
     the others from the lock on disk) and write the lock when it changed."""
     manifest, _ = load_manifest(manifest_path)
     target = lock_path or lockfile.default_path(manifest_path)
-    previous = lockfile.read(target) if (only and target.exists()) else None
+    previous = lockfile.read(target) if (only and target.exists()) else _readable_lock(target)
     with Locker.open(manifest, manifest_path, cache_dir, offline, progress, baseline_ref) as locker:
         result = locker.lock(manifest.digest(), only, previous)
     before = target.read_text() if target.exists() else None
@@ -260,6 +285,14 @@ def lock_manifest(
     if text != before:
         write_atomically(target, text)
     return LockRun(result, text, target, text != before)
+
+
+def _readable_lock(path: Path) -> Lock | None:
+    """The lock at `path` when there is a readable one (its provider commits are baselines), else None."""
+    try:
+        return lockfile.read(path) if path.exists() else None
+    except AtompinError:
+        return None
 
 
 def edge_verdict(gate: bool, findings: list[Finding]) -> Verdict:

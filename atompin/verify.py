@@ -246,7 +246,12 @@ def verify_installed(
             FolderTree(consumer) if consumer is not None else load_installed(consumer_spec.package, site).tree
         )
         result = check_trees(
-            tree, dist.tree, provider_spec.package, edge.consumer_package or consumer_spec.package, cache
+            tree,
+            dist.tree,
+            provider_spec.package,
+            edge.consumer_package or consumer_spec.package,
+            cache,
+            provider_version=dist.version or None,
         )
         errors = result.errors
         if errors and edge.gate:
