@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from atompin import lockfile
+from atompin.acceptance import accept
 from atompin.analysis.archs import arch_coverage, supported_archs
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
 from atompin.analysis.engine import check_trees
@@ -64,6 +66,8 @@ class Locker:
         self._resolved: dict[tuple[str, str], ResolvedComponent] = {}
         # The lock this run replaces: its provider commits are the fallback baseline.
         self.previous: Lock | None = None
+        # The day acceptances with an `until` date are judged on.
+        self.today = date.today()
         self.tables = manifest_tables(manifest_dir / manifest.relocations, manifest_dir, providers)
 
     @classmethod
@@ -203,6 +207,7 @@ class Locker:
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )
+            edge_findings = accept(edge_findings, edge, provider.version, self.today)
             checks.append(_locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings))
             findings += [_locked(edge.name, f) for f in edge_findings]
         fleet = self.manifest.gpu_archs(pair)
@@ -296,8 +301,9 @@ def _readable_lock(path: Path) -> Lock | None:
 
 
 def edge_verdict(gate: bool, findings: list[Finding]) -> Verdict:
-    """fail: an error on a gate edge; warn: an error elsewhere, or any warning; else pass."""
-    severities = {f.severity for f in findings}
+    """fail: an error on a gate edge; warn: an error elsewhere, or any warning; else pass.
+    Findings pairs.toml accepts count for nothing."""
+    severities = {f.severity for f in findings if not f.accepted}
     if Severity.ERROR in severities:
         return Verdict.FAIL if gate else Verdict.WARN
     return Verdict.WARN if Severity.WARNING in severities else Verdict.PASS
@@ -328,4 +334,5 @@ def _locked(check: str, f: Finding) -> LockedFinding:
         alternatives=[
             LockedAlternative(symbol=a.symbol, status=a.status, sites=[str(s) for s in a.sites]) for a in f.alternatives
         ],
+        accepted=f.accepted,
     )

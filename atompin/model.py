@@ -93,6 +93,7 @@ class Rule(_Text):
     MODEL_OVERRIDE = "model-override"
     ARCH_COVERAGE = "arch-coverage"
     GATE_FLIP = "gate-flip"
+    STALE_ACCEPTANCE = "stale-acceptance"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -110,6 +111,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.MODEL_OVERRIDE: "a model-class override whose wrapper does not resolve, or whose architecture the provider does not know",
     Rule.ARCH_COVERAGE: "no GPU architecture of the fleet is among those a component's kernels support",
     Rule.GATE_FLIP: "a version gate of the consumer has another value at the pin than at the baseline",
+    Rule.STALE_ACCEPTANCE: "an accepted finding declared in pairs.toml matches no finding any more",
 }
 
 
@@ -151,6 +153,8 @@ class Finding:
     sites: tuple[Site, ...]
     message: str
     alternatives: tuple[Alternative, ...] = ()
+    # Why pairs.toml accepts it ("" when it does not): an accepted finding fails no gate.
+    accepted: str = ""
 
     def sort_key(self) -> tuple[str, str, str, tuple[Site, ...], str]:
         return (self.rule.value, self.symbol, self.severity.value, self.sites, self.message)
@@ -226,4 +230,5 @@ class CheckResult:
 
     @property
     def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
+        """The error findings that fail a gate (not those pairs.toml accepts)."""
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR and not f.accepted)

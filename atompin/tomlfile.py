@@ -62,6 +62,10 @@ def key_path(loc: tuple[Any, ...]) -> str:
 
 def locate(text: str, loc: tuple[Any, ...]) -> int:
     """Best-effort line of a key path in TOML text (1 when it cannot tell)."""
+    if len(loc) >= 4 and isinstance(loc[1], int) and isinstance(loc[2], str) and isinstance(loc[3], int):
+        nested = _locate_nested(text.splitlines(), loc)
+        if nested:
+            return nested
     lines = text.splitlines()
     keys = [k for k in loc if isinstance(k, str)]
     index = next((k for k in loc if isinstance(k, int)), None)
@@ -97,3 +101,27 @@ def locate(text: str, loc: tuple[Any, ...]) -> int:
             if re.match(rf"^\s*\"?{re.escape(str(wanted))}\"?\s*=", lines[j]):
                 return j + 1
     return header_line or 1
+
+
+def _locate_nested(lines: list[str], loc: tuple[Any, ...]) -> int:
+    """("checks", 0, "accept", 1, "reason"): the line in the 2nd [[checks.accept]] of the 1st [[checks]]."""
+    top, index, sub, sub_index = loc[:4]
+    count = sub_count = -1
+    inside = False
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if s == f"[[{top}]]":
+            count += 1
+            inside = count == index
+        elif inside and s == f"[[{top}.{sub}]]":
+            sub_count += 1
+            if sub_count == sub_index:
+                wanted = next((k for k in loc[4:] if isinstance(k, str)), None)
+                end = next((j for j in range(i + 1, len(lines)) if lines[j].strip().startswith("[")), len(lines))
+                for j in range(i + 1, end):
+                    if wanted and re.match(rf"^\s*\"?{re.escape(wanted)}\"?\s*=", lines[j]):
+                        return j + 1
+                return i + 1
+        elif s.startswith("[") and not s.startswith(f"[[{top}."):
+            inside = False
+    return 0

@@ -85,8 +85,11 @@ def verify_lock(lock: Lock, manifest: Manifest, report: VerifyReport, tables: di
     for pair in lock.pairs:
         failed = pair.gated_failures()
         if failed:
+            # Findings pairs.toml accepts fail no gate.
             errors = sum(
-                1 for f in pair.findings if f.severity is Severity.ERROR and f.check in {c.name for c in failed}
+                1
+                for f in pair.findings
+                if f.severity is Severity.ERROR and not f.accepted and f.check in {c.name for c in failed}
             )
             report.failures.append(
                 f"{pair.name}: verdict fail ({', '.join(c.name for c in failed)}: {errors} error findings)"
@@ -230,6 +233,7 @@ def verify_installed(
 
     The consumer is read from `consumer` (a source folder) or from its installed distribution.
     """
+    from atompin.acceptance import accept
     from atompin.analysis.engine import check_trees
     from atompin.sources.installed import load_installed
     from atompin.sources.tree import FolderTree, SourceTree
@@ -253,11 +257,13 @@ def verify_installed(
             cache,
             provider_version=dist.version or None,
         )
-        errors = result.errors
+        # What pairs.toml accepts on this edge fails no gate here either.
+        findings = accept(result.findings, edge, dist.version)
+        errors = [f for f in findings if f.severity is Severity.ERROR and not f.accepted]
         if errors and edge.gate:
             names = "; ".join(f"{f.rule.value} {f.symbol} at {', '.join(map(str, f.sites[:2]))}" for f in errors)
             report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s): {names}")
         else:
             report.passes.append(
-                f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(result.findings)} finding(s)"
+                f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(findings)} finding(s)"
             )

@@ -41,6 +41,7 @@ def _result(
     sites: list[str],
     fallback: str,
     properties: dict[str, Any],
+    accepted: str = "",
 ) -> dict[str, Any]:
     locations = []
     for site in sites or [f"{fallback}:1"]:
@@ -53,7 +54,7 @@ def _result(
                 }
             }
         )
-    return {
+    result: dict[str, Any] = {
         "ruleId": rule.value,
         "ruleIndex": list(Rule).index(rule),
         "level": _LEVELS[severity],
@@ -62,6 +63,9 @@ def _result(
         "partialFingerprints": {"atompinFinding/v1": f"{rule.value}:{symbol}"},
         "properties": properties,
     }
+    if accepted:  # accepted in pairs.toml: shown as suppressed, with the reason
+        result["suppressions"] = [{"kind": "external", "justification": accepted}]
+    return result
 
 
 def _log(results: list[dict[str, Any]]) -> str:
@@ -83,6 +87,7 @@ def render_check(result: CheckResult) -> str:
             [str(s) for s in f.sites],
             result.consumer,
             {"package": result.package},
+            f.accepted,
         )
         for f in result.findings
     ]
@@ -100,6 +105,7 @@ def render_lock(lock: Lock, manifest_name: str = "pairs.toml") -> str:
             f.sites,
             manifest_name,
             {"pair": pair.name, "check": f.check},
+            f.accepted,
         )
         for pair in lock.pairs
         for f in pair.findings

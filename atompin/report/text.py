@@ -20,8 +20,10 @@ def render_findings(findings: tuple[Finding, ...] | list[Finding], indent: str =
         items = sorted(by_rule[rule], key=lambda f: (f.severity.rank, f.symbol))
         lines.append(f"{indent}{rule} ({len(items)})")
         for f in items:
-            lines.append(f"{indent}  {f.severity.value:<7} {f.symbol}")
+            lines.append(f"{indent}  {f.severity.value:<7} {f.symbol}" + (" [accepted]" if f.accepted else ""))
             lines.append(f"{indent}          {f.message}")
+            if f.accepted:
+                lines.append(f"{indent}          accepted in pairs.toml: {f.accepted}")
             sites = [str(s) for s in f.sites]
             shown = ", ".join(sites[:_MAX_SITES]) + (
                 f", … (+{len(sites) - _MAX_SITES})" if len(sites) > _MAX_SITES else ""
@@ -90,8 +92,11 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                     continue
                 more = f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else ""
                 where = f" at {', '.join(f.sites[:3])}{more}" if f.sites else ""
-                lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{where}")
+                mark = " [accepted]" if f.accepted else ""
+                lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{where}{mark}")
                 lines.append(f"            {f.message}")
+                if f.accepted:
+                    lines.append(f"            accepted in pairs.toml: {f.accepted}")
             if hidden:
                 lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
         lines.append("")
