@@ -193,6 +193,9 @@ class Locker:
                 baseline_version=(baseline.version or None) if baseline is not None else None,
             )
             edge_findings = list(result.findings)
+            for g in result.gates:  # shown with --verbose
+                before = f", {g.baseline} at the baseline" if g.baseline else ""
+                self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.version or '?'}{before}")
             if edge.provider in spec_c.declares:
                 path = spec_c.declares[edge.provider]
                 text = consumer.tree.read(path).decode("utf-8", "replace") if path in consumer.tree.files else None

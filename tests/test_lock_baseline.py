@@ -3,6 +3,7 @@ previous lock's provider as the baseline) and `check` (the provider's version fi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,17 @@ def test_check_reads_the_providers_version_file(tmp_path: Path):
         app, ["check", str(consumer), str(provider), "--package", "pv", "--no-cache", "--provider-version", "0.1.0"]
     )
     assert pinned.exit_code == 1 and "pv.old" in pinned.output
+
+
+def test_verbose_lists_the_version_gates_and_how_they_were_evaluated(tmp_path: Path):
+    provider = write_files(tmp_path / "pv-0.2", PROVIDER_02)
+    consumer = write_files(tmp_path / "plug", {k: v for k, v in CONSUMER.items() if k != "plug/patch.py"})
+    args = ["check", str(consumer), str(provider), "--package", "pv", "--no-cache"]
+    verbose = runner.invoke(app, ["--verbose", *args])
+    assert "version gates (1), evaluated statically" in verbose.output
+    assert "false     pv.__version__ == '0.1.0'  at plug/mod.py:3" in verbose.output
+    assert "version gates" not in runner.invoke(app, args).output
+    data = json.loads(runner.invoke(app, [*args, "--format", "json"]).output)
+    assert data["gates"] == [
+        {"site": "plug/mod.py:3", "text": "pv.__version__ == '0.1.0'", "value": "false", "baseline": ""}
+    ]

@@ -38,6 +38,9 @@ def check_dict(result: CheckResult) -> dict[str, Any]:
             "findings_by_rule": dict(s.findings_by_rule),
         },
         "findings": [finding_dict(f) for f in result.findings],
+        "gates": [
+            {"site": str(g.site), "text": g.text, "value": g.value, "baseline": g.baseline} for g in result.gates
+        ],
     }
 
 

@@ -43,7 +43,18 @@ def severity_counts(findings: tuple[Finding, ...] | list[Finding]) -> str:
     return ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s]) or "no findings"
 
 
-def render_check(result: CheckResult) -> str:
+def render_gates(result: CheckResult) -> list[str]:
+    """The consumer's version gates, as evaluated: `--verbose` output."""
+    if not result.gates:
+        return []
+    lines = [f"version gates ({len(result.gates)}), evaluated statically"]
+    for g in result.gates:
+        before = f" (baseline: {g.baseline})" if g.baseline else ""
+        lines.append(f"  {g.value:<9} {g.text}{before}  at {g.site}")
+    return [*lines, ""]
+
+
+def render_check(result: CheckResult, verbose: bool = False) -> str:
     s = result.summary
     lines = [
         f"atompin check: {result.consumer} -> {result.provider} (package {result.package})",
@@ -53,6 +64,8 @@ def render_check(result: CheckResult) -> str:
         "",
     ]
     lines += render_findings(result.findings)
+    if verbose:
+        lines += render_gates(result)
     verdict = "FAIL" if result.errors else "PASS"
     lines.append(f"{verdict}: {severity_counts(result.findings)}")
     return "\n".join(lines) + "\n"
