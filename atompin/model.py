@@ -94,6 +94,7 @@ class Rule(_Text):
     ARCH_COVERAGE = "arch-coverage"
     GATE_FLIP = "gate-flip"
     STALE_ACCEPTANCE = "stale-acceptance"
+    VERSION_ASSERT = "version-assert"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -112,6 +113,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.ARCH_COVERAGE: "no GPU architecture of the fleet is among those a component's kernels support",
     Rule.GATE_FLIP: "a version gate of the consumer has another value at the pin than at the baseline",
     Rule.STALE_ACCEPTANCE: "an accepted finding declared in pairs.toml matches no finding any more",
+    Rule.VERSION_ASSERT: "a module-level assert on the provider's version fails at the pin: importing the module raises",
 }
 
 

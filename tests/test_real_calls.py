@@ -254,3 +254,44 @@ def test_a_literal_table_of_dotted_targets_split_in_a_loop(run_check):
     result = run_check(PROVIDER, consumer(src))
     assert brief(result) == [("patch-addition", "info", "pv.ops:gone", ["plug/mod.py:9"])]
     assert result.summary.patch_targets == 2
+
+
+def test_calls_from_a_class_the_consumer_substitutes_out_of_tree_do_not_count(run_check):
+    provider = {
+        **PROVIDER,
+        "pv/layer.py": """
+            from pv.ops import conv
+
+            class Layer:
+                registry = {}
+
+                def __new__(cls, *args, **kwargs):
+                    return super().__new__(cls.registry.get(cls.__name__, cls))
+
+                @classmethod
+                def register_oot(cls, op_cls=None, name=None):
+                    cls.registry[name] = op_cls
+
+            class Mixer(Layer):
+                def forward(self, x, w):
+                    return conv(x, w, block_idx=3)
+        """,
+        "pv/mixer.py": "X = 1\n",
+    }
+    src = """
+        import pv.ops
+        from pv.layer import Layer, Mixer
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        class MyMixer(Mixer):
+            def forward(self, x, w):
+                return conv(x, w)
+
+        pv.ops.conv = conv
+        Layer.register_oot(op_cls=MyMixer, name="Mixer")
+    """
+    assert [f[:2] for f in brief(run_check(provider, consumer(src)))] == [("arity-drift", "warning")]
+    unregistered = src.replace('Layer.register_oot(op_cls=MyMixer, name="Mixer")', "")
+    assert [f[:2] for f in brief(run_check(provider, consumer(unregistered)))] == [("arity-drift", "error")]

@@ -112,9 +112,30 @@ def test_a_conditional_expression_and_an_assert_are_gates(run_check):
     """
     at_0251 = run_check(PROVIDER, consumer(src), version="0.25.1")
     assert brief(at_0251) == [("unresolved-import", "error", "pv.layers.new_attn:gone", ["plug/mod.py:7"])]
-    # At 0.26.0 the assert fails first: what follows it never runs.
+    # At 0.26.0 the assert fails: importing the module raises, and what follows it never runs.
     provider = {**PROVIDER, "pv/layers/old_attn.py": "def decode(x):\n    return x\n"}
-    assert run_check(provider, consumer(src), version="0.26.0").findings == ()
+    [tripwire] = run_check(provider, consumer(src), version="0.26.0").findings
+    assert (tripwire.rule.value, tripwire.severity.value, tripwire.symbol, str(tripwire.sites[0])) == (
+        "version-assert",
+        "error",
+        "pv.__version_tuple__ < (0, 26)",
+        "plug/mod.py:6",
+    )
+    assert "importing plug.mod raises AssertionError" in tripwire.message
+
+
+def test_a_tripwire_on_the_installed_distributions_version(run_check):
+    src = """
+        from importlib.metadata import version
+        from packaging.version import Version
+
+        assert Version(version("pv")) < Version("0.31.0"), "drop this patch at 0.31"
+    """
+    assert run_check(PROVIDER, consumer(src), version="0.30.1").findings == ()
+    assert [f.rule.value for f in run_check(PROVIDER, consumer(src), version="0.31.0").findings] == ["version-assert"]
+    # An assert inside a function runs only when it is called: not a tripwire at import.
+    inside = "import pv\n\ndef check():\n    assert pv.__version_tuple__ < (0, 26)\n"
+    assert run_check(PROVIDER, consumer(inside), version="0.26.0").findings == ()
 
 
 def test_an_undecidable_gate_makes_errors_under_it_warnings_that_name_it(run_check):

@@ -20,6 +20,7 @@ from atompin.analysis.arity import (
 )
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
+from atompin.analysis.gates import evaluate
 from atompin.analysis.own import ConsumerOwn, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.signature import Signature
@@ -32,6 +33,7 @@ from atompin.analysis.usage import (
     ImportUse,
     PatchSite,
     Ref,
+    VersionAssert,
     effective_guard,
 )
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
@@ -162,16 +164,7 @@ class UsageChecker:
         for path, line, error in self.usage.unparseable:
             message = f"{path} does not parse ({error}); what it uses of the provider is unknown"
             self.findings.add(Rule.UNPARSEABLE, Severity.WARNING, path, [Site(path, line)], message)
-        for use in self.usage.attributes:
-            owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
-            key = (owner, use.choices[0].path[-1] if use.choices[0].path else "")
-            if key in patched:
-                if self.judge(use.when).reach is Reach.LIVE:
-                    self._original_reads.setdefault(key, []).append(use.site)
-                continue  # the patch finding speaks for it
-            if self._judged(use.when):
-                self._attribute(use.choices, use.site, use.guard)
-        self.findings.judgement = LIVE
+        self._attributes(patched)
         groups: dict[str, list[PatchSite]] = {}
         for patch in self.usage.patches:
             if patch.alternative_group:
@@ -183,8 +176,34 @@ class UsageChecker:
         for call in self.usage.calls:
             if self._judged(call.when):
                 self._call_drift(call)
+        for tripwire in self.usage.version_asserts:
+            if self._judged(tripwire.when):
+                self._version_assert(tripwire)
         self.findings.judgement = LIVE
         return self.findings.freeze()
+
+    def _attributes(self, patched: set[tuple[tuple[Ref, ...], str]]) -> None:
+        for use in self.usage.attributes:
+            owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
+            key = (owner, use.choices[0].path[-1] if use.choices[0].path else "")
+            if key in patched:
+                if self.judge(use.when).reach is Reach.LIVE:
+                    self._original_reads.setdefault(key, []).append(use.site)
+                continue  # the patch finding speaks for it
+            if self._judged(use.when):
+                self._attribute(use.choices, use.site, use.guard)
+        self.findings.judgement = LIVE
+
+    def _version_assert(self, tripwire: VersionAssert) -> None:
+        """A module-level `assert <gate>` that is false at this provider: importing the module raises."""
+        gate = tripwire.gate
+        if gate.gate is None or evaluate(gate.gate, self.version) is not False:
+            return
+        message = (
+            f"`{gate.text}` is false at {self.version}: importing {tripwire.module} raises AssertionError "
+            "(the consumer refuses this provider version)"
+        )
+        self.findings.add(Rule.VERSION_ASSERT, Severity.ERROR, gate.text, [gate.site], message)
 
     # -- imports ----------------------------------------------------------------
 
@@ -402,8 +421,8 @@ class UsageChecker:
         owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
         for reached, name in self._call_targets(patch):
             for call in self.callers.calls(reached, name, owner_class if reached.kind is TargetKind.FUNCTION else None):
-                if call.caller_key in self.own.replacements:
-                    continue  # the consumer replaced the function that makes this call
+                if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
+                    continue  # the consumer replaced the function (or the class) that makes this call
                 out.append((call.site, call.shape, call.bound))
         for use in self.usage.calls:
             _, res = self.first(use.choices)
@@ -511,6 +530,13 @@ class UsageChecker:
             if init is None or call_problem(init, call.shape, True) is None:
                 return True
         return False
+
+    def _substituted_caller(self, owner: str) -> bool:
+        """Is the caller's class one the provider hands out as the consumer's class (registered out of tree)?"""
+        module, _, qualname = owner.partition(":")
+        if not qualname or not self.own.registered_as(qualname.rpartition(".")[2]):
+            return False
+        return self._custom_new(ClassRef(module, qualname))
 
     def _custom_new(self, ref: ClassRef) -> bool:
         for node in self.index.mro(ref):

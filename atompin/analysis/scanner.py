@@ -61,6 +61,7 @@ from atompin.analysis.usage import (
     ReadKind,
     Ref,
     Registration,
+    VersionAssert,
 )
 from atompin.analysis.values import (
     ConsumerValue,
@@ -610,10 +611,13 @@ class ConsumerScanner:
     _visit_AsyncFor = _visit_For
 
     def _visit_Assert(self, node: ast.Assert, ctx: _Ctx) -> _Ctx | None:
-        """`assert <version gate>`: the rest of the block runs only when it holds."""
+        """`assert <version gate>`: the rest of the block runs only when it holds. At module level it is a
+        tripwire: importing the module raises where it fails."""
         test = self._eval(node.test, ctx)
         self._eval(node.msg, ctx)
         gate = self._gate_condition(node.test, test, ctx)
+        if gate is not None and not ctx.function and ctx.record:
+            self.usage.version_asserts.append(VersionAssert(gate, ctx.file.module, ctx.when))
         return replace(ctx, when=(*ctx.when, gate)) if gate is not None else None
 
     def _visit_While(self, node: ast.While, ctx: _Ctx) -> None:

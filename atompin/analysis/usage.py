@@ -167,6 +167,15 @@ class Read:
 
 
 @dataclass(frozen=True)
+class VersionAssert:
+    """A module-level `assert <version gate>` (a tripwire such as `assert __version_tuple__ < (0, 26)`)."""
+
+    gate: Condition
+    module: str
+    when: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
 class ModuleEdge:
     """Consumer module `source` may import `target` (a module, or with a trailing "." every module under it)."""
 
@@ -202,6 +211,7 @@ class ConsumerUsage:
     helper_modules: dict[str, str] = field(default_factory=dict)
     # Version gates met (kind GATE), for --verbose and `gate-flip`.
     gates: list[Condition] = field(default_factory=list)
+    version_asserts: list[VersionAssert] = field(default_factory=list)
     # Provider module names the consumer registers in sys.modules itself.
     injected_modules: list[tuple[str, Site]] = field(default_factory=list)
     registrations: list[Registration] = field(default_factory=list)
