@@ -295,3 +295,33 @@ def test_calls_from_a_class_the_consumer_substitutes_out_of_tree_do_not_count(ru
     assert [f[:2] for f in brief(run_check(provider, consumer(src)))] == [("arity-drift", "warning")]
     unregistered = src.replace('Layer.register_oot(op_cls=MyMixer, name="Mixer")', "")
     assert [f[:2] for f in brief(run_check(provider, consumer(unregistered)))] == [("arity-drift", "error")]
+
+
+def test_a_base_class_method_calls_the_patched_method_of_a_subclass_that_inherits_it(run_check):
+    provider = {
+        **PROVIDER,
+        "pv/parser.py": """
+            class BaseParser:
+                def get_config(self, name):
+                    return name
+
+                def stream(self, text):
+                    return self.get_config(text)
+
+            class NewParser(BaseParser):
+                pass
+        """,
+    }
+    src = """
+        from pv.parser import NewParser
+
+        def get_config(self, request, name):
+            return name
+
+        NewParser.get_config = get_config
+    """
+    [finding] = run_check(provider, consumer(src)).findings
+    assert (finding.severity.value, "pv/parser.py:6" in finding.message) == ("error", True)
+    # Replacing the calling method too: on a NewParser the base class's caller never runs.
+    both = src + "\n        def stream(self, text):\n            return text\n\n        NewParser.stream = stream\n"
+    assert [f[:2] for f in brief(run_check(provider, consumer(both)))] == [("arity-drift", "warning")]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from atompin.analysis.arity import CallShape
@@ -229,10 +230,17 @@ class CallerSearch:
                 if calls:
                     self._raw[name][path] = calls
 
-    def calls(self, target: Target, name: str, owner: ClassRef | None = None) -> list[ProviderCall]:
+    def calls(
+        self,
+        target: Target,
+        name: str,
+        owner: ClassRef | None = None,
+        replaced: Callable[[tuple[str, str]], bool] = lambda key: False,
+    ) -> list[ProviderCall]:
         """The provider's calls that reach `target` (a function or method named `name`, or a class's `__init__`
-        when `name` is the class name). With `owner`, a method's calls count only through that class or a
-        subclass: a patch of `owner.name` does not change what other subclasses of the defining class call."""
+        when `name` is the class name). With `owner` (the patched class), a method's calls count only where the
+        receiver can be an `owner`: a patch of `owner.name` does not change what other subclasses of the
+        defining class call. `replaced((owner symbol, function))` says the consumer replaced a method."""
         self.prime({name})
         out: list[ProviderCall] = []
         for path, raws in sorted(self._raw[name].items()):
@@ -241,7 +249,7 @@ class CallerSearch:
                 bound = self._reaches(module, raw, target, name)
                 if bound is None:
                     continue
-                if owner is not None and not self._through(module, raw, owner):
+                if owner is not None and not self._through(module, raw, owner, replaced):
                     continue
                 function = f"{module}:{raw.function}" if raw.function else ""
                 caller_class, _, func = raw.function.rpartition(".")
@@ -275,11 +283,24 @@ class CallerSearch:
             return not (found.signature is not None and found.signature.is_staticmethod)
         return found.bound
 
-    def _through(self, module: str, raw: RawCall, owner: ClassRef) -> bool:
-        """Is the call's receiver `owner` or a subclass of it?"""
+    def _through(self, module: str, raw: RawCall, owner: ClassRef, replaced: Callable[[tuple[str, str]], bool]) -> bool:
+        """Can the call's receiver be an `owner`? Through an `owner` (or a subclass) it is; `self` in a base
+        class's method is one when `owner` inherits that method (neither it nor the consumer overrides it)."""
         if raw.how in ("self", "cls", "super") and raw.cls:
-            receiver: ClassRef | None = ClassRef(module, raw.cls)
-        elif raw.how == "attr":
+            caller = ClassRef(module, raw.cls)
+            if owner in self.index.mro(caller):
+                return True
+            mro = self.index.mro(owner)
+            if caller not in mro:
+                return False
+            method = raw.function.rpartition(".")[2]
+            for node in mro[: mro.index(caller)]:
+                info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+                if (info is not None and method in info.members) or replaced((str(node), method)):
+                    return False
+            return True
+        receiver: ClassRef | None = None
+        if raw.how == "attr":
             if raw.annotated:
                 res = self.index.resolve_symbol(raw.annotated)
             else:

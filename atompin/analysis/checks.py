@@ -420,7 +420,8 @@ class UsageChecker:
         _, owner = self.first(patch.owner)
         owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
         for reached, name in self._call_targets(patch):
-            for call in self.callers.calls(reached, name, owner_class if reached.kind is TargetKind.FUNCTION else None):
+            through = owner_class if reached.kind is TargetKind.FUNCTION else None
+            for call in self.callers.calls(reached, name, through, lambda key: key in self.own.replacements):
                 if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
                     continue  # the consumer replaced the function (or the class) that makes this call
                 out.append((call.site, call.shape, call.bound))
