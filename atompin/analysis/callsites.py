@@ -25,7 +25,7 @@ from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKin
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
-CALLS_FORMAT = "atompin-calls-2"
+CALLS_FORMAT = "atompin-calls-3"
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class RawCall:
     shape: CallShape
     # "attr" on a parameter annotated with a class: that class as "module:qualname" (imports followed).
     annotated: str = ""
+    # "name" / "attr" through the file's imports: the callee as "module:qualname" ("" when not imported).
+    qualified: str = ""
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,13 @@ class ProviderCall:
 
 
 class _Collector(ast.NodeVisitor):
-    def __init__(self, name: str, module: str, is_package: bool) -> None:
+    """Calls by `name` in one file. Definitions whose source does not mention the name are not entered."""
+
+    def __init__(self, name: str, module: str, is_package: bool, source: bytes = b"") -> None:
         self.name = name
+        self._needle = name.encode()
+        self._source = source
+        self._line_starts = [0, *(m.end() for m in re.finditer(rb"\n", source))]
         self.module = module
         self.is_package = is_package
         self.classes: list[str] = []
@@ -68,18 +75,32 @@ class _Collector(ast.NodeVisitor):
         for alias in node.names:
             if alias.asname:
                 self.imported[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                self.imported.setdefault(top, top)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         source = absolute_module(self.module, self.is_package, node.level, node.module)
         for alias in node.names:
             self.imported[alias.asname or alias.name] = f"{source}:{alias.name}"
 
+    def _mentions(self, node: ast.stmt) -> bool:
+        if not self._source or node.end_lineno is None:
+            return True
+        starts = self._line_starts
+        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(self._source)
+        return self._source.find(self._needle, starts[node.lineno - 1], end) >= 0
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if not self._mentions(node):
+            return
         self.classes.append(".".join([*self.classes[-1:], node.name]) if self.classes else node.name)
         self.generic_visit(node)
         self.classes.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if not self._mentions(node):
+            return
         owner = self.classes[-1] if self.classes else ""
         self.functions.append(f"{owner}.{node.name}" if owner else node.name)
         a = node.args
@@ -120,10 +141,14 @@ class _Collector(ast.NodeVisitor):
         if not cls and self.functions and "." in self.functions[-1]:
             cls = self.functions[-1].rpartition(".")[0]
         function = self.functions[-1] if self.functions else ""
-        annotated = ""
+        annotated = qualified = ""
         if how == "attr" and self.annotations and base in self.annotations[-1]:
             annotated = self._qualify(self.annotations[-1][base])
-        self.calls.append(RawCall(node.lineno, how, base, cls, function, shape, annotated))
+        elif how == "name" and self.name in self.imported:
+            qualified = self._qualify(self.name)
+        elif how == "attr" and base.split(".")[0] in self.imported:
+            qualified = self._qualify(f"{base}.{self.name}")
+        self.calls.append(RawCall(node.lineno, how, base, cls, function, shape, annotated, qualified))
 
     def _qualify(self, annotation: str) -> str:
         """An annotation's class as "module:qualname", through the file's imports (TYPE_CHECKING ones too)."""
@@ -223,7 +248,7 @@ class CallerSearch:
                         except (SyntaxError, ValueError):
                             break
                     module, is_package = tree.module_name(path)
-                    collector = _Collector(name, module, is_package)
+                    collector = _Collector(name, module, is_package, data)
                     collector.visit(parsed)
                     calls = collector.calls
                     self.index.cache.put_raw(key, dump_json(list[RawCall], calls))
@@ -260,7 +285,10 @@ class CallerSearch:
     def _reaches(self, module: str, raw: RawCall, target: Target, name: str) -> bool | None:
         """Does this call reach `target`? None when not; else whether its receiver is supplied."""
         index = self.index
-        if raw.how == "name":
+        if raw.how in ("name", "attr") and raw.qualified:
+            # Through the file's imports: no need to index the calling module.
+            res = index.resolve_symbol(raw.qualified)
+        elif raw.how == "name":
             res = index.resolve(module, (name,))
         elif raw.how == "attr" and raw.annotated:
             res = index.resolve_symbol(f"{raw.annotated}.{name}")
@@ -303,6 +331,8 @@ class CallerSearch:
         if raw.how == "attr":
             if raw.annotated:
                 res = self.index.resolve_symbol(raw.annotated)
+            elif raw.qualified and "." in raw.qualified.partition(":")[2]:
+                res = self.index.resolve_symbol(raw.qualified.rpartition(".")[0])
             else:
                 res = self.index.resolve(module, tuple(raw.base.split(".")))
             receiver = res.target.cls if res.found and res.target is not None else None

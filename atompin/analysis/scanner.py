@@ -187,6 +187,7 @@ class ConsumerScanner:
         self._helper_values: dict[tuple[str, str], Value] = {}
         self._trees: dict[str, ast.Module] = {}  # every consumer module parsed, by name
         self._registries: dict[str, bool] = {}
+        self._version_helpers: dict[int, bool] = {}  # id of a function node -> could it compute a gate
         # (class dotted name, attribute) -> the gate under which __init__ resets `self.attribute`.
         self._state_gates: dict[tuple[str, str], tuple[str, Gate]] = {}
 
@@ -702,9 +703,9 @@ class ConsumerScanner:
 
     def _eval_BoolOp(self, node: ast.BoolOp, ctx: _Ctx) -> Value:
         values = [self._eval(v, ctx) for v in node.values]
-        gate = gates.combine(isinstance(node.op, ast.And), values, [_text(v) for v in node.values], _text(node))
-        if gate is not None:
-            return gate
+        if any(isinstance(v, Gate) for v in values):
+            texts = [_text(v) for v in node.values]
+            return gates.combine(isinstance(node.op, ast.And), values, texts, _text(node))
         # `a or b` in a ladder-ish expression: keep a provider value if there is one.
         return next((v for v in values if isinstance(v, ProviderValue)), None)
 
@@ -937,14 +938,15 @@ class ConsumerScanner:
     def _eval_Compare(self, node: ast.Compare, ctx: _Ctx) -> Value:
         sides = [node.left, *node.comparators]
         values = [self._comparable(self._eval(n, ctx), n) for n in sides]
+        if not any(isinstance(v, ProviderVersion) for v in values):
+            return None
         if len(node.ops) != 1:
-            versioned = any(isinstance(v, ProviderVersion) for v in values)
-            return Gate(GateOp.OPAQUE, _text(node)) if versioned else None
+            return Gate(GateOp.OPAQUE, _text(node))
         return gates.compare(type(node.ops[0]).__name__, values[0], values[1], _text(node))
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, ctx: _Ctx) -> Value:
         value = self._eval(node.operand, ctx)
-        return gates.negate(value, _text(node)) if isinstance(node.op, ast.Not) else None
+        return gates.negate(value, _text(node)) if isinstance(node.op, ast.Not) and isinstance(value, Gate) else None
 
     def _comparable(self, value: Value, node: ast.expr) -> object:
         """A compared value: the provider's version, a literal (tuples of ints included), or as evaluated."""
@@ -996,7 +998,7 @@ class ConsumerScanner:
         # Helpers are looked for in the scanned packages only: a gate is evaluated from what is read anyway.
         fn = self._function(callee.dotted, load=False)
         value: Value = None
-        if fn is not None and _mentions_version(fn.node):
+        if fn is not None and self._mentions_version(fn):
             scope = Scope(fn.closure)
             positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
             for param in fn.params:
@@ -1015,6 +1017,12 @@ class ConsumerScanner:
             value = replace(value, text=call_text)
         self._helper_values[key] = value
         return value
+
+    def _mentions_version(self, fn: _Function) -> bool:
+        key = id(fn.node)
+        if key not in self._version_helpers:
+            self._version_helpers[key] = _mentions_version(fn.node)
+        return self._version_helpers[key]
 
     def _consumer_global(self, dotted_name: str) -> Value:
         """The value of a consumer module's global (a version flag imported from another module)."""
