@@ -131,7 +131,8 @@ def render_diff(diff: LockDiff) -> str:
         for c in p.components:
             lines.append(f"  {c.describe()}")
         for f in p.appeared:
-            lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]")
+            accepted = " (accepted)" if f.accepted else ""
+            lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]{accepted}")
         for f in p.resolved:
             lines.append(f"  - {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]")
         for check, count, a, b in p.counts:
