@@ -1060,15 +1060,16 @@ class ConsumerScanner:
         """An `except ImportError:` handler runs only when an import of its try body fails."""
         if not catches_only_import_errors(handler):
             return ctx
+        imports = body_imports(node.body, ctx.file.module, ctx.file.is_package)
+        if not imports:
+            return ctx
         provider: list[Ref] = []
         present = True
-        for module, name in body_imports(node.body, ctx.file.module, ctx.file.is_package):
+        for module, name in imports:
             if self._is_provider(module):
                 provider.append(Ref(module, (name,)) if name else Ref(module))
             else:
                 present = present and self._consumer_module_exists(module)
-        if not provider and present and not body_imports(node.body, ctx.file.module, ctx.file.is_package):
-            return ctx
         condition = Condition(
             ConditionKind.TRY_FAILED, self._site(ctx, node), refs=tuple(provider), others_present=present
         )
