@@ -77,11 +77,13 @@ def run_check(
         consumer_tree = folder(consumer, "consumer")
     pin_problems: list[str] = []
     provider_tree: SourceTree
+    installed_version = ""
     if installed is not None:
         from atompin.sources.installed import load_installed
 
         dist = load_installed(installed, site)
         provider_tree = dist.tree
+        installed_version = dist.version
         package = package or (installed if dist.tree.find_module(installed) else None)
         if pair is not None:
             pin_problems = installed_pin_problems(manifest, lock_path, pair, installed, dist)
@@ -92,10 +94,12 @@ def run_check(
         if path is not None and not path.exists():
             raise InputError(f"{path}: {label} does not exist")
     entries: list[tuple[str, Relocation]] = []
+    package = provider_package(provider_tree, package)
+    # The provider's version (for tables and version gates): given, installed, or its version file.
+    version = provider_version or installed_version or version_from_tree(provider_tree, package)
     if relocations is not None:
-        package = provider_package(provider_tree, package)
-        version = provider_version or version_from_tree(provider_tree, package)
         entries = entries_from(relocations, package, version)
+    baseline_tree = FolderTree(baseline) if baseline else None
     result = check_trees(
         consumer_tree,
         provider_tree,
@@ -103,7 +107,9 @@ def run_check(
         consumer_package,
         cache,
         entries,
-        FolderTree(baseline) if baseline else None,
+        baseline_tree,
+        provider_version=version or None,
+        baseline_version=(version_from_tree(baseline_tree, package) or None) if baseline_tree else None,
     )
     return CheckOutcome(result, pin_problems)
 

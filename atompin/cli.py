@@ -285,13 +285,14 @@ def check(
         Path | None,
         typer.Option(
             metavar="PATH",
-            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it.",
+            help="The provider the consumer was written against (a source folder): signatures of moved symbols, vanished patch targets and version gates are compared with it.",
         ),
     ] = None,
     provider_version: Annotated[
         str | None,
         typer.Option(
-            metavar="VERSION", help="The provider's version for choosing tables (default: read from its version file)."
+            metavar="VERSION",
+            help="The provider's version for choosing tables and deciding version gates (default: read from its version file).",
         ),
     ] = None,
     installed: Annotated[
@@ -355,7 +356,7 @@ def check(
         _fail(err)
     for problem in outcome.pin_problems:
         typer.echo(f"FAIL  {problem}", err=True)
-    sys.stdout.write(render_check(outcome.result, format.value))
+    sys.stdout.write(render_check(outcome.result, format.value, verbose=STATE.verbose))
     raise typer.Exit(1 if outcome.result.errors or outcome.pin_problems else 0)
 
 

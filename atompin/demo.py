@@ -80,6 +80,7 @@ CONSUMER_FILES = {
     "miniplug/register.py": """
         def register_platform():
             from miniplug.patches import install_kv_patches, install_runner_patch
+            from miniplug.pool import bytes_per_block  # noqa: F401  (the platform sizes its KV cache with it)
             install_kv_patches()
             install_runner_patch()
             return "miniplug.platform.Platform"

@@ -100,6 +100,8 @@ class LockedFinding(_LockModel):
     message: str
     sites: list[str] = Field(default_factory=list)
     alternatives: list[LockedAlternative] = Field(default_factory=list)
+    # Why pairs.toml accepts it ("" when it does not; absent from older locks): it fails no gate.
+    accepted: str = ""
 
     def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
         return (self.check, self.rule.value, self.symbol, self.severity.value, tuple(self.sites))
@@ -270,6 +272,8 @@ def _finding_table(finding: LockedFinding) -> tomlkit.items.Table:
     data = finding.model_dump(mode="json")
     for key in ("check", "rule", "severity", "symbol", "message"):
         f.add(key, data[key])
+    if finding.accepted:  # written only when set, so locks without acceptances read and write as before
+        f.add("accepted", finding.accepted)
     f.add("sites", _array(finding.sites))
     if finding.alternatives:
         alts = tomlkit.array()

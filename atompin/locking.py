@@ -12,9 +12,11 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from atompin import lockfile
+from atompin.acceptance import accept
 from atompin.analysis.archs import arch_coverage, arch_list_sites, supported_archs, uncovered
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
 from atompin.analysis.engine import check_trees
@@ -63,6 +65,10 @@ class Locker:
         self.progress = progress or (lambda _m: None)
         providers = [manifest.components[e.provider].package for e in manifest.checks]
         self._resolved: dict[tuple[str, str], ResolvedComponent] = {}
+        # The lock this run replaces: its provider commits are the fallback baseline.
+        self.previous: Lock | None = None
+        # The day acceptances with an `until` date are judged on.
+        self.today = date.today()
         self.tables = manifest_tables(manifest_dir / manifest.relocations, manifest_dir, providers)
 
     @classmethod
@@ -129,8 +135,8 @@ class Locker:
         tag = self.git.exact_tag(resolved.url, resolved.commit)
         return normalize_version(tag) if tag else ""
 
-    def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
-        """The provider the consumer declares it was written against, when it declares one."""
+    def declared_baseline(self, consumer: str, provider: str, resolved: ResolvedComponent) -> ResolvedComponent | None:
+        """The provider the consumer declares it was written against (or --baseline), when it resolves."""
         path = self.manifest.components[consumer].declares.get(provider)
         refs: list[str] = [self.baseline_ref] if self.baseline_ref else []
         if not refs and path and path in resolved.tree.files:
@@ -139,10 +145,32 @@ class Locker:
             refs += [commit] if commit else []
         for ref in refs:
             try:
-                return self.resolve_component(provider, ref).tree
+                return self.resolve_component(provider, ref)
             except AtompinError:
                 continue  # not reachable: judge entries without a baseline
         return None
+
+    def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
+        """The tree of the provider the consumer declares it was written against, when it declares one."""
+        found = self.declared_baseline(consumer, provider, resolved)
+        return found.tree if found is not None else None
+
+    def baseline(
+        self, pair: str, consumer: str, provider: str, resolved: ResolvedComponent, pinned: ResolvedComponent
+    ) -> ResolvedComponent | None:
+        """The provider the consumer was written against: --baseline, else what it declares, else the
+        pair's provider in the previous lock (when that is another commit than the pin)."""
+        found = self.declared_baseline(consumer, provider, resolved)
+        if found is not None:
+            return found
+        old = self.previous.pair(pair) if self.previous is not None else None
+        locked = old.components.get(provider) if old is not None else None
+        if locked is None or locked.commit == pinned.resolved.commit:
+            return None
+        try:
+            return self.resolve_component(provider, locked.commit)
+        except AtompinError:
+            return None
 
     def supported_archs(
         self, comp: ResolvedComponent, package: str, constants: list[str]
@@ -177,9 +205,7 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
-            baseline = None
-            if any(entry.params is None for _, entry in entries):
-                baseline = self.baseline_tree(edge.consumer, edge.provider, consumer)
+            baseline = self.baseline(pair.name, edge.consumer, edge.provider, consumer, provider)
             result = check_trees(
                 consumer.tree,
                 provider.tree,
@@ -187,9 +213,14 @@ class Locker:
                 edge.consumer_package or spec_c.package,
                 self.cache,
                 entries,
-                baseline,
+                baseline.tree if baseline is not None else None,
+                provider_version=provider.version or None,
+                baseline_version=(baseline.version or None) if baseline is not None else None,
             )
             edge_findings = list(result.findings)
+            for g in result.gates:  # shown with --verbose
+                before = f", {g.baseline} at the baseline" if g.baseline else ""
+                self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.version or '?'}{before}")
             if edge.provider in spec_c.declares:
                 path = spec_c.declares[edge.provider]
                 text = consumer.tree.read(path).decode("utf-8", "replace") if path in consumer.tree.files else None
@@ -204,6 +235,7 @@ class Locker:
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )
+            edge_findings = accept(edge_findings, edge, provider.version, self.today)
             checks.append(_locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings))
             findings += [_locked(edge.name, f) for f in edge_findings]
         fleet = self.manifest.gpu_archs(pair)
@@ -259,6 +291,7 @@ class Locker:
     def lock(self, manifest_hash: str, only: list[str] | None = None, previous: Lock | None = None) -> Lock:
         """Lock every pair (or only the named ones, keeping the others from `previous`)."""
         wanted = [self.manifest.pair(n) for n in only] if only else list(self.manifest.pairs)
+        self.previous = previous
         self.resolve_all(wanted)
         locked = {p.name: self.lock_pair(p) for p in wanted}
         if only and previous is not None:
@@ -334,6 +367,7 @@ def relock(
         previous = lockfile.loads(before, target)
     elif target.is_file():  # replaced whole: any damage in the old lock is overwritten
         before = target.read_bytes().decode("utf-8", "replace")
+        previous = _readable_lock(before, target)  # its provider commits are baselines
     with Locker.open(manifest, manifest_path, cache_dir, offline, progress, baseline_ref) as locker:
         result = locker.lock(manifest.digest(), only, previous)
     text = lockfile.dumps(result)
@@ -417,9 +451,18 @@ def _archs_from_cache(data: bytes | None) -> dict[str, tuple[str, ...]] | None:
     return None
 
 
+def _readable_lock(text: str, path: Path) -> Lock | None:
+    """The lock in `text` when it is one atompin can read, else None (a damaged lock is replaced)."""
+    try:
+        return lockfile.loads(text, path)
+    except AtompinError:
+        return None
+
+
 def edge_verdict(gate: bool, findings: Sequence[Finding | LockedFinding]) -> Verdict:
-    """fail: an error on a gate edge; warn: an error elsewhere, or any warning; else pass."""
-    severities = {f.severity for f in findings}
+    """fail: an error on a gate edge; warn: an error elsewhere, or any warning; else pass.
+    Findings pairs.toml accepts count for nothing."""
+    severities = {f.severity for f in findings if not f.accepted}
     if Severity.ERROR in severities:
         return Verdict.FAIL if gate else Verdict.WARN
     return Verdict.WARN if Severity.WARNING in severities else Verdict.PASS
@@ -462,4 +505,5 @@ def _locked(check: str, f: Finding) -> LockedFinding:
         alternatives=[
             LockedAlternative(symbol=a.symbol, status=a.status, sites=[str(s) for s in a.sites]) for a in f.alternatives
         ],
+        accepted=f.accepted,
     )

@@ -6,17 +6,21 @@ Every problem is reported as one line naming the file, the key path (such as
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import re
+from datetime import date
 from pathlib import Path
 
 import tomlkit
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from atompin.errors import InputError
 from atompin.files import read_text
-from atompin.model import env_prefix
+from atompin.model import Rule, env_prefix
 from atompin.refs import check_ref, check_url
 from atompin.tomlfile import KeyProblem, first_problem, key_path, locate, parse_toml
 
@@ -82,12 +86,56 @@ class Component(_Strict):
         return getattr(self.variables, field) or f"{env_prefix(name)}_{field.upper()}"
 
 
+class Acceptance(_Strict):
+    """A finding judged and accepted on one check edge: it stays in every report, marked accepted, and
+    fails no gate, while the provider's version is in `provider` and until `until` (when given)."""
+
+    rule: Rule = Field(strict=False)  # written as its name: "missing-patch-target"
+    symbol: str  # a glob over finding symbols ("vllm.v1.core.kv_cache_utils:*")
+    reason: str
+    provider: str | None = None  # a packaging specifier over the provider's version
+    until: date | None = None  # the last day it holds
+
+    @field_validator("symbol", "reason")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty: say which finding, and why it is accepted")
+        return value
+
+    @field_validator("provider")
+    @classmethod
+    def _specifier(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                SpecifierSet(value)
+            except InvalidSpecifier:
+                raise ValueError(f"{value!r} is not a version specifier (write e.g. \">=0.31,<0.34\")") from None
+        return value
+
+    def active(self, version: str, today: date) -> bool:
+        """Does it hold for a provider of `version` on `today`? (An unknown version is in no range.)"""
+        if self.until is not None and today > self.until:
+            return False
+        if self.provider is None:
+            return True
+        try:
+            return Version(version) in SpecifierSet(self.provider, prereleases=True)
+        except InvalidVersion:
+            return False
+
+    def matches(self, rule: str, symbol: str) -> bool:
+        return rule == self.rule.value and fnmatch.fnmatchcase(symbol, self.symbol)
+
+
 class CheckEdge(_Strict):
     consumer: str
     provider: str
     gate: bool = True
     # the consumer package to scan (default: the consumer component's package)
     consumer_package: str | None = Field(default=None, alias="consumer-package")
+    # findings judged and accepted on this edge
+    accept: list[Acceptance] = Field(default_factory=list)
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 

@@ -92,6 +92,9 @@ class Rule(_Text):
     UNCONSTRAINED_PLUGIN = "unconstrained-plugin"
     MODEL_OVERRIDE = "model-override"
     ARCH_COVERAGE = "arch-coverage"
+    GATE_FLIP = "gate-flip"
+    STALE_ACCEPTANCE = "stale-acceptance"
+    VERSION_ASSERT = "version-assert"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -108,6 +111,9 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.UNCONSTRAINED_PLUGIN: "the consumer registers plugin entry points but declares no provider requirement",
     Rule.MODEL_OVERRIDE: "a model-class override whose wrapper does not resolve, or whose architecture the provider does not know",
     Rule.ARCH_COVERAGE: "no GPU architecture of the fleet is among those a component's kernels support",
+    Rule.GATE_FLIP: "a version gate of the consumer has another value at the pin than at the baseline",
+    Rule.STALE_ACCEPTANCE: "an accepted finding declared in pairs.toml matches no finding any more",
+    Rule.VERSION_ASSERT: "a module-level assert on the provider's version fails at the pin: importing the module raises",
 }
 
 
@@ -149,6 +155,8 @@ class Finding:
     sites: tuple[Site, ...]
     message: str
     alternatives: tuple[Alternative, ...] = ()
+    # Why pairs.toml accepts it ("" when it does not): an accepted finding fails no gate.
+    accepted: str = ""
 
     def sort_key(self) -> tuple[str, str, str, tuple[Site, ...], str]:
         return (self.rule.value, self.symbol, self.severity.value, self.sites, self.message)
@@ -200,6 +208,17 @@ class RelocationState(_Text):
 
 
 @dataclass(frozen=True)
+class GateReading:
+    """A version gate of the consumer (`if vllm_version_is("0.31.0"):`), as evaluated statically:
+    "true", "false" or "undecided" at the pin, and at the baseline ("" without one)."""
+
+    site: Site
+    text: str
+    value: str
+    baseline: str = ""
+
+
+@dataclass(frozen=True)
 class CheckResult:
     """Everything one consumer -> provider check produced."""
 
@@ -208,7 +227,10 @@ class CheckResult:
     package: str
     summary: Summary
     findings: tuple[Finding, ...]
+    # The consumer's version gates and their values (shown by --verbose).
+    gates: tuple[GateReading, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
+        """The error findings that fail a gate (not those pairs.toml accepts)."""
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR and not f.accepted)

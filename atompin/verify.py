@@ -157,8 +157,11 @@ def verify_lock(
     for pair in lock.pairs:
         failed = pair.gated_failures()
         if failed:
+            # Findings pairs.toml accepts fail no gate.
             errors = sum(
-                1 for f in pair.findings if f.severity is Severity.ERROR and f.check in {c.name for c in failed}
+                1
+                for f in pair.findings
+                if f.severity is Severity.ERROR and not f.accepted and f.check in {c.name for c in failed}
             )
             report.failures.append(
                 f"{pair.name}: verdict fail ({', '.join(c.name for c in failed)}: {errors} error findings)"
@@ -440,6 +443,7 @@ def verify_installed(
 
     The consumer is read from `consumer` (a source folder) or from its installed distribution.
     """
+    from atompin.acceptance import accept
     from atompin.analysis.engine import check_trees
     from atompin.sources.installed import load_installed
     from atompin.sources.tree import FolderTree, SourceTree
@@ -456,9 +460,16 @@ def verify_installed(
             FolderTree(consumer) if consumer is not None else load_installed(consumer_spec.package, site).tree
         )
         result = check_trees(
-            tree, dist.tree, provider_spec.package, edge.consumer_package or consumer_spec.package, cache
+            tree,
+            dist.tree,
+            provider_spec.package,
+            edge.consumer_package or consumer_spec.package,
+            cache,
+            provider_version=dist.version or None,
         )
-        errors = result.errors
+        # What pairs.toml accepts on this edge fails no gate here either.
+        findings = accept(result.findings, edge, dist.version)
+        errors = [f for f in findings if f.severity is Severity.ERROR and not f.accepted]
         if errors and edge.gate:
             report.failures.append(f"{edge.name} against the installed {dist.name}: {len(errors)} error(s)")
             for f in errors:  # one row per finding
@@ -466,5 +477,5 @@ def verify_installed(
                 report.failures.append(f"  {f.rule.value} {f.symbol} at {sites or '?'}")
         else:
             report.passes.append(
-                f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(result.findings)} finding(s)"
+                f"{edge.name} against the installed {dist.name}: {len(errors)} error(s), {len(findings)} finding(s)"
             )

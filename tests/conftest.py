@@ -21,7 +21,7 @@ CheckRunner = Callable[..., CheckResult]
 
 @pytest.fixture
 def run_check() -> CheckRunner:
-    """run_check(provider_files, consumer_files, package="pv") -> CheckResult."""
+    """run_check(provider_files, consumer_files, package="pv", version=None, baseline=None) -> CheckResult."""
 
     def run(
         provider: dict[str, str],
@@ -29,10 +29,16 @@ def run_check() -> CheckRunner:
         package: str = "pv",
         consumer_package: str | None = None,
         cache: AnalysisCache | None = None,
+        version: str | None = None,
+        baseline: dict[str, str] | None = None,
+        baseline_version: str | None = None,
     ) -> CheckResult:
         p = MemoryTree(dedent_files(provider), "provider")
         c = MemoryTree(dedent_files(consumer), "consumer")
-        return check_trees(c, p, package, consumer_package, cache)
+        b = MemoryTree(dedent_files(baseline), "baseline") if baseline is not None else None
+        return check_trees(
+            c, p, package, consumer_package, cache, (), b, provider_version=version, baseline_version=baseline_version
+        )
 
     return run
 

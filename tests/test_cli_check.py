@@ -47,7 +47,7 @@ def test_check_fails_with_exit_1_and_json_schema(trees):
     assert set(data["summary"]) >= {"import_sites", "symbols", "groups", "patch_sites", "findings_by_rule"}
     assert data["summary"]["findings_by_rule"] == {"arity-drift": 1, "missing-patch-target": 2, "unresolved-import": 1}
     for f in data["findings"]:
-        assert set(f) == {"rule", "severity", "symbol", "sites", "message", "alternatives"}
+        assert set(f) == {"rule", "severity", "symbol", "sites", "message", "alternatives", "accepted"}
         assert all(":" in s for s in f["sites"])
     assert {f["symbol"] for f in data["findings"]} == {
         "minivllm.v1.core.kv_cache_utils:get_kv_cache_groups",

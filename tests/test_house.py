@@ -130,3 +130,10 @@ def test_checks_run_with_the_cyclic_collector_paused_and_restore_it():
         assert not gc.isenabled()  # left as the caller had it
     finally:
         gc.enable()
+
+
+def test_every_rule_has_a_description_and_sarif_help():
+    from atompin.model import RULE_DESCRIPTIONS
+    from atompin.report.sarif import _RULE_HELP
+
+    assert set(RULE_DESCRIPTIONS) == set(Rule) and set(_RULE_HELP) == set(Rule)

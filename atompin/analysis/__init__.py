@@ -3,9 +3,13 @@
 - `syntax` (questions about AST nodes) and `names` (module and symbol names) serve both visitors;
 - `indexer` (provider visitor) fills `moduleinfo`; `provider` loads and resolves (`mro`, `signature`);
 - `scanner` (consumer visitor) evaluates to `values`, reads try/except ladders and hasattr tests
-  through `guards`, and fills `usage`;
-- `checks` judges usage against the provider index; `relocation_checks`, `overrides`, `arity`,
+  through `guards` and version gates through `gates`, and fills `usage` (each use with the
+  conditions of its branch);
+- `checks` judges usage against the provider index, deciding those conditions with `conditions`,
+  consulting the names the consumer puts into the provider itself (`own`) and the provider's own
+  calls of what the consumer replaces (`callsites`); `relocation_checks`, `overrides`, `arity`,
   `pinning` and `archs` add the other rules; `suggest` drafts relocation tables;
+- `reach` says which consumer modules the plugin's entry points reach;
 - `engine` runs one consumer -> provider edge; `cache` keeps per-file indexes by content.
 - `definitions` says whether a change touched a symbol's definition (for `bisect`'s report).
 """

@@ -117,8 +117,21 @@ class Mismatch:
     definite: bool = True
 
 
+def takes_anything(sig: Signature) -> bool:
+    """`(self, *args, **kwargs)`: a dispatcher whose parameters say nothing about the calls it gets."""
+    params = list(sig.params)
+    if params and params[0].name in ("self", "cls") and params[0].kind in _POSITIONAL:
+        params = params[1:]
+    return {p.kind for p in params} == {ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD}
+
+
 def replacement_problem(original: Signature, replacement: Signature) -> Mismatch | None:
-    """Why `replacement` cannot take every call `original` takes (None when it can)."""
+    """Why `replacement` cannot take every call `original` takes (None when it can).
+
+    An original that takes anything (`*args, **kwargs`) is no evidence: only real calls can tell.
+    """
+    if takes_anything(original):
+        return None
     r_params = list(replacement.params)
     if any(p.kind is ParamKind.VAR_POSITIONAL for p in r_params) and any(
         p.kind is ParamKind.VAR_KEYWORD for p in r_params
@@ -148,6 +161,17 @@ def replacement_problem(original: Signature, replacement: Signature) -> Mismatch
                 f"callers that pass {p.name}= (the original takes it) would fail: the replacement has no such parameter",
                 definite=False,
             )
+    return None
+
+
+def binding_problem(original: Signature, replacement: Signature, call: CallShape, bound: bool = False) -> str | None:
+    """A call both signatures take whose positional arguments land elsewhere in the replacement: an
+    argument the original takes as `metrics` arriving as `block_size` (None when they land alike)."""
+    o = [p.name for p in _bound(original, bound) if p.kind in _POSITIONAL][: call.positional]
+    r = [p.name for p in _bound(replacement, bound) if p.kind in _POSITIONAL]
+    for i, name in enumerate(o):
+        if i < len(r) and r[i] != name and name in r:
+            return f"its argument {i + 1} is {name} for the original but {r[i]} for the replacement"
     return None
 
 

@@ -7,18 +7,33 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from atompin.analysis.arity import call_problem, checkable, replacement_problem
-from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
+from atompin.analysis.arity import (
+    CallShape,
+    binding_problem,
+    call_problem,
+    checkable,
+    replacement_problem,
+    takes_anything,
+)
+from atompin.analysis.callsites import CallerSearch
+from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
+from atompin.analysis.gates import evaluate
+from atompin.analysis.own import ConsumerOwn, is_addition
+from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
+from atompin.analysis.signature import Signature
 from atompin.analysis.usage import (
     CallUse,
+    Condition,
     ConsumerUsage,
     Guard,
     ImportGroup,
     ImportUse,
     PatchSite,
     Ref,
+    VersionAssert,
     effective_guard,
 )
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
@@ -42,6 +57,8 @@ class _Draft:
 class _Findings:
     def __init__(self) -> None:
         self._drafts: dict[tuple[str, str, str], _Draft] = {}
+        # What the conditions of the use being judged say (a fallback, an undecided version gate).
+        self.judgement: Judgement = LIVE
 
     def add(
         self,
@@ -53,6 +70,7 @@ class _Findings:
         alternatives: tuple[Alternative, ...] = (),
         key: str = "",
     ) -> None:
+        severity, message = self.judgement.adjust(severity, message)
         k = (rule.value, symbol, key)
         draft = self._drafts.get(k)
         if draft is None:
@@ -72,17 +90,52 @@ class _Findings:
 class UsageChecker:
     """Resolve every use in a `ConsumerUsage` against a `ProviderIndex`."""
 
-    def __init__(self, usage: ConsumerUsage, index: ProviderIndex) -> None:
+    def __init__(
+        self,
+        usage: ConsumerUsage,
+        index: ProviderIndex,
+        version: str | None = None,
+        baseline: ProviderIndex | None = None,
+        in_consumer: Callable[[str], Resolution] | None = None,
+    ) -> None:
+        """`version`: the provider's, for version gates; `baseline`: the provider the consumer was
+        written against; `in_consumer` resolves "module:qualname" in the consumer's own tree."""
         self.usage = usage
         self.index = index
+        self.version = version
+        self.baseline = baseline
+        self.in_consumer = in_consumer
         self.findings = _Findings()
         self._memo: dict[Ref, Resolution] = {}
+        self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
+        self.callers = CallerSearch(index)
+        self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
+
+    def _resolve_raw(self, ref: Ref) -> Resolution:
+        if ref not in self._raw:
+            self._raw[ref] = self.index.resolve(ref.module, ref.path)
+        return self._raw[ref]
 
     def resolve(self, ref: Ref) -> Resolution:
+        """What `ref` is at the provider; a name the consumer itself puts there is found (with no target)."""
         if ref not in self._memo:
-            self._memo[ref] = self.index.resolve(ref.module, ref.path)
+            res = self._resolve_raw(ref)
+            if res.status is Status.MISSING:
+                site = self.own.owns(ref, self._resolve_raw)
+                if site is not None:
+                    res = Resolution(Status.FOUND, res.symbol, reason=f"the consumer's own, made at {site}")
+            self._memo[ref] = res
         return self._memo[ref]
+
+    def judge(self, when: Sequence[Condition]) -> Judgement:
+        """Can a use under these conditions run at this provider?"""
+        return judge(when, self.version, lambda ref: self.resolve(ref).status) if when else LIVE
+
+    def _judged(self, when: Sequence[Condition]) -> bool:
+        """Set the judgement findings of the next use get; False when the use cannot run here."""
+        self.findings.judgement = self.judge(when)
+        return self.findings.judgement.reach is not Reach.DEAD
 
     def symbol(self, ref: Ref) -> str:
         return self.index.normalize(ref.module, ref.path)
@@ -105,26 +158,52 @@ class UsageChecker:
         # with the patch: when the target is gone, the read is what raises first.
         self._original_reads: dict[tuple[tuple[Ref, ...], str], list[Site]] = {}
         for group in self.usage.groups:
-            self._group(group)
+            if self._judged(group.when):
+                self._group(group)
+        self.findings.judgement = LIVE
         for path, line, error in self.usage.unparseable:
             message = f"{path} does not parse ({error}); what it uses of the provider is unknown"
             self.findings.add(Rule.UNPARSEABLE, Severity.WARNING, path, [Site(path, line)], message)
-        for use in self.usage.attributes:
-            owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
-            key = (owner, use.choices[0].path[-1] if use.choices[0].path else "")
-            if key in patched:
-                self._original_reads.setdefault(key, []).append(use.site)
-                continue  # the patch finding speaks for it
-            self._attribute(use.choices, use.site, use.guard)
+        self._attributes(patched)
         groups: dict[str, list[PatchSite]] = {}
         for patch in self.usage.patches:
             if patch.alternative_group:
                 groups.setdefault(patch.alternative_group, []).append(patch)
+        self._prime_callers()
         for patch in self.usage.patches:
-            self._patch(patch, groups.get(patch.alternative_group, []))
+            if self._judged(patch.when):
+                self._patch(patch, groups.get(patch.alternative_group, []))
         for call in self.usage.calls:
-            self._call_drift(call)
+            if self._judged(call.when):
+                self._call_drift(call)
+        for tripwire in self.usage.version_asserts:
+            if self._judged(tripwire.when):
+                self._version_assert(tripwire)
+        self.findings.judgement = LIVE
         return self.findings.freeze()
+
+    def _attributes(self, patched: set[tuple[tuple[Ref, ...], str]]) -> None:
+        for use in self.usage.attributes:
+            owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
+            key = (owner, use.choices[0].path[-1] if use.choices[0].path else "")
+            if key in patched:
+                if self.judge(use.when).reach is Reach.LIVE:
+                    self._original_reads.setdefault(key, []).append(use.site)
+                continue  # the patch finding speaks for it
+            if self._judged(use.when):
+                self._attribute(use.choices, use.site, use.guard)
+        self.findings.judgement = LIVE
+
+    def _version_assert(self, tripwire: VersionAssert) -> None:
+        """A module-level `assert <gate>` that is false at this provider: importing the module raises."""
+        gate = tripwire.gate
+        if gate.gate is None or evaluate(gate.gate, self.version) is not False:
+            return
+        message = (
+            f"`{gate.text}` is false at {self.version}: importing {tripwire.module} raises AssertionError "
+            "(the consumer refuses this provider version)"
+        )
+        self.findings.add(Rule.VERSION_ASSERT, Severity.ERROR, gate.text, [gate.site], message)
 
     # -- imports ----------------------------------------------------------------
 
@@ -201,11 +280,13 @@ class UsageChecker:
         if res.status is Status.UNKNOWN:
             self._unknown(self.symbol(ref), res, [site])
             return
-        severity = Severity.ERROR if guard is Guard.NONE else Severity.WARNING
-        effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
-        self.findings.add(
-            Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], f"{res.reason}; the access {effect}"
-        )
+        severity = Severity.ERROR if guard in (Guard.NONE, Guard.REQUIRED) else Severity.WARNING
+        if guard is Guard.REQUIRED:
+            message = f"{res.reason}; the `if not hasattr(...): raise` check here raises"
+        else:
+            effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
+            message = f"{res.reason}; the access {effect}"
+        self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], message)
 
     def _unknown(self, symbol: str, res: Resolution, sites: list[Site]) -> None:
         if res.rule is None:
@@ -223,6 +304,8 @@ class UsageChecker:
         if owner.status is Status.UNKNOWN:
             self._unknown(target, owner, [patch.site])
             return
+        if owner.found and owner.target is None:
+            return  # an object of the consumer's own (a module it registered, an attribute it added)
         if owner.status is Status.MISSING or owner.target is None:
             if patch.guard is not Guard.GETATTR_DEFAULT:
                 return  # the failing import or attribute access is reported where it happens
@@ -243,55 +326,237 @@ class UsageChecker:
             if o.target is not None
         ):
             return  # a `for name in (...): ... break` loop: another name is patched instead
-        if patch.literal_value or (not reads and guard in (Guard.NONE, Guard.TRY)):
+        if is_addition(patch, reads):
+            self._addition(patch, target, res, guard)
+            return
+        read_sites = self._original_reads.get(patch.key(), [])
+        message = f"{res.reason}; {_effect(guard)}{_via(patch)}"
+        if patch.declared:
+            message = (
+                f"{res.reason}; the consumer names it as a patch target by its dotted path, and a registry that "
+                "sets it anyway installs the replacement under a name nothing calls: the provider's code runs "
+                f"unpatched{_via(patch)}"
+            )
+        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites], message)
+
+    def _addition(self, patch: PatchSite, target: str, res: Resolution, guard: Guard) -> None:
+        """An attribute the provider does not have: the consumer's own, unless the baseline had it."""
+        before = None if patch.stash or patch.literal_value else self._at_baseline(patch)
+        if before is not None:
+            message = (
+                f"{res.reason}, but {before} existed at the baseline: the assignment installs the replacement "
+                "under a name nothing calls any more, and the provider's code runs unpatched "
+                f"({guard.value}){_via(patch)}"
+            )
+            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site], message)
+            return
+        if patch.stash:
+            message = (
+                f"keeps a provider object under a name the provider does not have ({res.reason}): "
+                "an addition of the consumer's own"
+            )
+        else:
             message = (
                 f"adds an attribute the provider does not have ({res.reason}); nothing of the "
                 "provider is replaced. If this was meant to replace a provider function, it has moved"
             )
-            self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
-            return
-        read_sites = self._original_reads.get(patch.key(), [])
-        message = f"{res.reason}; {_effect(guard)}{_via(patch)}"
-        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites], message)
+            if self.baseline is None and not patch.literal_value:
+                message += " (no baseline: a baseline would tell whether it vanished)"
+        self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
+
+    def _at_baseline(self, patch: PatchSite) -> str | None:
+        """The patched attribute's symbol at the baseline provider, when it was there."""
+        if self.baseline is None:
+            return None
+        for ref in patch.owner:
+            owner = self.baseline.resolve(ref.module, ref.path)
+            if owner.found and owner.target is not None:
+                res = self.baseline.getattr(owner.target, patch.attr)
+                return res.target.symbol if res.found and res.target is not None else None
+        return None
 
     # -- signatures (arity-drift) -------------------------------------------------
 
+    def _prime_callers(self) -> None:
+        """Search the provider once for the calls of every callable replaced by a narrower function."""
+        names: set[str] = set()
+        for patch in self.usage.patches:
+            if self._narrower(patch):
+                names.update(n for _, n in self._call_targets(patch))
+        if names:
+            self.callers.prime(names)
+
+    def _narrower(self, patch: PatchSite) -> bool:
+        """Is the patch's replacement narrower than the original it replaces?"""
+        if patch.replacement is None or not checkable(patch.replacement):
+            return False
+        _, owner = self.first(patch.owner)
+        if not owner.found or owner.target is None:
+            return False
+        res = self.index.getattr(owner.target, patch.attr)
+        original = res.target.signature if res.found and res.target is not None else None
+        if original is None or not checkable(original):
+            return False
+        return takes_anything(original) or replacement_problem(original, patch.replacement) is not None
+
+    def _call_targets(self, patch: PatchSite) -> list[tuple[Target, str]]:
+        """What a provider call names to reach the patched callable: the method or function by its name,
+        and for `__init__` the class itself."""
+        _, owner = self.first(patch.owner)
+        if not owner.found or owner.target is None:
+            return []
+        res = self.index.getattr(owner.target, patch.attr)
+        if not res.found or res.target is None:
+            return []
+        out = [(res.target, patch.attr)]
+        if patch.attr == "__init__" and owner.target.kind is TargetKind.CLASS and owner.target.cls is not None:
+            out.append((owner.target, owner.target.cls.qualname.rpartition(".")[2]))
+        return out
+
+    def _real_calls(self, patch: PatchSite, target: Target) -> list[tuple[Site, CallShape, bool]]:
+        """Calls of the patched callable in the provider (but from callers the consumer replaced too) and in
+        the consumer: (site, what it passes, whether the receiver is supplied)."""
+        out: list[tuple[Site, CallShape, bool]] = []
+        _, owner = self.first(patch.owner)
+        owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
+        for reached, name in self._call_targets(patch):
+            through = owner_class if reached.kind is TargetKind.FUNCTION else None
+            for call in self.callers.calls(reached, name, through, lambda key: key in self.own.replacements):
+                if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
+                    continue  # the consumer replaced the function (or the class) that makes this call
+                out.append((call.site, call.shape, call.bound))
+        for use in self.usage.calls:
+            _, res = self.first(use.choices)
+            if res.found and res.target is not None and res.target.symbol == target.symbol:
+                out.append((use.site, use.shape, res.target.bound))
+        return out
+
     def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
+        """A replacement narrower than the original is an error when a real call cannot take it, else a warning."""
         original = res.target.signature if res.target is not None else None
         if patch.replacement is None or not checkable(original) or not checkable(patch.replacement):
             return
-        assert original is not None
+        assert original is not None and res.target is not None
         problem = replacement_problem(original, patch.replacement)
-        if problem:
-            severity = Severity.ERROR if problem.definite else Severity.WARNING
-            message = (
-                f"the replacement does not fit the patched function: {problem.message}. "
-                f"Original {original.render()}; replacement {patch.replacement.render()}"
-            )
-            self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
+        if not problem and not takes_anything(original):
+            return
+        both = f"Original {original.render()}; replacement {patch.replacement.render()}"
+        calls = self._real_calls(patch, res.target)
+        for site, shape, bound in calls:
+            if call_problem(original, shape, bound) is None:
+                misfit = call_problem(patch.replacement, shape, bound)
+                misfit = f"it {misfit}" if misfit else binding_problem(original, patch.replacement, shape, bound)
+                if misfit:
+                    message = (
+                        f"the replacement cannot take the real call at {site}: {misfit} "
+                        f"(the call passes {shape.render()}). {both}"
+                    )
+                    self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, symbol, [patch.site], message)
+                    return
+        if not problem:
+            return  # the original takes anything, and no real call misses the replacement
+        message = (
+            f"the replacement is narrower than the patched function: {problem.message}; no call found in the "
+            f"provider or the consumer fails ({len(calls)} checked). {both}"
+        )
+        self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)
 
     def _call_drift(self, call: CallUse) -> None:
         ref, res = self.first(call.choices)
         if not res.found or res.target is None:
             return
-        target, bound = res.target, res.target.bound
+        target, bound, key = res.target, res.target.bound, self._callable_key(ref, res.target)
         if target.kind is TargetKind.CLASS:
             if target.cls is not None and self._generates_init(target.cls):
                 return  # a dataclass (or attrs class) writes its own __init__
+            if target.cls is not None and self._substituted(target.cls, call):
+                return
             init = self.index.getattr(target, "__init__")
             if not init.found or init.target is None or init.target.kind is not TargetKind.FUNCTION:
                 return
-            target, bound = init.target, True
+            target, bound, key = init.target, True, (res.target.symbol, "__init__")
         if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
             return
         assert target.signature is not None
         problem = call_problem(target.signature, call.shape, bound)
+        # A class call looks __init__ up when it runs, and so does `C.f(...)`: they reach a consumer patch.
+        late = call.by_attribute or key[1] == "__init__"
+        replaced = [p for p in self.own.replacements.get(key, []) if p.replacement is not None] if late else []
+        if replaced:
+            problem = self._replaced_call_problem(call, target.signature, bound, replaced, problem)
+            if problem is None:
+                return
         if problem:
             message = (
                 f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
                 f"the call passes {call.shape.render()}"
             )
-            self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, self.symbol(ref), [call.site], message)
+            severity = Severity.ERROR
+            if call.caught:
+                severity, message = Severity.WARNING, f"degraded: {message}; the TypeError is caught ({call.caught})"
+            self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
+
+    def _callable_key(self, ref: Ref, target: Target) -> tuple[str, str]:
+        """(owner symbol, name) of a called provider object, as the consumer's patches of it are keyed."""
+        if not ref.path:
+            return (target.symbol, "")
+        owner = self.resolve(Ref(ref.module, ref.path[:-1]))
+        return (owner.target.symbol if owner.found and owner.target is not None else "", ref.path[-1])
+
+    def _replaced_call_problem(
+        self, call: CallUse, original: Signature, bound: bool, replaced: list[PatchSite], problem: str | None
+    ) -> str | None:
+        """A call of a callable the consumer replaced binds to the replacement: it fails only when it fits
+        none of the replacements (nor the original, where a patch may not be installed)."""
+        conditional = any(p.guard is not Guard.NONE or p.when or p.alternative_group for p in replaced)
+        if conditional and problem is None:
+            return None
+        misfits = []
+        for patch in replaced:
+            assert patch.replacement is not None
+            misfit = call_problem(patch.replacement, call.shape, bound)
+            if misfit is None:
+                return None
+            misfits.append(f"{misfit} (the consumer's replacement at {patch.site} has {patch.replacement.render()})")
+        return misfits[0] if misfits else problem
+
+    def _substituted(self, cls: ClassRef, call: CallUse) -> bool:
+        """Does the provider's `__new__` hand back a consumer class registered under this class's name?
+        Then the call builds the consumer's class and is checked against its `__init__`, when known."""
+        registered = self.own.registered_as(cls.qualname.rpartition(".")[2])
+        if not registered or not self._custom_new(cls):
+            return False
+        for registration in registered:
+            init = self._consumer_init(registration.consumer_class)
+            if init is None or call_problem(init, call.shape, True) is None:
+                return True
+        return False
+
+    def _substituted_caller(self, owner: str) -> bool:
+        """Is the caller's class one the provider hands out as the consumer's class (registered out of tree)?"""
+        module, _, qualname = owner.partition(":")
+        if not qualname or not self.own.registered_as(qualname.rpartition(".")[2]):
+            return False
+        return self._custom_new(ClassRef(module, qualname))
+
+    def _custom_new(self, ref: ClassRef) -> bool:
+        for node in self.index.mro(ref):
+            if isinstance(node, str):
+                continue
+            info = self.index.class_info(node)
+            if info is not None and "__new__" in info.members:
+                return True
+        return False
+
+    def _consumer_init(self, dotted_class: str) -> Signature | None:
+        """The `__init__` signature of a consumer class ("pkg.mod.Cls"), when it can be read."""
+        if self.in_consumer is None:
+            return None
+        module, _, name = dotted_class.rpartition(".")
+        res = self.in_consumer(f"{module}:{name}.__init__")
+        if not res.found or res.target is None or not checkable(res.target.signature):
+            return None
+        return res.target.signature
 
     def _generates_init(self, ref: ClassRef) -> bool:
         """Is this class, or a base before the one that defines __init__, a generated-__init__ class?"""

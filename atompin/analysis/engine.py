@@ -12,14 +12,16 @@ from collections.abc import Sequence
 
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
+from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
+from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import ConsumerUsage
 from atompin.errors import InputError
-from atompin.model import CheckResult, Finding, Relocation
+from atompin.model import CheckResult, Finding, GateReading, Relocation, Rule, Severity
 from atompin.sources.tree import SourceTree
 
 
@@ -52,7 +54,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-4"
+SCAN_FORMAT = "atompin-scan-5"
 
 
 @without_gc
@@ -105,22 +107,22 @@ def check_trees(
     cache: AnalysisCache | None = None,
     relocations: Sequence[tuple[str, Relocation]] = (),
     baseline: SourceTree | None = None,
+    provider_version: str | None = None,
+    baseline_version: str | None = None,
 ) -> CheckResult:
     """Check everything `consumer` uses of the provider package in `provider`.
 
     `relocations` are the applicable table entries (table path, entry);
     `baseline` is the provider the consumer was written against, for entries
-    without expected parameters.
+    without expected parameters and for patch targets that vanished since.
+    `provider_version` (and `baseline_version`) decide the consumer's version
+    gates; without one, what is under a gate is at most a warning.
     """
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
     usage = scan_consumer(consumer, packages, package, cache)
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
-    checker = UsageChecker(usage, index)
-    findings = checker.run()
-    if relocations:
-        findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
     consumer_indexes: dict[str, ProviderIndex] = {}
 
     def in_consumer(symbol: str) -> Resolution:
@@ -129,8 +131,18 @@ def check_trees(
             consumer_indexes[top] = ProviderIndex(consumer, top, cache)
         return consumer_indexes[top].resolve_symbol(symbol)
 
+    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer)
+    findings = checker.run()
+    if relocations:
+        findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
     override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
-    findings = sorted([*findings, *override_findings], key=Finding.sort_key)
+    gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
+    findings += gate_flips(gates, provider_version, baseline_version)
+    findings += override_findings
+    reach = reachability(consumer, packages, package, usage, checker.judge)
+    if reach is not None:
+        findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
+    findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     if cache is not None:
         cache.flush()
@@ -140,4 +152,32 @@ def check_trees(
         package=package,
         summary=summary,
         findings=tuple(findings),
+        gates=tuple(gates),
     )
+
+
+def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[GateReading]:
+    """Every version gate of the consumer, evaluated at the provider's version (and the baseline's)."""
+    out: dict[tuple[str, int, str], GateReading] = {}
+    for condition in usage.gates:
+        if condition.gate is None:
+            continue
+        key = (condition.site.path, condition.site.line, condition.text)
+        before = describe(evaluate(condition.gate, baseline_version)) if baseline_version else ""
+        out.setdefault(
+            key, GateReading(condition.site, condition.text, describe(evaluate(condition.gate, version)), before)
+        )
+    return [out[k] for k in sorted(out)]
+
+
+def gate_flips(gates: list[GateReading], version: str | None, baseline_version: str | None) -> list[Finding]:
+    """`gate-flip`: a gate whose value differs between the baseline and the pin."""
+    out = []
+    for g in gates:
+        if g.baseline in ("true", "false") and g.value in ("true", "false") and g.baseline != g.value:
+            message = (
+                f"`{g.text}` is {g.baseline} at the baseline ({baseline_version}) and {g.value} at {version}: "
+                "the code that runs here changed without the consumer changing"
+            )
+            out.append(Finding(Rule.GATE_FLIP, Severity.WARNING, g.text, (g.site,), message))
+    return out

@@ -55,6 +55,38 @@ def catches_attribute_error(handlers: list[ast.ExceptHandler]) -> bool:
     return bool(_caught_names(handlers) & (_ATTRIBUTE_ERRORS | _BROAD))
 
 
+def catches_only_import_errors(handler: ast.ExceptHandler) -> bool:
+    """Does this handler catch failed imports and nothing else?"""
+    names = _caught_names([handler])
+    return bool(names) and names <= _IMPORT_ERRORS
+
+
+def type_error_handling(handlers: list[ast.ExceptHandler]) -> str:
+    """What the first handler that catches a TypeError (or anything broader) does; "" when none does."""
+    for handler in handlers:
+        if _caught_names([handler]) & ({"TypeError"} | _BROAD):
+            what = describe_fallback(handler.body)
+            if what:
+                return f"the handler at line {handler.lineno} {what}"
+    return ""
+
+
+def body_imports(body: list[ast.stmt], module: str, is_package: bool) -> list[tuple[str, str]]:
+    """(module, name) of every import in `body` (not in nested functions); name "" for `import m`."""
+    out: list[tuple[str, str]] = []
+    for node in walk_shallow(body):
+        if isinstance(node, ast.Import):
+            out += [(a.name, "") for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            source = absolute_module(module, is_package, node.level, node.module)
+            out += [(source, a.name) for a in node.names if a.name != "*"]
+        elif isinstance(node, ast.Call) and dotted(node.func).endswith("import_module") and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and not arg.value.startswith("."):
+                out.append((arg.value, ""))
+    return sorted(set(out))
+
+
 def imports_package(body: list[ast.stmt], package: str, module: str, is_package: bool) -> bool:
     """Does `body`, written in `module`, import `package` or a module inside it?
 
@@ -93,7 +125,8 @@ def describe_fallback(body: list[ast.stmt]) -> str:
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             parts.append(f"imports {ast.unparse(stmt).strip()} instead")
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-            call = dotted(stmt.value.func).split(".")[-1]
+            func = stmt.value.func
+            call = func.attr if isinstance(func, ast.Attribute) else dotted(func).split(".")[-1]
             parts.append("logs" if call in _LOG_CALLS else f"calls {call}()")
         else:
             parts.append("runs other code")

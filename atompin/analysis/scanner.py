@@ -16,17 +16,31 @@ try/except or an `if hasattr(...)` means is decided in `guards`.
 from __future__ import annotations
 
 import ast
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
+from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
+from atompin.analysis.gates import (
+    Gate,
+    GateOp,
+    ProviderVersion,
+    VersionForm,
+    VersionLiteral,
+    VersionMethod,
+    version_slice,
+)
 from atompin.analysis.guards import (
+    body_imports,
     catches_attribute_error,
     catches_import_error,
+    catches_only_import_errors,
     describe_fallback,
     hasattr_tests,
     imports_package,
+    type_error_handling,
 )
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package
@@ -35,23 +49,40 @@ from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_check
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
+    Condition,
+    ConditionKind,
     ConsumerUsage,
     Guard,
     ImportGroup,
     ImportKind,
     ImportUse,
+    ModuleEdge,
     PatchSite,
     Read,
     ReadKind,
     Ref,
+    Registration,
+    VersionAssert,
 )
-from atompin.analysis.values import ConsumerValue, DictMethod, LambdaValue, ProviderValue, Scope, Value
+from atompin.analysis.values import (
+    ConsumerValue,
+    DictMethod,
+    LambdaValue,
+    ProviderValue,
+    Scope,
+    StringMethod,
+    Value,
+)
 from atompin.model import Site
 
 # Bounds that keep the interpreter finite on any input.
 _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
+
+# A dotted module name (maybe relative), and a Python file's name.
+_DOTTED = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
 
 # -- the interpreter's state ----------------------------------------------------
 
@@ -87,6 +118,12 @@ class _Ctx:
     depth: int = 0
     # False while reading a helper module only for its definitions.
     record: bool = True
+    # What must hold for this block to run (version gates, hasattr's other branch, try handlers).
+    when: tuple[Condition, ...] = ()
+    # What the handler of an enclosing try does with a TypeError ("": not caught).
+    type_error_handler: str = ""
+    # While a helper's return value is evaluated (a version gate helper): its returned values.
+    returns: list[Value] | None = None
 
 
 @dataclass
@@ -145,6 +182,15 @@ class ConsumerScanner:
         self._rescans = 0
         self._reads: set[Read] = set()
         self._pending: list[tuple[ConsumerValue, ast.Call, list[Value], dict[str, Value], _Ctx]] | None = None
+        # Module bodies parsed and not read yet: a version gate helper's module is read on first need.
+        self._unread: dict[str, tuple[_File, ast.Module]] = {}
+        self._module_scopes: dict[str, Scope] = {}
+        self._helper_values: dict[tuple[str, str], Value] = {}
+        self._trees: dict[str, ast.Module] = {}  # every consumer module parsed, by name
+        self._registries: dict[str, bool] = {}
+        self._version_helpers: dict[int, bool] = {}  # id of a function node -> could it compute a gate
+        # (class dotted name, attribute) -> the gate under which __init__ resets `self.attribute`.
+        self._state_gates: dict[tuple[str, str], tuple[str, Gate]] = {}
 
     # -- entry point ------------------------------------------------------------
 
@@ -160,8 +206,10 @@ class ConsumerScanner:
         # Module bodies first (they define what functions see), then every function body,
         # then helper bodies again with the arguments call sites pass them.
         self._pending = []
-        for file, tree in parsed:
-            self._within_limits(file.path, self._block, tree.body, _Ctx(file, Scope()))
+        self._unread = {file.module: (file, tree) for file, tree in parsed}
+        self._trees.update({file.module: tree for file, tree in parsed})
+        for file, _ in parsed:
+            self._read_module(file.module)
         pending, self._pending = self._pending, None
         for call in pending:
             self._call_helper(*call)
@@ -189,10 +237,24 @@ class ConsumerScanner:
             self.usage.unparseable.append((path, getattr(exc, "lineno", 0) or 0, getattr(exc, "msg", str(exc))))
             return None
 
-    def _function(self, dotted_name: str) -> _Function | None:
-        """A consumer function by dotted name, loading its module on first need."""
+    def _read_module(self, module: str) -> None:
+        """Read a parsed module's body now (once), as its first import would."""
+        found = self._unread.pop(module, None)
+        if found is None:
+            return
+        file, tree = found
+        scope = self._module_scopes[module] = Scope()
+        self._within_limits(file.path, self._block, tree.body, _Ctx(file, scope))
+
+    def _function(self, dotted_name: str, load: bool = True) -> _Function | None:
+        """A consumer function by dotted name, loading its module on first need (`load`: also a module
+        outside the scanned packages)."""
+        if dotted_name not in self._functions and self._unread:
+            parts = dotted_name.split(".")
+            for i in range(1, len(parts)):
+                self._read_module(".".join(parts[:i]))
         fn = self._functions.get(dotted_name)
-        if fn is not None or self.load_module is None:
+        if fn is not None or self.load_module is None or not load:
             return fn
         module = dotted_name
         while "." in module:
@@ -205,6 +267,7 @@ class ConsumerScanner:
                 path, is_package, source = loaded
                 tree = self._parse(path, source)
                 if tree is not None:
+                    self._trees[module] = tree
                     self._block(tree.body, _Ctx(_File(path, module, is_package), Scope(), record=False))
                 return self._functions.get(dotted_name)
         return None
@@ -251,7 +314,8 @@ class ConsumerScanner:
         if ctx.collector is not None:
             ctx.collector.append(use)
         else:
-            self.usage.groups.append(ImportGroup(ctx.file.path, use.site.line, ctx.function, False, [[use]]))
+            group = ImportGroup(ctx.file.path, use.site.line, ctx.function, False, [[use]], when=ctx.when)
+            self.usage.groups.append(group)
 
     def _record_read(self, owner: ProviderValue, attr: str, kind: ReadKind) -> None:
         self._reads.add(Read(owner.choices, attr, kind))
@@ -266,7 +330,14 @@ class ConsumerScanner:
         return Guard.NONE
 
     def _record_patch(
-        self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, value_node: ast.expr | None, value: Value
+        self,
+        ctx: _Ctx,
+        node: ast.AST,
+        owner: ProviderValue,
+        attr: str,
+        value_node: ast.expr | None,
+        value: Value,
+        declared: bool = False,
     ) -> None:
         if not ctx.record:
             return
@@ -287,6 +358,10 @@ class ConsumerScanner:
                 replacement=replacement,
                 alternative_group=ctx.loop_group,
                 via=ctx.via,
+                when=self._when(ctx),
+                # Another provider object stored under this name: the original kept aside.
+                stash=isinstance(value, ProviderValue) and value.choices != owner.attr(attr).choices,
+                declared=declared,
             )
         )
 
@@ -310,6 +385,7 @@ class ConsumerScanner:
             top = name.split(".")[0]
             if not self._is_provider(name):
                 if self._is_consumer(name):
+                    self._record_edge(ctx, name, node)
                     self._bind(ctx, alias.asname or top, ConsumerValue(name if alias.asname else top))
                 else:
                     self._bind(ctx, alias.asname or top, None)
@@ -321,6 +397,8 @@ class ConsumerScanner:
         module = absolute_module(ctx.file.module, ctx.file.is_package, node.level, node.module)
         provider = self._is_provider(module)
         consumer = self._is_consumer(module) or (node.level > 0)
+        if consumer:
+            self._record_edge(ctx, module, node)
         for alias in node.names:
             if alias.name == "*":
                 if provider:
@@ -332,6 +410,7 @@ class ConsumerScanner:
                 self._record_import(ctx, ImportUse(ref, self._site(ctx, node), ImportKind.FROM, ctx.via))
                 self._bind(ctx, bound, ProviderValue((ref,)))
             elif consumer:
+                self._record_edge(ctx, f"{module}.{alias.name}", node)
                 self._bind(ctx, bound, ConsumerValue(f"{module}.{alias.name}"))
             else:
                 self._bind(ctx, bound, None)
@@ -346,6 +425,7 @@ class ConsumerScanner:
         self._functions.setdefault(dotted_name, fn)
         self._bind(ctx, node.name, ConsumerValue(dotted_name))
         self._enqueue(fn, {}, ctx.via, ctx.depth)
+        self._decorated(node, ConsumerValue(dotted_name), ctx)
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
 
@@ -366,6 +446,8 @@ class ConsumerScanner:
             else:
                 self._stmt(stmt, replace(ctx, scope=body_scope, function=qualname))
         self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
+        self._find_state_gates(node, qualname, ctx)
+        self._decorated(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
 
     def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
         value = self._eval(node.value, ctx)
@@ -386,7 +468,9 @@ class ConsumerScanner:
         # Only what is returned or raised is read; nothing is bound.
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
-                self._eval(child, ctx)
+                value = self._eval(child, ctx)
+                if ctx.returns is not None and isinstance(node, ast.Return):
+                    ctx.returns.append(value)
 
     _visit_Raise = _visit_Return
 
@@ -405,32 +489,55 @@ class ConsumerScanner:
                 self._record_patch(ctx, target, owner, target.attr, value_node, value)
         elif isinstance(target, ast.Subscript):
             self._eval(target.value, ctx)
-            self._eval(target.slice, ctx)
+            key = self._eval(target.slice, ctx)
+            if dotted(target.value) == "sys.modules" and isinstance(key, str):
+                self._record_injection(ctx, key, target)
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, None, ctx)
 
     def _visit_If(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
-        """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs."""
+        """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs;
+        a version gate conditions both branches (`gates`)."""
         if is_type_checking(node.test):
             self._block(node.orelse, ctx)
             return None
-        self._eval(node.test, ctx)
-        guard, negated = self._hasattr_guard(node.test, ctx)
+        direct = self._direct_hasattr(node, ctx)
+        test = self._eval(node.test, ctx) if direct is None else None
+        gate = self._gate_condition(node.test, test, ctx)
+        if gate is not None:
+            return self._gated_branches(node, gate, ctx)
+        guard, negated = direct or self._hasattr_guard(node.test, ctx)
         if guard is None:
-            self._block(node.body, ctx)
-            self._block(node.orelse, ctx)
+            self._branches([(node.body, ctx), (node.orelse, ctx)], ctx.scope)
             return None
         guarded = replace(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
+        # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
+        absent = self._absent(node, guard, ctx) if direct is not None else ctx
         if negated:
-            self._block(node.body, ctx)
-            self._block(node.orelse, guarded)
+            self._branches([(node.body, absent), (node.orelse, guarded)], ctx.scope)
             # `if not hasattr(X, "f"): return` guards the rest of the block.
             if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break)):
                 return guarded
         else:
-            self._block(node.body, guarded)
-            self._block(node.orelse, ctx)
+            self._branches([(node.body, guarded), (node.orelse, absent)], ctx.scope)
         return None
+
+    def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope) -> None:
+        """Read the alternative branches of an `if`. A name they bind to provider objects may hold any of
+        them afterwards: it keeps every choice, in order (the first that resolves wins, as in a ladder)."""
+        before = dict(scope.names)
+        changed: list[dict[str, Value]] = []
+        for body, ctx in branches:
+            start = dict(scope.names)
+            self._block(body, ctx)
+            changed.append({k: v for k, v in scope.names.items() if k not in start or start[k] is not v})
+        for name in {k for c in changed for k in c}:
+            values = [c[name] for c in changed if name in c]
+            if any(name not in c for c in changed) and name in before:
+                values.append(before[name])
+            if len(values) > 1 and all(isinstance(v, ProviderValue) for v in values):
+                choices = tuple(dict.fromkeys(r for v in values for r in v.choices))  # type: ignore[union-attr]
+                scope.names[name] = ProviderValue(choices, values[0].guard)  # type: ignore[union-attr]
 
     def _hasattr_guard(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
         """The first `hasattr(owner, name)` the test rests on whose owner is a provider object."""
@@ -449,32 +556,48 @@ class ConsumerScanner:
         happens when every alternative fails.
         """
         body_ctx = replace(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
+        caught = type_error_handling(node.handlers)
         if catches_import_error(node.handlers) and self._imports_provider(node.body, ctx):
             if ctx.in_handler and ctx.ladder is not None:
                 group = ctx.ladder  # a ladder nested in a handler extends the outer one
             else:
-                group = ImportGroup(ctx.file.path, node.lineno, ctx.function, True)
+                group = ImportGroup(ctx.file.path, node.lineno, ctx.function, True, when=ctx.when)
                 self.usage.groups.append(group)
             first: list[ImportUse] = []
             group.alternatives.append(first)
-            self._block(node.body, replace(body_ctx, collector=first, ladder=group, in_handler=False))
+            self._try_body(node.body, replace(body_ctx, collector=first, ladder=group, in_handler=False), caught)
             for handler in node.handlers:
+                handler_ctx = self._handler_ctx(node, handler, ctx)
                 if self._imports_provider(handler.body, ctx):
                     alt: list[ImportUse] = []
                     group.alternatives.append(alt)
-                    self._block(handler.body, replace(ctx, collector=alt, ladder=group, in_handler=True))
+                    self._block(handler.body, replace(handler_ctx, collector=alt, ladder=group, in_handler=True))
                 else:
                     if catches_import_error([handler]):
                         group.fallback = describe_fallback(handler.body)
-                    self._block(handler.body, ctx)
+                    self._block(handler.body, handler_ctx)
         else:
-            self._block(node.body, body_ctx)
+            start = dict(ctx.scope.names)
+            self._try_body(node.body, body_ctx, caught)
+            body_bound = {k: v for k, v in ctx.scope.names.items() if k not in start or start[k] is not v}
             for handler in node.handlers:
-                self._block(handler.body, ctx)
+                handler_ctx = self._handler_ctx(node, handler, ctx)
+                self._block(handler.body, handler_ctx)
+                if len(handler_ctx.when) > len(ctx.when) and _consumer_first(handler_ctx):
+                    # `try: from <own module> import X except ImportError: from <provider> import X`: the
+                    # consumer's own module is there, so its X is the one bound.
+                    ctx.scope.names.update({k: v for k, v in body_bound.items() if isinstance(v, ConsumerValue)})
         self._block(node.orelse, ctx)
         self._block(node.finalbody, ctx)
 
     _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
+
+    def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str) -> None:
+        """A try body. A TypeError its last statement raises is caught by the handler and loses only that
+        statement's work (degraded); one raised earlier skips the rest of the body as well."""
+        for i, stmt in enumerate(body):
+            last = caught and i == len(body) - 1
+            ctx = self._stmt(stmt, replace(ctx, type_error_handler=caught) if last else ctx) or ctx
 
     def _imports_provider(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
         return imports_package(body, self.provider_package, ctx.file.module, ctx.file.is_package)
@@ -495,6 +618,16 @@ class ConsumerScanner:
         self._block(node.orelse, ctx)
 
     _visit_AsyncFor = _visit_For
+
+    def _visit_Assert(self, node: ast.Assert, ctx: _Ctx) -> _Ctx | None:
+        """`assert <version gate>`: the rest of the block runs only when it holds. At module level it is a
+        tripwire: importing the module raises where it fails."""
+        test = self._eval(node.test, ctx)
+        self._eval(node.msg, ctx)
+        gate = self._gate_condition(node.test, test, ctx)
+        if gate is not None and not ctx.function and ctx.record:
+            self.usage.version_asserts.append(VersionAssert(gate, ctx.file.module, ctx.when))
+        return replace(ctx, when=(*ctx.when, gate)) if gate is not None else None
 
     def _visit_While(self, node: ast.While, ctx: _Ctx) -> None:
         self._eval(node.test, ctx)
@@ -530,7 +663,10 @@ class ConsumerScanner:
         return None
 
     def _eval_Constant(self, node: ast.Constant, ctx: _Ctx) -> Value:
-        return node.value if isinstance(node.value, str) else None
+        if isinstance(node.value, str):
+            self._string_edge(node.value, node, ctx)
+            return node.value
+        return None
 
     def _eval_Name(self, node: ast.Name, ctx: _Ctx) -> Value:
         return ctx.scope.lookup(node.id)
@@ -560,6 +696,8 @@ class ConsumerScanner:
                 return None
         if isinstance(base, dict) and isinstance(index, ast.Constant) and isinstance(index.value, str):
             return base.get(index.value)
+        if isinstance(base, ProviderVersion):
+            return version_slice(base, index)
         return None
 
     def _eval_Lambda(self, node: ast.Lambda, ctx: _Ctx) -> Value:
@@ -573,6 +711,9 @@ class ConsumerScanner:
 
     def _eval_BoolOp(self, node: ast.BoolOp, ctx: _Ctx) -> Value:
         values = [self._eval(v, ctx) for v in node.values]
+        if any(isinstance(v, Gate) for v in values):
+            texts = [_text(v) for v in node.values]
+            return gates.combine(isinstance(node.op, ast.And), values, texts, _text(node))
         # `a or b` in a ladder-ish expression: keep a provider value if there is one.
         return next((v for v in values if isinstance(v, ProviderValue)), None)
 
@@ -588,12 +729,19 @@ class ConsumerScanner:
             value = base.attr(node.attr)
             if outer and isinstance(node.ctx, ast.Load) and ctx.record:
                 guard = self._patch_guard(ctx, base, node.attr)
-                self.usage.attributes.append(AttributeUse(value.choices, self._site(ctx, node), guard))
-            return value
+                site = self._site(ctx, node)
+                self.usage.attributes.append(AttributeUse(value.choices, site, guard, self._when(ctx)))
+            return self._as_version(value) or value
+        if isinstance(base, ProviderVersion):
+            return VersionMethod(base, node.attr)
+        if isinstance(inner, ast.Name) and inner.id == "self" and isinstance(node.ctx, ast.Load):
+            return self._state_gate(node.attr, ctx)
         if isinstance(base, ConsumerValue):
             return ConsumerValue(f"{base.dotted}.{node.attr}")
         if isinstance(base, dict) and node.attr in ("items", "keys", "values"):
             return DictMethod(node.attr, base)
+        if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
+            return StringMethod(base, node.attr)
         return None
 
     def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
@@ -617,8 +765,13 @@ class ConsumerScanner:
                         starstar=any(k.arg is None for k in node.keywords),
                     ),
                     literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
+                    when=self._when(ctx),
+                    caught=ctx.type_error_handler,
+                    by_attribute=isinstance(func, ast.Attribute),
                 )
             )
+        if isinstance(callee, ProviderValue) and ctx.record:
+            self._record_registration(args, kwargs, node, ctx)
         if isinstance(callee, DictMethod):
             return callee.call()
         if callee is None and name in ("getattr", "hasattr", "setattr"):
@@ -632,7 +785,24 @@ class ConsumerScanner:
         if name in ("classmethod", "staticmethod") and args:
             return args[0]
         if isinstance(callee, ConsumerValue):
-            self._call_helper(callee, node, args, kwargs, ctx)
+            if ctx.returns is None:
+                self._call_helper(callee, node, args, kwargs, ctx)
+            return self._helper_value(callee, args, kwargs, ctx)
+        return self._eval_other_call(name, callee, node, args, ctx)
+
+    def _eval_other_call(self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
+        """Calls that compute a version, a gate, a module name or a split dotted path; registry patches."""
+        if callee is None or isinstance(callee, VersionMethod):
+            found = self._version_call(name, callee, node, args, ctx)
+            if found is not None:
+                return found
+        if callee is None:
+            self._dynamic_import_edge(name, node, args, ctx)
+        if isinstance(node.func, ast.Call) and args:  # register_patch(target="pkg.m.C.f")(replacement)
+            self._string_target_patch(node.func, args[0], ctx)
+        if isinstance(callee, StringMethod):
+            literal = [ast.literal_eval(a) if isinstance(a, ast.Constant) else None for a in node.args]
+            return callee.call(tuple(literal))
         return None
 
     def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
@@ -653,7 +823,9 @@ class ConsumerScanner:
                 return ProviderValue(value.choices, Guard.GETATTR_DEFAULT)
             if ctx.record:
                 self.usage.attributes.append(
-                    AttributeUse(value.choices, self._site(ctx, node), self._patch_guard(ctx, owner, attr))
+                    AttributeUse(
+                        value.choices, self._site(ctx, node), self._patch_guard(ctx, owner, attr), self._when(ctx)
+                    )
                 )
             return value
         return None
@@ -699,3 +871,413 @@ class ConsumerScanner:
         binding = dict(zip(params, args))
         binding.update({k: v for k, v in kwargs.items() if k in params})
         self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1)
+
+    # -- conditions: version gates, hasattr's other branch, try handlers -------------------
+
+    def _when(self, ctx: _Ctx) -> tuple[Condition, ...]:
+        """The conditions of a use recorded now: its block's, and in a ladder's try body the imports before it."""
+        if ctx.collector and ctx.ladder is not None:
+            refs = tuple(dict.fromkeys(u.ref for u in ctx.collector))
+            after = Condition(ConditionKind.AFTER_IMPORTS, Site(ctx.ladder.path, ctx.ladder.line), refs=refs)
+            return (*ctx.when, after)
+        return ctx.when
+
+    def _direct_hasattr(self, node: ast.If, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool] | None:
+        """For a test that is exactly `hasattr(X, "n")` or `not hasattr(X, "n")`: (guard, negated), the
+        read recorded; None, with nothing evaluated, for any other test."""
+        test, negated = node.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if not (
+            isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2 and not test.keywords
+        ):
+            return None
+        owner, name = self._eval(test.args[0], ctx), self._eval(test.args[1], ctx)
+        if not isinstance(owner, ProviderValue) or not isinstance(name, str):
+            return None, negated
+        # `if not hasattr(X, "n"):` is an idempotency or ordering check, not a guard around a use of X.n.
+        self._record_read(owner, name, ReadKind.ABSENT if negated else ReadKind.HASATTR)
+        if negated and ctx.record and node.body and isinstance(node.body[-1], ast.Raise):
+            # `if not hasattr(X, "n"): raise ...` requires X.n (unless the consumer adds it itself).
+            use = AttributeUse(owner.attr(name).choices, self._site(ctx, test), Guard.REQUIRED, self._when(ctx))
+            self.usage.attributes.append(use)
+        return (owner.choices, name), negated
+
+    def _absent(self, node: ast.If, guard: tuple[tuple[Ref, ...], str], ctx: _Ctx) -> _Ctx:
+        owner, attr = guard
+        condition = Condition(ConditionKind.ATTR_ABSENT, self._site(ctx, node), _text(node.test), refs=owner, attr=attr)
+        return replace(ctx, when=(*ctx.when, condition))
+
+    def _gate_condition(self, test: ast.expr, value: Value, ctx: _Ctx) -> Condition | None:
+        """The condition a version gate puts on the branch it opens (recorded for --verbose and gate-flip)."""
+        if isinstance(value, ConsumerValue):
+            value = self._consumer_global(value.dotted)
+        if not isinstance(value, Gate) or not value.is_version:
+            return None
+        text = _text(test)
+        if isinstance(test, (ast.Name, ast.Attribute)) and value.text and value.text != text:
+            text = value.text if value.text.startswith(text) else f"{text} (= {value.text})"
+        condition = Condition(ConditionKind.GATE, self._site(ctx, test), text, gate=value)
+        if ctx.record:
+            self.usage.gates.append(condition)
+        return condition
+
+    def _gated_branches(self, node: ast.If, gate: Condition, ctx: _Ctx) -> _Ctx | None:
+        taken = replace(ctx, when=(*ctx.when, gate))
+        other = replace(ctx, when=(*ctx.when, replace(gate, expect=False)))
+        self._branches([(node.body, taken), (node.orelse, other)], ctx.scope)
+        # `if gate: return` (or raise): the rest of the block runs only when the gate is false.
+        if _leaves(node.body) and not _leaves(node.orelse):
+            return other
+        if _leaves(node.orelse) and not _leaves(node.body):
+            return taken
+        return None
+
+    def _eval_IfExp(self, node: ast.IfExp, ctx: _Ctx) -> Value:
+        gate = self._gate_condition(node.test, self._eval(node.test, ctx), ctx)
+        if gate is None:
+            self._eval(node.body, ctx)
+            self._eval(node.orelse, ctx)
+            return None
+        self._eval(node.body, replace(ctx, when=(*ctx.when, gate)))
+        self._eval(node.orelse, replace(ctx, when=(*ctx.when, replace(gate, expect=False))))
+        return None
+
+    def _eval_Compare(self, node: ast.Compare, ctx: _Ctx) -> Value:
+        sides = [node.left, *node.comparators]
+        values = [self._comparable(self._eval(n, ctx), n) for n in sides]
+        if not any(isinstance(v, ProviderVersion) for v in values):
+            return None
+        if len(node.ops) != 1:
+            return Gate(GateOp.OPAQUE, _text(node))
+        return gates.compare(type(node.ops[0]).__name__, values[0], values[1], _text(node))
+
+    def _eval_UnaryOp(self, node: ast.UnaryOp, ctx: _Ctx) -> Value:
+        value = self._eval(node.operand, ctx)
+        return gates.negate(value, _text(node)) if isinstance(node.op, ast.Not) and isinstance(value, Gate) else None
+
+    def _comparable(self, value: Value, node: ast.expr) -> object:
+        """A compared value: the provider's version, a literal (tuples of ints included), or as evaluated."""
+        version = self._as_version(value)
+        if version is not None:
+            return version
+        if isinstance(node, (ast.Tuple, ast.Constant)):
+            try:
+                return ast.literal_eval(node)
+            except ValueError:
+                return value
+        return value
+
+    def _as_version(self, value: Value) -> ProviderVersion | None:
+        if isinstance(value, ProviderVersion):
+            return value
+        if isinstance(value, ProviderValue):
+            ref = value.choices[0]
+            return gates.version_ref(ref.module, ref.path, self.provider_package)
+        return None
+
+    def _version_call(self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
+        """`Version(...)`, `parse(...)`, `importlib.metadata.version("<provider>")`, `<version>.startswith(...)`."""
+        if isinstance(callee, VersionMethod):
+            if callee.attr == "startswith" and len(args) == 1:
+                return gates.startswith(callee.version, args[0], _text(node))
+            return ProviderVersion(VersionForm.OPAQUE)
+        if len(args) != 1 or node.keywords:
+            return None
+        last = name.rpartition(".")[2]
+        arg = self._as_version(args[0]) or args[0]
+        if last in ("Version", "parse", "parse_version", "LooseVersion"):
+            if isinstance(arg, ProviderVersion):
+                return ProviderVersion(VersionForm.VERSION if arg.form is VersionForm.TEXT else VersionForm.OPAQUE)
+            if isinstance(arg, str):
+                return VersionLiteral(arg)
+        if last == "version" and isinstance(arg, str) and _distribution(arg) == _distribution(self.provider_package):
+            return ProviderVersion(VersionForm.TEXT)
+        return None
+
+    def _helper_value(self, callee: ConsumerValue, args: list[Value], kwargs: dict[str, Value], ctx: _Ctx) -> Value:
+        """What a consumer helper returns when that is a version gate: `vllm_version_is("0.31.0")`."""
+        if ctx.depth > _MAX_DEPTH or not all(v is None or isinstance(v, str) for v in (*args, *kwargs.values())):
+            return None
+        key = (callee.dotted, repr((args, sorted(kwargs.items()))))
+        if key in self._helper_values:
+            return self._helper_values[key]
+        self._helper_values[key] = None  # a recursive call evaluates to nothing
+        # Helpers are looked for in the scanned packages only: a gate is evaluated from what is read anyway.
+        fn = self._function(callee.dotted, load=False)
+        value: Value = None
+        if fn is not None and self._mentions_version(fn):
+            scope = Scope(fn.closure)
+            positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
+            for param in fn.params:
+                scope.names[param] = None
+            scope.names.update(zip(positional, args))
+            scope.names.update({k: v for k, v in kwargs.items() if k in fn.params})
+            returns: list[Value] = []
+            body_ctx = _Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returns)
+            self._block(fn.node.body, body_ctx)
+            if returns and all(r == returns[0] for r in returns) and isinstance(returns[0], (Gate, ProviderVersion)):
+                value = returns[0]
+            elif any(isinstance(r, Gate) for r in returns):
+                value = Gate(GateOp.OPAQUE, f"{callee.dotted.rpartition('.')[2]}(...)")
+        if isinstance(value, Gate):
+            call_text = f"{callee.dotted.rpartition('.')[2]}({', '.join(repr(a) for a in args)})"
+            value = replace(value, text=call_text)
+        self._helper_values[key] = value
+        return value
+
+    def _mentions_version(self, fn: _Function) -> bool:
+        key = id(fn.node)
+        if key not in self._version_helpers:
+            self._version_helpers[key] = _mentions_version(fn.node)
+        return self._version_helpers[key]
+
+    def _consumer_global(self, dotted_name: str) -> Value:
+        """The value of a consumer module's global (a version flag imported from another module)."""
+        module, _, name = dotted_name.rpartition(".")
+        self._read_module(module)
+        scope = self._module_scopes.get(module)
+        return scope.names.get(name) if scope is not None else None
+
+    def _find_state_gates(self, node: ast.ClassDef, qualname: str, ctx: _Ctx) -> None:
+        """`self.a = ...; if self.a and <gate>: self.a = False` in `__init__`: after it, `self.a` holds only
+        when the gate does not. Kept when nothing else in the class assigns `self.a`."""
+        init = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
+        if init is None:
+            return
+        for i, stmt in enumerate(init.body):
+            attr = _reset_attribute(stmt)
+            if attr is None or not isinstance(stmt, ast.If):
+                continue
+            test_ctx = _Ctx(ctx.file, Scope(ctx.scope), f"{qualname}.__init__", record=False)
+            part = gates.state_part(self._eval(stmt.test, test_ctx), f"self.{attr}")
+            if part is not None and _assigned_only_before(node, init, i, attr):
+                self._state_gates[(f"{ctx.file.module}.{qualname}", attr)] = (f"{qualname}.__init__", part)
+
+    def _state_gate(self, attr: str, ctx: _Ctx) -> Value:
+        cls = ctx.function.rpartition(".")[0]
+        found = self._state_gates.get((f"{ctx.file.module}.{cls}", attr)) if cls else None
+        if found is None or found[0] == ctx.function:
+            return None
+        init, part = found
+        text = f"self.{attr}"
+        reset = Gate(GateOp.NOT, f"not ({part.text})", parts=(part,))
+        return Gate(GateOp.ALL, f"{text} (reset in {init} when {part.text})", parts=(Gate(GateOp.RUNTIME, text), reset))
+
+    def _handler_ctx(self, node: ast.Try, handler: ast.ExceptHandler, ctx: _Ctx) -> _Ctx:
+        """An `except ImportError:` handler runs only when an import of its try body fails."""
+        if not catches_only_import_errors(handler):
+            return ctx
+        imports = body_imports(node.body, ctx.file.module, ctx.file.is_package)
+        if not imports:
+            return ctx
+        provider: list[Ref] = []
+        present = True
+        for module, name in imports:
+            if self._is_provider(module):
+                provider.append(Ref(module, (name,)) if name else Ref(module))
+            else:
+                present = present and self._consumer_module_exists(module)
+        condition = Condition(
+            ConditionKind.TRY_FAILED, self._site(ctx, node), refs=tuple(provider), others_present=present
+        )
+        return replace(ctx, when=(*ctx.when, condition))
+
+    def _consumer_module_exists(self, module: str) -> bool:
+        if module in self._modules or module in self._module_scopes:
+            return True
+        if not self._is_consumer(module) or self.load_module is None:
+            return False
+        return self.load_module(module) is not None
+
+    # -- names the consumer gives the provider: sys.modules entries, registrations, module names --
+
+    def _record_injection(self, ctx: _Ctx, name: str, node: ast.AST) -> None:
+        if ctx.record and self._is_provider(name):
+            self.usage.injected_modules.append((name, self._site(ctx, node)))
+
+    def _record_registration(self, args: list[Value], kwargs: dict[str, Value], node: ast.Call, ctx: _Ctx) -> None:
+        """A provider call that hands over a consumer class with a name: `register_oot(Cls, name="X")`."""
+        values = [*args, *kwargs.values()]
+        names = [v for v in values if isinstance(v, str)]
+        classes = [v for v in values if isinstance(v, ConsumerValue)]
+        if names and classes:
+            self.usage.registrations.append(Registration(names[0], classes[0].dotted, self._site(ctx, node)))
+
+    def _record_edge(self, ctx: _Ctx, target: str, node: ast.AST) -> None:
+        if ctx.record:
+            self.usage.module_edges.append(ModuleEdge(ctx.file.module, target, self._site(ctx, node), ctx.when))
+
+    def _string_edge(self, text: str, node: ast.AST, ctx: _Ctx) -> None:
+        """A string that names a consumer module ("pkg.mod", "pkg.mod:Cls", ".relative") or a Python file:
+        something may import or run it by that name."""
+        if not ctx.record or not text or len(text) > 300:
+            return
+        if text.endswith(".py") and _FILE_NAME.fullmatch(text.rpartition("/")[2]):
+            self._record_edge(ctx, "file:" + text.rpartition("/")[2], node)
+            return
+        head = text.partition(":")[0]
+        if not _DOTTED.fullmatch(head):
+            return
+        if head.startswith("."):
+            level = len(head) - len(head.lstrip("."))
+            head = absolute_module(ctx.file.module, ctx.file.is_package, level, head[level:] or None)
+        if head and self._is_consumer(head):
+            self._record_edge(ctx, head, node)
+
+    def _dynamic_import_edge(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> None:
+        """Imports by computed name: a literal prefix bounds what they reach; an unknown one may reach anything."""
+        last = name.rpartition(".")[2]
+        if name in ("sys.modules.setdefault", "sys.modules.__setitem__") and args and isinstance(args[0], str):
+            self._record_injection(ctx, args[0], node)
+            return
+        if last in ("walk_packages", "iter_modules"):
+            self._record_edge(ctx, "*", node)
+            return
+        if last not in ("import_module", "__import__", "run_module") or not node.args or isinstance(args[0], str):
+            return
+        arg = node.args[0]
+        if not isinstance(arg, (ast.JoinedStr, ast.BinOp)) and not (
+            isinstance(arg, ast.Call) and dotted(arg.func).endswith("format")
+        ):
+            return  # a name: its value is a literal elsewhere (an edge already) or comes from outside the plugin
+        prefix = _literal_prefix(arg)
+        if prefix.startswith("."):
+            package = absolute_module(ctx.file.module, ctx.file.is_package, 1, None)
+            self._record_edge(ctx, f"prefix:{package}.", node)
+        elif prefix and self._is_consumer(prefix.split(".")[0]):
+            self._record_edge(ctx, f"prefix:{prefix}", node)
+        else:
+            self._record_edge(ctx, "*", node)
+
+    # -- patches named by a dotted path: `@register_patch(target="pkg.mod.Cls.meth")` -----------------
+
+    def _decorated(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, value: Value, ctx: _Ctx) -> None:
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call):
+                self._string_target_patch(deco, value, ctx)
+
+    def _string_target_patch(self, call: ast.Call, replacement: Value, ctx: _Ctx) -> None:
+        """A consumer decorator (or registry call) given a literal dotted path into the provider, in a module
+        that resolves such paths (`import_module` + `setattr`): a patch of that target with `replacement`."""
+        callee = ctx.scope.lookup(call.func.id) if isinstance(call.func, ast.Name) else self._eval(call.func, ctx)
+        if not isinstance(callee, ConsumerValue):
+            return
+        literals = [a.value for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Constant)]
+        targets = [t for t in literals if isinstance(t, str) and _DOTTED.fullmatch(t) and self._is_provider(t)]
+        if len(targets) != 1 or targets[0].count(".") < 2 or not self._applies_dotted_paths(callee.dotted):
+            return
+        package, *path, attr = targets[0].split(".")
+        owner = ProviderValue((Ref(package, tuple(path)),))
+        self._record_patch(ctx, call, owner, attr, None, replacement, declared=True)
+
+    def _applies_dotted_paths(self, dotted_name: str) -> bool:
+        """Does the module defining this consumer function import modules by name and `setattr` on them?"""
+        fn = self._function(dotted_name)
+        module = fn.file.module if fn is not None else dotted_name.rpartition(".")[0]
+        if module not in self._registries:
+            tree = self._trees.get(module)
+            calls = (
+                {dotted(n.func).rpartition(".")[2] for n in ast.walk(tree) if isinstance(n, ast.Call)}
+                if tree
+                else set()
+            )
+            self._registries[module] = "setattr" in calls and bool(calls & {"import_module", "__import__"})
+        return self._registries[module]
+
+
+def _text(node: ast.AST) -> str:
+    """Source as written, on one line, short enough for a message."""
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _consumer_first(ctx: _Ctx) -> bool:
+    """Is this the handler of a try that imports only the consumer's own modules, all present?"""
+    last = ctx.when[-1] if ctx.when else None
+    return last is not None and last.kind is ConditionKind.TRY_FAILED and not last.refs and last.others_present
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def _distribution(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _mentions_version(node: ast.AST) -> bool:
+    """Could this function compute a version gate? (A cheap filter before it is evaluated.)"""
+    for child in ast.walk(node):
+        word = (
+            child.id
+            if isinstance(child, ast.Name)
+            else child.attr
+            if isinstance(child, ast.Attribute)
+            else child.name
+            if isinstance(child, ast.alias)
+            else ""
+        )
+        if "version" in word.lower():
+            return True
+    return False
+
+
+def _reset_attribute(stmt: ast.stmt) -> str | None:
+    """`if ...: ...; self.a = False` (or None, 0): the attribute a branch resets, else None."""
+    if not isinstance(stmt, ast.If) or stmt.orelse or not stmt.body:
+        return None
+    last = stmt.body[-1]
+    if not (isinstance(last, ast.Assign) and len(last.targets) == 1 and isinstance(last.value, ast.Constant)):
+        return None
+    target = last.targets[0]
+    if last.value.value not in (False, None, 0) or not _is_self_attr(target):
+        return None
+    assert isinstance(target, ast.Attribute)
+    return target.attr
+
+
+def _is_self_attr(node: ast.AST, attr: str | None = None) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+        and (attr is None or node.attr == attr)
+    )
+
+
+def _assigned_only_before(cls: ast.ClassDef, init: ast.FunctionDef, index: int, attr: str) -> bool:
+    """Is `self.<attr>` assigned, in the whole class, only by top-level statements of `__init__` before
+    `index` and by the reset that ends `init.body[index]`?"""
+    allowed: set[int] = {id(s) for s in init.body[:index]}
+    reset = init.body[index]
+    assert isinstance(reset, ast.If)
+    allowed.add(id(reset.body[-1]))
+    for node in ast.walk(cls):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and dotted(node.func) in ("setattr", "delattr") and node.args:
+            if isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
+                return False
+        flat = [t for target in targets for t in ast.walk(target)]
+        if any(_is_self_attr(t, attr) for t in flat) and id(node) not in allowed:
+            return False
+    return True
+
+
+def _literal_prefix(node: ast.expr) -> str:
+    """The literal text a computed string starts with: f"pkg.{x}" -> "pkg."; "pkg." + x -> "pkg."."""
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        return str(node.values[0].value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            return node.left.value
+        return _literal_prefix(node.left)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        base = node.func.value
+        if isinstance(base, ast.Constant) and isinstance(base.value, str):
+            return base.value.partition("{")[0]
+    return ""

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from atompin.analysis.arity import CallShape
+from atompin.analysis.gates import Gate
 from atompin.analysis.names import join_symbol
 from atompin.analysis.signature import Signature
 from atompin.model import Site
@@ -52,6 +53,35 @@ class Guard(str, Enum):
     GETATTR_DEFAULT = "getattr-default"  # getattr(x, "n", None): silently skipped
     HASATTR = "hasattr"  # if hasattr(x, "n"): silently skipped
     TRY = "try"  # try/except around it: silently skipped
+    REQUIRED = "required"  # `if not hasattr(x, "n"): raise ...`: the check raises when it is gone
+
+
+class ConditionKind(str, Enum):
+    """Why a branch may not run at a given provider (see `Condition`)."""
+
+    GATE = "gate"  # a version gate: the branch runs when `gate` is `expect`
+    ATTR_ABSENT = "attr-absent"  # hasattr's other branch: runs only when the provider lacks `refs[*].attr`
+    TRY_FAILED = "try-failed"  # an `except ImportError` handler: runs only when an import of its try fails
+    AFTER_IMPORTS = "after-imports"  # in a try body after imports: runs only when they succeeded
+
+
+@dataclass(frozen=True)
+class Condition:
+    """Something that must hold for the branch a use sits in to run; a use's conditions are and-ed.
+
+    The scanner records them as written; the checks decide them at a provider
+    (its version for gates, its names for the others).
+    """
+
+    kind: ConditionKind
+    site: Site  # the `if`, `assert` or `try` statement
+    text: str = ""  # the test as written
+    gate: Gate | None = None  # GATE
+    expect: bool = True  # GATE: the branch runs when the gate has this value
+    refs: tuple[Ref, ...] = ()  # ATTR_ABSENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports
+    attr: str = ""  # ATTR_ABSENT
+    # TRY_FAILED: every import of the try body that is not the provider's is the consumer's own, present.
+    others_present: bool = False
 
 
 @dataclass
@@ -65,6 +95,7 @@ class ImportGroup:
     alternatives: list[list[ImportUse]] = field(default_factory=list)
     # What happens when no alternative imports: "" means the error propagates.
     fallback: str = ""
+    when: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -74,6 +105,7 @@ class AttributeUse:
     choices: tuple[Ref, ...]
     site: Site
     guard: Guard
+    when: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +123,11 @@ class PatchSite:
     # Patch sites of one `for name in (...): ... break` loop: any one of them is enough.
     alternative_group: str = ""
     via: tuple[Site, ...] = ()
+    when: tuple[Condition, ...] = ()
+    # The assigned value is another provider object (`C._orig_f = C.f`): the name keeps it.
+    stash: bool = False
+    # Named as a target to replace by a literal dotted path (`@register_patch(target="pkg.mod.C.f")`).
+    declared: bool = False
 
     def key(self) -> tuple[tuple[Ref, ...], str]:
         return self.owner, self.attr
@@ -105,12 +142,19 @@ class CallUse:
     shape: CallShape
     # Positional arguments that evaluate to string literals (None elsewhere).
     literals: tuple[str | None, ...] = ()
+    when: tuple[Condition, ...] = ()
+    # What the handler of a try around the call does when it raises TypeError ("": not caught).
+    caught: str = ""
+    # The callee is an attribute looked up at the call (`C.f(...)`), not a name bound earlier: a
+    # consumer patch of it is what runs.
+    by_attribute: bool = False
 
 
 class ReadKind(str, Enum):
     PLAIN = "read"  # X.f or getattr(X, "f")
     DEFAULT = "default"  # getattr(X, "f", default)
     HASATTR = "hasattr"
+    ABSENT = "absent"  # if not hasattr(X, "f"): an idempotency or ordering check
 
 
 @dataclass(frozen=True)
@@ -120,6 +164,34 @@ class Read:
     owner: tuple[Ref, ...]
     attr: str
     kind: ReadKind
+
+
+@dataclass(frozen=True)
+class VersionAssert:
+    """A module-level `assert <version gate>` (a tripwire such as `assert __version_tuple__ < (0, 26)`)."""
+
+    gate: Condition
+    module: str
+    when: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModuleEdge:
+    """Consumer module `source` may import `target` (a module, or with a trailing "." every module under it)."""
+
+    source: str
+    target: str
+    site: Site
+    when: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A call into the provider hands it a consumer class under a name (`register_oot(cls, name="X")`)."""
+
+    name: str
+    consumer_class: str
+    site: Site
 
 
 @dataclass
@@ -137,6 +209,14 @@ class ConsumerUsage:
     unparseable: list[tuple[str, int, str]] = field(default_factory=list)
     # Consumer modules read outside the scanned packages (helpers), with their content ids.
     helper_modules: dict[str, str] = field(default_factory=dict)
+    # Version gates met (kind GATE), for --verbose and `gate-flip`.
+    gates: list[Condition] = field(default_factory=list)
+    version_asserts: list[VersionAssert] = field(default_factory=list)
+    # Provider module names the consumer registers in sys.modules itself.
+    injected_modules: list[tuple[str, Site]] = field(default_factory=list)
+    registrations: list[Registration] = field(default_factory=list)
+    # Imports between consumer modules, and names of consumer modules in string literals.
+    module_edges: list[ModuleEdge] = field(default_factory=list)
 
     def read_kinds(self) -> dict[tuple[tuple[Ref, ...], str], set[ReadKind]]:
         out: dict[tuple[tuple[Ref, ...], str], set[ReadKind]] = {}

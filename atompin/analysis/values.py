@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from atompin.analysis.gates import Gate, ProviderVersion, VersionLiteral, VersionMethod
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Guard, Ref
 
@@ -58,9 +59,42 @@ class DictMethod:
         return tuple(self.table.keys() if self.method == "keys" else self.table.values())
 
 
+@dataclass(frozen=True)
+class StringMethod:
+    """`text.rpartition` (or partition, rsplit, split) of a literal string, before it is called: how a dotted
+    path in a loop over literal targets is split into a module and an attribute."""
+
+    text: str
+    method: str
+
+    def call(self, args: tuple[object, ...]) -> tuple[str, ...] | None:
+        sep = args[0] if args else None
+        if not isinstance(sep, str) or not sep:
+            return None
+        if self.method in ("partition", "rpartition"):
+            return getattr(self.text, self.method)(sep)  # type: ignore[no-any-return]
+        if self.method in ("split", "rsplit"):
+            limit = args[1] if len(args) > 1 and isinstance(args[1], int) else -1
+            return tuple(getattr(self.text, self.method)(sep, limit))
+        return None
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
-    ProviderValue | ConsumerValue | LambdaValue | DictMethod | str | tuple["Value", ...] | dict[str, "Value"] | None
+    ProviderValue
+    | ConsumerValue
+    | LambdaValue
+    | DictMethod
+    | StringMethod
+    | str
+    | tuple["Value", ...]
+    | dict[str, "Value"]
+    | None
+    # The provider's version and tests of it (see `gates`).
+    | ProviderVersion
+    | VersionLiteral
+    | VersionMethod
+    | Gate
 )
 
 

@@ -22,6 +22,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "alternatives": [
             {"symbol": a.symbol, "sites": [str(s) for s in a.sites], "status": a.status.value} for a in f.alternatives
         ],
+        "accepted": f.accepted,
     }
 
 
@@ -37,6 +38,9 @@ def check_dict(result: CheckResult) -> dict[str, Any]:
             "findings_by_rule": dict(s.findings_by_rule),
         },
         "findings": [finding_dict(f) for f in result.findings],
+        "gates": [
+            {"site": str(g.site), "text": g.text, "value": g.value, "baseline": g.baseline} for g in result.gates
+        ],
     }
 
 

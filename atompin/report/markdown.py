@@ -55,8 +55,17 @@ def _findings_table(findings: list[tuple[str, str, str, str, list[str]]]) -> lis
 
 
 def _rows(findings: Sequence[LockedFinding | Finding]) -> list[tuple[str, str, str, str, list[str]]]:
-    ordered = sorted(findings, key=lambda f: (f.severity.rank, f.rule.value, f.symbol))
-    return [(f.severity.value, f.rule.value, f.symbol, f.message, [str(s) for s in f.sites]) for f in ordered]
+    ordered = sorted(findings, key=lambda f: (bool(f.accepted), f.severity.rank, f.rule.value, f.symbol))
+    return [
+        (
+            f"{f.severity.value} (accepted)" if f.accepted else f.severity.value,
+            f.rule.value,
+            f.symbol,
+            f"{f.message} — accepted: {f.accepted}" if f.accepted else f.message,
+            [str(s) for s in f.sites],
+        )
+        for f in ordered
+    ]
 
 
 def render_check(result: CheckResult) -> str:

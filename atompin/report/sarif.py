@@ -71,6 +71,13 @@ _RULE_HELP: dict[Rule, str] = {
     "the provider no longer knows (the replacement is silently inactive). Fix the registration.",
     Rule.ARCH_COVERAGE: "No GPU architecture of the fleet is among those a list of supported architectures "
     "names: code under it cannot run on this fleet. Never a gate.",
+    Rule.GATE_FLIP: "A version gate of the consumer (`if vllm_version_is(...)`, a version comparison) has another "
+    "value at the pin than at the baseline: other code runs now although the consumer did not change. Read the "
+    "branch that runs at the pin.",
+    Rule.STALE_ACCEPTANCE: "An accepted finding in pairs.toml matches no finding any more: the problem is gone or "
+    "its symbol changed. Remove the acceptance or update its symbol.",
+    Rule.VERSION_ASSERT: "A module-level assert on the provider's version fails at the pin: importing the module "
+    "raises. Bump the consumer or keep the pin.",
 }
 # README sections (GitHub anchors) that document each rule.
 _PAIR_RULES = {Rule.DECLARED_TARGET_SKEW, Rule.BRANCH_REF, Rule.UNCONSTRAINED_PLUGIN, Rule.MODEL_OVERRIDE}
@@ -141,6 +148,7 @@ def _result(
     base: str,
     fingerprint: dict[str, str],
     properties: dict[str, Any],
+    accepted: str = "",
 ) -> dict[str, Any]:
     related = [_location(*_split(site), base, id=i) for i, site in enumerate(sites[:_MAX_SITES], start=1)]
     links = ", ".join(f"[{escape(site)}]({i})" for i, site in enumerate(sites[:_MAX_SITES], start=1))
@@ -157,6 +165,8 @@ def _result(
     }
     if related:
         result["relatedLocations"] = related
+    if accepted:  # accepted in pairs.toml: shown as suppressed, with the reason
+        result["suppressions"] = [{"kind": "external", "justification": accepted}]
     return result
 
 
@@ -191,6 +201,7 @@ def render_check(result: CheckResult) -> str:
                 # the consumer's label is a path, which differs between checkouts: not in the fingerprint
                 _fingerprint(f"->{result.package}", f.rule.value, f.symbol),
                 {"package": result.package},
+                f.accepted,
             )
         )
     return _log(results)
@@ -297,6 +308,7 @@ def render_lock(lock: Lock, manifest: str = "pairs.toml") -> str:
                     base,
                     _fingerprint(pair.name, f.check, f.rule.value, f.symbol),
                     {"pair": pair.name, "check": f.check, "symbol": f.symbol},
+                    f.accepted,
                 )
             )
     return _log(results, bases, vcs)

@@ -20,8 +20,10 @@ def render_findings(findings: tuple[Finding, ...] | list[Finding], indent: str =
         items = sorted(by_rule[rule], key=lambda f: (f.severity.rank, f.symbol))
         lines.append(f"{indent}{rule} ({len(items)})")
         for f in items:
-            lines.append(f"{indent}  {f.severity.value:<7} {f.symbol}")
+            lines.append(f"{indent}  {f.severity.value:<7} {f.symbol}" + (" [accepted]" if f.accepted else ""))
             lines.append(f"{indent}          {f.message}")
+            if f.accepted:
+                lines.append(f"{indent}          accepted in pairs.toml: {f.accepted}")
             sites = [str(s) for s in f.sites]
             shown = ", ".join(sites[:_MAX_SITES]) + (
                 f", … (+{len(sites) - _MAX_SITES})" if len(sites) > _MAX_SITES else ""
@@ -41,7 +43,18 @@ def severity_counts(findings: tuple[Finding, ...] | list[Finding]) -> str:
     return ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s]) or "no findings"
 
 
-def render_check(result: CheckResult) -> str:
+def render_gates(result: CheckResult) -> list[str]:
+    """The consumer's version gates, as evaluated: `--verbose` output."""
+    if not result.gates:
+        return []
+    lines = [f"version gates ({len(result.gates)}), evaluated statically"]
+    for g in result.gates:
+        before = f" (baseline: {g.baseline})" if g.baseline else ""
+        lines.append(f"  {g.value:<9} {g.text}{before}  at {g.site}")
+    return [*lines, ""]
+
+
+def render_check(result: CheckResult, verbose: bool = False) -> str:
     s = result.summary
     lines = [
         f"atompin check: {result.consumer} -> {result.provider} (package {result.package})",
@@ -51,6 +64,8 @@ def render_check(result: CheckResult) -> str:
         "",
     ]
     lines += render_findings(result.findings)
+    if verbose:
+        lines += render_gates(result)
     verdict = "FAIL" if result.errors else "PASS"
     lines.append(f"{verdict}: {severity_counts(result.findings)}")
     return "\n".join(lines) + "\n"
@@ -90,8 +105,11 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                     continue
                 more = f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else ""
                 where = f" at {', '.join(f.sites[:3])}{more}" if f.sites else ""
-                lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{where}")
+                mark = " [accepted]" if f.accepted else ""
+                lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{where}{mark}")
                 lines.append(f"            {f.message}")
+                if f.accepted:
+                    lines.append(f"            accepted in pairs.toml: {f.accepted}")
             if hidden:
                 lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
         lines.append("")
@@ -113,7 +131,8 @@ def render_diff(diff: LockDiff) -> str:
         for c in p.components:
             lines.append(f"  {c.describe()}")
         for f in p.appeared:
-            lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]")
+            accepted = " (accepted)" if f.accepted else ""
+            lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]{accepted}")
         for f in p.resolved:
             lines.append(f"  - {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]")
         for check, count, a, b in p.counts:

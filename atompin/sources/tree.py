@@ -61,6 +61,10 @@ class SourceTree(ABC):
         """A stable id of a file's content (the git blob id)."""
         return blob_id(self.read(path))
 
+    def stamp(self, path: str) -> str:
+        """A cheap id that changes whenever the file does (its content id unless reading that costs more)."""
+        return self.content_id(path)
+
     @cached_property
     def files(self) -> frozenset[str]:
         return frozenset(self.list_files())
@@ -159,6 +163,15 @@ class FolderTree(SourceTree):
         data = _read_regular(self.root / path)
         self._last = (path, data)
         return blob_id(data)
+
+    def stamp(self, path: str) -> str:
+        """Size and modification time: changes with the file, costs no read."""
+        st = os.stat(os.path.join(self._resolved_root, path))
+        return f"{st.st_size}:{st.st_mtime_ns}"
+
+    @cached_property
+    def _resolved_root(self) -> str:
+        return str(self.root.resolve())
 
 
 def _regular_inside(path: str, real_root: str) -> bool:

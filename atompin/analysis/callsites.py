@@ -1,0 +1,350 @@
+"""The provider's own calls of a provider callable: the real calls a consumer's replacement must take.
+
+A patch that installs a narrower function than the original (fewer parameters,
+another order) only breaks when something calls it in a way it cannot take.
+Here are the calls that reach a given function or method from inside the
+provider: by its name where the module binds it, `module.f(...)`, and for
+methods `self.m(...)`, `cls.m(...)`, `super().m(...)` and `Cls.m(...)` in the
+class hierarchy (calls on receivers of unknown type are not counted). Only the
+files whose text mentions the name are parsed, and what each file holds is
+cached by its content.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from atompin.analysis.arity import CallShape
+from atompin.analysis.cache import dump_json, load_json
+from atompin.analysis.names import absolute_module
+from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
+from atompin.model import Site
+from atompin.sources.tree import blob_id
+
+CALLS_FORMAT = "atompin-calls-3"
+
+
+@dataclass(frozen=True)
+class RawCall:
+    """A call by name as written in one provider file, before it is resolved."""
+
+    line: int
+    how: str  # "name" f(...), "self" self.f(...), "cls" cls.f(...), "super" super().f(...), "attr" x.f(...)
+    base: str  # "attr": the dotted receiver as written (x or a.b)
+    cls: str  # qualname of the enclosing class ("" outside one)
+    function: str  # qualname of the enclosing function ("" at module level)
+    shape: CallShape
+    # "attr" on a parameter annotated with a class: that class as "module:qualname" (imports followed).
+    annotated: str = ""
+    # "name" / "attr" through the file's imports: the callee as "module:qualname" ("" when not imported).
+    qualified: str = ""
+
+
+@dataclass(frozen=True)
+class ProviderCall:
+    """A provider call that reaches a target."""
+
+    site: Site
+    shape: CallShape
+    bound: bool  # the first parameter is supplied (a method through self, super() or an instance)
+    function: str  # the enclosing function's symbol, "module:qualname" ("" at module level)
+    caller_key: tuple[str, str]  # (owner symbol, function name): matches a consumer patch of the caller
+
+
+class _Collector(ast.NodeVisitor):
+    """Calls by `name` in one file. Definitions whose source does not mention the name are not entered."""
+
+    def __init__(self, name: str, module: str, is_package: bool, source: bytes = b"") -> None:
+        self.name = name
+        self._needle = name.encode()
+        self._source = source
+        self._line_starts = [0, *(m.end() for m in re.finditer(rb"\n", source))]
+        self.module = module
+        self.is_package = is_package
+        self.classes: list[str] = []
+        self.functions: list[str] = []
+        self.calls: list[RawCall] = []
+        self.imported: dict[str, str] = {}  # name -> "module:attr" or "module", from every import in the file
+        self.annotations: list[dict[str, str]] = []  # per enclosing function: parameter -> annotation
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.imported[alias.asname] = alias.name
+            else:
+                top = alias.name.split(".")[0]
+                self.imported.setdefault(top, top)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        source = absolute_module(self.module, self.is_package, node.level, node.module)
+        for alias in node.names:
+            self.imported[alias.asname or alias.name] = f"{source}:{alias.name}"
+
+    def _mentions(self, node: ast.stmt) -> bool:
+        if not self._source or node.end_lineno is None:
+            return True
+        starts = self._line_starts
+        end = starts[node.end_lineno] if node.end_lineno < len(starts) else len(self._source)
+        return self._source.find(self._needle, starts[node.lineno - 1], end) >= 0
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if not self._mentions(node):
+            return
+        self.classes.append(".".join([*self.classes[-1:], node.name]) if self.classes else node.name)
+        self.generic_visit(node)
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if not self._mentions(node):
+            return
+        owner = self.classes[-1] if self.classes else ""
+        self.functions.append(f"{owner}.{node.name}" if owner else node.name)
+        a = node.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+        self.annotations.append({p.arg: _annotation(p.annotation) for p in params if p.annotation is not None})
+        saved, self.classes = self.classes, []  # a class inside a function is not the method's class
+        self.generic_visit(node)
+        self.classes = saved
+        self.functions.pop()
+        self.annotations.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        func = node.func
+        how, base = "", ""
+        if isinstance(func, ast.Name) and func.id == self.name:
+            how = "name"
+        elif isinstance(func, ast.Attribute) and func.attr == self.name:
+            value = func.value
+            if isinstance(value, ast.Name) and value.id in ("self", "cls"):
+                how = value.id
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
+                how = "super"
+            else:
+                base = _dotted(value)
+                how = "attr" if base else ""
+        if not how:
+            return
+        shape = CallShape(
+            positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+            keywords=tuple(k.arg for k in node.keywords if k.arg),
+            star=any(isinstance(a, ast.Starred) for a in node.args),
+            starstar=any(k.arg is None for k in node.keywords),
+        )
+        cls = self.classes[-1] if self.classes else ""
+        if not cls and self.functions and "." in self.functions[-1]:
+            cls = self.functions[-1].rpartition(".")[0]
+        function = self.functions[-1] if self.functions else ""
+        annotated = qualified = ""
+        if how == "attr" and self.annotations and base in self.annotations[-1]:
+            annotated = self._qualify(self.annotations[-1][base])
+        elif how == "name" and self.name in self.imported:
+            qualified = self._qualify(self.name)
+        elif how == "attr" and base.split(".")[0] in self.imported:
+            qualified = self._qualify(f"{base}.{self.name}")
+        self.calls.append(RawCall(node.lineno, how, base, cls, function, shape, annotated, qualified))
+
+    def _qualify(self, annotation: str) -> str:
+        """An annotation's class as "module:qualname", through the file's imports (TYPE_CHECKING ones too)."""
+        head, _, rest = annotation.partition(".")
+        found = self.imported.get(head)
+        if found is None:
+            return f"{self.module}:{annotation}" if annotation else ""
+        if ":" in found:
+            return f"{found}.{rest}" if rest else found
+        return f"{found}:{rest}" if rest else ""
+
+
+def _annotation(node: ast.expr) -> str:
+    """`Cls`, `mod.Cls`, `"Cls"`, `Cls | None`, `Optional[Cls]`: the one class named, as written."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return ""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [_annotation(node.left), _annotation(node.right)]
+        named = [x for x in sides if x and x != "None"]
+        return named[0] if len(named) == 1 else ""
+    if isinstance(node, ast.Subscript) and _dotted(node.value).rpartition(".")[2] == "Optional":
+        return _annotation(node.slice)
+    return _dotted(node)
+
+
+def _dotted(node: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return ""
+
+
+class CallerSearch:
+    """Calls of provider callables made by the provider itself (see the module docstring)."""
+
+    def __init__(self, index: ProviderIndex) -> None:
+        self.index = index
+        self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
+        self._stamps: str | None = None
+
+    def prime(self, names: set[str]) -> None:
+        """Find the calls of all `names` in one pass over the provider's files (cached by the files' stamps)."""
+        wanted = sorted(n for n in names if n not in self._raw)
+        if not wanted:
+            return
+        todo = []
+        for name in wanted:
+            cached = self.index.cache.get_raw(self._key(name))
+            found = load_json(dict[str, list[RawCall]], cached) if cached is not None else None
+            if found is None:
+                todo.append(name)
+            else:
+                self._raw[name] = found
+        if todo:
+            self._search(todo)
+            for name in todo:
+                self.index.cache.put_raw(self._key(name), dump_json(dict[str, list[RawCall]], self._raw[name]))
+
+    def _key(self, name: str) -> str:
+        if self._stamps is None:
+            tree = self.index.tree
+            files = tree.python_files(self.index.package)
+            stamps = "\0".join([tree.label, *(f"{p}\0{tree.stamp(p)}" for p in files)])
+            self._stamps = hashlib.sha256(stamps.encode()).hexdigest()
+        return f"{CALLS_FORMAT}:{self._stamps}:{name}"
+
+    def _search(self, names: list[str]) -> None:
+        for name in names:
+            self._raw[name] = {}
+        encoded = [(n, n.encode()) for n in names]
+        # A call by name (not its definition): `name(`, `.name(`, with any space before the parenthesis.
+        pattern = re.compile(rb"(?<!def )\b(" + b"|".join(re.escape(b) for _, b in encoded) + rb")\s*\(")
+        tree = self.index.tree
+        for path in tree.python_files(self.index.package):
+            data = tree.read(path)
+            if not any(b in data for _, b in encoded):
+                continue
+            hits = {m.decode() for m in pattern.findall(data)}
+            if not hits:
+                continue
+            content = blob_id(data)
+            parsed: ast.Module | None = None
+            for name in sorted(hits):
+                key = f"{CALLS_FORMAT}:{content}:{name}"
+                cached = self.index.cache.get_raw(key)
+                calls = load_json(list[RawCall], cached) if cached is not None else None
+                if calls is None:
+                    if parsed is None:
+                        try:
+                            parsed = ast.parse(data)
+                        except (SyntaxError, ValueError):
+                            break
+                    module, is_package = tree.module_name(path)
+                    collector = _Collector(name, module, is_package, data)
+                    collector.visit(parsed)
+                    calls = collector.calls
+                    self.index.cache.put_raw(key, dump_json(list[RawCall], calls))
+                if calls:
+                    self._raw[name][path] = calls
+
+    def calls(
+        self,
+        target: Target,
+        name: str,
+        owner: ClassRef | None = None,
+        replaced: Callable[[tuple[str, str]], bool] = lambda key: False,
+    ) -> list[ProviderCall]:
+        """The provider's calls that reach `target` (a function or method named `name`, or a class's `__init__`
+        when `name` is the class name). With `owner` (the patched class), a method's calls count only where the
+        receiver can be an `owner`: a patch of `owner.name` does not change what other subclasses of the
+        defining class call. `replaced((owner symbol, function))` says the consumer replaced a method."""
+        self.prime({name})
+        out: list[ProviderCall] = []
+        for path, raws in sorted(self._raw[name].items()):
+            module, _ = self.index.tree.module_name(path)
+            for raw in raws:
+                bound = self._reaches(module, raw, target, name)
+                if bound is None:
+                    continue
+                if owner is not None and not self._through(module, raw, owner, replaced):
+                    continue
+                function = f"{module}:{raw.function}" if raw.function else ""
+                caller_class, _, func = raw.function.rpartition(".")
+                caller_key = (f"{module}:{caller_class}" if caller_class else module, func)
+                out.append(ProviderCall(Site(path, raw.line), raw.shape, bound, function, caller_key))
+        return out
+
+    def _reaches(self, module: str, raw: RawCall, target: Target, name: str) -> bool | None:
+        """Does this call reach `target`? None when not; else whether its receiver is supplied."""
+        index = self.index
+        if raw.how in ("name", "attr") and raw.qualified:
+            # Through the file's imports: no need to index the calling module.
+            res = index.resolve_symbol(raw.qualified)
+        elif raw.how == "name":
+            res = index.resolve(module, (name,))
+        elif raw.how == "attr" and raw.annotated:
+            res = index.resolve_symbol(f"{raw.annotated}.{name}")
+        elif raw.how == "attr":
+            res = index.resolve(module, (*raw.base.split("."), name))
+        elif raw.how in ("self", "cls") and raw.cls:
+            res = index.resolve(module, (*raw.cls.split("."), name))
+        elif raw.how == "super" and raw.cls:
+            return True if self._super_reaches(ClassRef(module, raw.cls), name, target) else None
+        else:
+            return None
+        found = res.target
+        if not res.found or found is None:
+            return None
+        if target.kind is TargetKind.CLASS:  # Cls(...) reaches Cls.__init__
+            return True if found.kind is TargetKind.CLASS and found.symbol == target.symbol else None
+        if found.kind is not TargetKind.FUNCTION or found.symbol != target.symbol:
+            return None
+        if raw.how in ("self", "cls") or raw.annotated:  # through an instance
+            return not (found.signature is not None and found.signature.is_staticmethod)
+        return found.bound
+
+    def _through(self, module: str, raw: RawCall, owner: ClassRef, replaced: Callable[[tuple[str, str]], bool]) -> bool:
+        """Can the call's receiver be an `owner`? Through an `owner` (or a subclass) it is; `self` in a base
+        class's method is one when `owner` inherits that method (neither it nor the consumer overrides it)."""
+        if raw.how in ("self", "cls", "super") and raw.cls:
+            caller = ClassRef(module, raw.cls)
+            if owner in self.index.mro(caller):
+                return True
+            mro = self.index.mro(owner)
+            if caller not in mro:
+                return False
+            method = raw.function.rpartition(".")[2]
+            for node in mro[: mro.index(caller)]:
+                info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+                if (info is not None and method in info.members) or replaced((str(node), method)):
+                    return False
+            return True
+        receiver: ClassRef | None = None
+        if raw.how == "attr":
+            if raw.annotated:
+                res = self.index.resolve_symbol(raw.annotated)
+            elif raw.qualified and "." in raw.qualified.partition(":")[2]:
+                res = self.index.resolve_symbol(raw.qualified.rpartition(".")[0])
+            else:
+                res = self.index.resolve(module, tuple(raw.base.split(".")))
+            receiver = res.target.cls if res.found and res.target is not None else None
+        else:
+            receiver = None
+        return receiver is not None and owner in self.index.mro(receiver)
+
+    def _super_reaches(self, ref: ClassRef, name: str, target: Target) -> bool:
+        for node in self.index.mro(ref)[1:]:
+            if isinstance(node, str):
+                return False
+            info = self.index.class_info(node)
+            if info is not None and name in info.members:
+                return f"{node}.{name}" == target.symbol
+        return False

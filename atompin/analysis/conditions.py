@@ -1,0 +1,97 @@
+"""Can this branch run at this provider? The conditions a use sits under, decided at one provider.
+
+The scanner records each use with the conditions of the branch it is in
+(`usage.Condition`): version gates, the other branch of a `hasattr` test, an
+`except ImportError` handler, the rest of a try body after its imports. Here
+they are decided against a provider's version and names:
+
+- a gate that is false, or an import before the use that fails, means the use
+  never runs: it is skipped, like code under `if TYPE_CHECKING:`;
+- a fallback that only runs when something the provider has is missing (a
+  hasattr's other branch, an import handler whose imports all resolve) is
+  kept as information: "a fallback for older providers";
+- a gate that cannot be evaluated (a form not understood, or no provider
+  version known) caps what is found under it at a warning that names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from atompin.analysis import gates
+from atompin.analysis.usage import Condition, ConditionKind, Ref
+from atompin.model import Severity, Status
+
+
+class Reach(str, Enum):
+    LIVE = "live"  # runs, as far as we can tell
+    UNDECIDED = "undecided"  # under a version gate that could not be evaluated
+    FALLBACK = "fallback"  # runs only when something the provider has is missing
+    DEAD = "dead"  # cannot run at this provider
+
+
+_ORDER = {Reach.LIVE: 0, Reach.UNDECIDED: 1, Reach.FALLBACK: 2, Reach.DEAD: 3}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    reach: Reach = Reach.LIVE
+    why: str = ""  # said in the message of what is found there
+
+    def adjust(self, severity: Severity, message: str) -> tuple[Severity, str]:
+        """A finding's severity and message, as this judgement makes them."""
+        if self.reach is Reach.FALLBACK:
+            return Severity.INFO, f"{message} ({self.why})"
+        if self.reach is Reach.UNDECIDED and severity is Severity.ERROR:
+            return Severity.WARNING, f"{message} ({self.why})"
+        return severity, message
+
+
+LIVE = Judgement()
+
+
+def judge(
+    when: Sequence[Condition],
+    version: str | None,
+    status: Callable[[Ref], Status],
+) -> Judgement:
+    """The worst of what the conditions say at a provider of `version`, whose names `status` resolves."""
+    found = LIVE
+    for condition in when:
+        judgement = _one(condition, version, status)
+        if _ORDER[judgement.reach] > _ORDER[found.reach]:
+            found = judgement
+    return found
+
+
+def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> Judgement:
+    if c.kind is ConditionKind.GATE and c.gate is not None:
+        value = gates.evaluate(c.gate, version)
+        if value is not None and value != c.expect:
+            return Judgement(Reach.DEAD)
+        if value is None and gates.undecided_by_version(c.gate, version):
+            at = f"at {version}" if version else "(no provider version known)"
+            return Judgement(Reach.UNDECIDED, f"under the version gate `{c.text}` at {c.site}, undecided {at}")
+        return LIVE
+    if c.kind is ConditionKind.ATTR_ABSENT:
+        if any(status(ref.attr(c.attr)) is Status.FOUND for ref in c.refs):
+            return Judgement(
+                Reach.FALLBACK,
+                f"a fallback for older providers: it runs only when `{c.attr}` is absent ({c.text} at {c.site}), "
+                "and it is present here",
+            )
+        return LIVE
+    if c.kind is ConditionKind.TRY_FAILED:
+        if c.others_present and all(status(ref) is Status.FOUND for ref in c.refs):
+            return Judgement(
+                Reach.FALLBACK,
+                f"a fallback: it runs only when an import of the try at {c.site} fails, and they all resolve here",
+            )
+        return LIVE
+    if c.kind is ConditionKind.AFTER_IMPORTS:
+        if any(status(ref) is Status.MISSING for ref in c.refs):
+            return Judgement(Reach.DEAD)  # the import before it raises first, and is reported
+        return LIVE
+    return LIVE

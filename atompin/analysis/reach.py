@@ -1,0 +1,235 @@
+"""Which consumer modules the plugin's entry points reach: what only unreached modules use cannot
+break the plugin as installed, so errors found there are warnings.
+
+Roots are the consumer's declared entry points (every group: the provider's plugin groups and any
+console script), read from its packaging metadata, and its `__main__` modules. From there, edges
+are imports of consumer modules (module level or inside functions: either may run), literal
+`importlib.import_module` names, and any string that names a consumer module or file (a dotted path
+handed to the provider, a `worker_cls`, a file run with `exec`). A computed import name reaches
+every module under its literal prefix, or every module when it has none. An edge under a branch
+that cannot run at this provider (a false version gate) does not count.
+
+Applied only where it can be sound: the consumer must register entry points in a group of the
+provider (it is a plugin of it), and the scanned packages must be whole top-level packages (no
+unscanned module of the consumer could import them). What a user names in a configuration (a
+module path on a command line) is not visible: findings there are warnings, not dropped.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from atompin.analysis.conditions import Judgement, Reach
+from atompin.analysis.usage import Condition, ConsumerUsage
+from atompin.model import Finding, Severity
+from atompin.sources.tree import SourceTree
+
+
+def entry_points(tree: SourceTree) -> dict[str, list[str]]:
+    """group -> ["module:attr", ...] declared by the tree's packaging metadata (wheel or egg metadata,
+    `pyproject.toml`, `setup.cfg`, a literal `entry_points=` in `setup.py`)."""
+    groups: dict[str, list[str]] = {}
+
+    def add(group: str, values: Iterable[str]) -> None:
+        groups.setdefault(group, []).extend(v.strip() for v in values if v.strip())
+
+    for path in sorted(tree.files):
+        name = path.rpartition("/")[2]
+        if (
+            name == "entry_points.txt"
+            and path.count("/") == 1
+            and path.split("/")[0].endswith((".dist-info", ".egg-info"))
+        ):
+            parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
+            parser.optionxform = str  # type: ignore[assignment,method-assign]
+            try:
+                parser.read_string(tree.read(path).decode("utf-8", "replace"))
+            except configparser.Error:
+                continue
+            for section in parser.sections():
+                add(section, parser[section].values())
+    if "pyproject.toml" in tree.files:
+        _pyproject(tree.read("pyproject.toml").decode("utf-8", "replace"), add)
+    if "setup.cfg" in tree.files:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(tree.read("setup.cfg").decode("utf-8", "replace"))
+        except configparser.Error:
+            parser = configparser.ConfigParser()
+        if parser.has_section("options.entry_points"):
+            for group, text in parser["options.entry_points"].items():
+                add(group, (line.partition("=")[2] for line in text.splitlines() if "=" in line))
+    if "setup.py" in tree.files:
+        _setup_py(tree.read("setup.py"), add)
+    return groups
+
+
+def _pyproject(text: str, add: Callable[[str, Iterable[str]], None]) -> None:
+    # Imported here: only the reachability of an installed plugin needs it.
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        project = tomlkit.parse(text).unwrap().get("project", {})
+    except ParseError:
+        return
+    for group, table in (project.get("entry-points", {}) or {}).items():
+        if isinstance(table, dict):
+            add(group, (str(v) for v in table.values()))
+    for key in ("scripts", "gui-scripts"):
+        table = project.get(key, {}) or {}
+        if isinstance(table, dict):
+            add(f"console_{key}", (str(v) for v in table.values()))
+
+
+def _setup_py(source: bytes, add: Callable[[str, Iterable[str]], None]) -> None:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "entry_points":
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                for group, items in value.items():
+                    lines = [items] if isinstance(items, str) else list(items)
+                    add(str(group), (str(line).partition("=")[2] for line in lines if "=" in str(line)))
+
+
+@dataclass(frozen=True)
+class Unreached:
+    """A consumer module the entry points do not reach, and why (for the message)."""
+
+    module: str
+    why: str
+
+
+class Reachability:
+    """The consumer modules reached from the roots over live edges."""
+
+    def __init__(
+        self,
+        usage: ConsumerUsage,
+        modules: dict[str, str],
+        roots: list[str],
+        groups: list[str],
+        judge: Callable[[tuple[Condition, ...]], Judgement],
+    ) -> None:
+        """`modules`: scanned module name -> path."""
+        self.modules = modules
+        self.groups = groups
+        by_file: dict[str, list[str]] = {}
+        for module, path in modules.items():
+            by_file.setdefault(path.rpartition("/")[2], []).append(module)
+        live: dict[str, set[str]] = {}
+        dead: dict[str, dict[str, str]] = {}  # source -> target -> the branch that cannot run
+        for edge in usage.module_edges:
+            judgement = judge(edge.when)
+            for target in self._targets(edge.target, by_file):
+                if judgement.reach in (Reach.LIVE, Reach.UNDECIDED):
+                    live.setdefault(edge.source, set()).add(target)
+                else:
+                    text = next((c.text for c in reversed(edge.when) if c.text), "a branch")
+                    dead.setdefault(edge.source, {}).setdefault(target, f"`{text}` at {edge.site}")
+        self.reached = self._closure(roots, live)
+        # Modules the entry points would reach but for branches that cannot run at this provider.
+        self.blocked: dict[str, str] = {}
+        todo = deque(
+            (target, why)
+            for source in sorted(self.reached)
+            for target, why in sorted(dead.get(source, {}).items())
+            if target not in self.reached
+        )
+        while todo:
+            module, why = todo.popleft()
+            if module in self.reached or module in self.blocked:
+                continue
+            self.blocked[module] = why
+            parts = module.split(".")
+            todo.extend((".".join(parts[:i]), why) for i in range(1, len(parts)) if ".".join(parts[:i]) in modules)
+            todo.extend((m, why) for m in sorted(live.get(module, ())))
+            todo.extend((m, why) for m in sorted(dead.get(module, {})))
+
+    def _targets(self, target: str, by_file: dict[str, list[str]]) -> set[str]:
+        if target == "*":
+            return set(self.modules)
+        if target.startswith("file:"):
+            return set(by_file.get(target[5:], []))
+        if target.startswith("prefix:"):
+            prefix = target[7:]
+            return {m for m in self.modules if m.startswith(prefix)}
+        parts = target.split(".")
+        for i in range(len(parts), 0, -1):
+            name = ".".join(parts[:i])
+            if name in self.modules:
+                return {name}
+        return set()
+
+    def _closure(self, roots: list[str], live: dict[str, set[str]]) -> set[str]:
+        reached: set[str] = set()
+        todo = deque(m for root in roots for m in self._targets(root, {}))
+        while todo:
+            module = todo.popleft()
+            if module in reached:
+                continue
+            reached.add(module)
+            parts = module.split(".")
+            todo.extend(".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in self.modules)
+            todo.extend(live.get(module, ()))
+        return reached
+
+    def unreached(self, module: str) -> Unreached | None:
+        if module in self.reached or module not in self.modules:
+            return None
+        if module in self.blocked:
+            return Unreached(module, f"imported only under {self.blocked[module]}, which cannot run at this provider")
+        return Unreached(
+            module,
+            f"not reached from the plugin's entry points ({', '.join(self.groups)}); it runs only if "
+            "something outside the plugin imports it by name (a module path given in a configuration)",
+        )
+
+
+def reachability(
+    tree: SourceTree,
+    packages: list[str],
+    provider: str,
+    usage: ConsumerUsage,
+    judge: Callable[[tuple[Condition, ...]], Judgement],
+) -> Reachability | None:
+    """The reachability of the scanned packages from the consumer's entry points; None where it would
+    not be sound (see the module docstring)."""
+    if any("." in p for p in packages):
+        return None
+    groups = entry_points(tree)
+    plugin_groups = sorted(g for g in groups if g.startswith(f"{provider}."))
+    if not plugin_groups:
+        return None
+    modules = {tree.module_name(path)[0]: path for p in packages for path in tree.python_files(p)}
+    roots = [value.partition(":")[0].strip() for values in groups.values() for value in values]
+    roots = [r for r in roots if r.split(".")[0] in packages]
+    if not roots:
+        return None
+    roots += [m for m in modules if m.rpartition(".")[2] == "__main__"]
+    return Reachability(usage, modules, roots, plugin_groups, judge)
+
+
+def demote_unreached(findings: list[Finding], reach: Reachability, module_of: Callable[[str], str]) -> list[Finding]:
+    """Errors whose every site is in a module the entry points do not reach become warnings that say so."""
+    out: list[Finding] = []
+    for f in findings:
+        if f.severity is Severity.ERROR and f.sites:
+            found = [reach.unreached(module_of(site.path)) for site in f.sites]
+            if all(u is not None for u in found):
+                first = found[0]
+                assert first is not None
+                f = replace(f, severity=Severity.WARNING, message=f"{f.message} (in {first.module}, {first.why})")
+        out.append(f)
+    return out

@@ -1,0 +1,188 @@
+"""Names the consumer puts into the provider itself: stashed originals, its own helper methods and
+ordering checks on them, modules it registers in sys.modules, a patched __init__, classes it hands
+the provider under a name. Each with the fitting variant and a real break of the same shape."""
+
+from __future__ import annotations
+
+from conftest import brief, only
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/utils.py": "def merge(a, b):\n    return a\n",
+    "pv/serving.py": """
+        class Serving:
+            def full_generator(self, request):
+                return request
+    """,
+    "pv/configs/__init__.py": "",
+    "pv/configs/base.py": "class BaseConfig:\n    pass\n",
+    "pv/norm.py": """
+        class Norm:
+            def __init__(self, hidden_size, eps=1e-6):
+                self.hidden_size = hidden_size
+    """,
+    "pv/custom_op.py": """
+        class CustomOp:
+            op_registry_oot = {}
+
+            def __new__(cls, *args, **kwargs):
+                return super().__new__(cls.op_registry_oot.get(cls.__name__, cls))
+
+            @classmethod
+            def register_oot(cls, op_cls=None, name=None):
+                cls.op_registry_oot[name] = op_cls
+
+        class FusedMoE(CustomOp):
+            def __init__(self, num_experts, top_k):
+                self.num_experts = num_experts
+    """,
+}
+
+
+def consumer(**files: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", **{f"plug/{name}.py": text for name, text in files.items()}}
+
+
+STASH = """
+    import pv.utils as u
+
+    def merge(a, b):
+        return u._original_merge(a, b)
+
+    if not hasattr(u, "_original_merge"):
+        u._original_merge = u.merge
+    u.merge = merge
+"""
+
+
+def test_a_stash_of_the_original_under_a_new_name_is_the_consumers_own(run_check):
+    result = run_check(PROVIDER, consumer(mod=STASH))
+    assert brief(result) == [("patch-addition", "info", "pv.utils:_original_merge", ["plug/mod.py:7"])]
+    assert "keeps a provider object under a name the provider does not have" in result.findings[0].message
+    # The real target is `merge`: when it is gone, the stash (the read of the original) is the error.
+    gone = {**PROVIDER, "pv/utils.py": "def other(a):\n    return a\n"}
+    assert [f[:3] for f in brief(run_check(gone, consumer(mod=STASH))) if f[1] == "error"] == [
+        ("missing-patch-target", "error", "pv.utils:merge")
+    ]
+
+
+def test_an_ordering_check_on_the_consumers_own_addition(run_check):
+    plug = consumer(
+        a="""
+            from pv.serving import Serving
+
+            def _make_usage(self, n):
+                return n
+
+            Serving._make_usage = _make_usage
+        """,
+        b="""
+            from pv.serving import Serving
+
+            if not hasattr(Serving, "_make_usage"):
+                raise RuntimeError("install plug.a first")
+        """,
+    )
+    assert brief(run_check(PROVIDER, plug)) == [
+        ("patch-addition", "info", "pv.serving:Serving._make_usage", ["plug/a.py:6"])
+    ]
+    # The same check on a name the consumer does not add requires the provider's: it raises when gone.
+    required = consumer(b=plug["plug/b.py"].replace("_make_usage", "_make_usage_info"))
+    assert brief(run_check(PROVIDER, required)) == [
+        ("unresolved-import", "error", "pv.serving:Serving._make_usage_info", ["plug/b.py:3"])
+    ]
+    # A wrapper that reads the original is a replacement: the original gone is an error.
+    wrapper = consumer(
+        a="""
+            from pv.serving import Serving
+            _orig = Serving._make_usage
+            Serving._make_usage = lambda self, n: _orig(self, n)
+        """
+    )
+    assert only(run_check(PROVIDER, wrapper), "missing-patch-target")[0].severity.value == "error"
+
+
+INJECT = """
+    import importlib
+    import sys
+    from plug import newcfg as _cfg
+
+    sys.modules.setdefault("pv.configs.newcfg", _cfg)
+    setattr(importlib.import_module("pv.configs"), "newcfg", _cfg)
+"""
+
+
+def test_a_module_the_consumer_registers_in_the_providers_namespace(run_check):
+    plug = consumer(
+        newcfg="class NewConfig:\n    pass\n",
+        register=INJECT,
+        model="from pv.configs.newcfg import NewConfig\nfrom pv.configs import newcfg\n",
+    )
+    assert brief(run_check(PROVIDER, plug)) == [("patch-addition", "info", "pv.configs:newcfg", ["plug/register.py:6"])]
+    broken = {**plug, "plug/model.py": "from pv.configs.othercfg import NewConfig\n"}
+    assert ("unresolved-import", "error", "pv.configs.othercfg:NewConfig", ["plug/model.py:1"]) in brief(
+        run_check(PROVIDER, broken)
+    )
+
+
+def test_a_module_registered_through_a_helper_with_a_module_level_name(run_check):
+    plug = consumer(
+        loader="""
+            import sys
+
+            def alias_module(canonical_name, module):
+                sys.modules.setdefault(canonical_name, module)
+        """,
+        config="""
+            from plug.loader import alias_module
+
+            CANONICAL = "pv.configs.axk"
+            alias_module(CANONICAL, object())
+        """,
+        model="from pv.configs.axk import AXKConfig\n",
+    )
+    assert run_check(PROVIDER, plug).findings == ()
+
+
+PATCHED_INIT = """
+    from pv.norm import Norm
+
+    _orig_init = Norm.__init__
+
+    def _patched_init(self, hidden_size, eps=1e-6, *, shard_world_size=None):
+        _orig_init(self, hidden_size, eps)
+
+    Norm.__init__ = _patched_init
+"""
+
+
+def test_calls_bind_to_the_consumers_replacement_init(run_check):
+    plug = consumer(patch=PATCHED_INIT, model="from pv.norm import Norm\nnorm = Norm(128, shard_world_size=2)\n")
+    assert run_check(PROVIDER, plug).findings == ()
+    bad = {**plug, "plug/model.py": "from pv.norm import Norm\nnorm = Norm(128, shard_rank=2)\n"}
+    [finding] = run_check(PROVIDER, bad).findings
+    assert (finding.rule.value, finding.severity.value, [str(s) for s in finding.sites]) == (
+        "arity-drift",
+        "error",
+        ["plug/model.py:2"],
+    )
+    assert "the consumer's replacement at plug/patch.py:8" in finding.message
+
+
+def test_a_call_of_a_class_whose_name_the_consumer_registers_out_of_tree(run_check):
+    ops = """
+        from pv.custom_op import CustomOp, FusedMoE
+
+        class MyFusedMoE(FusedMoE):
+            def __init__(self, *args, hash=None, **kwargs):
+                pass
+
+        def register():
+            for name, op_cls in {"FusedMoE": MyFusedMoE}.items():
+                CustomOp.register_oot(op_cls=op_cls, name=name)
+    """
+    model = "from pv.custom_op import FusedMoE\nmoe = FusedMoE(8, 2, hash='x')\n"
+    assert run_check(PROVIDER, consumer(ops=ops, model=model)).findings == ()
+    # Registered under another name, the provider's own class is built: the call does not fit it.
+    other = ops.replace('{"FusedMoE": MyFusedMoE}', '{"SharedFusedMoE": MyFusedMoE}')
+    assert [f[:2] for f in brief(run_check(PROVIDER, consumer(ops=other, model=model)))] == [("arity-drift", "error")]

@@ -1,0 +1,111 @@
+"""Reachability from the plugin's entry points: errors in consumer modules nothing reaches are warnings."""
+
+from __future__ import annotations
+
+from atompin.analysis.reach import entry_points
+from atompin.sources.tree import MemoryTree
+
+PROVIDER = {"pv/__init__.py": '__version__ = "0.2.0"\n', "pv/utils.py": "def helper():\n    pass\n"}
+
+PYPROJECT = """
+    [project]
+    name = "plug"
+
+    [project.entry-points."pv.general_plugins"]
+    plug = "plug.register:register"
+"""
+
+BROKEN = "from pv.utils import gone\n"
+
+
+def plugin(**modules: str) -> dict[str, str]:
+    files = {"pyproject.toml": PYPROJECT, "plug/__init__.py": ""}
+    files["plug/register.py"] = """
+        import plug.live
+
+        def register():
+            from plug import lazy
+            return "plug.worker.Worker"
+    """
+    files.update({f"plug/{name}.py": text for name, text in modules.items()})
+    return files
+
+
+def severities(result) -> dict[str, str]:
+    """Severity of each finding, by the module its one site is in."""
+    return {f.sites[0].path: f.severity.value for f in result.findings}
+
+
+def broken(name: str) -> str:
+    return f"from pv.utils import {name}\n"
+
+
+def test_errors_only_in_unreached_modules_are_warnings(run_check):
+    files = plugin(live=broken("a"), lazy=broken("b"), worker=broken("c"), dead=broken("d"))
+    result = run_check(PROVIDER, files)
+    # Reached: at module level, inside a function, by a dotted path handed over as a string.
+    assert severities(result) == {
+        "plug/live.py": "error",
+        "plug/lazy.py": "error",
+        "plug/worker.py": "error",
+        "plug/dead.py": "warning",
+    }
+    [dead] = [f for f in result.findings if f.severity.value == "warning"]
+    assert "in plug.dead, not reached from the plugin's entry points (pv.general_plugins)" in dead.message
+    # One finding with a site in a reached module stays an error.
+    shared = run_check(PROVIDER, plugin(live=BROKEN, dead=BROKEN))
+    assert [(f.severity.value, len(f.sites)) for f in shared.findings] == [("error", 2)]
+
+
+def test_a_module_imported_only_under_a_false_version_gate(run_check):
+    files = plugin(
+        live="""
+            import pv
+
+            if pv.__version__ < "0.1":
+                import plug.old
+        """,
+        old=BROKEN,
+    )
+    [finding] = run_check(PROVIDER, files, version="0.2.0").findings
+    assert finding.severity.value == "warning"
+    assert "imported only under `pv.__version__ < '0.1'` at plug/live.py:4, which cannot run" in finding.message
+    [live] = run_check(PROVIDER, files, version="0.0.9").findings
+    assert live.severity.value == "error"
+
+
+def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check):
+    files = plugin(
+        live="""
+            from importlib import import_module
+
+            def backend(name):
+                return import_module(f"plug.backends.{name}")
+        """,
+        **{"backends/__init__": "", "backends/npu": broken("a"), "other": broken("b")},
+    )
+    assert severities(run_check(PROVIDER, files)) == {"plug/backends/npu.py": "error", "plug/other.py": "warning"}
+
+
+def test_no_demotion_without_plugin_entry_points_or_for_part_of_a_package(run_check):
+    files = plugin(dead=BROKEN)
+    scripts = {**files, "pyproject.toml": '[project]\nname = "plug"\n[project.scripts]\nplug = "plug.register:main"\n'}
+    assert run_check(PROVIDER, scripts).findings[0].severity.value == "error"
+    sub = {f"outer/{k}" if k.startswith("plug/") else k: v for k, v in files.items()}
+    sub["outer/__init__.py"] = ""
+    assert run_check(PROVIDER, sub, consumer_package="outer.plug").findings[0].severity.value == "error"
+
+
+def test_entry_points_from_wheel_metadata_setup_cfg_and_setup_py():
+    tree = MemoryTree(
+        {
+            "plug-1.0.dist-info/entry_points.txt": "[pv.platform_plugins]\nplug = plug:register\n",
+            "setup.cfg": "[options.entry_points]\nconsole_scripts =\n    plug-cli = plug.cli:main\n",
+            "setup.py": "from setuptools import setup\nsetup(entry_points={'pv.general_plugins': ['x = plug.x:go']})\n",
+        }
+    )
+    assert entry_points(tree) == {
+        "pv.platform_plugins": ["plug:register"],
+        "console_scripts": ["plug.cli:main"],
+        "pv.general_plugins": ["plug.x:go"],
+    }

@@ -1,0 +1,327 @@
+"""arity-drift of replacements judged by real calls, caught TypeErrors, patches that vanished since the
+baseline, and patches named by a dotted path through a registry."""
+
+from __future__ import annotations
+
+from conftest import brief, only
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/ops.py": """
+        def conv(x, weight, bias=None, cache_indices=None, block_idx=None):
+            return x
+    """,
+    "pv/mixer.py": """
+        from pv.ops import conv
+
+        class Mixer:
+            def forward(self, x, w):
+                return conv(x, w, cache_indices=None, block_idx=3)
+    """,
+    "pv/coordinator.py": """
+        def get_coordinator(config, max_len, use_eagle, metrics=None):
+            return config
+    """,
+    "pv/manager.py": """
+        from pv.coordinator import get_coordinator
+
+        def build(config):
+            return get_coordinator(config=config, max_len=1, use_eagle=False, metrics=None)
+    """,
+    "pv/custom_op.py": """
+        class CustomOp:
+            def forward(self, *args, **kwargs):
+                return self.forward_native(*args, **kwargs)
+
+        class Norm(CustomOp):
+            def forward_native(self, x, residual=None):
+                return x
+
+        class Other(CustomOp):
+            def forward_native(self, a, b, c):
+                return a
+
+            def run(self, a, b, c):
+                return self.forward(a, b, c)
+    """,
+    "pv/runner.py": """
+        from typing import TYPE_CHECKING
+
+        class Runner:
+            def init_cache(self, config, is_profiling=False):
+                pass
+
+            def capture(self):
+                self.init_cache({})
+    """,
+    "pv/profiling.py": """
+        from typing import TYPE_CHECKING
+
+        if TYPE_CHECKING:
+            from pv.runner import Runner
+
+        def profile(runner: "Runner") -> None:
+            runner.init_cache({}, is_profiling=True)
+    """,
+    "pv/utils.py": "def decorate_logs(process_name=None):\n    pass\n",
+}
+
+
+def consumer(source: str, **more: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/mod.py": source, **{f"plug/{k}.py": v for k, v in more.items()}}
+
+
+def test_a_narrower_replacement_that_a_real_provider_call_misses_is_an_error_citing_it(run_check):
+    src = """
+        import pv.ops
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        pv.ops.conv = conv
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "cannot take the real call at pv/mixer.py:5: it passes block_idx=" in finding.message
+
+
+def test_a_narrower_replacement_that_no_real_call_misses_is_a_warning(run_check):
+    # Inserts parameters before `metrics`: a positional caller would bind wrongly, but every real
+    # caller passes keywords.
+    src = """
+        import pv.coordinator as c
+
+        def get_coordinator(config, max_len, use_eagle, block_size=None, metrics=None):
+            return config
+
+        c.get_coordinator = get_coordinator
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "no call found in the provider or the consumer fails (1 checked)" in finding.message
+    # A call of the consumer's own that does not fit makes it an error.
+    mine = src + "\n        c.get_coordinator({}, 1, False, 2)\n"
+    assert only(run_check(PROVIDER, consumer(mine)), "arity-drift")[0].severity.value == "error"
+
+
+def test_calls_from_a_provider_function_the_consumer_replaces_do_not_count(run_check):
+    src = """
+        import pv.ops
+        from pv.mixer import Mixer
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        def forward(self, x, w):
+            return conv(x, w)
+
+        pv.ops.conv = conv
+        Mixer.forward = forward
+    """
+    assert [f[:2] for f in brief(run_check(PROVIDER, consumer(src)))] == [("arity-drift", "warning")]
+
+
+def test_a_dispatcher_original_is_no_evidence_and_other_subclasses_calls_do_not_count(run_check):
+    # CustomOp.forward(self, *args, **kwargs): any replacement "fails" a hypothetical call. The real call
+    # `self.forward(a, b, c)` is made by another subclass, which the patch of Norm.forward does not touch.
+    src = """
+        from pv.custom_op import Norm
+
+        def forward(self, x, residual=None):
+            return x
+
+        Norm.forward = forward
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+    other = src.replace("Norm", "Other")
+    [finding] = run_check(PROVIDER, consumer(other)).findings
+    assert (finding.severity.value, "pv/custom_op.py:14" in finding.message) == ("error", True)
+
+
+def test_a_call_on_a_parameter_annotated_with_the_class_counts(run_check):
+    src = """
+        from pv.runner import Runner
+
+        def init_cache(self, config):
+            pass
+
+        Runner.init_cache = init_cache
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert finding.severity.value == "error"
+    assert "the real call at pv/profiling.py:7: it passes is_profiling=" in finding.message
+
+
+def test_a_call_whose_typeerror_is_caught_is_degraded(run_check):
+    src = """
+        def standby():
+            try:
+                from pv.utils import decorate_logs
+                decorate_logs("APIServer", skip_if_decorated=True)
+            except Exception:
+                pass
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "degraded" in finding.message and "the handler at line 5 does nothing" in finding.message
+    # Work after the failing call is skipped too: that is no longer only its own effect.
+    more = src.replace("skip_if_decorated=True)", "skip_if_decorated=True)\n                register_all()")
+    assert only(run_check(PROVIDER, consumer(more)), "arity-drift")[0].severity.value == "error"
+
+
+VANISHED = """
+    from pv.runner import Runner
+
+    def init_buffer(self, size):
+        pass
+
+    Runner.init_buffer = init_buffer
+"""
+
+
+def test_a_replaced_method_that_vanished_since_the_baseline(run_check):
+    baseline = {
+        **PROVIDER,
+        "pv/runner.py": "class Runner:\n    def init_buffer(self, size):\n        pass\n",
+    }
+    [finding] = run_check(PROVIDER, consumer(VANISHED), baseline=baseline).findings
+    assert (finding.rule.value, finding.severity.value) == ("missing-patch-target", "error")
+    assert "pv.runner:Runner.init_buffer existed at the baseline" in finding.message
+    # Without a baseline it stays an addition, and says what a baseline would tell.
+    [info] = run_check(PROVIDER, consumer(VANISHED)).findings
+    assert (info.rule.value, info.severity.value) == ("patch-addition", "info")
+    assert "a baseline would tell whether it vanished" in info.message
+    # An addition the baseline did not have either stays one.
+    [still] = run_check(PROVIDER, consumer(VANISHED), baseline=PROVIDER).findings
+    assert still.rule.value == "patch-addition" and "baseline" not in still.message
+
+
+REGISTRY = """
+    from importlib import import_module
+
+    _PATCHES = []
+
+    def register_patch(*, target, reason):
+        def decorator(replacement):
+            _PATCHES.append((target, replacement))
+            return replacement
+        return decorator
+
+    def apply_patches():
+        for target, replacement in _PATCHES:
+            module, _, attr = target.rpartition(".")
+            setattr(import_module(module), attr, replacement)
+"""
+
+
+def test_patches_through_a_registry_with_a_dotted_string_target(run_check):
+    src = """
+        from plug.registry import register_patch
+
+        @register_patch(target="pv.runner.Runner.capture", reason="faster")
+        def capture(self):
+            pass
+
+        @register_patch(target="pv.runner.Runner.gone", reason="moved?")
+        def gone(self):
+            pass
+    """
+    result = run_check(PROVIDER, consumer(src, registry=REGISTRY))
+    assert result.summary.patch_sites == 2
+    assert brief(result) == [("missing-patch-target", "error", "pv.runner:Runner.gone", ["plug/mod.py:7"])]
+    assert "names it as a patch target by its dotted path" in result.findings[0].message
+    # The call form, and the check of the replacement's signature.
+    called = 'from plug.registry import register_patch\n\ndef init_cache(self):\n    pass\n\nregister_patch(target="pv.runner.Runner.init_cache", reason="x")(init_cache)\n'
+    [drift] = run_check(PROVIDER, consumer(called, registry=REGISTRY)).findings
+    assert (drift.rule.value, drift.severity.value) == ("arity-drift", "error")
+    # A decorator whose module resolves no dotted path is not a patch registry.
+    plain = REGISTRY.replace("setattr(import_module(module), attr, replacement)", "print(module, attr)")
+    assert run_check(PROVIDER, consumer(src, registry=plain)).summary.patch_sites == 0
+
+
+def test_a_literal_table_of_dotted_targets_split_in_a_loop(run_check):
+    src = """
+        from importlib import import_module
+
+        def capture(x, weight, bias=None, cache_indices=None, block_idx=None):
+            return x
+
+        def apply():
+            for target, fn in {"pv.ops.conv": capture, "pv.ops.gone": capture}.items():
+                module, _, attr = target.rpartition(".")
+                setattr(import_module(module), attr, fn)
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert brief(result) == [("patch-addition", "info", "pv.ops:gone", ["plug/mod.py:9"])]
+    assert result.summary.patch_targets == 2
+
+
+def test_calls_from_a_class_the_consumer_substitutes_out_of_tree_do_not_count(run_check):
+    provider = {
+        **PROVIDER,
+        "pv/layer.py": """
+            from pv.ops import conv
+
+            class Layer:
+                registry = {}
+
+                def __new__(cls, *args, **kwargs):
+                    return super().__new__(cls.registry.get(cls.__name__, cls))
+
+                @classmethod
+                def register_oot(cls, op_cls=None, name=None):
+                    cls.registry[name] = op_cls
+
+            class Mixer(Layer):
+                def forward(self, x, w):
+                    return conv(x, w, block_idx=3)
+        """,
+        "pv/mixer.py": "X = 1\n",
+    }
+    src = """
+        import pv.ops
+        from pv.layer import Layer, Mixer
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        class MyMixer(Mixer):
+            def forward(self, x, w):
+                return conv(x, w)
+
+        pv.ops.conv = conv
+        Layer.register_oot(op_cls=MyMixer, name="Mixer")
+    """
+    assert [f[:2] for f in brief(run_check(provider, consumer(src)))] == [("arity-drift", "warning")]
+    unregistered = src.replace('Layer.register_oot(op_cls=MyMixer, name="Mixer")', "")
+    assert [f[:2] for f in brief(run_check(provider, consumer(unregistered)))] == [("arity-drift", "error")]
+
+
+def test_a_base_class_method_calls_the_patched_method_of_a_subclass_that_inherits_it(run_check):
+    provider = {
+        **PROVIDER,
+        "pv/parser.py": """
+            class BaseParser:
+                def get_config(self, name):
+                    return name
+
+                def stream(self, text):
+                    return self.get_config(text)
+
+            class NewParser(BaseParser):
+                pass
+        """,
+    }
+    src = """
+        from pv.parser import NewParser
+
+        def get_config(self, request, name):
+            return name
+
+        NewParser.get_config = get_config
+    """
+    [finding] = run_check(provider, consumer(src)).findings
+    assert (finding.severity.value, "pv/parser.py:6" in finding.message) == ("error", True)
+    # Replacing the calling method too: on a NewParser the base class's caller never runs.
+    both = src + "\n        def stream(self, text):\n            return text\n\n        NewParser.stream = stream\n"
+    assert [f[:2] for f in brief(run_check(provider, consumer(both)))] == [("arity-drift", "warning")]

@@ -1,0 +1,238 @@
+"""Version gates: code that branches on the provider's version, evaluated against its known version.
+
+Each form has the branch that cannot run at the pin (skipped, like TYPE_CHECKING code) and the
+branch that can (checked: a break there is still an error).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import brief
+
+from atompin.analysis import gates
+from atompin.analysis.gates import Gate, GateOp, VersionForm
+
+PROVIDER = {
+    "pv/__init__.py": "from pv.version import __version__, __version_tuple__\n",
+    "pv/version.py": '__version__ = "0.25.1"\n__version_tuple__ = (0, 25, 1)\n',
+    "pv/layers/__init__.py": "",
+    "pv/layers/new_attn.py": "def decode(x):\n    return x\n",
+}
+
+# The helper vllm-ascend uses: an exact version, with an environment override.
+HELPER = """
+    import os
+    from packaging.version import Version
+
+    def pv_version_is(target):
+        if os.environ.get("PV_VERSION") is not None:
+            version = os.environ["PV_VERSION"]
+        else:
+            import pv
+            version = pv.__version__
+        return Version(version) == Version(target)
+"""
+
+
+def consumer(source: str, **more: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/utils.py": HELPER, "plug/mod.py": source, **more}
+
+
+LADDER = """
+    from plug.utils import pv_version_is
+
+    if pv_version_is("0.25.0"):
+        from pv.layers.old_attn import decode
+    else:
+        from pv.layers.new_attn import decode
+"""
+
+
+def test_an_exact_version_gate_skips_the_branch_that_cannot_run(run_check):
+    # At 0.25.1 the 0.25.0 branch is dead: its import of a module gone since is not a finding.
+    assert run_check(PROVIDER, consumer(LADDER), version="0.25.1").findings == ()
+    # At 0.25.0 that branch is the live one, and it is checked.
+    at_025 = run_check(PROVIDER, consumer(LADDER), version="0.25.0")
+    assert brief(at_025) == [("unresolved-import", "error", "pv.layers.old_attn:decode", ["plug/mod.py:4"])]
+
+
+def test_the_live_branch_of_a_gate_is_still_checked(run_check):
+    broken = LADDER.replace("new_attn import decode", "new_attn import gone")
+    assert brief(run_check(PROVIDER, consumer(broken), version="0.25.1")) == [
+        ("unresolved-import", "error", "pv.layers.new_attn:gone", ["plug/mod.py:6"])
+    ]
+
+
+def test_a_name_bound_in_both_branches_keeps_both_ways(run_check):
+    src = LADDER + "\n    def run(x):\n        return decode(x)\n"
+    assert run_check(PROVIDER, consumer(src), version="0.25.1").findings == ()
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        'not pv_version_is("0.25.1")',
+        'Version(pv.__version__) < Version("0.25")',
+        'Version(importlib.metadata.version("pv")) < Version("0.25")',
+        "pv.__version_tuple__ < (0, 25)",
+        "pv.version.__version_tuple__[:2] == (0, 24)",
+        'pv.__version__.startswith("0.24")',
+        'pv.__version__ in ("0.24.0", "0.24.1")',
+        'FLAG and os.environ.get("X")',
+    ],
+)
+def test_gate_forms_evaluated_statically(run_check, test):
+    src = f"""
+        import importlib.metadata
+        import os
+        import pv
+        import pv.version
+        from packaging.version import Version
+        from plug.utils import pv_version_is
+
+        FLAG = not pv_version_is("0.25.1")
+
+        if {test}:
+            from pv.layers.gone import thing
+    """
+    assert run_check(PROVIDER, consumer(src), version="0.25.1").findings == ()
+    [finding] = run_check(PROVIDER, consumer(src), version="0.24.0").findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "error")
+
+
+def test_a_conditional_expression_and_an_assert_are_gates(run_check):
+    src = """
+        import pv
+        from plug.utils import pv_version_is
+
+        decode = pv.layers.old_attn.decode if pv_version_is("0.25.0") else pv.layers.new_attn.decode
+
+        assert pv.__version_tuple__ < (0, 26), "delete this module at 0.26"
+        from pv.layers.new_attn import gone
+    """
+    at_0251 = run_check(PROVIDER, consumer(src), version="0.25.1")
+    assert brief(at_0251) == [("unresolved-import", "error", "pv.layers.new_attn:gone", ["plug/mod.py:7"])]
+    # At 0.26.0 the assert fails: importing the module raises, and what follows it never runs.
+    provider = {**PROVIDER, "pv/layers/old_attn.py": "def decode(x):\n    return x\n"}
+    [tripwire] = run_check(provider, consumer(src), version="0.26.0").findings
+    assert (tripwire.rule.value, tripwire.severity.value, tripwire.symbol, str(tripwire.sites[0])) == (
+        "version-assert",
+        "error",
+        "pv.__version_tuple__ < (0, 26)",
+        "plug/mod.py:6",
+    )
+    assert "importing plug.mod raises AssertionError" in tripwire.message
+
+
+def test_a_tripwire_on_the_installed_distributions_version(run_check):
+    src = """
+        from importlib.metadata import version
+        from packaging.version import Version
+
+        assert Version(version("pv")) < Version("0.31.0"), "drop this patch at 0.31"
+    """
+    assert run_check(PROVIDER, consumer(src), version="0.30.1").findings == ()
+    assert [f.rule.value for f in run_check(PROVIDER, consumer(src), version="0.31.0").findings] == ["version-assert"]
+    # An assert inside a function runs only when it is called: not a tripwire at import.
+    inside = "import pv\n\ndef check():\n    assert pv.__version_tuple__ < (0, 26)\n"
+    assert run_check(PROVIDER, consumer(inside), version="0.26.0").findings == ()
+
+
+def test_an_undecidable_gate_makes_errors_under_it_warnings_that_name_it(run_check):
+    src = """
+        import pv
+
+        if pv.__version__.split(".")[1] == "24":
+            from pv.layers.gone import thing
+    """
+    [finding] = run_check(PROVIDER, consumer(src), version="0.25.1").findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "warning")
+    assert "under the version gate `pv.__version__.split('.')[1] == '24'` at plug/mod.py:3" in finding.message
+    # Without a provider version no gate can be decided: the same holds for every form.
+    [unknown] = run_check(PROVIDER, consumer(LADDER)).findings
+    assert unknown.severity.value == "warning" and "no provider version known" in unknown.message
+
+
+def test_a_runtime_condition_beside_a_gate_is_not_an_undecided_gate(run_check):
+    src = """
+        import os
+        from plug.utils import pv_version_is
+
+        if os.environ.get("USE_OLD") and not pv_version_is("0.24.0"):
+            from pv.layers.gone import thing
+    """
+    # The version part holds at 0.25.1; the rest is ordinary runtime state: an error as ever.
+    [finding] = run_check(PROVIDER, consumer(src), version="0.25.1").findings
+    assert finding.severity.value == "error"
+
+
+def test_a_flag_imported_from_another_module_and_an_early_return(run_check):
+    flags = {"plug/flags.py": 'from plug.utils import pv_version_is\nNEW_LAYOUT = not pv_version_is("0.25.0")\n'}
+    src = """
+        from plug.flags import NEW_LAYOUT
+
+        def install():
+            if NEW_LAYOUT:
+                return
+            from pv.layers.old_attn import decode
+            return decode
+    """
+    assert run_check(PROVIDER, consumer(src, **flags), version="0.25.1").findings == ()
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(src, **flags), version="0.25.0").findings] == [
+        "error"
+    ]
+
+
+def test_instance_state_reset_under_a_gate_in_init(run_check):
+    """`if self.use_v2 and gate: self.use_v2 = False` in __init__: `if self.use_v2:` elsewhere runs only
+    when the gate does not hold."""
+    src = """
+        import os
+        from plug.utils import pv_version_is
+
+        class Worker:
+            def __init__(self):
+                self.use_v2 = bool(os.environ.get("USE_V2"))
+                if self.use_v2 and pv_version_is("0.25.1"):
+                    self.use_v2 = False
+
+            def load(self):
+                if self.use_v2:
+                    from pv.layers.v2 import Runner
+                    return Runner
+    """
+    assert run_check(PROVIDER, consumer(src), version="0.25.1").findings == ()
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(src), version="0.25.0").findings] == ["error"]
+    # Assigned anywhere else in the class, the attribute says nothing about the gate.
+    elsewhere = src + "\n            def enable(self):\n                self.use_v2 = True\n"
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(elsewhere), version="0.25.1").findings] == ["error"]
+
+
+def test_gates_are_listed_with_their_values_and_a_flip_is_reported(run_check):
+    result = run_check(PROVIDER, consumer(LADDER), version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
+    [reading] = result.gates
+    assert (str(reading.site), reading.text, reading.value, reading.baseline) == (
+        "plug/mod.py:3",
+        "pv_version_is('0.25.0')",
+        "false",
+        "true",
+    )
+    flips = [f for f in result.findings if f.rule.value == "gate-flip"]
+    assert brief(result)[0][:2] == ("gate-flip", "warning") and len(flips) == 1
+    assert "true at the baseline (0.25.0) and false at 0.25.1" in flips[0].message
+    same = run_check(PROVIDER, consumer(LADDER), version="0.25.1", baseline=PROVIDER, baseline_version="0.25.1")
+    assert [f for f in same.findings if f.rule.value == "gate-flip"] == []
+
+
+def test_evaluate_is_three_valued_and_compares_like_python():
+    test = Gate(GateOp.TEST, "t", ">=", "0.26", VersionForm.VERSION)
+    runtime = Gate(GateOp.RUNTIME, "x")
+    assert gates.evaluate(Gate(GateOp.ALL, parts=(runtime, test)), "0.25.0") is False
+    assert gates.evaluate(Gate(GateOp.ANY, parts=(runtime, test)), "0.26.0") is True
+    assert gates.evaluate(Gate(GateOp.ALL, parts=(runtime, test)), "0.26.0") is None
+    assert not gates.undecided_by_version(Gate(GateOp.ALL, parts=(runtime, test)), "0.26.0")
+    assert gates.undecided_by_version(test, None)
+    # A version string compares as a string, a tuple as a tuple, a Version as PEP 440.
+    assert gates.evaluate(Gate(GateOp.TEST, "", ">=", "0.26", VersionForm.TEXT), "0.9.0") is True
+    assert gates.evaluate(Gate(GateOp.TEST, "", "<", "0.26", VersionForm.TUPLE), "0.26.0") is False
+    assert gates.evaluate(Gate(GateOp.TEST, "", "==", "0.25.0", VersionForm.VERSION), "0.25.0.post1") is False
