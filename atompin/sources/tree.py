@@ -60,6 +60,11 @@ class SourceTree(ABC):
         """A stable id of a file's content (the git blob id)."""
         return blob_id(self.read(path))
 
+    def stamp(self, path: str) -> str:
+        """A cheap id that changes whenever the file does (its content id, unless the tree
+        has something cheaper): keys caches of results derived from many files at once."""
+        return self.content_id(path)
+
     @cached_property
     def files(self) -> frozenset[str]:
         return frozenset(self.list_files())
@@ -153,6 +158,11 @@ class FolderTree(SourceTree):
         data = (self.root / path).read_bytes()
         self._last = (path, data)
         return blob_id(data)
+
+    def stamp(self, path: str) -> str:
+        """Size and modification time: no read (a changed file gets a new time)."""
+        st = (self.root / path).stat()
+        return f"{st.st_size}:{st.st_mtime_ns}"
 
 
 class MemoryTree(SourceTree):
