@@ -96,6 +96,11 @@ def run_check(
         package = provider_package(provider_tree, package)
         version = provider_version or version_from_tree(provider_tree, package)
         entries = entries_from(relocations, package, version)
+    baseline_tree = FolderTree(baseline) if baseline else None
+    label = ""
+    if baseline_tree is not None:
+        package = provider_package(provider_tree, package)
+        label = version_from_tree(baseline_tree, package) or str(baseline)
     result = check_trees(
         consumer_tree,
         provider_tree,
@@ -103,7 +108,8 @@ def run_check(
         consumer_package,
         cache,
         entries,
-        FolderTree(baseline) if baseline else None,
+        baseline_tree,
+        baseline_label=label,
     )
     return CheckOutcome(result, pin_problems)
 

@@ -92,6 +92,10 @@ class Rule(_Text):
     UNCONSTRAINED_PLUGIN = "unconstrained-plugin"
     MODEL_OVERRIDE = "model-override"
     ARCH_COVERAGE = "arch-coverage"
+    OVERRIDE_DRIFT = "override-drift"
+    PROTOCOL_DRIFT = "protocol-drift"
+    RETURN_DRIFT = "return-drift"
+    SHADOW_DRIFT = "shadow-drift"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -108,6 +112,10 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.UNCONSTRAINED_PLUGIN: "the consumer registers plugin entry points but declares no provider requirement",
     Rule.MODEL_OVERRIDE: "a model-class override whose wrapper does not resolve, or whose architecture the provider does not know",
     Rule.ARCH_COVERAGE: "no GPU architecture of the fleet is among those a component's kernels support",
+    Rule.OVERRIDE_DRIFT: "a consumer method overriding a provider method can no longer take the calls the provider makes to it",
+    Rule.PROTOCOL_DRIFT: "a consumer class standing in for a provider class lacks a member the provider calls on it",
+    Rule.RETURN_DRIFT: "a provider function's returned tuple and the consumer's unpacking or replacement differ in length",
+    Rule.SHADOW_DRIFT: "a consumer copy (an override or replacement that never calls the original) whose upstream changed",
 }
 
 
@@ -149,6 +157,8 @@ class Finding:
     sites: tuple[Site, ...]
     message: str
     alternatives: tuple[Alternative, ...] = ()
+    # Longer evidence shown only on request (`--verbose`): e.g. the upstream diff behind a shadow-drift.
+    detail: str = ""
 
     def sort_key(self) -> tuple[str, str, str, tuple[Site, ...], str]:
         return (self.rule.value, self.symbol, self.severity.value, self.sites, self.message)

@@ -10,8 +10,11 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
+from atompin.analysis.callsites import NameSearch
 from atompin.analysis.checks import UsageChecker
+from atompin.analysis.contact import check_contact
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.relocation_checks import check_relocations
@@ -51,7 +54,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-4"
+SCAN_FORMAT = "atompin-scan-5"
 
 
 def scan_consumer(
@@ -102,12 +105,14 @@ def check_trees(
     cache: AnalysisCache | None = None,
     relocations: Sequence[tuple[str, Relocation]] = (),
     baseline: SourceTree | None = None,
+    baseline_label: str = "",
 ) -> CheckResult:
     """Check everything `consumer` uses of the provider package in `provider`.
 
     `relocations` are the applicable table entries (table path, entry);
-    `baseline` is the provider the consumer was written against, for entries
-    without expected parameters.
+    `baseline` is the provider the consumer was written against: relocation entries
+    without expected parameters are compared with it, and the drift rules say what
+    changed since it (`baseline_label` names it in messages, default its tree's label).
     """
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
@@ -127,7 +132,9 @@ def check_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
-    findings = sorted([*findings, *override_findings], key=Finding.sort_key)
+    drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
+    contact_findings = check_contact(usage, index, NameSearch(provider, package, cache), drift_baseline)
+    findings = sorted([*findings, *override_findings, *contact_findings], key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     if cache is not None:
         cache.flush()
