@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from atompin import lockfile
@@ -39,6 +40,25 @@ class ResolvedComponent:
     version: str
     tree: GitTree
 
+    @property
+    def label(self) -> str:
+        """How messages name it: its version, else its short commit."""
+        return self.version or self.resolved.commit[:12]
+
+
+class BaselineSource(str, Enum):
+    """Where an edge's baseline came from (recorded in the lock for reviewers)."""
+
+    OPTION = "option"  # lock --baseline REF
+    DECLARED = "declared"  # the consumer's declares file
+    PREVIOUS_LOCK = "previous-lock"  # the same pair's provider pin in the previous lock
+
+
+@dataclass
+class Baseline:
+    component: ResolvedComponent
+    source: BaselineSource
+
 
 class Locker:
     """Resolve and check the pairs of one manifest."""
@@ -55,6 +75,8 @@ class Locker:
         # baseline_ref: the provider ref that relocation entries without params are compared
         # with (default: what the consumer declares it was written against).
         self.baseline_ref = baseline_ref
+        # The lock before this run: where each pair's provider was pinned (a baseline).
+        self.previous: Lock | None = None
         self.manifest = manifest
         self.manifest_dir = manifest_dir
         self.git = git_cache
@@ -112,20 +134,43 @@ class Locker:
         tag = self.git.exact_tag(resolved.url, resolved.commit)
         return normalize_version(tag) if tag else ""
 
-    def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
-        """The provider the consumer declares it was written against, when it declares one."""
+    def baseline_tree(
+        self, consumer: str, provider: str, resolved: ResolvedComponent, pin: ResolvedComponent, pair: str = ""
+    ) -> Baseline | None:
+        """The provider the consumer was written against, for the drift rules and for relocation
+        entries without parameters: `--baseline` when given; else the version or commit the
+        consumer declares (its `declares` file); else the same pair's provider in the previous
+        lock (kept while the pin stays where it was, so a re-lock changes nothing)."""
+        refs: list[tuple[str, BaselineSource]] = []
+        if self.baseline_ref:
+            refs = [(self.baseline_ref, BaselineSource.OPTION)]
         path = self.manifest.components[consumer].declares.get(provider)
-        refs: list[str] = [self.baseline_ref] if self.baseline_ref else []
         if not refs and path and path in resolved.tree.files:
             version, commit = declared_target(resolved.tree.read(path).decode("utf-8", "replace"), provider)
-            refs = [f"v{version}"] if version else []
-            refs += [commit] if commit else []
-        for ref in refs:
+            refs = [(f"v{version}", BaselineSource.DECLARED)] if version else []
+            refs += [(commit, BaselineSource.DECLARED)] if commit else []
+        if not refs:
+            refs = self._previous_baseline(pair, consumer, provider, pin)
+        for ref, source in refs:
             try:
-                return self.resolve_component(provider, ref).tree
+                return Baseline(self.resolve_component(provider, ref), source)
             except AtompinError:
-                continue  # not reachable: judge entries without a baseline
+                continue  # not reachable: judge without a baseline
         return None
+
+    def _previous_baseline(
+        self, pair: str, consumer: str, provider: str, pin: ResolvedComponent
+    ) -> list[tuple[str, BaselineSource]]:
+        old = self.previous.pair(pair) if self.previous is not None and pair else None
+        if old is None or provider not in old.components:
+            return []
+        old_commit = old.components[provider].commit
+        if old_commit != pin.resolved.commit:
+            return [(old_commit, BaselineSource.PREVIOUS_LOCK)]
+        check = next((c for c in old.checks if c.consumer == consumer and c.provider == provider), None)
+        if check is not None and check.baseline_commit and check.baseline_from == BaselineSource.PREVIOUS_LOCK:
+            return [(check.baseline_commit, BaselineSource.PREVIOUS_LOCK)]
+        return []
 
     def supported_archs(
         self, comp: ResolvedComponent, package: str, constants: list[str]
@@ -152,9 +197,7 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
-            baseline = None
-            if any(entry.params is None for _, entry in entries):
-                baseline = self.baseline_tree(edge.consumer, edge.provider, consumer)
+            baseline = self.baseline_tree(edge.consumer, edge.provider, consumer, provider, pair.name)
             result = check_trees(
                 consumer.tree,
                 provider.tree,
@@ -162,7 +205,8 @@ class Locker:
                 edge.consumer_package or spec_c.package,
                 self.cache,
                 entries,
-                baseline,
+                baseline.component.tree if baseline is not None else None,
+                baseline_label=baseline.component.label if baseline is not None else "",
             )
             edge_findings = list(result.findings)
             if edge.provider in spec_c.declares:
@@ -179,7 +223,9 @@ class Locker:
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )
-            checks.append(_locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings))
+            checks.append(
+                _locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings, baseline)
+            )
             findings += [_locked(edge.name, f) for f in edge_findings]
         fleet = self.manifest.gpu_archs(pair)
         supported: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -219,6 +265,7 @@ class Locker:
     def lock(self, manifest_hash: str, only: list[str] | None = None, previous: Lock | None = None) -> Lock:
         """Lock every pair (or only the named ones, keeping the others from `previous`)."""
         wanted = [self.manifest.pair(n) for n in only] if only else list(self.manifest.pairs)
+        self.previous = previous
         locked = {p.name: self.lock_pair(p) for p in wanted}
         if only and previous is not None:
             names = {p.name for p in self.manifest.pairs}
@@ -252,7 +299,7 @@ def lock_manifest(
     the others from the lock on disk) and write the lock when it changed."""
     manifest, _ = load_manifest(manifest_path)
     target = lock_path or lockfile.default_path(manifest_path)
-    previous = lockfile.read(target) if (only and target.exists()) else None
+    previous = lockfile.read(target) if (only and target.exists()) else _readable(target)
     with Locker.open(manifest, manifest_path, cache_dir, offline, progress, baseline_ref) as locker:
         result = locker.lock(manifest.digest(), only, previous)
     before = target.read_text() if target.exists() else None
@@ -260,6 +307,15 @@ def lock_manifest(
     if text != before:
         write_atomically(target, text)
     return LockRun(result, text, target, text != before)
+
+
+def _readable(path: Path) -> Lock | None:
+    """The lock at `path` when there is one this atompin reads: only a source of baselines, so a
+    lock it cannot read is not an error here (it is about to be replaced)."""
+    try:
+        return lockfile.read(path) if path.exists() else None
+    except AtompinError:
+        return None
 
 
 def edge_verdict(gate: bool, findings: list[Finding]) -> Verdict:
@@ -270,7 +326,9 @@ def edge_verdict(gate: bool, findings: list[Finding]) -> Verdict:
     return Verdict.WARN if Severity.WARNING in severities else Verdict.PASS
 
 
-def _locked_check(consumer: str, provider: str, gate: bool, summary: Summary, findings: list[Finding]) -> LockedCheck:
+def _locked_check(
+    consumer: str, provider: str, gate: bool, summary: Summary, findings: list[Finding], baseline: Baseline | None = None
+) -> LockedCheck:
     by_rule: dict[str, int] = {}
     for f in findings:
         by_rule[f.rule.value] = by_rule.get(f.rule.value, 0) + 1
@@ -280,6 +338,9 @@ def _locked_check(consumer: str, provider: str, gate: bool, summary: Summary, fi
         gate=gate,
         verdict=edge_verdict(gate, findings),
         findings_by_rule=dict(sorted(by_rule.items())),
+        baseline_commit=baseline.component.resolved.commit if baseline is not None else "",
+        baseline_version=baseline.component.version if baseline is not None else "",
+        baseline_from=baseline.source.value if baseline is not None else "",
         **{name: getattr(summary, name) for name in COUNT_FIELDS},
     )
 
