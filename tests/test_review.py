@@ -267,7 +267,7 @@ def test_markdown_check(tmp_path: Path):
 
     consumer, provider = write_files(tmp_path / "c", CONSUMER_FILES), write_files(tmp_path / "p", PROVIDER_033)
     out = invoke("check", str(consumer), str(provider), "--format", "markdown", "--no-cache").output
-    assert out.startswith("**atompin check** `minivllm`: ❌ fail (4 error)")
+    assert out.startswith("**atompin check** `minivllm`: ❌ fail (5 error)")
     assert "<details>" in out and "| error | `arity-drift` |" in out
 
 
