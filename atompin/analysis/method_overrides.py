@@ -90,7 +90,7 @@ def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: B
         finding = _hierarchy_calls(hierarchy, pair, baseline)
         if finding is not None:
             findings.append(finding)
-        if not pair.method.name.startswith("__"):
+        elif not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
             finding = _narrower(hierarchy, pair, search, baseline)
             if finding is not None:
                 findings.append(finding)
