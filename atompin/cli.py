@@ -235,7 +235,7 @@ def check(
         _fail(err)
     for problem in outcome.pin_problems:
         typer.echo(f"FAIL  {problem}", err=True)
-    sys.stdout.write(render_check(outcome.result, format.value))
+    sys.stdout.write(render_check(outcome.result, format.value, verbose=STATE.verbose))
     raise typer.Exit(1 if outcome.result.errors or outcome.pin_problems else 0)
 
 

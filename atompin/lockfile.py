@@ -60,6 +60,8 @@ class LockedFinding(_LockModel):
     message: str
     sites: list[str] = Field(default_factory=list)
     alternatives: list[LockedAlternative] = Field(default_factory=list)
+    # Longer evidence (an upstream diff) for `lock --verbose`: never written to the lock file.
+    detail: str = Field(default="", exclude=True)
 
     def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
         return (self.check, self.rule.value, self.symbol, self.severity.value, tuple(self.sites))

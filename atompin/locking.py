@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from atompin.errors import AtompinError
 from atompin.files import write_atomically
 from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.manifest import Manifest, Pair, load_manifest
-from atompin.model import COUNT_FIELDS, Finding, RefKind, Severity, Summary, Verdict
+from atompin.model import COUNT_FIELDS, Finding, RefKind, Rule, Severity, Summary, Verdict
 from atompin.refs import is_local
 from atompin.relocations import applicable, digests, manifest_tables
 from atompin.sources.git import GitCache, GitTree, ResolvedRef
@@ -223,6 +223,7 @@ class Locker:
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )
+            edge_findings = [_escalated(f, edge.fail_on) for f in edge_findings]
             checks.append(
                 _locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings, baseline)
             )
@@ -309,6 +310,13 @@ def lock_manifest(
     return LockRun(result, text, target, text != before)
 
 
+def _escalated(finding: Finding, fail_on: list[Rule]) -> Finding:
+    """A warning of a rule the edge names in `fail-on` counts as an error there."""
+    if finding.severity is not Severity.WARNING or finding.rule not in fail_on:
+        return finding
+    return replace(finding, severity=Severity.ERROR, message=f"{finding.message} (an error here: fail-on)")
+
+
 def _readable(path: Path) -> Lock | None:
     """The lock at `path` when there is one this atompin reads: only a source of baselines, so a
     lock it cannot read is not an error here (it is about to be replaced)."""
@@ -356,4 +364,5 @@ def _locked(check: str, f: Finding) -> LockedFinding:
         alternatives=[
             LockedAlternative(symbol=a.symbol, status=a.status, sites=[str(s) for s in a.sites]) for a in f.alternatives
         ],
+        detail=f.detail,
     )

@@ -15,7 +15,7 @@ import tomlkit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from atompin.errors import InputError
-from atompin.model import env_prefix
+from atompin.model import Rule, env_prefix
 from atompin.refs import check_ref, check_url
 from atompin.tomlfile import KeyProblem, first_problem, key_path, locate, parse_toml
 
@@ -75,6 +75,8 @@ class CheckEdge(_Strict):
     gate: bool = True
     # the consumer package to scan (default: the consumer component's package)
     consumer_package: str | None = Field(default=None, alias="consumer-package")
+    # rules whose warnings fail this edge's gate too (e.g. ["shadow-drift"])
+    fail_on: list[Rule] = Field(default_factory=list, alias="fail-on")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

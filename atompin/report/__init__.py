@@ -17,10 +17,12 @@ CHECK_FORMATS = ("text", "json", "markdown", "sarif")
 DIFF_FORMATS = ("text", "markdown", "json")
 
 
-def render_check(result: CheckResult, format: str) -> str:
-    """One check's result in one of `CHECK_FORMATS`."""
+def render_check(result: CheckResult, format: str, verbose: bool = False) -> str:
+    """One check's result in one of `CHECK_FORMATS` (`verbose`: text shows each finding's detail)."""
     from atompin.report import json, markdown, sarif, text
 
+    if format == "text":
+        return text.render_check(result, verbose=verbose)
     return {
         "text": text.render_check,
         "json": json.render_check,

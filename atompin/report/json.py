@@ -22,6 +22,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "alternatives": [
             {"symbol": a.symbol, "sites": [str(s) for s in a.sites], "status": a.status.value} for a in f.alternatives
         ],
+        **({"detail": f.detail} if f.detail else {}),
     }
 
 

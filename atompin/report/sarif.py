@@ -30,7 +30,15 @@ def _driver() -> dict[str, Any]:
     }
 
 
-_ERROR_RULES = {Rule.UNRESOLVED_IMPORT, Rule.MISSING_PATCH_TARGET, Rule.ARITY_DRIFT, Rule.MOVED_REF}
+_ERROR_RULES = {
+    Rule.UNRESOLVED_IMPORT,
+    Rule.MISSING_PATCH_TARGET,
+    Rule.ARITY_DRIFT,
+    Rule.MOVED_REF,
+    Rule.OVERRIDE_DRIFT,
+    Rule.PROTOCOL_DRIFT,
+    Rule.RETURN_DRIFT,
+}
 
 
 def _result(

@@ -11,7 +11,9 @@ from atompin.model import CheckResult, Finding, RefKind, Severity
 _MAX_SITES = 6
 
 
-def render_findings(findings: tuple[Finding, ...] | list[Finding], indent: str = "") -> list[str]:
+def render_findings(
+    findings: tuple[Finding, ...] | list[Finding], indent: str = "", verbose: bool = False
+) -> list[str]:
     lines: list[str] = []
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
@@ -32,6 +34,8 @@ def render_findings(findings: tuple[Finding, ...] | list[Finding], indent: str =
                 lines.append(
                     f"{indent}          - {alt.status.value:<7} {alt.symbol} ({', '.join(map(str, alt.sites))})"
                 )
+            if verbose and f.detail:
+                lines += [f"{indent}          | {line}" for line in f.detail.rstrip("\n").splitlines()]
         lines.append("")
     return lines
 
@@ -41,7 +45,7 @@ def severity_counts(findings: tuple[Finding, ...] | list[Finding]) -> str:
     return ", ".join(f"{counts[s]} {s.value}" for s in Severity if counts[s]) or "no findings"
 
 
-def render_check(result: CheckResult) -> str:
+def render_check(result: CheckResult, verbose: bool = False) -> str:
     s = result.summary
     lines = [
         f"atompin check: {result.consumer} -> {result.provider} (package {result.package})",
@@ -50,7 +54,7 @@ def render_check(result: CheckResult) -> str:
         + (f", {s.overrides} model architectures overridden" if s.overrides else ""),
         "",
     ]
-    lines += render_findings(result.findings)
+    lines += render_findings(result.findings, verbose=verbose)
     verdict = "FAIL" if result.errors else "PASS"
     lines.append(f"{verdict}: {severity_counts(result.findings)}")
     return "\n".join(lines) + "\n"
@@ -92,6 +96,8 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                 where = f" at {', '.join(f.sites[:3])}{more}" if f.sites else ""
                 lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{where}")
                 lines.append(f"            {f.message}")
+                if show_info and f.detail:
+                    lines += [f"            | {line}" for line in f.detail.rstrip("\n").splitlines()]
             if hidden:
                 lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
         lines.append("")
