@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from atompin.analysis.arity import CallShape
@@ -169,6 +169,7 @@ class ConsumerScanner:
         self._scopes: dict[str, Scope] = {}
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
         self._classes: dict[str, ConsumerClass] = {}
+        self._class_names: set[str] = set()  # their simple names
         # Attributes of each consumer class annotated with (or assigned) a provider class.
         self._typed_attributes: dict[str, dict[str, tuple[Ref, ...]]] = {}
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
@@ -796,12 +797,14 @@ class ConsumerScanner:
         typed: dict[str, tuple[Ref, ...]] = {}
         methods: list[ConsumerMethod] = []
         attributes: list[str] = []
+        assigned: dict[str, set[tuple[Ref, ...]]] = {}
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
                 methods.append(self._consumer_method(stmt, ctx, walk=not ctx.record))
                 if ctx.record:
-                    typed.update(self._typed_self_attributes(stmt, ctx))
+                    for attr, choices in self._self_assignments(stmt, ctx):
+                        assigned.setdefault(attr, set()).add(choices)
                 continue
             if isinstance(stmt, ast.Assign):
                 targets = [n for t in stmt.targets for n in target_names(t)]
@@ -821,7 +824,13 @@ class ConsumerScanner:
                     self.usage.contact.handovers.append(
                         Handover(HandoverKind.ATTRIBUTE, handed, site, holder=name, member=target)
                     )
+        # An attribute is typed when every assignment in the class gives it the same provider class
+        # (`self.drafter = A(...)` here and `= B(...)` there is neither).
+        for attr, kinds in assigned.items():
+            if len(kinds) == 1 and () not in kinds:
+                typed.setdefault(attr, next(iter(kinds)))
         self._typed_attributes[name] = typed
+        self._class_names.add(node.name)
         self._classes[name] = ConsumerClass(
             name=name,
             path=ctx.file.path,
@@ -856,32 +865,29 @@ class ConsumerScanner:
                 delegates.append(self._class_base(inner, ctx))
         return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates))
 
-    def _typed_self_attributes(
+    def _self_assignments(
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx
-    ) -> dict[str, tuple[Ref, ...]]:
-        """`self.x: ProviderCls = ...` and `self.x = ProviderCls(...)` in a method body."""
+    ) -> Iterator[tuple[str, tuple[Ref, ...]]]:
+        """Each `self.x = ...` / `self.x: T = ...` in a method: the provider class it makes or is
+        annotated with, () for anything else."""
         args = [*method.args.posonlyargs, *method.args.args]
         if not args:
-            return {}
+            return
         receiver = args[0].arg
-        out: dict[str, tuple[Ref, ...]] = {}
-        target: ast.expr
+        targets: list[ast.expr]
         for stmt in statements(method.body):
             if isinstance(stmt, ast.AnnAssign):
-                target, choices = stmt.target, self._provider_type(stmt.annotation, ctx)
-            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call):
-                value = self._pure(stmt.value.func, ctx)
-                target, choices = stmt.targets[0], value.choices if isinstance(value, ProviderValue) else ()
+                targets, choices = [stmt.target], self._provider_type(stmt.annotation, ctx)
+            elif isinstance(stmt, ast.Assign):
+                value = self._pure(stmt.value.func, ctx) if isinstance(stmt.value, ast.Call) else None
+                targets = list(stmt.targets)
+                choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
             else:
                 continue
-            if (
-                choices
-                and isinstance(target, ast.Attribute)
-                and isinstance(target.value, ast.Name)
-                and target.value.id == receiver
-            ):
-                out.setdefault(target.attr, choices)
-        return out
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    if target.value.id == receiver:
+                        yield target.attr, choices
 
     def _consumer_class_value(self, node: ast.expr | None, ctx: _Ctx) -> str:
         """The consumer class `node` is (`X`) or makes an instance of (`X(...)`); "" otherwise."""
@@ -902,7 +908,7 @@ class ConsumerScanner:
             if i == 0 and fn.owner and param in a.posonlyargs + a.args and "staticmethod" not in decorators:
                 kind = Receiver.CLS if "classmethod" in decorators else Receiver.SELF
                 scope.names[param.arg] = ReceiverValue(kind, fn.owner)
-            elif choices := self._provider_type(param.annotation, ctx):
+            elif choices := self._unshadowed(self._provider_type(param.annotation, ctx)):
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=choices)
             elif own := self._consumer_type(param.annotation, ctx):
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own)
@@ -919,10 +925,18 @@ class ConsumerScanner:
 
     def _receiver_attribute(self, base: ReceiverValue, name: str) -> Value:
         if base.receiver is Receiver.SELF:
-            choices = self._typed_attribute(base.owner, name)
+            choices = self._unshadowed(self._typed_attribute(base.owner, name))
             if choices:
                 return ReceiverValue(Receiver.INSTANCE, choices=choices)
         return base.method(name)
+
+    def _unshadowed(self, choices: tuple[Ref, ...]) -> tuple[Ref, ...]:
+        """A provider class type, unless the consumer defines a class of the same name (an import
+        ladder that prefers the consumer's own class keeps only the provider's in the scope)."""
+        names = {r.path[-1] for r in choices if r.path}
+        if names & self._class_names:
+            return ()
+        return choices
 
     def _typed_attribute(self, owner: str, name: str) -> tuple[Ref, ...]:
         """An attribute of a consumer class (or of its consumer bases) typed with a provider class."""
@@ -1069,25 +1083,35 @@ class ConsumerScanner:
 
     def _record_replacement(self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, fn: _Function) -> None:
         """A patch with one of the consumer's functions: does its body use the original?"""
-        quiet = _Ctx(fn.file, fn.closure, record=False)
+        # Names are looked up where the function was defined and where the patch is made: a
+        # wrapper defined in an installer sees the installer's `original = Cls.attr`, which a
+        # first reading of that installer (before its arguments were known) did not bind.
+        scopes = [_Ctx(fn.file, fn.closure, record=False), ctx]
         target = {r.attr(attr) for r in owner.choices}
+
+        def is_original(ref: Ref) -> bool:
+            path = ref.path[:-1] if ref.path[-1:] in (("__func__",), ("__wrapped__",)) else ref.path
+            return ref in target or (bool(path) and path[-1] == attr)
+
         uses_original = False
         for child in ast.walk(ast.Module(body=fn.node.body, type_ignores=[])):
             if isinstance(child, ast.Call) and dotted(child.func) == "getattr" and len(child.args) >= 2:
                 name = child.args[1]
-                if isinstance(name, ast.Constant) and name.value == attr:
-                    uses_original = True
+                uses_original = isinstance(name, ast.Constant) and name.value == attr
             elif isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Load):
-                value = self._pure(child, quiet)
-                if isinstance(value, ProviderValue) and any(
-                    r in target or (r.path and r.path[-1] == attr) for r in value.choices
-                ):
-                    uses_original = True
+                values = [self._pure(child, scope) for scope in scopes]
+                uses_original = any(
+                    isinstance(v, ProviderValue) and any(is_original(r) for r in v.choices) for v in values
+                )
             if uses_original:
                 break
         self.usage.contact.replacements.append(
             Replacement(
-                owner.choices, attr, self._site(ctx, node), f"{fn.file.module}.{fn.qualname}", fn.node.lineno,
+                owner.choices,
+                attr,
+                self._site(ctx, node),
+                f"{fn.file.module}.{fn.qualname}",
+                fn.node.lineno,
                 uses_original,
             )
         )
@@ -1156,7 +1180,13 @@ class ConsumerScanner:
         contact.classes = sorted(self._classes.values(), key=lambda c: c.name)
         contact.method_calls = list(dict.fromkeys(contact.method_calls))
         contact.unpacks = list(dict.fromkeys(contact.unpacks))
-        contact.replacements = list(dict.fromkeys(contact.replacements))
+        # A body read again with its arguments known may see the original the first reading did not.
+        merged: dict[tuple[object, ...], Replacement] = {}
+        for r in contact.replacements:
+            key = (r.owner, r.attr, r.site, r.function)
+            if key not in merged or r.calls_original:
+                merged[key] = r
+        contact.replacements = list(merged.values())
 
 
 # "pkg.mod.Class" or "pkg.mod:Class": how plugins name classes they hand over by path.
