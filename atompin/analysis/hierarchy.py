@@ -71,6 +71,12 @@ class Hierarchy:
         self.resolve = first_found(index)
         self._mro: dict[str, list[Node]] = {}
         self._below: set[tuple[str, str]] | None = None  # (class, method) defined in a consumer subclass
+        # Provider methods the consumer patches ("module:Class.method"): their original body never runs.
+        self.patched: set[str] = set()
+        for patch in usage.patches:
+            cls = provider_class(self.resolve, patch.owner)
+            if cls is not None:
+                self.patched.add(f"{cls}.{patch.attr}")
 
     def consumer(self, node: Node) -> ConsumerClass | None:
         return self.classes.get(node.name) if isinstance(node, ConsumerRef) else None
@@ -148,6 +154,35 @@ class Hierarchy:
                 out.setdefault(name, (node, member))
         return out
 
+    def runs(self, cls: str, method: str, provider: ClassRef, _seen: frozenset[str] = frozenset()) -> bool:
+        """Does `provider`'s own `method` run for instances of consumer class `cls`? Yes when it wins
+        the MRO, or when every consumer override before it hands on to the original; not when the
+        consumer patches it (the replacement runs instead). A private method (`_name`) runs only
+        when provider code that still runs calls it on the object."""
+        if f"{provider}.{method}" in self.patched or not self._wins(cls, method, provider):
+            return False
+        if not method.startswith("_") or method.startswith("__"):
+            return True
+        seen = _seen | {method}
+        return any(
+            self.runs(cls, call.method, node, seen)
+            for node in self.mro(cls)
+            if isinstance(node, ClassRef) and (info := self.provider(node)) is not None
+            for call in info.self_calls
+            if call.name == method and call.receiver == "self" and call.method not in seen
+        )
+
+    def _wins(self, cls: str, method: str, provider: ClassRef) -> bool:
+        for d in self.definitions(cls, method):
+            if d.node == provider:
+                return True
+            if isinstance(d.node, ConsumerRef):
+                if d.method is None or not self.calls_original(d.node.name, d.method):
+                    return False
+                continue
+            return False  # another provider class's version wins
+        return False
+
     def calls_original(self, name: str, method: ConsumerMethod) -> bool:
         """Does a consumer method hand on to the method it overrides: `super().m(...)`, or
         `Base.m(self, ...)` with a base in the MRO of class `name` (not `nn.Module.__init__(self)`)?"""
@@ -200,6 +235,8 @@ class Hierarchy:
         found = self.lookup(ref.owner, ref.name, after=0 if ref.receiver is Receiver.SUPER else -1)
         if isinstance(found, Definition) and isinstance(found.node, ClassRef) and is_method(found.member):
             assert found.member is not None
+            if f"{found.node}.{ref.name}" in self.patched:
+                return None  # the consumer's replacement is what runs
             return found.node, found.member
         return None
 

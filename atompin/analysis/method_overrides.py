@@ -100,20 +100,6 @@ def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: B
 # -- (a) calls from the provider's own class hierarchy ------------------------------------
 
 
-def _runs(hierarchy: Hierarchy, cls: str, caller: str, provider: ClassRef) -> bool:
-    """Does `provider`'s method `caller` run for instances of `cls`? Yes when it wins the MRO,
-    or when every consumer override before it hands on with super()."""
-    for d in hierarchy.definitions(cls, caller):
-        if d.node == provider:
-            return True
-        if isinstance(d.node, ConsumerRef):
-            if d.method is None or not hierarchy.calls_original(d.node.name, d.method):
-                return False
-            continue
-        return False  # another provider class's version wins
-    return False
-
-
 def _reaches(hierarchy: Hierarchy, pair: OverridePair, call: SelfCall, caller: ClassRef) -> bool:
     """Does this call in provider class `caller` land on the consumer's override?"""
     if call.receiver == "super":
@@ -137,30 +123,49 @@ def _hierarchy_calls(hierarchy: Hierarchy, pair: OverridePair, baseline: Baselin
             wanted = call.receiver == "rebuild" if name == "__init__" else call.receiver != "rebuild"
             if call.name != name or not wanted:
                 continue
-            if not _runs(hierarchy, pair.cls.name, call.method, node) or not _reaches(hierarchy, pair, call, node):
+            if not hierarchy.runs(pair.cls.name, call.method, node) or not _reaches(hierarchy, pair, call, node):
                 continue
             problem = call_problem(pair.method.signature, call.shape, bound=pair.bound)
             if problem and call_problem(pair.base_signature, call.shape, bound=pair.bound) is None:
                 problems.append((node, call, problem))
     if not problems:
         return None
-    caller, call, problem = problems[0]
+    # A call that failed the same way at the baseline, where the consumer works, is on a path
+    # that is probably not taken: a warning. A new one is an error.
+    new = [p for p in problems if baseline is None or not _failed_at_baseline(baseline, pair, *p[:2])]
+    caller, call, problem = (new or problems)[0]
     path = hierarchy.index.module_path(caller.module)
     what = "rebuilds the object" if call.receiver == "rebuild" else f"calls {call.receiver}.{name}"
     if call.receiver == "super":
         what = f"calls super().{name}"
     since = ""
     if baseline is not None:
-        before = baseline.method(caller, call.method)
-        if before is None:
+        if baseline.method(caller, call.method) is None:
             since = f" ({caller.qualname}.{call.method} is new {baseline.since})"
+        elif not new:
+            since = f" (it did so {baseline.since} too, where the override works: probably a path not taken)"
     more = f" ({len(problems) - 1} more such call(s))" if len(problems) > 1 else ""
     message = (
         f"{caller}.{call.method} ({path}:{call.line}) {what}{call.shape.render()}{since}, which the override "
         f"{pair.owner.symbol}.{name}{pair.method.signature.render()} cannot take: it {problem}{more}. "
         f"TypeError when that path runs"
     )
-    return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
+    severity = Severity.ERROR if new else Severity.WARNING
+    return Finding(Rule.OVERRIDE_DRIFT, severity, pair.symbol, (pair.site,), message)
+
+
+def _failed_at_baseline(baseline: Baseline, pair: OverridePair, caller: ClassRef, call: SelfCall) -> bool:
+    """Did the provider's class make the same failing call at the baseline?"""
+    info = baseline.class_info(caller)
+    if info is None:
+        return False
+    return any(
+        c.name == call.name
+        and c.receiver == call.receiver
+        and c.method == call.method
+        and call_problem(pair.method.signature, c.shape, bound=pair.bound) is not None
+        for c in info.self_calls
+    )
 
 
 # -- (b) keywords the provider passes that the override cannot take -----------------------
@@ -196,20 +201,28 @@ def _narrower(
             continue  # not a call the provider's method takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
             hits.append((site, passed))
-    change = _change(pair, baseline, missing)
+    change, added = _change(pair, baseline, missing)
     shown = ", ".join(f"{m}=" for m in missing)
     signatures = (
         f"{pair.base_symbol}{pair.base_signature.render()}; override "
         f"{pair.owner.symbol}.{name}{pair.method.signature.render()}"
     )
     if hits:
-        site, passed = hits[0]
+        # The calls are found by method name: evidence they reach this override is indirect. A
+        # keyword the base gained since the baseline is the drift this rule is for: an error.
+        new = [(site, passed) for site, passed in hits if set(passed) & added]
+        site, passed = (new or hits)[0]
         more = f" and {len(hits) - 1} more call(s)" if len(hits) > 1 else ""
+        if new:
+            effect = "TypeError when the provider calls it that way"
+        else:
+            effect = "TypeError if such a call reaches this override (the calls are found by method name)"
         message = (
             f"the provider calls .{name}(..., {', '.join(f'{k}=' for k in passed)}) at {site.where}{more}; the "
-            f"override cannot take {shown}{change}: TypeError when the provider calls it that way. Base {signatures}"
+            f"override cannot take {shown}{change}: {effect}. Base {signatures}"
         )
-        return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
+        severity = Severity.ERROR if new else Severity.WARNING
+        return Finding(Rule.OVERRIDE_DRIFT, severity, pair.symbol, (pair.site,), message)
     message = (
         f"the override is narrower than the method it overrides: it cannot take {shown}{change}; no provider call "
         f"passes them by keyword yet. Base {signatures}"
@@ -217,15 +230,15 @@ def _narrower(
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
 
 
-def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> str:
-    """ " (new since 0.22.0: out, output_scale)" when the base gained them since the baseline."""
+def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:
+    """ " (out, output_scale new since 0.22.0)" and those names, when the base gained them since the baseline."""
     if baseline is None:
-        return ""
+        return "", set()
     before = baseline.method(pair.base, pair.method.name)
     if before is None or before.signature is None:
-        return f" ({pair.base_symbol} is new {baseline.since})"
+        return f" ({pair.base_symbol} is new {baseline.since})", set(missing)
     change = describe_change(before.signature, pair.base_signature)
     new = [m for m in missing if m in change.added]
     if not new:
-        return f" (unchanged {baseline.since})"
-    return f" ({', '.join(new)} new {baseline.since})"
+        return f" (unchanged {baseline.since})", set()
+    return f" ({', '.join(new)} new {baseline.since})", set(new)

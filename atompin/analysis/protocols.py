@@ -48,24 +48,42 @@ class StandIn:
     handed: str  # how it is handed over ("" when only its shape says so)
 
 
-def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, str]:
-    """Consumer classes handed to the provider: dotted name -> how (first evidence)."""
-    out: dict[str, str] = {}
+@dataclass(frozen=True)
+class Evidence:
+    """How a class is handed to the provider; `holder` is the provider-derived class that stores it."""
+
+    how: str
+    holder: str = ""
+
+
+def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
+    """Consumer classes handed to the provider: dotted name -> the evidence, in order."""
+    out: dict[str, list[Evidence]] = {}
     for h in contact.handovers:
-        how = ""
+        evidence = None
         if h.kind is HandoverKind.PATH:
-            how = f"named by the dotted path {h.target!r} at {h.site}"
+            evidence = Evidence(f"named by the dotted path {h.target!r} at {h.site}")
         elif h.kind is HandoverKind.CALL:
-            how = f"passed to a provider call at {h.site}"
+            evidence = Evidence(f"passed to a provider call at {h.site}")
         elif h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED) and h.holder in hierarchy.classes:
             if hierarchy.has_provider_base(h.holder):
                 how = f"stored as {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
+                evidence = Evidence(how, h.holder)
         elif h.kind is HandoverKind.RETURNED and h.holder in hierarchy.classes:
             if any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(h.holder, h.member)):
-                how = f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
-        if how:
-            out.setdefault(h.target, how)
+                evidence = Evidence(f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}")
+        if evidence is not None and evidence not in out.setdefault(h.target, []):
+            out[h.target].append(evidence)
     return out
+
+
+def _handed_as(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> str:
+    """The first evidence that the class is handed over in the role. An object stored on a class
+    that itself derives from the role is its delegate (a connector's worker), not a stand-in."""
+    for e in evidence:
+        if not e.holder or role not in hierarchy.mro(e.holder):
+            return e.how
+    return ""
 
 
 def _public_methods(hierarchy: Hierarchy, cls: ConsumerClass) -> set[str]:
@@ -84,21 +102,24 @@ def _external_bases(hierarchy: Hierarchy, cls: ConsumerClass) -> list[str]:
 def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch) -> list[StandIn]:
     """Every consumer class that stands in for a provider class, with its role."""
     handed = handed_classes(hierarchy, contact)
-    candidates: list[tuple[ConsumerClass, set[str], int, str]] = []
+    candidates: list[tuple[ConsumerClass, set[str], int, list[Evidence]]] = []
     for cls in hierarchy.classes.values():
-        how = handed.get(cls.name, "")
-        if (cls.muted and not how) or hierarchy.has_provider_base(cls.name):
+        evidence = handed.get(cls.name, [])
+        if (cls.muted and not evidence) or hierarchy.has_provider_base(cls.name):
             continue
         public = _public_methods(hierarchy, cls)
-        need = max(_MIN_HANDED if how else _MIN_SHAPED, math.ceil(len(public) / 2))
+        need = max(_MIN_HANDED if evidence else _MIN_SHAPED, math.ceil(len(public) / 2))
         if len(public) >= need:
-            candidates.append((cls, public, need, how))
+            candidates.append((cls, public, need, evidence))
     # One search for every candidate's method names; the files found are read through the index.
     found = search.files_defining([(public, need) for _, public, need, _ in candidates], _MAX_CANDIDATES)
     out: list[StandIn] = []
-    for (cls, public, need, how), paths in zip(candidates, found):
+    for (cls, public, need, evidence), paths in zip(candidates, found):
         role = _best_role(hierarchy, search, paths, public, need)
-        if role is not None:
+        if role is None:
+            continue
+        how = _handed_as(hierarchy, evidence, role[0])
+        if how or (role[1] >= _MIN_SHAPED and not cls.muted):
             out.append(StandIn(cls, role[0], role[1], len(public), how))
     return out
 
