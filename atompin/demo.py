@@ -256,7 +256,11 @@ def run_demo(echo: Callable[[str], None] = print) -> int:
             provider = FolderTree(paths[version])
             provider.label = f"minivllm {version}"
             entries = [("relocations/minivllm/0.33.toml", e) for e in table.moved] if table.applies_to(version) else []
-            results[version] = check_trees(consumer, provider, PROVIDER, CONSUMER, relocations=entries)
+            # The plugin was written against 0.31: the drift rules compare with it.
+            baseline = FolderTree(paths["0.31.0"])
+            results[version] = check_trees(
+                consumer, provider, PROVIDER, CONSUMER, relocations=entries, baseline=baseline, baseline_label="0.31.0"
+            )
         echo("atompin demo: a miniature vLLM with two releases and a plugin written against the first.\n")
         echo("1. atompin check: the plugin's source against each provider release\n")
         for version, result in results.items():

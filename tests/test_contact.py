@@ -37,6 +37,11 @@ def found(result: CheckResult, rule: str) -> list[tuple[str, str, str]]:
     return [(f.severity.value, f.symbol, str(f.sites[0])) for f in result.findings if f.rule.value == rule]
 
 
+def one_of(result: CheckResult, symbol: str) -> Finding:
+    [finding] = [f for f in result.findings if f.symbol == symbol]
+    return finding
+
+
 def one(result: CheckResult, rule: str) -> Finding:
     [finding] = [f for f in result.findings if f.rule.value == rule]
     return finding
@@ -217,6 +222,47 @@ def test_a_provider_self_call_the_override_cannot_take_is_an_error_also_through_
                 return metadata
     """
     assert [f for f in found(check(consumer, provider), "override-drift") if f[0] == "error"] == []
+
+
+def test_a_provider_call_on_a_path_the_consumer_replaced_does_not_count():
+    provider = {
+        "pv/attn.py": """
+            class Attention:
+                def forward(self, x):
+                    return self._attend(x)
+
+                def _attend(self, x):
+                    return self.forward_mqa(x, x, x, x)
+
+                def forward_mqa(self, q, kv, positions, output):
+                    return q
+
+                def step(self, x):
+                    return self.forward_mqa(x, x, x, x)
+        """
+    }
+    consumer = {
+        "plug/attn.py": """
+            import pv.attn
+            from pv.attn import Attention
+
+            class MyAttention(Attention):
+                def forward(self, x):
+                    return self.forward_mqa(x, x, x, x, topk_indices=None)
+
+                def forward_mqa(self, q, kv, positions, output, *, topk_indices):
+                    return q
+
+            def my_step(self, x):
+                return x
+
+            pv.attn.Attention.step = my_step
+        """
+    }
+    # forward is taken over (so the private _attend never runs) and step is patched: no caller is left.
+    assert [f for f in found(check(consumer, provider), "override-drift") if f[0] == "error"] == []
+    consumer["plug/attn.py"] = consumer["plug/attn.py"].replace("pv.attn.Attention.step = my_step", "")
+    assert [f[0] for f in found(check(consumer, provider), "override-drift")] == ["error"]
 
 
 # -- protocol-drift --------------------------------------------------------------------
@@ -400,6 +446,49 @@ def test_a_hook_the_provider_tests_for_with_hasattr_is_not_reported():
     assert found(check(STAND_IN, guarded, baseline=ROLE_A), "protocol-drift") == []
 
 
+def test_a_delegate_stored_on_a_subclass_of_the_role_is_not_a_stand_in():
+    provider = {
+        "pv/connector.py": """
+            from abc import ABC, abstractmethod
+
+            class Connector(ABC):
+                @abstractmethod
+                def start_load(self): ...
+
+                @abstractmethod
+                def wait_for_save(self): ...
+
+                @abstractmethod
+                def build_meta(self): ...
+        """,
+        "pv/engine.py": "def step(connector):\n    connector.build_meta()\n",
+    }
+    consumer = {
+        "plug/connector.py": """
+            from pv.connector import Connector
+
+            class Worker:
+                def start_load(self): ...
+
+                def wait_for_save(self): ...
+
+            class MyConnector(Connector):
+                def __init__(self):
+                    self.worker = Worker()
+
+                def start_load(self):
+                    self.worker.start_load()
+
+                def wait_for_save(self):
+                    self.worker.wait_for_save()
+
+                def build_meta(self):
+                    return None
+        """
+    }
+    assert found(check(consumer, provider), "protocol-drift") == []
+
+
 def test_a_tie_between_unrelated_classes_is_skipped():
     provider = {
         "pv/a.py": "class A:\n    def one(self): ...\n    def two(self): ...\n    def three(self): ...\n",
@@ -423,6 +512,10 @@ KV_A = {
             def get_computed_blocks(self, request) -> tuple[list, int]:
                 return [], 0
 
+            def schedule(self, request):
+                blocks, n = self.get_computed_blocks(request)
+                return n
+
         def split(x):
             return x, x, x
     """
@@ -432,6 +525,10 @@ KV_B = {
         class KVCacheManager:
             def get_computed_blocks(self, request) -> tuple[list, int, int]:
                 return [], 0, 0
+
+            def schedule(self, request):
+                blocks, n, boundary = self.get_computed_blocks(request)
+                return n
 
         def split(x):
             return x, x
@@ -488,7 +585,7 @@ def test_unpacking_that_matches_or_is_starred_fits():
     assert found(check(consumer, KV_B), "return-drift") == []
 
 
-def test_an_override_returning_another_tuple_length_and_a_super_unpack():
+def test_an_override_returning_another_tuple_length_that_the_provider_calls_and_a_super_unpack():
     consumer = {
         "plug/kv.py": """
             from pv.kv import KVCacheManager
@@ -500,10 +597,43 @@ def test_an_override_returning_another_tuple_length_and_a_super_unpack():
         """
     }
     assert found(check(consumer, KV_A), "return-drift") == []
-    assert sorted(found(check(consumer, KV_B), "return-drift")) == [
-        ("error", "plug.kv:MyManager.get_computed_blocks", "plug/kv.py:4"),
+    result = check(consumer, KV_B, baseline=KV_A)
+    assert sorted(found(result, "return-drift")) == [
+        ("error", "plug.kv:MyManager.get_computed_blocks", "plug/kv.py:4"),  # schedule() unpacks it
         ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/kv.py:5"),
     ]
+    assert "pv.kv:KVCacheManager.schedule calls it" in one_of(result, "plug.kv:MyManager.get_computed_blocks").message
+    # When the consumer also takes over the caller, nothing of the provider unpacks it.
+    consumer["plug/kv.py"] = """
+        from pv.kv import KVCacheManager
+
+        class MyManager(KVCacheManager):
+            def get_computed_blocks(self, request):
+                blocks, n = super().get_computed_blocks(request)
+                return blocks, n
+
+            def schedule(self, request):
+                return 0
+    """
+    assert sorted(found(check(consumer, KV_B), "return-drift")) == [
+        ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/kv.py:5"),
+        ("warning", "plug.kv:MyManager.get_computed_blocks", "plug/kv.py:4"),  # public: others may call it
+    ]
+
+
+def test_a_length_mismatch_that_was_already_there_at_the_baseline_is_a_warning():
+    consumer = {
+        "plug/use.py": """
+            from pv.kv import split
+
+            def parts(x):
+                a, b, c, d = split(x)
+                return a
+        """
+    }
+    result = check(consumer, KV_B, baseline=KV_B)
+    assert found(result, "return-drift") == [("warning", "pv.kv:split", "plug/use.py:4")]
+    assert "probably a path not taken" in one(result, "return-drift").message
 
 
 # -- arity-drift through receivers ----------------------------------------------------------
@@ -698,6 +828,37 @@ def test_whole_copies_whose_upstream_changed_are_warnings_with_the_change():
     )
     step = next(f for f in result.findings if f.symbol == "pv.gdn:step")
     assert "model.warm_up()" in step.message
+
+
+def test_wrappers_that_call_the_original_are_not_copies():
+    consumer = {
+        "plug/gdn.py": """
+            import functools
+
+            def install(module, name):
+                original = getattr(module, name)
+
+                @functools.wraps(original)
+                def wrapped(*args, **kwargs):
+                    return original(*args, **kwargs)
+
+                setattr(module, name, wrapped)
+
+            def install_classmethod(cls):
+                original = cls.build.__func__
+
+                def build(klass, m):
+                    return original(klass, m)
+
+                cls.build = classmethod(build)
+
+            def run():
+                import pv.gdn
+                install(pv.gdn, "step")
+                install_classmethod(pv.gdn.GDNBuilder)
+        """
+    }
+    assert found(check(consumer, GDN_B, baseline=GDN_A), "shadow-drift") == []
 
 
 def test_no_shadow_drift_without_a_change_upstream_or_without_a_baseline():
