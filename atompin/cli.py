@@ -170,7 +170,7 @@ def check(
     baseline: Annotated[
         Path | None,
         typer.Option(
-            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it."
+            help="The provider the consumer was written against (a source folder): signatures of moved symbols are compared with it, and the drift rules say what changed since."
         ),
     ] = None,
     provider_version: Annotated[
@@ -255,7 +255,8 @@ def lock(
         str | None,
         typer.Option(
             "--baseline",
-            help="Provider ref to compare relocated signatures with (default: the consumer's declared target).",
+            help="Provider ref the consumer was written against, for the drift rules and relocated signatures "
+            "(default: the consumer's declared target, else the pair's provider in the previous lock).",
         ),
     ] = None,
     format: Annotated[
