@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from atompin.analysis.arity import CallShape, shape_of
-from atompin.analysis.cache import AnalysisCache, dump_json, load_json
+from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.syntax import dotted
 from atompin.sources.tree import SourceTree
 
@@ -119,7 +119,7 @@ class NameSearch:
             return {}
         key = "text-query:" + _digest([SITES_FORMAT, self.package, wanted, self.fingerprint()])
         cached = self.cache.get_raw(key)
-        sites = load_json(list[NameSite], cached) if cached is not None else None
+        sites = _load_sites(cached) if cached is not None else None
         if sites is None:
             sites = []
             for path in self._files():
@@ -127,7 +127,7 @@ class NameSearch:
                 if found:
                     text = self.tree.read(path)
                     sites += [site for name in sorted(found) for site in _text_sites(text, path, name)]
-            self.cache.put_raw(key, dump_json(list[NameSite], sites))
+            self.cache.put_raw(key, _dump_sites(sites))
         out: dict[str, list[NameSite]] = {name: [] for name in wanted}
         for site in sites:
             out[site.name].append(site)
@@ -171,10 +171,10 @@ class NameSearch:
         parts = [SITES_FORMAT, self.package, kind, wanted, also, at_least, at_most_files, calls, self.fingerprint()]
         key = "name-query:" + _digest(parts)
         cached = self.cache.get_raw(key)
-        sites = load_json(list[NameSite], cached) if cached is not None else None
+        sites = _load_sites(cached) if cached is not None else None
         if sites is None:
             sites = self._search(kind, set(wanted), also, at_least, at_most_files, set(calls))
-            self.cache.put_raw(key, dump_json(list[NameSite], sites))
+            self.cache.put_raw(key, _dump_sites(sites))
         out: dict[str, list[NameSite]] = {name: [] for name in wanted}
         for site in sites:
             out[site.name].append(site)
@@ -228,16 +228,14 @@ class NameSearch:
         """The names a file defines with `def`, and the names it writes after a dot (cached by the
         file's stamp: its content id, or for a folder its size and time)."""
         if path not in self._identifiers:
-            key = "identifiers:" + _digest([SITES_FORMAT, path, self.tree.stamp(path)])
-            cached = self.cache.get_raw(key)
-            if cached is not None:
-                defs, attributes = json.loads(cached)
-            else:
+            key = f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
+            data = self.cache.get_raw(key)
+            if data is None:
                 source = self.tree.read(path)
-                defs = sorted(n.decode() for n in set(_DEFS.findall(source)))
-                attributes = sorted(n.decode() for n in set(_ATTRIBUTES.findall(source)))
-                self.cache.put_raw(key, json.dumps([defs, attributes]).encode())
-            self._identifiers[path] = (frozenset(defs), frozenset(attributes))
+                data = b" ".join(set(_DEFS.findall(source))) + b"\n" + b" ".join(set(_ATTRIBUTES.findall(source)))
+                self.cache.put_raw(key, data)
+            defs, _, attributes = data.decode().partition("\n")
+            self._identifiers[path] = (frozenset(defs.split()), frozenset(attributes.split()))
         return self._identifiers[path]
 
     def _parse(self, path: str) -> ast.Module | None:
@@ -262,7 +260,7 @@ class NameSearch:
         missing: set[str] = set()
         for name, key in keys.items():
             cached = self.cache.get_raw(key)
-            found = load_json(list[NameSite], cached) if cached is not None else None
+            found = _load_sites(cached) if cached is not None else None
             if found is None:
                 missing.add(name)
             else:
@@ -272,7 +270,7 @@ class NameSearch:
             extracted = sites_in(tree, path, missing) if tree is not None else []
             for name in sorted(missing):
                 mine = [s for s in extracted if s.name == name]
-                self.cache.put_raw(keys[name], dump_json(list[NameSite], mine))
+                self.cache.put_raw(keys[name], _dump_sites(mine))
                 out += mine
         return out
 
@@ -316,6 +314,48 @@ def _called_on_others(text: bytes, name: str) -> bool:
             continue
         return True
     return False
+
+
+def _dump_sites(sites: list[NameSite]) -> bytes:
+    """Sites as compact JSON rows (plain json: cheaper to load than a validated model)."""
+    rows = [
+        [
+            s.name,
+            s.kind.value,
+            s.receiver.value,
+            s.path,
+            s.line,
+            s.cls,
+            s.function,
+            [s.shape.positional, list(s.shape.keywords), s.shape.star, s.shape.starstar] if s.shape else None,
+            s.unpack,
+            s.guarded,
+        ]
+        for s in sites
+    ]
+    return json.dumps(rows).encode()
+
+
+def _load_sites(data: bytes) -> list[NameSite] | None:
+    """Sites back from `_dump_sites`; None when the entry does not have that shape (stale or damaged)."""
+    try:
+        return [
+            NameSite(
+                name,
+                SiteKind(kind),
+                SiteReceiver(receiver),
+                path,
+                line,
+                cls,
+                function,
+                CallShape(shape[0], tuple(shape[1]), shape[2], shape[3]) if shape else None,
+                unpack,
+                guarded,
+            )
+            for name, kind, receiver, path, line, cls, function, shape, unpack, guarded in json.loads(data)
+        ]
+    except (ValueError, TypeError, IndexError):
+        return None
 
 
 def _digest(parts: object) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from atompin.analysis.moduleinfo import ClassInfo, Member, MemberKind
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
@@ -71,6 +72,8 @@ class Hierarchy:
         self.resolve = first_found(index)
         self._mro: dict[str, list[Node]] = {}
         self._below: set[tuple[str, str]] | None = None  # (class, method) defined in a consumer subclass
+        # Results the rules share (e.g. the override pairs), computed once per hierarchy.
+        self.memo: dict[str, Any] = {}
         # Provider methods the consumer patches ("module:Class.method"): their original body never runs.
         self.patched: set[str] = set()
         for patch in usage.patches:

@@ -57,6 +57,13 @@ class OverridePair:
 
 def override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
     """Every (consumer override, provider method) pair, once per defining consumer class."""
+    if "override_pairs" not in hierarchy.memo:
+        hierarchy.memo["override_pairs"] = _override_pairs(hierarchy)
+    pairs: list[OverridePair] = hierarchy.memo["override_pairs"]
+    return pairs
+
+
+def _override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
     out: dict[tuple[str, str], OverridePair] = {}
     for cls in hierarchy.classes.values():
         if cls.muted or not hierarchy.has_provider_base(cls.name):

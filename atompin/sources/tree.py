@@ -161,7 +161,7 @@ class FolderTree(SourceTree):
 
     def stamp(self, path: str) -> str:
         """Size and modification time: no read (a changed file gets a new time)."""
-        st = (self.root / path).stat()
+        st = os.stat(os.path.join(self.root, path))
         return f"{st.st_size}:{st.st_mtime_ns}"
 
 
