@@ -224,18 +224,29 @@ class NameSearch:
         self.cache.put_raw(key, json.dumps({cls: sorted(names) for cls, names in out.items()}).encode())
         return out
 
+    def _load_identifiers(self) -> None:
+        """Every file's identifiers: cached ones by stamp, the others read in one batch."""
+        if self._identifiers:
+            return
+        missing: list[str] = []
+        for path in self._files():
+            data = self.cache.get_raw(self._identifiers_key(path))
+            if data is None:
+                missing.append(path)
+            else:
+                self._identifiers[path] = _split_identifiers(data)
+        for path, source in self.tree.read_many(missing):
+            data = b" ".join(set(_DEFS.findall(source))) + b"\n" + b" ".join(set(_ATTRIBUTES.findall(source)))
+            self.cache.put_raw(self._identifiers_key(path), data)
+            self._identifiers[path] = _split_identifiers(data)
+
+    def _identifiers_key(self, path: str) -> str:
+        return f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
+
     def identifiers(self, path: str) -> tuple[frozenset[str], frozenset[str]]:
         """The names a file defines with `def`, and the names it writes after a dot (cached by the
         file's stamp: its content id, or for a folder its size and time)."""
-        if path not in self._identifiers:
-            key = f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
-            data = self.cache.get_raw(key)
-            if data is None:
-                source = self.tree.read(path)
-                data = b" ".join(set(_DEFS.findall(source))) + b"\n" + b" ".join(set(_ATTRIBUTES.findall(source)))
-                self.cache.put_raw(key, data)
-            defs, _, attributes = data.decode().partition("\n")
-            self._identifiers[path] = (frozenset(defs.split()), frozenset(attributes.split()))
+        self._load_identifiers()
         return self._identifiers[path]
 
     def _parse(self, path: str) -> ast.Module | None:
@@ -314,6 +325,11 @@ def _called_on_others(text: bytes, name: str) -> bool:
             continue
         return True
     return False
+
+
+def _split_identifiers(data: bytes) -> tuple[frozenset[str], frozenset[str]]:
+    defs, _, attributes = data.decode().partition("\n")
+    return frozenset(defs.split()), frozenset(attributes.split())
 
 
 def _dump_sites(sites: list[NameSite]) -> bytes:

@@ -197,42 +197,40 @@ def _narrower(
     if not missing:
         return None
     name = pair.method.name
+    change, added = _change(pair, baseline, missing)
     hits = []
-    for site in search.find([name], also=[f"{m}=" for m in missing], called=[name]).get(name, []):
+    # The calls are found by method name, indirect evidence they reach this override. A keyword
+    # the base gained since the baseline is the drift this rule is for: only those are searched
+    # for, and a call passing one is an error; otherwise the override is only narrower (a warning).
+    searched = [m for m in missing if m in added]
+    sites = search.find([name], also=[f"{m}=" for m in searched], called=[name]).get(name, []) if searched else []
+    for site in sites:
         if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
             continue
-        passed = [k for k in site.shape.keywords if k in missing]
+        passed = [k for k in site.shape.keywords if k in searched]
         if not passed:
             continue
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             continue  # not a call the provider's method takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
             hits.append((site, passed))
-    change, added = _change(pair, baseline, missing)
     shown = ", ".join(f"{m}=" for m in missing)
     signatures = (
         f"{pair.base_symbol}{pair.base_signature.render()}; override "
         f"{pair.owner.symbol}.{name}{pair.method.signature.render()}"
     )
     if hits:
-        # The calls are found by method name: evidence they reach this override is indirect. A
-        # keyword the base gained since the baseline is the drift this rule is for: an error.
-        new = [(site, passed) for site, passed in hits if set(passed) & added]
-        site, passed = (new or hits)[0]
+        site, passed = hits[0]
         more = f" and {len(hits) - 1} more call(s)" if len(hits) > 1 else ""
-        if new:
-            effect = "TypeError when the provider calls it that way"
-        else:
-            effect = "TypeError if such a call reaches this override (the calls are found by method name)"
         message = (
             f"the provider calls .{name}(..., {', '.join(f'{k}=' for k in passed)}) at {site.where}{more}; the "
-            f"override cannot take {shown}{change}: {effect}. Base {signatures}"
+            f"override cannot take {shown}{change}: TypeError when the provider calls it that way. Base {signatures}"
         )
-        severity = Severity.ERROR if new else Severity.WARNING
-        return Finding(Rule.OVERRIDE_DRIFT, severity, pair.symbol, (pair.site,), message)
+        return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
+    found = "no provider call passes the new ones by keyword yet" if searched else "a call passing them would fail"
     message = (
-        f"the override is narrower than the method it overrides: it cannot take {shown}{change}; no provider call "
-        f"passes them by keyword yet. Base {signatures}"
+        f"the override is narrower than the method it overrides: it cannot take {shown}{change}; {found}. "
+        f"Base {signatures}"
     )
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
 

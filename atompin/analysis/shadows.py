@@ -15,6 +15,7 @@ import ast
 import difflib
 import hashlib
 import json
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ from atompin.analysis.usage import ConsumerUsage, Ref
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
-SHADOW_FORMAT = "atompin-shadow-1"
+SHADOW_FORMAT = "atompin-shadow-2"
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,31 @@ def _upstream(index: ProviderIndex, symbol: str) -> Upstream | None:
 
 
 def _function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None:
+    """The function's syntax tree and the source it was parsed from: its own lines (found by
+    indentation) when they parse alone, else the whole file."""
     try:
         source = index.tree.read(fn.path).decode("utf-8", "replace")
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, OSError, KeyError):
+    except (OSError, KeyError):
         return None
-    for node in ast.walk(tree):
+    lines = source.splitlines(keepends=True)
+    if 0 < fn.line <= len(lines):
+        first = lines[fn.line - 1]
+        indent = len(first) - len(first.lstrip())
+        end = fn.line
+        while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent):
+            end += 1
+        text = "".join(lines[fn.line - 1 : end])
+        try:
+            tree = ast.parse(textwrap.dedent(text))  # line numbers match `text`'s
+        except SyntaxError:
+            tree = None
+        if tree is not None and tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return tree.body[0], text
+    try:
+        whole = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(whole):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == fn.line:
             return node, source
     return None
