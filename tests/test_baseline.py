@@ -168,3 +168,15 @@ def test_check_names_a_folder_baseline_by_its_version(tmp_path: Path):
     result = invoke("check", str(consumer), str(new), "--baseline", str(old), "--no-cache", "--format", "json")
     assert result.exit_code == 1
     assert "out new since 1.0.0" in result.output
+
+
+def test_a_git_tree_reads_many_blobs_in_one_go_like_one_by_one(tmp_path: Path):
+    from atompin.sources.git import GitCache
+
+    files = {f"pv/m{i}.py": f"X = {i}\n" + "# filler\n" * i for i in range(40)}
+    repo = git_repo(tmp_path / "repo", [("v1", files)])
+    cache = GitCache(tmp_path / "cache")
+    tree = cache.tree(cache.resolve(str(repo), "v1"))
+    paths = sorted(files)
+    assert list(tree.read_many(paths)) == [(p, tree.read(p)) for p in paths]
+    assert dict(tree.read_many(paths))["pv/m7.py"] == files["pv/m7.py"].encode()
