@@ -100,6 +100,10 @@ def run_check(
     if relocations is not None:
         entries = entries_from(relocations, package, version)
     baseline_tree = FolderTree(baseline) if baseline else None
+    label = ""
+    if baseline_tree is not None:
+        package = provider_package(provider_tree, package)
+        label = version_from_tree(baseline_tree, package) or str(baseline)
     result = check_trees(
         consumer_tree,
         provider_tree,
@@ -110,6 +114,7 @@ def run_check(
         baseline_tree,
         provider_version=version or None,
         baseline_version=(version_from_tree(baseline_tree, package) or None) if baseline_tree else None,
+        baseline_label=label,
     )
     return CheckOutcome(result, pin_problems)
 

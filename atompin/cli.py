@@ -285,7 +285,7 @@ def check(
         Path | None,
         typer.Option(
             metavar="PATH",
-            help="The provider the consumer was written against (a source folder): signatures of moved symbols, vanished patch targets and version gates are compared with it.",
+            help="The provider the consumer was written against (a source folder): signatures of moved symbols, vanished patch targets and version gates are compared with it, and the drift rules say what changed since.",
         ),
     ] = None,
     provider_version: Annotated[
@@ -378,7 +378,8 @@ def lock(
         typer.Option(
             "--baseline",
             metavar="REF",
-            help="Provider ref to compare relocated signatures with (default: the consumer's declared target).",
+            help="Provider ref the consumer was written against, for the drift rules, version gates and relocated "
+            "signatures (default: the consumer's declared target, else the pair's provider in the previous lock).",
         ),
     ] = None,
     format: Annotated[

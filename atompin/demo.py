@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from atompin.analysis.engine import check_trees
-from atompin.model import CheckResult, Rule, Verdict
+from atompin.model import CheckResult, Rule, Severity, Verdict
 from atompin.relocations import parse_table
 from atompin.sources.tree import FolderTree
 from atompin.testing import git_repo, write_files
@@ -40,6 +40,16 @@ PROVIDER_031 = {
         class GPUModelRunner:
             def _dummy_run(self, num_tokens):
                 return num_tokens
+    """,
+    "minivllm/v1/attention/__init__.py": "",
+    "minivllm/v1/attention/prefill.py": """
+        class PrefillBackend:
+            def run_prefill(self, q, k, v):
+                return q
+
+
+        def forward_prefill(layer, q, k, v):
+            return layer.prefill_backend.run_prefill(q, k, v)
     """,
 }
 
@@ -72,6 +82,17 @@ PROVIDER_033 = {
         class GPUModelRunner(GPUModelRunnerBase):
             pass
     """,
+    "minivllm/v1/attention/__init__.py": "",
+    "minivllm/v1/attention/prefill.py": """
+        class PrefillBackend:
+            def run_prefill(self, q, k, v, out=None):
+                return q
+
+
+        def forward_prefill(layer, q, k, v, out):
+            # New in 0.33: the output buffer is passed down to every prefill backend.
+            return layer.prefill_backend.run_prefill(q, k, v, out=out)
+    """,
 }
 
 # The plugin, written against 0.31.
@@ -81,6 +102,7 @@ CONSUMER_FILES = {
         def register_platform():
             from miniplug.patches import install_kv_patches, install_runner_patch
             from miniplug.pool import bytes_per_block  # noqa: F401  (the platform sizes its KV cache with it)
+            from miniplug.prefill import AiterPrefillBackend  # noqa: F401  (the platform's attention backend)
             install_kv_patches()
             install_runner_patch()
             return "miniplug.platform.Platform"
@@ -127,6 +149,15 @@ CONSUMER_FILES = {
         def bytes_per_block(kv_cache_groups):
             # At 0.33 the first parameter is vllm_config: the groups land there, nothing raises.
             return _pool_bytes_per_block(kv_cache_groups)
+    """,
+    "miniplug/prefill.py": """
+        # Override: the plugin's own prefill backend, written against 0.31's signature.
+        from minivllm.v1.attention.prefill import PrefillBackend
+
+
+        class AiterPrefillBackend(PrefillBackend):
+            def run_prefill(self, q, k, v):
+                return q
     """,
 }
 
@@ -227,7 +258,11 @@ def run_demo(echo: Callable[[str], None] = print) -> int:
             provider = FolderTree(paths[version])
             provider.label = f"minivllm {version}"
             entries = [("relocations/minivllm/0.33.toml", e) for e in table.moved] if table.applies_to(version) else []
-            results[version] = check_trees(consumer, provider, PROVIDER, CONSUMER, relocations=entries)
+            # The plugin was written against 0.31: the drift rules compare with it.
+            baseline = FolderTree(paths["0.31.0"])
+            results[version] = check_trees(
+                consumer, provider, PROVIDER, CONSUMER, relocations=entries, baseline=baseline, baseline_label="0.31.0"
+            )
         echo("atompin demo: a miniature vLLM with two releases and a plugin written against the first.\n")
         echo("1. atompin check: the plugin's source against each provider release\n")
         for version, result in results.items():
@@ -248,8 +283,13 @@ def run_demo(echo: Callable[[str], None] = print) -> int:
         echo(f"  arithmetic: {len(arithmetic)} call(s) that fixed only the import path of a function that also")
         echo("          gained a parameter: the groups land in vllm_config and the bytes come out wrong.")
         echo(f"  relocations: {len(moved)} table entr(ies) checked directly against the provider.")
+        overrides = [f for f in after.findings if f.rule is Rule.OVERRIDE_DRIFT and f.severity is Severity.ERROR]
+        echo(f"  override: {len(overrides)} method(s) the plugin overrides that the provider now calls with a keyword")
+        echo("          they cannot take (out=): TypeError the first time that path runs.")
         echo("  The inherited GPUModelRunner._dummy_run is still found through its new base class: no false alarm.\n")
-        checked = bool(loud) and len(silent) == 2 and bool(arithmetic) and not results["0.31.0"].findings
+        checked = (
+            bool(loud) and len(silent) == 2 and bool(arithmetic) and bool(overrides) and not results["0.31.0"].findings
+        )
         locked = _demo_lock_flow(Path(tmp), echo)
     return 0 if checked and locked else 1
 

@@ -102,6 +102,8 @@ class LockedFinding(_LockModel):
     alternatives: list[LockedAlternative] = Field(default_factory=list)
     # Why pairs.toml accepts it ("" when it does not; absent from older locks): it fails no gate.
     accepted: str = ""
+    # Longer evidence (an upstream diff) for `lock --verbose`: never written to the lock file.
+    detail: str = Field(default="", exclude=True)
 
     def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
         return (self.check, self.rule.value, self.symbol, self.severity.value, tuple(self.sites))
@@ -122,6 +124,11 @@ class LockedCheck(_LockModel):
     references: int = 0
     overrides: int = 0
     findings_by_rule: dict[str, int] = Field(default_factory=dict)
+    # The provider the drift rules compared with (the consumer's declared target, the previous
+    # lock's pin, or --baseline): its commit, its version, and where it came from.
+    baseline_commit: str = ""
+    baseline_version: str = ""
+    baseline_from: str = ""
 
     @field_validator("consumer", "provider")
     @classmethod
@@ -260,6 +267,8 @@ def _check_table(check: LockedCheck) -> tomlkit.items.Table:
     data = check.model_dump(mode="json", by_alias=True)
     by_rule = data.pop("findings-by-rule")
     for key, value in data.items():
+        if key.startswith("baseline-") and not value:
+            continue  # no baseline: the keys are left out
         c.add(key, value)
     inline = tomlkit.inline_table()
     inline.update(dict(sorted(by_rule.items())))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
+from enum import Enum
 from pathlib import Path
 
 from atompin import lockfile
@@ -26,7 +27,7 @@ from atompin.errors import AtompinError, InputError
 from atompin.files import write_atomically
 from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.manifest import Manifest, Pair, load_manifest
-from atompin.model import COUNT_FIELDS, Finding, RefKind, Severity, Summary, Verdict
+from atompin.model import COUNT_FIELDS, Finding, RefKind, Rule, Severity, Summary, Verdict
 from atompin.refs import is_local
 from atompin.relocations import LoadedTable, applicable, digests, manifest_tables
 from atompin.sources.git import GitCache, GitTree, ResolvedRef
@@ -41,6 +42,25 @@ class ResolvedComponent:
     resolved: ResolvedRef
     version: str
     tree: GitTree
+
+    @property
+    def label(self) -> str:
+        """How messages name it: its version, else its short commit."""
+        return self.version or self.resolved.commit[:12]
+
+
+class BaselineSource(str, Enum):
+    """Where an edge's baseline came from (recorded in the lock for reviewers)."""
+
+    OPTION = "option"  # lock --baseline REF
+    DECLARED = "declared"  # the consumer's declares file
+    PREVIOUS_LOCK = "previous-lock"  # the same pair's provider pin in the previous lock
+
+
+@dataclass
+class Baseline:
+    component: ResolvedComponent
+    source: BaselineSource
 
 
 class Locker:
@@ -58,6 +78,8 @@ class Locker:
         # baseline_ref: the provider ref that relocation entries without params are compared
         # with (default: what the consumer declares it was written against).
         self.baseline_ref = baseline_ref
+        # The lock before this run: where each pair's provider was pinned (a baseline).
+        self.previous: Lock | None = None
         self.manifest = manifest
         self.manifest_dir = manifest_dir
         self.git = git_cache
@@ -65,8 +87,6 @@ class Locker:
         self.progress = progress or (lambda _m: None)
         providers = [manifest.components[e.provider].package for e in manifest.checks]
         self._resolved: dict[tuple[str, str], ResolvedComponent] = {}
-        # The lock this run replaces: its provider commits are the fallback baseline.
-        self.previous: Lock | None = None
         # The day acceptances with an `until` date are judged on.
         self.today = date.today()
         self.tables = manifest_tables(manifest_dir / manifest.relocations, manifest_dir, providers)
@@ -102,16 +122,42 @@ class Locker:
         return self._resolved[key]
 
     def resolve_all(self, pairs: Sequence[Pair]) -> None:
-        """Resolve every component ref the pairs pin, the repositories' fetches side by side
-        (each is mostly waiting on git); errors surface in a fixed order, as one-by-one would."""
+        """Resolve every component ref the pairs pin, one repository per thread (each is mostly
+        waiting on git). Progress lines and errors come out in a fixed order, as one-by-one
+        resolution would give them."""
         wanted = sorted({(name, ref) for p in pairs for name, ref in p.refs.items()} - self._resolved.keys())
-        if len(wanted) < 2:
+        by_component: dict[str, list[str]] = {}
+        for name, ref in wanted:
+            by_component.setdefault(name, []).append(ref)
+        if len(by_component) < 2:
             return
+        import threading
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=min(4, len(wanted))) as pool:
-            for key, future in [(key, pool.submit(self._resolve_component, *key)) for key in wanted]:
-                self._resolved.setdefault(key, future.result())
+        local = threading.local()
+        emit, git_emit = self.progress, self.git.progress
+
+        def held(say: Progress) -> Progress:
+            return lambda msg: local.lines.append((say, msg)) if hasattr(local, "lines") else say(msg)
+
+        def resolve(name: str) -> tuple[list[ResolvedComponent], list[tuple[Progress, str]]]:
+            local.lines = []
+            try:
+                return [self._resolve_component(name, ref) for ref in by_component[name]], local.lines
+            finally:
+                del local.lines
+
+        self.progress, self.git.progress = held(emit), held(git_emit)
+        try:
+            with ThreadPoolExecutor(max_workers=min(4, len(by_component))) as pool:
+                for name, future in [(name, pool.submit(resolve, name)) for name in by_component]:
+                    resolved, lines = future.result()
+                    for say, msg in lines:
+                        say(msg)
+                    for ref, component in zip(by_component[name], resolved):
+                        self._resolved.setdefault((name, ref), component)
+        finally:
+            self.progress, self.git.progress = emit, git_emit
 
     def forget(self, name: str, ref: str) -> None:
         """Drop a resolved component from memory (a search visits each candidate ref once)."""
@@ -135,42 +181,43 @@ class Locker:
         tag = self.git.exact_tag(resolved.url, resolved.commit)
         return normalize_version(tag) if tag else ""
 
-    def declared_baseline(self, consumer: str, provider: str, resolved: ResolvedComponent) -> ResolvedComponent | None:
-        """The provider the consumer declares it was written against (or --baseline), when it resolves."""
+    def baseline_tree(
+        self, consumer: str, provider: str, resolved: ResolvedComponent, pin: ResolvedComponent, pair: str = ""
+    ) -> Baseline | None:
+        """The provider the consumer was written against, for the drift rules and for relocation
+        entries without parameters: `--baseline` when given; else the version or commit the
+        consumer declares (its `declares` file); else the same pair's provider in the previous
+        lock (kept while the pin stays where it was, so a re-lock changes nothing)."""
+        refs: list[tuple[str, BaselineSource]] = []
+        if self.baseline_ref:
+            refs = [(self.baseline_ref, BaselineSource.OPTION)]
         path = self.manifest.components[consumer].declares.get(provider)
-        refs: list[str] = [self.baseline_ref] if self.baseline_ref else []
         if not refs and path and path in resolved.tree.files:
             version, commit = declared_target(resolved.tree.read(path).decode("utf-8", "replace"), provider)
-            refs = [f"v{version}"] if version else []
-            refs += [commit] if commit else []
-        for ref in refs:
+            refs = [(f"v{version}", BaselineSource.DECLARED)] if version else []
+            refs += [(commit, BaselineSource.DECLARED)] if commit else []
+        if not refs:
+            refs = self._previous_baseline(pair, consumer, provider, pin)
+        for ref, source in refs:
             try:
-                return self.resolve_component(provider, ref)
+                return Baseline(self.resolve_component(provider, ref), source)
             except AtompinError:
-                continue  # not reachable: judge entries without a baseline
+                continue  # not reachable: judge without a baseline
         return None
 
-    def baseline_tree(self, consumer: str, provider: str, resolved: ResolvedComponent) -> GitTree | None:
-        """The tree of the provider the consumer declares it was written against, when it declares one."""
-        found = self.declared_baseline(consumer, provider, resolved)
-        return found.tree if found is not None else None
-
-    def baseline(
-        self, pair: str, consumer: str, provider: str, resolved: ResolvedComponent, pinned: ResolvedComponent
-    ) -> ResolvedComponent | None:
-        """The provider the consumer was written against: --baseline, else what it declares, else the
-        pair's provider in the previous lock (when that is another commit than the pin)."""
-        found = self.declared_baseline(consumer, provider, resolved)
-        if found is not None:
-            return found
-        old = self.previous.pair(pair) if self.previous is not None else None
-        locked = old.components.get(provider) if old is not None else None
-        if locked is None or locked.commit == pinned.resolved.commit:
-            return None
-        try:
-            return self.resolve_component(provider, locked.commit)
-        except AtompinError:
-            return None
+    def _previous_baseline(
+        self, pair: str, consumer: str, provider: str, pin: ResolvedComponent
+    ) -> list[tuple[str, BaselineSource]]:
+        old = self.previous.pair(pair) if self.previous is not None and pair else None
+        if old is None or provider not in old.components:
+            return []
+        old_commit = old.components[provider].commit
+        if old_commit != pin.resolved.commit:
+            return [(old_commit, BaselineSource.PREVIOUS_LOCK)]
+        check = next((c for c in old.checks if c.consumer == consumer and c.provider == provider), None)
+        if check is not None and check.baseline_commit and check.baseline_from == BaselineSource.PREVIOUS_LOCK:
+            return [(check.baseline_commit, BaselineSource.PREVIOUS_LOCK)]
+        return []
 
     def supported_archs(
         self, comp: ResolvedComponent, package: str, constants: list[str]
@@ -205,7 +252,7 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
-            baseline = self.baseline(pair.name, edge.consumer, edge.provider, consumer, provider)
+            baseline = self.baseline_tree(edge.consumer, edge.provider, consumer, provider, pair.name)
             result = check_trees(
                 consumer.tree,
                 provider.tree,
@@ -213,9 +260,10 @@ class Locker:
                 edge.consumer_package or spec_c.package,
                 self.cache,
                 entries,
-                baseline.tree if baseline is not None else None,
+                baseline.component.tree if baseline is not None else None,
                 provider_version=provider.version or None,
-                baseline_version=(baseline.version or None) if baseline is not None else None,
+                baseline_version=(baseline.component.version or None) if baseline is not None else None,
+                baseline_label=baseline.component.label if baseline is not None else "",
             )
             edge_findings = list(result.findings)
             for g in result.gates:  # shown with --verbose
@@ -235,8 +283,11 @@ class Locker:
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )
+            edge_findings = [_escalated(f, edge.fail_on) for f in edge_findings]
             edge_findings = accept(edge_findings, edge, provider.version, self.today)
-            checks.append(_locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings))
+            checks.append(
+                _locked_check(edge.consumer, edge.provider, edge.gate, result.summary, edge_findings, baseline)
+            )
             findings += [_locked(edge.name, f) for f in edge_findings]
         fleet = self.manifest.gpu_archs(pair)
         supported: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -451,6 +502,13 @@ def _archs_from_cache(data: bytes | None) -> dict[str, tuple[str, ...]] | None:
     return None
 
 
+def _escalated(finding: Finding, fail_on: list[Rule]) -> Finding:
+    """A warning of a rule the edge names in `fail-on` counts as an error there."""
+    if finding.severity is not Severity.WARNING or finding.rule not in fail_on:
+        return finding
+    return replace(finding, severity=Severity.ERROR, message=f"{finding.message} (an error here: fail-on)")
+
+
 def _readable_lock(text: str, path: Path) -> Lock | None:
     """The lock in `text` when it is one atompin can read, else None (a damaged lock is replaced)."""
     try:
@@ -480,7 +538,9 @@ def locked_verdicts(gates: dict[str, bool], findings: Sequence[LockedFinding]) -
     return edges, Verdict.worst([*edges.values(), *pair_level])
 
 
-def _locked_check(consumer: str, provider: str, gate: bool, summary: Summary, findings: list[Finding]) -> LockedCheck:
+def _locked_check(
+    consumer: str, provider: str, gate: bool, summary: Summary, findings: list[Finding], baseline: Baseline | None = None
+) -> LockedCheck:
     by_rule: dict[str, int] = {}
     for f in findings:
         by_rule[f.rule.value] = by_rule.get(f.rule.value, 0) + 1
@@ -490,6 +550,9 @@ def _locked_check(consumer: str, provider: str, gate: bool, summary: Summary, fi
         gate=gate,
         verdict=edge_verdict(gate, findings),
         findings_by_rule=dict(sorted(by_rule.items())),
+        baseline_commit=baseline.component.resolved.commit if baseline is not None else "",
+        baseline_version=baseline.component.version if baseline is not None else "",
+        baseline_from=baseline.source.value if baseline is not None else "",
         **{name: getattr(summary, name) for name in COUNT_FIELDS},
     )
 
@@ -506,4 +569,5 @@ def _locked(check: str, f: Finding) -> LockedFinding:
             LockedAlternative(symbol=a.symbol, status=a.status, sites=[str(s) for s in a.sites]) for a in f.alternatives
         ],
         accepted=f.accepted,
+        detail=f.detail,
     )

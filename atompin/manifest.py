@@ -12,11 +12,12 @@ import json
 import re
 from datetime import date
 from pathlib import Path
+from typing import Annotated
 
 import tomlkit
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
 from atompin.errors import InputError
 from atompin.files import read_text
@@ -136,6 +137,8 @@ class CheckEdge(_Strict):
     consumer_package: str | None = Field(default=None, alias="consumer-package")
     # findings judged and accepted on this edge
     accept: list[Acceptance] = Field(default_factory=list)
+    # rules whose warnings fail this edge's gate too (e.g. ["shadow-drift"])
+    fail_on: list[Annotated[Rule, Strict(False)]] = Field(default_factory=list, alias="fail-on")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 

@@ -95,6 +95,10 @@ class Rule(_Text):
     GATE_FLIP = "gate-flip"
     STALE_ACCEPTANCE = "stale-acceptance"
     VERSION_ASSERT = "version-assert"
+    OVERRIDE_DRIFT = "override-drift"
+    PROTOCOL_DRIFT = "protocol-drift"
+    RETURN_DRIFT = "return-drift"
+    SHADOW_DRIFT = "shadow-drift"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -114,6 +118,10 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.GATE_FLIP: "a version gate of the consumer has another value at the pin than at the baseline",
     Rule.STALE_ACCEPTANCE: "an accepted finding declared in pairs.toml matches no finding any more",
     Rule.VERSION_ASSERT: "a module-level assert on the provider's version fails at the pin: importing the module raises",
+    Rule.OVERRIDE_DRIFT: "a consumer method overriding a provider method can no longer take the calls the provider makes to it",
+    Rule.PROTOCOL_DRIFT: "a consumer class standing in for a provider class lacks a member the provider calls on it",
+    Rule.RETURN_DRIFT: "a provider function's returned tuple and the consumer's unpacking or replacement differ in length",
+    Rule.SHADOW_DRIFT: "a consumer copy (an override or replacement that never calls the original) whose upstream changed",
 }
 
 
@@ -157,6 +165,8 @@ class Finding:
     alternatives: tuple[Alternative, ...] = ()
     # Why pairs.toml accepts it ("" when it does not): an accepted finding fails no gate.
     accepted: str = ""
+    # Longer evidence shown only on request (`--verbose`): e.g. the upstream diff behind a shadow-drift.
+    detail: str = ""
 
     def sort_key(self) -> tuple[str, str, str, tuple[Site, ...], str]:
         return (self.rule.value, self.symbol, self.severity.value, self.sites, self.message)

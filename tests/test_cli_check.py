@@ -45,7 +45,12 @@ def test_check_fails_with_exit_1_and_json_schema(trees):
     assert data["schema"] == "atompin.check/1"
     assert data["package"] == "minivllm"
     assert set(data["summary"]) >= {"import_sites", "symbols", "groups", "patch_sites", "findings_by_rule"}
-    assert data["summary"]["findings_by_rule"] == {"arity-drift": 1, "missing-patch-target": 2, "unresolved-import": 1}
+    assert data["summary"]["findings_by_rule"] == {
+        "arity-drift": 1,
+        "missing-patch-target": 2,
+        "override-drift": 1,
+        "unresolved-import": 1,
+    }
     for f in data["findings"]:
         assert set(f) == {"rule", "severity", "symbol", "sites", "message", "alternatives", "accepted"}
         assert all(":" in s for s in f["sites"])
@@ -54,6 +59,7 @@ def test_check_fails_with_exit_1_and_json_schema(trees):
         "minivllm.v1.core.kv_cache_utils:_pool_bytes_per_block",
         "minivllm.v1.core.kv_cache_utils:may_override_num_blocks",
         "minivllm.v1.core.kv_cache_planning:_pool_bytes_per_block",  # the arithmetic case
+        "miniplug.prefill:AiterPrefillBackend.run_prefill",  # the override the provider now calls with out=
     }
 
 

@@ -53,10 +53,15 @@ def test_lock_writes_verdicts_and_exits_1_for_a_failing_gate(project: Path):
         "arity-drift",
         "declared-target-skew",
         "missing-patch-target",
+        "override-drift",
         "relocation-state",
         "unconstrained-plugin",
         "unresolved-import",
     ]
+    # The baseline is what the plugin declares (0.31.0): the override's message says what changed since.
+    [override] = [f for f in bad.findings if f.rule == "override-drift"]
+    assert "out new since 0.31.0" in override.message
+    assert (bad.checks[0].baseline_version, bad.checks[0].baseline_from) == ("0.31.0", "declared")
     locked = lockfile.read(project.parent / "atompin.lock")
     assert list(locked.relocation_tables) == ["relocations/minivllm/0.33.toml"]
     assert locked.relocation_tables["relocations/minivllm/0.33.toml"].startswith("sha256:")

@@ -10,6 +10,9 @@
   calls of what the consumer replaces (`callsites`); `relocation_checks`, `overrides`, `arity`,
   `pinning` and `archs` add the other rules; `suggest` drafts relocation tables;
 - `reach` says which consumer modules the plugin's entry points reach;
+- `contact` judges the contact surface beyond names: `method_overrides`, `protocols`, `returns`,
+  `shadows` and `method_calls`, over mixed consumer/provider MROs (`hierarchy`), provider call
+  sites found by name (`name_sites`) and the provider the consumer was written against (`baseline`);
 - `engine` runs one consumer -> provider edge; `cache` keeps per-file indexes by content.
 - `definitions` says whether a change touched a symbol's definition (for `bisect`'s report).
 """

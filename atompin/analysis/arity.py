@@ -7,6 +7,7 @@ the import path passes the wrong argument and nothing raises.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,6 +61,28 @@ class CallShape:
         if self.starstar:
             parts.append("**kwargs")
         return "(" + ", ".join(parts) + ")"
+
+
+def shape_of(call: ast.Call) -> CallShape:
+    """What a call node passes (`**{"k": v}` with literal keys counts as those keywords)."""
+    keywords = [k.arg for k in call.keywords if k.arg]
+    starstar = False
+    for k in call.keywords:
+        if k.arg is not None:
+            continue
+        value = k.value
+        if isinstance(value, ast.Dict) and all(
+            isinstance(key, ast.Constant) and isinstance(key.value, str) for key in value.keys
+        ):
+            keywords += [key.value for key in value.keys]  # type: ignore[union-attr]
+        else:
+            starstar = True
+    return CallShape(
+        positional=sum(1 for a in call.args if not isinstance(a, ast.Starred)),
+        keywords=tuple(keywords),
+        star=any(isinstance(a, ast.Starred) for a in call.args),
+        starstar=starstar,
+    )
 
 
 def checkable(sig: Signature | None) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.arity import CallShape
 from atompin.analysis.cache import dump_json, load_json
+from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.names import absolute_module
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.model import Site
@@ -164,10 +165,10 @@ class _Collector(ast.NodeVisitor):
 def _annotation(node: ast.expr) -> str:
     """`Cls`, `mod.Cls`, `"Cls"`, `Cls | None`, `Optional[Cls]`: the one class named, as written."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        try:
-            node = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
+        parsed = parse_expression(node.value)
+        if parsed is None:
             return ""
+        node = parsed
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [_annotation(node.left), _annotation(node.right)]
         named = [x for x in sides if x and x != "None"]
@@ -244,12 +245,15 @@ class CallerSearch:
                 if calls is None:
                     if parsed is None:
                         try:
-                            parsed = ast.parse(data)
+                            parsed = parse_limited(data)
                         except (SyntaxError, ValueError):
                             break
                     module, is_package = tree.module_name(path)
                     collector = _Collector(name, module, is_package, data)
-                    collector.visit(parsed)
+                    try:
+                        collector.visit(parsed)
+                    except RecursionError:  # hostile nesting: this file's calls are unknown
+                        break
                     calls = collector.calls
                     self.index.cache.put_raw(key, dump_json(list[RawCall], calls))
                 if calls:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.syntax import target_names
 
 
@@ -35,14 +36,17 @@ def definitions(source: bytes, qualname: str) -> list[str]:
     """Every definition of `qualname` ("f", "Cls.meth", "Cls.Inner.x") in `source`, each as
     an AST dump (comments and layout do not count); [] when none, or the file does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = parse_limited(source)
     except (SyntaxError, ValueError):
         return []
     nodes: list[ast.stmt] = [tree]  # type: ignore[list-item]
     for part in qualname.split("."):
         bodies = [n.body for n in nodes if isinstance(n, (ast.Module, ast.ClassDef))]
         nodes = [stmt for body in bodies for name, stmt in _bindings(body) if name == part]
-    return [ast.dump(node) for node in nodes]
+    try:
+        return [ast.dump(node) for node in nodes]
+    except RecursionError:  # hostile nesting: compare by line span instead of structure
+        return [f"{node.lineno}-{getattr(node, 'end_lineno', node.lineno)}" for node in nodes]
 
 
 def definition_changed(before: bytes | None, after: bytes | None, qualname: str) -> bool:

@@ -10,10 +10,13 @@ import hashlib
 import json
 from collections.abc import Sequence
 
+from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
+from atompin.analysis.contact import check_contact
 from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
+from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
@@ -54,7 +57,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-5"
+SCAN_FORMAT = "atompin-scan-6"
 
 
 @without_gc
@@ -109,14 +112,17 @@ def check_trees(
     baseline: SourceTree | None = None,
     provider_version: str | None = None,
     baseline_version: str | None = None,
+    baseline_label: str = "",
 ) -> CheckResult:
     """Check everything `consumer` uses of the provider package in `provider`.
 
     `relocations` are the applicable table entries (table path, entry);
-    `baseline` is the provider the consumer was written against, for entries
-    without expected parameters and for patch targets that vanished since.
-    `provider_version` (and `baseline_version`) decide the consumer's version
-    gates; without one, what is under a gate is at most a warning.
+    `baseline` is the provider the consumer was written against: relocation entries
+    without expected parameters are compared with it, patch targets that vanished since
+    are errors, and the drift rules say what changed since it (`baseline_label` names it
+    in messages, default its tree's label). `provider_version` (and `baseline_version`)
+    decide the consumer's version gates; without one, what is under a gate is at most a
+    warning.
     """
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
@@ -139,6 +145,8 @@ def check_trees(
     gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
     findings += gate_flips(gates, provider_version, baseline_version)
     findings += override_findings
+    drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
+    findings += check_contact(usage, index, NameSearch(provider, package, cache), drift_baseline)
     reach = reachability(consumer, packages, package, usage, checker.judge)
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from atompin.analysis.arity import shape_of
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.moduleinfo import (
     Binding,
@@ -16,10 +17,11 @@ from atompin.analysis.moduleinfo import (
     Member,
     MemberKind,
     ModuleInfo,
+    SelfCall,
 )
 from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
-from atompin.analysis.syntax import dotted, literal_strings, runtime_bodies, target_names
+from atompin.analysis.syntax import body_digest, dotted, literal_strings, runtime_bodies, target_names
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
 
@@ -33,16 +35,18 @@ def index_module(source: bytes | str, name: str, is_package: bool) -> ModuleInfo
         line = getattr(exc, "lineno", None) or 0
         info.error = f"line {line}: {getattr(exc, 'msg', str(exc))}"
         return info
+    data = source.encode() if isinstance(source, str) else source
     try:
-        _ModuleVisitor(info).run(tree)
+        _ModuleVisitor(info, data.splitlines()).run(tree)
     except RecursionError:  # hostile nesting: what this file defines is unknown
         return ModuleInfo(name=name, is_package=is_package, error=f"line 0: {TOO_DEEP}")
     return info
 
 
 class _ModuleVisitor:
-    def __init__(self, info: ModuleInfo) -> None:
+    def __init__(self, info: ModuleInfo, lines: list[bytes]) -> None:
         self.info = info
+        self.lines = lines
         self.all_names: list[str] | None = None
         self.all_dynamic = False
         self.stars: list[str] = []
@@ -72,6 +76,10 @@ class _ModuleVisitor:
             module = absolute_module(self.info.name, self.info.is_package, level, module[level:] or None)
         return f"{module}{sep}{attr}"
 
+    def digest(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        """A hash of the function body's source lines (docstring left out)."""
+        return body_digest(node, self.lines)
+
     def bind(self, name: str, binding: Binding) -> None:
         old = self.info.bindings.get(name)
         # The first definition that says what a name is wins over later plain values
@@ -100,7 +108,7 @@ class _ModuleVisitor:
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if _is_overload(node):
             return  # a typing stub: the real def follows
-        self.bind(node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node)))
+        self.bind(node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node), digest=self.digest(node)))
         if node.name == "__getattr__":
             self.info.getattr_line = node.lineno
             self.getattr_node = node
@@ -225,7 +233,9 @@ class _ModuleVisitor:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if _is_overload(stmt):
                     continue
-                cls.members.setdefault(stmt.name, Member(MemberKind.DEF, stmt.lineno, signature_of(stmt)))
+                cls.members.setdefault(
+                    stmt.name, Member(MemberKind.DEF, stmt.lineno, signature_of(stmt), self.digest(stmt))
+                )
                 if stmt.name == "__getattr__":
                     cls.has_getattr = True
                 self.instance_attributes(stmt, cls)
@@ -239,12 +249,18 @@ class _ModuleVisitor:
                     self.class_body(nested, cls)
 
     def instance_attributes(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
-        """`self.x = ...` anywhere in a method makes `x` an (instance) member."""
+        """`self.x = ...` anywhere in a method makes `x` an (instance) member; calls the method
+        makes on its own instance or class (`self.m(...)`, `super().m(...)`, `self.__class__(...)`)
+        are what a subclass's override of `m` (or `__init__`) must take."""
         args = [*method.args.posonlyargs, *method.args.args]
         if not args:
             return
         receiver = args[0].arg
+        is_class = "classmethod" in {dotted(d) for d in method.decorator_list}
         for node in ast.walk(method):
+            if isinstance(node, ast.Call):
+                self_call(node, receiver, is_class, method.name, cls)
+                continue
             targets: list[ast.expr] = []
             if isinstance(node, ast.Assign):
                 targets = list(node.targets)
@@ -254,6 +270,35 @@ class _ModuleVisitor:
                 for t in ast.walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
                         cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
+
+
+def self_call(node: ast.Call, receiver: str, is_class: bool, method: str, cls: ClassInfo) -> None:
+    """Record `node` in `cls.self_calls` when it calls something on the instance or class itself."""
+    func = node.func
+    name, kind = "", ""
+    if _is_own_class(func, receiver) or (is_class and isinstance(func, ast.Name) and func.id == receiver):
+        name, kind = "__init__", "rebuild"
+    elif isinstance(func, ast.Attribute):
+        inner = func.value
+        if (isinstance(inner, ast.Name) and inner.id == receiver) or _is_own_class(inner, receiver):
+            name, kind = func.attr, "self"
+        elif isinstance(inner, ast.Call) and dotted(inner.func) == "super":
+            name, kind = func.attr, "super"
+    if name:
+        cls.self_calls.append(SelfCall(name, kind, method, node.lineno, shape_of(node)))
+
+
+def _is_own_class(node: ast.expr, receiver: str) -> bool:
+    """`self.__class__` or `type(self)`."""
+    if isinstance(node, ast.Attribute) and node.attr == "__class__":
+        return isinstance(node.value, ast.Name) and node.value.id == receiver
+    return (
+        isinstance(node, ast.Call)
+        and dotted(node.func) == "type"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id == receiver
+    )
 
 
 def _class_names(stmt: ast.stmt) -> list[str]:

@@ -29,3 +29,13 @@ def parse_limited(source: bytes | str) -> ast.Module:
         raise SyntaxError(TOO_DEEP) from None
     except MemoryError:
         raise SyntaxError("too large to parse in memory") from None
+
+
+def parse_expression(text: str) -> ast.expr | None:
+    """A string annotation (`"Cls | None"`) as an expression; None when it is not one, or is hostile."""
+    if len(text) > 10_000:
+        return None
+    try:
+        return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None

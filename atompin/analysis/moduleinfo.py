@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from atompin.analysis.arity import CallShape
 from atompin.analysis.signature import Signature
 
 
@@ -33,6 +34,8 @@ class Binding:
     # `X = Cls(...)`: the dotted expression of the class called.
     instance_of: str = ""
     signature: Signature | None = None
+    # A def's body, hashed without positions and docstring: changes when its code does.
+    digest: str = ""
 
 
 class MemberKind(str, Enum):
@@ -47,6 +50,18 @@ class Member:
     kind: MemberKind
     line: int
     signature: Signature | None = None
+    digest: str = ""  # as Binding.digest
+
+
+@dataclass
+class SelfCall:
+    """A call a method makes on its own instance or class: what a subclass's override must take."""
+
+    name: str  # the method called; "__init__" for a rebuild
+    receiver: str  # "self" (self.m / cls.m), "super" (super().m), "rebuild" (self.__class__(...), type(self)(...), cls(...))
+    method: str  # the method the call is in
+    line: int
+    shape: CallShape
 
 
 @dataclass
@@ -60,6 +75,7 @@ class ClassInfo:
     has_getattr: bool = False
     # Decorator names (a @dataclass writes its own __init__).
     decorators: tuple[str, ...] = ()
+    self_calls: list[SelfCall] = field(default_factory=list)
 
 
 @dataclass

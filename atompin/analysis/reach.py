@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from atompin.analysis.conditions import Judgement, Reach
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.usage import Condition, ConsumerUsage
 from atompin.model import Finding, Severity
 from atompin.sources.tree import SourceTree
@@ -88,7 +89,7 @@ def _pyproject(text: str, add: Callable[[str, Iterable[str]], None]) -> None:
 
 def _setup_py(source: bytes, add: Callable[[str, Iterable[str]], None]) -> None:
     try:
-        tree = ast.parse(source)
+        tree = parse_limited(source)
     except (SyntaxError, ValueError):
         return
     for node in ast.walk(tree):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from atompin.analysis import gates
@@ -42,33 +42,44 @@ from atompin.analysis.guards import (
     imports_package,
     type_error_handling,
 )
-from atompin.analysis.limits import TOO_DEEP, parse_limited
+from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
-from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking
+from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking, statements, target_names
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
+    ClassBase,
     Condition,
     ConditionKind,
+    ConsumerClass,
+    ConsumerMethod,
     ConsumerUsage,
     Guard,
+    Handover,
+    HandoverKind,
     ImportGroup,
     ImportKind,
     ImportUse,
+    MethodCall,
     ModuleEdge,
     PatchSite,
     Read,
     ReadKind,
+    Receiver,
     Ref,
     Registration,
+    Replacement,
+    Unpack,
     VersionAssert,
 )
 from atompin.analysis.values import (
     ConsumerValue,
     DictMethod,
     LambdaValue,
+    MethodValue,
     ProviderValue,
+    ReceiverValue,
     Scope,
     StringMethod,
     Value,
@@ -124,6 +135,8 @@ class _Ctx:
     type_error_handler: str = ""
     # While a helper's return value is evaluated (a version gate helper): its returned values.
     returns: list[Value] | None = None
+    # The consumer class whose method this is (dotted; "" elsewhere): what `super()` means.
+    owner: str = ""
 
 
 @dataclass
@@ -135,6 +148,7 @@ class _Function:
     qualname: str
     closure: Scope
     muted: bool = False  # defined in a helper module outside the scanned package
+    owner: str = ""  # the consumer class (dotted) when this is a method defined in its body
 
     @property
     def params(self) -> list[str]:
@@ -184,13 +198,20 @@ class ConsumerScanner:
         self._pending: list[tuple[ConsumerValue, ast.Call, list[Value], dict[str, Value], _Ctx]] | None = None
         # Module bodies parsed and not read yet: a version gate helper's module is read on first need.
         self._unread: dict[str, tuple[_File, ast.Module]] = {}
-        self._module_scopes: dict[str, Scope] = {}
         self._helper_values: dict[tuple[str, str], Value] = {}
         self._trees: dict[str, ast.Module] = {}  # every consumer module parsed, by name
         self._registries: dict[str, bool] = {}
         self._version_helpers: dict[int, bool] = {}  # id of a function node -> could it compute a gate
         # (class dotted name, attribute) -> the gate under which __init__ resets `self.attribute`.
         self._state_gates: dict[tuple[str, str], tuple[str, Gate]] = {}
+        self._scopes: dict[str, Scope] = {}
+        self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
+        self._classes: dict[str, ConsumerClass] = {}
+        self._class_names: set[str] = set()  # their simple names
+        # Attributes of each consumer class annotated with (or assigned) a provider class.
+        self._typed_attributes: dict[str, dict[str, tuple[Ref, ...]]] = {}
+        # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
+        self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
 
     # -- entry point ------------------------------------------------------------
 
@@ -203,6 +224,7 @@ class ConsumerScanner:
             tree = self._parse(path, source)
             if tree is not None:
                 parsed.append((_File(path, module, is_package), tree))
+                self._record_class_paths(path, source)
         # Module bodies first (they define what functions see), then every function body,
         # then helper bodies again with the arguments call sites pass them.
         self._pending = []
@@ -220,6 +242,7 @@ class ConsumerScanner:
                 if self._rescans > _MAX_RESCANS:
                     continue
             self._within_limits(job.function.file.path, self._run_function, job)
+        self._finish_contact()
         self._dedupe()
         return self.usage
 
@@ -243,7 +266,7 @@ class ConsumerScanner:
         if found is None:
             return
         file, tree = found
-        scope = self._module_scopes[module] = Scope()
+        scope = self._module_scope(module)
         self._within_limits(file.path, self._block, tree.body, _Ctx(file, scope))
 
     def _function(self, dotted_name: str, load: bool = True) -> _Function | None:
@@ -268,7 +291,8 @@ class ConsumerScanner:
                 tree = self._parse(path, source)
                 if tree is not None:
                     self._trees[module] = tree
-                    self._block(tree.body, _Ctx(_File(path, module, is_package), Scope(), record=False))
+                    file = _File(path, module, is_package)
+                    self._block(tree.body, _Ctx(file, self._module_scope(module), record=False))
                 return self._functions.get(dotted_name)
         return None
 
@@ -318,7 +342,8 @@ class ConsumerScanner:
             self.usage.groups.append(group)
 
     def _record_read(self, owner: ProviderValue, attr: str, kind: ReadKind) -> None:
-        self._reads.add(Read(owner.choices, attr, kind))
+        if not self._quiet:
+            self._reads.add(Read(owner.choices, attr, kind))
 
     def _patch_guard(self, ctx: _Ctx, owner: ProviderValue, attr: str) -> Guard:
         if owner.guard is not Guard.NONE:
@@ -345,6 +370,8 @@ class ConsumerScanner:
         if isinstance(value, ConsumerValue):
             fn = self._functions.get(value.dotted)
             replacement = signature_of(fn.node) if fn else None
+            if fn is not None:
+                self._record_replacement(ctx, node, owner, attr, fn)
         elif isinstance(value, LambdaValue):
             replacement = value.signature
         self.usage.patches.append(
@@ -440,7 +467,8 @@ class ConsumerScanner:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in stmt.decorator_list:
                     self._eval(deco, ctx)
-                fn = _Function(stmt, ctx.file, f"{qualname}.{stmt.name}", ctx.scope, muted=not ctx.record)
+                owner = f"{ctx.file.module}.{qualname}"
+                fn = _Function(stmt, ctx.file, f"{qualname}.{stmt.name}", ctx.scope, muted=not ctx.record, owner=owner)
                 self._functions.setdefault(f"{ctx.file.module}.{qualname}.{stmt.name}", fn)
                 self._enqueue(fn, {}, ctx.via, ctx.depth)
             else:
@@ -448,8 +476,10 @@ class ConsumerScanner:
         self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
         self._find_state_gates(node, qualname, ctx)
         self._decorated(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
+        self._record_class(node, ctx, qualname)
 
     def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
+        self._record_unpack(node, ctx)
         value = self._eval(node.value, ctx)
         for target in node.targets:
             self._assign(target, value, node.value, ctx)
@@ -471,6 +501,8 @@ class ConsumerScanner:
                 value = self._eval(child, ctx)
                 if ctx.returns is not None and isinstance(node, ast.Return):
                     ctx.returns.append(value)
+        if isinstance(node, ast.Return):
+            self._record_returned_class(node, ctx)
 
     _visit_Raise = _visit_Return
 
@@ -487,6 +519,8 @@ class ConsumerScanner:
             owner = self._eval(target.value, ctx)
             if isinstance(owner, ProviderValue):
                 self._record_patch(ctx, target, owner, target.attr, value_node, value)
+            elif isinstance(owner, ReceiverValue):
+                self._record_attribute_handover(ctx, target, owner, value_node, value)
         elif isinstance(target, ast.Subscript):
             self._eval(target.value, ctx)
             key = self._eval(target.slice, ctx)
@@ -735,13 +769,17 @@ class ConsumerScanner:
         if isinstance(base, ProviderVersion):
             return VersionMethod(base, node.attr)
         if isinstance(inner, ast.Name) and inner.id == "self" and isinstance(node.ctx, ast.Load):
-            return self._state_gate(node.attr, ctx)
+            state = self._state_gate(node.attr, ctx)  # `self.use_v2` reset under a version gate in __init__
+            if state is not None:
+                return state
         if isinstance(base, ConsumerValue):
             return ConsumerValue(f"{base.dotted}.{node.attr}")
         if isinstance(base, dict) and node.attr in ("items", "keys", "values"):
             return DictMethod(node.attr, base)
         if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
             return StringMethod(base, node.attr)
+        if isinstance(base, ReceiverValue):
+            return self._receiver_attribute(base, node.attr)
         return None
 
     def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
@@ -758,12 +796,7 @@ class ConsumerScanner:
                 CallUse(
                     callee.choices,
                     self._site(ctx, node),
-                    CallShape(
-                        positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
-                        keywords=tuple(k.arg for k in node.keywords if k.arg),
-                        star=any(isinstance(a, ast.Starred) for a in node.args),
-                        starstar=any(k.arg is None for k in node.keywords),
-                    ),
+                    self._call_shape(node, ctx),
                     literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
                     when=self._when(ctx),
                     caught=ctx.type_error_handler,
@@ -772,6 +805,10 @@ class ConsumerScanner:
             )
         if isinstance(callee, ProviderValue) and ctx.record:
             self._record_registration(args, kwargs, node, ctx)
+            self._record_call_handovers(node, [*args, *kwargs.values()], ctx)
+        self._record_delegation(node, callee, args, ctx)
+        if isinstance(callee, MethodValue) or (callee is None and name == "super"):
+            return self._receiver_call(node, callee, args, ctx)
         if isinstance(callee, DictMethod):
             return callee.call()
         if callee is None and name in ("getattr", "hasattr", "setattr"):
@@ -848,7 +885,8 @@ class ConsumerScanner:
         for extra in (a.vararg, a.kwarg):
             if extra is not None:
                 scope.names[extra.arg] = None
-        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth)
+        self._bind_receivers(fn, scope)
+        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth, owner=fn.owner)
         self._block(fn.node.body, ctx)
 
     def _call_helper(
@@ -1036,7 +1074,7 @@ class ConsumerScanner:
         """The value of a consumer module's global (a version flag imported from another module)."""
         module, _, name = dotted_name.rpartition(".")
         self._read_module(module)
-        scope = self._module_scopes.get(module)
+        scope = self._scopes.get(module)
         return scope.names.get(name) if scope is not None else None
 
     def _find_state_gates(self, node: ast.ClassDef, qualname: str, ctx: _Ctx) -> None:
@@ -1084,7 +1122,7 @@ class ConsumerScanner:
         return replace(ctx, when=(*ctx.when, condition))
 
     def _consumer_module_exists(self, module: str) -> bool:
-        if module in self._modules or module in self._module_scopes:
+        if module in self._modules or module in self._scopes:
             return True
         if not self._is_consumer(module) or self.load_module is None:
             return False
@@ -1185,6 +1223,463 @@ class ConsumerScanner:
             self._registries[module] = "setattr" in calls and bool(calls & {"import_module", "__import__"})
         return self._registries[module]
 
+    # -- the contact surface: classes, receivers, unpacking, handovers ---------------------
+    #
+    # What the drift rules (`method_overrides`, `protocols`, `returns`, `shadows`,
+    # `method_calls`) need beyond names. Nothing here changes what the rest of the
+    # scanner records: it only adds to `usage.contact`.
+
+    def _module_scope(self, module: str) -> Scope:
+        """A module's top-level scope, kept so re-exported consumer classes can be followed."""
+        return self._scopes.setdefault(module, Scope())
+
+    def _pure(self, node: ast.expr | None, ctx: _Ctx) -> Value:
+        """What a name or attribute chain evaluates to, without recording anything or following calls."""
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
+        self._quiet = True
+        try:
+            return self._eval(node, replace(ctx, record=False))
+        finally:
+            self._quiet = False
+
+    def _class_base(self, node: ast.expr, ctx: _Ctx) -> ClassBase:
+        value = self._pure(node, ctx)
+        text = dotted(node)
+        if isinstance(value, ProviderValue):
+            return ClassBase(provider=value.choices, text=text)
+        if isinstance(value, ConsumerValue):
+            return ClassBase(consumer=value.dotted, text=text)
+        return ClassBase(text=text)
+
+    def _provider_type(self, annotation: ast.expr | None, ctx: _Ctx) -> tuple[Ref, ...]:
+        """The provider class an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`; () otherwise."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            parsed = parse_expression(annotation.value)
+            if parsed is None:
+                return ()
+            annotation = parsed
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            sides = [
+                self._provider_type(side, ctx)
+                for side in (annotation.left, annotation.right)
+                if not (isinstance(side, ast.Constant) and side.value is None)
+            ]
+            return sides[0] if len(sides) == 1 else ()
+        if isinstance(annotation, ast.Subscript):
+            if dotted(annotation.value).split(".")[-1] == "Optional":
+                return self._provider_type(annotation.slice, ctx)
+            return ()  # list[C], type[C], ClassVar[...]: not an instance of C
+        value = self._pure(annotation, ctx)
+        return value.choices if isinstance(value, ProviderValue) else ()
+
+    def _record_class(self, node: ast.ClassDef, ctx: _Ctx, qualname: str) -> None:
+        """A class's bases, methods and class attributes; attributes typed with a provider class."""
+        name = f"{ctx.file.module}.{qualname}"
+        if name in self._classes:
+            return
+        typed: dict[str, tuple[Ref, ...]] = {}
+        methods: list[ConsumerMethod] = []
+        attributes: list[str] = []
+        assigned: dict[str, set[tuple[Ref, ...]]] = {}
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
+                methods.append(self._consumer_method(stmt, ctx, walk=not ctx.record))
+                if ctx.record:
+                    for attr, choices in self._self_assignments(stmt, ctx):
+                        assigned.setdefault(attr, set()).add(choices)
+                continue
+            if isinstance(stmt, ast.Assign):
+                targets = [n for t in stmt.targets for n in target_names(t)]
+            elif isinstance(stmt, ast.AnnAssign):
+                targets = target_names(stmt.target)
+                for target in targets:
+                    if choices := self._provider_type(stmt.annotation, ctx):
+                        typed[target] = choices
+            else:
+                continue
+            attributes += targets
+            value = getattr(stmt, "value", None)
+            handed = self._consumer_class_value(value, ctx)
+            if handed and ctx.record:
+                for target in targets:
+                    site = self._site(ctx, stmt)
+                    self.usage.contact.handovers.append(
+                        Handover(HandoverKind.ATTRIBUTE, handed, site, holder=name, member=target)
+                    )
+        # An attribute is typed when every assignment in the class gives it the same provider class
+        # (`self.drafter = A(...)` here and `= B(...)` there is neither).
+        for attr, kinds in assigned.items():
+            if len(kinds) == 1 and () not in kinds:
+                typed.setdefault(attr, next(iter(kinds)))
+        self._typed_attributes[name] = typed
+        self._class_names.add(node.name)
+        self._classes[name] = ConsumerClass(
+            name=name,
+            path=ctx.file.path,
+            line=node.lineno,
+            bases=tuple(self._class_base(b, ctx) for b in node.bases),
+            methods=tuple(methods),
+            attributes=tuple(dict.fromkeys(attributes)),
+            muted=not ctx.record,
+        )
+
+    def _consumer_method(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx, walk: bool) -> ConsumerMethod:
+        """A method, and (with `walk`) whether it calls the method it overrides (`super().name(...)`
+        or `Base.name(self, ...)`)."""
+        calls_super = False
+        delegates: list[ClassBase] = []
+        if not walk:
+            return ConsumerMethod(node.name, node.lineno, signature_of(node))
+        args = [*node.args.posonlyargs, *node.args.args]
+        receiver = args[0].arg if args else ""
+        for call in ast.walk(node):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)) or call.func.attr != node.name:
+                continue
+            inner = call.func.value
+            if isinstance(inner, ast.Call) and dotted(inner.func) == "super":
+                calls_super = True
+            elif (
+                isinstance(inner, (ast.Name, ast.Attribute))
+                and call.args
+                and isinstance(call.args[0], ast.Name)
+                and call.args[0].id == receiver
+            ):
+                delegates.append(self._class_base(inner, ctx))
+        return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates))
+
+    def _self_assignments(
+        self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx
+    ) -> Iterator[tuple[str, tuple[Ref, ...]]]:
+        """Each `self.x = ...` / `self.x: T = ...` in a method: the provider class it makes or is
+        annotated with, () for anything else."""
+        args = [*method.args.posonlyargs, *method.args.args]
+        if not args:
+            return
+        receiver = args[0].arg
+        targets: list[ast.expr]
+        for stmt in statements(method.body):
+            if isinstance(stmt, ast.AnnAssign):
+                targets, choices = [stmt.target], self._provider_type(stmt.annotation, ctx)
+            elif isinstance(stmt, ast.Assign):
+                value = self._pure(stmt.value.func, ctx) if isinstance(stmt.value, ast.Call) else None
+                targets = list(stmt.targets)
+                choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    if target.value.id == receiver:
+                        yield target.attr, choices
+
+    def _consumer_class_value(self, node: ast.expr | None, ctx: _Ctx) -> str:
+        """The consumer class `node` is (`X`) or makes an instance of (`X(...)`); "" otherwise."""
+        if isinstance(node, ast.Call):
+            node = node.func
+        value = self._pure(node, ctx)
+        return value.dotted if isinstance(value, ConsumerValue) else ""
+
+    def _bind_receivers(self, fn: _Function, scope: Scope) -> None:
+        """`self`/`cls` in a method, and parameters annotated with a provider class."""
+        a = fn.node.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
+        decorators = {dotted(d) for d in fn.node.decorator_list}
+        ctx = _Ctx(fn.file, fn.closure, record=False)
+        for i, param in enumerate(params):
+            if scope.names.get(param.arg) is not None:
+                continue
+            if i == 0 and fn.owner and param in a.posonlyargs + a.args and "staticmethod" not in decorators:
+                kind = Receiver.CLS if "classmethod" in decorators else Receiver.SELF
+                scope.names[param.arg] = ReceiverValue(kind, fn.owner)
+            elif choices := self._unshadowed(self._provider_type(param.annotation, ctx)):
+                scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=choices)
+            elif own := self._consumer_type(param.annotation, ctx):
+                scope.names[param.arg] = ReceiverValue(Receiver.SELF, own)
+
+    def _consumer_type(self, annotation: ast.expr | None, ctx: _Ctx) -> str:
+        """The consumer class a parameter is annotated with (its instances are typed like `self`)."""
+        if not isinstance(annotation, (ast.Name, ast.Attribute)):
+            return ""
+        value = self._pure(annotation, ctx)
+        if not isinstance(value, ConsumerValue):
+            return ""
+        cls = self._consumer_class(value.dotted)
+        return cls.name if cls is not None else ""
+
+    def _receiver_attribute(self, base: ReceiverValue, name: str) -> Value:
+        if base.receiver is Receiver.SELF:
+            choices = self._unshadowed(self._typed_attribute(base.owner, name))
+            if choices:
+                return ReceiverValue(Receiver.INSTANCE, choices=choices)
+        return base.method(name)
+
+    def _unshadowed(self, choices: tuple[Ref, ...]) -> tuple[Ref, ...]:
+        """A provider class type, unless the consumer defines a class of the same name (an import
+        ladder that prefers the consumer's own class keeps only the provider's in the scope)."""
+        names = {r.path[-1] for r in choices if r.path}
+        if names & self._class_names:
+            return ()
+        return choices
+
+    def _typed_attribute(self, owner: str, name: str) -> tuple[Ref, ...]:
+        """An attribute of a consumer class (or of its consumer bases) typed with a provider class."""
+        seen: set[str] = set()
+        todo = [owner]
+        while todo:
+            current = todo.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            if name in self._typed_attributes.get(current, {}):
+                return self._typed_attributes[current][name]
+            cls = self._classes.get(current)
+            if cls is not None:
+                todo += [b.consumer for b in cls.bases if b.consumer]
+        return ()
+
+    def _record_delegation(self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx) -> None:
+        """In method `m` of a consumer class: `super().m(...)` or `Base.m(self, ...)` hands on to the original."""
+        if not ctx.owner or not isinstance(node.func, ast.Attribute):
+            return
+        method = ctx.function.rpartition(".")[2]
+        if node.func.attr != method:
+            return
+        if isinstance(callee, MethodValue) and callee.ref.receiver is Receiver.SUPER:
+            self._delegations.setdefault((ctx.owner, method), set()).add(ClassBase(text="super"))
+        elif args and isinstance(args[0], ReceiverValue) and args[0].receiver is Receiver.SELF:
+            self._delegations.setdefault((ctx.owner, method), set()).add(self._class_base(node.func.value, ctx))
+
+    def _receiver_call(self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx) -> Value:
+        """`super()` (a receiver), or a method called through a receiver (recorded)."""
+        if not isinstance(callee, MethodValue):  # super(...)
+            if not node.args and ctx.owner:
+                return ReceiverValue(Receiver.SUPER, ctx.owner)
+            if len(node.args) == 2 and isinstance(args[0], ConsumerValue):
+                return ReceiverValue(Receiver.SUPER, args[0].dotted)
+            return None
+        if ctx.record:
+            shape = self._call_shape(node, ctx)
+            self.usage.contact.method_calls.append(MethodCall(callee.ref, self._site(ctx, node), shape))
+        return None
+
+    def _call_shape(self, node: ast.Call, ctx: _Ctx) -> CallShape:
+        """What a call passes; a `**kw` whose keys are known (a dict literal) counts as those keywords."""
+        keywords = [k.arg for k in node.keywords if k.arg]
+        starstar = False
+        for k in node.keywords:
+            if k.arg is None:
+                known = self._literal_kwargs(k.value, ctx)
+                if known is None:
+                    starstar = True
+                else:
+                    keywords += known
+        return CallShape(
+            positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
+            keywords=tuple(keywords),
+            star=any(isinstance(a, ast.Starred) for a in node.args),
+            starstar=starstar,
+        )
+
+    def _literal_kwargs(self, value: ast.expr, ctx: _Ctx) -> list[str] | None:
+        """The keys of `**{...}`, or of `**kw` where `kw` is a local assigned once from a dict
+        literal and only ever unpacked (so nothing adds keys); None when they are not known."""
+        if isinstance(value, ast.Dict):
+            return _dict_keys(value)
+        fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
+        if not isinstance(value, ast.Name) or fn is None:
+            return None
+        uses = [n for n in ast.walk(fn.node) if isinstance(n, ast.Name) and n.id == value.id]
+        unpacked = {
+            id(k.value) for n in ast.walk(fn.node) if isinstance(n, ast.Call) for k in n.keywords if k.arg is None
+        }
+        stores = [n for n in uses if not isinstance(n.ctx, ast.Load)]
+        if len(stores) != 1 or any(isinstance(n.ctx, ast.Load) and id(n) not in unpacked for n in uses):
+            return None
+        assigned = [
+            n
+            for n in ast.walk(fn.node)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and n.targets[0] is stores[0]
+        ]
+        if len(assigned) != 1 or not isinstance(assigned[0].value, ast.Dict):
+            return None
+        return _dict_keys(assigned[0].value)
+
+    def _record_unpack(self, node: ast.Assign, ctx: _Ctx) -> None:
+        """`a, b = f(...)` where f is a provider object or a method through a receiver."""
+        if not ctx.record or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
+            return
+        target = node.targets[0]
+        if not isinstance(target, (ast.Tuple, ast.List)):
+            return
+        func = node.value.func
+        callee: Value
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted(func.value.func) == "super":
+            receiver = self._receiver_call(func.value, None, [self._pure(a, ctx) for a in func.value.args], ctx)
+            callee = receiver.method(func.attr) if isinstance(receiver, ReceiverValue) else None
+        else:
+            callee = self._pure(func, ctx)
+        count = len(target.elts)
+        starred = any(isinstance(e, ast.Starred) for e in target.elts)
+        site = self._site(ctx, node)
+        if isinstance(callee, ProviderValue):
+            self.usage.contact.unpacks.append(Unpack(site, count, starred, choices=callee.choices))
+        elif isinstance(callee, MethodValue):
+            self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.ref))
+
+    def _record_call_handovers(self, node: ast.Call, values: list[Value], ctx: _Ctx) -> None:
+        """Consumer objects passed to a provider call (a registration, perhaps)."""
+        for value in values:
+            if isinstance(value, ConsumerValue):
+                self.usage.contact.handovers.append(Handover(HandoverKind.CALL, value.dotted, self._site(ctx, node)))
+
+    def _record_attribute_handover(
+        self, ctx: _Ctx, target: ast.Attribute, owner: ReceiverValue, value_node: ast.expr | None, value: Value
+    ) -> None:
+        """`self.backend = MyBackend` (or `= MyBackend()`) in a method of a consumer class."""
+        if not ctx.record or owner.receiver is not Receiver.SELF:
+            return
+        handed = value.dotted if isinstance(value, ConsumerValue) else self._consumer_class_value(value_node, ctx)
+        if handed:
+            self.usage.contact.handovers.append(
+                Handover(HandoverKind.STORED, handed, self._site(ctx, target), holder=owner.owner, member=target.attr)
+            )
+
+    def _record_returned_class(self, node: ast.Return, ctx: _Ctx) -> None:
+        """`return MyBackend` in a method of a consumer class (it counts when the method overrides the provider's)."""
+        if not ctx.record or not ctx.owner or node.value is None:
+            return
+        value = self._pure(node.value, ctx)
+        if isinstance(value, ConsumerValue):
+            member = ctx.function.rpartition(".")[2]
+            self.usage.contact.handovers.append(
+                Handover(HandoverKind.RETURNED, value.dotted, self._site(ctx, node), holder=ctx.owner, member=member)
+            )
+
+    def _record_class_paths(self, path: str, source: bytes) -> None:
+        """String literals that name something of the consumer by dotted path ("plug.backend.MyBackend")."""
+        for top in self.consumer_packages:
+            pattern = rb"[\"'](" + re.escape(top.encode()) + rb"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?)[\"']"
+            for match in re.finditer(pattern, source):
+                line = source.count(b"\n", 0, match.start()) + 1
+                text = match.group(1).decode()
+                self.usage.contact.handovers.append(Handover(HandoverKind.PATH, text, Site(path, line)))
+
+    def _record_replacement(self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, fn: _Function) -> None:
+        """A patch with one of the consumer's functions: does its body use the original?"""
+        # Names are looked up where the function was defined and where the patch is made: a
+        # wrapper defined in an installer sees the installer's `original = Cls.attr`, which a
+        # first reading of that installer (before its arguments were known) did not bind.
+        scopes = [_Ctx(fn.file, fn.closure, record=False), ctx]
+        target = {r.attr(attr) for r in owner.choices}
+
+        def is_original(ref: Ref) -> bool:
+            path = ref.path[:-1] if ref.path[-1:] in (("__func__",), ("__wrapped__",)) else ref.path
+            return ref in target or (bool(path) and path[-1] == attr)
+
+        uses_original = False
+        for child in ast.walk(ast.Module(body=fn.node.body, type_ignores=[])):
+            if isinstance(child, ast.Call) and dotted(child.func) == "getattr" and len(child.args) >= 2:
+                name = child.args[1]
+                uses_original = isinstance(name, ast.Constant) and name.value == attr
+            elif isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Load):
+                values = [self._pure(child, scope) for scope in scopes]
+                uses_original = any(
+                    isinstance(v, ProviderValue) and any(is_original(r) for r in v.choices) for v in values
+                )
+            if uses_original:
+                break
+        self.usage.contact.replacements.append(
+            Replacement(
+                owner.choices,
+                attr,
+                self._site(ctx, node),
+                f"{fn.file.module}.{fn.qualname}",
+                fn.node.lineno,
+                uses_original,
+            )
+        )
+
+    def _consumer_class(self, dotted_name: str, load: bool = False, depth: int = 0) -> ConsumerClass | None:
+        """A consumer class by dotted name, following re-exports; with `load`, a helper module
+        outside the scan that holds it is read (only for classes handed to the provider: reading
+        every module the consumer's bases live in would cost more than it finds)."""
+        cls = self._classes.get(dotted_name)
+        if cls is not None or depth > 4:
+            return cls
+        if load:
+            self._function(dotted_name)  # loads the module that holds it, when it is a helper
+            cls = self._classes.get(dotted_name)
+            if cls is not None:
+                return cls
+        module, _, name = dotted_name.rpartition(".")
+        scope = self._scopes.get(module)
+        value = scope.names.get(name) if scope is not None else None
+        if isinstance(value, ConsumerValue) and value.dotted != dotted_name:
+            return self._consumer_class(value.dotted, load, depth + 1)
+        return None
+
+    def _delegated(self, owner: str, method: ConsumerMethod) -> ConsumerMethod:
+        seen = self._delegations.get((owner, method.name), set())
+        explicit = tuple(sorted((b for b in seen if b.text != "super" or b.provider or b.consumer), key=repr))
+        return replace(method, calls_super=any(b == ClassBase(text="super") for b in seen), delegates_to=explicit)
+
+    def _finish_contact(self) -> None:
+        """Resolve what was handed over and the consumer bases of every class found (loading
+        helper modules outside the scan), dedupe, and store."""
+        contact = self.usage.contact
+        handovers = []
+        for handover in dict.fromkeys(contact.handovers):
+            # What was handed, by the dotted name of the class that defines it (re-exports followed).
+            # A class set as a class attribute may live outside the scan (its module is read when
+            # the name looks like a class's); others are looked up among the classes already read
+            # (reading every module a path string names would cost more than it finds).
+            last = handover.target.replace(":", ".").rpartition(".")[2]
+            load = handover.kind is HandoverKind.ATTRIBUTE and last[:1].isupper()
+            found = self._consumer_class(handover.target.replace(":", "."), load=load)
+            if found is not None:
+                handovers.append(replace(handover, target=found.name))
+        contact.handovers = list(dict.fromkeys(handovers))
+        for name, known in list(self._classes.items()):
+            if not known.muted:
+                methods = tuple(self._delegated(name, m) for m in known.methods)
+                self._classes[name] = replace(known, methods=methods)
+        done: set[str] = set()
+        todo = list(self._classes)
+        while todo:
+            name = todo.pop()
+            cls = self._classes.get(name)
+            if name in done or cls is None:
+                continue
+            done.add(name)
+            bases = []
+            for base in cls.bases:
+                if base.consumer:
+                    found = self._consumer_class(base.consumer)
+                    if found is not None:
+                        base = replace(base, consumer=found.name)
+                        todo.append(found.name)
+                bases.append(base)
+            self._classes[name] = replace(cls, bases=tuple(bases))
+        contact.classes = sorted(self._classes.values(), key=lambda c: c.name)
+        contact.method_calls = list(dict.fromkeys(contact.method_calls))
+        contact.unpacks = list(dict.fromkeys(contact.unpacks))
+        # A body read again with its arguments known may see the original the first reading did not.
+        merged: dict[tuple[object, ...], Replacement] = {}
+        for r in contact.replacements:
+            key = (r.owner, r.attr, r.site, r.function)
+            if key not in merged or r.calls_original:
+                merged[key] = r
+        contact.replacements = list(merged.values())
+
+
+# "pkg.mod.Class" or "pkg.mod:Class": how plugins name classes they hand over by path.
+_DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
+
+
+
 
 def _text(node: ast.AST) -> str:
     """Source as written, on one line, short enough for a message."""
@@ -1281,3 +1776,12 @@ def _literal_prefix(node: ast.expr) -> str:
         if isinstance(base, ast.Constant) and isinstance(base.value, str):
             return base.value.partition("{")[0]
     return ""
+
+def _dict_keys(node: ast.Dict) -> list[str] | None:
+    """The keys of a dict literal when every one is a string constant (no `**other` inside)."""
+    keys: list[str] = []
+    for key in node.keys:
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        keys.append(key.value)
+    return keys

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from atompin.analysis.syntax import dotted
+from atompin.analysis.syntax import dotted, statements
 
 
 class ParamKind(str, Enum):
@@ -38,6 +39,9 @@ class Signature:
     params: tuple[Param, ...]
     decorators: tuple[str, ...] = ()
     is_async: bool = False
+    # How many values it returns when every `return` gives a literal tuple of that length, or
+    # its annotation is `tuple[X, Y, ...]` of fixed length; None when that is not known.
+    returns: int | None = None
 
     @property
     def is_staticmethod(self) -> bool:
@@ -93,6 +97,68 @@ def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> S
     if a.kwarg:
         params.append(Param(a.kwarg.arg, ParamKind.VAR_KEYWORD))
     if isinstance(node, ast.Lambda):
-        return Signature(tuple(params))
+        body = node.body
+        returns = len(body.elts) if isinstance(body, ast.Tuple) and not _starred(body) else None
+        return Signature(tuple(params), returns=returns)
     decorators = tuple(d for d in (decorator_name(x) for x in node.decorator_list) if d)
-    return Signature(tuple(params), decorators, isinstance(node, ast.AsyncFunctionDef))
+    return Signature(tuple(params), decorators, isinstance(node, ast.AsyncFunctionDef), tuple_returns(node))
+
+
+def _starred(node: ast.Tuple) -> bool:
+    return any(isinstance(e, ast.Starred) for e in node.elts)
+
+
+def tuple_returns(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    """The length of the tuple a function returns: every `return` a literal tuple of one length
+    (a bare `return` excluded), else a fixed-length `-> tuple[...]` annotation."""
+    lengths: set[int | None] = set()
+    for stmt in _returns(node.body):
+        value = stmt.value
+        lengths.add(len(value.elts) if isinstance(value, ast.Tuple) and not _starred(value) else None)
+        if None in lengths or len(lengths) > 1:
+            break
+    if len(lengths) == 1 and None not in lengths:
+        return lengths.pop()
+    return _annotated_tuple(node.returns)
+
+
+# Statement types with nested blocks, and the fields that hold them.
+_BLOCKS = {
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "orelse", "finalbody"),
+}
+
+
+def _returns(body: list[ast.stmt]) -> Iterator[ast.Return]:
+    """The `return` statements of a body, not those of nested functions."""
+    for stmt in body:
+        kind = type(stmt)
+        if kind is ast.Return:
+            yield stmt  # type: ignore[misc]
+        elif kind in _BLOCKS:
+            for name in _BLOCKS[kind]:
+                yield from _returns(getattr(stmt, name))
+            for handler in getattr(stmt, "handlers", ()):
+                yield from _returns(handler.body)
+        elif kind.__name__ in ("TryStar", "Match"):
+            for child in statements([stmt]):
+                if isinstance(child, ast.Return):
+                    yield child
+
+
+def _annotated_tuple(annotation: ast.expr | None) -> int | None:
+    """`tuple[A, B]` / `Tuple[A, B]` -> 2; `tuple[A, ...]`, unions and anything else -> None."""
+    if not isinstance(annotation, ast.Subscript) or dotted(annotation.value).split(".")[-1] not in ("tuple", "Tuple"):
+        return None
+    inner = annotation.slice
+    elts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+    if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
+        return None
+    if len(elts) == 1 and isinstance(elts[0], ast.Tuple) and not elts[0].elts:
+        return 0  # tuple[()]
+    return len(elts)

@@ -7,6 +7,7 @@ that work on module and symbol names as strings are in `names`.
 from __future__ import annotations
 
 import ast
+import hashlib
 from collections.abc import Iterator
 
 
@@ -68,6 +69,22 @@ def walk_shallow(body: list[ast.stmt]) -> Iterator[ast.AST]:
                 todo.append(child)
 
 
+def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement under `body`, in nested blocks too, not entering nested functions or classes."""
+    todo = list(reversed(body))
+    while todo:
+        stmt = todo.pop()
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            todo.extend(reversed(getattr(stmt, field, None) or []))
+        for handler in getattr(stmt, "handlers", None) or []:
+            todo.extend(reversed(handler.body))
+        for case in getattr(stmt, "cases", None) or []:
+            todo.extend(reversed(case.body))
+
+
 def breaks(body: list[ast.stmt]) -> bool:
     """Does this loop body `break` (not counting nested loops)?"""
     todo: list[ast.AST] = list(body)
@@ -105,3 +122,46 @@ def runtime_bodies(node: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(node, ast.Match):
         return [case.body for case in node.cases]
     return []
+
+
+def function_body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """A function's statements without its docstring."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if isinstance(body[0].value.value, str):
+            return body[1:]
+    return body
+
+
+def body_digest(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[bytes]) -> str:
+    """A short hash of a function body's source lines, docstring left out (and its parameters:
+    a signature change alone is not new work). Comments and spacing count: a change there is
+    told apart from a change in code later, by `same_body`, only for the few that differ."""
+    body = function_body(node)
+    if not body:
+        return ""
+    text = b"\n".join(line.strip() for line in lines[body[0].lineno - 1 : node.end_lineno])
+    return hashlib.sha1(text).hexdigest()[:16]
+
+
+def same_body(a: ast.FunctionDef | ast.AsyncFunctionDef, b: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Do two functions' bodies do the same (positions, comments and docstring aside)?"""
+    dump = [[ast.dump(s, include_attributes=False) for s in function_body(f)] for f in (a, b)]
+    return dump[0] == dump[1]
+
+
+def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A body that only says "implement me": `pass`, `...`, `raise NotImplementedError`, `return None`."""
+    for stmt in function_body(node):
+        if isinstance(stmt, ast.Pass):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Return) and (stmt.value is None or isinstance(stmt.value, ast.Constant)):
+            continue
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            if dotted(exc) == "NotImplementedError":
+                continue
+        return False
+    return True

@@ -217,6 +217,8 @@ class ConsumerUsage:
     registrations: list[Registration] = field(default_factory=list)
     # Imports between consumer modules, and names of consumer modules in string literals.
     module_edges: list[ModuleEdge] = field(default_factory=list)
+    # The consumer's classes and the calls, unpackings and handovers around them.
+    contact: ContactSurface = field(default_factory=lambda: ContactSurface())
 
     def read_kinds(self) -> dict[tuple[tuple[Ref, ...], str], set[ReadKind]]:
         out: dict[tuple[tuple[Ref, ...], str], set[ReadKind]] = {}
@@ -235,3 +237,137 @@ def effective_guard(patch: PatchSite, reads: set[ReadKind]) -> Guard:
     if ReadKind.HASATTR in reads:
         return Guard.HASATTR
     return Guard.NONE
+
+
+# -- the contact surface: classes, receivers, unpacking, handovers ---------------------------
+
+
+@dataclass(frozen=True)
+class ClassBase:
+    """One base of a consumer class, as written: a provider class (by its ladder choices),
+    one of the consumer's own classes (by dotted name), or neither (external or unknown)."""
+
+    provider: tuple[Ref, ...] = ()
+    consumer: str = ""
+    text: str = ""  # the base expression as written ("nn.Module", "Base")
+
+
+@dataclass(frozen=True)
+class ConsumerMethod:
+    """A method defined in a consumer class body."""
+
+    name: str
+    line: int
+    signature: Signature
+    # Calls the method it overrides: `super().name(...)`, `super(C, self).name(...)`.
+    calls_super: bool = False
+    # Bases called explicitly as `Base.name(self, ...)`, as written.
+    delegates_to: tuple[ClassBase, ...] = ()
+
+
+@dataclass(frozen=True)
+class ConsumerClass:
+    """A class defined in the consumer: its bases in order, its methods and class attributes."""
+
+    name: str  # dotted: "plug.backend.MyBackend"
+    path: str
+    line: int
+    bases: tuple[ClassBase, ...] = ()
+    methods: tuple[ConsumerMethod, ...] = ()
+    attributes: tuple[str, ...] = ()  # assigned or annotated in the class body
+    # Read from a helper module outside the scanned packages: its facts serve the
+    # classes that inherit from it, but nothing is reported at its own sites.
+    muted: bool = False
+
+    @property
+    def symbol(self) -> str:
+        module, _, qualname = self.name.rpartition(".")
+        return f"{module}:{qualname}" if module else self.name
+
+    def method(self, name: str) -> ConsumerMethod | None:
+        return next((m for m in self.methods if m.name == name), None)
+
+
+class Receiver(str, Enum):
+    SELF = "self"  # self.m(...) in a method of a consumer class
+    CLS = "cls"  # cls.m(...) in a classmethod
+    SUPER = "super"  # super().m(...)
+    INSTANCE = "instance"  # x.m(...) where x is annotated as (or assigned) a provider class instance
+
+
+@dataclass(frozen=True)
+class MethodRef:
+    """A method reached through a receiver: `owner` is the consumer class (self, cls, super()),
+    `choices` the provider class (an annotated instance)."""
+
+    receiver: Receiver
+    name: str
+    owner: str = ""
+    choices: tuple[Ref, ...] = ()
+
+
+@dataclass(frozen=True)
+class MethodCall:
+    method: MethodRef
+    site: Site
+    shape: CallShape
+
+
+@dataclass(frozen=True)
+class Unpack:
+    """`a, b = f(...)`: a provider call's result unpacked into `count` names (at least
+    `count - 1` when `starred`). The callee is a provider object or a method through a receiver."""
+
+    site: Site
+    count: int
+    starred: bool = False
+    choices: tuple[Ref, ...] = ()
+    method: MethodRef | None = None
+
+
+class HandoverKind(str, Enum):
+    PATH = "path"  # a string literal naming the class by its dotted path
+    CALL = "call"  # passed to a provider call (a registration)
+    ATTRIBUTE = "attribute"  # a class attribute of a class with a provider base
+    STORED = "stored"  # stored on `self` in a method of a class with a provider base
+    RETURNED = "returned"  # returned by an override of a provider method
+
+
+@dataclass(frozen=True)
+class Handover:
+    """Evidence that the consumer hands a class (or an instance of it) to the provider.
+
+    `target` is the dotted name of the class handed, or for PATH the literal text. For
+    ATTRIBUTE, STORED and RETURNED, `holder` is the consumer class and `member` the attribute
+    or method name: it counts when the holder derives from a provider class (RETURNED: when
+    the method overrides a provider method).
+    """
+
+    kind: HandoverKind
+    target: str
+    site: Site
+    holder: str = ""
+    member: str = ""
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """A patch whose value is one of the consumer's functions: does it call the original?"""
+
+    owner: tuple[Ref, ...]
+    attr: str
+    site: Site
+    function: str  # dotted name of the replacement
+    line: int
+    calls_original: bool
+
+
+@dataclass
+class ContactSurface:
+    """What the drift rules need about the consumer beyond names."""
+
+    classes: list[ConsumerClass] = field(default_factory=list)
+    method_calls: list[MethodCall] = field(default_factory=list)
+    unpacks: list[Unpack] = field(default_factory=list)
+    handovers: list[Handover] = field(default_factory=list)
+    replacements: list[Replacement] = field(default_factory=list)

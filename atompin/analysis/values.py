@@ -14,7 +14,7 @@ from typing import TypeAlias
 
 from atompin.analysis.gates import Gate, ProviderVersion, VersionLiteral, VersionMethod
 from atompin.analysis.signature import Signature
-from atompin.analysis.usage import Guard, Ref
+from atompin.analysis.usage import Guard, MethodRef, Receiver, Ref
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,26 @@ class StringMethod:
         return None
 
 
+@dataclass(frozen=True)
+class ReceiverValue:
+    """`self` or `cls` in a method of a consumer class, `super()` there, or an instance of a
+    provider class (a parameter or attribute annotated with it): what its methods are called on."""
+
+    receiver: Receiver
+    owner: str = ""  # the consumer class, dotted
+    choices: tuple[Ref, ...] = ()  # the provider class, for INSTANCE
+
+    def method(self, name: str) -> MethodValue:
+        return MethodValue(MethodRef(self.receiver, name, self.owner, self.choices))
+
+
+@dataclass(frozen=True)
+class MethodValue:
+    """A method reached through a receiver, before it is called."""
+
+    ref: MethodRef
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
@@ -86,6 +106,8 @@ Value: TypeAlias = (
     | LambdaValue
     | DictMethod
     | StringMethod
+    | ReceiverValue
+    | MethodValue
     | str
     | tuple["Value", ...]
     | dict[str, "Value"]

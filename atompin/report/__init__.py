@@ -18,7 +18,8 @@ DIFF_FORMATS = ("text", "markdown", "json")
 
 
 def render_check(result: CheckResult, format: str, verbose: bool = False) -> str:
-    """One check's result in one of `CHECK_FORMATS` (`verbose`: text also lists the version gates evaluated)."""
+    """One check's result in one of `CHECK_FORMATS` (`verbose`: text also lists the version gates
+    evaluated and shows each finding's detail)."""
     from atompin.report import json, markdown, sarif, text
 
     if format == "text":

@@ -23,6 +23,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
             {"symbol": a.symbol, "sites": [str(s) for s in a.sites], "status": a.status.value} for a in f.alternatives
         ],
         "accepted": f.accepted,
+        **({"detail": f.detail} if f.detail else {}),
     }
 
 

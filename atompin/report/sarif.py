@@ -35,7 +35,15 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 # Where atompin's README (the rule tables) is read; each rule's helpUri is an anchor in it.
 DOCS_URI = "https://github.com/ROCm/atompin/blob/main/README.md"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-_ERROR_RULES = {Rule.UNRESOLVED_IMPORT, Rule.MISSING_PATCH_TARGET, Rule.ARITY_DRIFT, Rule.MOVED_REF}
+_ERROR_RULES = {
+    Rule.UNRESOLVED_IMPORT,
+    Rule.MISSING_PATCH_TARGET,
+    Rule.ARITY_DRIFT,
+    Rule.MOVED_REF,
+    Rule.OVERRIDE_DRIFT,
+    Rule.PROTOCOL_DRIFT,
+    Rule.RETURN_DRIFT,
+}
 _MAX_SITES = 10  # code scanning shows the first related locations; more add noise
 
 # What each rule means in practice and what to do about it (help text).
@@ -78,6 +86,18 @@ _RULE_HELP: dict[Rule, str] = {
     "its symbol changed. Remove the acceptance or update its symbol.",
     Rule.VERSION_ASSERT: "A module-level assert on the provider's version fails at the pin: importing the module "
     "raises. Bump the consumer or keep the pin.",
+    Rule.OVERRIDE_DRIFT: "A consumer method overrides a provider method, and the provider now calls that method "
+    "in a way the override cannot take (a keyword the base method gained, a rebuild of the object through "
+    "`self.__class__(...)`): TypeError on that path. Give the override the new parameters.",
+    Rule.PROTOCOL_DRIFT: "A consumer class plays the part of a provider class without inheriting from it (handed "
+    "over by dotted path or registration), and the provider now calls a member it lacks: AttributeError at run "
+    "time. Add the member (the provider's base class shows what it should do).",
+    Rule.RETURN_DRIFT: "A provider function returns a tuple of another length than the consumer unpacks, or a "
+    "replacement returns another length than the provider's callers unpack: ValueError, or values in the wrong "
+    "names. Follow the new shape.",
+    Rule.SHADOW_DRIFT: "A consumer copy of a provider method (an override that never calls super(), a replacement "
+    "that never calls the original) whose upstream changed since the baseline: the copy silently skips the new "
+    "work. Port what changed upstream (`--verbose` shows the diff).",
 }
 # README sections (GitHub anchors) that document each rule.
 _PAIR_RULES = {Rule.DECLARED_TARGET_SKEW, Rule.BRANCH_REF, Rule.UNCONSTRAINED_PLUGIN, Rule.MODEL_OVERRIDE}

@@ -11,7 +11,9 @@ from atompin.model import CheckResult, Finding, RefKind, Severity
 _MAX_SITES = 6
 
 
-def render_findings(findings: tuple[Finding, ...] | list[Finding], indent: str = "") -> list[str]:
+def render_findings(
+    findings: tuple[Finding, ...] | list[Finding], indent: str = "", verbose: bool = False
+) -> list[str]:
     lines: list[str] = []
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
@@ -34,6 +36,8 @@ def render_findings(findings: tuple[Finding, ...] | list[Finding], indent: str =
                 lines.append(
                     f"{indent}          - {alt.status.value:<7} {alt.symbol} ({', '.join(map(str, alt.sites))})"
                 )
+            if verbose and f.detail:
+                lines += [f"{indent}          | {line}" for line in f.detail.rstrip("\n").splitlines()]
         lines.append("")
     return lines
 
@@ -63,7 +67,7 @@ def render_check(result: CheckResult, verbose: bool = False) -> str:
         + (f", {s.overrides} model architectures overridden" if s.overrides else ""),
         "",
     ]
-    lines += render_findings(result.findings)
+    lines += render_findings(result.findings, verbose=verbose)
     if verbose:
         lines += render_gates(result)
     verdict = "FAIL" if result.errors else "PASS"
@@ -110,6 +114,8 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                 lines.append(f"            {f.message}")
                 if f.accepted:
                     lines.append(f"            accepted in pairs.toml: {f.accepted}")
+                if show_info and f.detail:
+                    lines += [f"            | {line}" for line in f.detail.rstrip("\n").splitlines()]
             if hidden:
                 lines.append(f"    ({hidden} info finding(s) not shown; see the lock)")
         lines.append("")

@@ -12,6 +12,7 @@ import hashlib
 import os
 import stat
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -62,8 +63,15 @@ class SourceTree(ABC):
         return blob_id(self.read(path))
 
     def stamp(self, path: str) -> str:
-        """A cheap id that changes whenever the file does (its content id unless reading that costs more)."""
+        """A cheap id that changes whenever the file does (its content id, unless the tree
+        has something cheaper): keys caches of results derived from many files at once."""
         return self.content_id(path)
+
+    def read_many(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+        """(path, bytes) for each path, in order: for reading many files at once, which some
+        trees (git) do much faster than one by one."""
+        for path in paths:
+            yield path, self.read(path)
 
     @cached_property
     def files(self) -> frozenset[str]:

@@ -1,0 +1,53 @@
+"""The provider the consumer was written against, as the drift rules ask about it.
+
+The baseline is another provider index (the consumer's declared version, the previous
+lock's commit, or `--baseline`). Drift findings compare a provider class or function
+at the pin with the same symbol there and say what changed since ("`supports_pcp` is
+new since 0.25.1"). Without a baseline the rules still run, more cautiously.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atompin.analysis.moduleinfo import ClassInfo, Member
+from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
+from atompin.analysis.signature import Signature
+
+
+@dataclass
+class Baseline:
+    index: ProviderIndex
+    label: str  # how messages name it: "0.25.1", "vllm@1a2b3c4d5e6f"
+
+    @property
+    def since(self) -> str:
+        return f"since {self.label}"
+
+    def class_info(self, ref: ClassRef) -> ClassInfo | None:
+        """The same class (module and qualname) at the baseline."""
+        return self.index.class_info(ref)
+
+    def members(self, ref: ClassRef) -> dict[str, Member] | None:
+        """Every member of the class at the baseline through its MRO; None when the class is not there."""
+        if self.class_info(ref) is None:
+            return None
+        out: dict[str, Member] = {}
+        for node in self.index.mro(ref):
+            info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+            if info is not None:
+                for name, member in info.members.items():
+                    out.setdefault(name, member)
+        return out
+
+    def method(self, ref: ClassRef, name: str) -> Member | None:
+        """Member `name` of the class at the baseline (through its MRO)."""
+        members = self.members(ref)
+        return members.get(name) if members is not None else None
+
+    def function(self, symbol: str) -> Signature | None:
+        """The signature of a function or method symbol at the baseline."""
+        res = self.index.resolve_symbol(symbol)
+        if res.found and res.target is not None and res.target.kind is TargetKind.FUNCTION:
+            return res.target.signature
+        return None

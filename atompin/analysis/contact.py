@@ -1,0 +1,34 @@
+"""The contact surface: everything a consumer relies on beyond names, judged in one place.
+
+A consumer also relies on how the provider calls its overrides (`method_overrides`),
+on the members the provider calls on classes it hands over (`protocols`), on the shapes
+of values it unpacks (`returns`), on provider methods it calls through `self`, `super()`
+or annotated receivers (`method_calls`), and on provider code it copied (`shadows`).
+"""
+
+from __future__ import annotations
+
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.method_calls import check_method_calls
+from atompin.analysis.method_overrides import check_method_overrides
+from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.protocols import check_protocols
+from atompin.analysis.provider import ProviderIndex
+from atompin.analysis.returns import check_returns
+from atompin.analysis.shadows import check_shadows
+from atompin.analysis.usage import ConsumerUsage
+from atompin.model import Finding
+
+
+def check_contact(
+    usage: ConsumerUsage, index: ProviderIndex, search: NameSearch, baseline: Baseline | None = None
+) -> list[Finding]:
+    """override-drift, protocol-drift, return-drift, shadow-drift and the receiver calls of arity-drift."""
+    hierarchy = Hierarchy(usage, index)
+    findings = check_method_overrides(hierarchy, search, baseline)
+    findings += check_protocols(hierarchy, usage.contact, search, baseline)
+    findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
+    findings += check_method_calls(hierarchy, usage.contact, baseline)
+    findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)
+    return findings

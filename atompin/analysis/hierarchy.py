@@ -1,0 +1,273 @@
+"""Class hierarchies that cross from the consumer into the provider.
+
+A consumer class may inherit from provider classes directly or through classes of
+its own; its method resolution order mixes both. The drift rules need that order to
+tell which provider method a consumer method overrides, which provider code calls it,
+and what a `super()` call reaches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from atompin.analysis.moduleinfo import ClassInfo, Member, MemberKind
+from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
+from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ConsumerUsage, MethodRef, Receiver, Ref
+from atompin.model import Status
+
+
+@dataclass(frozen=True)
+class ConsumerRef:
+    """A consumer class in a mixed method resolution order, by dotted name."""
+
+    name: str
+
+
+# One entry of a mixed MRO: a consumer class, a provider class, or an outside base by name.
+Node = ConsumerRef | ClassRef | str
+
+
+@dataclass(frozen=True)
+class Definition:
+    """Where a name is defined in an MRO: the class, and the consumer method or provider member."""
+
+    node: ConsumerRef | ClassRef
+    index: int  # position in the MRO
+    method: ConsumerMethod | None = None
+    member: Member | None = None
+
+
+def first_found(index: ProviderIndex) -> Callable[[tuple[Ref, ...]], Resolution | None]:
+    """A resolver of ladder choices: the first that is found (None when none is)."""
+    memo: dict[tuple[Ref, ...], Resolution | None] = {}
+
+    def resolve(choices: tuple[Ref, ...]) -> Resolution | None:
+        if choices not in memo:
+            memo[choices] = next(
+                (r for r in (index.resolve(c.module, c.path) for c in choices) if r.status is Status.FOUND), None
+            )
+        return memo[choices]
+
+    return resolve
+
+
+def provider_class(
+    resolve: Callable[[tuple[Ref, ...]], Resolution | None], choices: tuple[Ref, ...]
+) -> ClassRef | None:
+    """The provider class `choices` name (None when it is not a class that resolves)."""
+    res = resolve(choices)
+    if res is None or res.target is None or res.target.kind is not TargetKind.CLASS:
+        return None
+    return res.target.cls
+
+
+class Hierarchy:
+    """Mixed consumer/provider method resolution orders for the consumer's classes."""
+
+    def __init__(self, usage: ConsumerUsage, index: ProviderIndex) -> None:
+        self.index = index
+        self.classes = {c.name: c for c in usage.contact.classes}
+        self.resolve = first_found(index)
+        self._mro: dict[str, list[Node]] = {}
+        self._below: set[tuple[str, str]] | None = None  # (class, method) defined in a consumer subclass
+        # Results the rules share (e.g. the override pairs), computed once per hierarchy.
+        self.memo: dict[str, Any] = {}
+        # Provider methods the consumer patches ("module:Class.method"): their original body never runs.
+        self.patched: set[str] = set()
+        for patch in usage.patches:
+            cls = provider_class(self.resolve, patch.owner)
+            if cls is not None:
+                self.patched.add(f"{cls}.{patch.attr}")
+
+    def consumer(self, node: Node) -> ConsumerClass | None:
+        return self.classes.get(node.name) if isinstance(node, ConsumerRef) else None
+
+    def provider(self, node: Node) -> ClassInfo | None:
+        return self.index.class_info(node) if isinstance(node, ClassRef) else None
+
+    def bases(self, cls: ConsumerClass) -> list[Node]:
+        out: list[Node] = []
+        for base in cls.bases:
+            if base.provider:
+                ref = provider_class(self.resolve, base.provider)
+                out.append(ref if ref is not None else base.text or "?")
+            elif base.consumer and base.consumer in self.classes:
+                out.append(ConsumerRef(base.consumer))
+            elif base.text:
+                out.append(base.text)
+        return out
+
+    def mro(self, name: str) -> list[Node]:
+        """The C3 order of a consumer class (provider parts from the provider index)."""
+        if name not in self._mro:
+            self._mro[name] = [ConsumerRef(name)]  # a cycle reads as no bases
+            cls = self.classes.get(name)
+            bases = self.bases(cls) if cls is not None else []
+            sequences = [self._linear(b) for b in bases] + [list(bases)]
+            self._mro[name] = [ConsumerRef(name), *_merge(sequences)]
+        return self._mro[name]
+
+    def _linear(self, node: Node) -> list[Node]:
+        if isinstance(node, ConsumerRef):
+            return self.mro(node.name)
+        if isinstance(node, ClassRef):
+            return list(self.index.mro(node))
+        return [node]
+
+    def has_provider_base(self, name: str) -> bool:
+        return any(isinstance(n, ClassRef) for n in self.mro(name))
+
+    def definitions(self, name: str, attr: str) -> list[Definition]:
+        """Every class in the MRO of consumer class `name` that defines `attr`, in order."""
+        out: list[Definition] = []
+        for i, node in enumerate(self.mro(name)):
+            consumer = self.consumer(node)
+            if consumer is not None and isinstance(node, ConsumerRef):
+                method = consumer.method(attr)
+                if method is not None:
+                    out.append(Definition(node, i, method=method))
+                elif attr in consumer.attributes:
+                    out.append(Definition(node, i))
+                continue
+            info = self.provider(node)
+            if info is not None and isinstance(node, ClassRef) and attr in info.members:
+                out.append(Definition(node, i, member=info.members[attr]))
+        return out
+
+    def consumer_members(self, name: str) -> set[str]:
+        """Names the consumer classes of the MRO define (methods and class attributes)."""
+        out: set[str] = set()
+        for node in self.mro(name):
+            cls = self.consumer(node)
+            if cls is not None:
+                out.update(m.name for m in cls.methods)
+                out.update(cls.attributes)
+        return out
+
+    def provider_members(self, ref: ClassRef) -> dict[str, tuple[ClassRef, Member]]:
+        """Every member of a provider class through its MRO: name -> (defining class, member)."""
+        out: dict[str, tuple[ClassRef, Member]] = {}
+        for node in self.index.mro(ref):
+            info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+            if info is None or not isinstance(node, ClassRef):
+                continue
+            for name, member in info.members.items():
+                out.setdefault(name, (node, member))
+        return out
+
+    def runs(self, cls: str, method: str, provider: ClassRef, _seen: frozenset[str] = frozenset()) -> bool:
+        """Does `provider`'s own `method` run for instances of consumer class `cls`? Yes when it wins
+        the MRO, or when every consumer override before it hands on to the original; not when the
+        consumer patches it (the replacement runs instead). A private method (`_name`) runs only
+        when provider code that still runs calls it on the object."""
+        if f"{provider}.{method}" in self.patched or not self._wins(cls, method, provider):
+            return False
+        if not method.startswith("_") or method.startswith("__"):
+            return True
+        seen = _seen | {method}
+        return any(
+            self.runs(cls, call.method, node, seen)
+            for node in self.mro(cls)
+            if isinstance(node, ClassRef) and (info := self.provider(node)) is not None
+            for call in info.self_calls
+            if call.name == method and call.receiver == "self" and call.method not in seen
+        )
+
+    def _wins(self, cls: str, method: str, provider: ClassRef) -> bool:
+        for d in self.definitions(cls, method):
+            if d.node == provider:
+                return True
+            if isinstance(d.node, ConsumerRef):
+                if d.method is None or not self.calls_original(d.node.name, d.method):
+                    return False
+                continue
+            return False  # another provider class's version wins
+        return False
+
+    def calls_original(self, name: str, method: ConsumerMethod) -> bool:
+        """Does a consumer method hand on to the method it overrides: `super().m(...)`, or
+        `Base.m(self, ...)` with a base in the MRO of class `name` (not `nn.Module.__init__(self)`)?"""
+        if method.calls_super:
+            return True
+        mro = self.mro(name)
+        for base in method.delegates_to:
+            if base.provider and provider_class(self.resolve, base.provider) in mro:
+                return True
+            if base.consumer and ConsumerRef(base.consumer) in mro:
+                return True
+        return False
+
+    def lookup(self, name: str, attr: str, after: int = -1) -> Definition | str | None:
+        """The first class after position `after` in the MRO of `name` that defines `attr`; an
+        outside base's name when one comes first (it may define `attr`: unknown); None when none does."""
+        wanted = {d.index: d for d in self.definitions(name, attr) if d.index > after}
+        for i, node in enumerate(self.mro(name)):
+            if i <= after:
+                continue
+            if i in wanted:
+                return wanted[i]
+            if isinstance(node, str) and node not in PLAIN_BASES:
+                return node
+        return None
+
+    def subclass_defines(self, owner: str, attr: str) -> bool:
+        """Does a consumer class deriving from `owner` define `attr` (so `self.attr` may land there)?"""
+        if self._below is None:
+            self._below = set()
+            for name, cls in self.classes.items():
+                for node in self.mro(name)[1:]:
+                    if isinstance(node, ConsumerRef):
+                        self._below.update((node.name, m.name) for m in cls.methods)
+        return (owner, attr) in self._below
+
+    def provider_method(self, ref: MethodRef) -> tuple[ClassRef, Member] | None:
+        """The provider method a call through a receiver lands on (None: the consumer's own,
+        an outside base's, or not known)."""
+        if ref.receiver is Receiver.INSTANCE:
+            cls = provider_class(self.resolve, ref.choices)
+            if cls is None:
+                return None
+            owner, member = self.provider_members(cls).get(ref.name, (None, None))
+            return (owner, member) if owner is not None and member is not None and is_method(member) else None
+        if ref.owner not in self.classes:
+            return None
+        if ref.receiver is not Receiver.SUPER and self.subclass_defines(ref.owner, ref.name):
+            return None
+        found = self.lookup(ref.owner, ref.name, after=0 if ref.receiver is Receiver.SUPER else -1)
+        if isinstance(found, Definition) and isinstance(found.node, ClassRef) and is_method(found.member):
+            assert found.member is not None
+            if f"{found.node}.{ref.name}" in self.patched:
+                return None  # the consumer's replacement is what runs
+            return found.node, found.member
+        return None
+
+
+# Bases that give a class no members worth knowing about.
+PLAIN_BASES = {
+    *("object", "ABC", "abc.ABC", "ABCMeta", "abc.ABCMeta"),
+    *("Generic", "typing.Generic", "Protocol", "typing.Protocol", "typing_extensions.Protocol"),
+}
+
+
+def is_method(member: Member | None) -> bool:
+    return member is not None and member.kind is MemberKind.DEF
+
+
+def _merge(sequences: list[list[Node]]) -> list[Node]:
+    """C3's merge; an inconsistent order falls back to first-seen order (lookups still work)."""
+    sequences = [list(s) for s in sequences if s]
+    out: list[Node] = []
+    while sequences:
+        for seq in sequences:
+            head = seq[0]
+            if not any(head in other[1:] for other in sequences):
+                break
+        else:
+            rest = [n for s in sequences for n in s]
+            return out + [n for i, n in enumerate(rest) if n not in rest[:i] and n not in out]
+        out.append(head)
+        sequences = [[n for n in s if n != head] for s in sequences]
+        sequences = [s for s in sequences if s]
+    return out

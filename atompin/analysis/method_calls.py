@@ -1,0 +1,79 @@
+"""arity-drift for calls the direct-call check cannot see: provider methods called through
+a receiver. `super().m(...)` and `self.m(...)` in a consumer subclass (the method
+inherited, not overridden), and `x.m(...)` where `x` is a parameter or attribute
+annotated with (or assigned) a provider class. Each is judged like a direct call:
+does what it passes still bind to the provider method's signature?
+"""
+
+from __future__ import annotations
+
+from atompin.analysis.arity import call_problem, checkable, describe_change
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.provider import ClassRef
+from atompin.analysis.usage import ContactSurface, MethodCall, Receiver
+from atompin.model import Finding, Rule, Severity
+
+# Class decorators that write the class's __init__: its signature is not in the source.
+_GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
+
+
+def _generated_init(hierarchy: Hierarchy, ref: ClassRef) -> bool:
+    for node in hierarchy.index.mro(ref):
+        info = hierarchy.index.class_info(node) if isinstance(node, ClassRef) else None
+        if info is None:
+            return False
+        if any(d.split(".")[-1] in _GENERATED_INIT for d in info.decorators):
+            return True
+        if "__init__" in info.members:
+            return False
+    return False
+
+
+def _render_call(call: MethodCall) -> str:
+    receiver = {
+        Receiver.SELF: "self",
+        Receiver.CLS: "cls",
+        Receiver.SUPER: "super()",
+        Receiver.INSTANCE: "x",
+    }[call.method.receiver]
+    return f"{receiver}.{call.method.name}{call.shape.render()}"
+
+
+def check_method_calls(
+    hierarchy: Hierarchy, contact: ContactSurface, baseline: Baseline | None = None
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for call in contact.method_calls:
+        found = hierarchy.provider_method(call.method)
+        if found is None:
+            continue
+        owner, member = found
+        sig = member.signature
+        if sig is None or not checkable(sig):
+            continue
+        if call.method.name == "__init__" and _generated_init(hierarchy, owner):
+            continue
+        if call.method.receiver is Receiver.CLS:
+            if not (sig.is_classmethod or sig.is_staticmethod):
+                continue  # an instance method reached through the class: the caller passes self
+            bound = sig.is_classmethod
+        else:
+            bound = not sig.is_staticmethod
+        problem = call_problem(sig, call.shape, bound)
+        if problem is None:
+            continue
+        symbol = f"{owner}.{call.method.name}"
+        change = ""
+        if baseline is not None:
+            before = baseline.method(owner, call.method.name)
+            if before is not None and before.signature is not None:
+                described = describe_change(before.signature, sig)
+                if not described.unchanged:
+                    change = f" ({described.render()} {baseline.since})"
+        message = (
+            f"the call {_render_call(call)} {problem}: the provider has {symbol}{sig.render()}{change}, "
+            f"the call passes {call.shape.render()}"
+        )
+        findings.append(Finding(Rule.ARITY_DRIFT, Severity.ERROR, symbol, (call.site,), message))
+    return findings

@@ -1,0 +1,249 @@
+"""override-drift: a consumer method that overrides a provider method must still take
+the calls the provider makes to it.
+
+For every consumer method that overrides a provider method (through the mixed MRO,
+also when a consumer class sits between):
+
+(a) error when a call the provider's own class hierarchy makes to it does not bind to
+    the override's signature: `self.m(...)`, `cls.m(...)`, `super().m(...)`, and for
+    `__init__` the generic rebuilds `self.__class__(...)`, `type(self)(...)`, `cls(...)`;
+(b) error when the provider's method takes a keyword the override cannot, and some
+    provider call of a method of that name passes it (`.m(..., scale=x)`); warning
+    when no such call is found (the override is narrower than its base);
+(c) with a baseline, the message says what changed since it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atompin.analysis.arity import call_problem, checkable, describe_change
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method
+from atompin.analysis.moduleinfo import SelfCall
+from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
+from atompin.analysis.provider import ClassRef
+from atompin.analysis.signature import ParamKind, Signature
+from atompin.analysis.usage import ConsumerClass, ConsumerMethod
+from atompin.model import Finding, Rule, Severity, Site
+
+
+@dataclass(frozen=True)
+class OverridePair:
+    """A consumer method and the provider method it overrides, for one consumer class."""
+
+    cls: ConsumerClass  # the class whose MRO this is
+    owner: ConsumerClass  # the consumer class that defines the override
+    method: ConsumerMethod
+    base: ClassRef  # the provider class whose method it overrides
+    base_signature: Signature
+
+    @property
+    def site(self) -> Site:
+        return Site(self.owner.path, self.method.line)
+
+    @property
+    def symbol(self) -> str:
+        return f"{self.owner.symbol}.{self.method.name}"
+
+    @property
+    def base_symbol(self) -> str:
+        return f"{self.base}.{self.method.name}"
+
+    @property
+    def bound(self) -> bool:
+        return not self.method.signature.is_staticmethod
+
+
+def override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
+    """Every (consumer override, provider method) pair, once per defining consumer class."""
+    if "override_pairs" not in hierarchy.memo:
+        hierarchy.memo["override_pairs"] = _override_pairs(hierarchy)
+    pairs: list[OverridePair] = hierarchy.memo["override_pairs"]
+    return pairs
+
+
+def _override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
+    out: dict[tuple[str, str], OverridePair] = {}
+    for cls in hierarchy.classes.values():
+        if cls.muted or not hierarchy.has_provider_base(cls.name):
+            continue
+        names = {m.name for node in hierarchy.mro(cls.name) if (c := hierarchy.consumer(node)) for m in c.methods}
+        for name in sorted(names):
+            defs = hierarchy.definitions(cls.name, name)
+            if not defs or defs[0].method is None:
+                continue
+            owner = hierarchy.consumer(defs[0].node)
+            base = next((d for d in defs[1:] if isinstance(d.node, ClassRef)), None)
+            if owner is None or base is None or not is_method(base.member) or not isinstance(base.node, ClassRef):
+                continue
+            assert base.member is not None and base.member.signature is not None
+            key = (owner.name, name)
+            if key not in out and checkable(base.member.signature) and checkable(defs[0].method.signature):
+                out[key] = OverridePair(cls, owner, defs[0].method, base.node, base.member.signature)
+    return sorted(out.values(), key=lambda p: (p.symbol, p.cls.name))
+
+
+def _same_kind(a: Signature, b: Signature) -> bool:
+    """Both instance methods, both classmethods or both staticmethods: calls bind alike."""
+    return (a.is_staticmethod, a.is_classmethod) == (b.is_staticmethod, b.is_classmethod)
+
+
+def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: Baseline | None = None) -> list[Finding]:
+    findings: list[Finding] = []
+    for pair in override_pairs(hierarchy):
+        if not _same_kind(pair.method.signature, pair.base_signature):
+            continue
+        finding = _hierarchy_calls(hierarchy, pair, baseline)
+        if finding is not None:
+            findings.append(finding)
+        elif not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
+            finding = _narrower(hierarchy, pair, search, baseline)
+            if finding is not None:
+                findings.append(finding)
+    return findings
+
+
+# -- (a) calls from the provider's own class hierarchy ------------------------------------
+
+
+def _reaches(hierarchy: Hierarchy, pair: OverridePair, call: SelfCall, caller: ClassRef) -> bool:
+    """Does this call in provider class `caller` land on the consumer's override?"""
+    if call.receiver == "super":
+        mro = hierarchy.mro(pair.cls.name)
+        if caller not in mro:
+            return False
+        after = mro.index(caller)
+        defs = [d for d in hierarchy.definitions(pair.cls.name, pair.method.name) if d.index > after]
+        return bool(defs) and defs[0].node == ConsumerRef(pair.owner.name)
+    return True  # self.m / cls.m / rebuilds dispatch on the instance: the override wins
+
+
+def _hierarchy_calls(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None) -> Finding | None:
+    name = pair.method.name
+    problems: list[tuple[ClassRef, SelfCall, str]] = []
+    for node in hierarchy.mro(pair.cls.name):
+        info = hierarchy.provider(node)
+        if info is None or not isinstance(node, ClassRef):
+            continue
+        for call in info.self_calls:
+            wanted = call.receiver == "rebuild" if name == "__init__" else call.receiver != "rebuild"
+            if call.name != name or not wanted:
+                continue
+            if not hierarchy.runs(pair.cls.name, call.method, node) or not _reaches(hierarchy, pair, call, node):
+                continue
+            problem = call_problem(pair.method.signature, call.shape, bound=pair.bound)
+            if problem and call_problem(pair.base_signature, call.shape, bound=pair.bound) is None:
+                problems.append((node, call, problem))
+    if not problems:
+        return None
+    # A call that failed the same way at the baseline, where the consumer works, is on a path
+    # that is probably not taken: a warning. A new one is an error.
+    new = [p for p in problems if baseline is None or not _failed_at_baseline(baseline, pair, *p[:2])]
+    caller, call, problem = (new or problems)[0]
+    path = hierarchy.index.module_path(caller.module)
+    what = "rebuilds the object" if call.receiver == "rebuild" else f"calls {call.receiver}.{name}"
+    if call.receiver == "super":
+        what = f"calls super().{name}"
+    since = ""
+    if baseline is not None:
+        if baseline.method(caller, call.method) is None:
+            since = f" ({caller.qualname}.{call.method} is new {baseline.since})"
+        elif not new:
+            since = f" (it did so {baseline.since} too, where the override works: probably a path not taken)"
+    more = f" ({len(problems) - 1} more such call(s))" if len(problems) > 1 else ""
+    message = (
+        f"{caller}.{call.method} ({path}:{call.line}) {what}{call.shape.render()}{since}, which the override "
+        f"{pair.owner.symbol}.{name}{pair.method.signature.render()} cannot take: it {problem}{more}. "
+        f"TypeError when that path runs"
+    )
+    severity = Severity.ERROR if new else Severity.WARNING
+    return Finding(Rule.OVERRIDE_DRIFT, severity, pair.symbol, (pair.site,), message)
+
+
+def _failed_at_baseline(baseline: Baseline, pair: OverridePair, caller: ClassRef, call: SelfCall) -> bool:
+    """Did the provider's class make the same failing call at the baseline?"""
+    info = baseline.class_info(caller)
+    if info is None:
+        return False
+    return any(
+        c.name == call.name
+        and c.receiver == call.receiver
+        and c.method == call.method
+        and call_problem(pair.method.signature, c.shape, bound=pair.bound) is not None
+        for c in info.self_calls
+    )
+
+
+# -- (b) keywords the provider passes that the override cannot take -----------------------
+
+
+def _untakeable(override: Signature, base: Signature) -> list[str]:
+    """Named parameters of the base that the override cannot take by keyword."""
+    params = override.params
+    if any(p.kind is ParamKind.VAR_KEYWORD for p in params):
+        return []
+    takes = {p.name for p in params if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
+    named = [p for p in base.params if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)]
+    if named and named[0].name in ("self", "cls") and not base.is_staticmethod:
+        named = named[1:]
+    return [p.name for p in named if p.name not in takes]
+
+
+def _narrower(
+    hierarchy: Hierarchy, pair: OverridePair, search: NameSearch, baseline: Baseline | None
+) -> Finding | None:
+    missing = _untakeable(pair.method.signature, pair.base_signature)
+    if not missing:
+        return None
+    name = pair.method.name
+    change, added = _change(pair, baseline, missing)
+    hits = []
+    # The calls are found by method name, indirect evidence they reach this override. A keyword
+    # the base gained since the baseline is the drift this rule is for: only those are searched
+    # for, and a call passing one is an error; otherwise the override is only narrower (a warning).
+    searched = [m for m in missing if m in added]
+    sites = search.find([name], also=[f"{m}=" for m in searched], called=[name]).get(name, []) if searched else []
+    for site in sites:
+        if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
+            continue
+        passed = [k for k in site.shape.keywords if k in searched]
+        if not passed:
+            continue
+        if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
+            continue  # not a call the provider's method takes: another class's method of that name
+        if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
+            hits.append((site, passed))
+    shown = ", ".join(f"{m}=" for m in missing)
+    signatures = (
+        f"{pair.base_symbol}{pair.base_signature.render()}; override "
+        f"{pair.owner.symbol}.{name}{pair.method.signature.render()}"
+    )
+    if hits:
+        site, passed = hits[0]
+        more = f" and {len(hits) - 1} more call(s)" if len(hits) > 1 else ""
+        message = (
+            f"the provider calls .{name}(..., {', '.join(f'{k}=' for k in passed)}) at {site.where}{more}; the "
+            f"override cannot take {shown}{change}: TypeError when the provider calls it that way. Base {signatures}"
+        )
+        return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
+    found = "no provider call passes the new ones by keyword yet" if searched else "a call passing them would fail"
+    message = (
+        f"the override is narrower than the method it overrides: it cannot take {shown}{change}; {found}. "
+        f"Base {signatures}"
+    )
+    return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
+
+
+def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:
+    """ " (out, output_scale new since 0.22.0)" and those names, when the base gained them since the baseline."""
+    if baseline is None:
+        return "", set()
+    before = baseline.method(pair.base, pair.method.name)
+    if before is None or before.signature is None:
+        return f" ({pair.base_symbol} is new {baseline.since})", set(missing)
+    change = describe_change(before.signature, pair.base_signature)
+    new = [m for m in missing if m in change.added]
+    if not new:
+        return f" (unchanged {baseline.since})", set()
+    return f" ({', '.join(new)} new {baseline.since})", set(new)

@@ -1,0 +1,522 @@
+"""Where provider code uses a name (for the contact-surface rules): the calls, reads and definitions of a method name
+anywhere in the provider package, found without parsing the whole package.
+
+The drift rules ask questions such as "does any provider code call `.run(...)` with
+`out=`?" or "does it ever call `.supports_pcp()` on something it was handed?". The
+answer needs every file, but not every file's syntax tree: the source bytes are
+searched for the name first (one pass per file collects the identifiers written after
+`.` or `def`), and only the files that contain it are parsed. Each step is cached:
+a file's identifiers and its sites of a name by the file's content id (so a bump
+re-reads only the files it changed), and a whole query by a stamp of every file (so a
+second run reads nothing).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from enum import Enum
+
+from atompin.analysis.arity import CallShape, shape_of
+from atompin.analysis.cache import AnalysisCache
+from atompin.analysis.limits import parse_limited
+from atompin.analysis.syntax import dotted
+from atompin.sources.tree import SourceTree
+
+# Bump when what is extracted changes meaning, so cached entries are ignored.
+SITES_FORMAT = "atompin-sites-1"
+
+# Syntax trees kept for the next query (a big module's tree is tens of megabytes).
+_KEEP_TREES = 4
+
+# A line that opens a class or a function, with its indentation.
+_BLOCK = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(class|def)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+# Identifiers written after `def` (a definition) or after a dot (a call or a read):
+# what a file must contain for a name to be defined or used there.
+_DEFS = re.compile(rb"def\s+([A-Za-z_]\w*)")
+_ATTRIBUTES = re.compile(rb"\.\s*([A-Za-z_]\w*)")
+
+
+class SiteKind(str, Enum):
+    CALL = "call"  # x.name(...)
+    READ = "read"  # x.name, or getattr(x, "name") without a default
+    DEF = "def"  # def name(...) in a class body
+
+
+class SiteReceiver(str, Enum):
+    SELF = "self"  # self.name / cls.name / self.__class__.name: the object's own class
+    SUPER = "super"  # super().name
+    OTHER = "other"  # anything else: an object the code was handed
+
+
+@dataclass(frozen=True)
+class NameSite:
+    """One use of `name` in provider code."""
+
+    name: str
+    kind: SiteKind
+    receiver: SiteReceiver
+    path: str
+    line: int
+    cls: str = ""  # the enclosing class's qualname ("" outside classes)
+    function: str = ""  # the enclosing function's name
+    shape: CallShape | None = None  # for calls
+    unpack: int | None = None  # the call's result unpacked into this many names
+    # The enclosing function tests for the name (`hasattr(x, "name")`, `getattr(x, "name", default)`).
+    guarded: bool = False
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+class NameSearch:
+    """Sites of names in one provider package of a tree, searched lazily and cached."""
+
+    def __init__(self, tree: SourceTree, package: str, cache: AnalysisCache | None = None) -> None:
+        self.tree = tree
+        self.package = package
+        self.cache = cache or AnalysisCache()
+        self._fingerprint = ""
+        self._identifiers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
+        self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
+        self.parsed = 0
+
+    def _files(self) -> list[str]:
+        return self.tree.python_files(self.package)
+
+    def fingerprint(self) -> str:
+        """One id for the whole package: every file's path and stamp."""
+        if not self._fingerprint:
+            stamps = [(path, self.tree.stamp(path)) for path in self._files()]
+            self._fingerprint = hashlib.sha256(json.dumps(stamps).encode()).hexdigest()
+        return self._fingerprint
+
+    def find(
+        self, names: Iterable[str], also: Iterable[str] = (), called: Iterable[str] = ()
+    ) -> dict[str, list[NameSite]]:
+        """Every call and read of each name (as `x.name`). With `also`, only files whose text
+        also contains one of those strings are searched (e.g. a keyword `out=` a call must pass);
+        names in `called` are looked for only in files that call them on something other than
+        `self`, `cls` or `super()` (an object the code was handed)."""
+        wanted = tuple(sorted(set(names)))
+        calls = tuple(sorted(set(called) & set(wanted)))
+        return self._query("uses", wanted, tuple(sorted(set(also))), 0, calls=calls)
+
+    def find_text(self, names: Iterable[str]) -> dict[str, list[NameSite]]:
+        """Calls and reads of each name on something other than `self`, `cls` or `super()`, found
+        in the source text without parsing: cheap evidence, for findings that only warn. A file
+        that also writes the name as a string (`hasattr(x, "name")`) marks its sites guarded."""
+        wanted = tuple(sorted(set(names)))
+        if not wanted:
+            return {}
+        key = "text-query:" + _digest([SITES_FORMAT, self.package, wanted, self.fingerprint()])
+        cached = self.cache.get_raw(key)
+        sites = _load_sites(cached) if cached is not None else None
+        if sites is None:
+            sites = []
+            for path in self._files():
+                found = self.identifiers(path)[1] & set(wanted)
+                if found:
+                    text = self.tree.read(path)
+                    sites += [site for name in sorted(found) for site in _text_sites(text, path, name)]
+            self.cache.put_raw(key, _dump_sites(sites))
+        out: dict[str, list[NameSite]] = {name: [] for name in wanted}
+        for site in sites:
+            out[site.name].append(site)
+        return out
+
+    def files_defining(self, requests: list[tuple[AbstractSet[str], int]], at_most: int = 0) -> list[list[str]]:
+        """For each (names, at_least) request: the files that define (`def`) at least `at_least`
+        of the names; none when more than `at_most` files do (0: no limit). Nothing is parsed."""
+        wanted = [(sorted(names), at_least) for names, at_least in requests]
+        key = "defs-query:" + _digest([SITES_FORMAT, self.package, wanted, at_most, self.fingerprint()])
+        cached = _json(self.cache.get_raw(key))
+        if isinstance(cached, list) and all(isinstance(files, list) for files in cached):
+            return cached
+        defined_in: dict[str, list[str]] = {}
+        for path in self._files():
+            for name in self.identifiers(path)[0]:
+                defined_in.setdefault(name, []).append(path)
+        answer = []
+        for names, at_least in wanted:
+            counts = Counter(path for name in names for path in defined_in.get(name, ()))
+            files = sorted(path for path, n in counts.items() if n >= max(at_least, 1))
+            answer.append(files if not at_most or len(files) <= at_most else [])
+        self.cache.put_raw(key, json.dumps(answer).encode())
+        return answer
+
+    def _query(
+        self,
+        kind: str,
+        wanted: tuple[str, ...],
+        also: tuple[str, ...],
+        at_least: int,
+        at_most_files: int = 0,
+        calls: tuple[str, ...] = (),
+    ) -> dict[str, list[NameSite]]:
+        if not wanted:
+            return {}
+        memo_key = (kind, wanted, also, at_least, at_most_files, calls)
+        if memo_key in self._memo:
+            return self._memo[memo_key]
+        parts = [SITES_FORMAT, self.package, kind, wanted, also, at_least, at_most_files, calls, self.fingerprint()]
+        key = "name-query:" + _digest(parts)
+        cached = self.cache.get_raw(key)
+        sites = _load_sites(cached) if cached is not None else None
+        if sites is None:
+            sites = self._search(kind, set(wanted), also, at_least, at_most_files, set(calls))
+            self.cache.put_raw(key, _dump_sites(sites))
+        out: dict[str, list[NameSite]] = {name: [] for name in wanted}
+        for site in sites:
+            out[site.name].append(site)
+        self._memo[memo_key] = out
+        return out
+
+    def _search(
+        self, kind: str, names: set[str], also: tuple[str, ...], at_least: int, at_most_files: int, calls: set[str]
+    ) -> list[NameSite]:
+        matched: list[tuple[str, frozenset[str]]] = []
+        for path in self._files():
+            defs, attributes = self.identifiers(path)
+            found = (defs if kind == "defs" else attributes) & names
+            if found & calls:
+                text = self.tree.read(path)
+                found = frozenset(n for n in found if n not in calls or _called_on_others(text, n))
+            if not found or len(found) < at_least:
+                continue
+            if also and not any(a.encode() in self.tree.read(path) for a in also):
+                continue
+            matched.append((path, found))
+        if at_most_files and len(matched) > at_most_files:
+            return []
+        wanted = {SiteKind.DEF} if kind == "defs" else {SiteKind.CALL, SiteKind.READ}
+        return [s for path, found in matched for s in self._file_sites(path, found) if s.kind in wanted]
+
+    def class_methods(self, path: str) -> dict[str, set[str]]:
+        """The methods each class of a file defines itself (qualname -> names), read from the text
+        by indentation, without parsing: enough to rank candidate classes before indexing any."""
+        key = "class-methods:" + _digest([SITES_FORMAT, path, self.tree.stamp(path)])
+        cached = _json(self.cache.get_raw(key))
+        if isinstance(cached, dict) and all(isinstance(names, list) for names in cached.values()):
+            return {cls: set(names) for cls, names in cached.items()}
+        out: dict[str, set[str]] = {}
+        stack: list[tuple[int, str, str]] = []  # (indent, "class" | "def", qualname)
+        for match in _BLOCK.finditer(self.tree.read(path)):
+            indent = len(match.group(1).expandtabs())
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            kind, name = match.group(2).decode(), match.group(3).decode()
+            if kind == "def" and stack and stack[-1][1] == "class":
+                out[stack[-1][2]].add(name)
+            qualname = f"{stack[-1][2]}.{name}" if stack else name
+            if kind == "class":
+                out.setdefault(qualname, set())
+            stack.append((indent, kind, qualname))
+        self.cache.put_raw(key, json.dumps({cls: sorted(names) for cls, names in out.items()}).encode())
+        return out
+
+    def _load_identifiers(self) -> None:
+        """Every file's identifiers: cached ones by stamp, the others read in one batch."""
+        if self._identifiers:
+            return
+        missing: list[str] = []
+        for path in self._files():
+            found = _split_identifiers(self.cache.get_raw(self._identifiers_key(path)))
+            if found is None:
+                missing.append(path)
+            else:
+                self._identifiers[path] = found
+        for path, source in self.tree.read_many(missing):
+            defs, attributes = set(_DEFS.findall(source)), set(_ATTRIBUTES.findall(source))
+            self.cache.put_raw(self._identifiers_key(path), b" ".join(defs) + b"\n" + b" ".join(attributes))
+            self._identifiers[path] = (
+                frozenset(d.decode() for d in defs),
+                frozenset(a.decode() for a in attributes),
+            )
+
+    def _identifiers_key(self, path: str) -> str:
+        return f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
+
+    def identifiers(self, path: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The names a file defines with `def`, and the names it writes after a dot (cached by the
+        file's stamp: its content id, or for a folder its size and time)."""
+        self._load_identifiers()
+        return self._identifiers[path]
+
+    def _parse(self, path: str) -> ast.Module | None:
+        """A file's syntax tree; the last few are kept, as queries often meet the same files."""
+        if path in self._trees:
+            self._trees.move_to_end(path)
+            return self._trees[path]
+        try:
+            tree: ast.Module | None = parse_limited(self.tree.read(path))
+        except (SyntaxError, ValueError):
+            tree = None
+        self.parsed += 1
+        self._trees[path] = tree
+        if len(self._trees) > _KEEP_TREES:
+            self._trees.popitem(last=False)
+        return tree
+
+    def _file_sites(self, path: str, names: AbstractSet[str]) -> list[NameSite]:
+        content = self.tree.content_id(path)
+        keys = {name: "name-sites:" + _digest([SITES_FORMAT, content, path, name]) for name in names}
+        out: list[NameSite] = []
+        missing: set[str] = set()
+        for name, key in keys.items():
+            cached = self.cache.get_raw(key)
+            found = _load_sites(cached) if cached is not None else None
+            if found is None:
+                missing.add(name)
+            else:
+                out += found
+        if missing:
+            tree = self._parse(path)
+            try:
+                extracted = sites_in(tree, path, missing) if tree is not None else []
+            except RecursionError:  # hostile nesting: this file's uses are unknown
+                extracted = []
+            for name in sorted(missing):
+                mine = [s for s in extracted if s.name == name]
+                self.cache.put_raw(keys[name], _dump_sites(mine))
+                out += mine
+        return out
+
+
+_OWN_RECEIVER = re.compile(rb"(?<![\w.])(?:self|cls|super\(\))\s*$")
+
+
+def _text_sites(text: bytes, path: str, name: str) -> list[NameSite]:
+    """`x.name(...)` and `x.name` on receivers other than self/cls/super(), from the text alone."""
+    needle = b"." + name.encode()
+    guarded = f'"{name}"'.encode() in text or f"'{name}'".encode() in text
+    out: list[NameSite] = []
+    start = 0
+    while (i := text.find(needle, start)) >= 0:
+        start = i + 1
+        end = i + len(needle)
+        after = text[end : end + 64]
+        if after[:1].isalnum() or after[:1] == b"_":
+            continue  # a longer name
+        rest = after.lstrip(b" \t")
+        if rest.startswith(b"=") and not rest.startswith(b"=="):
+            continue  # an assignment, not a use
+        if _OWN_RECEIVER.search(text[max(0, i - 16) : i]):
+            continue
+        kind = SiteKind.CALL if rest.startswith(b"(") else SiteKind.READ
+        line = text.count(b"\n", 0, i) + 1
+        out.append(NameSite(name, kind, SiteReceiver.OTHER, path, line, guarded=guarded))
+    return out
+
+
+def _called_on_others(text: bytes, name: str) -> bool:
+    """Does the source call `.name(` on something other than `self`, `cls` or `super()`?"""
+    needle = b"." + name.encode()
+    start = 0
+    while (i := text.find(needle, start)) >= 0:
+        start = i + 1
+        rest = text[i + len(needle) : i + len(needle) + 64].lstrip(b" \t")
+        if not rest.startswith(b"("):
+            continue  # a longer name, or a read
+        if _OWN_RECEIVER.search(text[max(0, i - 16) : i]):
+            continue
+        return True
+    return False
+
+
+def _split_identifiers(data: bytes | None) -> tuple[frozenset[str], frozenset[str]] | None:
+    """A file's cached identifiers (defined, then used after a dot); None when absent or damaged."""
+    if data is None or b"\n" not in data:
+        return None
+    try:
+        defs, _, attributes = data.decode("ascii").partition("\n")
+    except UnicodeDecodeError:
+        return None
+    return frozenset(defs.split()), frozenset(attributes.split())
+
+
+def _json(data: bytes | None) -> object:
+    """A cached JSON value; None when absent or not JSON (a damaged cache entry is a miss)."""
+    if data is None:
+        return None
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _dump_sites(sites: list[NameSite]) -> bytes:
+    """Sites as compact JSON rows (plain json: cheaper to load than a validated model)."""
+    rows = [
+        [
+            s.name,
+            s.kind.value,
+            s.receiver.value,
+            s.path,
+            s.line,
+            s.cls,
+            s.function,
+            [s.shape.positional, list(s.shape.keywords), s.shape.star, s.shape.starstar] if s.shape else None,
+            s.unpack,
+            s.guarded,
+        ]
+        for s in sites
+    ]
+    return json.dumps(rows).encode()
+
+
+def _load_sites(data: bytes) -> list[NameSite] | None:
+    """Sites back from `_dump_sites`; None when the entry does not have that shape (stale or damaged)."""
+    try:
+        return [
+            NameSite(
+                name,
+                SiteKind(kind),
+                SiteReceiver(receiver),
+                path,
+                line,
+                cls,
+                function,
+                CallShape(shape[0], tuple(shape[1]), shape[2], shape[3]) if shape else None,
+                unpack,
+                guarded,
+            )
+            for name, kind, receiver, path, line, cls, function, shape, unpack, guarded in json.loads(data)
+        ]
+    except (ValueError, TypeError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def _digest(parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def sites_in(tree: ast.Module, path: str, names: AbstractSet[str]) -> list[NameSite]:
+    """Every call, read and method definition of `names` in one file's syntax tree."""
+    visitor = _SiteVisitor(path, names)
+    visitor.visit(tree)
+    return visitor.sites
+
+
+class _SiteVisitor(ast.NodeVisitor):
+    def __init__(self, path: str, names: AbstractSet[str]) -> None:
+        self.path = path
+        self.names = names
+        self.sites: list[NameSite] = []
+        self.classes: list[str] = []
+        self.functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []  # (def, its receiver)
+        self.guarded: dict[int, frozenset[str]] = {}
+        self.unpacked: dict[int, int] = {}
+        self.called: set[int] = set()
+
+    def _site(self, node: ast.AST, name: str, kind: SiteKind, receiver: SiteReceiver, **extra: object) -> None:
+        function, guarded = "", frozenset[str]()
+        if self.functions:
+            node_def = self.functions[-1][0]
+            function = node_def.name
+            if id(node_def) not in self.guarded:
+                self.guarded[id(node_def)] = _guarded_names(node_def, self.names)
+            guarded = self.guarded[id(node_def)]
+        self.sites.append(
+            NameSite(
+                name,
+                kind,
+                receiver,
+                self.path,
+                getattr(node, "lineno", 0),
+                cls=".".join(self.classes),
+                function=function,
+                guarded=name in guarded,
+                **extra,  # type: ignore[arg-type]
+            )
+        )
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for stmt in node.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in self.names:
+                self.classes.append(node.name)
+                self._site(stmt, stmt.name, SiteKind.DEF, SiteReceiver.SELF)
+                self.classes.pop()
+        self.classes.append(node.name)
+        saved, self.functions = self.functions, []
+        self.generic_visit(node)
+        self.functions = saved
+        self.classes.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        args = [*node.args.posonlyargs, *node.args.args]
+        receiver = args[0].arg if args and self.classes and not self.functions else ""
+        if self.functions and not receiver:
+            receiver = self.functions[-1][1]  # a closure inside a method sees the method's self
+        self.functions.append((node, receiver))
+        self.generic_visit(node)
+        self.functions.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)):
+            target = node.targets[0]
+            if isinstance(node.value, ast.Call) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                self.unpacked[id(node.value)] = len(target.elts)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in self.names:
+            self.called.add(id(func))
+            self._site(
+                node,
+                func.attr,
+                SiteKind.CALL,
+                self._receiver(func.value),
+                shape=shape_of(node),
+                unpack=self.unpacked.get(id(node)),
+            )
+        elif dotted(func) == "getattr" and len(node.args) == 2:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and name.value in self.names:
+                self._site(node, str(name.value), SiteKind.READ, self._receiver(node.args[0]))
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in self.names and id(node) not in self.called and isinstance(node.ctx, ast.Load):
+            self._site(node, node.attr, SiteKind.READ, self._receiver(node.value))
+        self.generic_visit(node)
+
+    def _receiver(self, node: ast.expr) -> SiteReceiver:
+        own = self.functions[-1][1] if self.functions else ""
+        if isinstance(node, ast.Call) and dotted(node.func) == "super":
+            return SiteReceiver.SUPER
+        if isinstance(node, ast.Name) and node.id in {own, "self", "cls"} - {""}:
+            return SiteReceiver.SELF
+        if isinstance(node, ast.Attribute) and node.attr == "__class__" and isinstance(node.value, ast.Name):
+            return SiteReceiver.SELF if node.value.id in {own, "self"} else SiteReceiver.OTHER
+        if isinstance(node, ast.Call) and dotted(node.func) == "type" and len(node.args) == 1:
+            arg = node.args[0]
+            return SiteReceiver.SELF if isinstance(arg, ast.Name) and arg.id in {own, "self"} else SiteReceiver.OTHER
+        return SiteReceiver.OTHER
+
+
+def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: AbstractSet[str]) -> frozenset[str]:
+    """Names the function tests for with `hasattr(x, "n")` or reads with `getattr(x, "n", default)`."""
+    out: set[str] = set()
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call) or len(call.args) < 2:
+            continue
+        name = call.args[1]
+        if not (isinstance(name, ast.Constant) and name.value in names):
+            continue
+        func = dotted(call.func)
+        if func == "hasattr" or (func == "getattr" and (len(call.args) >= 3 or call.keywords)):
+            out.add(str(name.value))
+    return frozenset(out)

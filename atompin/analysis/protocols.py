@@ -1,0 +1,254 @@
+"""protocol-drift: a consumer class that plays the part of a provider class without
+inheriting from it must have what the provider calls on it.
+
+A consumer class is a **stand-in** when it inherits from no provider class and either
+is handed over (named by a dotted-path string, passed to a provider call, stored on an
+object of a provider-derived class, or returned by an override of a provider method) and
+defines at least two methods named as one provider class's methods, or defines at least
+four, and in both cases at least half of its public methods are named so. That provider
+class (its **role**) is the best match; a tie is skipped unless one of the tied classes is
+a base of all the others (then it is the role).
+
+For each public method of the role that the stand-in lacks and that provider code calls
+by name on an object it was handed (not on `self`/`cls`, and not behind a `hasattr` or
+`getattr(..., default)` test), and each class attribute it lacks that provider code reads
+so: error when the stand-in was handed over and a method is abstract in the role or new
+since the baseline; warning otherwise (one finding per stand-in, listing them). Members
+the provider never uses by name are not reported.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
+from atompin.analysis.moduleinfo import Member, MemberKind
+from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
+from atompin.analysis.provider import ClassRef
+from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind
+from atompin.model import Finding, Rule, Severity, Site
+
+# More provider files than this defining the stand-in's method names: no clear role (and
+# reading them all would cost more than the answer is worth).
+_MAX_CANDIDATES = 24
+# More classes than this defining as many of the names themselves: no clear role.
+_MAX_TIED = 4
+_MIN_HANDED = 2
+_MIN_SHAPED = 4
+
+
+@dataclass(frozen=True)
+class StandIn:
+    cls: ConsumerClass
+    role: ClassRef
+    matched: int  # how many of its public methods the role has
+    public: int
+    handed: str  # how it is handed over ("" when only its shape says so)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How a class is handed to the provider; `holder` is the provider-derived class that stores it."""
+
+    how: str
+    holder: str = ""
+
+
+def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
+    """Consumer classes handed to the provider: dotted name -> the evidence, in order."""
+    out: dict[str, list[Evidence]] = {}
+    for h in contact.handovers:
+        evidence = None
+        if h.kind is HandoverKind.PATH:
+            evidence = Evidence(f"named by the dotted path {h.target!r} at {h.site}")
+        elif h.kind is HandoverKind.CALL:
+            evidence = Evidence(f"passed to a provider call at {h.site}")
+        elif h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED) and h.holder in hierarchy.classes:
+            if hierarchy.has_provider_base(h.holder):
+                how = f"stored as {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
+                evidence = Evidence(how, h.holder)
+        elif h.kind is HandoverKind.RETURNED and h.holder in hierarchy.classes:
+            if any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(h.holder, h.member)):
+                evidence = Evidence(f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}")
+        if evidence is not None and evidence not in out.setdefault(h.target, []):
+            out[h.target].append(evidence)
+    return out
+
+
+def _handed_as(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> str:
+    """The first evidence that the class is handed over in the role. An object stored on a class
+    that itself derives from the role is its delegate (a connector's worker), not a stand-in."""
+    for e in evidence:
+        if not e.holder or role not in hierarchy.mro(e.holder):
+            return e.how
+    return ""
+
+
+def _public_methods(hierarchy: Hierarchy, cls: ConsumerClass) -> set[str]:
+    out: set[str] = set()
+    for node in hierarchy.mro(cls.name):
+        c = hierarchy.consumer(node)
+        if c is not None:
+            out.update(m.name for m in c.methods if not m.name.startswith("_"))
+    return out
+
+
+def _external_bases(hierarchy: Hierarchy, cls: ConsumerClass) -> list[str]:
+    return [n for n in hierarchy.mro(cls.name) if isinstance(n, str) and n not in PLAIN_BASES]
+
+
+def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch) -> list[StandIn]:
+    """Every consumer class that stands in for a provider class, with its role."""
+    handed = handed_classes(hierarchy, contact)
+    candidates: list[tuple[ConsumerClass, set[str], int, list[Evidence]]] = []
+    for cls in hierarchy.classes.values():
+        evidence = handed.get(cls.name, [])
+        if (cls.muted and not evidence) or hierarchy.has_provider_base(cls.name):
+            continue
+        public = _public_methods(hierarchy, cls)
+        need = max(_MIN_HANDED if evidence else _MIN_SHAPED, math.ceil(len(public) / 2))
+        if len(public) >= need:
+            candidates.append((cls, public, need, evidence))
+    # One search for every candidate's method names; the files found are read through the index.
+    found = search.files_defining([(public, need) for _, public, need, _ in candidates], _MAX_CANDIDATES)
+    out: list[StandIn] = []
+    for (cls, public, need, evidence), paths in zip(candidates, found):
+        role = _best_role(hierarchy, search, paths, public, need)
+        if role is None:
+            continue
+        how = _handed_as(hierarchy, evidence, role[0])
+        if how or (role[1] >= _MIN_SHAPED and not cls.muted):
+            out.append(StandIn(cls, role[0], role[1], len(public), how))
+    return out
+
+
+def _best_role(
+    hierarchy: Hierarchy, search: NameSearch, paths: list[str], public: set[str], need: int
+) -> tuple[ClassRef, int] | None:
+    """The provider class whose methods name the most of `public` (at least `need`).
+
+    Classes are ranked by the methods they define themselves (read from the text), and only
+    the best are indexed: the role defines its methods; its subclasses inherit them and tie.
+    """
+    own: dict[ClassRef, int] = {}
+    for path in paths:
+        module, _ = hierarchy.index.tree.module_name(path)
+        for qualname, methods in search.class_methods(path).items():
+            if len(methods & public) >= need:
+                own[ClassRef(module, qualname)] = len(methods & public)
+    if not own:
+        return None
+    top = max(own.values())
+    if sum(1 for count in own.values() if count == top) > _MAX_TIED:
+        return None  # many unrelated classes look alike (model classes): no clear role
+    index = hierarchy.index
+    scores: dict[ClassRef, int] = {}
+    for ref, count in own.items():
+        if count == top and index.class_info(ref) is not None:
+            methods = {n for n, (_, m) in hierarchy.provider_members(ref).items() if m.kind is MemberKind.DEF}
+            scores[ref] = len(public & methods)
+    if not scores:
+        return None
+    best = max(scores.values())
+    tied = [ref for ref, score in scores.items() if score == best]
+    if best < need:
+        return None
+    if len(tied) == 1:
+        return tied[0], best
+    # Subclasses of the role tie with it: the role is the one every other derives from.
+    roots = [r for r in tied if all(r in index.mro(other) for other in tied)]
+    return (roots[0], best) if len(roots) == 1 else None
+
+
+def _is_abstract(member: Member) -> bool:
+    sig = member.signature
+    return sig is not None and any(d.split(".")[-1] == "abstractmethod" for d in sig.decorators)
+
+
+def check_protocols(
+    hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch, baseline: Baseline | None = None
+) -> list[Finding]:
+    stand_ins = [s for s in find_stand_ins(hierarchy, contact, search) if not _external_bases(hierarchy, s.cls)]
+    lacking = {s.cls.name: _lacking(hierarchy, s) for s in stand_ins}
+    # What every stand-in lacks, found in the provider's text; the members that would be errors
+    # (methods, abstract or new, of classes handed over) are confirmed in parsed code.
+    names = {name for members in lacking.values() for name in members}
+    sites = search.find_text(names)
+    confirm = {
+        name
+        for s in stand_ins
+        if s.handed
+        for name, (_, member) in lacking[s.cls.name].items()
+        if member.kind is MemberKind.DEF and _why(member, name, s, baseline)
+    }
+    parsed = search.find(confirm, called=confirm)
+    findings: list[Finding] = []
+    for stand_in in stand_ins:
+        findings += _check_stand_in(stand_in, lacking[stand_in.cls.name], sites, parsed, baseline)
+    return findings
+
+
+def _why(member: Member, name: str, s: StandIn, baseline: Baseline | None) -> str:
+    """Why a lacking member would be an error: abstract in the role, or new since the baseline."""
+    if _is_abstract(member):
+        return "abstract"
+    if baseline is not None:
+        before = baseline.members(s.role)
+        if before is not None and name not in before:
+            return f"new {baseline.since}"
+    return ""
+
+
+def _lacking(hierarchy: Hierarchy, s: StandIn) -> dict[str, tuple[ClassRef, Member]]:
+    """The role's public methods and class attributes the stand-in does not have."""
+    have = hierarchy.consumer_members(s.cls.name)
+    return {
+        name: pair
+        for name, pair in hierarchy.provider_members(s.role).items()
+        if not name.startswith("_") and name not in have and pair[1].kind in (MemberKind.DEF, MemberKind.VALUE)
+    }
+
+
+def _check_stand_in(
+    s: StandIn,
+    lacking: dict[str, tuple[ClassRef, Member]],
+    text_sites: dict[str, list[NameSite]],
+    parsed_sites: dict[str, list[NameSite]],
+    baseline: Baseline | None,
+) -> list[Finding]:
+    site = Site(s.cls.path, s.cls.line)
+    what = f"{s.cls.symbol} stands in for {s.role} (it defines {s.matched} of its methods" + (
+        f"; {s.handed})" if s.handed else "; it is not seen handed over, so this is a guess from its shape)"
+    )
+    findings: list[Finding] = []
+    warned: list[str] = []
+    for name in sorted(lacking):
+        owner, member = lacking[name]
+        # A method counts where it is called; a class attribute where it is read (a read of
+        # `.name` where a method is expected is usually another object's attribute).
+        kinds = (SiteKind.CALL,) if member.kind is MemberKind.DEF else (SiteKind.CALL, SiteKind.READ)
+        why = _why(member, name, s, baseline)
+        if why == "abstract":
+            why = f"abstract in {owner}"
+        # An error needs the class handed over and a method called by name (confirmed in parsed
+        # code); a class attribute read by a common name is weaker evidence: a warning.
+        error = bool(why) and bool(s.handed) and member.kind is MemberKind.DEF
+        pool = parsed_sites if error else text_sites
+        used = [x for x in pool.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
+        if not used:
+            continue
+        first = used[0]
+        calls = f"the provider {'calls' if first.kind is SiteKind.CALL else 'reads'} .{name} at {first.where}"
+        if len(used) > 1:
+            calls += f" (+{len(used) - 1})"
+        if error:
+            message = f"{what}, but lacks {name} ({why}); {calls}: AttributeError when that runs on it"
+            findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.ERROR, f"{s.cls.symbol}.{name}", (site,), message))
+        else:
+            warned.append(f"{name}{f' ({why})' if why else ''}: {calls}")
+    if warned:
+        message = f"{what}, but lacks {len(warned)} member(s) the provider uses by name: " + "; ".join(warned)
+        findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.WARNING, s.cls.symbol, (site,), message))
+    return findings

@@ -1,0 +1,147 @@
+"""return-drift: a provider function's returned tuple and what the consumer does with it
+must still have the same length.
+
+A provider function returns N values when every `return` gives a literal tuple of N
+(or it is annotated `-> tuple[...]` of N). Errors: a consumer call of it (direct,
+through a saved original, `super()` or `self`) unpacked into another count (ValueError,
+or values in the wrong names); a replacement patched over it, or an override of it that
+provider code still running for the consumer's class calls, whose returns are tuples of
+another length (the provider's own callers unpack N). With a baseline where the length
+was already so, the consumer works there: a warning (probably a path not taken).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.method_overrides import OverridePair, override_pairs
+from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
+from atompin.analysis.signature import Signature
+from atompin.analysis.usage import ConsumerUsage, Ref, Unpack
+from atompin.model import Finding, Rule, Severity
+
+
+def _function(res: Resolution | None) -> tuple[str, Signature] | None:
+    if res is None or res.target is None or res.target.kind is not TargetKind.FUNCTION:
+        return None
+    if res.target.signature is None:
+        return None
+    return res.target.symbol, res.target.signature
+
+
+def _at_baseline(baseline: Baseline | None, symbol: str) -> int | None:
+    """How many values `symbol` returned at the baseline (None: unknown, or no baseline)."""
+    sig = baseline.function(symbol) if baseline is not None else None
+    return sig.returns if sig is not None else None
+
+
+def _since(baseline: Baseline | None, before: int | None, now: int) -> str:
+    if baseline is None or before is None:
+        return ""
+    if before == now:
+        return f" (so {baseline.since} too, where the consumer works: probably a path not taken)"
+    return f" (it returned {before} {baseline.since})"
+
+
+def _severity(baseline: Baseline | None, before: int | None, now: int) -> Severity:
+    """An error unless the length was the same at the baseline, where the consumer works."""
+    return Severity.WARNING if baseline is not None and before == now else Severity.ERROR
+
+
+def check_returns(
+    usage: ConsumerUsage,
+    index: ProviderIndex,
+    hierarchy: Hierarchy,
+    first: Callable[[tuple[Ref, ...]], Resolution | None],
+    baseline: Baseline | None = None,
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for unpack in usage.contact.unpacks:
+        finding = _unpack(unpack, hierarchy, first, baseline)
+        if finding is not None:
+            findings.append(finding)
+    for patch in usage.patches:
+        replacement = patch.replacement
+        if replacement is None or replacement.returns is None:
+            continue
+        owner = first(patch.owner)
+        if owner is None or owner.target is None:
+            continue
+        found = _function(index.getattr(owner.target, patch.attr))
+        if found is None or found[1].returns is None or found[1].returns == replacement.returns:
+            continue
+        symbol, original = found
+        assert original.returns is not None
+        before = _at_baseline(baseline, symbol)
+        message = (
+            f"the replacement returns {replacement.returns} value(s); {symbol} returns {original.returns}"
+            f"{_since(baseline, before, original.returns)}, and the provider's callers unpack that many"
+        )
+        findings.append(
+            Finding(Rule.RETURN_DRIFT, _severity(baseline, before, original.returns), symbol, (patch.site,), message)
+        )
+    for pair in override_pairs(hierarchy):
+        finding = _override(hierarchy, pair, baseline)
+        if finding is not None:
+            findings.append(finding)
+    return findings
+
+
+def _override(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None) -> Finding | None:
+    """An override returning another tuple length than the method it overrides. An error when
+    provider code that still runs for the consumer's class calls it on itself; a warning for a
+    public method nothing of the provider's own class hierarchy calls (others may)."""
+    mine, theirs = pair.method.signature.returns, pair.base_signature.returns
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    callers = [
+        f"{node}.{call.method}"
+        for node in hierarchy.mro(pair.cls.name)
+        if isinstance(node, ClassRef) and (info := hierarchy.provider(node)) is not None
+        for call in info.self_calls
+        if call.name == pair.method.name
+        and call.receiver == "self"
+        and hierarchy.runs(pair.cls.name, call.method, node)
+    ]
+    if not callers and pair.method.name.startswith("_"):
+        return None
+    before = _at_baseline(baseline, pair.base_symbol)
+    severity = _severity(baseline, before, theirs) if callers else Severity.WARNING
+    who = f"{callers[0]} calls it on the object" if callers else "the provider's callers expect that many"
+    message = (
+        f"the override returns {mine} value(s); {pair.base_symbol} returns {theirs}"
+        f"{_since(baseline, before, theirs)}, and {who}"
+    )
+    return Finding(Rule.RETURN_DRIFT, severity, pair.symbol, (pair.site,), message)
+
+
+def _unpack(
+    unpack: Unpack,
+    hierarchy: Hierarchy,
+    first: Callable[[tuple[Ref, ...]], Resolution | None],
+    baseline: Baseline | None,
+) -> Finding | None:
+    if unpack.method is not None:
+        method = hierarchy.provider_method(unpack.method)
+        if method is None or method[1].signature is None:
+            return None
+        found: tuple[str, Signature] | None = (f"{method[0]}.{unpack.method.name}", method[1].signature)
+    else:
+        found = _function(first(unpack.choices))
+    if found is None or found[1].returns is None:
+        return None
+    symbol, sig = found
+    returns = sig.returns
+    assert returns is not None
+    fits = returns >= unpack.count - 1 if unpack.starred else returns == unpack.count
+    if fits:
+        return None
+    before = _at_baseline(baseline, symbol)
+    names = f"at least {unpack.count - 1}" if unpack.starred else str(unpack.count)
+    message = (
+        f"unpacks the result into {names} name(s); {symbol} returns a tuple of {returns}"
+        f"{_since(baseline, before, returns)}: ValueError"
+    )
+    return Finding(Rule.RETURN_DRIFT, _severity(baseline, before, returns), symbol, (unpack.site,), message)

@@ -1,0 +1,182 @@
+"""The baseline `lock` finds for the drift rules: declared, else the previous lock's pin, kept
+while the pin stays; recorded in the lock. And `fail-on`, which lets an edge gate on warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from atompin import lockfile
+from atompin.cli import app
+from atompin.testing import git_repo, write_files
+
+runner = CliRunner()
+
+PROVIDER_1 = {
+    "pv/__init__.py": '__version__ = "1.0.0"\n',
+    "pv/prefill.py": """
+        class PrefillBackend:
+            def run(self, q):
+                return q
+
+            def prepare(self, batch):
+                return batch
+
+
+        def forward(layer, q):
+            return layer.backend.run(q)
+    """,
+}
+PROVIDER_2 = {
+    "pv/__init__.py": '__version__ = "2.0.0"\n',
+    "pv/prefill.py": """
+        class PrefillBackend:
+            def run(self, q, out=None):
+                return q
+
+            def prepare(self, batch):
+                batch.sort()
+                return batch
+
+
+        def forward(layer, q, out):
+            return layer.backend.run(q, out=out)
+    """,
+}
+CONSUMER = {
+    "plug/__init__.py": "",
+    "plug/backend.py": """
+        from pv.prefill import PrefillBackend
+
+
+        class MyBackend(PrefillBackend):
+            def run(self, q):
+                return q
+
+            def prepare(self, batch):
+                return batch
+    """,
+}
+MANIFEST = """\
+[components.plug]
+repo = "repos/plug"
+package = "plug"
+
+[components.pv]
+repo = "repos/pv"
+package = "pv"
+
+[[checks]]
+consumer = "plug"
+provider = "pv"
+gate = true
+{extra}
+[[pairs]]
+name = "plug+pv"
+plug = "v0.1.0"
+pv = "v1.0.0"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
+    git_repo(tmp_path / "repos/pv", [("v1.0.0", PROVIDER_1), ("v2.0.0", PROVIDER_2)])
+    git_repo(tmp_path / "repos/plug", [("v0.1.0", CONSUMER)])
+    manifest = tmp_path / "pairs.toml"
+    manifest.write_text(MANIFEST.format(extra=""))
+    return manifest
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, list(args))
+
+
+def test_the_previous_lock_is_the_baseline_after_a_bump_and_a_relock_keeps_it(project: Path):
+    lock_path = project.parent / "atompin.lock"
+    assert invoke("lock", "--manifest", str(project)).exit_code == 0
+    first = lockfile.read(lock_path).pairs[0]
+    assert first.checks[0].baseline_commit == ""  # nothing declared, no earlier lock
+    assert "baseline" not in lock_path.read_text()
+
+    bumped = invoke("bump", "pv", "v2.0.0", "--manifest", str(project))
+    assert bumped.exit_code == 1, bumped.output  # the override can no longer take out=
+    after = lockfile.read(lock_path).pairs[0]
+    [check] = after.checks
+    assert (check.baseline_commit, check.baseline_version, check.baseline_from) == (
+        first.components["pv"].commit,
+        "1.0.0",
+        "previous-lock",
+    )
+    messages = {f.rule.value: f.message for f in after.findings}
+    assert "out new since 1.0.0" in messages["override-drift"]
+    assert "changed since 1.0.0" in messages["shadow-drift"] and "batch.sort()" in messages["shadow-drift"]
+
+    text = lock_path.read_text()
+    assert invoke("lock", "--manifest", str(project)).exit_code == 1
+    assert lock_path.read_text() == text  # the pin did not move: the same baseline, the same lock
+
+
+def test_a_declared_target_wins_over_the_previous_lock(project: Path):
+    import git
+
+    commit = git.Repo(project.parent / "repos/pv").git.rev_parse("v1.0.0^{commit}")
+    files = {**CONSUMER, "plug/pv-version.env": f"PV_VERSION=1.0.0\nPV_COMMIT={commit}\n"}
+    git_repo(project.parent / "repos/plug2", [("v0.1.0", files)])
+    text = project.read_text().replace('repo = "repos/plug"', 'repo = "repos/plug2"')
+    text = text.replace('package = "plug"\n', 'package = "plug"\ndeclares = { pv = "plug/pv-version.env" }\n', 1)
+    project.write_text(text.replace('pv = "v1.0.0"', 'pv = "v2.0.0"'))
+    assert invoke("lock", "--manifest", str(project)).exit_code == 1
+    [check] = lockfile.read(project.parent / "atompin.lock").pairs[0].checks
+    assert (check.baseline_commit, check.baseline_from) == (commit, "declared")
+
+
+def test_fail_on_makes_an_edge_gate_on_a_rule_s_warnings(tmp_path: Path, project: Path):
+    consumer = {
+        **CONSUMER,
+        "plug/backend.py": CONSUMER["plug/backend.py"].replace("def run(self, q):", "def run(self, q, out=None):"),
+    }
+    git_repo(project.parent / "repos/plug3", [("v0.1.0", consumer)])
+    project.write_text(project.read_text().replace('repo = "repos/plug"', 'repo = "repos/plug3"'))
+    assert invoke("lock", "--manifest", str(project)).exit_code == 0
+    invoke("bump", "pv", "v2.0.0", "--manifest", str(project))
+    locked = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    assert [(f.rule.value, f.severity.value) for f in locked.findings] == [("shadow-drift", "warning")]
+
+    project.write_text(project.read_text().replace("gate = true\n", 'gate = true\nfail-on = ["shadow-drift"]\n'))
+    result = invoke("lock", "--manifest", str(project))
+    assert result.exit_code == 1, result.output
+    locked = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    assert [(f.rule.value, f.severity.value) for f in locked.findings] == [("shadow-drift", "error")]
+    assert locked.verdict.value == "fail" and "fail-on" in locked.findings[0].message
+    verbose = invoke("--verbose", "lock", "--manifest", str(project))
+    assert "| +        batch.sort()" in verbose.output
+
+
+def test_fail_on_names_rules_that_exist(project: Path):
+    project.write_text(project.read_text().replace("gate = true\n", 'gate = true\nfail-on = ["shadow"]\n'))
+    result = invoke("lock", "--manifest", str(project))
+    assert result.exit_code == 2 and "fail-on" in result.output
+
+
+def test_check_names_a_folder_baseline_by_its_version(tmp_path: Path):
+    consumer = write_files(tmp_path / "c", CONSUMER)
+    old = write_files(tmp_path / "old", PROVIDER_1)
+    new = write_files(tmp_path / "new", PROVIDER_2)
+    result = invoke("check", str(consumer), str(new), "--baseline", str(old), "--no-cache", "--format", "json")
+    assert result.exit_code == 1
+    assert "out new since 1.0.0" in result.output
+
+
+def test_a_git_tree_reads_many_blobs_in_one_go_like_one_by_one(tmp_path: Path):
+    from atompin.sources.git import GitCache
+
+    files = {f"pv/m{i}.py": f"X = {i}\n" + "# filler\n" * i for i in range(40)}
+    repo = git_repo(tmp_path / "repo", [("v1", files)])
+    cache = GitCache(tmp_path / "cache")
+    tree = cache.tree(cache.resolve(str(repo), "v1"))
+    paths = sorted(files)
+    assert list(tree.read_many(paths)) == [(p, tree.read(p)) for p in paths]
+    assert dict(tree.read_many(paths))["pv/m7.py"] == files["pv/m7.py"].encode()

@@ -1,0 +1,902 @@
+"""The contact surface: overrides, stand-ins, return shapes, receiver calls and stale copies.
+
+Each kind has a provider with two releases (A, what the consumer was written against,
+and B, the bump), a consumer that breaks at B, and a variant that fits, which must
+give no finding.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from atompin.analysis.cache import SqliteAnalysisCache
+from atompin.analysis.engine import check_trees
+from atompin.analysis.name_sites import NameSearch
+from atompin.cli import app
+from atompin.model import CheckResult, Finding
+from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files, write_files
+
+runner = CliRunner()
+
+
+def check(consumer: dict[str, str], provider: dict[str, str], baseline: dict[str, str] | None = None) -> CheckResult:
+    c = MemoryTree(dedent_files({"plug/__init__.py": "", **consumer}), "consumer")
+    p = MemoryTree(dedent_files({"pv/__init__.py": "", **provider}), "provider")
+    b = MemoryTree(dedent_files({"pv/__init__.py": "", **baseline}), "baseline") if baseline is not None else None
+    result = check_trees(c, p, "pv", "plug", baseline=b, baseline_label="1.0" if b is not None else "")
+    assert not [f for f in result.findings if f.rule.value == "unparseable"]  # a test's own typo
+    return result
+
+
+def found(result: CheckResult, rule: str) -> list[tuple[str, str, str]]:
+    """(severity, symbol, first site) of each finding of `rule`."""
+    return [(f.severity.value, f.symbol, str(f.sites[0])) for f in result.findings if f.rule.value == rule]
+
+
+def one_of(result: CheckResult, symbol: str) -> Finding:
+    [finding] = [f for f in result.findings if f.symbol == symbol]
+    return finding
+
+
+def one(result: CheckResult, rule: str) -> Finding:
+    [finding] = [f for f in result.findings if f.rule.value == rule]
+    return finding
+
+
+# -- override-drift ------------------------------------------------------------------
+
+
+PREFILL_A = {
+    "pv/prefill.py": """
+        class PrefillBackend:
+            def run(self, q, k, v, return_lse):
+                raise NotImplementedError
+    """,
+    "pv/impl.py": """
+        def forward(layer, q, k, v):
+            return layer.prefill_backend.run(q=q, k=k, v=v, return_lse=False)
+    """,
+}
+PREFILL_B = {
+    "pv/prefill.py": """
+        class PrefillBackend:
+            def run(self, q, k, v, return_lse, out=None, output_scale=None):
+                raise NotImplementedError
+    """,
+    "pv/impl.py": """
+        def forward(layer, q, k, v, out):
+            return layer.prefill_backend.run(q=q, k=k, v=v, return_lse=False, out=out, output_scale=None)
+    """,
+}
+
+
+def _prefill_consumer(signature: str) -> dict[str, str]:
+    return {
+        "plug/backend.py": f"""
+            from pv.prefill import PrefillBackend
+
+            class MyPrefill(PrefillBackend):
+                def run({signature}):
+                    return q
+        """
+    }
+
+
+def test_override_called_with_a_new_keyword_is_an_error_that_says_what_is_new():
+    consumer = _prefill_consumer("self, q, k, v, return_lse")
+    assert found(check(consumer, PREFILL_A), "override-drift") == []
+    result = check(consumer, PREFILL_B, baseline=PREFILL_A)
+    assert found(result, "override-drift") == [("error", "plug.backend:MyPrefill.run", "plug/backend.py:4")]
+    message = one(result, "override-drift").message
+    assert "pv/impl.py:2" in message and "out=, output_scale=" in message
+    assert "out, output_scale new since 1.0" in message
+    assert found(result, "shadow-drift") == []  # implementing a stub is not copying it
+
+
+@pytest.mark.parametrize(
+    "signature", ["self, q, k, v, return_lse, out=None, output_scale=None", "self, q, k, v, return_lse, **kwargs"]
+)
+def test_an_override_that_takes_the_new_keywords_fits(signature: str):
+    assert found(check(_prefill_consumer(signature), PREFILL_B, baseline=PREFILL_A), "override-drift") == []
+
+
+def test_an_override_narrower_than_its_base_that_nothing_calls_that_way_is_a_warning():
+    provider = {
+        "pv/prefill.py": """
+            class PrefillBackend:
+                def run(self, q, k, v, return_lse, out=None):
+                    raise NotImplementedError
+        """,
+        "pv/impl.py": """
+            def forward(layer, q, k, v):
+                return layer.prefill_backend.run(q, k, v, False)
+        """,
+    }
+    result = check(_prefill_consumer("self, q, k, v, return_lse"), provider)
+    assert found(result, "override-drift") == [("warning", "plug.backend:MyPrefill.run", "plug/backend.py:4")]
+    assert "narrower" in one(result, "override-drift").message
+
+
+CLONE_A = {
+    "pv/prefill.py": """
+        class PrefillBackend:
+            def __init__(self, num_heads, scale):
+                self.num_heads, self.scale = num_heads, scale
+    """
+}
+
+
+def _clone_b(rebuild: str) -> dict[str, str]:
+    return {
+        "pv/prefill.py": f"""
+            class PrefillBackend:
+                def __init__(self, num_heads, scale):
+                    self.num_heads, self.scale = num_heads, scale
+
+                def clone(self):
+                    return {rebuild}(num_heads=self.num_heads, scale=self.scale)
+
+                @classmethod
+                def make(cls, n):
+                    return cls(num_heads=n, scale=1.0)
+        """
+    }
+
+
+@pytest.mark.parametrize("rebuild", ["self.__class__", "type(self)"])
+def test_an_init_override_broken_by_a_generic_rebuild_is_an_error(rebuild: str):
+    consumer = {
+        "plug/backend.py": """
+            from pv.prefill import PrefillBackend
+
+            class MyPrefill(PrefillBackend):
+                def __init__(self, layer, num_heads, scale):
+                    super().__init__(num_heads=num_heads, scale=scale)
+                    self.layer = layer
+        """
+    }
+    assert found(check(consumer, CLONE_A), "override-drift") == []
+    result = check(consumer, _clone_b(rebuild), baseline=CLONE_A)
+    assert found(result, "override-drift") == [("error", "plug.backend:MyPrefill.__init__", "plug/backend.py:4")]
+    message = one(result, "override-drift").message
+    assert "does not pass the required layer" in message
+    assert "clone is new since 1.0" in message or "make is new since 1.0" in message
+
+
+def test_an_init_override_that_takes_the_rebuild_fits():
+    consumer = {
+        "plug/backend.py": """
+            from pv.prefill import PrefillBackend
+
+            class MyPrefill(PrefillBackend):
+                def __init__(self, num_heads, scale, layer=None):
+                    super().__init__(num_heads=num_heads, scale=scale)
+                    self.layer = layer
+        """
+    }
+    assert found(check(consumer, _clone_b("self.__class__"), baseline=CLONE_A), "override-drift") == []
+
+
+def test_a_provider_self_call_the_override_cannot_take_is_an_error_also_through_a_consumer_class_between():
+    provider = {
+        "pv/builder.py": """
+            class Builder:
+                def build(self, prefix_len, metadata, fast=False):
+                    return metadata
+
+                def build_for_capture(self, metadata):
+                    return self.build(0, metadata, fast=True)
+        """
+    }
+    consumer = {
+        "plug/base.py": """
+            from pv.builder import Builder
+
+            class Between(Builder):
+                def build(self, prefix_len, metadata):
+                    return metadata
+        """,
+        "plug/mine.py": """
+            from plug.base import Between
+
+            class Mine(Between):
+                pass
+        """,
+    }
+    result = check(consumer, provider)
+    assert found(result, "override-drift") == [("error", "plug.base:Between.build", "plug/base.py:4")]
+    assert "build_for_capture" in one(result, "override-drift").message
+    # When the consumer also overrides the calling method without handing on, the call never runs.
+    consumer["plug/base.py"] = """
+        from pv.builder import Builder
+
+        class Between(Builder):
+            def build(self, prefix_len, metadata):
+                return metadata
+
+            def build_for_capture(self, metadata):
+                return metadata
+    """
+    assert [f for f in found(check(consumer, provider), "override-drift") if f[0] == "error"] == []
+
+
+def test_a_provider_call_on_a_path_the_consumer_replaced_does_not_count():
+    provider = {
+        "pv/attn.py": """
+            class Attention:
+                def forward(self, x):
+                    return self._attend(x)
+
+                def _attend(self, x):
+                    return self.forward_mqa(x, x, x, x)
+
+                def forward_mqa(self, q, kv, positions, output):
+                    return q
+
+                def step(self, x):
+                    return self.forward_mqa(x, x, x, x)
+        """
+    }
+    consumer = {
+        "plug/attn.py": """
+            import pv.attn
+            from pv.attn import Attention
+
+            class MyAttention(Attention):
+                def forward(self, x):
+                    return self.forward_mqa(x, x, x, x, topk_indices=None)
+
+                def forward_mqa(self, q, kv, positions, output, *, topk_indices):
+                    return q
+
+            def my_step(self, x):
+                return x
+
+            pv.attn.Attention.step = my_step
+        """
+    }
+    # forward is taken over (so the private _attend never runs) and step is patched: no caller is left.
+    assert [f for f in found(check(consumer, provider), "override-drift") if f[0] == "error"] == []
+    consumer["plug/attn.py"] = consumer["plug/attn.py"].replace("pv.attn.Attention.step = my_step", "")
+    assert [f[0] for f in found(check(consumer, provider), "override-drift")] == ["error"]
+
+
+# -- protocol-drift --------------------------------------------------------------------
+
+ROLE_A = {
+    "pv/backend.py": """
+        from abc import ABC, abstractmethod
+
+        class AttentionBackend(ABC):
+            @staticmethod
+            @abstractmethod
+            def get_name():
+                ...
+
+            @staticmethod
+            @abstractmethod
+            def get_impl_cls():
+                ...
+
+            @classmethod
+            def get_builder_cls(cls):
+                return None
+
+            @classmethod
+            def old_uncalled(cls):
+                return None
+    """,
+    "pv/runner.py": """
+        def get_kv_cache_spec(layers):
+            return {n: l.get_attn_backend().get_name() for n, l in layers.items()}
+    """,
+}
+ROLE_B = {
+    "pv/backend.py": """
+        from abc import ABC, abstractmethod
+
+        class AttentionBackend(ABC):
+            @staticmethod
+            @abstractmethod
+            def get_name():
+                ...
+
+            @staticmethod
+            @abstractmethod
+            def get_impl_cls():
+                ...
+
+            @classmethod
+            def get_builder_cls(cls):
+                return None
+
+            @classmethod
+            def old_uncalled(cls):
+                return None
+
+            @classmethod
+            @abstractmethod
+            def get_kv_cache_shape(cls):
+                ...
+
+            @classmethod
+            def indexes_kv_by_block_stride(cls):
+                return False
+
+        class FlashBackend(AttentionBackend):
+            @staticmethod
+            def get_name():
+                return "FLASH"
+
+            @staticmethod
+            def get_impl_cls():
+                return None
+
+            @classmethod
+            def get_kv_cache_shape(cls):
+                return (2,)
+    """,
+    "pv/runner.py": """
+        def get_kv_cache_spec(layers):
+            out = {}
+            for name, layer in layers.items():
+                backend = layer.get_attn_backend()
+                out[name] = (backend.get_name(), backend.indexes_kv_by_block_stride(), backend.get_kv_cache_shape())
+            return out
+    """,
+}
+MY_BACKEND = """\
+class MyBackend:
+    @staticmethod
+    def get_name():
+        return "MINE"
+
+    @staticmethod
+    def get_impl_cls():
+        return None
+
+    @classmethod
+    def get_builder_cls(cls):
+        return None
+"""
+STAND_IN = {
+    "plug/backend.py": MY_BACKEND,
+    "plug/platform.py": """
+        def get_attn_backend_cls():
+            return "plug.backend.MyBackend"
+    """,
+}
+
+
+def test_a_handed_over_stand_in_missing_a_new_abstract_and_a_new_called_hook():
+    assert found(check(STAND_IN, ROLE_A), "protocol-drift") == []
+    result = check(STAND_IN, ROLE_B, baseline=ROLE_A)
+    assert found(result, "protocol-drift") == [
+        ("error", "plug.backend:MyBackend.get_kv_cache_shape", "plug/backend.py:1"),
+        ("error", "plug.backend:MyBackend.indexes_kv_by_block_stride", "plug/backend.py:1"),
+    ]
+    messages = " ".join(f.message for f in result.findings)
+    assert "stands in for pv.backend:AttentionBackend" in messages  # the root, not its subclass that ties
+    assert "new since 1.0" in messages and "abstract in pv.backend:AttentionBackend" in messages
+    assert "pv/runner.py:5" in messages
+    assert "old_uncalled" not in messages  # the provider never calls it: not reported
+
+
+def test_a_stand_in_with_the_new_hooks_fits():
+    fitting = dict(STAND_IN)
+    fitting["plug/backend.py"] = (
+        MY_BACKEND
+        + """
+    @classmethod
+    def get_kv_cache_shape(cls):
+        return (1,)
+
+    @classmethod
+    def indexes_kv_by_block_stride(cls):
+        return False
+"""
+    )
+    assert found(check(fitting, ROLE_B, baseline=ROLE_A), "protocol-drift") == []
+
+
+def test_without_a_baseline_only_the_abstract_hook_is_an_error():
+    result = check(STAND_IN, ROLE_B)
+    assert sorted((s, sym) for s, sym, _ in found(result, "protocol-drift")) == [
+        ("error", "plug.backend:MyBackend.get_kv_cache_shape"),
+        ("warning", "plug.backend:MyBackend"),
+    ]
+    [warning] = [f for f in result.findings if f.rule.value == "protocol-drift" and f.severity.value == "warning"]
+    assert "indexes_kv_by_block_stride: the provider calls" in warning.message
+
+
+def test_a_stand_in_seen_only_by_its_shape_gives_warnings():
+    shaped = {
+        "plug/backend.py": MY_BACKEND
+        + """
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [64]
+"""
+    }
+    role_b = dict(ROLE_B)
+    role_b["pv/backend.py"] = role_b["pv/backend.py"].replace(
+        "def old_uncalled(cls):",
+        "def get_supported_head_sizes(cls):\n                return []\n\n            @classmethod\n            def old_uncalled(cls):",
+    )
+    result = check(shaped, role_b, baseline=ROLE_A)
+    assert {s for s, _, _ in found(result, "protocol-drift")} == {"warning"}
+    assert "guess from its shape" in one(result, "protocol-drift").message
+
+
+def test_a_hook_the_provider_tests_for_with_hasattr_is_not_reported():
+    guarded = dict(ROLE_B)
+    guarded["pv/runner.py"] = """
+        def get_kv_cache_spec(layers):
+            out = {}
+            for name, layer in layers.items():
+                backend = layer.get_attn_backend()
+                if hasattr(backend, "indexes_kv_by_block_stride"):
+                    out[name] = backend.indexes_kv_by_block_stride()
+            return out
+    """
+    assert found(check(STAND_IN, guarded, baseline=ROLE_A), "protocol-drift") == []
+
+
+def test_a_delegate_stored_on_a_subclass_of_the_role_is_not_a_stand_in():
+    provider = {
+        "pv/connector.py": """
+            from abc import ABC, abstractmethod
+
+            class Connector(ABC):
+                @abstractmethod
+                def start_load(self): ...
+
+                @abstractmethod
+                def wait_for_save(self): ...
+
+                @abstractmethod
+                def build_meta(self): ...
+        """,
+        "pv/engine.py": "def step(connector):\n    connector.build_meta()\n",
+    }
+    consumer = {
+        "plug/connector.py": """
+            from pv.connector import Connector
+
+            class Worker:
+                def start_load(self): ...
+
+                def wait_for_save(self): ...
+
+            class MyConnector(Connector):
+                def __init__(self):
+                    self.worker = Worker()
+
+                def start_load(self):
+                    self.worker.start_load()
+
+                def wait_for_save(self):
+                    self.worker.wait_for_save()
+
+                def build_meta(self):
+                    return None
+        """
+    }
+    assert found(check(consumer, provider), "protocol-drift") == []
+
+
+def test_a_tie_between_unrelated_classes_is_skipped():
+    provider = {
+        "pv/a.py": "class A:\n    def one(self): ...\n    def two(self): ...\n    def three(self): ...\n",
+        "pv/b.py": "class B:\n    def one(self): ...\n    def two(self): ...\n    def three(self): ...\n",
+        "pv/use.py": "def f(x):\n    return x.four()\n",
+    }
+    provider["pv/a.py"] += "    def four(self): ...\n"
+    provider["pv/b.py"] += "    def four(self): ...\n"
+    consumer = {
+        "plug/thing.py": "class Thing:\n    def one(self): ...\n    def two(self): ...\n    def three(self): ...\n",
+        "plug/reg.py": "PATH = 'plug.thing.Thing'\n",
+    }
+    assert found(check(consumer, provider), "protocol-drift") == []
+
+
+# -- return-drift ------------------------------------------------------------------------
+
+KV_A = {
+    "pv/kv.py": """
+        class KVCacheManager:
+            def get_computed_blocks(self, request) -> tuple[list, int]:
+                return [], 0
+
+            def schedule(self, request):
+                blocks, n = self.get_computed_blocks(request)
+                return n
+
+        def split(x):
+            return x, x, x
+    """
+}
+KV_B = {
+    "pv/kv.py": """
+        class KVCacheManager:
+            def get_computed_blocks(self, request) -> tuple[list, int, int]:
+                return [], 0, 0
+
+            def schedule(self, request):
+                blocks, n, boundary = self.get_computed_blocks(request)
+                return n
+
+        def split(x):
+            return x, x
+    """
+}
+
+
+def test_unpacking_and_a_replacement_that_no_longer_match_the_returned_tuple():
+    consumer = {
+        "plug/patch.py": """
+            from pv.kv import KVCacheManager, split
+
+            original = KVCacheManager.get_computed_blocks
+
+            def wrapped(self, request):
+                blocks, n = original(self, request)
+                return blocks[:1], n
+
+            KVCacheManager.get_computed_blocks = wrapped
+
+            def parts(x):
+                a, b, c = split(x)
+                return a
+        """
+    }
+    assert found(check(consumer, KV_A), "return-drift") == []
+    result = check(consumer, KV_B, baseline=KV_A)
+    assert sorted(found(result, "return-drift")) == [
+        ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/patch.py:6"),  # unpacks 2 of 3
+        ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/patch.py:9"),  # the replacement returns 2
+        ("error", "pv.kv:split", "plug/patch.py:12"),  # unpacks 3 of 2
+    ]
+    assert any("it returned 2 since 1.0" in f.message for f in result.findings)
+
+
+def test_unpacking_that_matches_or_is_starred_fits():
+    consumer = {
+        "plug/patch.py": """
+            from pv.kv import KVCacheManager, split
+
+            original = KVCacheManager.get_computed_blocks
+
+            def wrapped(self, request):
+                blocks, n, boundary = original(self, request)
+                return blocks[:1], n, boundary
+
+            KVCacheManager.get_computed_blocks = wrapped
+
+            def parts(x):
+                a, *rest = split(x)
+                return a
+        """
+    }
+    assert found(check(consumer, KV_B), "return-drift") == []
+
+
+def test_an_override_returning_another_tuple_length_that_the_provider_calls_and_a_super_unpack():
+    consumer = {
+        "plug/kv.py": """
+            from pv.kv import KVCacheManager
+
+            class MyManager(KVCacheManager):
+                def get_computed_blocks(self, request):
+                    blocks, n = super().get_computed_blocks(request)
+                    return blocks, n
+        """
+    }
+    assert found(check(consumer, KV_A), "return-drift") == []
+    result = check(consumer, KV_B, baseline=KV_A)
+    assert sorted(found(result, "return-drift")) == [
+        ("error", "plug.kv:MyManager.get_computed_blocks", "plug/kv.py:4"),  # schedule() unpacks it
+        ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/kv.py:5"),
+    ]
+    assert "pv.kv:KVCacheManager.schedule calls it" in one_of(result, "plug.kv:MyManager.get_computed_blocks").message
+    # When the consumer also takes over the caller, nothing of the provider unpacks it.
+    consumer["plug/kv.py"] = """
+        from pv.kv import KVCacheManager
+
+        class MyManager(KVCacheManager):
+            def get_computed_blocks(self, request):
+                blocks, n = super().get_computed_blocks(request)
+                return blocks, n
+
+            def schedule(self, request):
+                return 0
+    """
+    assert sorted(found(check(consumer, KV_B), "return-drift")) == [
+        ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/kv.py:5"),
+        ("warning", "plug.kv:MyManager.get_computed_blocks", "plug/kv.py:4"),  # public: others may call it
+    ]
+
+
+def test_a_length_mismatch_that_was_already_there_at_the_baseline_is_a_warning():
+    consumer = {
+        "plug/use.py": """
+            from pv.kv import split
+
+            def parts(x):
+                a, b, c, d = split(x)
+                return a
+        """
+    }
+    result = check(consumer, KV_B, baseline=KV_B)
+    assert found(result, "return-drift") == [("warning", "pv.kv:split", "plug/use.py:4")]
+    assert "probably a path not taken" in one(result, "return-drift").message
+
+
+# -- arity-drift through receivers ----------------------------------------------------------
+
+ATTN_A = {
+    "pv/attn.py": """
+        class Attention:
+            def attn_core(self, x, q, kv, positions, launched=False):
+                return x
+
+            def process_weights_after_loading(self):
+                pass
+
+        class SlidingSpec:
+            def blocks(self, window, old_kw=None):
+                return window
+    """
+}
+ATTN_B = {
+    "pv/attn.py": """
+        class Attention:
+            def attn_core(self, *, x, q, kv, positions, launched=False):
+                return x
+
+            def process_weights_after_loading(self, act_dtype):
+                pass
+
+        class SlidingSpec:
+            def blocks(self, window, new_kw=None):
+                return window
+    """
+}
+RECEIVERS = {
+    "plug/attn.py": """
+        from pv.attn import Attention, SlidingSpec
+
+        class MyAttention(Attention):
+            def attn_core(self, x, q, kv, positions, launched=False):
+                return super().attn_core(x, q, kv, positions, launched=launched)
+
+            def load(self):
+                self.process_weights_after_loading()
+
+        def build(spec: SlidingSpec):
+            return spec.blocks(4, old_kw=1)
+
+        class Tower:
+            def __init__(self):
+                self.attn = Attention()
+
+        def post_load(tower: Tower):
+            tower.attn.process_weights_after_loading()
+
+        def via_kwargs(spec: SlidingSpec):
+            options = {"old_kw": 2}
+            return spec.blocks(8, **options)
+    """
+}
+
+
+def test_super_self_annotated_and_kwargs_calls_with_a_stale_argument_list():
+    assert found(check(RECEIVERS, ATTN_A), "arity-drift") == []
+    result = check(RECEIVERS, ATTN_B, baseline=ATTN_A)
+    assert sorted(found(result, "arity-drift")) == [
+        ("error", "pv.attn:Attention.attn_core", "plug/attn.py:5"),  # super(), positional into keyword-only
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:18"),  # an attribute's type
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:8"),  # self, inherited
+        ("error", "pv.attn:SlidingSpec.blocks", "plug/attn.py:11"),  # an annotated parameter
+        ("error", "pv.attn:SlidingSpec.blocks", "plug/attn.py:22"),  # **kw from a dict literal
+    ]
+    assert any("gained act_dtype" in f.message and "since 1.0" in f.message for f in result.findings)
+
+
+def test_receiver_calls_that_fit_and_kwargs_that_may_change_are_not_reported():
+    consumer = {
+        "plug/attn.py": """
+            from pv.attn import Attention, SlidingSpec
+
+            class MyAttention(Attention):
+                def attn_core(self, x, q, kv, positions, launched=False):
+                    return super().attn_core(x=x, q=q, kv=kv, positions=positions, launched=launched)
+
+                def load(self, dtype):
+                    self.process_weights_after_loading(dtype)
+
+            def via_kwargs(spec: SlidingSpec, extra):
+                options = {"new_kw": 2}
+                options.update(extra)
+                return spec.blocks(8, **options)
+
+            def mutated(spec: SlidingSpec):
+                options = {"old_kw": 2}
+                options["new_kw"] = options.pop("old_kw")
+                return spec.blocks(8, **options)
+        """
+    }
+    assert found(check(consumer, ATTN_B), "arity-drift") == []
+
+
+def test_self_calls_of_a_method_the_consumer_defines_are_its_own():
+    consumer = {
+        "plug/attn.py": """
+            from pv.attn import Attention
+
+            class MyAttention(Attention):
+                def process_weights_after_loading(self):
+                    pass
+
+                def load(self):
+                    self.process_weights_after_loading()
+        """
+    }
+    assert found(check(consumer, ATTN_B), "arity-drift") == []
+
+
+# -- shadow-drift --------------------------------------------------------------------------
+
+GDN_A = {
+    "pv/gdn.py": """
+        class GDNBuilder:
+            def build(self, m):
+                batch_size = m.num_actual_tokens
+                return batch_size
+
+            def untouched(self, m):
+                return m.num_reqs
+
+        def step(model, x):
+            return model(x)
+    """
+}
+GDN_B = {
+    "pv/gdn.py": """
+        class GDNBuilder:
+            def build(self, m):
+                # Comments do not count; code does.
+                batch_size = m.num_reqs
+                self.clear_buffer()
+                self.scale_cache(batch_size)
+                return batch_size
+
+            def untouched(self, m):
+                # Only a comment changed here.
+                return m.num_reqs
+
+            def clear_buffer(self):
+                pass
+
+            def scale_cache(self, n):
+                pass
+
+        def step(model, x):
+            model.warm_up()
+            return model(x)
+    """
+}
+COPIES = {
+    "plug/gdn.py": """
+        import pv.gdn
+        from pv.gdn import GDNBuilder
+
+        class MyBuilder(GDNBuilder):
+            def build(self, m):
+                return m.num_actual_tokens
+
+            def untouched(self, m):
+                return m.num_reqs
+
+        class Delegating(GDNBuilder):
+            def build(self, m):
+                return super().build(m) + 1
+
+        def my_step(model, x):
+            return model(x)
+
+        pv.gdn.step = my_step
+    """
+}
+
+
+def test_whole_copies_whose_upstream_changed_are_warnings_with_the_change():
+    result = check(COPIES, GDN_B, baseline=GDN_A)
+    assert sorted(found(result, "shadow-drift")) == [
+        ("warning", "plug.gdn:MyBuilder.build", "plug/gdn.py:5"),
+        ("warning", "pv.gdn:step", "plug/gdn.py:18"),
+    ]
+    build = next(f for f in result.findings if f.symbol == "plug.gdn:MyBuilder.build")
+    assert "calls added: self.clear_buffer(), self.scale_cache()" in build.message
+    assert "since 1.0" in build.message
+    assert (
+        "+        self.clear_buffer()" in build.detail and "-        batch_size = m.num_actual_tokens" in build.detail
+    )
+    step = next(f for f in result.findings if f.symbol == "pv.gdn:step")
+    assert "model.warm_up()" in step.message
+
+
+def test_wrappers_that_call_the_original_are_not_copies():
+    consumer = {
+        "plug/gdn.py": """
+            import functools
+
+            def install(module, name):
+                original = getattr(module, name)
+
+                @functools.wraps(original)
+                def wrapped(*args, **kwargs):
+                    return original(*args, **kwargs)
+
+                setattr(module, name, wrapped)
+
+            def install_classmethod(cls):
+                original = cls.build.__func__
+
+                def build(klass, m):
+                    return original(klass, m)
+
+                cls.build = classmethod(build)
+
+            def run():
+                import pv.gdn
+                install(pv.gdn, "step")
+                install_classmethod(pv.gdn.GDNBuilder)
+        """
+    }
+    assert found(check(consumer, GDN_B, baseline=GDN_A), "shadow-drift") == []
+
+
+def test_no_shadow_drift_without_a_change_upstream_or_without_a_baseline():
+    assert found(check(COPIES, GDN_A, baseline=GDN_A), "shadow-drift") == []
+    assert found(check(COPIES, GDN_B), "shadow-drift") == []
+
+
+def test_shadow_drift_detail_shows_with_verbose_and_fail_on_makes_it_gate(tmp_path: Path):
+    consumer = write_files(tmp_path / "c", {"plug/__init__.py": "", **COPIES})
+    provider = write_files(tmp_path / "b", {"pv/__init__.py": "", **GDN_B})
+    baseline = write_files(tmp_path / "a", {"pv/__init__.py": "", **GDN_A})
+    args = ["check", str(consumer), str(provider), "--baseline", str(baseline), "--no-cache"]
+    quiet = runner.invoke(app, args)
+    assert quiet.exit_code == 0, quiet.output  # warnings do not fail
+    assert "shadow-drift" in quiet.output and "+        self.clear_buffer()" not in quiet.output
+    verbose = runner.invoke(app, ["--verbose", *args])
+    assert "| +        self.scale_cache(batch_size)" in verbose.output
+    assert "| -        batch_size = m.num_actual_tokens" in verbose.output
+
+
+# -- the name search -----------------------------------------------------------------------
+
+
+def test_the_name_search_parses_only_files_that_contain_the_name_and_nothing_on_a_second_run(tmp_path: Path):
+    files = {f"pv/m{i}.py": f"def f{i}(x):\n    return x.other()\n" for i in range(20)}
+    files["pv/__init__.py"] = ""
+    files["pv/user.py"] = "def g(backend):\n    return backend.supports_pcp()\n"
+    files["pv/own.py"] = "class B:\n    def h(self):\n        return self.supports_pcp()\n"
+    tree = MemoryTree(files)
+    with SqliteAnalysisCache(tmp_path / "cache") as cache:
+        search = NameSearch(tree, "pv", cache)
+        sites = search.find(["supports_pcp"])["supports_pcp"]
+        assert [(s.path, s.line, s.receiver.value) for s in sites] == [
+            ("pv/own.py", 3, "self"),
+            ("pv/user.py", 2, "other"),
+        ]
+        assert search.parsed == 2  # of 23 files
+    with SqliteAnalysisCache(tmp_path / "cache") as cache:
+        again = NameSearch(tree, "pv", cache)
+        assert again.find(["supports_pcp"])["supports_pcp"] == sites
+        assert again.parsed == 0
