@@ -229,11 +229,13 @@ def test_relative_imports_are_the_consumers_own(run_check):
 def test_unparseable_consumer_file_is_reported_not_fatal(run_check):
     files = {
         "plug/__init__.py": "",
-        "plug/bad.py": "def broken(:\n",
+        "plug/bad.py": "import pv\ndef broken(:\n",
         "plug/good.py": "from pv.core.utils import gone\n",
+        # Names neither the provider nor a module that does: it cannot use the provider, so it is not parsed.
+        "plug/unrelated.py": "def broken(:\n",
     }
     result = run_check(PROVIDER, files)
     assert brief(result) == [
-        ("unparseable", "warning", "plug/bad.py", ["plug/bad.py:1"]),
+        ("unparseable", "warning", "plug/bad.py", ["plug/bad.py:2"]),
         ("unresolved-import", "error", "pv.core.utils:gone", ["plug/good.py:1"]),
     ]

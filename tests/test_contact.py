@@ -414,8 +414,10 @@ def test_without_a_baseline_only_the_abstract_hook_is_an_error():
 
 
 def test_a_stand_in_seen_only_by_its_shape_gives_warnings():
+    # The module reaches the provider (a shape-only stand-in is looked for where the consumer uses it).
     shaped = {
-        "plug/backend.py": MY_BACKEND
+        "plug/backend.py": "import pv.backend  # noqa: F401\n"
+        + MY_BACKEND
         + """
     @classmethod
     def get_supported_head_sizes(cls):

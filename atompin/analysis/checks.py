@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from atompin.analysis.arity import (
     CallShape,
@@ -413,10 +414,11 @@ class UsageChecker:
             out.append((owner.target, owner.target.cls.qualname.rpartition(".")[2]))
         return out
 
-    def _real_calls(self, patch: PatchSite, target: Target) -> list[tuple[Site, CallShape, bool]]:
+    def _real_calls(self, patch: PatchSite, target: Target) -> list[tuple[Site, CallShape, bool, str]]:
         """Calls of the patched callable in the provider (but from callers the consumer replaced too) and in
-        the consumer: (site, what it passes, whether the receiver is supplied)."""
-        out: list[tuple[Site, CallShape, bool]] = []
+        the consumer: (site, what it passes, whether the receiver is supplied, and for a call made inside a
+        provider method a consumer subclass overrides without calling it, that subclass)."""
+        out: list[tuple[Site, CallShape, bool, str]] = []
         _, owner = self.first(patch.owner)
         owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
         for reached, name in self._call_targets(patch):
@@ -424,11 +426,11 @@ class UsageChecker:
             for call in self.callers.calls(reached, name, through, lambda key: key in self.own.replacements):
                 if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
                     continue  # the consumer replaced the function (or the class) that makes this call
-                out.append((call.site, call.shape, call.bound))
+                out.append((call.site, call.shape, call.bound, self._taken_over.get(call.caller_key, "")))
         for use in self.usage.calls:
             _, res = self.first(use.choices)
             if res.found and res.target is not None and res.target.symbol == target.symbol:
-                out.append((use.site, use.shape, res.target.bound))
+                out.append((use.site, use.shape, res.target.bound, ""))
         return out
 
     def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
@@ -442,16 +444,24 @@ class UsageChecker:
             return
         both = f"Original {original.render()}; replacement {patch.replacement.render()}"
         calls = self._real_calls(patch, res.target)
-        for site, shape, bound in calls:
+        # A call that does not fit is an error; inside a method a consumer subclass takes over, a warning.
+        for site, shape, bound, taken_over in sorted(calls, key=lambda c: bool(c[3])):
             if call_problem(original, shape, bound) is None:
                 misfit = call_problem(patch.replacement, shape, bound)
                 misfit = f"it {misfit}" if misfit else binding_problem(original, patch.replacement, shape, bound)
                 if misfit:
+                    severity = Severity.WARNING if taken_over else Severity.ERROR
+                    where = (
+                        f" (made inside a provider method that {taken_over} overrides without calling it: only "
+                        "instances the consumer does not create run it)"
+                        if taken_over
+                        else ""
+                    )
                     message = (
-                        f"the replacement cannot take the real call at {site}: {misfit} "
+                        f"the replacement cannot take the real call at {site}{where}: {misfit} "
                         f"(the call passes {shape.render()}). {both}"
                     )
-                    self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, symbol, [patch.site], message)
+                    self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
                     return
         if not problem:
             return  # the original takes anything, and no real call misses the replacement
@@ -531,6 +541,28 @@ class UsageChecker:
             if init is None or call_problem(init, call.shape, True) is None:
                 return True
         return False
+
+    @cached_property
+    def _taken_over(self) -> dict[tuple[str, str], str]:
+        """(provider class, method) -> the consumer subclass that overrides that method without ever
+        calling the provider's version (no `super()`, no `Base.m(self, ...)`): calls made inside it run
+        only for instances the consumer does not make."""
+        out: dict[tuple[str, str], str] = {}
+        for cls in self.usage.contact.classes:
+            own = [m.name for m in cls.methods if not m.calls_super and not m.delegates_to]
+            if cls.muted or not own:
+                continue
+            for base in cls.bases:
+                if not base.provider:
+                    continue
+                _, res = self.first(base.provider)
+                if not res.found or res.target is None or res.target.cls is None:
+                    continue
+                for node in self.index.mro(res.target.cls):
+                    if not isinstance(node, str):
+                        for name in own:
+                            out.setdefault((str(node), name), cls.symbol)
+        return out
 
     def _substituted_caller(self, owner: str) -> bool:
         """Is the caller's class one the provider hands out as the consumer's class (registered out of tree)?"""

@@ -20,6 +20,7 @@ from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
+from atompin.analysis.relevant import files_that_can_matter
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import ConsumerUsage
@@ -57,7 +58,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-6"
+SCAN_FORMAT = "atompin-scan-7"
 
 
 @without_gc
@@ -77,9 +78,13 @@ def scan_consumer(
             return usage
 
     files = []
-    for path in paths:
+    for path, source in tree.read_many(paths):
         module, is_package = tree.module_name(path)
-        files.append((path, module, is_package, tree.read(path)))
+        files.append((path, module, is_package, source))
+    tops = tuple(sorted({p.split(".")[0] for p in packages}))
+    # Only files that can reach the provider are scanned up front; helpers are loaded on demand.
+    relevant = files_that_can_matter(((f[0], f[1], f[3]) for f in files), provider, tops)
+    files = [f for f in files if f[0] in relevant]
     helpers: dict[str, str] = {}
 
     def load(module: str) -> tuple[str, bool, bytes] | None:
@@ -89,7 +94,6 @@ def scan_consumer(
             return None
         return found.path, found.is_package, tree.read(found.path)
 
-    tops = tuple(sorted({p.split(".")[0] for p in packages}))
     usage = ConsumerScanner(provider, tops, load).scan(files)
     usage.helper_modules = dict(sorted(helpers.items()))
     cache.put_raw(key, dump_json(ConsumerUsage, usage))

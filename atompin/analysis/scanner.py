@@ -438,7 +438,7 @@ class ConsumerScanner:
                 self._bind(ctx, bound, ProviderValue((ref,)))
             elif consumer:
                 self._record_edge(ctx, f"{module}.{alias.name}", node)
-                self._bind(ctx, bound, ConsumerValue(f"{module}.{alias.name}"))
+                self._bind(ctx, bound, self._reexported(f"{module}.{alias.name}"))
             else:
                 self._bind(ctx, bound, None)
 
@@ -773,7 +773,7 @@ class ConsumerScanner:
             if state is not None:
                 return state
         if isinstance(base, ConsumerValue):
-            return ConsumerValue(f"{base.dotted}.{node.attr}")
+            return self._reexported(f"{base.dotted}.{node.attr}")
         if isinstance(base, dict) and node.attr in ("items", "keys", "values"):
             return DictMethod(node.attr, base)
         if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
@@ -1069,6 +1069,16 @@ class ConsumerScanner:
         if key not in self._version_helpers:
             self._version_helpers[key] = _mentions_version(fn.node)
         return self._version_helpers[key]
+
+    def _reexported(self, dotted_name: str) -> Value:
+        """A name of a consumer module: the provider object when the module binds one there (a
+        re-export, `from pv.core import Engine`), else the consumer's own name."""
+        module = dotted_name.rpartition(".")[0]
+        if module in self._scopes or module in self._unread:
+            value = self._consumer_global(dotted_name)
+            if isinstance(value, ProviderValue):
+                return value
+        return ConsumerValue(dotted_name)
 
     def _consumer_global(self, dotted_name: str) -> Value:
         """The value of a consumer module's global (a version flag imported from another module)."""

@@ -1,0 +1,106 @@
+"""Only consumer files that can reach the provider are scanned up front; the findings are
+the same as a scan of every file."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import brief
+
+from atompin.analysis import engine
+from atompin.analysis.engine import check_trees
+from atompin.analysis.relevant import files_that_can_matter
+from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/core.py": """
+        class Engine:
+            def step(self, batch):
+                return batch
+    """,
+}
+
+# A provider class re-exported through two consumer modules and patched from a third that
+# never names the provider; plus files that cannot matter.
+CONSUMER = {
+    "plug/__init__.py": "",
+    "plug/base.py": """
+        from pv.core import Engine
+    """,
+    "plug/reexport.py": """
+        from plug.base import Engine as BaseEngine
+    """,
+    "plug/patcher.py": """
+        from plug import reexport
+
+        def install():
+            reexport.BaseEngine.stepp = lambda self, batch: batch
+            reexport.BaseEngine.gone_method(1)
+    """,
+    "plug/pkg/__init__.py": """
+        from pv.core import Engine as Exported
+    """,
+    "plug/pkg/relative.py": """
+        from .. import pkg
+        from . import Exported
+        Exported.missing_attr
+    """,
+    "plug/named.py": """
+        BACKEND = "plug.backend_impl.Backend"
+        SCRIPT = "tools/run_me.py"
+        import pv
+    """,
+    "plug/backend_impl.py": """
+        class Backend:
+            pass
+    """,
+    "plug/run_me.py": "",
+    "plug/dynamic.py": """
+        import importlib
+        mod = importlib.import_module("plug." + "base")
+    """,
+    "plug/unrelated.py": """
+        def helper(x):
+            return x + 1
+    """,
+    "plug/broken.py": "def (:\n",
+}
+
+
+def _files(files: dict[str, str]) -> list[tuple[str, str, bytes]]:
+    tree = MemoryTree(dedent_files(files))
+    return [(path, tree.module_name(path)[0], tree.read(path)) for path in sorted(tree.files)]
+
+
+def test_the_files_that_can_matter_are_found_from_their_bytes():
+    relevant = files_that_can_matter(_files(CONSUMER), "pv", ["plug"])
+    assert relevant == {
+        "plug/__init__.py",  # a package named in a string of an included file (plug.backend_impl)
+        "plug/base.py",  # names the provider
+        "plug/reexport.py",  # imports an included module
+        "plug/patcher.py",  # imports a module that re-exports a provider object
+        "plug/pkg/__init__.py",
+        "plug/pkg/relative.py",  # relative import below an included package
+        "plug/named.py",
+        "plug/backend_impl.py",  # named in a string of an included file
+        "plug/run_me.py",  # a file name in a string of an included file
+        "plug/dynamic.py",  # computes an import
+    }
+
+
+@pytest.mark.parametrize("consumer_package", ["plug", None])
+def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPatch, consumer_package: str | None):
+    provider = MemoryTree(dedent_files(PROVIDER), "provider")
+    consumer = MemoryTree(dedent_files(CONSUMER), "consumer")
+    filtered = check_trees(consumer, provider, "pv", consumer_package)
+    assert {f.symbol for f in filtered.findings} >= {"pv.core:Engine.gone_method", "pv.core:Engine.missing_attr"}
+    monkeypatch.setattr(engine, "files_that_can_matter", lambda files, provider, tops: {f[0] for f in files})
+    everything = check_trees(consumer, provider, "pv", consumer_package)
+    unparseable = [f for f in brief(everything) if f[0] == "unparseable"]
+    assert unparseable == [("unparseable", "warning", "plug/broken.py", ["plug/broken.py:1"])]
+    # The one difference: a file that cannot reach the provider is not parsed, so not reported.
+    assert brief(filtered) == [f for f in brief(everything) if f[0] != "unparseable"]
+    assert filtered.summary == everything.summary.__class__(
+        **{**everything.summary.__dict__, "findings_by_rule": filtered.summary.findings_by_rule}
+    )
