@@ -20,7 +20,7 @@ import time
 COMMANDS = [
     ["--version"],
     ["--help"],
-    *[[name, "--help"] for name in ("check", "lock", "verify", "diff", "bump", "export", "doctor", "demo")],
+    *[[name, "--help"] for name in ("check", "lock", "verify", "diff", "bump", "bisect", "export", "doctor", "demo")],
     ["relocations", "suggest", "--help"],
 ]
 TARGET = 0.15
