@@ -39,7 +39,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
-    # Extra commands (e.g. ones added later) are read from the CLI itself.
     baseline = best_of([sys.executable, "-c", "pass"], args.repeat)
     print(f"baseline: python -c pass: {baseline:.3f}s")
     worst = 0.0
