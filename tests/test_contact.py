@@ -207,9 +207,23 @@ def test_a_provider_self_call_the_override_cannot_take_is_an_error_also_through_
                 pass
         """,
     }
-    result = check(consumer, provider)
+    before = {
+        "pv/builder.py": """
+            class Builder:
+                def build(self, prefix_len, metadata):
+                    return metadata
+
+                def build_for_capture(self, metadata):
+                    return self.build(0, metadata)
+        """
+    }
+    result = check(consumer, provider, baseline=before)
     assert found(result, "override-drift") == [("error", "plug.base:Between.build", "plug/base.py:4")]
     assert "build_for_capture" in one(result, "override-drift").message
+    # Without a baseline nothing tells whether the call is new: a warning that says so.
+    alone = check(consumer, provider)
+    assert found(alone, "override-drift") == [("warning", "plug.base:Between.build", "plug/base.py:4")]
+    assert "no baseline tells whether this changed" in one(alone, "override-drift").message
     # When the consumer also overrides the calling method without handing on, the call never runs.
     consumer["plug/base.py"] = """
         from pv.builder import Builder
@@ -262,7 +276,9 @@ def test_a_provider_call_on_a_path_the_consumer_replaced_does_not_count():
     # forward is taken over (so the private _attend never runs) and step is patched: no caller is left.
     assert [f for f in found(check(consumer, provider), "override-drift") if f[0] == "error"] == []
     consumer["plug/attn.py"] = consumer["plug/attn.py"].replace("pv.attn.Attention.step = my_step", "")
-    assert [f[0] for f in found(check(consumer, provider), "override-drift")] == ["error"]
+    # step is new since the baseline, and nothing takes it over: its call is an error.
+    before = {"pv/attn.py": provider["pv/attn.py"].split("                def step(self, x):")[0]}
+    assert [f[0] for f in found(check(consumer, provider, baseline=before), "override-drift")] == ["error"]
 
 
 # -- protocol-drift --------------------------------------------------------------------
@@ -617,10 +633,12 @@ def test_an_override_returning_another_tuple_length_that_the_provider_calls_and_
             def schedule(self, request):
                 return 0
     """
-    assert sorted(found(check(consumer, KV_B), "return-drift")) == [
+    assert sorted(found(check(consumer, KV_B, baseline=KV_A), "return-drift")) == [
         ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/kv.py:5"),
         ("warning", "plug.kv:MyManager.get_computed_blocks", "plug/kv.py:4"),  # public: others may call it
     ]
+    # Without a baseline nothing tells whether the length changed: warnings.
+    assert {f[0] for f in found(check(consumer, KV_B), "return-drift")} == {"warning"}
 
 
 def test_a_length_mismatch_that_was_already_there_at_the_baseline_is_a_warning():

@@ -8,7 +8,10 @@ or annotated receivers (`method_calls`), and on provider code it copied (`shadow
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from atompin.analysis.baseline import Baseline
+from atompin.analysis.conditions import Judgement
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.method_calls import check_method_calls
 from atompin.analysis.method_overrides import check_method_overrides
@@ -17,18 +20,23 @@ from atompin.analysis.protocols import check_protocols
 from atompin.analysis.provider import ProviderIndex
 from atompin.analysis.returns import check_returns
 from atompin.analysis.shadows import check_shadows
-from atompin.analysis.usage import ConsumerUsage
+from atompin.analysis.usage import Condition, ConsumerUsage
 from atompin.model import Finding
 
 
 def check_contact(
-    usage: ConsumerUsage, index: ProviderIndex, search: NameSearch, baseline: Baseline | None = None
+    usage: ConsumerUsage,
+    index: ProviderIndex,
+    search: NameSearch,
+    baseline: Baseline | None = None,
+    judge: Callable[[Sequence[Condition]], Judgement] | None = None,
 ) -> list[Finding]:
-    """override-drift, protocol-drift, return-drift, shadow-drift and the receiver calls of arity-drift."""
+    """override-drift, protocol-drift, return-drift, shadow-drift and the receiver calls of arity-drift.
+    `judge` decides the branch conditions a consumer call sits under (version gates)."""
     hierarchy = Hierarchy(usage, index)
     findings = check_method_overrides(hierarchy, search, baseline)
     findings += check_protocols(hierarchy, usage.contact, search, baseline)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
-    findings += check_method_calls(hierarchy, usage.contact, baseline)
+    findings += check_method_calls(hierarchy, usage.contact, baseline, judge)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)
     return findings

@@ -58,7 +58,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-7"
+SCAN_FORMAT = "atompin-scan-8"
 
 
 @without_gc
@@ -150,7 +150,7 @@ def check_trees(
     findings += gate_flips(gates, provider_version, baseline_version)
     findings += override_findings
     drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
-    findings += check_contact(usage, index, NameSearch(provider, package, cache), drift_baseline)
+    findings += check_contact(usage, index, NameSearch(provider, package, cache), drift_baseline, checker.judge)
     reach = reachability(consumer, packages, package, usage, checker.judge)
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

@@ -7,11 +7,14 @@ does what it passes still bind to the provider method's signature?
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
+from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.usage import ContactSurface, MethodCall, Receiver
+from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiver
 from atompin.model import Finding, Rule, Severity
 
 # Class decorators that write the class's __init__: its signature is not in the source.
@@ -41,10 +44,16 @@ def _render_call(call: MethodCall) -> str:
 
 
 def check_method_calls(
-    hierarchy: Hierarchy, contact: ContactSurface, baseline: Baseline | None = None
+    hierarchy: Hierarchy,
+    contact: ContactSurface,
+    baseline: Baseline | None = None,
+    judge: Callable[[Sequence[Condition]], Judgement] | None = None,
 ) -> list[Finding]:
     findings: list[Finding] = []
     for call in contact.method_calls:
+        judgement = judge(call.when) if judge is not None and call.when else LIVE
+        if judgement.reach is Reach.DEAD:
+            continue  # under a version gate (or a failed import) that cannot hold at this provider
         found = hierarchy.provider_method(call.method)
         if found is None:
             continue
@@ -65,15 +74,21 @@ def check_method_calls(
             continue
         symbol = f"{owner}.{call.method.name}"
         change = ""
+        severity = Severity.ERROR
         if baseline is not None:
             before = baseline.method(owner, call.method.name)
             if before is not None and before.signature is not None:
                 described = describe_change(before.signature, sig)
                 if not described.unchanged:
                     change = f" ({described.render()} {baseline.since})"
+                elif call_problem(before.signature, call.shape, bound) is not None:
+                    # It failed the same way at the baseline, where the consumer works: a path not taken.
+                    severity = Severity.WARNING
+                    change = f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
         message = (
             f"the call {_render_call(call)} {problem}: the provider has {symbol}{sig.render()}{change}, "
             f"the call passes {call.shape.render()}"
         )
-        findings.append(Finding(Rule.ARITY_DRIFT, Severity.ERROR, symbol, (call.site,), message))
+        severity, message = judgement.adjust(severity, message)
+        findings.append(Finding(Rule.ARITY_DRIFT, severity, symbol, (call.site,), message))
     return findings

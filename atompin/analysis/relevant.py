@@ -6,74 +6,116 @@ string (a dotted path handed on, a file run with `exec`), or by computing a modu
 time (`import_module`, `__import__`). So the set is grown to a fixpoint from the files that
 name the provider:
 
-- a file that names the provider, computes an import, or names one of the consumer's own modules
-  in a string (a class handed over by dotted path: the provider may be the one to load it) is in;
-- a file that mentions the last part of an included module's name (`foo` of `pkg.sub.foo`:
-  `from .foo import x`, `from pkg.sub import foo`, `import pkg.sub.foo as f` all contain it)
-  is in;
-- a module an included file names in a string literal (`"pkg.sub.foo.Cls"`, `"foo.py"`) is in;
-- a file below an included package `__init__` that imports relatively (`from .. import x` names
-  no module word) is in.
+- a file that names the provider, computes an import, or names one of the consumer's own
+  modules in a string (a class handed over by dotted path: the provider may be the one to
+  load it) is in;
+- a file that imports an included module, or a name from it (import statements are read with
+  a pattern, function-local ones too, relative ones resolved), is in; so is a file that imports
+  a package above an included module and mentions that module's name (`import pkg as p` then
+  `p.sub.foo.X`);
+- a module an included file names in a string literal (`"pkg.sub.foo.Cls"`, `"foo.py"`) is in.
 
 Only these files are scanned up front. The others are read only when a helper call carries a
 provider object into them (the scanner loads them on demand), and a file outside the set that
-does not parse is not reported: it cannot use the provider. The fixpoint errs on the side of
-including: a common word such as `utils` pulls in every file that uses it.
+does not parse is not reported: it cannot use the provider.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from atompin.analysis.names import absolute_module
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _COMPUTED_IMPORT = re.compile(rb"import_module|__import__")
 _STRING = re.compile(rb"""["']([A-Za-z_][\w.]*)["']""")
 _FILE_STRING = re.compile(rb"""["'](?:[^"'\n]*/)?([A-Za-z_]\w*)\.py["']""")
+_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
 
 
-def files_that_can_matter(files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]) -> set[str]:
+@dataclass
+class _File:
+    path: str
+    module: str
+    is_package: bool
+    source: bytes
+    imports: set[str] = field(default_factory=set)
+    words: frozenset[bytes] | None = None
+
+    def mentions(self, word: bytes) -> bool:
+        if self.words is None:
+            self.words = frozenset(_WORD.findall(self.source))
+        return word in self.words
+
+
+def files_that_can_matter(
+    files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]
+) -> set[str]:
     """The paths (of (path, module, source) triples) that can reach `provider`, as above."""
-    modules: dict[str, str] = {}  # module -> path
-    words: dict[str, frozenset[bytes]] = {}
-    sources: dict[str, bytes] = {}
-    last_part: dict[str, bytes] = {}
-    for path, module, source in files:
-        modules[module] = path
-        sources[path] = source
-        last_part[path] = (module.rpartition(".")[2] or module).encode()
+    by_path = {
+        path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files
+    }
+    modules = {f.module: f.path for f in by_path.values()}
+    for f in by_path.values():
+        f.imports = _imports(f)
     needle = provider.encode()
     tops = tuple(f"{top}." for top in consumer_tops)
     own_path = re.compile(rb"""["'](?:""" + b"|".join(re.escape(t.encode()) for t in tops) + rb")") if tops else None
     included = {
-        path
-        for path, source in sources.items()
-        if needle in source or _COMPUTED_IMPORT.search(source) or (own_path is not None and own_path.search(source))
+        f.path
+        for f in by_path.values()
+        if needle in f.source or _COMPUTED_IMPORT.search(f.source) or (own_path and own_path.search(f.source))
     }
     by_basename: dict[bytes, list[str]] = {}
-    for path in sources:
+    for path in by_path:
         by_basename.setdefault(path.rpartition("/")[2].removesuffix(".py").encode(), []).append(path)
-    todo = list(included)
+    todo = sorted(included)
     while todo:
-        wanted = {last_part[path] for path in todo}
-        packages = tuple(path.removesuffix("__init__.py") for path in todo if path.endswith("/__init__.py"))
         named: set[str] = set()
         for path in todo:
-            named |= _named_in_strings(sources[path], modules, tops, by_basename)
+            named |= _named_in_strings(by_path[path].source, modules, tops, by_basename)
+        reached = {by_path[path].module for path in included}
         todo = []
-        for path, source in sources.items():
-            if path in included:
-                continue
-            relative = bool(packages) and path.startswith(packages) and b"from ." in source
-            if path in named or relative or not wanted.isdisjoint(words.get(path) or _words(path, source, words)):
-                included.add(path)
-                todo.append(path)
+        for f in by_path.values():
+            if f.path not in included and (f.path in named or _imports_one_of(f, reached)):
+                included.add(f.path)
+                todo.append(f.path)
     return included
 
 
-def _words(path: str, source: bytes, cache: dict[str, frozenset[bytes]]) -> frozenset[bytes]:
-    cache[path] = frozenset(_WORD.findall(source))
-    return cache[path]
+def _imports(f: _File) -> set[str]:
+    """Every module a file's import statements name (and, for `from m import a`, m.a: a may be a module)."""
+    out: set[str] = set()
+    for match in _FROM.finditer(f.source):
+        dots, module, names = match.groups()
+        base = absolute_module(f.module, f.is_package, len(dots), module.decode() or None)
+        out.add(base)
+        for name in re.findall(rb"[A-Za-z_]\w*", names.split(b" as ")[0] if b"(" not in names else names):
+            if name != b"as":
+                out.add(f"{base}.{name.decode()}" if base else name.decode())
+    for match in _IMPORT.finditer(f.source):
+        for part in match.group(1).split(b","):
+            name = part.strip().split()[0] if part.strip() else b""
+            if name and re.fullmatch(rb"[A-Za-z_][\w.]*", name):
+                out.add(name.decode())
+    return out
+
+
+def _imports_one_of(f: _File, reached: set[str]) -> bool:
+    """Does the file import a reached module (or a name from it), or a package above one whose
+    name it also mentions?"""
+    if f.imports & reached:
+        return True
+    for module in reached:
+        parent, _, last = module.rpartition(".")
+        while parent:
+            if parent in f.imports and f.mentions(last.encode()):
+                return True
+            parent, _, _ = parent.rpartition(".")
+    return False
 
 
 def _named_in_strings(

@@ -1472,7 +1472,8 @@ class ConsumerScanner:
             return None
         if ctx.record:
             shape = self._call_shape(node, ctx)
-            self.usage.contact.method_calls.append(MethodCall(callee.ref, self._site(ctx, node), shape))
+            call = MethodCall(callee.ref, self._site(ctx, node), shape, self._when(ctx))
+            self.usage.contact.method_calls.append(call)
         return None
 
     def _call_shape(self, node: ast.Call, ctx: _Ctx) -> CallShape:

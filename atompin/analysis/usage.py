@@ -311,6 +311,8 @@ class MethodCall:
     method: MethodRef
     site: Site
     shape: CallShape
+    # The conditions of the branch the call is in (version gates, try handlers).
+    when: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True)
