@@ -920,3 +920,37 @@ def test_the_name_search_parses_only_files_that_contain_the_name_and_nothing_on_
         again = NameSearch(tree, "pv", cache)
         assert again.find(["supports_pcp"])["supports_pcp"] == sites
         assert again.parsed == 0
+
+
+def test_a_call_whose_other_branch_fits_is_the_form_for_another_release():
+    provider = {
+        "pv/graphs.py": """
+            class Manager:
+                def capture(self):
+                    return None
+        """
+    }
+    consumer = {
+        "plug/graphs.py": """
+            import inspect
+            from pv.graphs import Manager
+
+            SUPPORTS_POOL = "graph_pool" in inspect.signature(Manager.capture).parameters
+
+            class MyManager(Manager):
+                def capture(self):
+                    if SUPPORTS_POOL:
+                        return super().capture(graph_pool=None)
+                    else:
+                        return super().capture()
+        """
+    }
+    [finding] = found(check(consumer, provider), "arity-drift")
+    assert finding[0] == "warning"
+    assert "the other branch of the if at plug/graphs.py:8 makes a call that fits" in one(
+        check(consumer, provider), "arity-drift"
+    ).message
+    # Without a fitting alternative the same call is an error.
+    alone = dict(consumer)
+    alone["plug/graphs.py"] = consumer["plug/graphs.py"].replace("return super().capture()", "return None")
+    assert [f[0] for f in found(check(alone, provider), "arity-drift")] == ["error"]

@@ -58,7 +58,7 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-8"
+SCAN_FORMAT = "atompin-scan-9"
 
 
 @without_gc

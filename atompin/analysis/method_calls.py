@@ -50,6 +50,7 @@ def check_method_calls(
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
 ) -> list[Finding]:
     findings: list[Finding] = []
+    fitting = _fitting_sides(hierarchy, contact)
     for call in contact.method_calls:
         judgement = judge(call.when) if judge is not None and call.when else LIVE
         if judgement.reach is Reach.DEAD:
@@ -85,6 +86,12 @@ def check_method_calls(
                     # It failed the same way at the baseline, where the consumer works: a path not taken.
                     severity = Severity.WARNING
                     change = f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
+        other = _other_side(call)
+        if other and (other, call.method) in fitting:
+            # `if <probe>: super().m(a, b) else: super().m(a)`: one side fits this provider; the other is
+            # the form for another release (a capability flag, an argument older releases do not pass).
+            severity = Severity.WARNING
+            change += f" (the other branch of the if at {other.rpartition('#')[0]} makes a call that fits: a form for another release)"
         message = (
             f"the call {_render_call(call)} {problem}: the provider has {symbol}{sig.render()}{change}, "
             f"the call passes {call.shape.render()}"
@@ -92,3 +99,27 @@ def check_method_calls(
         severity, message = judgement.adjust(severity, message)
         findings.append(Finding(Rule.ARITY_DRIFT, severity, symbol, (call.site,), message))
     return findings
+
+
+def _other_side(call: MethodCall) -> str:
+    """The other side of the plain if/else the call is on ("" when it is on none)."""
+    if not call.branch:
+        return ""
+    where, _, side = call.branch.rpartition("#")
+    return f"{where}#{'1' if side == '0' else '0'}"
+
+
+def _fitting_sides(hierarchy: Hierarchy, contact: ContactSurface) -> set[tuple[str, object]]:
+    """(branch, method) for each call on a side of an if/else whose arguments fit the provider's method."""
+    out: set[tuple[str, object]] = set()
+    for call in contact.method_calls:
+        if not call.branch:
+            continue
+        found = hierarchy.provider_method(call.method)
+        sig = found[1].signature if found is not None else None
+        if sig is None or not checkable(sig):
+            continue
+        bound = sig.is_classmethod if call.method.receiver is Receiver.CLS else not sig.is_staticmethod
+        if call_problem(sig, call.shape, bound) is None:
+            out.add((call.branch, call.method))
+    return out

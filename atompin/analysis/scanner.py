@@ -135,6 +135,8 @@ class _Ctx:
     type_error_handler: str = ""
     # While a helper's return value is evaluated (a version gate helper): its returned values.
     returns: list[Value] | None = None
+    # Which side of a plain `if`/`else` this is ("path:line#0" the body, "#1" the else; "" elsewhere).
+    branch: str = ""
     # The consumer class whose method this is (dotted; "" elsewhere): what `super()` means.
     owner: str = ""
 
@@ -542,7 +544,12 @@ class ConsumerScanner:
             return self._gated_branches(node, gate, ctx)
         guard, negated = direct or self._hasattr_guard(node.test, ctx)
         if guard is None:
-            self._branches([(node.body, ctx), (node.orelse, ctx)], ctx.scope)
+            if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
+                side = f"{ctx.file.path}:{node.lineno}#"
+                body, orelse = replace(ctx, branch=side + "0"), replace(ctx, branch=side + "1")
+                self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope)
+            else:
+                self._branches([(node.body, ctx), (node.orelse, ctx)], ctx.scope)
             return None
         guarded = replace(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
         # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
@@ -1472,7 +1479,7 @@ class ConsumerScanner:
             return None
         if ctx.record:
             shape = self._call_shape(node, ctx)
-            call = MethodCall(callee.ref, self._site(ctx, node), shape, self._when(ctx))
+            call = MethodCall(callee.ref, self._site(ctx, node), shape, self._when(ctx), ctx.branch)
             self.usage.contact.method_calls.append(call)
         return None
 

@@ -313,6 +313,8 @@ class MethodCall:
     shape: CallShape
     # The conditions of the branch the call is in (version gates, try handlers).
     when: tuple[Condition, ...] = ()
+    # The side of a plain if/else it is on ("path:line#0" or "#1"; "" elsewhere).
+    branch: str = ""
 
 
 @dataclass(frozen=True)
