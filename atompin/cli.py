@@ -425,7 +425,7 @@ def lock(
         _fail(err)
     if not quiet:
         sys.stdout.write(render_lock(run.lock, format.value, str(manifest), show_info=STATE.verbose))
-        typer.echo(f"{run.path}: {'written' if run.written else 'unchanged'}", err=format is not CheckFormat.text)
+        typer.echo(f"{run.path}: {'unchanged' if run.current else 'written'}", err=format is not CheckFormat.text)
     judged = [p for p in run.lock.pairs if not pair or p.name in pair]
     raise typer.Exit(1 if any(p.gated_failures() for p in judged) else 0)
 

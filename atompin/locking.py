@@ -356,14 +356,6 @@ class Locker:
         ).normalized()
 
 
-@dataclass
-class LockRun:
-    lock: Lock
-    text: str
-    path: Path
-    written: bool  # False when the lock on disk already said exactly this
-
-
 def lock_manifest(
     manifest_path: Path,
     lock_path: Path | None = None,
@@ -372,13 +364,13 @@ def lock_manifest(
     offline: bool = False,
     progress: Progress | None = None,
     baseline_ref: str | None = None,
-) -> LockRun:
+) -> Relock:
     """`atompin lock`: resolve and check the manifest's pairs (or only the named ones, keeping
-    the others from the lock on disk) and write the lock when it changed."""
+    the others from the lock on disk) and write the lock when it changed (`not run.current`)."""
     run = relock(manifest_path, lock_path, only, cache_dir, offline, progress, baseline_ref)
-    if run.text != run.before:
+    if not run.current:
         write_atomically(run.path, run.text)
-    return LockRun(run.lock, run.text, run.path, run.text != run.before)
+    return run
 
 
 @dataclass

@@ -39,9 +39,6 @@ from atompin.analysis.usage import (
 )
 from atompin.model import Alternative, Finding, Rule, Severity, Site, Status, Summary
 
-# Class decorators that write the class's __init__: its signature is not in the source.
-_GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
-
 
 @dataclass
 class _Draft:
@@ -477,7 +474,7 @@ class UsageChecker:
             return
         target, bound, key = res.target, res.target.bound, self._callable_key(ref, res.target)
         if target.kind is TargetKind.CLASS:
-            if target.cls is not None and self._generates_init(target.cls):
+            if target.cls is not None and self.index.generates_init(target.cls):
                 return  # a dataclass (or attrs class) writes its own __init__
             if target.cls is not None and self._substituted(target.cls, call):
                 return
@@ -589,20 +586,6 @@ class UsageChecker:
         if not res.found or res.target is None or not checkable(res.target.signature):
             return None
         return res.target.signature
-
-    def _generates_init(self, ref: ClassRef) -> bool:
-        """Is this class, or a base before the one that defines __init__, a generated-__init__ class?"""
-        for node in self.index.mro(ref):
-            if isinstance(node, str):
-                return False
-            info = self.index.class_info(node)
-            if info is None:
-                return False
-            if any(d.split(".")[-1] in _GENERATED_INIT for d in info.decorators):
-                return True
-            if "__init__" in info.members:
-                return False
-        return False
 
     def sites_by_symbol(self) -> dict[str, list[Site]]:
         """Every consumer site, by the normalized symbol it reaches (imports, chains, patches, calls)."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from atompin.analysis.moduleinfo import ClassInfo, Member, MemberKind
+from atompin.analysis.mro import c3_linearize
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ConsumerUsage, MethodRef, Receiver, Ref
 from atompin.model import Status
@@ -100,21 +101,18 @@ class Hierarchy:
         return out
 
     def mro(self, name: str) -> list[Node]:
-        """The C3 order of a consumer class (provider parts from the provider index)."""
+        """The C3 order of a consumer class over consumer and provider classes alike."""
         if name not in self._mro:
-            self._mro[name] = [ConsumerRef(name)]  # a cycle reads as no bases
-            cls = self.classes.get(name)
-            bases = self.bases(cls) if cls is not None else []
-            sequences = [self._linear(b) for b in bases] + [list(bases)]
-            self._mro[name] = [ConsumerRef(name), *_merge(sequences)]
+            self._mro[name] = c3_linearize(ConsumerRef(name), self._bases_of)  # type: ignore[arg-type]
         return self._mro[name]
 
-    def _linear(self, node: Node) -> list[Node]:
+    def _bases_of(self, node: Node) -> list[Node]:
         if isinstance(node, ConsumerRef):
-            return self.mro(node.name)
+            cls = self.classes.get(node.name)
+            return self.bases(cls) if cls is not None else []
         if isinstance(node, ClassRef):
-            return list(self.index.mro(node))
-        return [node]
+            return list(self.index.bases(node))
+        return []
 
     def has_provider_base(self, name: str) -> bool:
         return any(isinstance(n, ClassRef) for n in self.mro(name))
@@ -255,19 +253,3 @@ def is_method(member: Member | None) -> bool:
     return member is not None and member.kind is MemberKind.DEF
 
 
-def _merge(sequences: list[list[Node]]) -> list[Node]:
-    """C3's merge; an inconsistent order falls back to first-seen order (lookups still work)."""
-    sequences = [list(s) for s in sequences if s]
-    out: list[Node] = []
-    while sequences:
-        for seq in sequences:
-            head = seq[0]
-            if not any(head in other[1:] for other in sequences):
-                break
-        else:
-            rest = [n for s in sequences for n in s]
-            return out + [n for i, n in enumerate(rest) if n not in rest[:i] and n not in out]
-        out.append(head)
-        sequences = [[n for n in s if n != head] for s in sequences]
-        sequences = [s for s in sequences if s]
-    return out

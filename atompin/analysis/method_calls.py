@@ -13,24 +13,8 @@ from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy
-from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiver
 from atompin.model import Finding, Rule, Severity
-
-# Class decorators that write the class's __init__: its signature is not in the source.
-_GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
-
-
-def _generated_init(hierarchy: Hierarchy, ref: ClassRef) -> bool:
-    for node in hierarchy.index.mro(ref):
-        info = hierarchy.index.class_info(node) if isinstance(node, ClassRef) else None
-        if info is None:
-            return False
-        if any(d.split(".")[-1] in _GENERATED_INIT for d in info.decorators):
-            return True
-        if "__init__" in info.members:
-            return False
-    return False
 
 
 def _render_call(call: MethodCall) -> str:
@@ -62,7 +46,7 @@ def check_method_calls(
         sig = member.signature
         if sig is None or not checkable(sig):
             continue
-        if call.method.name == "__init__" and _generated_init(hierarchy, owner):
+        if call.method.name == "__init__" and hierarchy.index.generates_init(owner):
             continue
         if call.method.receiver is Receiver.CLS:
             if not (sig.is_classmethod or sig.is_staticmethod):

@@ -87,6 +87,9 @@ _PLAIN_BASE_MEMBERS = {
 }
 
 
+# Class decorators that write the class's __init__: its signature is not in the source.
+GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
+
 class ProviderIndex:
     """Static view of one provider package inside a source tree."""
 
@@ -326,10 +329,24 @@ class ProviderIndex:
     def mro(self, ref: ClassRef) -> list[ClassRef | str]:
         """The class's C3 linearization; bases outside the provider appear as strings."""
         if ref not in self._mro:
-            self._mro[ref] = c3_linearize(ref, self._bases)  # type: ignore[arg-type]
+            self._mro[ref] = c3_linearize(ref, self.bases)  # type: ignore[arg-type]
         return self._mro[ref]
 
-    def _bases(self, node: ClassRef | str) -> list[ClassRef | str]:
+    def generates_init(self, ref: ClassRef) -> bool:
+        """Is this class, or a base before the one that defines __init__, a class whose decorator
+        writes __init__ (a dataclass, an attrs class)? Its signature is then not in the source."""
+        for node in self.mro(ref):
+            info = self.class_info(node) if isinstance(node, ClassRef) else None
+            if info is None:
+                return False
+            if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
+                return True
+            if "__init__" in info.members:
+                return False
+        return False
+
+    def bases(self, node: ClassRef | str) -> list[ClassRef | str]:
+        """The direct bases of a provider class, resolved (those outside the provider as strings)."""
         if isinstance(node, str):
             return []
         cls = self.class_info(node)
