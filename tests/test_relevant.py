@@ -89,6 +89,13 @@ def test_the_files_that_can_matter_are_found_from_their_bytes():
     }
 
 
+def test_every_name_of_a_from_import_is_read_also_after_an_alias():
+    from atompin.analysis.relevant import _File, _imports
+
+    for source in (b"from plug import thing as t, core\n", b"from plug import (\n    thing as t,\n    core,\n)\n"):
+        assert _imports(_File("plug/user.py", "plug.user", False, source)) == {"plug", "plug.thing", "plug.core"}
+
+
 @pytest.mark.parametrize("consumer_package", ["plug", None])
 def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPatch, consumer_package: str | None):
     provider = MemoryTree(dedent_files(PROVIDER), "provider")

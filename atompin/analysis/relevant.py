@@ -93,8 +93,9 @@ def _imports(f: _File) -> set[str]:
         dots, module, names = match.groups()
         base = absolute_module(f.module, f.is_package, len(dots), module.decode() or None)
         out.add(base)
-        for name in re.findall(rb"[A-Za-z_]\w*", names.split(b" as ")[0] if b"(" not in names else names):
-            if name != b"as":
+        for part in names.strip(b"()").split(b","):  # `a as b, c`: the imported names are a and c
+            name = part.split()[0] if part.split() else b""
+            if re.fullmatch(rb"[A-Za-z_]\w*", name):
                 out.add(f"{base}.{name.decode()}" if base else name.decode())
     for match in _IMPORT.finditer(f.source):
         for part in match.group(1).split(b","):
