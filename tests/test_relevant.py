@@ -65,12 +65,72 @@ CONSUMER = {
             return x + 1
     """,
     "plug/broken.py": "def (:\n",
+    # Names the provider only inside a function: it hands nothing on, so its importers are not read
+    # (their imports still count for what the entry point reaches: the error stays an error).
+    "pyproject.toml": """
+        [project]
+        name = "plug"
+        [project.entry-points."pv.general_plugins"]
+        plug = "plug.entry:register"
+    """,
+    "plug/entry.py": """
+        def register():
+            from plug import lazy_user
+            lazy_user.go()
+    """,
+    "plug/lazy_user.py": """
+        from plug.lazy import install
+
+        def go():
+            install()
+    """,
+    "plug/lazy.py": """
+        def install(
+            force=False,
+        ):
+            from pv.core import Engine
+            Engine.gone_in_lazy(1)
+    """,
+    # Computes a provider version in a function: what imports it may be gated by it.
+    "plug/versioned.py": """
+        def at_least(v):
+            from pv import __version__
+            return __version__ >= v
+    """,
+    "plug/gated.py": """
+        from plug.versioned import at_least
+
+        USE_NEW = at_least("1.0")
+    """,
+    # Binds a provider object at module level, inside a block: its importers are read.
+    "plug/tried.py": """
+        import sys
+
+        if sys.platform != "win32":
+            from pv.core import Engine
+    """,
+    "plug/tried_user.py": """
+        def go():
+            from plug.tried import Engine
+            Engine.gone_via_try()
+    """,
+    # A package above a module that hands provider objects on, with the path below it spelled out.
+    "plug/through_package.py": """
+        import plug as p
+        p.pkg.relative.Exported
+    """,
+    "plug/same_word.py": """
+        import plug
+
+        def relative(x):
+            return x
+    """,
 }
 
 
 def _files(files: dict[str, str]) -> list[tuple[str, str, bytes]]:
     tree = MemoryTree(dedent_files(files))
-    return [(path, tree.module_name(path)[0], tree.read(path)) for path in sorted(tree.files)]
+    return [(path, tree.module_name(path)[0], tree.read(path)) for path in sorted(tree.files) if path.endswith(".py")]
 
 
 def test_the_files_that_can_matter_are_found_from_their_bytes():
@@ -86,6 +146,14 @@ def test_the_files_that_can_matter_are_found_from_their_bytes():
         "plug/backend_impl.py",  # named in a string of an included file
         "plug/run_me.py",  # a file name in a string of an included file
         "plug/dynamic.py",  # computes an import
+        "plug/lazy.py",  # names the provider (inside a function: plug/lazy_user.py is not read)
+        "plug/versioned.py",
+        "plug/gated.py",  # imports a module that computes a provider version
+        "plug/tried.py",
+        "plug/tried_user.py",  # imports a module that binds a provider object at module level
+        "plug/through_package.py",  # spells a path below a package it imports
+        # not plug/same_word.py: it imports the package above plug.pkg.relative but never spells the
+        # path below it; nor plug/entry.py or plug/lazy_user.py (see above)
     }
 
 
@@ -93,7 +161,9 @@ def test_every_name_of_a_from_import_is_read_also_after_an_alias():
     from atompin.analysis.relevant import _File, _imports
 
     for source in (b"from plug import thing as t, core\n", b"from plug import (\n    thing as t,\n    core,\n)\n"):
-        assert _imports(_File("plug/user.py", "plug.user", False, source)) == {"plug", "plug.thing", "plug.core"}
+        f = _File("plug/user.py", "plug.user", False, source)
+        f.imports = _imports(f)
+        assert f.module_names() == {"plug", "plug.thing", "plug.core"}
 
 
 @pytest.mark.parametrize("consumer_package", ["plug", None])
@@ -101,7 +171,14 @@ def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPa
     provider = MemoryTree(dedent_files(PROVIDER), "provider")
     consumer = MemoryTree(dedent_files(CONSUMER), "consumer")
     filtered = check_trees(consumer, provider, "pv", consumer_package)
-    assert {f.symbol for f in filtered.findings} >= {"pv.core:Engine.gone_method", "pv.core:Engine.missing_attr"}
+    assert {f.symbol for f in filtered.findings} >= {
+        "pv.core:Engine.gone_method",
+        "pv.core:Engine.missing_attr",
+        "pv.core:Engine.gone_via_try",
+    }
+    if consumer_package:  # reached from the entry point through two files that are not read
+        lazy = [f for f in filtered.findings if f.symbol == "pv.core:Engine.gone_in_lazy"]
+        assert [f.severity.value for f in lazy] == ["error"]
     monkeypatch.setattr(engine, "files_that_can_matter", lambda files, provider, tops: {f[0] for f in files})
     everything = check_trees(consumer, provider, "pv", consumer_package)
     unparseable = [f for f in brief(everything) if f[0] == "unparseable"]

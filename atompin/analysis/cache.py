@@ -83,6 +83,11 @@ class AnalysisCache:
     def flush(self) -> None:
         pass
 
+    def reopened(self) -> AnalysisCache:
+        """This cache for a forked child process: its own connection (one is never shared across
+        a fork), the same entries, including those not written yet."""
+        return self
+
     def close(self) -> None:
         self.flush()
 
@@ -201,6 +206,11 @@ class SqliteAnalysisCache(AnalysisCache):
 
     def put(self, key: str, info: ModuleInfo) -> None:
         self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
+
+    def reopened(self) -> SqliteAnalysisCache:
+        other = SqliteAnalysisCache(self.path.parent)
+        other._pending = dict(self._pending)
+        return other
 
     def flush(self) -> None:
         if not self._pending:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
@@ -20,12 +20,12 @@ from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
-from atompin.analysis.relevant import files_that_can_matter
+from atompin.analysis.relevant import files_that_can_matter, import_edges, provider_names
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
-from atompin.analysis.usage import ConsumerUsage
+from atompin.analysis.usage import ConsumerUsage, ModuleEdge
 from atompin.errors import InputError
-from atompin.model import CheckResult, Finding, GateReading, Relocation, Rule, Severity
+from atompin.model import CheckResult, Finding, GateReading, Relocation, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
 
 
@@ -58,14 +58,19 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored.
-SCAN_FORMAT = "atompin-scan-9"
+SCAN_FORMAT = "atompin-scan-10"
 
 
 @without_gc
 def scan_consumer(
-    tree: SourceTree, packages: list[str], provider: str, cache: AnalysisCache | None = None
+    tree: SourceTree,
+    packages: list[str],
+    provider: str,
+    cache: AnalysisCache | None = None,
+    before_parse: Callable[[list[bytes]], None] | None = None,
 ) -> ConsumerUsage:
-    """Scan the consumer's packages for what they use of `provider` (cached by content)."""
+    """Scan the consumer's packages for what they use of `provider` (cached by content).
+    `before_parse` is handed the sources about to be scanned (on a cache miss only)."""
     cache = cache or AnalysisCache()
     paths = [path for package in packages for path in tree.python_files(package)]
     ids = [(path, tree.content_id(path)) for path in paths]
@@ -84,7 +89,17 @@ def scan_consumer(
     tops = tuple(sorted({p.split(".")[0] for p in packages}))
     # Only files that can reach the provider are scanned up front; helpers are loaded on demand.
     relevant = files_that_can_matter(((f[0], f[1], f[3]) for f in files), provider, tops)
+    # The imports of the files left out are still read (from their bytes): what the entry points
+    # reach can pass through them.
+    unread_edges = [
+        ModuleEdge(module, target, Site(path, line))
+        for path, module, _, source in files
+        if path not in relevant
+        for target, line in import_edges(path, module, source)
+    ]
     files = [f for f in files if f[0] in relevant]
+    if before_parse is not None:
+        before_parse([f[3] for f in files])
     helpers: dict[str, str] = {}
 
     def load(module: str) -> tuple[str, bool, bytes] | None:
@@ -96,6 +111,7 @@ def scan_consumer(
 
     usage = ConsumerScanner(provider, tops, load).scan(files)
     usage.helper_modules = dict(sorted(helpers.items()))
+    usage.module_edges += unread_edges
     cache.put_raw(key, dump_json(ConsumerUsage, usage))
     return usage
 
@@ -130,8 +146,16 @@ def check_trees(
     """
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
-    usage = scan_consumer(consumer, packages, package, cache)
     index = ProviderIndex(provider, package, cache)
+    children = []
+
+    def index_named(sources: list[bytes]) -> None:
+        # While the consumer is parsed here, a second process indexes the provider modules it names.
+        children.append(index.start_indexing(provider_names(sources, package)))
+
+    usage = scan_consumer(consumer, packages, package, cache, index_named)
+    for child in children:
+        index.collect(child)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     consumer_indexes: dict[str, ProviderIndex] = {}
 

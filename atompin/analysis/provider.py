@@ -8,15 +8,16 @@ by content, so a warm run parses nothing.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from atompin.analysis.cache import AnalysisCache, cache_key
+from atompin.analysis.cache import AnalysisCache, cache_key, dump_json, load_json
 from atompin.analysis.indexer import index_module
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import in_package, join_symbol, split_symbol
+from atompin.analysis.prefetch import Worker, fork_worker
 from atompin.analysis.signature import Signature
 from atompin.model import Rule, Status
 from atompin.sources.tree import ModuleFile, ModuleKind, SourceTree
@@ -90,6 +91,30 @@ _PLAIN_BASE_MEMBERS = {
 # Class decorators that write the class's __init__: its signature is not in the source.
 GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
 
+# Fewer uncached modules than this named by the consumer: a second process would not pay.
+_MIN_UNCACHED = 8
+
+
+class _RecordingCache(AnalysisCache):
+    """Reads through to a cache; keeps what is written, to send it back to the parent."""
+
+    def __init__(self, inner: AnalysisCache) -> None:
+        self.inner = inner
+        self.written: list[tuple[str, bytes]] = []
+
+    def get_raw(self, key: str) -> bytes | None:
+        return self.inner.get_raw(key)
+
+    def get(self, key: str) -> ModuleInfo | None:
+        return self.inner.get(key)
+
+    def put_raw(self, key: str, data: bytes) -> None:
+        self.written.append((key, data))
+
+    def put(self, key: str, info: ModuleInfo) -> None:
+        self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
+
+
 class ProviderIndex:
     """Static view of one provider package inside a source tree."""
 
@@ -101,6 +126,7 @@ class ProviderIndex:
         self._found: dict[str, ModuleFile | None] = {}
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
         self._active: set[tuple[str, str]] = set()
+        self._prefetched: dict[str, bytes] = {}  # indexed by a second process, not yet loaded
         self.parsed = 0
 
     # -- loading ------------------------------------------------------------
@@ -129,13 +155,47 @@ class ProviderIndex:
             else:
                 content = self.tree.content_id(found.path)
                 key = cache_key(content, name, found.is_package)
-                info = self.cache.get(key)
+                data = self._prefetched.pop(key, None)
+                info = load_json(ModuleInfo, data) if data is not None else self.cache.get(key)
                 if info is None:
                     info = index_module(self.tree.read(found.path), name, found.is_package)
                     self.parsed += 1
                     self.cache.put(key, info)
         self._modules[name] = info
         return info
+
+    def start_indexing(self, symbols: Iterable[str]) -> Worker | None:
+        """Resolve `symbols` ("pkg.mod:Name" or module names), and the classes they name down
+        their bases, in a second process (see `prefetch`); `collect` takes in the indexes it
+        built. None when it would not pay (little to parse) or cannot run here."""
+        wanted = sorted(set(symbols))
+        uncached = 0
+        for symbol in wanted:
+            found = self.find(split_symbol(symbol)[0])
+            if found is not None and found.path.endswith(".py"):
+                key = cache_key(self.tree.content_id(found.path), found.module, found.is_package)
+                uncached += self.cache.get_raw(key) is None
+        if uncached < _MIN_UNCACHED:
+            return None
+
+        def task() -> list[tuple[str, bytes]]:
+            recorder = _RecordingCache(self.cache.reopened())
+            index = ProviderIndex(self.tree, self.package, recorder)
+            for symbol in wanted:
+                target = index.resolve_symbol(symbol).target
+                if target is not None and target.cls is not None:
+                    index.mro(target.cls)
+            return recorder.written
+
+        return fork_worker(task)
+
+    def collect(self, worker: Worker | None) -> None:
+        """Take in what a second process indexed (into the cache, and this index)."""
+        if worker is None:
+            return
+        for key, data in worker.collect():
+            self.cache.put_raw(key, data)
+            self._prefetched[key] = data
 
     def module_path(self, name: str) -> str:
         found = self.find(name)

@@ -1,23 +1,29 @@
 """Which consumer files can matter to a check, found from their bytes before anything is parsed.
 
 A file whose text never names the provider package can reach the provider only through
-consumer modules that do: by importing them (or a name they re-export), by naming them in a
-string (a dotted path handed on, a file run with `exec`), or by computing a module name at run
-time (`import_module`, `__import__`). So the set is grown to a fixpoint from the files that
-name the provider:
+consumer modules that hand provider objects on: modules that bind them at module level (a
+re-export, `from pv.core import Engine`, or a class built on one), or compute a provider version
+that gates code (`vllm_version_is(...)`). A module that only imports the provider inside its
+functions hands nothing on, so its importers need not be read. The set is grown to a fixpoint:
 
 - a file that names the provider, computes an import, or names one of the consumer's own
   modules in a string (a class handed over by dotted path: the provider may be the one to
   load it) is in;
-- a file that imports an included module, or a name from it (import statements are read with
-  a pattern, function-local ones too, relative ones resolved), is in; so is a file that imports
-  a package above an included module and mentions that module's name (`import pkg as p` then
-  `p.sub.foo.X`);
+- a file that imports a module that hands provider objects on, or a name from it (import
+  statements are read with a pattern, function-local ones too, relative ones resolved), is in;
+  so is a file that imports a package above such a module and spells the path below it
+  (`import pkg as p` then `p.sub.foo.X`);
 - a module an included file names in a string literal (`"pkg.sub.foo.Cls"`, `"foo.py"`) is in.
 
+A module hands provider objects on when, outside its functions, it imports the provider or
+such a module or computes an import, or when a line names the provider together with a version. Which lines are outside functions is read from their
+indentation; where that is unclear (a line inside a multi-line string) the line counts as
+outside, so a mistake only reads more files.
+
 Only these files are scanned up front. The others are read only when a helper call carries a
-provider object into them (the scanner loads them on demand), and a file outside the set that
-does not parse is not reported: it cannot use the provider.
+provider object into them (the scanner loads them on demand); their imports are still read
+from the bytes (`import_edges`), so what the entry points reach is known across them. A file
+outside the set that does not parse is not reported: it cannot use the provider.
 """
 
 from __future__ import annotations
@@ -28,12 +34,26 @@ from dataclasses import dataclass, field
 
 from atompin.analysis.names import absolute_module
 
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _COMPUTED_IMPORT = re.compile(rb"import_module|__import__")
 _STRING = re.compile(rb"""["']([A-Za-z_][\w.]*)["']""")
 _FILE_STRING = re.compile(rb"""["'](?:[^"'\n]*/)?([A-Za-z_]\w*)\.py["']""")
 _FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 _IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
+_NAME = re.compile(rb"[A-Za-z_]\w*")
+_DOTTED = re.compile(rb"[A-Za-z_][\w.]*")
+_VERSION = re.compile(rb"version", re.IGNORECASE)
+_DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]")
+
+
+@dataclass
+class _Import:
+    """One module an import statement names, where the statement starts, and the name it binds to a
+    module, if any (`import a.b` binds `a` to module `a`; `from a import b as c` binds `c` to `a.b`)."""
+
+    module: str
+    offset: int  # where its statement starts
+    bound: str = ""
+    bound_module: str = ""
 
 
 @dataclass
@@ -42,13 +62,36 @@ class _File:
     module: str
     is_package: bool
     source: bytes
-    imports: set[str] = field(default_factory=set)
-    words: frozenset[bytes] | None = None
+    imports: list[_Import] = field(default_factory=list)
+    outside: list[_Import] | None = None  # the imports outside its functions
 
-    def mentions(self, word: bytes) -> bool:
-        if self.words is None:
-            self.words = frozenset(_WORD.findall(self.source))
-        return word in self.words
+    def line_of(self, offset: int) -> int:
+        """The 0-based line of a byte offset."""
+        return self.source.count(b"\n", 0, offset)
+
+    def in_function(self, offset: int) -> bool:
+        """Is the line at byte `offset` inside a function body? Read from indentation, walking up
+        to the lines that enclose it: a `def` there says yes; reaching the left margin says no."""
+        source = self.source
+        pos = source.rfind(b"\n", 0, offset) + 1
+        end = source.find(b"\n", pos)
+        text = source[pos : end if end >= 0 else len(source)]
+        indent = len(text) - len(text.lstrip(b" \t"))
+        while indent > 0 and pos > 0:
+            end = pos - 1
+            pos = source.rfind(b"\n", 0, end) + 1
+            text = source[pos:end]
+            stripped = text.lstrip(b" \t")
+            if not stripped or stripped[:1] in (b"#", b")", b"]", b"}"):  # a blank, a comment, a bracket's close
+                continue
+            if len(text) - len(stripped) < indent:
+                if _DEF.match(stripped):
+                    return True
+                indent = len(text) - len(stripped)
+        return False
+
+    def module_names(self) -> set[str]:
+        return {i.module for i in self.imports}
 
 
 def files_that_can_matter(
@@ -69,53 +112,102 @@ def files_that_can_matter(
         for f in by_path.values()
         if needle in f.source or _COMPUTED_IMPORT.search(f.source) or (own_path and own_path.search(f.source))
     }
+    handing_on = {f.module for f in by_path.values() if f.path in included and _hands_on_provider(f, provider)}
     by_basename: dict[bytes, list[str]] = {}
     for path in by_path:
         by_basename.setdefault(path.rpartition("/")[2].removesuffix(".py").encode(), []).append(path)
-    todo = sorted(included)
-    while todo:
-        named: set[str] = set()
-        for path in todo:
-            named |= _named_in_strings(by_path[path].source, modules, tops, by_basename)
-        reached = {by_path[path].module for path in included}
-        todo = []
+    named_from: set[str] = set()
+    while True:
+        changed = False
+        for path in sorted(included - named_from):  # strings of each included file, read once
+            named_from.add(path)
+            for named in _named_in_strings(by_path[path].source, modules, tops, by_basename):
+                changed |= named not in included
+                included.add(named)
         for f in by_path.values():
-            if f.path not in included and (f.path in named or _imports_one_of(f, reached)):
+            if f.path not in included and _imports_one_of(f, f.imports, handing_on):
                 included.add(f.path)
-                todo.append(f.path)
-    return included
+                changed = True
+            if f.path in included and f.module not in handing_on:
+                if f.outside is None:
+                    f.outside = [i for i in f.imports if not f.in_function(i.offset)]
+                if _imports_one_of(f, f.outside, handing_on):
+                    handing_on.add(f.module)
+                    changed = True
+        if not changed:
+            return included
 
 
-def _imports(f: _File) -> set[str]:
-    """Every module a file's import statements name (and, for `from m import a`, m.a: a may be a module)."""
-    out: set[str] = set()
-    for match in _FROM.finditer(f.source):
-        dots, module, names = match.groups()
-        base = absolute_module(f.module, f.is_package, len(dots), module.decode() or None)
-        out.add(base)
-        for part in names.strip(b"()").split(b","):  # `a as b, c`: the imported names are a and c
-            name = part.split()[0] if part.split() else b""
-            if re.fullmatch(rb"[A-Za-z_]\w*", name):
-                out.add(f"{base}.{name.decode()}" if base else name.decode())
-    for match in _IMPORT.finditer(f.source):
-        for part in match.group(1).split(b","):
-            name = part.strip().split()[0] if part.strip() else b""
-            if name and re.fullmatch(rb"[A-Za-z_][\w.]*", name):
-                out.add(name.decode())
+def import_edges(path: str, module: str, source: bytes) -> list[tuple[str, int]]:
+    """(target, 1-based line) for every module a file imports and every file name it writes in a
+    string ("file:foo.py"), read from its bytes: the edges of a file that is not scanned."""
+    f = _File(path, module, path.endswith("/__init__.py"), source)
+    out = [(i.module, f.line_of(i.offset) + 1) for i in _imports(f) if i.module]
+    for match in _FILE_STRING.finditer(source):
+        out.append((f"file:{match.group(1).decode()}.py", f.line_of(match.start()) + 1))
     return out
 
 
-def _imports_one_of(f: _File, reached: set[str]) -> bool:
-    """Does the file import a reached module (or a name from it), or a package above one whose
-    name it also mentions?"""
-    if f.imports & reached:
+def _hands_on_provider(f: _File, provider: str) -> bool:
+    """Does a file that names the provider (or computes an import) bind provider objects outside
+    its functions (an import of the provider, a computed import), or compute a provider version?"""
+    for i in f.imports:
+        if (i.module == provider or i.module.startswith(f"{provider}.")) and not f.in_function(i.offset):
+            return True
+    for match in _COMPUTED_IMPORT.finditer(f.source):
+        if not f.in_function(match.start()):
+            return True
+    word = re.compile(rb"(?<![\w.])" + re.escape(provider.encode()) + rb"(?!\w)")
+    for match in _VERSION.finditer(f.source):
+        start = f.source.rfind(b"\n", 0, match.start()) + 1
+        end = f.source.find(b"\n", match.end())
+        if word.search(f.source, start, end if end >= 0 else len(f.source)):
+            return True
+    return False
+
+
+def _imports(f: _File) -> list[_Import]:
+    """Every module a file's import statements name (and, for `from m import a`, m.a: a may be a module)."""
+    out: list[_Import] = []
+    for match in _FROM.finditer(f.source):
+        dots, module, names = match.groups()
+        offset = match.start()
+        base = absolute_module(f.module, f.is_package, len(dots), module.decode() or None)
+        out.append(_Import(base, offset))
+        for part in names.strip(b"()").split(b","):  # `a as b, c`: the imported names are a and c
+            words = part.split()
+            if words and _NAME.fullmatch(words[0]):
+                name = words[0].decode()
+                bound = words[2].decode() if len(words) == 3 and words[1] == b"as" else name
+                full = f"{base}.{name}" if base else name
+                out.append(_Import(full, offset, bound, full))
+    for match in _IMPORT.finditer(f.source):
+        offset = match.start()
+        for part in match.group(1).split(b","):
+            words = part.split()
+            if words and _DOTTED.fullmatch(words[0]):
+                name = words[0].decode()
+                if len(words) == 3 and words[1] == b"as":
+                    out.append(_Import(name, offset, words[2].decode(), name))
+                else:
+                    out.append(_Import(name, offset, name.split(".")[0], name.split(".")[0]))
+    return out
+
+
+def _imports_one_of(f: _File, imports: list[_Import], reached: set[str]) -> bool:
+    """Do these imports (of file `f`) name a reached module (or a name from it), or bind a package
+    above one whose path below it the file spells (`import pkg as p` then `p.sub.foo.X`)?"""
+    if any(i.module in reached for i in imports):
         return True
-    for module in reached:
-        parent, _, last = module.rpartition(".")
-        while parent:
-            if parent in f.imports and f.mentions(last.encode()):
-                return True
-            parent, _, _ = parent.rpartition(".")
+    above = {m.rsplit(".", n)[0] for m in reached for n in range(1, m.count(".") + 1)}
+    for i in imports:
+        if not i.bound or i.bound_module not in above:
+            continue
+        for module in reached:
+            if module.startswith(f"{i.bound_module}."):
+                spelled = f"{i.bound}.{module[len(i.bound_module) + 1 :]}".encode()
+                if spelled in f.source and re.search(rb"(?<![\w.])" + re.escape(spelled) + rb"(?!\w)", f.source):
+                    return True
     return False
 
 
@@ -135,4 +227,30 @@ def _named_in_strings(
             text = text.rpartition(".")[0]
     for match in _FILE_STRING.finditer(source):
         out.update(by_basename.get(match.group(1), []))
+    return out
+
+
+def provider_names(sources: Iterable[bytes], provider: str) -> set[str]:
+    """What the import statements of these sources name of the provider: "pv.a:b" for
+    `from pv.a import b`, "pv.a" for `import pv.a`. What a check will surely look up."""
+    out: set[str] = set()
+    for source in sources:
+        if provider.encode() not in source:
+            continue
+        for match in _FROM.finditer(source):
+            dots, module, names = match.groups()
+            base = module.decode()
+            if dots or not (base == provider or base.startswith(f"{provider}.")):
+                continue
+            out.add(base)
+            for part in names.strip(b"()").split(b","):
+                words = part.split()
+                if words and _NAME.fullmatch(words[0]):
+                    out.add(f"{base}:{words[0].decode()}")
+        for match in _IMPORT.finditer(source):
+            for part in match.group(1).split(b","):
+                words = part.split()
+                name = words[0].decode() if words and _DOTTED.fullmatch(words[0]) else ""
+                if name == provider or name.startswith(f"{provider}."):
+                    out.add(name)
     return out

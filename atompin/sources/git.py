@@ -64,6 +64,7 @@ class GitTree(SourceTree):
         self.commit = commit
         self.label = label
         self._blobs: dict[str, str] = {}
+        self._pid = os.getpid()
 
     def list_files(self) -> list[str]:
         out = self.repo.git.ls_tree("-r", "--full-tree", "-z", self.commit)
@@ -81,6 +82,8 @@ class GitTree(SourceTree):
         return self._blobs[path]
 
     def read(self, path: str) -> bytes:
+        if os.getpid() != self._pid:  # a forked child: the git process behind `odb` is the parent's
+            return next(self._batch([path]))[1]
         try:
             return self.repo.odb.stream(bytes.fromhex(self.content_id(path))).read()
         except (ValueError, GitCommandError) as exc:
@@ -91,9 +94,12 @@ class GitTree(SourceTree):
 
     def read_many(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
         """Many blobs through one `git cat-file --batch` (one process, not one request per file)."""
-        if len(paths) < 16:
+        if len(paths) < 16 and os.getpid() == self._pid:
             yield from super().read_many(paths)
             return
+        yield from self._batch(paths)
+
+    def _batch(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
         shas = [self.content_id(path) for path in paths]
         proc = subprocess.run(
             ["git", "--git-dir", str(self.repo.git_dir), "cat-file", "--batch"],

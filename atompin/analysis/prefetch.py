@@ -1,0 +1,78 @@
+"""Work done in a second process while this one goes on: the provider side of a cold check.
+
+A cold check spends its time parsing: the consumer's files here, the provider modules it
+uses there. The two do not depend on each other until the checks run, so on a machine with
+a second core the provider side is forked off first (`ProviderIndex.start_indexing`): the
+child resolves what the consumer's import statements name, with the bases and re-exports
+that pulls in, and sends back the module indexes it built, as the cache stores them. What
+the child did not reach is indexed on demand, as before, so a wrong guess costs time,
+never a finding.
+
+The child only computes and sends bytes: it never writes the cache, files or the terminal,
+and leaves without running the parent's cleanup. No fork where it cannot pay or is unsafe:
+one core, a platform without `fork`, other threads running (a lock held by one would never
+be released in the child), or `ATOMPIN_JOBS=1`.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from collections.abc import Callable
+
+
+def parallel_jobs() -> int:
+    """How many processes may work at once: `ATOMPIN_JOBS`, else the CPUs this process may use."""
+    env = os.environ.get("ATOMPIN_JOBS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class Worker:
+    """A forked process computing a list of (key, bytes); `collect()` waits for it."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.fd = fd
+
+    def collect(self) -> list[tuple[str, bytes]]:
+        """The child's results; none when it failed (the parent then does the work itself)."""
+        chunks = []
+        with os.fdopen(self.fd, "rb") as pipe:
+            while chunk := pipe.read(1 << 20):
+                chunks.append(chunk)
+        _, status = os.waitpid(self.pid, 0)
+        if status != 0 or not chunks:
+            return []
+        try:
+            entries = pickle.loads(b"".join(chunks))
+        except (pickle.UnpicklingError, EOFError, ValueError):
+            return []
+        return [(k, v) for k, v in entries if isinstance(k, str) and isinstance(v, bytes)]
+
+
+def fork_worker(task: Callable[[], list[tuple[str, bytes]]]) -> Worker | None:
+    """Run `task` in a forked child; None (and nothing run) where that is not worth it or safe."""
+    if parallel_jobs() < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
+        return None
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without running the parent's cleanup
+        status = 1
+        try:
+            os.close(read_fd)
+            data = pickle.dumps(task(), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(data)
+            status = 0
+        except BaseException:  # noqa: BLE001 - the parent does the work itself
+            pass
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    return Worker(pid, read_fd)
