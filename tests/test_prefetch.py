@@ -1,0 +1,99 @@
+"""The provider side of a cold check runs in a second process: same findings, less parsed here."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import git
+import pytest
+
+from atompin.analysis import prefetch
+from atompin.analysis.cache import SqliteAnalysisCache
+from atompin.analysis.engine import check_trees
+from atompin.analysis.prefetch import fork_worker, parallel_jobs
+from atompin.sources.git import GitTree
+from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files, git_repo
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+# Ten provider modules the consumer names, one reached only through a base class.
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/base.py": """
+        class Base:
+            def step(self, batch): ...
+    """,
+    **{
+        f"pv/m{i}.py": f"""
+            from pv.base import Base
+
+            class Engine{i}(Base):
+                def run(self, x): ...
+        """
+        for i in range(10)
+    },
+}
+CONSUMER = {
+    "plug/__init__.py": "",
+    "plug/use.py": "\n".join(f"from pv.m{i} import Engine{i}" for i in range(10))
+    + "\n\nEngine3.gone = 1\nEngine4.step(None, 1, 2)\nEngine5.missing_attr\n",
+}
+
+
+def _check(tmp_path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, str]], int]:
+    monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+    cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
+    result = check_trees(
+        MemoryTree(dedent_files(CONSUMER), "consumer"), MemoryTree(dedent_files(PROVIDER), "provider"), "pv", "plug", cache
+    )
+    return sorted((f.rule.value, f.symbol) for f in result.findings), cache.misses
+
+
+def test_a_second_process_indexes_the_provider_and_the_findings_are_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one, misses_alone = _check(tmp_path, "1", monkeypatch)
+    two, misses_shared = _check(tmp_path, "2", monkeypatch)
+    assert one == two
+    assert {symbol for _, symbol in one} >= {"pv.m5:Engine5.missing_attr", "pv.m4:Engine4.step"}
+    # Alone, every module is looked up in the cache and missed; with a second process, the
+    # modules named (and the base they pull in) arrive indexed.
+    assert (misses_alone, misses_shared) == (11, 0)
+
+
+def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    worker = fork_worker(lambda: [("pid", str(os.getpid()).encode()), ("big", b"x" * 3_000_000)])
+    assert worker is not None
+    results = dict(worker.collect())
+    assert results["pid"] != str(os.getpid()).encode() and len(results["big"]) == 3_000_000
+
+    def fail() -> list[tuple[str, bytes]]:
+        raise RuntimeError("boom")
+
+    failing = fork_worker(fail)
+    assert failing is not None and failing.collect() == []
+
+
+def test_no_second_process_with_one_job_or_other_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATOMPIN_JOBS", "1")
+    assert parallel_jobs() == 1 and fork_worker(lambda: []) is None
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(prefetch.threading, "active_count", lambda: 2)
+    assert fork_worker(lambda: []) is None
+
+
+def test_a_forked_child_reads_git_objects_through_its_own_git_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    path = git_repo(tmp_path / "repo", [("v1", {"pv/__init__.py": "", "pv/a.py": "A = 1\n", "pv/b.py": "B = 2\n"})])
+    repo = git.Repo(path)
+    tree = GitTree(repo, repo.head.commit.hexsha, "pv")
+    assert tree.read("pv/a.py") == b"A = 1\n"  # the parent's persistent git process is started
+    worker = fork_worker(lambda: [(p, tree.read(p)) for p in ("pv/a.py", "pv/b.py")])
+    assert worker is not None
+    assert dict(worker.collect()) == {"pv/a.py": b"A = 1\n", "pv/b.py": b"B = 2\n"}
+    assert tree.read("pv/b.py") == b"B = 2\n"  # and the parent's is still in step
