@@ -46,7 +46,11 @@ def _check(tmp_path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch) -> tuple[
     monkeypatch.setenv("ATOMPIN_JOBS", jobs)
     cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
     result = check_trees(
-        MemoryTree(dedent_files(CONSUMER), "consumer"), MemoryTree(dedent_files(PROVIDER), "provider"), "pv", "plug", cache
+        MemoryTree(dedent_files(CONSUMER), "consumer"),
+        MemoryTree(dedent_files(PROVIDER), "provider"),
+        "pv",
+        "plug",
+        cache,
     )
     return sorted((f.rule.value, f.symbol) for f in result.findings), cache.misses
 

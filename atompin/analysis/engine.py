@@ -116,6 +116,13 @@ def scan_consumer(
     return usage
 
 
+def used_symbols(usage: ConsumerUsage) -> list[str]:
+    """The provider symbols a scan found imported or patched: what its checks resolve first."""
+    refs = {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
+    refs |= {owner for patch in usage.patches for owner in patch.owner}
+    return sorted(ref.symbol for ref in refs)
+
+
 def _module_id(tree: SourceTree, module: str) -> str:
     found = tree.find_module(module)
     return tree.content_id(found.path) if found is not None and found.path.endswith(".py") else ""
@@ -147,16 +154,22 @@ def check_trees(
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
     index = ProviderIndex(provider, package, cache)
-    children = []
+    base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
+    also = [base_index] if base_index is not None else []
+    workers = []
 
     def index_named(sources: list[bytes]) -> None:
         # While the consumer is parsed here, a second process indexes the provider modules it names.
-        children.append(index.start_indexing(provider_names(sources, package)))
+        workers.append(index.start_indexing(provider_names(sources, package), also))
 
     usage = scan_consumer(consumer, packages, package, cache, index_named)
-    for child in children:
-        index.collect(child)
-    base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
+    if not workers:  # the scan was cached: what it names is known; the two processes share it
+        symbols = used_symbols(usage)
+        workers.append(index.start_indexing(symbols[::2], also))
+        for each in (index, *also):
+            each.warm(symbols[1::2])
+    for worker in workers:
+        index.collect(worker, also)
     consumer_indexes: dict[str, ProviderIndex] = {}
 
     def in_consumer(symbol: str) -> Resolution:

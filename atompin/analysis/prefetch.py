@@ -70,7 +70,7 @@ def fork_worker(task: Callable[[], list[tuple[str, bytes]]]) -> Worker | None:
             with os.fdopen(write_fd, "wb") as pipe:
                 pipe.write(data)
             status = 0
-        except BaseException:  # noqa: BLE001 - the parent does the work itself
+        except BaseException:  # the parent does the work itself
             pass
         finally:
             os._exit(status)

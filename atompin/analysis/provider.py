@@ -164,38 +164,51 @@ class ProviderIndex:
         self._modules[name] = info
         return info
 
-    def start_indexing(self, symbols: Iterable[str]) -> Worker | None:
-        """Resolve `symbols` ("pkg.mod:Name" or module names), and the classes they name down
-        their bases, in a second process (see `prefetch`); `collect` takes in the indexes it
-        built. None when it would not pay (little to parse) or cannot run here."""
-        wanted = sorted(set(symbols))
-        uncached = 0
-        for symbol in wanted:
-            found = self.find(split_symbol(symbol)[0])
-            if found is not None and found.path.endswith(".py"):
+    def warm(self, symbols: Iterable[str]) -> None:
+        """Resolve `symbols` ("pkg.mod:Name" or module names) and the classes they name down their
+        bases: the modules a check will look into, indexed ahead."""
+        for symbol in symbols:
+            target = self.resolve_symbol(symbol).target
+            if target is not None and target.cls is not None:
+                self.mro(target.cls)
+
+    def uncached(self, symbols: Iterable[str]) -> int:
+        """How many of the modules `symbols` name are neither indexed here nor cached."""
+        count = 0
+        for module in {split_symbol(symbol)[0] for symbol in symbols}:
+            found = self.find(module)
+            if module not in self._modules and found is not None and found.path.endswith(".py"):
                 key = cache_key(self.tree.content_id(found.path), found.module, found.is_package)
-                uncached += self.cache.get_raw(key) is None
-        if uncached < _MIN_UNCACHED:
+                count += self.cache.get_raw(key) is None
+        return count
+
+    def start_indexing(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> Worker | None:
+        """`warm` these symbols, here and in the indexes `also` (a baseline), in a second process
+        (see `prefetch`); `collect` takes in the indexes it built. None when it would not pay
+        (little to parse) or cannot run here."""
+        wanted = sorted(set(symbols))
+        indexes = [self, *also]
+        if sum(index.uncached(wanted) for index in indexes) < _MIN_UNCACHED:
             return None
 
         def task() -> list[tuple[str, bytes]]:
-            recorder = _RecordingCache(self.cache.reopened())
-            index = ProviderIndex(self.tree, self.package, recorder)
-            for symbol in wanted:
-                target = index.resolve_symbol(symbol).target
-                if target is not None and target.cls is not None:
-                    index.mro(target.cls)
-            return recorder.written
+            written: list[tuple[str, bytes]] = []
+            for index in indexes:
+                recorder = _RecordingCache(index.cache.reopened())
+                ProviderIndex(index.tree, index.package, recorder).warm(wanted)
+                written += recorder.written
+            return written
 
         return fork_worker(task)
 
-    def collect(self, worker: Worker | None) -> None:
-        """Take in what a second process indexed (into the cache, and this index)."""
+    def collect(self, worker: Worker | None, also: Sequence[ProviderIndex] = ()) -> None:
+        """Take in what a second process indexed (into the cache, and these indexes)."""
         if worker is None:
             return
         for key, data in worker.collect():
             self.cache.put_raw(key, data)
-            self._prefetched[key] = data
+            for index in (self, *also):
+                index._prefetched[key] = data
 
     def module_path(self, name: str) -> str:
         found = self.find(name)

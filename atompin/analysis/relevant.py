@@ -98,9 +98,7 @@ def files_that_can_matter(
     files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]
 ) -> set[str]:
     """The paths (of (path, module, source) triples) that can reach `provider`, as above."""
-    by_path = {
-        path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files
-    }
+    by_path = {path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files}
     modules = {f.module: f.path for f in by_path.values()}
     for f in by_path.values():
         f.imports = _imports(f)

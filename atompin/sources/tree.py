@@ -146,6 +146,7 @@ class FolderTree(SourceTree):
         self.label = str(root)
         # The file last hashed: a content id is usually followed by a read of the same file.
         self._last: tuple[str, bytes] = ("", b"")
+        self._stamps: dict[str, str] = {}
 
     def list_files(self) -> list[str]:
         """Regular files only: FIFOs, sockets and devices are never opened (a FIFO named `x.py`
@@ -173,9 +174,13 @@ class FolderTree(SourceTree):
         return blob_id(data)
 
     def stamp(self, path: str) -> str:
-        """Size and modification time: changes with the file, costs no read."""
-        st = os.stat(os.path.join(self._resolved_root, path))
-        return f"{st.st_size}:{st.st_mtime_ns}"
+        """Size and modification time: changes with the file, costs no read (taken once per run:
+        several whole-package keys are built from the same stamps)."""
+        found = self._stamps.get(path)
+        if found is None:
+            st = os.stat(os.path.join(self._resolved_root, path))
+            found = self._stamps[path] = f"{st.st_size}:{st.st_mtime_ns}"
+        return found
 
     @cached_property
     def _resolved_root(self) -> str:
