@@ -101,3 +101,77 @@ def test_a_forked_child_reads_git_objects_through_its_own_git_process(
     assert worker is not None
     assert dict(worker.collect()) == {"pv/a.py": b"A = 1\n", "pv/b.py": b"B = 2\n"}
     assert tree.read("pv/b.py") == b"B = 2\n"  # and the parent's is still in step
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_identifiers_read_by_a_second_process_give_the_same_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: bool
+) -> None:
+    """The contact rules' name searches (an override that cannot take a new keyword the provider
+    passes) find the same with the provider's identifiers read in a second process, with or
+    without a cache."""
+    from test_baseline import CONSUMER as DRIFT_CONSUMER
+    from test_baseline import PROVIDER_1, PROVIDER_2
+
+    from atompin.analysis import name_sites, provider
+    from atompin.analysis.cache import AnalysisCache
+    from atompin.sources.tree import FolderTree
+    from atompin.testing import write_files
+
+    consumer = FolderTree(write_files(tmp_path / "c", DRIFT_CONSUMER))
+    old, new = (
+        FolderTree(write_files(tmp_path / "old", PROVIDER_1)),
+        FolderTree(write_files(tmp_path / "new", PROVIDER_2)),
+    )
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    monkeypatch.setattr(provider, "_MIN_UNCACHED", 0)
+    forked: list[object] = []
+    real_fork = prefetch.fork_worker
+    monkeypatch.setattr(name_sites, "fork_worker", lambda task: forked.append(task) or real_fork(task))
+    seen = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}") if cached else AnalysisCache()
+        result = check_trees(
+            consumer,
+            new,
+            "pv",
+            None,
+            cache,
+            baseline=old,
+            provider_version="2.0.0",
+            baseline_version="1.0.0",
+            baseline_label="1.0.0",
+        )
+        seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
+    assert len(forked) == 2  # a worker was asked for both times; only with two jobs does it run
+    assert seen[0] == seen[1]
+    assert any(rule == "override-drift" and "out new since 1.0.0" in message for rule, _, message in seen[1])
+
+
+def test_a_lock_scans_the_consumer_while_the_provider_is_still_fetched(
+    demo_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The consumer's scan does not wait for the provider's fetch: the provider's resolution is
+    held until the scan has run (it would time out, and the test fail, if the scan waited)."""
+    import threading
+
+    from atompin import locking
+    from atompin.locking import lock_manifest
+
+    scanned = threading.Event()
+    real_scan, real_resolve = locking.scan_consumer, locking.Locker._resolve_component
+
+    def scan(*args: object, **kwargs: object) -> object:
+        scanned.set()
+        return real_scan(*args, **kwargs)  # type: ignore[arg-type]
+
+    def resolve(self: locking.Locker, name: str, ref: str) -> object:
+        if name == "minivllm":
+            assert scanned.wait(timeout=20), "the consumer's scan waited for the provider's fetch"
+        return real_resolve(self, name, ref)
+
+    monkeypatch.setattr(locking, "scan_consumer", scan)
+    monkeypatch.setattr(locking.Locker, "_resolve_component", resolve)
+    run = lock_manifest(demo_project)
+    assert scanned.is_set() and run.lock.pairs

@@ -156,20 +156,24 @@ def check_trees(
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     also = [base_index] if base_index is not None else []
+    search = NameSearch(provider, package, cache)
     workers = []
 
     def index_named(sources: list[bytes]) -> None:
-        # While the consumer is parsed here, a second process indexes the provider modules it names.
+        # While the consumer is parsed here, other processes index the provider modules it names
+        # and read the provider's identifiers for the searches of the contact rules.
         workers.append(index.start_indexing(provider_names(sources, package), also))
+        workers.append(search.start_reading())
 
     usage = scan_consumer(consumer, packages, package, cache, index_named)
-    if not workers:  # the scan was cached: what it names is known; the two processes share it
+    if not workers:  # the scan was cached: what it names is known; the processes share it
         symbols = used_symbols(usage)
         workers.append(index.start_indexing(symbols[::2], also))
+        workers.append(search.start_reading())
         for each in (index, *also):
             each.warm(symbols[1::2])
-    for worker in workers:
-        index.collect(worker, also)
+    index.collect(workers[0], also)
+    search.collect(workers[1])
     consumer_indexes: dict[str, ProviderIndex] = {}
 
     def in_consumer(symbol: str) -> Resolution:
@@ -187,7 +191,7 @@ def check_trees(
     findings += gate_flips(gates, provider_version, baseline_version)
     findings += override_findings
     drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
-    findings += check_contact(usage, index, NameSearch(provider, package, cache), drift_baseline, checker.judge)
+    findings += check_contact(usage, index, search, drift_baseline, checker.judge)
     reach = reachability(consumer, packages, package, usage, checker.judge)
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

@@ -26,11 +26,15 @@ from enum import Enum
 from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
+from atompin.analysis.prefetch import Worker, fork_worker
 from atompin.analysis.syntax import dotted
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
 SITES_FORMAT = "atompin-sites-1"
+
+# Fewer files than this to read: a second process would not pay.
+_MIN_UNREAD = 200
 
 # Syntax trees kept for the next query (a big module's tree is tens of megabytes).
 _KEEP_TREES = 4
@@ -87,6 +91,7 @@ class NameSearch:
         self._fingerprint = ""
         self._identifiers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
+        self._sent: dict[str, bytes] = {}  # identifiers read by a second process, not yet loaded
         self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
         self.parsed = 0
 
@@ -225,23 +230,46 @@ class NameSearch:
         return out
 
     def _load_identifiers(self) -> None:
-        """Every file's identifiers: cached ones by stamp, the others read in one batch."""
+        """Every file's identifiers: cached ones by stamp (or sent by a second process), the others
+        read in one batch."""
         if self._identifiers:
             return
         missing: list[str] = []
         for path in self._files():
-            found = _split_identifiers(self.cache.get_raw(self._identifiers_key(path)))
+            key = self._identifiers_key(path)
+            found = _split_identifiers(self._sent.pop(key, None) or self.cache.get_raw(key))
             if found is None:
                 missing.append(path)
             else:
                 self._identifiers[path] = found
-        for path, source in self.tree.read_many(missing):
-            defs, attributes = set(_DEFS.findall(source)), set(_ATTRIBUTES.findall(source))
-            self.cache.put_raw(self._identifiers_key(path), b" ".join(defs) + b"\n" + b" ".join(attributes))
-            self._identifiers[path] = (
-                frozenset(d.decode() for d in defs),
-                frozenset(a.decode() for a in attributes),
-            )
+        read = dict(self._read_identifiers(missing))
+        for path in missing:
+            key = self._identifiers_key(path)
+            self.cache.put_raw(key, read[key])
+            self._identifiers[path] = _split_identifiers(read[key]) or (frozenset(), frozenset())
+
+    def _read_identifiers(self, paths: list[str]) -> list[tuple[str, bytes]]:
+        """(cache key, entry) of each file's identifiers, read from its text."""
+        out = []
+        for path, source in self.tree.read_many(paths):
+            found = [set(pattern.findall(source)) for pattern in (_DEFS, _ATTRIBUTES)]
+            out.append((self._identifiers_key(path), b"\n".join(b" ".join(names) for names in found)))
+        return out
+
+    def start_reading(self) -> Worker | None:
+        """Read the identifiers of every file not cached yet in a second process (see `prefetch`);
+        `collect` takes them in. None when they are cached or no second process can run."""
+        missing = [p for p in self._files() if self.cache.get_raw(self._identifiers_key(p)) is None]
+        if len(missing) < _MIN_UNREAD:
+            return None
+        return fork_worker(lambda: self._read_identifiers(missing))
+
+    def collect(self, worker: Worker | None) -> None:
+        """Take in the identifiers a second process read."""
+        if worker is not None:
+            for key, data in worker.collect():
+                self.cache.put_raw(key, data)
+                self._sent[key] = data
 
     def _identifiers_key(self, path: str) -> str:
         return f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"

@@ -6,9 +6,9 @@ re-export, `from pv.core import Engine`, or a class built on one), or compute a 
 that gates code (`vllm_version_is(...)`). A module that only imports the provider inside its
 functions hands nothing on, so its importers need not be read. The set is grown to a fixpoint:
 
-- a file that names the provider, computes an import, or names one of the consumer's own
-  modules in a string (a class handed over by dotted path: the provider may be the one to
-  load it) is in;
+- a file that names the provider (as a word: `vllm_config` does not name vllm), computes an
+  import, or names one of the consumer's own modules in a string (a class handed over by
+  dotted path: the provider may be the one to load it) is in;
 - a file that imports a module that hands provider objects on, or a name from it (import
   statements are read with a pattern, function-local ones too, relative ones resolved), is in;
   so is a file that imports a package above such a module and spells the path below it
@@ -16,7 +16,8 @@ functions hands nothing on, so its importers need not be read. The set is grown 
 - a module an included file names in a string literal (`"pkg.sub.foo.Cls"`, `"foo.py"`) is in.
 
 A module hands provider objects on when, outside its functions, it imports the provider or
-such a module or computes an import, or when a line names the provider together with a version. Which lines are outside functions is read from their
+such a module or computes an import, or when a line names the provider together with a
+version. Which lines are outside functions is read from their
 indentation; where that is unclear (a line inside a multi-line string) the line counts as
 outside, so a mistake only reads more files.
 
@@ -102,13 +103,14 @@ def files_that_can_matter(
     modules = {f.module: f.path for f in by_path.values()}
     for f in by_path.values():
         f.imports = _imports(f)
-    needle = provider.encode()
+    # The provider's name as a word: `vllm_config` or `is_vllm` is not a reference to it.
+    needle = re.compile(rb"(?<![\w])" + re.escape(provider.encode()) + rb"(?![\w])")
     tops = tuple(f"{top}." for top in consumer_tops)
     own_path = re.compile(rb"""["'](?:""" + b"|".join(re.escape(t.encode()) for t in tops) + rb")") if tops else None
     included = {
         f.path
         for f in by_path.values()
-        if needle in f.source or _COMPUTED_IMPORT.search(f.source) or (own_path and own_path.search(f.source))
+        if needle.search(f.source) or _COMPUTED_IMPORT.search(f.source) or (own_path and own_path.search(f.source))
     }
     handing_on = {f.module for f in by_path.values() if f.path in included and _hands_on_provider(f, provider)}
     by_basename: dict[bytes, list[str]] = {}
