@@ -81,12 +81,23 @@ def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: py
     assert failing is not None and failing.collect() == []
 
 
-def test_no_second_process_with_one_job_or_other_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_second_process_with_one_job_or_other_working_threads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATOMPIN_JOBS", "1")
     assert parallel_jobs() == 1 and fork_worker(lambda: []) is None
     monkeypatch.setenv("ATOMPIN_JOBS", "2")
-    monkeypatch.setattr(prefetch.threading, "active_count", lambda: 2)
-    assert fork_worker(lambda: []) is None
+    import threading
+
+    for daemon, forks in ((False, False), (True, True)):  # a status line's daemon thread is let be
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait, daemon=daemon)
+        other.start()
+        try:
+            worker = fork_worker(lambda: [("ok", b"1")])
+            assert (worker is not None) == forks
+            assert worker is None or worker.collect() == [("ok", b"1")]
+        finally:
+            stop.set()
+            other.join()
 
 
 def test_a_forked_child_reads_git_objects_through_its_own_git_process(

@@ -11,7 +11,8 @@ never a finding.
 The child only computes and sends bytes: it never writes the cache, files or the terminal,
 and leaves without running the parent's cleanup. No fork where it cannot pay or is unsafe:
 one core, a platform without `fork`, other threads running (a lock held by one would never
-be released in the child), or `ATOMPIN_JOBS=1`.
+be released in the child; only daemon threads, such as the one redrawing a terminal's status
+line, are let be), or `ATOMPIN_JOBS=1`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ def parallel_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def _only_daemons_beside_us() -> bool:
+    """No other thread but daemons (a terminal's status line redraws from one): a worker thread
+    may hold a lock (git, the cache) that the child would wait on forever; the status line's
+    locks are never taken by a child, which only computes and writes to its pipe."""
+    me = threading.current_thread()
+    return all(t is me or t.daemon for t in threading.enumerate())
 
 
 class Worker:
@@ -58,7 +67,7 @@ class Worker:
 
 def fork_worker(task: Callable[[], list[tuple[str, bytes]]]) -> Worker | None:
     """Run `task` in a forked child; None (and nothing run) where that is not worth it or safe."""
-    if parallel_jobs() < 2 or not hasattr(os, "fork") or threading.active_count() > 1:
+    if parallel_jobs() < 2 or not hasattr(os, "fork") or not _only_daemons_beside_us():
         return None
     read_fd, write_fd = os.pipe()
     pid = os.fork()
