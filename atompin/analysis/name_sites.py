@@ -247,6 +247,7 @@ class NameSearch:
             key = self._identifiers_key(path)
             self.cache.put_raw(key, read[key])
             self._identifiers[path] = _split_identifiers(read[key]) or (frozenset(), frozenset())
+        self.cache.put_raw(self._all_read_key(), b"1")
 
     def _read_identifiers(self, paths: list[str]) -> list[tuple[str, bytes]]:
         """(cache key, entry) of each file's identifiers, read from its text."""
@@ -259,6 +260,8 @@ class NameSearch:
     def start_reading(self) -> Worker | None:
         """Read the identifiers of every file not cached yet in a second process (see `prefetch`);
         `collect` takes them in. None when they are cached or no second process can run."""
+        if self.cache.get_raw(self._all_read_key()) is not None:
+            return None  # every file's identifiers are cached: nothing to read
         missing = [p for p in self._files() if self.cache.get_raw(self._identifiers_key(p)) is None]
         if len(missing) < _MIN_UNREAD:
             return None
@@ -270,6 +273,10 @@ class NameSearch:
             for key, data in worker.collect():
                 self.cache.put_raw(key, data)
                 self._sent[key] = data
+
+    def _all_read_key(self) -> str:
+        """Set once every file's identifiers are cached (one lookup instead of one per file)."""
+        return f"identifiers-all:{SITES_FORMAT}:{self.package}:{self.fingerprint()}"
 
     def _identifiers_key(self, path: str) -> str:
         return f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
