@@ -61,6 +61,19 @@ def default_cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "atompin"
 
 
+@functools.cache
+def code_digest() -> str:
+    """An id of this atompin's own code and the Python that parses: results cached under it are
+    never served by another build (a change to a rule needs no format bump to take effect)."""
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(repr(sys.version_info[:2]).encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def cache_key(content_id: str, module: str, is_package: bool) -> str:
     return hashlib.sha1(f"{INDEX_FORMAT}\0{module}\0{int(is_package)}\0{content_id}".encode()).hexdigest()
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.cache import AnalysisCache, dump_json, load_json
+from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
 from atompin.analysis.contact import check_contact
 from atompin.analysis.gates import describe, evaluate
@@ -151,6 +151,14 @@ def check_trees(
     decide the consumer's version gates; without one, what is under a gate is at most a
     warning.
     """
+    # Nothing changed since a check with the same inputs (trees, options, this atompin): its result.
+    inputs = [consumer, provider, baseline, package, consumer_package, relocations]
+    inputs += [provider_version, baseline_version, baseline_label]
+    key = _result_key(*inputs)
+    if cache is not None and (cached := cache.get_raw(key)) is not None:
+        found = load_json(CheckResult, cached)
+        if found is not None:
+            return found
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
     index = ProviderIndex(provider, package, cache)
@@ -197,9 +205,7 @@ def check_trees(
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
-    if cache is not None:
-        cache.flush()
-    return CheckResult(
+    result = CheckResult(
         consumer=consumer.label,
         provider=provider.label,
         package=package,
@@ -207,6 +213,19 @@ def check_trees(
         findings=tuple(findings),
         gates=tuple(gates),
     )
+    if cache is not None:
+        cache.put_raw(key, dump_json(CheckResult, result))
+        cache.flush()
+    return result
+
+
+def _result_key(
+    consumer: SourceTree, provider: SourceTree, baseline: SourceTree | None, *options: object
+) -> str:
+    """The cache key of a check's whole result: what every input is, and which atompin judged."""
+    trees = [(t.label, t.identity()) if t is not None else None for t in (consumer, provider, baseline)]
+    text = json.dumps([code_digest(), trees, repr(options)])
+    return "check-result:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[GateReading]:

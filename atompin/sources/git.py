@@ -81,6 +81,9 @@ class GitTree(SourceTree):
         _ = self.files
         return self._blobs[path]
 
+    def identity(self) -> str:
+        return f"git:{self.commit}"
+
     def read(self, path: str) -> bytes:
         if os.getpid() != self._pid:  # a forked child: the git process behind `odb` is the parent's
             return next(self._batch([path]))[1]

@@ -73,6 +73,12 @@ class SourceTree(ABC):
         for path in paths:
             yield path, self.read(path)
 
+    def identity(self) -> str:
+        """One id for everything in the tree: it changes whenever a file is added, removed or
+        changed (every file's path and stamp; a git tree says its commit instead)."""
+        stamps = "\0".join(f"{path}\0{self.stamp(path)}" for path in sorted(self.files))
+        return hashlib.sha256(stamps.encode()).hexdigest()
+
     @cached_property
     def files(self) -> frozenset[str]:
         return frozenset(self.list_files())
