@@ -164,9 +164,7 @@ class Locker:
         finally:
             self.progress, self.git.progress = emit, git_emit
 
-    def _scan_early(
-        self, pairs: Sequence[Pair], name: str, refs: list[str], resolved: list[ResolvedComponent]
-    ) -> None:
+    def _scan_early(self, pairs: Sequence[Pair], name: str, refs: list[str], resolved: list[ResolvedComponent]) -> None:
         """Scan a component that consumes another, into the cache, for the checks to find there.
         A scan that fails here is left to the check, which reports it in order."""
         by_ref = dict(zip(refs, resolved))
@@ -179,7 +177,9 @@ class Locker:
                     continue
                 spec_c, spec_p = self.manifest.components[name], self.manifest.components[edge.provider]
                 try:
-                    packages = consumer_packages(component.tree, edge.consumer_package or spec_c.package, spec_p.package)
+                    packages = consumer_packages(
+                        component.tree, edge.consumer_package or spec_c.package, spec_p.package
+                    )
                     scan_consumer(component.tree, packages, spec_p.package, self.cache)
                 except (InputError, SourceError):
                     return
@@ -556,7 +556,12 @@ def locked_verdicts(gates: dict[str, bool], findings: Sequence[LockedFinding]) -
 
 
 def _locked_check(
-    consumer: str, provider: str, gate: bool, summary: Summary, findings: list[Finding], baseline: Baseline | None = None
+    consumer: str,
+    provider: str,
+    gate: bool,
+    summary: Summary,
+    findings: list[Finding],
+    baseline: Baseline | None = None,
 ) -> LockedCheck:
     by_rule: dict[str, int] = {}
     for f in findings:

@@ -18,6 +18,7 @@ from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
+from atompin.analysis.prefetch import Worker
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import files_that_can_matter, import_edges, provider_names
@@ -116,6 +117,42 @@ def scan_consumer(
     return usage
 
 
+def scan_beside_provider(
+    consumer: SourceTree,
+    packages: list[str],
+    cache: AnalysisCache | None,
+    index: ProviderIndex,
+    baseline: ProviderIndex | None,
+    search: NameSearch,
+) -> ConsumerUsage:
+    """Scan the consumer while second processes do the provider's side (see `prefetch`): index
+    the provider modules its import statements name (here and at the baseline) and read the
+    provider's identifiers for the contact rules' searches. When the scan is cached, what it
+    names is known and the provider's side is shared between the two processes. The indexes and
+    the search hold what the workers made when this returns."""
+    also = [baseline] if baseline is not None else []
+    workers: list[Worker | None] = []
+
+    def start(sources: list[bytes]) -> None:
+        workers.append(index.start_indexing(provider_names(sources, index.package), also))
+        workers.append(search.start_reading())
+
+    try:
+        usage = scan_consumer(consumer, packages, index.package, cache, start)
+        if not workers:
+            symbols = used_symbols(usage)
+            workers += [index.start_indexing(symbols[::2], also), search.start_reading()]
+            for each in (index, *also):
+                each.warm(symbols[1::2])
+        index.collect(workers.pop(0), also)
+        search.collect(workers.pop(0))
+    finally:
+        for worker in workers:  # the scan failed: nobody will read what they send
+            if worker is not None:
+                worker.close()
+    return usage
+
+
 def used_symbols(usage: ConsumerUsage) -> list[str]:
     """The provider symbols a scan found imported or patched: what its checks resolve first."""
     refs = {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
@@ -152,9 +189,8 @@ def check_trees(
     warning.
     """
     # Nothing changed since a check with the same inputs (trees, options, this atompin): its result.
-    inputs = [consumer, provider, baseline, package, consumer_package, relocations]
-    inputs += [provider_version, baseline_version, baseline_label]
-    key = _result_key(*inputs)
+    options = (package, consumer_package, relocations, provider_version, baseline_version, baseline_label)
+    key = _result_key(consumer, provider, baseline, *options)
     if cache is not None and (cached := cache.get_raw(key)) is not None:
         found = load_json(CheckResult, cached)
         if found is not None:
@@ -163,25 +199,8 @@ def check_trees(
     packages = consumer_packages(consumer, consumer_package, package)
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
-    also = [base_index] if base_index is not None else []
     search = NameSearch(provider, package, cache)
-    workers = []
-
-    def index_named(sources: list[bytes]) -> None:
-        # While the consumer is parsed here, other processes index the provider modules it names
-        # and read the provider's identifiers for the searches of the contact rules.
-        workers.append(index.start_indexing(provider_names(sources, package), also))
-        workers.append(search.start_reading())
-
-    usage = scan_consumer(consumer, packages, package, cache, index_named)
-    if not workers:  # the scan was cached: what it names is known; the processes share it
-        symbols = used_symbols(usage)
-        workers.append(index.start_indexing(symbols[::2], also))
-        workers.append(search.start_reading())
-        for each in (index, *also):
-            each.warm(symbols[1::2])
-    index.collect(workers[0], also)
-    search.collect(workers[1])
+    usage = scan_beside_provider(consumer, packages, cache, index, base_index, search)
     consumer_indexes: dict[str, ProviderIndex] = {}
 
     def in_consumer(symbol: str) -> Resolution:
@@ -219,9 +238,7 @@ def check_trees(
     return result
 
 
-def _result_key(
-    consumer: SourceTree, provider: SourceTree, baseline: SourceTree | None, *options: object
-) -> str:
+def _result_key(consumer: SourceTree, provider: SourceTree, baseline: SourceTree | None, *options: object) -> str:
     """The cache key of a check's whole result: what every input is, and which atompin judged."""
     trees = [(t.label, t.identity()) if t is not None else None for t in (consumer, provider, baseline)]
     text = json.dumps([code_digest(), trees, repr(options)])

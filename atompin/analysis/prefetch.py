@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable
 
@@ -48,6 +49,15 @@ class Worker:
     def __init__(self, pid: int, fd: int) -> None:
         self.pid = pid
         self.fd = fd
+
+    def close(self) -> None:
+        """Stop the child and reap it, its results unread (the run ended another way)."""
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.close(self.fd)
+        os.waitpid(self.pid, 0)
 
     def collect(self) -> list[tuple[str, bytes]]:
         """The child's results; none when it failed (the parent then does the work itself)."""
