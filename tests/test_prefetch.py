@@ -186,3 +186,36 @@ def test_a_lock_scans_the_consumer_while_the_provider_is_still_fetched(
     monkeypatch.setattr(locking.Locker, "_resolve_component", resolve)
     run = lock_manifest(demo_project)
     assert scanned.is_set() and run.lock.pairs
+
+
+def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from atompin.analysis import name_sites, provider
+    from atompin.analysis.scanner import ConsumerScanner
+
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    monkeypatch.setattr(provider, "_MIN_UNCACHED", 0)
+    started: list[prefetch.Worker] = []
+    real_fork = prefetch.fork_worker
+
+    def fork(task):  # type: ignore[no-untyped-def]
+        worker = real_fork(task)
+        if worker is not None:
+            started.append(worker)
+        return worker
+
+    monkeypatch.setattr(name_sites, "fork_worker", fork)
+    monkeypatch.setattr(provider, "fork_worker", fork)
+
+    def fail(self: ConsumerScanner, files: object) -> object:
+        raise RuntimeError("the scan broke")
+
+    monkeypatch.setattr(ConsumerScanner, "scan", fail)
+    with pytest.raises(RuntimeError, match="the scan broke"):
+        check_trees(
+            MemoryTree(dedent_files(CONSUMER), "consumer"), MemoryTree(dedent_files(PROVIDER), "provider"), "pv", "plug"
+        )
+    assert len(started) == 2
+    for worker in started:  # reaped: the process is gone
+        with pytest.raises(ChildProcessError):
+            os.waitpid(worker.pid, os.WNOHANG)
