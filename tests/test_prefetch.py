@@ -219,3 +219,41 @@ def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.
     for worker in started:  # reaped: the process is gone
         with pytest.raises(ChildProcessError):
             os.waitpid(worker.pid, os.WNOHANG)
+
+
+def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from test_baseline import CONSUMER as DRIFT_CONSUMER
+    from test_baseline import PROVIDER_1, PROVIDER_2
+
+    from atompin.analysis import engine
+    from atompin.sources.tree import FolderTree
+    from atompin.testing import write_files
+
+    consumer = FolderTree(write_files(tmp_path / "c", DRIFT_CONSUMER))
+    old, new = (
+        FolderTree(write_files(tmp_path / "old", PROVIDER_1)),
+        FolderTree(write_files(tmp_path / "new", PROVIDER_2)),
+    )
+    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
+    forked: list[object] = []
+    real_fork = prefetch.fork_worker
+    monkeypatch.setattr(engine, "fork_worker", lambda task: forked.append(task) or real_fork(task))
+    seen, searches = [], []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        with SqliteAnalysisCache(tmp_path / f"cache-{jobs}") as cache:
+            result = check_trees(
+                consumer, new, "pv", None, cache, baseline=old, provider_version="2.0.0", baseline_version="1.0.0"
+            )
+        seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
+        with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
+            searches.append(db.execute("SELECT count(*) FROM modules WHERE key LIKE 'name-query:%'").fetchone()[0])
+    assert len(forked) == 2
+    assert seen[0] == seen[1]
+    assert {rule for rule, _, _ in seen[1]} >= {"override-drift", "shadow-drift"}
+    # What the second process searched is in the cache, as when the rules ran here.
+    assert searches[1] == searches[0] > 0

@@ -115,6 +115,31 @@ class AnalysisCache:
     misses = 0
 
 
+class RecordingCache(AnalysisCache):
+    """Reads through to a cache and keeps what is written: a forked child's cache, whose writes
+    are sent back to the parent (the child never writes the parent's database)."""
+
+    def __init__(self, inner: AnalysisCache) -> None:
+        self.inner = inner
+        self.written: list[tuple[str, bytes]] = []
+        self._mine: dict[str, bytes] = {}
+
+    def get_raw(self, key: str) -> bytes | None:
+        found = self._mine.get(key)
+        return found if found is not None else self.inner.get_raw(key)
+
+    def get(self, key: str) -> ModuleInfo | None:
+        data = self.get_raw(key)
+        return load_json(ModuleInfo, data) if data is not None else None
+
+    def put_raw(self, key: str, data: bytes) -> None:
+        self.written.append((key, data))
+        self._mine[key] = data
+
+    def put(self, key: str, info: ModuleInfo) -> None:
+        self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
+
+
 class SqliteAnalysisCache(AnalysisCache):
     """Everything in `<dir>/index.sqlite`. Writes are batched until `flush()` (or `close()`).
 

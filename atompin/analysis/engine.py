@@ -8,23 +8,25 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 from collections.abc import Callable, Sequence
 
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
+from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
+from atompin.analysis.conditions import Judgement
 from atompin.analysis.contact import check_contact
 from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
-from atompin.analysis.prefetch import Worker
+from atompin.analysis.prefetch import Worker, fork_worker
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import files_that_can_matter, import_edges, provider_names
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
-from atompin.analysis.usage import ConsumerUsage, ModuleEdge
+from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge
 from atompin.errors import InputError
 from atompin.model import CheckResult, Finding, GateReading, Relocation, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
@@ -58,7 +60,8 @@ def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> l
     return _packages(tree, package, "--consumer-package", exclude=provider)
 
 
-# Bump when the scanner's output changes meaning, so cached scans are ignored.
+# Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
+# keyed by the digest of atompin's code: another build never reads this one's scans).
 SCAN_FORMAT = "atompin-scan-10"
 
 
@@ -75,7 +78,7 @@ def scan_consumer(
     cache = cache or AnalysisCache()
     paths = [path for package in packages for path in tree.python_files(package)]
     ids = [(path, tree.content_id(path)) for path in paths]
-    key_text = json.dumps([SCAN_FORMAT, provider, packages, ids])
+    key_text = json.dumps([SCAN_FORMAT, code_digest(), provider, packages, ids])
     key = "scan:" + hashlib.sha256(key_text.encode()).hexdigest()
     cached = cache.get_raw(key)
     if cached is not None:
@@ -153,6 +156,62 @@ def scan_beside_provider(
     return usage
 
 
+class ContactRules:
+    """The contact rules of one check (`check_contact`), run in a second process where one can
+    run and the consumer is big enough to pay for it (see `prefetch`); otherwise here, when
+    their findings are asked for. The second process sends back its findings and what it wrote
+    to the cache; it reads the cache through a connection of its own."""
+
+    # Fewer scanned consumer files than this: the rules take less than a process costs.
+    MIN_FILES = 20
+
+    def __init__(
+        self,
+        usage: ConsumerUsage,
+        index: ProviderIndex,
+        search: NameSearch,
+        baseline: Baseline | None,
+        judge: Callable[[Sequence[Condition]], Judgement],
+    ) -> None:
+        self.usage, self.index, self.search, self.baseline, self.judge = usage, index, search, baseline, judge
+        self.worker: Worker | None = None
+
+    def run(self) -> list[Finding]:
+        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge)
+
+    def start(self) -> None:
+        if self.usage.files < self.MIN_FILES:
+            return
+        holders: list[ProviderIndex | NameSearch] = [self.index, self.search]
+        if self.baseline is not None:
+            holders.append(self.baseline.index)
+
+        def task() -> list[tuple[str, bytes]]:
+            recorder = RecordingCache(self.index.cache.reopened())
+            for holder in holders:
+                holder.cache = recorder
+            findings = self.run()
+            return [(_FINDINGS, pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
+
+        self.worker = fork_worker(task)
+
+    def findings(self) -> list[Finding]:
+        """The rules' findings: the second process's, else (it failed, or none ran) computed here."""
+        if self.worker is not None:
+            found: list[Finding] | None = None
+            for key, data in self.worker.collect():
+                if key == _FINDINGS:
+                    found = pickle.loads(data)  # from our own child, never from a file
+                else:
+                    self.index.cache.put_raw(key, data)
+            if found is not None:
+                return found
+        return self.run()
+
+
+_FINDINGS = "\0findings"
+
+
 def used_symbols(usage: ConsumerUsage) -> list[str]:
     """The provider symbols a scan found imported or patched: what its checks resolve first."""
     refs = {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
@@ -210,6 +269,9 @@ def check_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     checker = UsageChecker(usage, index, provider_version, base_index, in_consumer)
+    drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
+    contact = ContactRules(usage, index, search, drift_baseline, checker.judge)
+    contact.start()  # in a second process, while the names are checked here
     findings = checker.run()
     if relocations:
         findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
@@ -217,8 +279,7 @@ def check_trees(
     gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
     findings += gate_flips(gates, provider_version, baseline_version)
     findings += override_findings
-    drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
-    findings += check_contact(usage, index, search, drift_baseline, checker.judge)
+    findings += contact.findings()
     reach = reachability(consumer, packages, package, usage, checker.judge)
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from atompin.analysis.cache import AnalysisCache, cache_key, dump_json, load_json
+from atompin.analysis.cache import AnalysisCache, RecordingCache, cache_key, load_json
 from atompin.analysis.indexer import index_module
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
@@ -95,26 +95,6 @@ GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dat
 _MIN_UNCACHED = 8
 
 
-class _RecordingCache(AnalysisCache):
-    """Reads through to a cache; keeps what is written, to send it back to the parent."""
-
-    def __init__(self, inner: AnalysisCache) -> None:
-        self.inner = inner
-        self.written: list[tuple[str, bytes]] = []
-
-    def get_raw(self, key: str) -> bytes | None:
-        return self.inner.get_raw(key)
-
-    def get(self, key: str) -> ModuleInfo | None:
-        return self.inner.get(key)
-
-    def put_raw(self, key: str, data: bytes) -> None:
-        self.written.append((key, data))
-
-    def put(self, key: str, info: ModuleInfo) -> None:
-        self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
-
-
 class ProviderIndex:
     """Static view of one provider package inside a source tree."""
 
@@ -194,7 +174,7 @@ class ProviderIndex:
         def task() -> list[tuple[str, bytes]]:
             written: list[tuple[str, bytes]] = []
             for index in indexes:
-                recorder = _RecordingCache(index.cache.reopened())
+                recorder = RecordingCache(index.cache.reopened())
                 ProviderIndex(index.tree, index.package, recorder).warm(wanted)
                 written += recorder.written
             return written
