@@ -1,18 +1,24 @@
-"""Work done in a second process while this one goes on: the provider side of a cold check.
+"""Work done in a second process while this one goes on.
 
-A cold check spends its time parsing: the consumer's files here, the provider modules it
-uses there. The two do not depend on each other until the checks run, so on a machine with
-a second core the provider side is forked off first (`ProviderIndex.start_indexing`): the
-child resolves what the consumer's import statements name, with the bases and re-exports
-that pulls in, and sends back the module indexes it built, as the cache stores them. What
-the child did not reach is indexed on demand, as before, so a wrong guess costs time,
-never a finding.
+A cold check spends its time parsing: the consumer's files, the provider modules it uses,
+the provider files its rules search. Much of that does not depend on the rest until the
+checks run, so on a machine with a second core it is forked off:
 
-The child only computes and sends bytes: it never writes the cache, files or the terminal,
-and leaves without running the parent's cleanup. No fork where it cannot pay or is unsafe:
-one core, a platform without `fork`, other threads running (a lock held by one would never
-be released in the child; only daemon threads, such as the one redrawing a terminal's status
-line, are let be), or `ATOMPIN_JOBS=1`.
+- while the consumer is scanned, one child indexes the provider modules the consumer's import
+  statements name, with the bases and re-exports that pulls in (`ProviderIndex.start_indexing`),
+  and another reads the identifiers of every provider file for the rules' name searches
+  (`NameSearch.start_reading`);
+- while the names, patches and calls are checked, a child runs the contact rules
+  (`engine.ContactRules`).
+
+Each child sends back bytes: its results and what it would have written to the cache (it
+reads the cache through a connection of its own and never writes it). What a child did not
+do is done here on demand, so a wrong guess or a failed child costs time, never a finding.
+
+A child never writes files or the terminal, and leaves without running the parent's cleanup.
+No fork where it cannot pay or is unsafe: one core, a platform without `fork`, other threads
+running (a lock held by one would never be released in the child; only daemon threads, such
+as the one redrawing a terminal's status line, are let be), or `ATOMPIN_JOBS=1`.
 """
 
 from __future__ import annotations
