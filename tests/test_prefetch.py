@@ -257,3 +257,34 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
     assert {rule for rule, _, _ in seen[1]} >= {"override-drift", "shadow-drift"}
     # What the second process searched is in the cache, as when the rules ran here.
     assert searches[1] == searches[0] > 0
+
+
+def test_the_contact_rules_process_is_stopped_when_the_checks_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from atompin.analysis import engine
+
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
+    started: list[prefetch.Worker] = []
+    real_fork = prefetch.fork_worker
+
+    def fork(task):  # type: ignore[no-untyped-def]
+        worker = real_fork(task)
+        if worker is not None:
+            started.append(worker)
+        return worker
+
+    monkeypatch.setattr(engine, "fork_worker", fork)
+
+    def fail(self: engine.UsageChecker) -> object:
+        raise RuntimeError("a check broke")
+
+    monkeypatch.setattr(engine.UsageChecker, "run", fail)
+    with pytest.raises(RuntimeError, match="a check broke"):
+        check_trees(
+            MemoryTree(dedent_files(CONSUMER), "consumer"), MemoryTree(dedent_files(PROVIDER), "provider"), "pv", "plug"
+        )
+    assert len(started) == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(started[0].pid, os.WNOHANG)

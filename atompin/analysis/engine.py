@@ -195,6 +195,11 @@ class ContactRules:
 
         self.worker = fork_worker(task)
 
+    def close(self) -> None:
+        """Stop the second process if its findings were never asked for (the check failed)."""
+        if self.worker is not None:
+            self.worker.close()
+
     def findings(self) -> list[Finding]:
         """The rules' findings: the second process's, else (it failed, or none ran) computed here."""
         if self.worker is not None:
@@ -272,14 +277,17 @@ def check_trees(
     drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge)
     contact.start()  # in a second process, while the names are checked here
-    findings = checker.run()
-    if relocations:
-        findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
-    override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
-    gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
-    findings += gate_flips(gates, provider_version, baseline_version)
-    findings += override_findings
-    findings += contact.findings()
+    try:
+        findings = checker.run()
+        if relocations:
+            findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
+        override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
+        gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
+        findings += gate_flips(gates, provider_version, baseline_version)
+        findings += override_findings
+        findings += contact.findings()
+    finally:
+        contact.close()
     reach = reachability(consumer, packages, package, usage, checker.judge)
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

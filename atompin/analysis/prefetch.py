@@ -55,9 +55,14 @@ class Worker:
     def __init__(self, pid: int, fd: int) -> None:
         self.pid = pid
         self.fd = fd
+        self.done = False
 
     def close(self) -> None:
-        """Stop the child and reap it, its results unread (the run ended another way)."""
+        """Stop the child and reap it, its results unread (the run ended another way); nothing
+        when they were collected."""
+        if self.done:
+            return
+        self.done = True
         try:
             os.kill(self.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -67,6 +72,7 @@ class Worker:
 
     def collect(self) -> list[tuple[str, bytes]]:
         """The child's results; none when it failed (the parent then does the work itself)."""
+        self.done = True
         chunks = []
         with os.fdopen(self.fd, "rb") as pipe:
             while chunk := pipe.read(1 << 20):
