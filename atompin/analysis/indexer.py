@@ -21,7 +21,7 @@ from atompin.analysis.moduleinfo import (
 )
 from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
-from atompin.analysis.syntax import body_digest, dotted, literal_strings, runtime_bodies, target_names
+from atompin.analysis.syntax import body_digest, dotted, literal_strings, runtime_bodies, target_names, walk
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
 
@@ -62,7 +62,7 @@ class _ModuleVisitor:
             info.all_names = tuple(self.all_names)
         info.star_imports = tuple(dict.fromkeys(self.stars))
         if self.getattr_node is not None:
-            used = {n.id for n in ast.walk(self.getattr_node) if isinstance(n, ast.Name)}
+            used = {n.id for n in walk(self.getattr_node) if isinstance(n, ast.Name)}
             for table_name, table in self.dict_literals.items():
                 if table_name in used:
                     for key, value in table.items():
@@ -108,7 +108,9 @@ class _ModuleVisitor:
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if _is_overload(node):
             return  # a typing stub: the real def follows
-        self.bind(node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node), digest=self.digest(node)))
+        self.bind(
+            node.name, Binding(BindingKind.DEF, node.lineno, signature=signature_of(node), digest=self.digest(node))
+        )
         if node.name == "__getattr__":
             self.info.getattr_line = node.lineno
             self.getattr_node = node
@@ -257,7 +259,7 @@ class _ModuleVisitor:
             return
         receiver = args[0].arg
         is_class = "classmethod" in {dotted(d) for d in method.decorator_list}
-        for node in ast.walk(method):
+        for node in walk(method):
             if isinstance(node, ast.Call):
                 self_call(node, receiver, is_class, method.name, cls)
                 continue
@@ -267,7 +269,7 @@ class _ModuleVisitor:
             elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
                 targets = [node.target]
             for target in targets:
-                for t in ast.walk(target):
+                for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
                         cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
 

@@ -27,7 +27,7 @@ from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.prefetch import Worker, fork_worker
-from atompin.analysis.syntax import dotted
+from atompin.analysis.syntax import dotted, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
@@ -545,7 +545,7 @@ class _SiteVisitor(ast.NodeVisitor):
 def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: AbstractSet[str]) -> frozenset[str]:
     """Names the function tests for with `hasattr(x, "n")` or reads with `getattr(x, "n", default)`."""
     out: set[str] = set()
-    for call in ast.walk(node):
+    for call in walk(node):
         if not isinstance(call, ast.Call) or len(call.args) < 2:
             continue
         name = call.args[1]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from atompin.analysis.conditions import Judgement, Reach
 from atompin.analysis.limits import parse_limited
+from atompin.analysis.syntax import walk
 from atompin.analysis.usage import Condition, ConsumerUsage
 from atompin.model import Finding, Severity
 from atompin.sources.tree import SourceTree
@@ -92,7 +93,7 @@ def _setup_py(source: bytes, add: Callable[[str, Iterable[str]], None]) -> None:
         tree = parse_limited(source)
     except (SyntaxError, ValueError):
         return
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "entry_points":
             try:
                 value = ast.literal_eval(node.value)

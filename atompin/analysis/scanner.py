@@ -46,6 +46,7 @@ from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking, statements, target_names
+from atompin.analysis.syntax import walk as every_node
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
@@ -1242,7 +1243,7 @@ class ConsumerScanner:
         if module not in self._registries:
             tree = self._trees.get(module)
             calls = (
-                {dotted(n.func).rpartition(".")[2] for n in ast.walk(tree) if isinstance(n, ast.Call)}
+                {dotted(n.func).rpartition(".")[2] for n in every_node(tree) if isinstance(n, ast.Call)}
                 if tree
                 else set()
             )
@@ -1362,7 +1363,7 @@ class ConsumerScanner:
             return ConsumerMethod(node.name, node.lineno, signature_of(node))
         args = [*node.args.posonlyargs, *node.args.args]
         receiver = args[0].arg if args else ""
-        for call in ast.walk(node):
+        for call in every_node(node):
             if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)) or call.func.attr != node.name:
                 continue
             inner = call.func.value
@@ -1518,16 +1519,16 @@ class ConsumerScanner:
         fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
         if not isinstance(value, ast.Name) or fn is None:
             return None
-        uses = [n for n in ast.walk(fn.node) if isinstance(n, ast.Name) and n.id == value.id]
+        uses = [n for n in every_node(fn.node) if isinstance(n, ast.Name) and n.id == value.id]
         unpacked = {
-            id(k.value) for n in ast.walk(fn.node) if isinstance(n, ast.Call) for k in n.keywords if k.arg is None
+            id(k.value) for n in every_node(fn.node) if isinstance(n, ast.Call) for k in n.keywords if k.arg is None
         }
         stores = [n for n in uses if not isinstance(n.ctx, ast.Load)]
         if len(stores) != 1 or any(isinstance(n.ctx, ast.Load) and id(n) not in unpacked for n in uses):
             return None
         assigned = [
             n
-            for n in ast.walk(fn.node)
+            for n in every_node(fn.node)
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and n.targets[0] is stores[0]
         ]
         if len(assigned) != 1 or not isinstance(assigned[0].value, ast.Dict):
@@ -1607,7 +1608,7 @@ class ConsumerScanner:
             return ref in target or (bool(path) and path[-1] == attr)
 
         uses_original = False
-        for child in ast.walk(ast.Module(body=fn.node.body, type_ignores=[])):
+        for child in every_node(ast.Module(body=fn.node.body, type_ignores=[])):
             if isinstance(child, ast.Call) and dotted(child.func) == "getattr" and len(child.args) >= 2:
                 name = child.args[1]
                 uses_original = isinstance(name, ast.Constant) and name.value == attr
@@ -1706,8 +1707,6 @@ class ConsumerScanner:
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 
 
-
-
 def _text(node: ast.AST) -> str:
     """Source as written, on one line, short enough for a message."""
     text = " ".join(ast.unparse(node).split())
@@ -1730,7 +1729,7 @@ def _distribution(name: str) -> str:
 
 def _mentions_version(node: ast.AST) -> bool:
     """Could this function compute a version gate? (A cheap filter before it is evaluated.)"""
-    for child in ast.walk(node):
+    for child in every_node(node):
         word = (
             child.id
             if isinstance(child, ast.Name)
@@ -1775,7 +1774,7 @@ def _assigned_only_before(cls: ast.ClassDef, init: ast.FunctionDef, index: int, 
     reset = init.body[index]
     assert isinstance(reset, ast.If)
     allowed.add(id(reset.body[-1]))
-    for node in ast.walk(cls):
+    for node in every_node(cls):
         targets: list[ast.AST] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)
@@ -1784,7 +1783,7 @@ def _assigned_only_before(cls: ast.ClassDef, init: ast.FunctionDef, index: int, 
         elif isinstance(node, ast.Call) and dotted(node.func) in ("setattr", "delattr") and node.args:
             if isinstance(node.args[0], ast.Name) and node.args[0].id == "self":
                 return False
-        flat = [t for target in targets for t in ast.walk(target)]
+        flat = [t for target in targets for t in every_node(target)]
         if any(_is_self_attr(t, attr) for t in flat) and id(node) not in allowed:
             return False
     return True
@@ -1803,6 +1802,7 @@ def _literal_prefix(node: ast.expr) -> str:
         if isinstance(base, ast.Constant) and isinstance(base.value, str):
             return base.value.partition("{")[0]
     return ""
+
 
 def _dict_keys(node: ast.Dict) -> list[str] | None:
     """The keys of a dict literal when every one is a string constant (no `**other` inside)."""

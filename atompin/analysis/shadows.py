@@ -26,7 +26,7 @@ from atompin.analysis.limits import parse_limited
 from atompin.analysis.method_overrides import override_pairs
 from atompin.analysis.provider import ProviderIndex, Resolution, TargetKind
 from atompin.analysis.signature import Signature
-from atompin.analysis.syntax import dotted, function_body, is_stub, same_body
+from atompin.analysis.syntax import dotted, function_body, is_stub, same_body, walk
 from atompin.analysis.usage import ConsumerUsage, Ref
 from atompin.model import Finding, Rule, Severity, Site
 
@@ -94,7 +94,7 @@ def _function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef 
         whole = parse_limited(source)
     except (SyntaxError, ValueError):
         return None
-    for node in ast.walk(whole):
+    for node in walk(whole):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == fn.line:
             return node, source
     return None
@@ -102,7 +102,7 @@ def _function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef 
 
 def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     out: set[str] = set()
-    for child in ast.walk(ast.Module(body=function_body(node), type_ignores=[])):
+    for child in walk(ast.Module(body=function_body(node), type_ignores=[])):
         if isinstance(child, ast.Call):
             name = dotted(child.func) or (child.func.attr if isinstance(child.func, ast.Attribute) else "")
             if name:

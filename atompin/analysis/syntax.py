@@ -11,6 +11,23 @@ import hashlib
 from collections.abc import Iterator
 
 
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under `node` (itself first), in the order `ast.walk` gives them (breadth
+    first, fields in order), at about two thirds of its cost: read by every visitor, often."""
+    todo = [node]
+    i = 0
+    while i < len(todo):
+        current = todo[i]
+        i += 1
+        yield current
+        for name in current._fields:
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                todo.extend(x for x in value if isinstance(x, ast.AST))
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+
+
 def dotted(node: ast.expr) -> str:
     """`a.b.c` -> "a.b.c"; a subscripted base like `Base[T]` -> "Base"; anything else -> ""."""
     if isinstance(node, ast.Subscript):
