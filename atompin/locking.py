@@ -20,10 +20,10 @@ from atompin import lockfile
 from atompin.acceptance import accept
 from atompin.analysis.archs import arch_coverage, arch_list_sites, supported_archs, uncovered
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
-from atompin.analysis.engine import check_trees, consumer_packages, scan_consumer
+from atompin.analysis.engine import check_trees
 from atompin.analysis.pinning import branch_ref, declared_target, declared_target_skew, unconstrained_plugin
 from atompin.analysis.provider import ProviderIndex
-from atompin.errors import AtompinError, InputError, SourceError
+from atompin.errors import AtompinError, InputError
 from atompin.files import write_atomically
 from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.manifest import Manifest, Pair, load_manifest
@@ -132,7 +132,7 @@ class Locker:
         if len(by_component) < 2:
             return
         import threading
-        from concurrent.futures import ThreadPoolExecutor, as_completed
+        from concurrent.futures import ThreadPoolExecutor
 
         local = threading.local()
         emit, git_emit = self.progress, self.git.progress
@@ -150,12 +150,7 @@ class Locker:
         self.progress, self.git.progress = held(emit), held(git_emit)
         try:
             with ThreadPoolExecutor(max_workers=min(4, len(by_component))) as pool:
-                futures = {pool.submit(resolve, name): name for name in by_component}
-                # A consumer is scanned as soon as it is here, while its providers are still fetched.
-                for future in as_completed(futures):
-                    if future.exception() is None:
-                        self._scan_early(pairs, futures[future], by_component[futures[future]], future.result()[0])
-                for future, name in futures.items():
+                for name, future in [(name, pool.submit(resolve, name)) for name in by_component]:
                     resolved, lines = future.result()
                     for say, msg in lines:
                         say(msg)
@@ -163,26 +158,6 @@ class Locker:
                         self._resolved.setdefault((name, ref), component)
         finally:
             self.progress, self.git.progress = emit, git_emit
-
-    def _scan_early(self, pairs: Sequence[Pair], name: str, refs: list[str], resolved: list[ResolvedComponent]) -> None:
-        """Scan a component that consumes another, into the cache, for the checks to find there.
-        A scan that fails here is left to the check, which reports it in order."""
-        by_ref = dict(zip(refs, resolved))
-        for pair in pairs:
-            component = by_ref.get(pair.refs.get(name, ""))
-            if component is None:
-                continue
-            for edge in self.manifest.edges(pair):
-                if edge.consumer != name:
-                    continue
-                spec_c, spec_p = self.manifest.components[name], self.manifest.components[edge.provider]
-                try:
-                    packages = consumer_packages(
-                        component.tree, edge.consumer_package or spec_c.package, spec_p.package
-                    )
-                    scan_consumer(component.tree, packages, spec_p.package, self.cache)
-                except (InputError, SourceError):
-                    return
 
     def forget(self, name: str, ref: str) -> None:
         """Drop a resolved component from memory (a search visits each candidate ref once)."""

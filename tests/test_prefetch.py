@@ -160,34 +160,6 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     assert any(rule == "override-drift" and "out new since 1.0.0" in message for rule, _, message in seen[1])
 
 
-def test_a_lock_scans_the_consumer_while_the_provider_is_still_fetched(
-    demo_project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The consumer's scan does not wait for the provider's fetch: the provider's resolution is
-    held until the scan has run (it would time out, and the test fail, if the scan waited)."""
-    import threading
-
-    from atompin import locking
-    from atompin.locking import lock_manifest
-
-    scanned = threading.Event()
-    real_scan, real_resolve = locking.scan_consumer, locking.Locker._resolve_component
-
-    def scan(*args: object, **kwargs: object) -> object:
-        scanned.set()
-        return real_scan(*args, **kwargs)  # type: ignore[arg-type]
-
-    def resolve(self: locking.Locker, name: str, ref: str) -> object:
-        if name == "minivllm":
-            assert scanned.wait(timeout=20), "the consumer's scan waited for the provider's fetch"
-        return real_resolve(self, name, ref)
-
-    monkeypatch.setattr(locking, "scan_consumer", scan)
-    monkeypatch.setattr(locking.Locker, "_resolve_component", resolve)
-    run = lock_manifest(demo_project)
-    assert scanned.is_set() and run.lock.pairs
-
-
 def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     from atompin.analysis import name_sites, provider
     from atompin.analysis.scanner import ConsumerScanner
