@@ -43,7 +43,10 @@ CONSUMER = {
 
 
 def _check(tmp_path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, str]], int]:
+    from atompin.analysis import provider
+
     monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+    monkeypatch.setattr(provider, "_MIN_UNCACHED", 8)  # ten modules are worth a process here
     cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
     result = check_trees(
         MemoryTree(dedent_files(CONSUMER), "consumer"),

@@ -144,7 +144,11 @@ def scan_beside_provider(
         usage = scan_consumer(consumer, packages, index.package, cache, start)
         if not workers:
             symbols = used_symbols(usage)
-            workers += [index.start_indexing(symbols[::2], also), search.start_reading()]
+            # The identifiers serve searches about the consumer's classes: none, none needed.
+            workers += [
+                index.start_indexing(symbols[::2], also),
+                search.start_reading() if usage.contact.classes else None,
+            ]
             for each in (index, *also):
                 each.warm(symbols[1::2])
         index.collect(workers.pop(0), also)

@@ -92,6 +92,7 @@ class NameSearch:
         self._identifiers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
         self._sent: dict[str, bytes] = {}  # identifiers read by a second process, not yet loaded
+        self._looked_up: dict[str, bytes | None] | None = None
         self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
         self.parsed = 0
 
@@ -235,9 +236,9 @@ class NameSearch:
         if self._identifiers:
             return
         missing: list[str] = []
-        for path in self._files():
+        for path, cached in self._lookup().items():
             key = self._identifiers_key(path)
-            found = _split_identifiers(self._sent.pop(key, None) or self.cache.get_raw(key))
+            found = _split_identifiers(self._sent.pop(key, None) or cached)
             if found is None:
                 missing.append(path)
             else:
@@ -262,10 +263,16 @@ class NameSearch:
         `collect` takes them in. None when they are cached or no second process can run."""
         if self.cache.get_raw(self._all_read_key()) is not None:
             return None  # every file's identifiers are cached: nothing to read
-        missing = [p for p in self._files() if self.cache.get_raw(self._identifiers_key(p)) is None]
+        missing = [path for path, cached in self._lookup().items() if cached is None]
         if len(missing) < _MIN_UNREAD:
             return None
         return fork_worker(lambda: self._read_identifiers(missing))
+
+    def _lookup(self) -> dict[str, bytes | None]:
+        """Every file's cached identifiers entry (None: not cached), looked up once."""
+        if self._looked_up is None:
+            self._looked_up = {path: self.cache.get_raw(self._identifiers_key(path)) for path in self._files()}
+        return self._looked_up
 
     def collect(self, worker: Worker | None) -> None:
         """Take in the identifiers a second process read."""

@@ -92,7 +92,7 @@ _PLAIN_BASE_MEMBERS = {
 GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
 
 # Fewer uncached modules than this named by the consumer: a second process would not pay.
-_MIN_UNCACHED = 8
+_MIN_UNCACHED = 24
 
 
 class ProviderIndex:
