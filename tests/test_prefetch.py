@@ -13,7 +13,7 @@ from atompin.analysis.cache import SqliteAnalysisCache
 from atompin.analysis.engine import check_trees
 from atompin.analysis.prefetch import fork_worker, parallel_jobs
 from atompin.sources.git import GitTree
-from atompin.sources.tree import MemoryTree
+from atompin.sources.tree import FolderTree, MemoryTree
 from atompin.testing import dedent_files, git_repo
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
@@ -46,7 +46,7 @@ def _check(tmp_path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch) -> tuple[
     from atompin.analysis import provider
 
     monkeypatch.setenv("ATOMPIN_JOBS", jobs)
-    monkeypatch.setattr(provider, "_MIN_UNCACHED", 8)  # ten modules are worth a process here
+    monkeypatch.setattr(provider, "_MIN_UNCACHED", 100)  # ten small modules are worth a process here
     cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
     result = check_trees(
         MemoryTree(dedent_files(CONSUMER), "consumer"),
@@ -111,6 +111,8 @@ def test_a_forked_child_reads_git_objects_through_its_own_git_process(
     repo = git.Repo(path)
     tree = GitTree(repo, repo.head.commit.hexsha, "pv")
     assert tree.read("pv/a.py") == b"A = 1\n"  # the parent's persistent git process is started
+    assert [tree.size(p) for p in ("pv/__init__.py", "pv/a.py")] == [0, 6]  # sizes from the listing
+    assert FolderTree(path).size("pv/a.py") == 6
     worker = fork_worker(lambda: [(p, tree.read(p)) for p in ("pv/a.py", "pv/b.py")])
     assert worker is not None
     assert dict(worker.collect()) == {"pv/a.py": b"A = 1\n", "pv/b.py": b"B = 2\n"}

@@ -91,8 +91,9 @@ _PLAIN_BASE_MEMBERS = {
 # Class decorators that write the class's __init__: its signature is not in the source.
 GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
 
-# Fewer uncached modules than this named by the consumer: a second process would not pay.
-_MIN_UNCACHED = 24
+# Less uncached source than this (bytes) named by the consumer: a second process would not pay
+# (about a tenth of a second of parsing).
+_MIN_UNCACHED = 300_000
 
 
 class ProviderIndex:
@@ -153,14 +154,16 @@ class ProviderIndex:
                 self.mro(target.cls)
 
     def uncached(self, symbols: Iterable[str]) -> int:
-        """How many of the modules `symbols` name are neither indexed here nor cached."""
-        count = 0
+        """How many bytes of source the modules `symbols` name hold that are neither indexed here
+        nor cached: the parsing work they are."""
+        total = 0
         for module in {split_symbol(symbol)[0] for symbol in symbols}:
             found = self.find(module)
             if module not in self._modules and found is not None and found.path.endswith(".py"):
                 key = cache_key(self.tree.content_id(found.path), found.module, found.is_package)
-                count += self.cache.get_raw(key) is None
-        return count
+                if self.cache.get_raw(key) is None:
+                    total += self.tree.size(found.path)
+        return total
 
     def start_indexing(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> Worker | None:
         """`warm` these symbols, here and in the indexes `also` (a baseline), in a second process

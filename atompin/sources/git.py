@@ -64,18 +64,24 @@ class GitTree(SourceTree):
         self.commit = commit
         self.label = label
         self._blobs: dict[str, str] = {}
+        self._sizes: dict[str, int] = {}
         self._pid = os.getpid()
 
     def list_files(self) -> list[str]:
-        out = self.repo.git.ls_tree("-r", "--full-tree", "-z", self.commit)
+        out = self.repo.git.ls_tree("-r", "--full-tree", "-z", "--long", self.commit)
         for entry in out.split("\0"):
             if not entry:
                 continue
             meta, path = entry.split("\t", 1)
-            mode, kind, sha = meta.split()
+            mode, kind, sha, size = meta.split()
             if kind == "blob" and mode != "120000":  # no symlinks: they point outside the tree
                 self._blobs[path] = sha
+                self._sizes[path] = int(size) if size.isdigit() else 0
         return list(self._blobs)
+
+    def size(self, path: str) -> int:
+        _ = self.files
+        return self._sizes[path]
 
     def content_id(self, path: str) -> str:
         _ = self.files

@@ -73,6 +73,10 @@ class SourceTree(ABC):
         for path in paths:
             yield path, self.read(path)
 
+    def size(self, path: str) -> int:
+        """A file's size in bytes (to judge how much work it is before reading it)."""
+        return len(self.read(path))
+
     def identity(self) -> str:
         """One id for everything in the tree: it changes whenever a file is added, removed or
         changed (every file's path and stamp; a git tree says its commit instead)."""
@@ -187,6 +191,9 @@ class FolderTree(SourceTree):
             st = os.stat(os.path.join(self._resolved_root, path))
             found = self._stamps[path] = f"{st.st_size}:{st.st_mtime_ns}"
         return found
+
+    def size(self, path: str) -> int:
+        return int(self.stamp(path).partition(":")[0])
 
     @cached_property
     def _resolved_root(self) -> str:
