@@ -34,6 +34,13 @@ EXIT_STATUSES = """Exit statuses:
   3  git or network failure; nothing is written
   4  internal error (a bug): one line; rerun with --debug for the traceback"""
 
+ENVIRONMENT = """Environment:
+
+\b
+  ATOMPIN_CACHE_DIR  the cache folder (default: $XDG_CACHE_HOME/atompin, else ~/.cache/atompin)
+  ATOMPIN_JOBS       processes a cold check may use (default: the CPUs available; 1: one process)
+  NO_COLOR           no colour, even on a terminal"""
+
 
 class _State:
     """Options of the root command that every command honours."""
@@ -125,7 +132,7 @@ def _verbatim_examples(text: str) -> str:
 
 app = _App(
     name="atompin",
-    help="Keep a ROCm inference stack's pins honest: ATOM <-> vLLM <-> aiter.\n\n" + EXIT_STATUSES,
+    help="Keep a ROCm inference stack's pins honest: ATOM <-> vLLM <-> aiter.\n\n" + EXIT_STATUSES + "\n\n" + ENVIRONMENT,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,

@@ -124,6 +124,13 @@ def test_help_shows_examples():
     assert result.exit_code == 0 and "Example" in result.output
 
 
+def test_root_help_names_the_environment_it_reads():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for name in ("ATOMPIN_CACHE_DIR", "ATOMPIN_JOBS", "NO_COLOR"):
+        assert name in result.output
+
+
 def test_python_dash_m_works():
     proc = subprocess.run([sys.executable, "-m", "atompin", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("atompin ")
