@@ -127,6 +127,18 @@ def test_installed_distribution_is_read_not_imported(site: Path):
     assert not commit_matches("gab", "ab" + "0" * 38)  # too short to mean anything
 
 
+def test_an_installed_distribution_s_identity_reads_no_file(site: Path, monkeypatch: pytest.MonkeyPatch):
+    """A check's cache key names the installed provider by its files' sizes and times: its
+    compiled libraries (hundreds of megabytes in an image) are never read for it."""
+    tree = load_installed("fakevllm", [str(site)]).tree
+    reads: list[str] = []
+    monkeypatch.setattr(type(tree), "read", lambda self, path: reads.append(path) or b"")
+    first = tree.identity()
+    assert reads == [] and len(first) == 64
+    (tree.root / "fakevllm/core.py").write_text("# changed, and longer than before\n")
+    assert type(tree)(tree.root, list(tree.files), tree.label).identity() != first
+
+
 def test_check_against_installed_distributions(site: Path, clean_site: Path):
     result = runner.invoke(
         app,

@@ -47,6 +47,12 @@ class InstalledTree(SourceTree):
     def read(self, path: str) -> bytes:
         return (self.root / path).read_bytes()
 
+    def stamp(self, path: str) -> str:
+        """Size and modification time, like a folder's: an identity of the whole distribution must
+        not read its compiled libraries."""
+        st = (self.root / path).stat()
+        return f"{st.st_size}:{st.st_mtime_ns}"
+
 
 def _distributions(paths: list[str] | None) -> list[metadata.Distribution]:
     return list(metadata.distributions(path=paths) if paths else metadata.distributions())
