@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import git
@@ -16,7 +17,7 @@ from atompin.sources.git import GitTree
 from atompin.sources.tree import FolderTree, MemoryTree
 from atompin.testing import dedent_files, git_repo
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="second processes run on Linux only")
 
 # Ten provider modules the consumer names, one reached only through a base class.
 PROVIDER = {

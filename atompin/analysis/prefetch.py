@@ -16,9 +16,10 @@ reads the cache through a connection of its own and never writes it). What a chi
 do is done here on demand, so a wrong guess or a failed child costs time, never a finding.
 
 A child never writes files or the terminal, and leaves without running the parent's cleanup.
-No fork where it cannot pay or is unsafe: one core, a platform without `fork`, other threads
-running (a lock held by one would never be released in the child; only daemon threads, such
-as the one redrawing a terminal's status line, are let be), or `ATOMPIN_JOBS=1`.
+No fork where it cannot pay or is unsafe: one core, a platform other than Linux (macOS
+forbids much after a fork; Windows has none), other threads running (a lock held by one would
+never be released in the child; only daemon threads, such as the one redrawing a terminal's
+status line, are let be), or `ATOMPIN_JOBS=1`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import sys
 import threading
 from collections.abc import Callable
 
@@ -89,7 +91,7 @@ class Worker:
 
 def fork_worker(task: Callable[[], list[tuple[str, bytes]]]) -> Worker | None:
     """Run `task` in a forked child; None (and nothing run) where that is not worth it or safe."""
-    if parallel_jobs() < 2 or not hasattr(os, "fork") or not _only_daemons_beside_us():
+    if parallel_jobs() < 2 or not sys.platform.startswith("linux") or not _only_daemons_beside_us():
         return None
     read_fd, write_fd = os.pipe()
     pid = os.fork()
