@@ -179,7 +179,7 @@ def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPa
     if consumer_package:  # reached from the entry point through two files that are not read
         lazy = [f for f in filtered.findings if f.symbol == "pv.core:Engine.gone_in_lazy"]
         assert [f.severity.value for f in lazy] == ["error"]
-    monkeypatch.setattr(engine, "files_that_can_matter", lambda files, provider, tops: {f[0] for f in files})
+    monkeypatch.setattr(engine, "relevant_files", lambda files, provider, tops: ({f[0] for f in files}, {}))
     everything = check_trees(consumer, provider, "pv", consumer_package)
     unparseable = [f for f in brief(everything) if f[0] == "unparseable"]
     assert unparseable == [("unparseable", "warning", "plug/broken.py", ["plug/broken.py:1"])]

@@ -23,7 +23,7 @@ from atompin.analysis.overrides import check_overrides
 from atompin.analysis.prefetch import Worker, fork_worker
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
-from atompin.analysis.relevant import files_that_can_matter, import_edges, provider_names
+from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge
@@ -92,14 +92,14 @@ def scan_consumer(
         files.append((path, module, is_package, source))
     tops = tuple(sorted({p.split(".")[0] for p in packages}))
     # Only files that can reach the provider are scanned up front; helpers are loaded on demand.
-    relevant = files_that_can_matter(((f[0], f[1], f[3]) for f in files), provider, tops)
+    relevant, edges = relevant_files(((f[0], f[1], f[3]) for f in files), provider, tops)
     # The imports of the files left out are still read (from their bytes): what the entry points
     # reach can pass through them.
     unread_edges = [
         ModuleEdge(module, target, Site(path, line))
-        for path, module, _, source in files
+        for path, module, _, _ in files
         if path not in relevant
-        for target, line in import_edges(path, module, source)
+        for target, line in edges[path]
     ]
     files = [f for f in files if f[0] in relevant]
     if before_parse is not None:

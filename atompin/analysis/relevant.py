@@ -23,7 +23,7 @@ outside, so a mistake only reads more files.
 
 Only these files are scanned up front. The others are read only when a helper call carries a
 provider object into them (the scanner loads them on demand); their imports are still read
-from the bytes (`import_edges`), so what the entry points reach is known across them. A file
+from the bytes, so what the entry points reach is known across them. A file
 outside the set that does not parse is not reported: it cannot use the provider.
 """
 
@@ -99,19 +99,20 @@ def files_that_can_matter(
     files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]
 ) -> set[str]:
     """The paths (of (path, module, source) triples) that can reach `provider`, as above."""
+    return relevant_files(files, provider, consumer_tops)[0]
+
+
+def relevant_files(
+    files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]
+) -> tuple[set[str], dict[str, list[tuple[str, int]]]]:
+    """The paths that can reach `provider` (as above), and for every other path what its imports
+    and file-name strings point at (read once, with the rest)."""
     by_path = {path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files}
     modules = {f.module: f.path for f in by_path.values()}
     for f in by_path.values():
         f.imports = _imports(f)
-    # The provider's name as a word: `vllm_config` or `is_vllm` is not a reference to it.
-    needle = re.compile(rb"(?<![\w])" + re.escape(provider.encode()) + rb"(?![\w])")
     tops = tuple(f"{top}." for top in consumer_tops)
-    own_path = re.compile(rb"""["'](?:""" + b"|".join(re.escape(t.encode()) for t in tops) + rb")") if tops else None
-    included = {
-        f.path
-        for f in by_path.values()
-        if needle.search(f.source) or _COMPUTED_IMPORT.search(f.source) or (own_path and own_path.search(f.source))
-    }
+    included = {f.path for f in by_path.values() if _names_the_provider(f.source, provider, tops)}
     handing_on = {f.module for f in by_path.values() if f.path in included and _hands_on_provider(f, provider)}
     by_basename: dict[bytes, list[str]] = {}
     for path in by_path:
@@ -119,31 +120,50 @@ def files_that_can_matter(
     named_from: set[str] = set()
     while True:
         changed = False
+        # Packages above modules that hand provider objects on (a module added in this round is
+        # seen the next round: the loop runs until a round changes nothing).
+        above = {m.rsplit(".", n)[0] for m in handing_on for n in range(1, m.count(".") + 1)}
         for path in sorted(included - named_from):  # strings of each included file, read once
             named_from.add(path)
             for named in _named_in_strings(by_path[path].source, modules, tops, by_basename):
                 changed |= named not in included
                 included.add(named)
         for f in by_path.values():
-            if f.path not in included and _imports_one_of(f, f.imports, handing_on):
+            if f.path not in included and _imports_one_of(f, f.imports, handing_on, above):
                 included.add(f.path)
                 changed = True
             if f.path in included and f.module not in handing_on:
                 if f.outside is None:
                     f.outside = [i for i in f.imports if not f.in_function(i.offset)]
-                if _imports_one_of(f, f.outside, handing_on):
+                if _imports_one_of(f, f.outside, handing_on, above):
                     handing_on.add(f.module)
                     changed = True
         if not changed:
-            return included
+            edges = {f.path: _edges(f) for f in by_path.values() if f.path not in included}
+            return included, edges
 
 
-def import_edges(path: str, module: str, source: bytes) -> list[tuple[str, int]]:
+def _names_the_provider(source: bytes, provider: str, tops: tuple[str, ...]) -> bool:
+    """Does a file name the provider as a word (`vllm_config` does not name vllm), compute an
+    import, or name one of the consumer's own modules in a string? (Plain substring tests go
+    first: a pattern that starts with a look-behind is slow on a file without the word.)"""
+    name = provider.encode()
+    if name in source and re.search(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])", source):
+        return True
+    if (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source):
+        return True
+    for top in tops:
+        dotted = top.encode()
+        if dotted in source and (b'"' + dotted in source or b"'" + dotted in source):
+            return True
+    return False
+
+
+def _edges(f: _File) -> list[tuple[str, int]]:
     """(target, 1-based line) for every module a file imports and every file name it writes in a
-    string ("file:foo.py"), read from its bytes: the edges of a file that is not scanned."""
-    f = _File(path, module, path.endswith("/__init__.py"), source)
-    out = [(i.module, f.line_of(i.offset) + 1) for i in _imports(f) if i.module]
-    for match in _FILE_STRING.finditer(source):
+    string ("file:foo.py"): the edges of a file that is not scanned."""
+    out = [(i.module, f.line_of(i.offset) + 1) for i in f.imports if i.module]
+    for match in _FILE_STRING.finditer(f.source):
         out.append((f"file:{match.group(1).decode()}.py", f.line_of(match.start()) + 1))
     return out
 
@@ -194,12 +214,12 @@ def _imports(f: _File) -> list[_Import]:
     return out
 
 
-def _imports_one_of(f: _File, imports: list[_Import], reached: set[str]) -> bool:
+def _imports_one_of(f: _File, imports: list[_Import], reached: set[str], above: set[str]) -> bool:
     """Do these imports (of file `f`) name a reached module (or a name from it), or bind a package
-    above one whose path below it the file spells (`import pkg as p` then `p.sub.foo.X`)?"""
+    above one (`above`: the packages above them) whose path below it the file spells (`import pkg
+    as p` then `p.sub.foo.X`)?"""
     if any(i.module in reached for i in imports):
         return True
-    above = {m.rsplit(".", n)[0] for m in reached for n in range(1, m.count(".") + 1)}
     for i in imports:
         if not i.bound or i.bound_module not in above:
             continue
