@@ -79,19 +79,24 @@ def cache_key(content_id: str, module: str, is_package: bool) -> str:
 
 
 class AnalysisCache:
-    """No-op cache (also a context manager); `SqliteAnalysisCache` stores for real."""
+    """A cache kept in memory for one run (what `--no-cache` gets: nothing read from or written
+    to disk); `SqliteAnalysisCache` keeps its entries on disk. Also a context manager."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, bytes] = {}
 
     def get(self, key: str) -> ModuleInfo | None:
-        return None
+        data = self.get_raw(key)
+        return load_json(ModuleInfo, data) if data is not None else None
 
     def put(self, key: str, info: ModuleInfo) -> None:
-        pass
+        self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
 
     def get_raw(self, key: str) -> bytes | None:
-        return None
+        return self._entries.get(key)
 
     def put_raw(self, key: str, data: bytes) -> None:
-        pass
+        self._entries[key] = data
 
     def flush(self) -> None:
         pass
@@ -120,24 +125,16 @@ class RecordingCache(AnalysisCache):
     are sent back to the parent (the child never writes the parent's database)."""
 
     def __init__(self, inner: AnalysisCache) -> None:
+        super().__init__()
         self.inner = inner
-        self.written: list[tuple[str, bytes]] = []
-        self._mine: dict[str, bytes] = {}
 
     def get_raw(self, key: str) -> bytes | None:
-        found = self._mine.get(key)
+        found = super().get_raw(key)
         return found if found is not None else self.inner.get_raw(key)
 
-    def get(self, key: str) -> ModuleInfo | None:
-        data = self.get_raw(key)
-        return load_json(ModuleInfo, data) if data is not None else None
-
-    def put_raw(self, key: str, data: bytes) -> None:
-        self.written.append((key, data))
-        self._mine[key] = data
-
-    def put(self, key: str, info: ModuleInfo) -> None:
-        self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
+    @property
+    def written(self) -> list[tuple[str, bytes]]:
+        return list(self._entries.items())
 
 
 class SqliteAnalysisCache(AnalysisCache):

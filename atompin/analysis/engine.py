@@ -123,7 +123,7 @@ def scan_consumer(
 def scan_beside_provider(
     consumer: SourceTree,
     packages: list[str],
-    cache: AnalysisCache | None,
+    cache: AnalysisCache,
     index: ProviderIndex,
     baseline: ProviderIndex | None,
     search: NameSearch,
@@ -151,7 +151,7 @@ def scan_beside_provider(
             ]
             for each in (index, *also):
                 each.warm(symbols[1::2])
-        index.collect(workers.pop(0), also)
+        index.collect(workers.pop(0))
         search.collect(workers.pop(0))
     finally:
         for worker in workers:  # the scan failed: nobody will read what they send
@@ -256,10 +256,12 @@ def check_trees(
     decide the consumer's version gates; without one, what is under a gate is at most a
     warning.
     """
+    # One cache for every part (in memory only, without one): what second processes send is found there.
+    cache = cache if cache is not None else AnalysisCache()
     # Nothing changed since a check with the same inputs (trees, options, this atompin): its result.
     options = (package, consumer_package, relocations, provider_version, baseline_version, baseline_label)
     key = _result_key(consumer, provider, baseline, *options)
-    if cache is not None and (cached := cache.get_raw(key)) is not None:
+    if (cached := cache.get_raw(key)) is not None:
         found = load_json(CheckResult, cached)
         if found is not None:
             return found
@@ -305,9 +307,8 @@ def check_trees(
         findings=tuple(findings),
         gates=tuple(gates),
     )
-    if cache is not None:
-        cache.put_raw(key, dump_json(CheckResult, result))
-        cache.flush()
+    cache.put_raw(key, dump_json(CheckResult, result))
+    cache.flush()
     return result
 
 

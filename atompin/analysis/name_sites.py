@@ -91,7 +91,6 @@ class NameSearch:
         self._fingerprint = ""
         self._identifiers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
-        self._sent: dict[str, bytes] = {}  # identifiers read by a second process, not yet loaded
         self._looked_up: dict[str, bytes | None] | None = None
         self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
         self.parsed = 0
@@ -237,8 +236,8 @@ class NameSearch:
             return
         missing: list[str] = []
         for path, cached in self._lookup().items():
-            key = self._identifiers_key(path)
-            found = _split_identifiers(self._sent.pop(key, None) or cached)
+            # A file a second process read since the lookup is in the cache now.
+            found = _split_identifiers(cached or self.cache.get_raw(self._identifiers_key(path)))
             if found is None:
                 missing.append(path)
             else:
@@ -279,7 +278,6 @@ class NameSearch:
         if worker is not None:
             for key, data in worker.collect():
                 self.cache.put_raw(key, data)
-                self._sent[key] = data
 
     def _all_read_key(self) -> str:
         """Set once every file's identifiers are cached (one lookup instead of one per file)."""

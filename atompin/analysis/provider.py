@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from atompin.analysis.cache import AnalysisCache, RecordingCache, cache_key, load_json
+from atompin.analysis.cache import AnalysisCache, RecordingCache, cache_key
 from atompin.analysis.indexer import index_module
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
@@ -107,7 +107,6 @@ class ProviderIndex:
         self._found: dict[str, ModuleFile | None] = {}
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
         self._active: set[tuple[str, str]] = set()
-        self._prefetched: dict[str, bytes] = {}  # indexed by a second process, not yet loaded
         self.parsed = 0
 
     # -- loading ------------------------------------------------------------
@@ -136,8 +135,7 @@ class ProviderIndex:
             else:
                 content = self.tree.content_id(found.path)
                 key = cache_key(content, name, found.is_package)
-                data = self._prefetched.pop(key, None)
-                info = load_json(ModuleInfo, data) if data is not None else self.cache.get(key)
+                info = self.cache.get(key)
                 if info is None:
                     info = index_module(self.tree.read(found.path), name, found.is_package)
                     self.parsed += 1
@@ -184,14 +182,11 @@ class ProviderIndex:
 
         return fork_worker(task)
 
-    def collect(self, worker: Worker | None, also: Sequence[ProviderIndex] = ()) -> None:
-        """Take in what a second process indexed (into the cache, and these indexes)."""
-        if worker is None:
-            return
-        for key, data in worker.collect():
-            self.cache.put_raw(key, data)
-            for index in (self, *also):
-                index._prefetched[key] = data
+    def collect(self, worker: Worker | None) -> None:
+        """Take in what a second process indexed (into the cache, where every index finds it)."""
+        if worker is not None:
+            for key, data in worker.collect():
+                self.cache.put_raw(key, data)
 
     def module_path(self, name: str) -> str:
         found = self.find(name)
