@@ -13,7 +13,6 @@ cached by its content.
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -194,7 +193,6 @@ class CallerSearch:
     def __init__(self, index: ProviderIndex) -> None:
         self.index = index
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
-        self._stamps: str | None = None
 
     def prime(self, names: set[str]) -> None:
         """Find the calls of all `names` in one pass over the provider's files (cached by the files' stamps)."""
@@ -215,12 +213,8 @@ class CallerSearch:
                 self.index.cache.put_raw(self._key(name), dump_json(dict[str, list[RawCall]], self._raw[name]))
 
     def _key(self, name: str) -> str:
-        if self._stamps is None:
-            tree = self.index.tree
-            files = tree.python_files(self.index.package)
-            stamps = "\0".join([tree.label, *(f"{p}\0{tree.stamp(p)}" for p in files)])
-            self._stamps = hashlib.sha256(stamps.encode()).hexdigest()
-        return f"{CALLS_FORMAT}:{self._stamps}:{name}"
+        tree = self.index.tree
+        return f"{CALLS_FORMAT}:{tree.label}:{tree.package_id(self.index.package)}:{name}"
 
     def _search(self, names: list[str]) -> None:
         for name in names:

@@ -88,7 +88,6 @@ class NameSearch:
         self.tree = tree
         self.package = package
         self.cache = cache or AnalysisCache()
-        self._fingerprint = ""
         self._identifiers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
         self._looked_up: dict[str, bytes | None] | None = None
@@ -100,10 +99,7 @@ class NameSearch:
 
     def fingerprint(self) -> str:
         """One id for the whole package: every file's path and stamp."""
-        if not self._fingerprint:
-            stamps = [(path, self.tree.stamp(path)) for path in self._files()]
-            self._fingerprint = hashlib.sha256(json.dumps(stamps).encode()).hexdigest()
-        return self._fingerprint
+        return self.tree.package_id(self.package)
 
     def find(
         self, names: Iterable[str], also: Iterable[str] = (), called: Iterable[str] = ()

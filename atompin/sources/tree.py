@@ -12,7 +12,7 @@ import hashlib
 import os
 import stat
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
@@ -77,11 +77,22 @@ class SourceTree(ABC):
         """A file's size in bytes (to judge how much work it is before reading it)."""
         return len(self.read(path))
 
-    def identity(self) -> str:
-        """One id for everything in the tree: it changes whenever a file is added, removed or
-        changed (every file's path and stamp; a git tree says its commit instead)."""
-        stamps = "\0".join(f"{path}\0{self.stamp(path)}" for path in sorted(self.files))
+    def stamps_id(self, paths: Iterable[str]) -> str:
+        """One id for these files: it changes whenever one of them is added, removed or changed
+        (each path and its stamp)."""
+        stamps = "\0".join(f"{path}\0{self.stamp(path)}" for path in paths)
         return hashlib.sha256(stamps.encode()).hexdigest()
+
+    def package_id(self, package: str) -> str:
+        """`stamps_id` of a package's Python files, computed once per tree."""
+        ids: dict[str, str] = self.__dict__.setdefault("_package_ids", {})
+        if package not in ids:
+            ids[package] = self.stamps_id(self.python_files(package))
+        return ids[package]
+
+    def identity(self) -> str:
+        """One id for everything in the tree (a git tree says its commit instead)."""
+        return self.stamps_id(sorted(self.files))
 
     @cached_property
     def files(self) -> frozenset[str]:
