@@ -188,3 +188,15 @@ def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPa
     assert filtered.summary == everything.summary.__class__(
         **{**everything.summary.__dict__, "findings_by_rule": filtered.summary.findings_by_rule}
     )
+
+
+def test_the_provider_names_a_second_process_resolves_come_from_import_statements():
+    from atompin.analysis.relevant import provider_names
+
+    source = (
+        b"from pv.a import B, c as d\nimport pv.x.y as z, os\nfrom . import pv\nfrom .pv import q\n"
+        b"import pv\nfrom pvx import r\nfrom pv import (\n    e,\n    f as g,\n)\n"
+    )
+    assert provider_names([source, b"import os\n"], "pv") == {
+        "pv", "pv.a", "pv.a:B", "pv.a:c", "pv.x.y", "pv:e", "pv:f"
+    }  # fmt: skip

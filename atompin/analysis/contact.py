@@ -24,6 +24,12 @@ from atompin.analysis.usage import Condition, ConsumerUsage
 from atompin.model import Finding
 
 
+def searches_names(usage: ConsumerUsage) -> bool:
+    """Do the rules search the provider's names for this consumer? Only the override and
+    stand-in rules do, and only about the consumer's classes."""
+    return bool(usage.contact.classes)
+
+
 def check_contact(
     usage: ConsumerUsage,
     index: ProviderIndex,

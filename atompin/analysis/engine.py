@@ -15,7 +15,7 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
 from atompin.analysis.conditions import Judgement
-from atompin.analysis.contact import check_contact
+from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
@@ -144,10 +144,9 @@ def scan_beside_provider(
         usage = scan_consumer(consumer, packages, index.package, cache, start)
         if not workers:
             symbols = used_symbols(usage)
-            # The identifiers serve searches about the consumer's classes: none, none needed.
             workers += [
                 index.start_indexing(symbols[::2], also),
-                search.start_reading() if usage.contact.classes else None,
+                search.start_reading() if searches_names(usage) else None,
             ]
             for each in (index, *also):
                 each.warm(symbols[1::2])

@@ -55,6 +55,8 @@ class _Import:
     offset: int  # where its statement starts
     bound: str = ""
     bound_module: str = ""
+    symbol: str = ""  # for `from m import a`: "m:a" (a may be a module, or a name in m)
+    relative: bool = False  # `from . import a`, `from .m import a`
 
 
 @dataclass
@@ -193,14 +195,15 @@ def _imports(f: _File) -> list[_Import]:
         dots, module, names = match.groups()
         offset = match.start()
         base = absolute_module(f.module, f.is_package, len(dots), module.decode() or None)
-        out.append(_Import(base, offset))
+        out.append(_Import(base, offset, relative=bool(dots)))
         for part in names.strip(b"()").split(b","):  # `a as b, c`: the imported names are a and c
             words = part.split()
             if words and _NAME.fullmatch(words[0]):
                 name = words[0].decode()
                 bound = words[2].decode() if len(words) == 3 and words[1] == b"as" else name
                 full = f"{base}.{name}" if base else name
-                out.append(_Import(full, offset, bound, full))
+                symbol = f"{base}:{name}" if base else ""
+                out.append(_Import(full, offset, bound, full, symbol, relative=bool(dots)))
     for match in _IMPORT.finditer(f.source):
         offset = match.start()
         for part in match.group(1).split(b","):
@@ -257,20 +260,8 @@ def provider_names(sources: Iterable[bytes], provider: str) -> set[str]:
     for source in sources:
         if provider.encode() not in source:
             continue
-        for match in _FROM.finditer(source):
-            dots, module, names = match.groups()
-            base = module.decode()
-            if dots or not (base == provider or base.startswith(f"{provider}.")):
-                continue
-            out.add(base)
-            for part in names.strip(b"()").split(b","):
-                words = part.split()
-                if words and _NAME.fullmatch(words[0]):
-                    out.add(f"{base}:{words[0].decode()}")
-        for match in _IMPORT.finditer(source):
-            for part in match.group(1).split(b","):
-                words = part.split()
-                name = words[0].decode() if words and _DOTTED.fullmatch(words[0]) else ""
-                if name == provider or name.startswith(f"{provider}."):
-                    out.add(name)
+        for i in _imports(_File("", "", False, source)):
+            name = i.symbol.partition(":")[0] if i.symbol else i.module
+            if not i.relative and (name == provider or name.startswith(f"{provider}.")):
+                out.add(i.symbol or i.module)
     return out
