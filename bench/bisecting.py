@@ -42,26 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
-MANIFEST = """\
-[components.consumer]
-repo = "{consumer}"
-package = "{consumer_top}"
-
-[components.provider]
-repo = "{provider}"
-package = "{package}"
-
-[[checks]]
-consumer = "consumer"
-provider = "provider"
-gate = true
-consumer-package = "{consumer_package}"
-
-[[pairs]]
-name = "bench"
-consumer = "{consumer_ref}"
-provider = "{good}"
-"""
+from pairs_manifest import pair_manifest
 
 FUNCTIONS = 8
 METHODS = 6
@@ -210,15 +191,7 @@ def main() -> None:
             )
         manifest = root / "pairs.toml"
         manifest.write_text(
-            MANIFEST.format(
-                consumer=consumer,
-                consumer_top=args.consumer_package.split(".")[0],
-                provider=provider,
-                package=args.package,
-                consumer_package=args.consumer_package,
-                consumer_ref=consumer_ref,
-                good=good,
-            )
+            pair_manifest(consumer, provider, args.package, args.consumer_package, consumer_ref, good, gate=True)
         )
         base, files = full_parse(provider, bad, args.package)
         print(f"baseline: read and ast.parse {files} provider files at {bad}: {base:.3f}s")

@@ -29,25 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-MANIFEST = """\
-[components.consumer]
-repo = "{consumer}"
-package = "{consumer_top}"
-
-[components.provider]
-repo = "{provider}"
-package = "{package}"
-
-[[checks]]
-consumer = "consumer"
-provider = "provider"
-consumer-package = "{consumer_package}"
-
-[[pairs]]
-name = "bench"
-consumer = "{consumer_ref}"
-provider = "{provider_ref}"
-"""
+from pairs_manifest import pair_manifest
 
 LOCK = """
 import sys, time
@@ -112,14 +94,8 @@ def main() -> None:
 
             def write(ref: str) -> None:
                 manifest.write_text(
-                    MANIFEST.format(
-                        consumer=consumer,
-                        consumer_top=args.consumer_package.split(".")[0],
-                        provider=provider,
-                        package=args.package,
-                        consumer_package=args.consumer_package,
-                        consumer_ref=args.consumer_ref,
-                        provider_ref=ref,
+                    pair_manifest(
+                        consumer, provider, args.package, args.consumer_package, args.consumer_ref, ref, gate=False
                     )
                 )
 
