@@ -9,13 +9,47 @@ import atompin
 from atompin.analysis.syntax import walk
 
 
+def _ast_walk(node: ast.AST) -> list[int]:
+    """ast.walk's nodes, expression contexts left out (as `walk` leaves them)."""
+    return [id(n) for n in ast.walk(node) if not isinstance(n, ast.expr_context)]
+
+
 def test_walk_gives_the_nodes_of_ast_walk_in_its_order() -> None:
     # atompin's own sources: every kind of statement and expression the visitors meet
     for path in sorted(Path(atompin.__file__).parent.rglob("*.py")):
         tree = ast.parse(path.read_bytes())
-        assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)], path
+        assert [id(n) for n in walk(tree)] == _ast_walk(tree), path
     # a subtree, and a node without children
     expr = ast.parse("f(a, *b, k=c)[0].x", mode="eval").body
-    assert [id(n) for n in walk(expr)] == [id(n) for n in ast.walk(expr)]
+    assert [id(n) for n in walk(expr)] == _ast_walk(expr)
     name = ast.Name("x", ast.Load())
-    assert list(walk(name)) == [name, name.ctx]
+    assert list(walk(name)) == [name]
+
+
+def test_walk_reaches_every_kind_of_node() -> None:
+    # Fields named like the leaves (`name`, `value`, `names`) that hold nodes elsewhere.
+    source = """
+import a.b as c
+from .m import (x as y, z)
+global g
+try:
+    pass
+except E as e:
+    pass
+match p:
+    case C(1, k=2) | None | [1, *others] | {"k": v, **kw} as bound:
+        pass
+f"{a!r:>{w}}"
+async def f(x: int = 1, /, *a: T, k, **kw) -> R:
+    async for i in b: ...
+    async with c as (d, e.f): ...
+    l = [y async for y in z if y]
+    lambda q=1: q
+    t: T = 1
+    v += 1
+    del o.p, q[r]
+@deco(arg)
+class K(B, metaclass=M): pass
+"""
+    tree = ast.parse(source)
+    assert [id(n) for n in walk(tree)] == _ast_walk(tree)

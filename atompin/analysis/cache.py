@@ -38,6 +38,12 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
     return TypeAdapter(kind)
 
 
+def prepare_codec(kind: Any) -> None:
+    """Build `kind`'s JSON codec now (pydantic's imports and schema, about 0.1 s): done before a
+    fork, it is built once for the parent, which reads what the child writes, and the child."""
+    _adapter(kind)
+
+
 def dump_json(kind: Any, value: Any, exclude_defaults: bool = False) -> bytes:
     """A cached value as JSON bytes (dataclasses, enums and tuples included)."""
     return _adapter(kind).dump_json(value, exclude_defaults=exclude_defaults)

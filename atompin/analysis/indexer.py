@@ -260,14 +260,16 @@ class _ModuleVisitor:
         receiver = args[0].arg
         is_class = "classmethod" in {dotted(d) for d in method.decorator_list}
         for node in walk(method):
-            if isinstance(node, ast.Call):
-                self_call(node, receiver, is_class, method.name, cls)
+            kind = node.__class__  # compared exactly: the parser makes no subclasses, and this loop is hot
+            if kind is ast.Call:
+                self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
                 continue
-            targets: list[ast.expr] = []
-            if isinstance(node, ast.Assign):
-                targets = list(node.targets)
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-                targets = [node.target]
+            if kind is ast.Assign:
+                targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]
+            elif kind is ast.AnnAssign or kind is ast.AugAssign:
+                targets = [node.target]  # type: ignore[attr-defined]
+            else:
+                continue
             for target in targets:
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:

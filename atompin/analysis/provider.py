@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from atompin.analysis.cache import AnalysisCache, RecordingCache, cache_key
+from atompin.analysis.cache import AnalysisCache, RecordingCache, cache_key, prepare_codec
 from atompin.analysis.indexer import index_module
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
@@ -144,12 +144,16 @@ class ProviderIndex:
         return info
 
     def warm(self, symbols: Iterable[str]) -> None:
-        """Resolve `symbols` ("pkg.mod:Name" or module names) and the classes they name down their
-        bases: the modules a check will look into, indexed ahead."""
+        """Resolve `symbols` ("pkg.mod:Name" or module names), the classes they name down their
+        bases and the modules they name: what a check will look into, indexed ahead."""
         for symbol in symbols:
             target = self.resolve_symbol(symbol).target
-            if target is not None and target.cls is not None:
+            if target is None:
+                continue
+            if target.cls is not None:
                 self.mro(target.cls)
+            elif target.kind is TargetKind.MODULE:  # `from vllm import _custom_ops as ops`: ops.f is read next
+                self.module(target.symbol)
 
     def uncached(self, symbols: Iterable[str]) -> int:
         """How many bytes of source the modules `symbols` name hold that are neither indexed here
@@ -171,6 +175,7 @@ class ProviderIndex:
         indexes = [self, *also]
         if sum(index.uncached(wanted) for index in indexes) < _MIN_UNCACHED:
             return None
+        prepare_codec(ModuleInfo)
 
         def task() -> list[tuple[str, bytes]]:
             written: list[tuple[str, bytes]] = []

@@ -20,6 +20,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
@@ -224,6 +225,10 @@ class ConsumerScanner:
         self._typed_attributes: dict[str, dict[str, tuple[Ref, ...]]] = {}
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
+        self._sources: dict[str, bytes] = {}  # each parsed file's source, by path
+        self._line_starts: dict[str, list[int]] = {}
+        self._visitors: dict[type, Callable[[Any, _Ctx], _Ctx | None] | None] = {}
+        self._evaluators: dict[type, Callable[[Any, _Ctx], Value] | None] = {}
 
     # -- entry point ------------------------------------------------------------
 
@@ -236,6 +241,7 @@ class ConsumerScanner:
             tree = self._parse(path, source)
             if tree is not None:
                 parsed.append((_File(path, module, is_package), tree))
+                self._sources[path] = source
                 self._record_class_paths(path, source)
         # Module bodies first (they define what functions see), then every function body,
         # then helper bodies again with the arguments call sites pass them.
@@ -302,6 +308,7 @@ class ConsumerScanner:
                 path, is_package, source = loaded
                 tree = self._parse(path, source)
                 if tree is not None:
+                    self._sources[path] = source
                     self._trees[module] = tree
                     file = _File(path, module, is_package)
                     self._block(tree.body, _Ctx(file, self._module_scope(module), record=False))
@@ -415,7 +422,10 @@ class ConsumerScanner:
 
         A returned context replaces `ctx` for the rest of the block: `if not hasattr(...): return`.
         """
-        visit = getattr(self, f"_visit_{type(node).__name__}", None)
+        kind = node.__class__
+        if kind not in self._visitors:  # looked up once per class of node: this runs for every statement
+            self._visitors[kind] = getattr(self, f"_visit_{kind.__name__}", None)
+        visit = self._visitors[kind]
         return visit(node, ctx) if visit is not None else None
 
     def _visit_Import(self, node: ast.Import, ctx: _Ctx) -> None:
@@ -705,7 +715,10 @@ class ConsumerScanner:
         """What `node` evaluates to, by its `_eval_<class name>` method, recording provider uses on the way."""
         if node is None:
             return None
-        evaluate = getattr(self, f"_eval_{type(node).__name__}", None)
+        kind = node.__class__
+        if kind not in self._evaluators:  # looked up once per class of node: this runs for every expression
+            self._evaluators[kind] = getattr(self, f"_eval_{kind.__name__}", None)
+        evaluate = self._evaluators[kind]
         if evaluate is not None:
             return evaluate(node, ctx)
         # Any other expression is not followed, but its parts may use the provider.
@@ -1084,8 +1097,30 @@ class ConsumerScanner:
     def _mentions_version(self, fn: _Function) -> bool:
         key = id(fn.node)
         if key not in self._version_helpers:
-            self._version_helpers[key] = _mentions_version(fn.node)
+            # Every name is in the function's text: without "version" there, none has it (cheaper
+            # than walking the body, which is done only when the text says it may).
+            text = self._text(fn.file.path, fn.node)
+            maybe = text is None or not text.isascii() or _VERSION_WORD.search(text) is not None
+            self._version_helpers[key] = maybe and _mentions_version(fn.node)
         return self._version_helpers[key]
+
+    def _text(self, path: str, node: ast.AST) -> bytes | None:
+        """The source lines a node spans, its decorators included; None when its file's source is
+        not at hand."""
+        source = self._sources.get(path)
+        first, last = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if source is None or first is None or last is None:
+            return None
+        first = min([first, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        starts = self._line_starts.get(path)
+        if starts is None:
+            # A lone carriage return ends a line for the parser too: such rare files are not cut here.
+            lines = b"\r" not in source.replace(b"\r\n", b"\n")
+            starts = self._line_starts[path] = [0, *(m.end() for m in _NEWLINE.finditer(source))] if lines else []
+        if not starts:
+            return None
+        end = starts[last] if last < len(starts) else len(source)
+        return source[starts[first - 1] : end]
 
     def _reexported(self, dotted_name: str) -> Value:
         """A name of a consumer module: the provider object when the module binds one there (a
@@ -1704,6 +1739,8 @@ class ConsumerScanner:
 
 
 # "pkg.mod.Class" or "pkg.mod:Class": how plugins name classes they hand over by path.
+_NEWLINE = re.compile(rb"\n")
+_VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 
 
