@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
-from atompin.analysis.engine import check_trees, consumer_packages, provider_package, scan_consumer
+from atompin.analysis.packages import consumer_packages, provider_package
+from atompin.analysis.results import check_trees
 from atompin.errors import InputError
 from atompin.model import CheckResult, Relocation
 from atompin.sources.tree import FolderTree, SourceTree
@@ -157,6 +158,7 @@ def suggest_relocations(
 ) -> DraftTable:
     """`atompin relocations suggest`: OLD and NEW are source folders, or refs of the git
     repository SOURCE; the draft covers the consumer's symbols, or every definition."""
+    from atompin.analysis.engine import scan_consumer
     from atompin.analysis.suggest import draft_table
     from atompin.sources.version import normalize_version, version_from_tree
 

@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from atompin.analysis.engine import check_trees
+from atompin.analysis.results import check_trees
 from atompin.model import CheckResult, Rule, Severity, Verdict
 from atompin.relocations import parse_table
 from atompin.sources.tree import FolderTree

@@ -20,9 +20,9 @@ from atompin import lockfile
 from atompin.acceptance import accept
 from atompin.analysis.archs import arch_coverage, arch_list_sites, supported_archs, uncovered
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
-from atompin.analysis.engine import check_trees
 from atompin.analysis.pinning import branch_ref, declared_target, declared_target_skew, unconstrained_plugin
 from atompin.analysis.provider import ProviderIndex
+from atompin.analysis.results import check_trees
 from atompin.errors import AtompinError, InputError
 from atompin.files import write_atomically
 from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair

@@ -444,7 +444,7 @@ def verify_installed(
     The consumer is read from `consumer` (a source folder) or from its installed distribution.
     """
     from atompin.acceptance import accept
-    from atompin.analysis.engine import check_trees
+    from atompin.analysis.results import check_trees
     from atompin.sources.installed import load_installed
     from atompin.sources.tree import FolderTree, SourceTree
 

@@ -36,7 +36,7 @@ def _phase(args: argparse.Namespace) -> dict[str, float]:
         extra["files"] = n
     else:
         from atompin.analysis.cache import SqliteAnalysisCache
-        from atompin.analysis.engine import check_trees
+        from atompin.analysis.results import check_trees
         from atompin.sources.tree import FolderTree
 
         cache = SqliteAnalysisCache(Path(args.cache_dir))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from atompin.analysis.cache import AnalysisCache
-from atompin.analysis.engine import check_trees
+from atompin.analysis.results import check_trees
 from atompin.demo import write_demo_repos
 from atompin.model import CheckResult, Finding
 from atompin.sources.tree import MemoryTree

@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from atompin.analysis.cache import SqliteAnalysisCache
-from atompin.analysis.engine import check_trees
 from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.results import check_trees
 from atompin.cli import app
 from atompin.model import CheckResult, Finding
 from atompin.sources.tree import MemoryTree

@@ -63,7 +63,7 @@ CONSUMER = {
 
 
 def test_overrides_with_a_baseline(tmp_path: Path):
-    from atompin.analysis.engine import check_trees
+    from atompin.analysis.results import check_trees
 
     consumer = FolderTree(write_files(tmp_path / "c", CONSUMER))
     provider = FolderTree(write_files(tmp_path / "p", PROVIDER))

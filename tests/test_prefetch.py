@@ -11,8 +11,8 @@ import pytest
 
 from atompin.analysis import prefetch
 from atompin.analysis.cache import SqliteAnalysisCache
-from atompin.analysis.engine import check_trees
 from atompin.analysis.prefetch import fork_worker, parallel_jobs
+from atompin.analysis.results import check_trees
 from atompin.sources.git import GitTree
 from atompin.sources.tree import FolderTree, MemoryTree
 from atompin.testing import dedent_files, git_repo
@@ -71,6 +71,37 @@ def test_a_second_process_indexes_the_provider_and_the_findings_are_the_same(
     assert (misses_alone, misses_shared) == (11, 0)
 
 
+def test_on_two_cores_a_long_consumer_scan_leaves_both_provider_tasks_to_one_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from atompin.analysis import engine, name_sites, provider
+
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    monkeypatch.setattr(provider, "_MIN_UNCACHED", 100)
+    forks: list[int] = []  # how many tasks each child was given
+    real_fork = prefetch.fork_worker
+    monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forks.append(len(tasks)) or real_fork(*tasks))
+    # The consumer is padded so that scanning it is more work than indexing the modules it names.
+    padding = {"plug/padding.py": "import pv.m0\n" + "x = 1\n" * 2000}
+    seen, misses = {}, {}
+    for jobs in ("1", "2", "3"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
+        result = check_trees(
+            MemoryTree(dedent_files({**CONSUMER, **padding}), "consumer"),
+            MemoryTree(dedent_files(PROVIDER), "provider"),
+            "pv",
+            "plug",
+            cache,
+        )
+        seen[jobs], misses[jobs] = sorted((f.rule.value, f.symbol) for f in result.findings), cache.misses
+    # One job: asked for apart, and nothing runs. Two cores: one child indexes and then reads the
+    # identifiers while this process scans. Three: a child each.
+    assert forks == [1, 1, 2, 1, 1]
+    assert seen["1"] == seen["2"] == seen["3"] and seen["1"]
+    assert misses["2"] == misses["3"] == 0 < misses["1"]  # the modules arrived indexed
+
+
 def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATOMPIN_JOBS", "2")
     worker = fork_worker(lambda: [("pid", str(os.getpid()).encode()), ("big", b"x" * 3_000_000)])
@@ -83,6 +114,9 @@ def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: py
 
     failing = fork_worker(fail)
     assert failing is not None and failing.collect() == []
+    # Several tasks: run in turn, their results in one list.
+    both = fork_worker(lambda: [("a", b"1")], lambda: [("b", b"2")])
+    assert both is not None and both.collect() == [("a", b"1"), ("b", b"2")]
 
 
 def test_no_second_process_with_one_job_or_other_working_threads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,7 +164,7 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     from test_baseline import CONSUMER as DRIFT_CONSUMER
     from test_baseline import PROVIDER_1, PROVIDER_2
 
-    from atompin.analysis import name_sites, provider
+    from atompin.analysis import engine, name_sites, provider
     from atompin.analysis.cache import AnalysisCache
     from atompin.sources.tree import FolderTree
     from atompin.testing import write_files
@@ -142,9 +176,12 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     )
     monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
     monkeypatch.setattr(provider, "_MIN_UNCACHED", 0)
+    asked: list[object] = []
+    real_task = name_sites.NameSearch.reading_task
+    monkeypatch.setattr(name_sites.NameSearch, "reading_task", lambda self: asked.append(real_task(self)) or asked[-1])
     forked: list[object] = []
     real_fork = prefetch.fork_worker
-    monkeypatch.setattr(name_sites, "fork_worker", lambda task: forked.append(task) or real_fork(task))
+    monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forked.extend(tasks) or real_fork(*tasks))
     seen = []
     for jobs in ("1", "2"):
         monkeypatch.setenv("ATOMPIN_JOBS", jobs)
@@ -161,29 +198,29 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
             baseline_label="1.0.0",
         )
         seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
-    assert len(forked) == 2  # a worker was asked for both times; only with two jobs does it run
+    # A worker was asked to read them both times; only with two jobs does it run.
+    assert len(asked) == 2 and all(task is not None and task in forked for task in asked)
     assert seen[0] == seen[1]
     assert any(rule == "override-drift" and "out new since 1.0.0" in message for rule, _, message in seen[1])
 
 
 def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    from atompin.analysis import name_sites, provider
+    from atompin.analysis import engine, name_sites, provider
     from atompin.analysis.scanner import ConsumerScanner
 
-    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setenv("ATOMPIN_JOBS", "3")  # a child for each of the two tasks
     monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
     monkeypatch.setattr(provider, "_MIN_UNCACHED", 0)
     started: list[prefetch.Worker] = []
     real_fork = prefetch.fork_worker
 
-    def fork(task):  # type: ignore[no-untyped-def]
-        worker = real_fork(task)
+    def fork(*tasks):  # type: ignore[no-untyped-def]
+        worker = real_fork(*tasks)
         if worker is not None:
             started.append(worker)
         return worker
 
-    monkeypatch.setattr(name_sites, "fork_worker", fork)
-    monkeypatch.setattr(provider, "fork_worker", fork)
+    monkeypatch.setattr(engine, "fork_worker", fork)
 
     def fail(self: ConsumerScanner, files: object) -> object:
         raise RuntimeError("the scan broke")

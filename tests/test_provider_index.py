@@ -175,6 +175,15 @@ def test_lazy_only_reached_modules_are_parsed(index: ProviderIndex):
     assert "pv.broken" not in index._modules and "pv.api" not in index._modules
 
 
+def test_warming_indexes_classes_down_their_bases_and_the_modules_named(index: ProviderIndex):
+    # `from pv.engine import llm` names a module: what is read next is in it, so it is indexed ahead;
+    # naming a package indexes its __init__ only.
+    index.warm(["pv.engine:llm"])
+    assert "pv.engine.llm" in index._modules and "pv.api" not in index._modules
+    index.warm(["pv.engine.llm:LLM"])
+    assert index.parsed == 2  # pv/engine/__init__.py, then pv/engine/llm.py (whose bases were looked up)
+
+
 def test_module_kinds(tmp_path: Path):
     tree = FolderTree(write_files(tmp_path / "p", FILES))
     assert tree.find_module("pv").kind is ModuleKind.PACKAGE  # type: ignore[union-attr]

@@ -7,8 +7,8 @@ import pytest
 from conftest import brief
 
 from atompin.analysis import engine
-from atompin.analysis.engine import check_trees
 from atompin.analysis.relevant import files_that_can_matter
+from atompin.analysis.results import check_trees
 from atompin.sources.tree import MemoryTree
 from atompin.testing import dedent_files
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from atompin.analysis import cache as cache_module
-from atompin.analysis import engine
+from atompin.analysis import engine, results
 from atompin.analysis.cache import SqliteAnalysisCache
-from atompin.analysis.engine import check_trees
+from atompin.analysis.results import check_trees
 from atompin.sources.tree import FolderTree
 from atompin.testing import write_files
 
@@ -76,7 +76,7 @@ def test_a_changed_file_or_another_atompin_checks_again(
     found, work = _run(trees, tmp_path, monkeypatch)
     assert found == [] and work > 0
     # Another build of atompin (a changed rule) does not trust what this one cached.
-    monkeypatch.setattr(engine, "code_digest", lambda: "another build")
+    monkeypatch.setattr(results, "code_digest", lambda: "another build")
     _, work = _run(trees, tmp_path, monkeypatch)
     assert work > 0
 

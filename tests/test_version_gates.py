@@ -236,3 +236,18 @@ def test_evaluate_is_three_valued_and_compares_like_python():
     assert gates.evaluate(Gate(GateOp.TEST, "", ">=", "0.26", VersionForm.TEXT), "0.9.0") is True
     assert gates.evaluate(Gate(GateOp.TEST, "", "<", "0.26", VersionForm.TUPLE), "0.26.0") is False
     assert gates.evaluate(Gate(GateOp.TEST, "", "==", "0.25.0", VersionForm.VERSION), "0.25.0.post1") is False
+
+
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_a_gate_helper_is_read_whatever_its_file_s_line_endings(run_check, newline):
+    # A helper's text is looked at before its body is walked for "version": the lines it spans
+    # must be cut right (or not cut at all) whatever ends them.
+    import textwrap
+
+    files = {
+        "plug/utils.py": textwrap.dedent(HELPER).lstrip("\n").replace("\n", newline),
+        "plug/mod.py": textwrap.dedent(LADDER).lstrip("\n").replace("\n", newline),
+    }
+    assert run_check(PROVIDER, consumer("", **files), version="0.25.1").findings == ()
+    at_025 = run_check(PROVIDER, consumer("", **files), version="0.25.0")
+    assert brief(at_025) == [("unresolved-import", "error", "pv.layers.old_attn:decode", ["plug/mod.py:4"])]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
@@ -20,44 +20,19 @@ from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
-from atompin.analysis.prefetch import Worker, fork_worker
+from atompin.analysis.packages import consumer_packages, provider_package
+from atompin.analysis.prefetch import Worker, fork_worker, parallel_jobs
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge
-from atompin.errors import InputError
 from atompin.model import CheckResult, Finding, GateReading, Relocation, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
 
-
-def _packages(tree: SourceTree, package: str | None, option: str, exclude: str = "") -> list[str]:
-    """The package given (checked), else every top-level package of the tree but `exclude`."""
-    if package:
-        if tree.find_module(package) is None:
-            found = ", ".join(tree.top_level_packages()) or "none"
-            raise InputError(
-                f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass {option} NAME"
-            )
-        return [package]
-    packages = [p for p in tree.top_level_packages() if p != exclude]
-    if not packages:
-        raise InputError(f"{tree.label}: no Python package found; point at the folder that holds the package folder")
-    return packages
-
-
-def provider_package(tree: SourceTree, package: str | None) -> str:
-    """The provider's import name: the one given (checked), or the single top-level package."""
-    packages = _packages(tree, package, "--package")
-    if len(packages) > 1:
-        raise InputError(f"{tree.label}: several top-level packages ({', '.join(packages)}); pass --package NAME")
-    return packages[0]
-
-
-def consumer_packages(tree: SourceTree, package: str | None, provider: str) -> list[str]:
-    """The consumer packages to scan: the one given (checked), else every top-level package."""
-    return _packages(tree, package, "--consumer-package", exclude=provider)
+# Re-exported: callers that scan without checking find them here.
+__all__ = ["analyse_trees", "consumer_packages", "provider_package", "scan_consumer"]
 
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
@@ -137,8 +112,13 @@ def scan_beside_provider(
     workers: list[Worker | None] = []
 
     def start(sources: list[bytes]) -> None:
-        workers.append(index.start_indexing(provider_names(sources, index.package), also))
-        workers.append(search.start_reading())
+        names = provider_names(sources, index.package)
+        indexing, reading = index.indexing_task(names, also), search.reading_task()
+        if indexing is not None and reading is not None and _scan_is_longest(sources, names, [index, *also]):
+            # One child does both in turn: this process keeps a core to itself for the scan.
+            workers.extend([fork_worker(indexing, reading), None])
+        else:
+            workers.extend(fork_worker(task) if task is not None else None for task in (indexing, reading))
 
     try:
         usage = scan_consumer(consumer, packages, index.package, cache, start)
@@ -157,6 +137,13 @@ def scan_beside_provider(
             if worker is not None:
                 worker.close()
     return usage
+
+
+def _scan_is_longest(sources: list[bytes], names: Iterable[str], indexes: Sequence[ProviderIndex]) -> bool:
+    """On two cores, is scanning these consumer sources more work than indexing the provider
+    modules they name? (Both cost about the same per byte; reading the identifiers is far less.)
+    Then the two provider tasks share one child and the scan a core; with more cores each has one."""
+    return parallel_jobs() == 2 and sum(map(len, sources)) >= sum(each.uncached(names) for each in indexes)
 
 
 class ContactRules:
@@ -233,37 +220,21 @@ def _module_id(tree: SourceTree, module: str) -> str:
 
 
 @without_gc
-def check_trees(
+def analyse_trees(
     consumer: SourceTree,
     provider: SourceTree,
-    package: str | None = None,
-    consumer_package: str | None = None,
-    cache: AnalysisCache | None = None,
+    package: str | None,
+    consumer_package: str | None,
+    cache: AnalysisCache,
     relocations: Sequence[tuple[str, Relocation]] = (),
     baseline: SourceTree | None = None,
     provider_version: str | None = None,
     baseline_version: str | None = None,
     baseline_label: str = "",
 ) -> CheckResult:
-    """Check everything `consumer` uses of the provider package in `provider`.
-
-    `relocations` are the applicable table entries (table path, entry);
-    `baseline` is the provider the consumer was written against: relocation entries
-    without expected parameters are compared with it, patch targets that vanished since
-    are errors, and the drift rules say what changed since it (`baseline_label` names it
-    in messages, default its tree's label). `provider_version` (and `baseline_version`)
-    decide the consumer's version gates; without one, what is under a gate is at most a
-    warning.
-    """
-    # One cache for every part (in memory only, without one): what second processes send is found there.
-    cache = cache if cache is not None else AnalysisCache()
-    # Nothing changed since a check with the same inputs (trees, options, this atompin): its result.
-    options = (package, consumer_package, relocations, provider_version, baseline_version, baseline_label)
-    key = _result_key(consumer, provider, baseline, *options)
-    if (cached := cache.get_raw(key)) is not None:
-        found = load_json(CheckResult, cached)
-        if found is not None:
-            return found
+    """Run every part of one check (`results.check_trees` says what the arguments are; it
+    reads a cached result first). `cache` is handed to every part: what second processes
+    send is found there."""
     package = provider_package(provider, package)
     packages = consumer_packages(consumer, consumer_package, package)
     index = ProviderIndex(provider, package, cache)
@@ -306,16 +277,7 @@ def check_trees(
         findings=tuple(findings),
         gates=tuple(gates),
     )
-    cache.put_raw(key, dump_json(CheckResult, result))
-    cache.flush()
     return result
-
-
-def _result_key(consumer: SourceTree, provider: SourceTree, baseline: SourceTree | None, *options: object) -> str:
-    """The cache key of a check's whole result: what every input is, and which atompin judged."""
-    trees = [(t.label, t.identity()) if t is not None else None for t in (consumer, provider, baseline)]
-    text = json.dumps([code_digest(), trees, repr(options)])
-    return "check-result:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[GateReading]:

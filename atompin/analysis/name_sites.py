@@ -26,7 +26,7 @@ from enum import Enum
 from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
-from atompin.analysis.prefetch import Worker, fork_worker
+from atompin.analysis.prefetch import Task, Worker, fork_worker
 from atompin.analysis.syntax import dotted, walk
 from atompin.sources.tree import SourceTree
 
@@ -256,12 +256,18 @@ class NameSearch:
     def start_reading(self) -> Worker | None:
         """Read the identifiers of every file not cached yet in a second process (see `prefetch`);
         `collect` takes them in. None when they are cached or no second process can run."""
+        task = self.reading_task()
+        return fork_worker(task) if task is not None else None
+
+    def reading_task(self) -> Task | None:
+        """What `start_reading` runs in a second process (to run there beside other work); None
+        when the identifiers are cached, or too few are missing to pay for a process."""
         if self.cache.get_raw(self._all_read_key()) is not None:
             return None  # every file's identifiers are cached: nothing to read
         missing = [path for path, cached in self._lookup().items() if cached is None]
         if len(missing) < _MIN_UNREAD:
             return None
-        return fork_worker(lambda: self._read_identifiers(missing))
+        return lambda: self._read_identifiers(missing)
 
     def _lookup(self) -> dict[str, bytes | None]:
         """Every file's cached identifiers entry (None: not cached), looked up once."""

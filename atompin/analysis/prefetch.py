@@ -89,8 +89,12 @@ class Worker:
         return [(k, v) for k, v in entries if isinstance(k, str) and isinstance(v, bytes)]
 
 
-def fork_worker(task: Callable[[], list[tuple[str, bytes]]]) -> Worker | None:
-    """Run `task` in a forked child; None (and nothing run) where that is not worth it or safe."""
+Task = Callable[[], list[tuple[str, bytes]]]
+
+
+def fork_worker(*tasks: Task) -> Worker | None:
+    """Run `tasks` in a forked child, one after the other, their results in one list; None (and
+    nothing run) where that is not worth it or safe."""
     if parallel_jobs() < 2 or not sys.platform.startswith("linux") or not _only_daemons_beside_us():
         return None
     read_fd, write_fd = os.pipe()
@@ -99,7 +103,7 @@ def fork_worker(task: Callable[[], list[tuple[str, bytes]]]) -> Worker | None:
         status = 1
         try:
             os.close(read_fd)
-            data = pickle.dumps(task(), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps([entry for task in tasks for entry in task()], protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_fd, "wb") as pipe:
                 pipe.write(data)
             status = 0

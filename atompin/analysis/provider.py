@@ -17,7 +17,7 @@ from atompin.analysis.indexer import index_module
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import in_package, join_symbol, split_symbol
-from atompin.analysis.prefetch import Worker, fork_worker
+from atompin.analysis.prefetch import Task, Worker, fork_worker
 from atompin.analysis.signature import Signature
 from atompin.model import Rule, Status
 from atompin.sources.tree import ModuleFile, ModuleKind, SourceTree
@@ -171,6 +171,12 @@ class ProviderIndex:
         """`warm` these symbols, here and in the indexes `also` (a baseline), in a second process
         (see `prefetch`); `collect` takes in the indexes it built. None when it would not pay
         (little to parse) or cannot run here."""
+        task = self.indexing_task(symbols, also)
+        return fork_worker(task) if task is not None else None
+
+    def indexing_task(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> Task | None:
+        """What `start_indexing` runs in a second process (to run there beside other work); None
+        when it would not pay."""
         wanted = sorted(set(symbols))
         indexes = [self, *also]
         if sum(index.uncached(wanted) for index in indexes) < _MIN_UNCACHED:
@@ -185,7 +191,7 @@ class ProviderIndex:
                 written += recorder.written
             return written
 
-        return fork_worker(task)
+        return task
 
     def collect(self, worker: Worker | None) -> None:
         """Take in what a second process indexed (into the cache, where every index finds it)."""

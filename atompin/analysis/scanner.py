@@ -227,8 +227,10 @@ class ConsumerScanner:
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
         self._sources: dict[str, bytes] = {}  # each parsed file's source, by path
         self._line_starts: dict[str, list[int]] = {}
-        self._visitors: dict[type, Callable[[Any, _Ctx], _Ctx | None] | None] = {}
-        self._evaluators: dict[type, Callable[[Any, _Ctx], Value] | None] = {}
+        # The visit and eval methods by class of node, unbound (a bound one would make a cycle that
+        # keeps every syntax tree alive until the paused collector runs).
+        self._visitors: dict[type, Callable[[ConsumerScanner, Any, _Ctx], _Ctx | None] | None] = {}
+        self._evaluators: dict[type, Callable[[ConsumerScanner, Any, _Ctx], Value] | None] = {}
 
     # -- entry point ------------------------------------------------------------
 
@@ -424,9 +426,9 @@ class ConsumerScanner:
         """
         kind = node.__class__
         if kind not in self._visitors:  # looked up once per class of node: this runs for every statement
-            self._visitors[kind] = getattr(self, f"_visit_{kind.__name__}", None)
+            self._visitors[kind] = getattr(type(self), f"_visit_{kind.__name__}", None)
         visit = self._visitors[kind]
-        return visit(node, ctx) if visit is not None else None
+        return visit(self, node, ctx) if visit is not None else None
 
     def _visit_Import(self, node: ast.Import, ctx: _Ctx) -> None:
         for alias in node.names:
@@ -717,10 +719,10 @@ class ConsumerScanner:
             return None
         kind = node.__class__
         if kind not in self._evaluators:  # looked up once per class of node: this runs for every expression
-            self._evaluators[kind] = getattr(self, f"_eval_{kind.__name__}", None)
+            self._evaluators[kind] = getattr(type(self), f"_eval_{kind.__name__}", None)
         evaluate = self._evaluators[kind]
         if evaluate is not None:
-            return evaluate(node, ctx)
+            return evaluate(self, node, ctx)
         # Any other expression is not followed, but its parts may use the provider.
         for child in expr_children(node):
             self._eval(child, ctx)

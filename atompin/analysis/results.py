@@ -1,0 +1,73 @@
+"""A check's whole result, cached under its inputs: the analysis core's front door.
+
+A re-run with nothing changed (the same trees, options and atompin) reads the result back
+without importing the analysis core, let alone running it: that is most of a warm check's
+time. On a miss, `engine.analyse_trees` runs every part.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
+from atompin.model import CheckResult, Relocation
+from atompin.sources.tree import SourceTree
+
+
+def check_trees(
+    consumer: SourceTree,
+    provider: SourceTree,
+    package: str | None = None,
+    consumer_package: str | None = None,
+    cache: AnalysisCache | None = None,
+    relocations: Sequence[tuple[str, Relocation]] = (),
+    baseline: SourceTree | None = None,
+    provider_version: str | None = None,
+    baseline_version: str | None = None,
+    baseline_label: str = "",
+) -> CheckResult:
+    """Check everything `consumer` uses of the provider package in `provider`.
+
+    `relocations` are the applicable table entries (table path, entry);
+    `baseline` is the provider the consumer was written against: relocation entries
+    without expected parameters are compared with it, patch targets that vanished since
+    are errors, and the drift rules say what changed since it (`baseline_label` names it
+    in messages, default its tree's label). `provider_version` (and `baseline_version`)
+    decide the consumer's version gates; without one, what is under a gate is at most a
+    warning.
+    """
+    # One cache for every part (in memory only, without one): what second processes send is found there.
+    cache = cache if cache is not None else AnalysisCache()
+    options = (package, consumer_package, relocations, provider_version, baseline_version, baseline_label)
+    key = result_key(consumer, provider, baseline, *options)
+    if (cached := cache.get_raw(key)) is not None:
+        found = load_json(CheckResult, cached)
+        if found is not None:
+            return found
+    # The analysis core (about 0.1 s of imports) is loaded only when there is analysis to do.
+    from atompin.analysis.engine import analyse_trees
+
+    result = analyse_trees(
+        consumer,
+        provider,
+        package,
+        consumer_package,
+        cache,
+        relocations=relocations,
+        baseline=baseline,
+        provider_version=provider_version,
+        baseline_version=baseline_version,
+        baseline_label=baseline_label,
+    )
+    cache.put_raw(key, dump_json(CheckResult, result))
+    cache.flush()
+    return result
+
+
+def result_key(consumer: SourceTree, provider: SourceTree, baseline: SourceTree | None, *options: object) -> str:
+    """The cache key of a check's whole result: what every input is, and which atompin judged."""
+    trees = [(t.label, t.identity()) if t is not None else None for t in (consumer, provider, baseline)]
+    text = json.dumps([code_digest(), trees, repr(options)])
+    return "check-result:" + hashlib.sha256(text.encode()).hexdigest()
