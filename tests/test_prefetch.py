@@ -14,7 +14,7 @@ from atompin.analysis.cache import SqliteAnalysisCache
 from atompin.analysis.prefetch import fork_worker, parallel_jobs
 from atompin.analysis.results import check_trees
 from atompin.sources.git import GitTree
-from atompin.sources.tree import FolderTree, MemoryTree
+from atompin.sources.tree import FolderTree, MemoryTree, SourceTree
 from atompin.testing import dedent_files, git_repo
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="second processes run on Linux only")
@@ -148,9 +148,16 @@ def test_a_forked_child_reads_git_objects_through_its_own_git_process(
     assert tree.read("pv/a.py") == b"A = 1\n"  # the parent's persistent git process is started
     assert [tree.size(p) for p in ("pv/__init__.py", "pv/a.py")] == [0, 6]  # sizes from the listing
     assert FolderTree(path).size("pv/a.py") == 6
-    worker = fork_worker(lambda: [(p, tree.read(p)) for p in ("pv/a.py", "pv/b.py")])
+
+    def in_child() -> list[tuple[str, bytes]]:
+        read = [(p, tree.read(p)) for p in ("pv/a.py", "pv/b.py", "pv/a.py")]
+        # One git process of the child's own, started once and kept (not one per file).
+        own = tree._repo()
+        return [*read, ("own", str(own is not repo and own is tree._repo()).encode())]
+
+    worker = fork_worker(in_child)
     assert worker is not None
-    assert dict(worker.collect()) == {"pv/a.py": b"A = 1\n", "pv/b.py": b"B = 2\n"}
+    assert dict(worker.collect()) == {"pv/a.py": b"A = 1\n", "pv/b.py": b"B = 2\n", "own": b"True"}
     assert tree.read("pv/b.py") == b"B = 2\n"  # and the parent's is still in step
 
 
@@ -303,3 +310,28 @@ def test_the_contact_rules_process_is_stopped_when_the_checks_fail(
     assert len(started) == 1
     with pytest.raises(ChildProcessError):
         os.waitpid(started[0].pid, os.WNOHANG)
+
+
+def test_git_finds_the_files_containing_words_as_a_folder_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from atompin.sources import git as git_sources
+
+    files = {f"pv/m{i:03}.py": f"def f{i}():\n    return g{i % 7}(x)\n" for i in range(120)}
+    files["pv/with space [x].py"] = "y = g3(*)\n"  # a name git must not read as a pattern
+    files["pv/dash.py"] = "-e = h(1)\n"
+    path = git_repo(tmp_path / "repo", [("v1", files)])
+    repo = git.Repo(path)
+    tree, folder = GitTree(repo, repo.head.commit.hexsha, "pv"), FolderTree(path)
+    paths = sorted(files)
+    read_here: list[str] = []  # files git did not search, read one by one instead
+    real = SourceTree.files_containing
+    monkeypatch.setattr(SourceTree, "files_containing", lambda self, p, w: read_here.extend(p) or real(self, p, w))
+    for words in ([b"g3("], [b"g3(", b"f11("], [b"-e"], [b"(*)"], [b"nowhere"]):
+        expected = real(folder, paths, words)
+        assert tree.files_containing(paths, words) == expected, words
+    assert read_here == []
+    assert tree.files_containing(paths, [b"g3("])[-1] == "pv/with space [x].py"
+    # Files over the fetch filter's limit are read, not grepped; the answer is the same.
+    monkeypatch.setattr(git_sources, "_BLOB_LIMIT", 32)
+    monkeypatch.setattr(git_sources, "_PATHS_PER_COMMAND", 50)
+    assert tree.files_containing(paths, [b"g3(", b"h(1)"]) == real(folder, paths, [b"g3(", b"h(1)"])
+    assert read_here == [p for p in paths if len(files[p]) >= 32]

@@ -223,10 +223,8 @@ class CallerSearch:
         # A call by name (not its definition): `name(`, `.name(`, with any space before the parenthesis.
         pattern = re.compile(rb"(?<!def )\b(" + b"|".join(re.escape(b) for _, b in encoded) + rb")\s*\(")
         tree = self.index.tree
-        for path in tree.python_files(self.index.package):
-            data = tree.read(path)
-            if not any(b in data for _, b in encoded):
-                continue
+        files = tree.python_files(self.index.package)
+        for path, data in tree.read_many(tree.files_containing(files, [b for _, b in encoded])):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:
                 continue

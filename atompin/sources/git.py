@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,10 @@ from atompin.sources.tree import SourceTree
 from atompin.sources.version import normalize_version
 
 # Files above this size stay on the server; source files are far below it.
+_BLOB_LIMIT = 1024 * 1024
 _BLOB_FILTER = "blob:limit=1m"
+# Paths given to one `git grep` (far below the system's limit on a command's arguments).
+_PATHS_PER_COMMAND = 2000
 # Environment for every git command: never prompt, and only these transports.
 _GIT_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
@@ -66,6 +69,7 @@ class GitTree(SourceTree):
         self._blobs: dict[str, str] = {}
         self._sizes: dict[str, int] = {}
         self._pid = os.getpid()
+        self._forked: tuple[int, git.Repo] | None = None  # (pid, handle) in a forked child
 
     def list_files(self) -> list[str]:
         out = self.repo.git.ls_tree("-r", "--full-tree", "-z", "--long", self.commit)
@@ -91,22 +95,54 @@ class GitTree(SourceTree):
         return f"git:{self.commit}"
 
     def read(self, path: str) -> bytes:
-        if os.getpid() != self._pid:  # a forked child: the git process behind `odb` is the parent's
-            return next(self._batch([path]))[1]
         try:
-            return self.repo.odb.stream(bytes.fromhex(self.content_id(path))).read()
+            return self._repo().odb.stream(bytes.fromhex(self.content_id(path))).read()
         except (ValueError, GitCommandError) as exc:
             raise SourceError(
                 f"{self.label}: cannot read {path} from the git cache ({_last_line(exc)}); if this repeats, "
                 f"delete the cache folder {self.repo.git_dir} and run again"
             ) from exc
 
+    def _repo(self) -> git.Repo:
+        """The repository through a `git cat-file` process of this process's own: in a forked child,
+        the one behind the parent's handle is the parent's (its pipes shared), so the child starts
+        its own on first need, and keeps it."""
+        if os.getpid() == self._pid:
+            return self.repo
+        if self._forked is None or self._forked[0] != os.getpid():
+            self._forked = (os.getpid(), git.Repo(self.repo.git_dir))
+        return self._forked[1]
+
     def read_many(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
         """Many blobs through one `git cat-file --batch` (one process, not one request per file)."""
-        if len(paths) < 16 and os.getpid() == self._pid:
+        if len(paths) < 16:
             yield from super().read_many(paths)
             return
         yield from self._batch(paths)
+
+    def files_containing(self, paths: list[str], words: Sequence[bytes]) -> list[str]:
+        """`git grep` finds them (in C, on every core) without sending each blob here; read one
+        by one when there are few, or when git cannot answer."""
+        if len(paths) < 64 or not words or any(b"\n" in word or b"\0" in word for word in words):
+            return super().files_containing(paths, words)
+        # A blob over the fetch filter's limit is not here: read it as any read would (grep would
+        # fetch it too, but quietly and one by one).
+        small = [path for path in paths if self.size(path) < _BLOB_LIMIT]
+        found = set(super().files_containing([path for path in paths if self.size(path) >= _BLOB_LIMIT], words))
+        patterns = [arg for word in words for arg in ("-e", os.fsdecode(word))]
+        for start in range(0, len(small), _PATHS_PER_COMMAND):
+            proc = subprocess.run(
+                ["git", "--git-dir", str(self.repo.git_dir), "grep", "-l", "-z", "-F", "--no-color", "--no-textconv"]
+                + [*patterns, self.commit, "--", *small[start : start + _PATHS_PER_COMMAND]],
+                capture_output=True,
+                # Paths are names, not patterns; never a prompt.
+                env={**os.environ, **_GIT_ENV, "GIT_LITERAL_PATHSPECS": "1"},
+            )
+            if proc.returncode not in (0, 1):  # 1: no file matched
+                return super().files_containing(paths, words)
+            prefix = f"{self.commit}:"
+            found.update(os.fsdecode(entry).removeprefix(prefix) for entry in proc.stdout.split(b"\0") if entry)
+        return [path for path in paths if path in found]
 
     def _batch(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
         shas = [self.content_id(path) for path in paths]
