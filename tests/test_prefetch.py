@@ -102,6 +102,39 @@ def test_on_two_cores_a_long_consumer_scan_leaves_both_provider_tasks_to_one_chi
     assert misses["2"] == misses["3"] == 0 < misses["1"]  # the modules arrived indexed
 
 
+def test_on_two_cores_a_short_consumer_scan_is_followed_here_by_reading_the_identifiers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from atompin.analysis import engine, name_sites, provider
+
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    monkeypatch.setattr(provider, "_MIN_UNCACHED", 100)
+    forks: list[int] = []
+    real_fork = prefetch.fork_worker
+    monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forks.append(len(tasks)) or real_fork(*tasks))
+    seen, identifiers = {}, {}
+    for jobs in ("2", "3"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        with SqliteAnalysisCache(tmp_path / f"cache-{jobs}") as cache:
+            result = check_trees(
+                MemoryTree(dedent_files(CONSUMER), "consumer"),
+                MemoryTree(dedent_files(PROVIDER), "provider"),
+                "pv",
+                "plug",
+                cache,
+            )
+        seen[jobs] = sorted((f.rule.value, f.symbol) for f in result.findings)
+        with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
+            identifiers[jobs] = db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0]
+    # Two cores: the child indexes, and this process reads the identifiers after its (short) scan;
+    # three: a child each. Either way every provider file's identifiers are read and kept.
+    assert forks == [1, 1, 1]
+    assert seen["2"] == seen["3"] and seen["2"]
+    assert identifiers["2"] == identifiers["3"] == len(PROVIDER)
+
+
 def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATOMPIN_JOBS", "2")
     worker = fork_worker(lambda: [("pid", str(os.getpid()).encode()), ("big", b"x" * 3_000_000)])
@@ -190,7 +223,7 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     real_fork = prefetch.fork_worker
     monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forked.extend(tasks) or real_fork(*tasks))
     seen = []
-    for jobs in ("1", "2"):
+    for jobs in ("1", "3"):  # three cores: the identifiers have a child of their own
         monkeypatch.setenv("ATOMPIN_JOBS", jobs)
         cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}") if cached else AnalysisCache()
         result = check_trees(
@@ -205,7 +238,7 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
             baseline_label="1.0.0",
         )
         seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
-    # A worker was asked to read them both times; only with two jobs does it run.
+    # A worker was asked to read them both times; only with more than one job does it run.
     assert len(asked) == 2 and all(task is not None and task in forked for task in asked)
     assert seen[0] == seen[1]
     assert any(rule == "override-drift" and "out new since 1.0.0" in message for rule, _, message in seen[1])

@@ -21,7 +21,7 @@ from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
-from atompin.analysis.prefetch import Worker, fork_worker, parallel_jobs
+from atompin.analysis.prefetch import Task, Worker, fork_worker, parallel_jobs
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
@@ -110,18 +110,27 @@ def scan_beside_provider(
     the search hold what the workers made when this returns."""
     also = [baseline] if baseline is not None else []
     workers: list[Worker | None] = []
+    after_scan: list[Task] = []
 
     def start(sources: list[bytes]) -> None:
         names = provider_names(sources, index.package)
         indexing, reading = index.indexing_task(names, also), search.reading_task()
-        if indexing is not None and reading is not None and _scan_is_longest(sources, names, [index, *also]):
+        if indexing is None or reading is None or parallel_jobs() != 2:
+            workers.extend(fork_worker(task) if task is not None else None for task in (indexing, reading))
+        elif _scan_is_longest(sources, names, [index, *also]):
             # One child does both in turn: this process keeps a core to itself for the scan.
             workers.extend([fork_worker(indexing, reading), None])
         else:
-            workers.extend(fork_worker(task) if task is not None else None for task in (indexing, reading))
+            # The child indexing has a core to itself; this process reads the identifiers once
+            # its scan is done, while the child still indexes.
+            workers.extend([fork_worker(indexing), None])
+            after_scan.append(reading)
 
     try:
         usage = scan_consumer(consumer, packages, index.package, cache, start)
+        for task in after_scan:
+            for key, data in task():
+                cache.put_raw(key, data)
         if not workers:
             symbols = used_symbols(usage)
             workers += [
@@ -140,10 +149,10 @@ def scan_beside_provider(
 
 
 def _scan_is_longest(sources: list[bytes], names: Iterable[str], indexes: Sequence[ProviderIndex]) -> bool:
-    """On two cores, is scanning these consumer sources more work than indexing the provider
-    modules they name? (Both cost about the same per byte; reading the identifiers is far less.)
-    Then the two provider tasks share one child and the scan a core; with more cores each has one."""
-    return parallel_jobs() == 2 and sum(map(len, sources)) >= sum(each.uncached(names) for each in indexes)
+    """Is scanning these consumer sources more work than indexing the provider modules they
+    name? (Both cost about the same per byte; reading the identifiers is far less.) On two
+    cores, that decides which process also reads the identifiers."""
+    return sum(map(len, sources)) >= sum(each.uncached(names) for each in indexes)
 
 
 class ContactRules:
