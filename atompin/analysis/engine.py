@@ -1,6 +1,6 @@
 """One consumer -> provider check over two source trees: the pipeline's middle.
 
-Trees in, a `CheckResult` out. Files and caches are passed in; nothing here
+Trees in, a `CheckResult` out (`results.check_trees` reads a cached one first). Files and caches are passed in; nothing here
 prints, touches git, or imports the code it reads.
 """
 
@@ -30,10 +30,6 @@ from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge
 from atompin.model import CheckResult, Finding, GateReading, Relocation, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
-
-# Re-exported: callers that scan without checking find them here.
-__all__ = ["analyse_trees", "consumer_packages", "provider_package", "scan_consumer"]
-
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
