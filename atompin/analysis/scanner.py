@@ -1740,9 +1740,11 @@ class ConsumerScanner:
         contact.replacements = list(merged.values())
 
 
-# "pkg.mod.Class" or "pkg.mod:Class": how plugins name classes they hand over by path.
+# A function's text is cut at these before it is walked for a version helper's names.
 _NEWLINE = re.compile(rb"\n")
 _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
+
+# "pkg.mod.Class" or "pkg.mod:Class": how plugins name classes they hand over by path.
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 
 

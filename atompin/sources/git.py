@@ -29,9 +29,9 @@ from atompin.refs import HEX, check_ref, check_url, is_local
 from atompin.sources.tree import SourceTree
 from atompin.sources.version import normalize_version
 
-# Files above this size stay on the server; source files are far below it.
-_BLOB_LIMIT = 1024 * 1024
+# Files of this size and above stay on the server; source files are far below it.
 _BLOB_FILTER = "blob:limit=1m"
+_BLOB_LIMIT = 1024 * 1024  # the filter's limit in bytes
 # Paths given to one `git grep` (far below the system's limit on a command's arguments).
 _PATHS_PER_COMMAND = 2000
 # Environment for every git command: never prompt, and only these transports.
