@@ -43,14 +43,18 @@ CONSUMER = {
 }
 
 
-def _check(tmp_path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[str, str]], int]:
+def _check(
+    tmp_path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch, consumer: dict[str, str] = CONSUMER
+) -> tuple[list[tuple[str, str]], int]:
+    """The findings (rule, symbol) and the cache's misses of a check with `jobs` processes, cached
+    in tmp_path / cache-JOBS."""
     from atompin.analysis import provider
 
     monkeypatch.setenv("ATOMPIN_JOBS", jobs)
     monkeypatch.setattr(provider, "_MIN_UNCACHED", 100)  # ten small modules are worth a process here
     cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
     result = check_trees(
-        MemoryTree(dedent_files(CONSUMER), "consumer"),
+        MemoryTree(dedent_files(consumer), "consumer"),
         MemoryTree(dedent_files(PROVIDER), "provider"),
         "pv",
         "plug",
@@ -71,30 +75,26 @@ def test_a_second_process_indexes_the_provider_and_the_findings_are_the_same(
     assert (misses_alone, misses_shared) == (11, 0)
 
 
+def _count_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many tasks each second process of the scan is given (identifiers read whatever their number)."""
+    from atompin.analysis import engine, name_sites
+
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    forks: list[int] = []
+    real_fork = prefetch.fork_worker
+    monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forks.append(len(tasks)) or real_fork(*tasks))
+    return forks
+
+
 def test_on_two_cores_a_long_consumer_scan_leaves_both_provider_tasks_to_one_child(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from atompin.analysis import engine, name_sites, provider
-
-    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
-    monkeypatch.setattr(provider, "_MIN_UNCACHED", 100)
-    forks: list[int] = []  # how many tasks each child was given
-    real_fork = prefetch.fork_worker
-    monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forks.append(len(tasks)) or real_fork(*tasks))
+    forks = _count_forks(monkeypatch)
     # The consumer is padded so that scanning it is more work than indexing the modules it names.
-    padding = {"plug/padding.py": "import pv.m0\n" + "x = 1\n" * 2000}
+    padded = {**CONSUMER, "plug/padding.py": "import pv.m0\n" + "x = 1\n" * 2000}
     seen, misses = {}, {}
     for jobs in ("1", "2", "3"):
-        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
-        cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
-        result = check_trees(
-            MemoryTree(dedent_files({**CONSUMER, **padding}), "consumer"),
-            MemoryTree(dedent_files(PROVIDER), "provider"),
-            "pv",
-            "plug",
-            cache,
-        )
-        seen[jobs], misses[jobs] = sorted((f.rule.value, f.symbol) for f in result.findings), cache.misses
+        seen[jobs], misses[jobs] = _check(tmp_path, jobs, monkeypatch, padded)
     # One job: asked for apart, and nothing runs. Two cores: one child indexes and then reads the
     # identifiers while this process scans. Three: a child each.
     assert forks == [1, 1, 2, 1, 1]
@@ -107,25 +107,10 @@ def test_on_two_cores_a_short_consumer_scan_is_followed_here_by_reading_the_iden
 ) -> None:
     import sqlite3
 
-    from atompin.analysis import engine, name_sites, provider
-
-    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
-    monkeypatch.setattr(provider, "_MIN_UNCACHED", 100)
-    forks: list[int] = []
-    real_fork = prefetch.fork_worker
-    monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forks.append(len(tasks)) or real_fork(*tasks))
+    forks = _count_forks(monkeypatch)
     seen, identifiers = {}, {}
     for jobs in ("2", "3"):
-        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
-        with SqliteAnalysisCache(tmp_path / f"cache-{jobs}") as cache:
-            result = check_trees(
-                MemoryTree(dedent_files(CONSUMER), "consumer"),
-                MemoryTree(dedent_files(PROVIDER), "provider"),
-                "pv",
-                "plug",
-                cache,
-            )
-        seen[jobs] = sorted((f.rule.value, f.symbol) for f in result.findings)
+        seen[jobs], _ = _check(tmp_path, jobs, monkeypatch)
         with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
             identifiers[jobs] = db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0]
     # Two cores: the child indexes, and this process reads the identifiers after its (short) scan;

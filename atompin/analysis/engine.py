@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
@@ -109,16 +109,17 @@ def scan_beside_provider(
     after_scan: list[Task] = []
 
     def start(sources: list[bytes]) -> None:
-        names = provider_names(sources, index.package)
-        indexing, reading = index.indexing_task(names, also), search.reading_task()
-        if indexing is None or reading is None or parallel_jobs() != 2:
-            workers.extend(fork_worker(task) if task is not None else None for task in (indexing, reading))
-        elif _scan_is_longest(sources, names, [index, *also]):
-            # One child does both in turn: this process keeps a core to itself for the scan.
+        found, reading = index.indexing_task(provider_names(sources, index.package), also), search.reading_task()
+        if found is None or reading is None or parallel_jobs() != 2:
+            tasks = (found[0] if found is not None else None, reading)
+            workers.extend(fork_worker(task) if task is not None else None for task in tasks)
+            return
+        # Two cores. Scanning and indexing cost about the same per byte, reading the identifiers
+        # far less: whichever process has the shorter work reads them too.
+        indexing, size = found
+        if sum(map(len, sources)) >= size:  # the scan is longer: one child indexes, then reads
             workers.extend([fork_worker(indexing, reading), None])
-        else:
-            # The child indexing has a core to itself; this process reads the identifiers once
-            # its scan is done, while the child still indexes.
+        else:  # the indexing is longer: this process reads once its scan is done
             workers.extend([fork_worker(indexing), None])
             after_scan.append(reading)
 
@@ -142,13 +143,6 @@ def scan_beside_provider(
             if worker is not None:
                 worker.close()
     return usage
-
-
-def _scan_is_longest(sources: list[bytes], names: Iterable[str], indexes: Sequence[ProviderIndex]) -> bool:
-    """Is scanning these consumer sources more work than indexing the provider modules they
-    name? (Both cost about the same per byte; reading the identifiers is far less.) On two
-    cores, that decides which process also reads the identifiers."""
-    return sum(map(len, sources)) >= sum(each.uncached(names) for each in indexes)
 
 
 class ContactRules:

@@ -226,7 +226,7 @@ class ConsumerScanner:
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
         self._sources: dict[str, bytes] = {}  # each parsed file's source, by path
-        self._line_starts: dict[str, list[int]] = {}
+        self._lines: dict[str, list[bytes]] = {}  # the lines of a file read for a version helper
         # The visit and eval methods by class of node, unbound (a bound one would make a cycle that
         # keeps every syntax tree alive until the paused collector runs).
         self._visitors: dict[type, Callable[[ConsumerScanner, Any, _Ctx], _Ctx | None] | None] = {}
@@ -1114,15 +1114,9 @@ class ConsumerScanner:
         if source is None or first is None or last is None:
             return None
         first = min([first, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        starts = self._line_starts.get(path)
-        if starts is None:
-            # A lone carriage return ends a line for the parser too: such rare files are not cut here.
-            lines = b"\r" not in source.replace(b"\r\n", b"\n")
-            starts = self._line_starts[path] = [0, *(m.end() for m in _NEWLINE.finditer(source))] if lines else []
-        if not starts:
-            return None
-        end = starts[last] if last < len(starts) else len(source)
-        return source[starts[first - 1] : end]
+        if path not in self._lines:  # split as the parser counts lines (\n, \r\n or \r), like the indexer
+            self._lines[path] = source.splitlines()
+        return b"\n".join(self._lines[path][first - 1 : last])
 
     def _reexported(self, dotted_name: str) -> Value:
         """A name of a consumer module: the provider object when the module binds one there (a
@@ -1740,8 +1734,7 @@ class ConsumerScanner:
         contact.replacements = list(merged.values())
 
 
-# A function's text is cut at these before it is walked for a version helper's names.
-_NEWLINE = re.compile(rb"\n")
+# Looked for in a function's text before it is walked for a version helper's names.
 _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
 
 # "pkg.mod.Class" or "pkg.mod:Class": how plugins name classes they hand over by path.
