@@ -233,6 +233,32 @@ def test_corrupt_git_cache_entry_is_rebuilt(project: Path, tmp_path: Path):
     assert lockfile.read(project.parent / "atompin.lock").pair(GOOD) is not None
 
 
+def _deltas(repo: git.Repo) -> int:
+    """How many objects the cache entry's packs store as deltas."""
+    packs = [str(p) for p in Path(repo.git_dir, "objects", "pack").glob("*.idx")]
+    assert packs, "the fetch was unpacked into loose objects: nothing to look at"
+    out = repo.git.verify_pack("-v", *packs)
+    return sum(int(line.split(":")[1].split()[0]) for line in out.splitlines() if line.startswith("chain length"))
+
+
+def test_a_local_source_sends_its_objects_without_a_delta_search(tmp_path: Path):
+    """A local repository's (loose) objects only cross a pipe: git packs them without searching
+    for deltas, and they read back the same."""
+    from atompin.sources.git import GitCache
+
+    text = "".join(f"value_{i} = {i} * 2\n" for i in range(300))
+    files = {"pv/__init__.py": "", **{f"pv/m{i}.py": f"{text}last = {i}\n" for i in range(120)}}
+    source = git_repo(tmp_path / "src", [("v1", files)])
+    cache = GitCache(tmp_path / "cache")
+    tree = cache.tree(cache.resolve(str(source), "v1"))
+    assert tree.read("pv/m7.py") == files["pv/m7.py"].encode()
+    assert _deltas(cache.repo(str(source))) == 0
+    # What git does by default with the same objects: 119 of the 120 similar files as deltas.
+    plain = git.Repo.init(tmp_path / "plain", bare=True)
+    plain.git.fetch("--depth=1", "--", source.as_uri(), "+refs/tags/v1:refs/tags/v1")
+    assert _deltas(plain) > 100
+
+
 def test_lock_one_pair_keeps_the_others(project: Path):
     lock(project)
     result = lock(project, "--pair", GOOD)

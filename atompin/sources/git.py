@@ -32,6 +32,12 @@ from atompin.sources.version import normalize_version
 # Files of this size and above stay on the server; source files are far below it.
 _BLOB_FILTER = "blob:limit=1m"
 _BLOB_LIMIT = 1024 * 1024  # the filter's limit in bytes
+# How a local source sends objects. Its objects are often loose (a repository built commit by
+# commit): git would search them all for deltas to make the smallest pack, although the pack
+# only crosses a pipe. Without that search, and with light compression, fetching a vLLM release
+# from such a repository takes a third of the time, for a cached pack a sixth bigger. (`-c`
+# reaches the pack-objects that upload-pack starts; a remote's server is never told this.)
+_LOCAL_UPLOAD_PACK = "git -c pack.window=0 -c core.compression=1 upload-pack"
 # Paths given to one `git grep` (far below the system's limit on a command's arguments).
 _PATHS_PER_COMMAND = 2000
 # Environment for every git command: never prompt, and only these transports.
@@ -272,7 +278,7 @@ class GitCache:
         return refs
 
     def _fetch(self, repo: git.Repo, url: str, *refspecs: str, shallow: bool = True) -> None:
-        args = ["--no-tags", "--quiet", f"--filter={_BLOB_FILTER}"]
+        args = ["--no-tags", "--quiet", f"--filter={_BLOB_FILTER}", *_transport_options(url)]
         if shallow:
             args.append("--depth=1")
         try:
@@ -462,6 +468,7 @@ class GitCache:
                         "--quiet",
                         f"--filter={_BLOB_FILTER}",
                         f"--deepen={depth}",
+                        *_transport_options(url),
                         "--",
                         _fetch_url(url),
                         *(_refspec(r) for r in (good, bad)),
@@ -555,6 +562,11 @@ def _fetch_url(url: str) -> str:
     if is_local(url) and not url.startswith("file://"):
         return Path(os.path.abspath(url)).as_uri()
     return url
+
+
+def _transport_options(url: str) -> list[str]:
+    """Options of a fetch from `url`: a local source packs without searching for deltas."""
+    return [f"--upload-pack={_LOCAL_UPLOAD_PACK}"] if is_local(url) else []
 
 
 def _open_cached(path: Path) -> git.Repo | None:
