@@ -200,3 +200,57 @@ def test_the_provider_names_a_second_process_resolves_come_from_import_statement
     assert provider_names([source, b"import os\n"], "pv") == {
         "pv", "pv.a", "pv.a:B", "pv.a:c", "pv.x.y", "pv:e", "pv:f"
     }  # fmt: skip
+
+
+TRICKY_IMPORTS = b'''\
+from important import thing  # "import" twice on a line
+import os, sys as system; from pv import a
+x = """
+from pv.fake import (
+from pv.inside import b
+)"""
+    from . import sibling
+from pv.multi import (
+    c,
+    d as e,
+)
+print("import is not a statement here")
+\timport pv.tabbed
+# import pv.commented
+from\tpv.spaced\timport\tf
+import pv.last'''
+
+
+@pytest.mark.parametrize("name", ["_FROM", "_IMPORT"])
+def test_import_statements_are_what_the_patterns_find_everywhere(name: str):
+    """The import patterns are tried only at lines holding `import`: the same matches as trying
+    them at every byte (on a tricky sample, and on every file of atompin)."""
+    from pathlib import Path
+
+    import atompin
+    from atompin.analysis import relevant
+
+    pattern = getattr(relevant, name)
+    sources = [TRICKY_IMPORTS, TRICKY_IMPORTS + b"\n", b"", b"import", b"x = 1\n"]
+    sources += [p.read_bytes() for p in sorted(Path(atompin.__file__).parent.rglob("*.py"))]
+    for source in sources:
+        expected = [(m.span(), m.groups()) for m in pattern.finditer(source)]
+        assert [(m.span(), m.groups()) for m in relevant._statements(pattern, source)] == expected
+    assert len(list(relevant._statements(pattern, TRICKY_IMPORTS))) >= 3
+
+
+@pytest.mark.parametrize(
+    ("source", "hands_on"),
+    [
+        (b"def f():\n    import pv\nOLD = pv.VERSION < (1, 2)\n", True),  # any case of "version"
+        (b"def f():\n    import pv\nOLD = Version(pv.__version__)\n", True),
+        (b"def f():\n    import pv\nVERSION = 3\nX = pv.thing\n", False),  # not on one line
+        (b"def f():\n    import pv\nX = pvx.version\n", False),  # another word
+    ],
+)
+def test_a_module_hands_on_a_provider_version_it_computes_on_one_line(source: bytes, hands_on: bool):
+    from atompin.analysis.relevant import _File, _hands_on_provider, _imports
+
+    f = _File("plug/v.py", "plug.v", False, source)
+    f.imports = _imports(f)
+    assert _hands_on_provider(f, "pv") is hands_on
