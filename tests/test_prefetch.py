@@ -353,3 +353,76 @@ def test_git_finds_the_files_containing_words_as_a_folder_does(tmp_path: Path, m
     monkeypatch.setattr(git_sources, "_PATHS_PER_COMMAND", 50)
     assert tree.files_containing(paths, [b"g3(", b"h(1)"]) == real(folder, paths, [b"g3(", b"h(1)"])
     assert read_here == [p for p in paths if len(files[p]) >= 32]
+
+
+def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_a_second_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the names are checked here, a second process searches the provider for the calls a
+    narrower replacement must take: the same error, citing the same call, and nothing searched here."""
+    import test_real_calls
+
+    from atompin.analysis import callsites, engine
+
+    monkeypatch.setattr(callsites.CallerSearch, "MIN_FILES", 0)
+    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 10**6)  # only the caller search forks
+    consumer = test_real_calls.consumer(
+        "import pv.ops\n\ndef conv(x, weight, bias=None, cache_indices=None):\n    return x\n\npv.ops.conv = conv\n"
+    )
+    searched_here: list[list[str]] = []
+    real_search = callsites.CallerSearch._search
+    pid = os.getpid()
+
+    def search(self: callsites.CallerSearch, names: list[str]) -> None:
+        if os.getpid() == pid:
+            searched_here.append(names)
+        real_search(self, names)
+
+    monkeypatch.setattr(callsites.CallerSearch, "_search", search)
+    seen = {}
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        result = check_trees(
+            MemoryTree(dedent_files(consumer), "consumer"),
+            MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider"),
+            "pv",
+            "plug",
+            SqliteAnalysisCache(tmp_path / f"cache-{jobs}"),
+        )
+        seen[jobs] = [(f.rule.value, f.severity.value, f.message) for f in result.findings]
+    assert seen["1"] == seen["2"]
+    assert any(
+        rule == "arity-drift" and severity == "error" and "pv/mixer.py" in message
+        for rule, severity, message in seen["2"]
+    )
+    assert searched_here == [["conv"]]  # one job: here; two: in the second process
+
+
+def test_the_caller_search_process_is_stopped_when_the_checks_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import test_real_calls
+
+    from atompin.analysis import callsites, engine
+
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(callsites.CallerSearch, "MIN_FILES", 0)
+    started: list[prefetch.Worker] = []
+    real_fork = prefetch.fork_worker
+    monkeypatch.setattr(callsites, "fork_worker", lambda task: started.append(real_fork(task)) or started[-1])
+
+    def fail(self: engine.UsageChecker) -> object:
+        raise RuntimeError("a check broke")
+
+    monkeypatch.setattr(engine.UsageChecker, "run", fail)
+    consumer = test_real_calls.consumer("import pv.ops\n\ndef conv(x, weight):\n    return x\n\npv.ops.conv = conv\n")
+    with pytest.raises(RuntimeError, match="a check broke"):
+        check_trees(
+            MemoryTree(dedent_files(consumer), "consumer"),
+            MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider"),
+            "pv",
+            "plug",
+        )
+    assert len(started) == 1 and started[0] is not None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(started[0].pid, os.WNOHANG)

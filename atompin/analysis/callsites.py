@@ -18,9 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from atompin.analysis.arity import CallShape
-from atompin.analysis.cache import dump_json, load_json
+from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.names import absolute_module
+from atompin.analysis.prefetch import Worker, fork_worker
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.model import Site
 from atompin.sources.tree import blob_id
@@ -190,12 +191,44 @@ def _dotted(node: ast.expr) -> str:
 class CallerSearch:
     """Calls of provider callables made by the provider itself (see the module docstring)."""
 
+    # Fewer provider files than this: searching them takes less than a second process costs.
+    MIN_FILES = 200
+
     def __init__(self, index: ProviderIndex) -> None:
         self.index = index
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
+        self._worker: Worker | None = None
+
+    def start_search(self, names: set[str]) -> None:
+        """Search for the calls of `names` in a second process (see `prefetch`) while this one goes
+        on; `prime` takes in what it found (through the cache). Nothing when they are cached, the
+        provider is small, or no second process can run."""
+        index = self.index
+        todo = {n for n in names if n not in self._raw and index.cache.get_raw(self._key(n)) is None}
+        if not todo or self._worker is not None:
+            return
+        if len(index.tree.python_files(index.package)) < self.MIN_FILES:
+            return
+
+        def task() -> list[tuple[str, bytes]]:
+            recorder = RecordingCache(index.cache.reopened())
+            CallerSearch(ProviderIndex(index.tree, index.package, recorder)).prime(todo)
+            return recorder.written
+
+        self._worker = fork_worker(task)
+
+    def close(self) -> None:
+        """Stop the second process if what it found was never asked for (the check failed)."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
 
     def prime(self, names: set[str]) -> None:
         """Find the calls of all `names` in one pass over the provider's files (cached by the files' stamps)."""
+        if self._worker is not None:  # what a second process found arrives in the cache
+            for key, data in self._worker.collect():
+                self.index.cache.put_raw(key, data)
+            self._worker = None
         wanted = sorted(n for n in names if n not in self._raw)
         if not wanted:
             return

@@ -108,6 +108,7 @@ class UsageChecker:
         self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
         self.callers = CallerSearch(index)
+        self._caller_names: set[str] | None = None
         self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
 
     def _resolve_raw(self, ref: Ref) -> Resolution:
@@ -375,12 +376,19 @@ class UsageChecker:
 
     # -- signatures (arity-drift) -------------------------------------------------
 
+    def caller_names(self) -> set[str]:
+        """The names of every callable replaced by a narrower function: whose calls in the provider
+        the patch checks look up (`callers.start_search` can look for them ahead)."""
+        if self._caller_names is None:
+            self._caller_names = set()
+            for patch in self.usage.patches:
+                if self._narrower(patch):
+                    self._caller_names.update(n for _, n in self._call_targets(patch))
+        return self._caller_names
+
     def _prime_callers(self) -> None:
         """Search the provider once for the calls of every callable replaced by a narrower function."""
-        names: set[str] = set()
-        for patch in self.usage.patches:
-            if self._narrower(patch):
-                names.update(n for _, n in self._call_targets(patch))
+        names = self.caller_names()
         if names:
             self.callers.prime(names)
 

@@ -252,6 +252,7 @@ def analyse_trees(
     drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge)
     contact.start()  # in a second process, while the names are checked here
+    checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
     try:
         findings = checker.run()
         if relocations:
@@ -263,6 +264,7 @@ def analyse_trees(
         findings += contact.findings()
     finally:
         contact.close()
+        checker.callers.close()
     reach = reachability(consumer, packages, package, usage, checker.judge)
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

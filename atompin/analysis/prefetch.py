@@ -9,7 +9,8 @@ checks run, so on a machine with a second core it is forked off:
   and another reads the identifiers of every provider file for the rules' name searches
   (`NameSearch.start_reading`);
 - while the names, patches and calls are checked, a child runs the contact rules
-  (`engine.ContactRules`).
+  (`engine.ContactRules`), and another searches the provider for its own calls of what the
+  consumer replaced with a narrower function (`CallerSearch.start_search`).
 
 Each child sends back bytes: its results and what it would have written to the cache (it
 reads the cache through a connection of its own and never writes it). What a child did not
