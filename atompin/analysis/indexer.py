@@ -21,9 +21,11 @@ from atompin.analysis.moduleinfo import (
 )
 from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
-from atompin.analysis.syntax import body_digest, dotted, literal_strings, runtime_bodies, target_names, walk
+from atompin.analysis.syntax import body_digest, dotted, literal_strings, nodes, runtime_bodies, target_names, walk
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
+# What a method's instance attributes and calls on itself are read from.
+_CALL_OR_ASSIGNMENT = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.AugAssign})
 
 
 def index_module(source: bytes | str, name: str, is_package: bool) -> ModuleInfo:
@@ -259,17 +261,16 @@ class _ModuleVisitor:
             return
         receiver = args[0].arg
         is_class = "classmethod" in {dotted(d) for d in method.decorator_list}
-        for node in walk(method):
-            kind = node.__class__  # compared exactly: the parser makes no subclasses, and this loop is hot
+        # Node classes compared exactly: the parser makes no subclasses, and this loop is hot.
+        for node in [n for n in nodes(method) if n.__class__ in _CALL_OR_ASSIGNMENT]:
+            kind = node.__class__
             if kind is ast.Call:
                 self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
                 continue
             if kind is ast.Assign:
                 targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]
-            elif kind is ast.AnnAssign or kind is ast.AugAssign:
-                targets = [node.target]  # type: ignore[attr-defined]
             else:
-                continue
+                targets = [node.target]  # type: ignore[attr-defined]
             for target in targets:
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:

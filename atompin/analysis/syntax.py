@@ -49,6 +49,26 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
                 todo.append(value)
 
 
+def nodes(node: ast.AST) -> list[ast.AST]:
+    """`walk` as a list: for a loop over every node, where resuming a generator per node costs
+    more than the loop's own work."""
+    todo = [node]
+    i = 0
+    AST = ast.AST
+    fields_of = _CHILD_FIELDS.get
+    while i < len(todo):
+        current = todo[i]
+        i += 1
+        cls = current.__class__
+        for name in fields_of(cls) or _child_fields(cls):
+            value = getattr(current, name, None)
+            if value.__class__ is list:
+                todo.extend([x for x in value if isinstance(x, AST)])
+            elif isinstance(value, AST):
+                todo.append(value)
+    return todo
+
+
 def dotted(node: ast.expr) -> str:
     """`a.b.c` -> "a.b.c"; a subscripted base like `Base[T]` -> "Base"; anything else -> ""."""
     if isinstance(node, ast.Subscript):
