@@ -252,8 +252,8 @@ def analyse_trees(
     drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge)
     contact.start()  # in a second process, while the names are checked here
-    checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
     try:
+        checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
         findings = checker.run()
         if relocations:
             findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
