@@ -299,37 +299,6 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
     assert searches[1] == searches[0] > 0
 
 
-def test_the_contact_rules_process_is_stopped_when_the_checks_fail(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from atompin.analysis import engine
-
-    monkeypatch.setenv("ATOMPIN_JOBS", "2")
-    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
-    started: list[prefetch.Worker] = []
-    real_fork = prefetch.fork_worker
-
-    def fork(task):  # type: ignore[no-untyped-def]
-        worker = real_fork(task)
-        if worker is not None:
-            started.append(worker)
-        return worker
-
-    monkeypatch.setattr(engine, "fork_worker", fork)
-
-    def fail(self: engine.UsageChecker) -> object:
-        raise RuntimeError("a check broke")
-
-    monkeypatch.setattr(engine.UsageChecker, "run", fail)
-    with pytest.raises(RuntimeError, match="a check broke"):
-        check_trees(
-            MemoryTree(dedent_files(CONSUMER), "consumer"), MemoryTree(dedent_files(PROVIDER), "provider"), "pv", "plug"
-        )
-    assert len(started) == 1
-    with pytest.raises(ChildProcessError):
-        os.waitpid(started[0].pid, os.WNOHANG)
-
-
 def test_git_finds_the_files_containing_words_as_a_folder_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from atompin.sources import git as git_sources
 
@@ -398,18 +367,21 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_a_second_p
     assert searched_here == [["conv"]]  # one job: here; two: in the second process
 
 
-def test_the_caller_search_process_is_stopped_when_the_checks_fail(
+def test_the_second_processes_of_the_checks_are_stopped_when_the_checks_fail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The contact rules' process and the caller search's are stopped and reaped."""
     import test_real_calls
 
     from atompin.analysis import callsites, engine
 
     monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
     monkeypatch.setattr(callsites.CallerSearch, "MIN_FILES", 0)
-    started: list[prefetch.Worker] = []
+    started: list[prefetch.Worker | None] = []
     real_fork = prefetch.fork_worker
-    monkeypatch.setattr(callsites, "fork_worker", lambda task: started.append(real_fork(task)) or started[-1])
+    for module in (engine, callsites):
+        monkeypatch.setattr(module, "fork_worker", lambda *tasks: started.append(real_fork(*tasks)) or started[-1])
 
     def fail(self: engine.UsageChecker) -> object:
         raise RuntimeError("a check broke")
@@ -423,6 +395,8 @@ def test_the_caller_search_process_is_stopped_when_the_checks_fail(
             "pv",
             "plug",
         )
-    assert len(started) == 1 and started[0] is not None
-    with pytest.raises(ChildProcessError):
-        os.waitpid(started[0].pid, os.WNOHANG)
+    assert len(started) == 2 and None not in started
+    for worker in started:
+        assert worker is not None
+        with pytest.raises(ChildProcessError):
+            os.waitpid(worker.pid, os.WNOHANG)

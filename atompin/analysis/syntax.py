@@ -27,31 +27,11 @@ def _child_fields(cls: type) -> tuple[str, ...]:
     return fields
 
 
-def walk(node: ast.AST) -> Iterator[ast.AST]:
+def nodes(node: ast.AST) -> list[ast.AST]:
     """Every node under `node` (itself first) in the order `ast.walk` gives them (breadth first,
     fields in order), leaving out expression contexts (`Load`, `Store`, `Del`: a third of all
-    nodes, read as `node.ctx` where needed), at about half its cost: read by every visitor, often."""
-    todo = [node]
-    i = 0
-    AST = ast.AST
-    fields_of = _CHILD_FIELDS.get
-    while i < len(todo):
-        current = todo[i]
-        i += 1
-        yield current
-        cls = current.__class__
-        fields = fields_of(cls) or _child_fields(cls)
-        for name in fields:
-            value = getattr(current, name, None)
-            if value.__class__ is list:
-                todo.extend([x for x in value if isinstance(x, AST)])
-            elif isinstance(value, AST):
-                todo.append(value)
-
-
-def nodes(node: ast.AST) -> list[ast.AST]:
-    """`walk` as a list: for a loop over every node, where resuming a generator per node costs
-    more than the loop's own work."""
+    nodes, read as `node.ctx` where needed), at about half its cost: read by every visitor,
+    often. A list: building it beats resuming a generator for every node."""
     todo = [node]
     i = 0
     AST = ast.AST
@@ -67,6 +47,11 @@ def nodes(node: ast.AST) -> list[ast.AST]:
             elif isinstance(value, AST):
                 todo.append(value)
     return todo
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """`nodes`, to iterate over."""
+    return iter(nodes(node))
 
 
 def dotted(node: ast.expr) -> str:
