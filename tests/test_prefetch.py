@@ -324,11 +324,13 @@ def test_git_finds_the_files_containing_words_as_a_folder_does(tmp_path: Path, m
     assert read_here == [p for p in paths if len(files[p]) >= 32]
 
 
-def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_a_second_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("padding", [{}, {"pv/_pad.py": ""}])  # the call's file in either half
+def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, padding: dict[str, str]
 ) -> None:
-    """While the names are checked here, a second process searches the provider for the calls a
-    narrower replacement must take: the same error, citing the same call, and nothing searched here."""
+    """While the names are checked here, a second process searches half of the provider's files
+    for the calls a narrower replacement must take, and this one the other half: the same error,
+    citing the same call, wherever that call is."""
     import test_real_calls
 
     from atompin.analysis import callsites, engine
@@ -338,22 +340,24 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_a_second_p
     consumer = test_real_calls.consumer(
         "import pv.ops\n\ndef conv(x, weight, bias=None, cache_indices=None):\n    return x\n\npv.ops.conv = conv\n"
     )
-    searched_here: list[list[str]] = []
-    real_search = callsites.CallerSearch._search
+    provider = MemoryTree(dedent_files({**test_real_calls.PROVIDER, **padding}), "provider")
+    files = provider.python_files("pv")
+    searched_here: list[tuple[list[str], list[str]]] = []
+    real_calls_in = callsites.CallerSearch._calls_in
     pid = os.getpid()
 
-    def search(self: callsites.CallerSearch, names: list[str]) -> None:
+    def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str]) -> object:
         if os.getpid() == pid:
-            searched_here.append(names)
-        real_search(self, names)
+            searched_here.append((names, paths))
+        return real_calls_in(self, names, paths)
 
-    monkeypatch.setattr(callsites.CallerSearch, "_search", search)
+    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
     seen = {}
     for jobs in ("1", "2"):
         monkeypatch.setenv("ATOMPIN_JOBS", jobs)
         result = check_trees(
             MemoryTree(dedent_files(consumer), "consumer"),
-            MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider"),
+            provider,
             "pv",
             "plug",
             SqliteAnalysisCache(tmp_path / f"cache-{jobs}"),
@@ -361,10 +365,12 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_a_second_p
         seen[jobs] = [(f.rule.value, f.severity.value, f.message) for f in result.findings]
     assert seen["1"] == seen["2"]
     assert any(
-        rule == "arity-drift" and severity == "error" and "pv/mixer.py" in message
+        rule == "arity-drift" and severity == "error" and "pv/mixer.py:5" in message
         for rule, severity, message in seen["2"]
     )
-    assert searched_here == [["conv"]]  # one job: here; two: in the second process
+    # One job: every file here; two: the even ones here, the odd ones in the second process.
+    assert searched_here == [(["conv"], files), (["conv"], files[0::2])]
+    assert ("pv/mixer.py" in files[1::2]) is bool(padding)
 
 
 def test_the_second_processes_of_the_checks_are_stopped_when_the_checks_fail(

@@ -13,6 +13,7 @@ cached by its content.
 from __future__ import annotations
 
 import ast
+import pickle
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from atompin.model import Site
 from atompin.sources.tree import blob_id
 
 CALLS_FORMAT = "atompin-calls-3"
+_FOUND = "\0found"  # the key of what the second process found, among the cache entries it sends
 
 
 @dataclass(frozen=True)
@@ -197,25 +199,27 @@ class CallerSearch:
     def __init__(self, index: ProviderIndex) -> None:
         self.index = index
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
-        self._worker: Worker | None = None
+        self._worker: Worker | None = None  # searching half of the files (see `start_search`)
+        self._shared: tuple[list[str], list[str]] = ([], [])  # its names, and all the files
 
     def start_search(self, names: set[str]) -> None:
-        """Search for the calls of `names` in a second process (see `prefetch`) while this one goes
-        on; `prime` takes in what it found (through the cache). Nothing when they are cached, the
-        provider is small, or no second process can run."""
+        """Search for the calls of `names` in two processes (see `prefetch`): a second one
+        searches half of the provider's files now, while this one goes on; `prime` searches the
+        other half here and takes in the second one's. Nothing when they are cached, the provider
+        is small, or no second process can run."""
         index = self.index
-        todo = {n for n in names if n not in self._raw and index.cache.get_raw(self._key(n)) is None}
-        if not todo or self._worker is not None:
-            return
-        if len(index.tree.python_files(index.package)) < self.MIN_FILES:
+        todo = sorted(n for n in names if n not in self._raw and index.cache.get_raw(self._key(n)) is None)
+        files = index.tree.python_files(index.package)
+        if not todo or self._worker is not None or len(files) < self.MIN_FILES:
             return
 
         def task() -> list[tuple[str, bytes]]:
             recorder = RecordingCache(index.cache.reopened())
-            CallerSearch(ProviderIndex(index.tree, index.package, recorder)).prime(todo)
-            return recorder.written
+            found = CallerSearch(ProviderIndex(index.tree, index.package, recorder))._calls_in(todo, files[1::2])
+            return [(_FOUND, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
         self._worker = fork_worker(task)
+        self._shared = (todo, files)
 
     def close(self) -> None:
         """Stop the second process if what it found was never asked for (the check failed)."""
@@ -225,10 +229,8 @@ class CallerSearch:
 
     def prime(self, names: set[str]) -> None:
         """Find the calls of all `names` in one pass over the provider's files (cached by the files' stamps)."""
-        if self._worker is not None:  # what a second process found arrives in the cache
-            for key, data in self._worker.collect():
-                self.index.cache.put_raw(key, data)
-            self._worker = None
+        if self._worker is not None:
+            self._finish_shared()
         wanted = sorted(n for n in names if n not in self._raw)
         if not wanted:
             return
@@ -241,22 +243,45 @@ class CallerSearch:
             else:
                 self._raw[name] = found
         if todo:
-            self._search(todo)
-            for name in todo:
-                self.index.cache.put_raw(self._key(name), dump_json(dict[str, list[RawCall]], self._raw[name]))
+            self._raw.update(self._calls_in(todo, self.index.tree.python_files(self.index.package)))
+            self._store(todo)
+
+    def _finish_shared(self) -> None:
+        """The search `start_search` shared: this process's half of the files, then the second
+        process's (searched here too when it failed), merged in the files' order."""
+        assert self._worker is not None
+        names, files = self._shared
+        mine = self._calls_in(names, files[0::2])
+        theirs: dict[str, dict[str, list[RawCall]]] | None = None
+        for key, data in self._worker.collect():
+            if key == _FOUND:
+                theirs = pickle.loads(data)  # from our own child, never from a file
+            else:
+                self.index.cache.put_raw(key, data)
+        self._worker = None
+        if theirs is None:
+            theirs = self._calls_in(names, files[1::2])
+        order = {path: i for i, path in enumerate(files)}
+        for name in names:
+            merged = {**mine[name], **theirs[name]}
+            self._raw[name] = {path: merged[path] for path in sorted(merged, key=order.__getitem__)}
+        self._store(names)
+
+    def _store(self, names: list[str]) -> None:
+        for name in names:
+            self.index.cache.put_raw(self._key(name), dump_json(dict[str, list[RawCall]], self._raw[name]))
 
     def _key(self, name: str) -> str:
         tree = self.index.tree
         return f"{CALLS_FORMAT}:{tree.label}:{tree.package_id(self.index.package)}:{name}"
 
-    def _search(self, names: list[str]) -> None:
-        for name in names:
-            self._raw[name] = {}
+    def _calls_in(self, names: list[str], files: list[str]) -> dict[str, dict[str, list[RawCall]]]:
+        """name -> path -> the calls of `name` in each of `files` that makes one (each file's cached by content)."""
+        out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
         encoded = [(n, n.encode()) for n in names]
         # A call by name (not its definition): `name(`, `.name(`, with any space before the parenthesis.
         pattern = re.compile(rb"(?<!def )\b(" + b"|".join(re.escape(b) for _, b in encoded) + rb")\s*\(")
         tree = self.index.tree
-        files = tree.python_files(self.index.package)
         for path, data in tree.read_many(tree.files_containing(files, [b for _, b in encoded])):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:
@@ -282,7 +307,8 @@ class CallerSearch:
                     calls = collector.calls
                     self.index.cache.put_raw(key, dump_json(list[RawCall], calls))
                 if calls:
-                    self._raw[name][path] = calls
+                    out[name][path] = calls
+        return out
 
     def calls(
         self,
