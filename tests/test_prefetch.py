@@ -135,6 +135,13 @@ def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: py
     # Several tasks: run in turn, their results in one list.
     both = fork_worker(lambda: [("a", b"1")], lambda: [("b", b"2")])
     assert both is not None and both.collect() == [("a", b"1"), ("b", b"2")]
+    # Taken into a cache: every entry but the task's own answer, which is returned.
+    from atompin.analysis.cache import AnalysisCache
+
+    cache = AnalysisCache()
+    answering = fork_worker(lambda: [(prefetch.ANSWER, b"42"), ("k", b"v")])
+    assert answering is not None and answering.collect_into(cache) == b"42"
+    assert (cache.get_raw("k"), cache.get_raw(prefetch.ANSWER)) == (b"v", None)
 
 
 def test_no_second_process_with_one_job_or_other_working_threads(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,13 +22,12 @@ from atompin.analysis.arity import CallShape
 from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.names import absolute_module
-from atompin.analysis.prefetch import Worker, fork_worker
+from atompin.analysis.prefetch import ANSWER, Worker, fork_worker
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
 CALLS_FORMAT = "atompin-calls-3"
-_FOUND = "\0found"  # the key of what the second process found, among the cache entries it sends
 
 
 @dataclass(frozen=True)
@@ -216,7 +215,7 @@ class CallerSearch:
         def task() -> list[tuple[str, bytes]]:
             recorder = RecordingCache(index.cache.reopened())
             found = CallerSearch(ProviderIndex(index.tree, index.package, recorder))._calls_in(todo, files[1::2])
-            return [(_FOUND, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
+            return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
         self._worker = fork_worker(task)
         self._shared = (todo, files)
@@ -252,15 +251,13 @@ class CallerSearch:
         assert self._worker is not None
         names, files = self._shared
         mine = self._calls_in(names, files[0::2])
-        theirs: dict[str, dict[str, list[RawCall]]] | None = None
-        for key, data in self._worker.collect():
-            if key == _FOUND:
-                theirs = pickle.loads(data)  # from our own child, never from a file
-            else:
-                self.index.cache.put_raw(key, data)
+        answer = self._worker.collect_into(self.index.cache)
         self._worker = None
-        if theirs is None:
-            theirs = self._calls_in(names, files[1::2])
+        theirs: dict[str, dict[str, list[RawCall]]] = (
+            pickle.loads(answer)  # from our own child, never from a file
+            if answer is not None
+            else self._calls_in(names, files[1::2])
+        )
         order = {path: i for i, path in enumerate(files)}
         for name in names:
             merged = {**mine[name], **theirs[name]}

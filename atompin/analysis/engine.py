@@ -21,7 +21,7 @@ from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
-from atompin.analysis.prefetch import Task, Worker, fork_worker, parallel_jobs
+from atompin.analysis.prefetch import ANSWER, Task, Worker, fork_worker, parallel_jobs, store
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
@@ -126,8 +126,7 @@ def scan_beside_provider(
     try:
         usage = scan_consumer(consumer, packages, index.package, cache, start)
         for task in after_scan:
-            for key, data in task():
-                cache.put_raw(key, data)
+            store(task(), cache)
         if not workers:
             symbols = used_symbols(usage)
             workers += [
@@ -180,7 +179,7 @@ class ContactRules:
             for holder in holders:
                 holder.cache = recorder
             findings = self.run()
-            return [(_FINDINGS, pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
+            return [(ANSWER, pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
         self.worker = fork_worker(task)
 
@@ -192,18 +191,11 @@ class ContactRules:
     def findings(self) -> list[Finding]:
         """The rules' findings: the second process's, else (it failed, or none ran) computed here."""
         if self.worker is not None:
-            found: list[Finding] | None = None
-            for key, data in self.worker.collect():
-                if key == _FINDINGS:
-                    found = pickle.loads(data)  # from our own child, never from a file
-                else:
-                    self.index.cache.put_raw(key, data)
-            if found is not None:
+            answer = self.worker.collect_into(self.index.cache)
+            if answer is not None:
+                found: list[Finding] = pickle.loads(answer)  # from our own child, never from a file
                 return found
         return self.run()
-
-
-_FINDINGS = "\0findings"
 
 
 def used_symbols(usage: ConsumerUsage) -> list[str]:

@@ -278,8 +278,7 @@ class NameSearch:
     def collect(self, worker: Worker | None) -> None:
         """Take in the identifiers a second process read."""
         if worker is not None:
-            for key, data in worker.collect():
-                self.cache.put_raw(key, data)
+            worker.collect_into(self.cache)
 
     def _all_read_key(self) -> str:
         """Set once every file's identifiers are cached (one lookup instead of one per file)."""

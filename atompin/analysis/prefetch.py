@@ -30,7 +30,8 @@ import pickle
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Protocol
 
 
 def parallel_jobs() -> int:
@@ -73,6 +74,10 @@ class Worker:
         os.close(self.fd)
         os.waitpid(self.pid, 0)
 
+    def collect_into(self, cache: _Cache) -> bytes | None:
+        """`collect`, stored into `cache` (see `store`): the task's answer, if it sent one."""
+        return store(self.collect(), cache)
+
     def collect(self) -> list[tuple[str, bytes]]:
         """The child's results; none when it failed (the parent then does the work itself)."""
         self.done = True
@@ -91,6 +96,24 @@ class Worker:
 
 
 Task = Callable[[], list[tuple[str, bytes]]]
+
+# The key under which a task sends its own answer (pickled) beside the cache entries it wrote.
+ANSWER = "\0answer"
+
+
+class _Cache(Protocol):
+    def put_raw(self, key: str, data: bytes) -> None: ...
+
+
+def store(entries: Iterable[tuple[str, bytes]], cache: _Cache) -> bytes | None:
+    """Put what a task sent into `cache`: every entry but its answer (`ANSWER`), returned."""
+    answer = None
+    for key, data in entries:
+        if key == ANSWER:
+            answer = data
+        else:
+            cache.put_raw(key, data)
+    return answer
 
 
 def fork_worker(*tasks: Task) -> Worker | None:

@@ -197,8 +197,7 @@ class ProviderIndex:
     def collect(self, worker: Worker | None) -> None:
         """Take in what a second process indexed (into the cache, where every index finds it)."""
         if worker is not None:
-            for key, data in worker.collect():
-                self.cache.put_raw(key, data)
+            worker.collect_into(self.cache)
 
     def module_path(self, name: str) -> str:
         found = self.find(name)
