@@ -1,7 +1,7 @@
 """One consumer -> provider check over two source trees: the pipeline's middle.
 
-Trees in, a `CheckResult` out (`results.check_trees` reads a cached one first). Files and caches are passed in; nothing here
-prints, touches git, or imports the code it reads.
+Trees in, a `CheckResult` out (`results.check_trees` reads a cached one first). Files and
+caches are passed in; nothing here prints, touches git, or imports the code it reads.
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
+from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge
-from atompin.model import CheckResult, Finding, GateReading, Relocation, Rule, Severity, Site
+from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
@@ -214,20 +215,16 @@ def _module_id(tree: SourceTree, module: str) -> str:
 def analyse_trees(
     consumer: SourceTree,
     provider: SourceTree,
-    package: str | None,
-    consumer_package: str | None,
+    baseline: SourceTree | None,
+    options: CheckOptions,
     cache: AnalysisCache,
-    relocations: Sequence[tuple[str, Relocation]] = (),
-    baseline: SourceTree | None = None,
-    provider_version: str | None = None,
-    baseline_version: str | None = None,
-    baseline_label: str = "",
 ) -> CheckResult:
     """Run every part of one check (`results.check_trees` says what the arguments are; it
     reads a cached result first). `cache` is handed to every part: what second processes
     send is found there."""
-    package = provider_package(provider, package)
-    packages = consumer_packages(consumer, consumer_package, package)
+    provider_version, baseline_version = options.provider_version, options.baseline_version
+    package = provider_package(provider, options.package)
+    packages = consumer_packages(consumer, options.consumer_package, package)
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     search = NameSearch(provider, package, cache)
@@ -241,14 +238,16 @@ def analyse_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     checker = UsageChecker(usage, index, provider_version, base_index, in_consumer)
-    drift_baseline = Baseline(base_index, baseline_label or base_index.tree.label) if base_index is not None else None
+    drift_baseline = (
+        Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
+    )
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge)
     contact.start()  # in a second process, while the names are checked here
     try:
         checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
         findings = checker.run()
-        if relocations:
-            findings += check_relocations(relocations, index, base_index, checker.sites_by_symbol())
+        if options.relocations:
+            findings += check_relocations(options.relocations, index, base_index, checker.sites_by_symbol())
         override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
         gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
         findings += gate_flips(gates, provider_version, baseline_version)

@@ -10,10 +10,24 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.model import CheckResult, Relocation
 from atompin.sources.tree import SourceTree
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """What a check is asked besides its trees (`check_trees` says what each means): part of its
+    result's key, and what `engine.analyse_trees` runs with."""
+
+    package: str | None = None
+    consumer_package: str | None = None
+    relocations: tuple[tuple[str, Relocation], ...] = ()
+    provider_version: str | None = None
+    baseline_version: str | None = None
+    baseline_label: str = ""
 
 
 def check_trees(
@@ -40,8 +54,10 @@ def check_trees(
     """
     # One cache for every part (in memory only, without one): what second processes send is found there.
     cache = cache if cache is not None else AnalysisCache()
-    options = (package, consumer_package, relocations, provider_version, baseline_version, baseline_label)
-    key = result_key(consumer, provider, baseline, *options)
+    options = CheckOptions(
+        package, consumer_package, tuple(relocations), provider_version, baseline_version, baseline_label
+    )
+    key = result_key(consumer, provider, baseline, options)
     if (cached := cache.get_raw(key)) is not None:
         found = load_json(CheckResult, cached)
         if found is not None:
@@ -49,24 +65,13 @@ def check_trees(
     # The analysis core (about 0.1 s of imports) is loaded only when there is analysis to do.
     from atompin.analysis.engine import analyse_trees
 
-    result = analyse_trees(
-        consumer,
-        provider,
-        package,
-        consumer_package,
-        cache,
-        relocations=relocations,
-        baseline=baseline,
-        provider_version=provider_version,
-        baseline_version=baseline_version,
-        baseline_label=baseline_label,
-    )
+    result = analyse_trees(consumer, provider, baseline, options, cache)
     cache.put_raw(key, dump_json(CheckResult, result))
     cache.flush()
     return result
 
 
-def result_key(consumer: SourceTree, provider: SourceTree, baseline: SourceTree | None, *options: object) -> str:
+def result_key(consumer: SourceTree, provider: SourceTree, baseline: SourceTree | None, options: CheckOptions) -> str:
     """The cache key of a check's whole result: what every input is, and which atompin judged."""
     trees = [(t.label, t.identity()) if t is not None else None for t in (consumer, provider, baseline)]
     text = json.dumps([code_digest(), trees, repr(options)])
