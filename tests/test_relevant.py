@@ -7,7 +7,7 @@ import pytest
 from conftest import brief
 
 from atompin.analysis import engine
-from atompin.analysis.relevant import files_that_can_matter
+from atompin.analysis.relevant import relevant_files
 from atompin.analysis.results import check_trees
 from atompin.sources.tree import MemoryTree
 from atompin.testing import dedent_files
@@ -134,7 +134,7 @@ def _files(files: dict[str, str]) -> list[tuple[str, str, bytes]]:
 
 
 def test_the_files_that_can_matter_are_found_from_their_bytes():
-    relevant = files_that_can_matter(_files(CONSUMER), "pv", ["plug"])
+    relevant, _ = relevant_files(_files(CONSUMER), "pv", ["plug"])
     assert relevant == {
         "plug/__init__.py",  # a package named in a string of an included file (plug.backend_impl)
         "plug/base.py",  # names the provider

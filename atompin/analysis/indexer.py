@@ -21,7 +21,7 @@ from atompin.analysis.moduleinfo import (
 )
 from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
-from atompin.analysis.syntax import body_digest, dotted, literal_strings, nodes, runtime_bodies, target_names, walk
+from atompin.analysis.syntax import body_digest, dotted, literal_strings, runtime_bodies, target_names, walk
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
 # What a method's instance attributes and calls on itself are read from.
@@ -262,7 +262,7 @@ class _ModuleVisitor:
         receiver = args[0].arg
         is_class = "classmethod" in {dotted(d) for d in method.decorator_list}
         # Node classes compared exactly: the parser makes no subclasses, and this loop is hot.
-        for node in [n for n in nodes(method) if n.__class__ in _CALL_OR_ASSIGNMENT]:
+        for node in [n for n in walk(method) if n.__class__ in _CALL_OR_ASSIGNMENT]:
             kind = node.__class__
             if kind is ast.Call:
                 self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]

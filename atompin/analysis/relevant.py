@@ -102,18 +102,12 @@ class _File:
         return {i.module for i in self.imports}
 
 
-def files_that_can_matter(
-    files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]
-) -> set[str]:
-    """The paths (of (path, module, source) triples) that can reach `provider`, as above."""
-    return relevant_files(files, provider, consumer_tops)[0]
-
-
 def relevant_files(
     files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]
 ) -> tuple[set[str], dict[str, list[tuple[str, int]]]]:
-    """The paths that can reach `provider` (as above), and for every other path what its imports
-    and file-name strings point at (read once, with the rest)."""
+    """The paths (of (path, module, source) triples) that can reach `provider` (as above), and
+    for every other path what its imports and file-name strings point at (read once, with the
+    rest)."""
     by_path = {path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files}
     modules = {f.module: f.path for f in by_path.values()}
     for f in by_path.values():

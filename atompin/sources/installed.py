@@ -16,7 +16,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 
 from atompin.errors import InputError
-from atompin.sources.tree import SourceTree
+from atompin.sources.tree import SourceTree, size_and_time
 from atompin.sources.version import normalize_version
 
 _COMMIT = re.compile(
@@ -50,8 +50,7 @@ class InstalledTree(SourceTree):
     def stamp(self, path: str) -> str:
         """Size and modification time, like a folder's: an identity of the whole distribution must
         not read its compiled libraries."""
-        st = (self.root / path).stat()
-        return f"{st.st_size}:{st.st_mtime_ns}"
+        return size_and_time(self.root / path)
 
 
 def _distributions(paths: list[str] | None) -> list[metadata.Distribution]:

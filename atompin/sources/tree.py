@@ -90,10 +90,13 @@ class SourceTree(ABC):
 
     def package_id(self, package: str) -> str:
         """`stamps_id` of a package's Python files, computed once per tree."""
-        ids: dict[str, str] = self.__dict__.setdefault("_package_ids", {})
-        if package not in ids:
-            ids[package] = self.stamps_id(self.python_files(package))
-        return ids[package]
+        if package not in self._package_ids:
+            self._package_ids[package] = self.stamps_id(self.python_files(package))
+        return self._package_ids[package]
+
+    @cached_property
+    def _package_ids(self) -> dict[str, str]:
+        return {}
 
     def identity(self) -> str:
         """One id for everything in the tree (a git tree says its commit instead)."""
@@ -204,8 +207,7 @@ class FolderTree(SourceTree):
         several whole-package keys are built from the same stamps)."""
         found = self._stamps.get(path)
         if found is None:
-            st = os.stat(os.path.join(self._resolved_root, path))
-            found = self._stamps[path] = f"{st.st_size}:{st.st_mtime_ns}"
+            found = self._stamps[path] = size_and_time(os.path.join(self._resolved_root, path))
         return found
 
     def size(self, path: str) -> int:
@@ -254,3 +256,10 @@ class MemoryTree(SourceTree):
 
     def read(self, path: str) -> bytes:
         return self._files[path]
+
+
+def size_and_time(path: str | os.PathLike[str]) -> str:
+    """A file's stamp from its size and modification time: it changes with the file and costs
+    no read."""
+    st = os.stat(path)
+    return f"{st.st_size}:{st.st_mtime_ns}"
