@@ -254,7 +254,7 @@ def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.
 
     monkeypatch.setattr(engine, "fork_worker", fork)
 
-    def fail(self: ConsumerScanner, files: object) -> object:
+    def fail(self: ConsumerScanner, files: object, unscanned: object = ()) -> object:
         raise RuntimeError("the scan broke")
 
     monkeypatch.setattr(ConsumerScanner, "scan", fail)

@@ -55,10 +55,34 @@ CONSUMER = {
         class Backend:
             pass
     """,
+    # Names consumer modules in strings but never the provider: not read, its strings are edges.
+    "plug/registry.py": """
+        BACKENDS = {"main": "plug.backend_impl:Backend", "alt": 'plug.unrelated.Helper'}
+        NOT_OURS = ["plugin.x", "os.path", "plug-in"]
+    """,
     "plug/run_me.py": "",
     "plug/dynamic.py": """
         import importlib
         mod = importlib.import_module("plug." + "base")
+    """,
+    # Names the provider only in comments: cannot reach it. A `#` after a quote may be in a string.
+    "plug/commented.py": """
+        # pv.core.Engine is patched in plug/patcher.py
+        X = 1  # see pv.core
+    """,
+    "plug/hash_in_string.py": """
+        TAG = "#"; import pv.core
+        pv.core.Engine.gone_after_hash
+    """,
+    # A comment that names the provider and a version computes nothing: importers are not read.
+    "plug/version_comment.py": """
+        # needs pv version 2 or later
+        def engine():
+            from pv.core import Engine
+            return Engine
+    """,
+    "plug/version_comment_user.py": """
+        from plug.version_comment import engine
     """,
     "plug/unrelated.py": """
         def helper(x):
@@ -134,18 +158,18 @@ def _files(files: dict[str, str]) -> list[tuple[str, str, bytes]]:
 
 
 def test_the_files_that_can_matter_are_found_from_their_bytes():
-    relevant, _ = relevant_files(_files(CONSUMER), "pv", ["plug"])
+    relevant, edges = relevant_files(_files(CONSUMER), "pv", ["plug"])
     assert relevant == {
-        "plug/__init__.py",  # a package named in a string of an included file (plug.backend_impl)
         "plug/base.py",  # names the provider
         "plug/reexport.py",  # imports an included module
         "plug/patcher.py",  # imports a module that re-exports a provider object
         "plug/pkg/__init__.py",
         "plug/pkg/relative.py",  # relative import below an included package
         "plug/named.py",
-        "plug/backend_impl.py",  # named in a string of an included file
         "plug/run_me.py",  # a file name in a string of an included file
         "plug/dynamic.py",  # computes an import
+        "plug/hash_in_string.py",  # names the provider after a `#` that is in a string
+        "plug/version_comment.py",  # not plug/version_comment_user.py: see above
         "plug/lazy.py",  # names the provider (inside a function: plug/lazy_user.py is not read)
         "plug/versioned.py",
         "plug/gated.py",  # imports a module that computes a provider version
@@ -153,8 +177,12 @@ def test_the_files_that_can_matter_are_found_from_their_bytes():
         "plug/tried_user.py",  # imports a module that binds a provider object at module level
         "plug/through_package.py",  # spells a path below a package it imports
         # not plug/same_word.py: it imports the package above plug.pkg.relative but never spells the
-        # path below it; nor plug/entry.py or plug/lazy_user.py (see above)
+        # path below it; nor plug/commented.py; nor plug/entry.py or plug/lazy_user.py (see above); nor plug/backend_impl.py,
+        # named by dotted path (a class handed over so is read when the scan finishes)
     }
+    # What a file that is not read names: its imports, and consumer modules in its strings.
+    assert edges["plug/registry.py"] == [("plug.backend_impl", 1), ("plug.unrelated.Helper", 1)]
+    assert edges["plug/lazy_user.py"] == [("plug.lazy", 1), ("plug.lazy.install", 1)]
 
 
 def test_every_name_of_a_from_import_is_read_also_after_an_alias():
@@ -175,6 +203,7 @@ def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPa
         "pv.core:Engine.gone_method",
         "pv.core:Engine.missing_attr",
         "pv.core:Engine.gone_via_try",
+        "pv.core:Engine.gone_after_hash",
     }
     if consumer_package:  # reached from the entry point through two files that are not read
         lazy = [f for f in filtered.findings if f.symbol == "pv.core:Engine.gone_in_lazy"]
@@ -188,6 +217,42 @@ def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPa
     assert filtered.summary == everything.summary.__class__(
         **{**everything.summary.__dict__, "findings_by_rule": filtered.summary.findings_by_rule}
     )
+
+
+def test_a_module_named_by_a_string_of_a_file_not_read_is_reached_from_the_entry_point():
+    # The entry module never names the provider (it is not read): its string still reaches
+    # plug.model, so the error there stays an error instead of becoming an unreached warning.
+    consumer = {
+        "pyproject.toml": """
+            [project]
+            name = "plug"
+            [project.entry-points."pv.general_plugins"]
+            plug = "plug.entry:register"
+        """,
+        "plug/__init__.py": "",
+        "plug/entry.py": """
+            MODELS = {"engine": "plug.model:Model"}
+
+            def register():
+                return MODELS
+        """,
+        "plug/model.py": """
+            from pv.core import Engine
+
+            class Model:
+                def run(self):
+                    return Engine.gone_from_model
+        """,
+        "plug/elsewhere.py": """
+            from pv.core import Engine
+            Engine.gone_elsewhere
+        """,
+    }
+    provider = MemoryTree(dedent_files(PROVIDER), "provider")
+    result = check_trees(MemoryTree(dedent_files(consumer), "consumer"), provider, "pv", "plug")
+    severity = {f.symbol: f.severity.value for f in result.findings}
+    assert severity["pv.core:Engine.gone_from_model"] == "error"
+    assert severity["pv.core:Engine.gone_elsewhere"] == "warning"  # nothing reaches it
 
 
 def test_the_provider_names_a_second_process_resolves_come_from_import_statements():

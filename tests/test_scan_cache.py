@@ -29,7 +29,7 @@ def test_scan_is_cached_and_invalidated_by_a_helper_change(tmp_path: Path, monke
 
     calls = []
     original = engine.ConsumerScanner.scan
-    monkeypatch.setattr(engine.ConsumerScanner, "scan", lambda self, files: calls.append(1) or original(self, files))
+    monkeypatch.setattr(engine.ConsumerScanner, "scan", lambda self, *args: calls.append(1) or original(self, *args))
     again = scan_consumer(FolderTree(root), ["plug.vl"], "pv", SqliteAnalysisCache(tmp_path / "cache"))
     assert calls == [] and again == first
 

@@ -65,14 +65,15 @@ def scan_consumer(
     tops = tuple(sorted({p.split(".")[0] for p in packages}))
     # Only files that can reach the provider are scanned up front; helpers are loaded on demand.
     relevant, edges = relevant_files(((f[0], f[1], f[3]) for f in files), provider, tops)
-    # The imports of the files left out are still read (from their bytes): what the entry points
-    # reach can pass through them.
+    # The imports and strings of the files left out are still read (from their bytes): what the
+    # entry points reach can pass through them, and a class they name by dotted path is handed over.
     unread_edges = [
         ModuleEdge(module, target, Site(path, line))
         for path, module, _, _ in files
         if path not in relevant
         for target, line in edges[path]
     ]
+    unscanned = [(f[0], f[3]) for f in files if f[0] not in relevant]
     files = [f for f in files if f[0] in relevant]
     if before_parse is not None:
         before_parse([f[3] for f in files])
@@ -85,7 +86,7 @@ def scan_consumer(
             return None
         return found.path, found.is_package, tree.read(found.path)
 
-    usage = ConsumerScanner(provider, tops, load).scan(files)
+    usage = ConsumerScanner(provider, tops, load).scan(files, unscanned)
     usage.helper_modules = dict(sorted(helpers.items()))
     usage.module_edges += unread_edges
     cache.put_raw(key, dump_json(ConsumerUsage, usage))

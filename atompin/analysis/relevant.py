@@ -6,25 +6,25 @@ re-export, `from pv.core import Engine`, or a class built on one), or compute a 
 that gates code (`vllm_version_is(...)`). A module that only imports the provider inside its
 functions hands nothing on, so its importers need not be read. The set is grown to a fixpoint:
 
-- a file that names the provider (as a word: `vllm_config` does not name vllm), computes an
-  import, or names one of the consumer's own modules in a string (a class handed over by
-  dotted path: the provider may be the one to load it) is in;
+- a file that names the provider (as a word: `vllm_config` does not name vllm; in a comment it
+  does not count) or computes an import is in;
 - a file that imports a module that hands provider objects on, or a name from it (import
   statements are read with a pattern, function-local ones too, relative ones resolved), is in;
   so is a file that imports a package above such a module and spells the path below it
   (`import pkg as p` then `p.sub.foo.X`);
-- a module an included file names in a string literal (`"pkg.sub.foo.Cls"`, `"foo.py"`) is in.
+- a file an included file names in a string literal (`"foo.py"`) is in.
 
 A module hands provider objects on when, outside its functions, it imports the provider or
-such a module or computes an import, or when a line names the provider together with a
-version. Which lines are outside functions is read from their
+such a module or computes an import, or when a line names the provider (outside a comment)
+together with a version. Which lines are outside functions is read from their
 indentation; where that is unclear (a line inside a multi-line string) the line counts as
 outside, so a mistake only reads more files.
 
 Only these files are scanned up front. The others are read only when a helper call carries a
-provider object into them (the scanner loads them on demand); their imports are still read
-from the bytes, so what the entry points reach is known across them. A file
-outside the set that does not parse is not reported: it cannot use the provider.
+provider object into them, or when a string names one of their classes (a class handed over by
+dotted path: the scanner loads them on demand). Their imports and the consumer modules their
+strings name are still read from the bytes, so what the entry points reach is known across
+them. A file outside the set that does not parse is not reported: it cannot use the provider.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from atompin.analysis.names import absolute_module
 
 _COMPUTED_IMPORT = re.compile(rb"import_module|__import__")
-_STRING = re.compile(rb"""["']([A-Za-z_][\w.]*)["']""")
+# A string literal holding a dotted name, and what follows a colon ("pkg.mod:Cls"): its dotted part.
+_CONSUMER_STRING = re.compile(rb"""["']([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)(?::[^"'\\\n]*)?["']""")
 _FILE_STRING = re.compile(rb"""["'](?:[^"'\n]*/)?([A-Za-z_]\w*)\.py["']""")
 _FROM = re.compile(rb"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
 _IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
@@ -106,14 +107,12 @@ def relevant_files(
     files: Iterable[tuple[str, str, bytes]], provider: str, consumer_tops: Iterable[str]
 ) -> tuple[set[str], dict[str, list[tuple[str, int]]]]:
     """The paths (of (path, module, source) triples) that can reach `provider` (as above), and
-    for every other path what its imports and file-name strings point at (read once, with the
-    rest)."""
+    for every other path what its imports and strings point at (read once, with the rest)."""
     by_path = {path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files}
-    modules = {f.module: f.path for f in by_path.values()}
     for f in by_path.values():
         f.imports = _imports(f)
     tops = tuple(f"{top}." for top in consumer_tops)
-    included = {f.path for f in by_path.values() if _names_the_provider(f.source, provider, tops)}
+    included = {f.path for f in by_path.values() if _names_the_provider(f.source, provider)}
     handing_on = {f.module for f in by_path.values() if f.path in included and _hands_on_provider(f, provider)}
     by_basename: dict[bytes, list[str]] = {}
     for path in by_path:
@@ -126,7 +125,7 @@ def relevant_files(
         above = {m.rsplit(".", n)[0] for m in handing_on for n in range(1, m.count(".") + 1)}
         for path in sorted(included - named_from):  # strings of each included file, read once
             named_from.add(path)
-            for named in _named_in_strings(by_path[path].source, modules, tops, by_basename):
+            for named in _files_named_in_strings(by_path[path].source, by_basename):
                 changed |= named not in included
                 included.add(named)
         for f in by_path.values():
@@ -140,30 +139,41 @@ def relevant_files(
                     handing_on.add(f.module)
                     changed = True
         if not changed:
-            edges = {f.path: _edges(f) for f in by_path.values() if f.path not in included}
+            edges = {f.path: _edges(f, tops) for f in by_path.values() if f.path not in included}
             return included, edges
 
 
-def _names_the_provider(source: bytes, provider: str, tops: tuple[str, ...]) -> bool:
-    """Does a file name the provider as a word (`vllm_config` does not name vllm), compute an
-    import, or name one of the consumer's own modules in a string? (Plain substring tests go
-    first: a pattern that starts with a look-behind is slow on a file without the word.)"""
+def _names_the_provider(source: bytes, provider: str) -> bool:
+    """Does a file name the provider as a word (`vllm_config` does not name vllm) outside its
+    comments, or compute an import? (Plain substring tests go first: a pattern that starts with a
+    look-behind is slow on a file without the word.)"""
     name = provider.encode()
-    if name in source and re.search(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])", source):
-        return True
-    if (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source):
-        return True
-    for top in tops:
-        dotted = top.encode()
-        if dotted in source and (b'"' + dotted in source or b"'" + dotted in source):
-            return True
-    return False
+    if name in source:
+        for match in re.finditer(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])", source):
+            if not _in_comment(source, match.start()):
+                return True
+    return (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source) is not None
 
 
-def _edges(f: _File) -> list[tuple[str, int]]:
-    """(target, 1-based line) for every module a file imports and every file name it writes in a
-    string ("file:foo.py"): the edges of a file that is not scanned."""
+def _in_comment(source: bytes, offset: int) -> bool:
+    """Is byte `offset` surely inside a comment: after a `#` with no quote before it on its line?
+    (A `#` after a quote may be inside a string: then the answer is no, so a file is read.)"""
+    start = source.rfind(b"\n", 0, offset) + 1
+    hash_at = source.find(b"#", start, offset)
+    return hash_at >= 0 and b'"' not in source[start:hash_at] and b"'" not in source[start:hash_at]
+
+
+def _edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]:
+    """(target, 1-based line) for every module a file imports, every consumer module (or a name in
+    one) it writes in a string ("pkg.mod.Cls", "pkg.mod:Cls"), and every file name it writes in
+    a string ("file:foo.py"): the edges of a file that is not scanned, as the scanner records
+    them for one it scans."""
     names = [(i.module, i.offset) for i in f.imports if i.module]
+    if any(quote + top.encode() in f.source for top in tops for quote in (b'"', b"'")):
+        for match in _CONSUMER_STRING.finditer(f.source):
+            head = match.group(1).decode()
+            if head.startswith(tops):
+                names.append((head, match.start()))
     if b'.py"' in f.source or b".py'" in f.source:
         names += [(f"file:{m.group(1).decode()}.py", m.start()) for m in _FILE_STRING.finditer(f.source)]
     lines = f.lines_of(offset for _, offset in names)
@@ -185,8 +195,9 @@ def _hands_on_provider(f: _File, provider: str) -> bool:
     while at >= 0:
         start = f.source.rfind(b"\n", 0, at) + 1
         end = f.source.find(b"\n", at)
-        if word.search(f.source, start, end if end >= 0 else len(f.source)):
-            return True
+        for match in word.finditer(f.source, start, end if end >= 0 else len(f.source)):
+            if not _in_comment(f.source, match.start()):
+                return True
         at = lowered.find(b"version", end) if end >= 0 else -1
     return False
 
@@ -256,24 +267,10 @@ def _imports_one_of(f: _File, imports: list[_Import], reached: set[str], above: 
     return False
 
 
-def _named_in_strings(
-    source: bytes, modules: dict[str, str], tops: tuple[str, ...], by_basename: dict[bytes, list[str]]
-) -> set[str]:
-    """Consumer files a source names in string literals: dotted module paths (or a class or function
-    inside one) and file names."""
+def _files_named_in_strings(source: bytes, by_basename: dict[bytes, list[str]]) -> set[str]:
+    """Consumer files a source names by file name in string literals ("tools/run_me.py")."""
     out: set[str] = set()
-    # A string that starts with a top package is preceded by a quote; a file name ends in `.py`
-    # and a quote: without those bytes no match can count (the patterns are the slow part).
-    if any(quote + top.encode() in source for top in tops for quote in (b'"', b"'")):
-        for match in _STRING.finditer(source):
-            text = match.group(1).decode()
-            if not text.startswith(tops):
-                continue
-            while text:  # "pkg.mod.Cls.meth" names pkg.mod; every existing prefix module is included
-                if text in modules:
-                    out.add(modules[text])
-                text = text.rpartition(".")[0]
-    if b'.py"' in source or b".py'" in source:
+    if b'.py"' in source or b".py'" in source:  # without those bytes no match can count
         for match in _FILE_STRING.finditer(source):
             out.update(by_basename.get(match.group(1), []))
     return out

@@ -234,8 +234,14 @@ class ConsumerScanner:
 
     # -- entry point ------------------------------------------------------------
 
-    def scan(self, files: Iterable[tuple[str, str, bool, bytes]]) -> ConsumerUsage:
-        """`files`: (path, module name, is package, source). Returns the usage found."""
+    def scan(
+        self, files: Iterable[tuple[str, str, bool, bytes]], unscanned: Iterable[tuple[str, bytes]] = ()
+    ) -> ConsumerUsage:
+        """`files`: (path, module name, is package, source). `unscanned`: (path, source) of the
+        consumer's other files, not scanned: a class they name by dotted path is handed over all
+        the same (its module is read when it is not scanned). Returns the usage found."""
+        for path, source in unscanned:
+            self._record_class_paths(path, source)
         parsed: list[tuple[_File, ast.Module]] = []
         for path, module, is_package, source in files:
             self.usage.files += 1
@@ -1692,11 +1698,11 @@ class ConsumerScanner:
         handovers = []
         for handover in dict.fromkeys(contact.handovers):
             # What was handed, by the dotted name of the class that defines it (re-exports followed).
-            # A class set as a class attribute may live outside the scan (its module is read when
-            # the name looks like a class's); others are looked up among the classes already read
-            # (reading every module a path string names would cost more than it finds).
+            # A class set as a class attribute or named by dotted path may live outside the scan
+            # (its module is read when the name looks like a class's); others are looked up among
+            # the classes already read.
             last = handover.target.replace(":", ".").rpartition(".")[2]
-            load = handover.kind is HandoverKind.ATTRIBUTE and last[:1].isupper()
+            load = handover.kind in (HandoverKind.ATTRIBUTE, HandoverKind.PATH) and last[:1].isupper()
             found = self._consumer_class(handover.target.replace(":", "."), load=load)
             if found is not None:
                 handovers.append(replace(handover, target=found.name))
