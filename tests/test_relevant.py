@@ -319,3 +319,29 @@ def test_a_module_hands_on_a_provider_version_it_computes_on_one_line(source: by
     f = _File("plug/v.py", "plug.v", False, source)
     f.imports = _imports(f)
     assert _hands_on_provider(f, "pv") is hands_on
+
+
+def test_a_module_loaded_for_a_handed_class_is_read_before_its_tree_is_freed():
+    """A class named by dotted path in a module outside the scan is read (with what its methods
+    call) when the scan finishes; then that module's syntax tree is freed: nothing reads it again."""
+    from atompin.analysis.scanner import ConsumerScanner
+
+    sources = {
+        "plug/backend.py": b"class Base:\n    def get_name(self):\n        return 'x'\n\n"
+        b"class MyBackend(Base):\n    def get_name(self):\n        return super().get_name()\n",
+    }
+
+    def load(module: str) -> tuple[str, bool, bytes] | None:
+        path = module.replace(".", "/") + ".py"
+        return (path, False, sources[path]) if path in sources else None
+
+    scanner = ConsumerScanner("pv", ("plug",), load)
+    platform = b"import pv\n\ndef get_attn_backend_cls():\n    return 'plug.backend.MyBackend'\n"
+    usage = scanner.scan([("plug/platform.py", "plug.platform", False, platform)])
+    [handed] = [c for c in usage.contact.classes if c.name == "plug.backend.MyBackend"]
+    assert handed.muted and [(m.name, m.calls_super) for m in handed.methods] == [("get_name", True)]
+    assert [h.target for h in usage.contact.handovers] == ["plug.backend.MyBackend"]
+    assert "plug.backend" not in scanner._trees
+    loaded = [fn for name, fn in scanner._functions.items() if name.startswith("plug.backend.")]
+    assert loaded and all(fn.node.body == [] for fn in loaded)
+    assert all(fn.node.body for name, fn in scanner._functions.items() if name.startswith("plug.platform."))

@@ -16,6 +16,7 @@ try/except or an `if hasattr(...)` means is decided in `guards`.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -219,6 +220,7 @@ class ConsumerScanner:
         self._state_gates: dict[tuple[str, str], tuple[str, Gate]] = {}
         self._scopes: dict[str, Scope] = {}
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
+        self._finishing = False  # every body has been read: modules loaded now are read for their classes
         self._classes: dict[str, ConsumerClass] = {}
         self._class_names: set[str] = set()  # their simple names
         # Attributes of each consumer class annotated with (or assigned) a provider class.
@@ -319,9 +321,21 @@ class ConsumerScanner:
                     self._sources[path] = source
                     self._trees[module] = tree
                     file = _File(path, module, is_package)
+                    known = len(self._functions)
                     self._block(tree.body, _Ctx(file, self._module_scope(module), record=False))
+                    if self._finishing:
+                        self._drop_bodies(module, known)
                 return self._functions.get(dotted_name)
         return None
+
+    def _drop_bodies(self, module: str, known: int) -> None:
+        """Free the syntax tree of a module loaded while the scan finishes (for a class handed
+        over): its body has been read and no body is read again then, so only the definitions'
+        signatures are kept (the `known` functions before it are others'). The peak memory is
+        then the scan's trees and one such module, not all of them."""
+        del self._trees[module]
+        for fn in itertools.islice(self._functions.values(), known, None):
+            fn.node.body = []
 
     def _dedupe(self) -> None:
         u = self.usage
@@ -1695,6 +1709,7 @@ class ConsumerScanner:
         """Resolve what was handed over and the consumer bases of every class found (loading
         helper modules outside the scan), dedupe, and store."""
         contact = self.usage.contact
+        self._finishing = True
         handovers = []
         for handover in dict.fromkeys(contact.handovers):
             # What was handed, by the dotted name of the class that defines it (re-exports followed).
