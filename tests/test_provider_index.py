@@ -269,3 +269,36 @@ def test_class_getattr_serves_instances_not_the_class(tmp_path: Path):
     assert index.resolve_symbol("pv.m:Platform.marker").status is Status.MISSING
     res = index.resolve_symbol("pv.m:platform.anything")
     assert (res.status, res.rule) == (Status.UNKNOWN, Rule.DYNAMIC_TARGET)
+
+
+def test_a_definition_at_module_level_rebinds_an_imported_name(tmp_path: Path):
+    """`from m import A` then `class A(A):` at module level: the name is the new class (it runs
+    last). A definition in a branch is an alternative: the first one stays (a ladder)."""
+    write_files(
+        tmp_path,
+        {
+            "pv/__init__.py": "",
+            "pv/base.py": "class Layer:\n    def __init__(self, config):\n        pass\n",
+            "pv/eagle.py": """
+                from pv.base import Layer
+
+                class Layer(Layer):
+                    def __init__(self, config, layer_idx=0):
+                        super().__init__(config)
+            """,
+            "pv/ladder.py": """
+                try:
+                    from pv.base import Layer
+                except ImportError:
+                    class Layer:
+                        pass
+            """,
+        },
+    )
+    index = ProviderIndex(FolderTree(tmp_path), "pv")
+    eagle = index.resolve_symbol("pv.eagle:Layer").target
+    assert eagle is not None and eagle.symbol == "pv.eagle:Layer" and eagle.kind is TargetKind.CLASS
+    init = index.resolve_symbol("pv.eagle:Layer.__init__").target
+    assert init is not None and [p.name for p in init.signature.params] == ["self", "config", "layer_idx"]
+    ladder = index.resolve_symbol("pv.ladder:Layer").target
+    assert ladder is not None and ladder.symbol == "pv.base:Layer"

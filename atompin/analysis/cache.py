@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
 # Bump when the indexer's output changes meaning, so old entries are ignored.
-INDEX_FORMAT = "atompin-index-7"
+INDEX_FORMAT = "atompin-index-8"
 
 T = TypeVar("T")
 

@@ -51,6 +51,7 @@ class _ModuleVisitor:
         self.lines = lines
         self.all_names: list[str] | None = None
         self.all_dynamic = False
+        self.nested = 0  # how deep in compound statements (if, try, for, with) the statement read is
         self.stars: list[str] = []
         self.dict_literals: dict[str, dict[str, str]] = {}
         self.getattr_node: ast.AST | None = None
@@ -85,10 +86,12 @@ class _ModuleVisitor:
     def bind(self, name: str, binding: Binding) -> None:
         old = self.info.bindings.get(name)
         # The first definition that says what a name is wins over later plain values
-        # (`try: from x import A` / `except ImportError: A = None`).
+        # (`try: from x import A` / `except ImportError: A = None`), and over later definitions
+        # in branches (the alternatives of a ladder). A definition at module level runs after
+        # everything before it, so it wins (`from m import A` then `class A(A):`).
         if old is not None and old.kind in _STRONG and binding.kind not in _STRONG:
             return
-        if old is not None and old.kind in _STRONG and binding.kind in _STRONG:
+        if old is not None and old.kind in _STRONG and binding.kind in _STRONG and self.nested:
             return
         self.info.bindings[name] = binding
 
@@ -104,8 +107,10 @@ class _ModuleVisitor:
         if visit is not None:
             visit(node)
             return
+        self.nested += 1
         for body in runtime_bodies(node):
             self.block(body)
+        self.nested -= 1
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if _is_overload(node):
@@ -158,8 +163,10 @@ class _ModuleVisitor:
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
         for name in target_names(node.target):
             self.bind(name, Binding(BindingKind.VALUE, node.lineno))
+        self.nested += 1
         for body in runtime_bodies(node):
             self.block(body)
+        self.nested -= 1
 
     visit_AsyncFor = visit_For
 
