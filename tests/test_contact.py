@@ -954,3 +954,56 @@ def test_a_call_whose_other_branch_fits_is_the_form_for_another_release():
     alone = dict(consumer)
     alone["plug/graphs.py"] = consumer["plug/graphs.py"].replace("return super().capture()", "return None")
     assert [f[0] for f in found(check(alone, provider), "arity-drift")] == ["error"]
+
+
+def test_a_call_of_a_method_the_consumer_patched_on_the_receivers_class_is_its_replacements():
+    # vllm-ascend's shape: `Sub._begin = mine` (one argument), and `self._begin(name)` on a `Sub`,
+    # while the provider's method, defined on Sub's base, takes two.
+    provider = {
+        "pv/__init__.py": "",
+        "pv/parsers.py": """
+            class Base:
+                def _begin(self, name, deltas):
+                    return name
+
+            class Sub(Base):
+                pass
+        """,
+    }
+    patch = """
+        from pv.parsers import Sub
+
+        def _begin(self: Sub, name):
+            return name
+
+        def _process(self: Sub, text):
+            self._begin(text)
+
+        Sub._process = _process
+        Sub._begin = _begin
+    """
+    # Only the replacement's own width is noted (a warning: no call it cannot take was found).
+    assert found(check({"plug/patch.py": patch}, provider), "arity-drift") == [
+        ("warning", "pv.parsers:Sub._begin", "plug/patch.py:10")
+    ]
+    unpatched = patch.replace("Sub._begin = _begin", "")
+    assert found(check({"plug/patch.py": unpatched}, provider), "arity-drift") == [
+        ("error", "pv.parsers:Base._begin", "plug/patch.py:7")
+    ]
+    # A subclass of its own, whose base's method the consumer patched: the replacement runs too.
+    own = """
+        from pv.parsers import Base, Sub
+
+        def _begin(self, name):
+            return name
+
+        class Mine(Sub):
+            def go(self, text):
+                self._begin(text)
+
+        Sub._begin = _begin
+    """
+    assert [f for f in found(check({"plug/own.py": own}, provider), "arity-drift") if f[0] == "error"] == []
+    assert found(check({"plug/own.py": own.replace("Sub._begin = _begin", "")}, provider), "arity-drift") == [
+        ("error", "pv.parsers:Base._begin", "plug/own.py:8")
+    ]

@@ -8,7 +8,7 @@ and what a `super()` call reaches.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,18 +228,32 @@ class Hierarchy:
             if cls is None:
                 return None
             owner, member = self.provider_members(cls).get(ref.name, (None, None))
-            return (owner, member) if owner is not None and member is not None and is_method(member) else None
+            if owner is None or member is None or not is_method(member):
+                return None
+            return None if self._patched_first(self.index.mro(cls), owner, ref.name) else (owner, member)
         if ref.owner not in self.classes:
             return None
         if ref.receiver is not Receiver.SUPER and self.subclass_defines(ref.owner, ref.name):
             return None
-        found = self.lookup(ref.owner, ref.name, after=0 if ref.receiver is Receiver.SUPER else -1)
+        after = 0 if ref.receiver is Receiver.SUPER else -1
+        found = self.lookup(ref.owner, ref.name, after=after)
         if isinstance(found, Definition) and isinstance(found.node, ClassRef) and is_method(found.member):
             assert found.member is not None
-            if f"{found.node}.{ref.name}" in self.patched:
-                return None  # the consumer's replacement is what runs
+            if self._patched_first(self.mro(ref.owner)[after + 1 :], found.node, ref.name):
+                return None
             return found.node, found.member
         return None
+
+    def _patched_first(self, mro: Sequence[Node], owner: ClassRef, name: str) -> bool:
+        """Does the consumer patch `name` on `owner`, or on a provider class the lookup meets
+        before it (`Sub.m = mine` where `m` is defined on `Sub`'s base)? Then its replacement is
+        what runs."""
+        for node in mro:
+            if isinstance(node, ClassRef) and f"{node}.{name}" in self.patched:
+                return True
+            if node == owner:
+                return False
+        return False
 
 
 # Bases that give a class no members worth knowing about.
