@@ -177,6 +177,25 @@ def test_hasattr_guard(run_check):
     assert finding.rule.value == "missing-patch-target" and "hasattr" in finding.message
 
 
+def test_a_guarded_patch_already_inert_at_the_baseline_is_a_warning(run_check):
+    # vllm-ascend's forward-compatible patch: a target only a newer release has, behind hasattr.
+    src = """
+        from pv.core import utils
+        if hasattr(utils, "newer_fn"):
+            utils.newer_fn = len
+    """
+    [alone] = run_check(PROVIDER, consumer(src)).findings  # no baseline: the silent case, an error
+    assert (alone.rule.value, alone.severity.value) == ("missing-patch-target", "error")
+    [inert] = run_check(PROVIDER, consumer(src), baseline=PROVIDER).findings
+    assert (inert.rule.value, inert.severity.value) == ("missing-patch-target", "warning")
+    assert "the same at the baseline, where the consumer works" in inert.message
+    # There at the baseline, gone now: the patch the consumer relied on no longer installs.
+    had_it = {**PROVIDER, "pv/core/utils.py": "def get_groups(config, spec):\n    return []\n\ndef newer_fn():\n    pass\n"}
+    [gone] = run_check(PROVIDER, consumer(src), baseline=had_it).findings
+    assert (gone.rule.value, gone.severity.value) == ("missing-patch-target", "error")
+    # Unguarded, the assignment adds an attribute (patch-addition): not this rule's case.
+
+
 def test_not_hasattr_early_return_guard(run_check):
     src = """
         from pv.core import utils

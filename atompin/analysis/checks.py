@@ -330,6 +330,12 @@ class UsageChecker:
             return
         read_sites = self._original_reads.get(patch.key(), [])
         message = f"{res.reason}; {_effect(guard)}{_via(patch)}"
+        if guard is not Guard.NONE and not patch.declared and self._missing_at_baseline(patch):
+            # Inert at the provider the consumer was written against too, where it works: a patch
+            # for another release (vllm-ascend's `if hasattr(m, "f"): m.f = mine` for vLLM main).
+            message += "; the same at the baseline, where the consumer works: a patch for another release"
+            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *read_sites], message)
+            return
         if patch.declared:
             message = (
                 f"{res.reason}; the consumer names it as a patch target by its dotted path, and a registry that "
@@ -362,6 +368,17 @@ class UsageChecker:
             if self.baseline is None and not patch.literal_value:
                 message += " (no baseline: a baseline would tell whether it vanished)"
         self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
+
+    def _missing_at_baseline(self, patch: PatchSite) -> bool:
+        """Was the patched attribute missing at the baseline provider too (its owner there, the
+        attribute surely not)?"""
+        if self.baseline is None:
+            return False
+        for ref in patch.owner:
+            owner = self.baseline.resolve(ref.module, ref.path)
+            if owner.found and owner.target is not None:
+                return self.baseline.getattr(owner.target, patch.attr).status is Status.MISSING
+        return False
 
     def _at_baseline(self, patch: PatchSite) -> str | None:
         """The patched attribute's symbol at the baseline provider, when it was there."""
