@@ -186,3 +186,33 @@ def test_a_call_of_a_class_whose_name_the_consumer_registers_out_of_tree(run_che
     # Registered under another name, the provider's own class is built: the call does not fit it.
     other = ops.replace('{"FusedMoE": MyFusedMoE}', '{"SharedFusedMoE": MyFusedMoE}')
     assert [f[:2] for f in brief(run_check(PROVIDER, consumer(ops=other, model=model)))] == [("arity-drift", "error")]
+
+
+def test_a_class_added_to_the_registered_table_before_the_loop_is_registered(run_check):
+    # vllm-ascend's shape: a table built, then entries added under a branch or with update().
+    ops = """
+        from pv.custom_op import CustomOp, FusedMoE
+
+        class MyFusedMoE(FusedMoE):
+            def __init__(self, *args, hash=None, **kwargs):
+                pass
+
+        OPS = {}
+
+        def register(moe=True):
+            global OPS
+            OPS = {}
+            if moe:
+                OPS["FusedMoE"] = MyFusedMoE
+            OPS.update({"Other": MyFusedMoE}, Third=MyFusedMoE)
+            for name, op_cls in OPS.items():
+                CustomOp.register_oot(op_cls=op_cls, name=name)
+    """
+    model = "from pv.custom_op import FusedMoE\nmoe = FusedMoE(8, 2, hash='x')\n"
+    assert run_check(PROVIDER, consumer(ops=ops, model=model)).findings == ()
+    by_update = ops.replace('OPS["FusedMoE"] = MyFusedMoE', "pass").replace('{"Other"', '{"FusedMoE"')
+    assert run_check(PROVIDER, consumer(ops=by_update, model=model)).findings == ()
+    by_keyword = ops.replace('OPS["FusedMoE"] = MyFusedMoE', "pass").replace("Third=", "FusedMoE=")
+    assert run_check(PROVIDER, consumer(ops=by_keyword, model=model)).findings == ()
+    never = ops.replace('OPS["FusedMoE"] = MyFusedMoE', "pass")
+    assert [f[:2] for f in brief(run_check(PROVIDER, consumer(ops=never, model=model)))] == [("arity-drift", "error")]

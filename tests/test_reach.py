@@ -74,6 +74,37 @@ def test_a_module_imported_only_under_a_false_version_gate(run_check):
     assert live.severity.value == "error"
 
 
+def test_a_module_imported_only_under_a_flag_a_version_gate_sets(run_check):
+    # vllm-ascend's shape: a module flag set to opposite literals in the two branches of a gate,
+    # then an import under the flag (in another module).
+    files = plugin(
+        flags="""
+            import pv
+
+            if pv.__version__ == "0.2.0":
+                NEW_RUNNER = False
+            else:
+                NEW_RUNNER = True
+        """,
+        live="""
+            from plug.flags import NEW_RUNNER
+
+            if NEW_RUNNER:
+                import plug.old
+        """,
+        old=BROKEN,
+    )
+    [finding] = run_check(PROVIDER, files, version="0.2.0").findings
+    assert finding.severity.value == "warning"
+    assert "imported only under `NEW_RUNNER (= not pv.__version__ == '0.2.0')` at plug/live.py:4" in finding.message
+    [live] = run_check(PROVIDER, files, version="0.3.0").findings
+    assert live.severity.value == "error"
+    # Set some other way in a branch as well: not a flag, the import may run.
+    mixed = {**files, "plug/flags.py": files["plug/flags.py"].replace("NEW_RUNNER = True", "NEW_RUNNER = pv.probe()")}
+    [unknown] = run_check(PROVIDER, mixed, version="0.2.0").findings
+    assert unknown.severity.value == "error"
+
+
 def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check):
     files = plugin(
         live="""

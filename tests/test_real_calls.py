@@ -85,6 +85,25 @@ def test_a_narrower_replacement_that_a_real_provider_call_misses_is_an_error_cit
     assert "cannot take the real call at pv/mixer.py:5: it passes block_idx=" in finding.message
 
 
+def test_a_replacement_defined_in_a_module_that_is_not_scanned_is_judged_all_the_same(run_check):
+    # vllm-ascend's shape: the kernels module names the provider only in a comment (so it is not
+    # scanned up front); the patch module imports the replacement from it.
+    kernels = """
+        # adapted from pv/ops.py
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+    """
+    src = """
+        import pv.ops
+        from plug.kernels import conv
+
+        pv.ops.conv = conv
+    """
+    [finding] = run_check(PROVIDER, consumer(src, kernels=kernels)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "cannot take the real call at pv/mixer.py:5: it passes block_idx=" in finding.message
+
+
 def test_a_narrower_replacement_that_no_real_call_misses_is_a_warning(run_check):
     # Inserts parameters before `metrics`: a positional caller would bind wrongly, but every real
     # caller passes keywords.

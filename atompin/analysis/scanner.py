@@ -409,7 +409,7 @@ class ConsumerScanner:
             return
         replacement: Signature | None = None
         if isinstance(value, ConsumerValue):
-            fn = self._functions.get(value.dotted)
+            fn = self._function(value.dotted)  # its module is read first when it is not yet (or not scanned)
             replacement = signature_of(fn.node) if fn else None
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
@@ -566,10 +566,12 @@ class ConsumerScanner:
             elif isinstance(owner, ReceiverValue):
                 self._record_attribute_handover(ctx, target, owner, value_node, value)
         elif isinstance(target, ast.Subscript):
-            self._eval(target.value, ctx)
+            table = self._eval(target.value, ctx)
             key = self._eval(target.slice, ctx)
             if dotted(target.value) == "sys.modules" and isinstance(key, str):
                 self._record_injection(ctx, key, target)
+            elif isinstance(table, dict) and isinstance(key, str):  # `TABLE["name"] = Cls`: a loop over it sees it
+                table[key] = value
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, None, ctx)
 
@@ -826,7 +828,7 @@ class ConsumerScanner:
                 return state
         if isinstance(base, ConsumerValue):
             return self._reexported(f"{base.dotted}.{node.attr}")
-        if isinstance(base, dict) and node.attr in ("items", "keys", "values"):
+        if isinstance(base, dict) and node.attr in ("items", "keys", "values", "update"):
             return DictMethod(node.attr, base)
         if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
             return StringMethod(base, node.attr)
@@ -862,7 +864,7 @@ class ConsumerScanner:
         if isinstance(callee, MethodValue) or (callee is None and name == "super"):
             return self._receiver_call(node, callee, args, ctx)
         if isinstance(callee, DictMethod):
-            return callee.call()
+            return callee.call(args, kwargs)
         if callee is None and name in ("getattr", "hasattr", "setattr"):
             return self._builtin_attr_call(name, node, args, ctx)
         if name.endswith("import_module") and args and isinstance(args[0], str) and not args[0].startswith("."):
@@ -1016,6 +1018,10 @@ class ConsumerScanner:
         taken = _evolve(ctx, when=(*ctx.when, gate))
         other = _evolve(ctx, when=(*ctx.when, replace(gate, expect=False)))
         self._branches([(node.body, taken), (node.orelse, other)], ctx.scope)
+        # `if gate: FLAG = False` / `else: FLAG = True`: the flag is the gate (or its negation).
+        assert gate.gate is not None
+        for name, value in _flags_set(node).items():
+            self._bind(ctx, name, gate.gate if value else gates.negate(gate.gate, f"not {gate.text}"))
         # `if gate: return` (or raise): the rest of the block runs only when the gate is false.
         if _leaves(node.body) and not _leaves(node.orelse):
             return other
@@ -1772,6 +1778,37 @@ def _consumer_first(ctx: _Ctx) -> bool:
     """Is this the handler of a try that imports only the consumer's own modules, all present?"""
     last = ctx.when[-1] if ctx.when else None
     return last is not None and last.kind is ConditionKind.TRY_FAILED and not last.refs and last.others_present
+
+
+def _flags_set(node: ast.If) -> dict[str, bool]:
+    """Names the two branches of an `if` set to opposite bool literals, and nothing else (`if g:
+    X = True` / `else: X = False`): name -> what the body sets."""
+
+    def literals(body: list[ast.stmt]) -> dict[str, bool | None]:
+        out: dict[str, bool | None] = {}
+        for stmt in body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, bool)
+            ):
+                name = stmt.targets[0].id
+                if out.get(name, False) is not None:
+                    out[name] = stmt.value.value
+                continue
+            for child in every_node(stmt):
+                if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Store):
+                    out[child.id] = None  # set some other way (or in a nested block): not a flag
+        return out
+
+    body, orelse = literals(node.body), literals(node.orelse)
+    return {
+        name: value
+        for name, value in body.items()
+        if value is not None and orelse.get(name) is not None and orelse[name] is not value
+    }
 
 
 def _leaves(body: list[ast.stmt]) -> bool:

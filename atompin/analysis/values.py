@@ -9,6 +9,7 @@ Anything else is None: not followed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -44,16 +45,25 @@ class LambdaValue:
 
 @dataclass(frozen=True)
 class DictMethod:
-    """`table.items`, `table.keys` or `table.values` of a literal dict, before it is called.
+    """`table.items`, `table.keys`, `table.values` or `table.update` of a literal dict, before it
+    is called.
 
-    Kept so that `for name, fn in TABLE.items():` unrolls like a loop over a literal tuple.
+    Kept so that `for name, fn in TABLE.items():` unrolls like a loop over a literal tuple, with
+    what `TABLE.update(...)` (and `TABLE["key"] = value`) added before.
     """
 
-    method: str  # "items", "keys" or "values"
+    method: str  # "items", "keys", "values" or "update"
     table: dict[str, Value]
 
-    def call(self) -> tuple[Value, ...]:
-        """What calling the method yields, as a literal tuple."""
+    def call(self, args: Sequence[Value] = (), kwargs: Mapping[str, Value] | None = None) -> Value:
+        """What calling the method yields, as a literal tuple; `update` adds the literal dicts
+        and keywords it is passed to the table (in place, as Python does) and yields None."""
+        if self.method == "update":
+            for arg in args:
+                if isinstance(arg, dict):
+                    self.table.update(arg)
+            self.table.update(kwargs or {})
+            return None
         if self.method == "items":
             return tuple(self.table.items())
         return tuple(self.table.keys() if self.method == "keys" else self.table.values())
