@@ -36,6 +36,12 @@ def severities(result) -> dict[str, str]:
     return {f.sites[0].path: f.severity.value for f in result.findings}
 
 
+def only_finding(run_check, files: dict[str, str], version: str):
+    """The one finding of a check of `files` at provider `version`."""
+    [finding] = run_check(PROVIDER, files, version=version).findings
+    return finding
+
+
 def broken(name: str) -> str:
     return f"from pv.utils import {name}\n"
 
@@ -67,11 +73,10 @@ def test_a_module_imported_only_under_a_false_version_gate(run_check):
         """,
         old=BROKEN,
     )
-    [finding] = run_check(PROVIDER, files, version="0.2.0").findings
-    assert finding.severity.value == "warning"
-    assert "imported only under `pv.__version__ < '0.1'` at plug/live.py:4, which cannot run" in finding.message
-    [live] = run_check(PROVIDER, files, version="0.0.9").findings
-    assert live.severity.value == "error"
+    blocked = only_finding(run_check, files, "0.2.0")
+    assert blocked.severity.value == "warning"
+    assert "imported only under `pv.__version__ < '0.1'` at plug/live.py:4, which cannot run" in blocked.message
+    assert only_finding(run_check, files, "0.0.9").severity.value == "error"
 
 
 def test_a_module_imported_only_under_a_flag_a_version_gate_sets(run_check):
@@ -94,15 +99,13 @@ def test_a_module_imported_only_under_a_flag_a_version_gate_sets(run_check):
         """,
         old=BROKEN,
     )
-    [finding] = run_check(PROVIDER, files, version="0.2.0").findings
-    assert finding.severity.value == "warning"
-    assert "imported only under `NEW_RUNNER (= not pv.__version__ == '0.2.0')` at plug/live.py:4" in finding.message
-    [live] = run_check(PROVIDER, files, version="0.3.0").findings
-    assert live.severity.value == "error"
+    blocked = only_finding(run_check, files, "0.2.0")
+    assert blocked.severity.value == "warning"
+    assert "imported only under `NEW_RUNNER (= not pv.__version__ == '0.2.0')` at plug/live.py:4" in blocked.message
+    assert only_finding(run_check, files, "0.3.0").severity.value == "error"
     # Set some other way in a branch as well: not a flag, the import may run.
     mixed = {**files, "plug/flags.py": files["plug/flags.py"].replace("NEW_RUNNER = True", "NEW_RUNNER = pv.probe()")}
-    [unknown] = run_check(PROVIDER, mixed, version="0.2.0").findings
-    assert unknown.severity.value == "error"
+    assert only_finding(run_check, mixed, "0.2.0").severity.value == "error"
 
 
 def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check):
