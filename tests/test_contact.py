@@ -1007,3 +1007,37 @@ def test_a_call_of_a_method_the_consumer_patched_on_the_receivers_class_is_its_r
     assert found(check({"plug/own.py": own.replace("Sub._begin = _begin", "")}, provider), "arity-drift") == [
         ("error", "pv.parsers:Base._begin", "plug/own.py:8")
     ]
+
+
+def test_a_self_call_in_a_class_with_an_outside_base_that_may_derive_from_the_provider_class():
+    # vllm-omni's shape: OmniNPURunner(OmniRunner, NPURunner) where OmniRunner derives from the
+    # provider's Runner and NPURunner (another plugin's, not read) does too and overrides build():
+    # in the real order NPURunner comes before Runner, so the call may be to its build().
+    provider = {
+        "pv/__init__.py": "",
+        "pv/runner.py": """
+            import dep
+
+            class Runner:
+                def build(self, batch):
+                    return batch
+        """,
+    }
+    plugin = """
+        import dep.runner
+        from pv.runner import Runner
+        from other_plugin.runner import OtherRunner
+
+        class OmniRunner(Runner):
+            pass
+
+        class OmniNPURunner(OmniRunner, {outside}):
+            def step(self):
+                return self.build(1, 2)
+    """
+    assert found(check({"plug/run.py": plugin.format(outside="OtherRunner")}, provider), "arity-drift") == []
+    # A base from a package the provider's module imports cannot derive from the provider's class.
+    dependency = plugin.format(outside="dep.runner.OtherRunner")
+    assert found(check({"plug/run.py": dependency}, provider), "arity-drift") == [
+        ("error", "pv.runner:Runner.build", "plug/run.py:10")
+    ]

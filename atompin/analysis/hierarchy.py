@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from atompin.analysis.moduleinfo import ClassInfo, Member, MemberKind
+from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ConsumerUsage, MethodRef, Receiver, Ref
@@ -73,6 +73,7 @@ class Hierarchy:
         self.resolve = first_found(index)
         self._mro: dict[str, list[Node]] = {}
         self._below: set[tuple[str, str]] | None = None  # (class, method) defined in a consumer subclass
+        self._imported_by: dict[str, set[str]] = {}  # provider module -> the top-level packages it imports
         # Results the rules share (e.g. the override pairs), computed once per hierarchy.
         self.memo: dict[str, Any] = {}
         # Provider methods the consumer patches ("module:Class.method"): their original body never runs.
@@ -201,14 +202,47 @@ class Hierarchy:
         """The first class after position `after` in the MRO of `name` that defines `attr`; an
         outside base's name when one comes first (it may define `attr`: unknown); None when none does."""
         wanted = {d.index: d for d in self.definitions(name, attr) if d.index > after}
-        for i, node in enumerate(self.mro(name)):
+        mro = self.mro(name)
+        for i, node in enumerate(mro):
             if i <= after:
                 continue
             if i in wanted:
-                return wanted[i]
+                found = wanted[i]
+                if isinstance(found.node, ClassRef):
+                    # An outside base later in this order may really come first: its own bases are
+                    # unknown, and it may derive from this provider class (another plugin's runner
+                    # subclassing the provider's), overriding the method.
+                    above = set(self.index.mro(found.node))  # its own bases come after it: none of them
+                    later = next(
+                        (
+                            n
+                            for n in mro[i + 1 :]
+                            if isinstance(n, str) and n not in above and self._may_derive_from(n, found.node)
+                        ),
+                        None,
+                    )
+                    if later is not None:
+                        return later
+                return found
             if isinstance(node, str) and node not in PLAIN_BASES:
                 return node
         return None
+
+    def _may_derive_from(self, node: str, cls: ClassRef) -> bool:
+        """Can an outside base derive from a provider class? Not when it is a plain base, nor when
+        its package is one the provider class's module imports (a package the provider depends on
+        cannot build on the provider's classes)."""
+        if node in PLAIN_BASES:
+            return False
+        if cls.module not in self._imported_by:
+            info = self.index.module(cls.module)
+            bindings = info.bindings.values() if info is not None else ()
+            self._imported_by[cls.module] = {
+                b.target.split(":")[0].split(".")[0]
+                for b in bindings
+                if b.kind in (BindingKind.IMPORT, BindingKind.MODULE) and b.target
+            }
+        return node.split(".")[0].split(":")[0] not in self._imported_by[cls.module]
 
     def subclass_defines(self, owner: str, attr: str) -> bool:
         """Does a consumer class deriving from `owner` define `attr` (so `self.attr` may land there)?"""
