@@ -188,6 +188,27 @@ def test_a_call_whose_typeerror_is_caught_is_degraded(run_check):
     assert only(run_check(PROVIDER, consumer(more)), "arity-drift")[0].severity.value == "error"
 
 
+def test_the_older_form_in_a_typeerror_handler_is_a_fallback_when_the_newer_form_fits(run_check):
+    # vllm-omni's shape: the current form first, the older release's form when it raises TypeError.
+    src = """
+        from pv.utils import decorate_logs
+
+        def setup():
+            options = {"process_name": "APIServer"}
+            try:
+                return decorate_logs(**options)
+            except TypeError:
+                return decorate_logs(name="APIServer", old_style=True)
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "a fallback for another release: the call it falls back from (the try at plug/mod.py:5) fits" in finding.message
+    # When the newer form does not fit either, both are errors: the handler's call runs and fails.
+    neither = src.replace('{"process_name": "APIServer"}', '{"process_title": "APIServer"}')
+    [both] = run_check(PROVIDER, consumer(neither)).findings  # one finding per symbol, every site
+    assert both.severity.value == "error" and [str(site) for site in both.sites] == ["plug/mod.py:6", "plug/mod.py:8"]
+
+
 VANISHED = """
     from pv.runner import Runner
 

@@ -494,21 +494,51 @@ class UsageChecker:
         self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)
 
     def _call_drift(self, call: CallUse) -> None:
+        judged = self._call_problem(call)
+        if judged is None:
+            return
+        ref, target, problem = judged
+        assert target.signature is not None
+        message = (
+            f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
+            f"the call passes {call.shape.render()}"
+        )
+        severity = Severity.ERROR
+        if call.caught:
+            severity, message = Severity.WARNING, f"degraded: {message}; the TypeError is caught ({call.caught})"
+        elif call.fallback_of and self._fits_in_try(call.fallback_of, self.symbol(ref)):
+            # `try: f(new form) except TypeError: f(old form)`: the try's call fits, so this one never runs here.
+            severity = Severity.WARNING
+            message += (
+                f"; a fallback for another release: the call it falls back from (the try at {call.fallback_of}) fits"
+            )
+        self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
+
+    def _fits_in_try(self, try_site: str, symbol: str) -> bool:
+        """Does a call of `symbol` that is the body of the try at `try_site` fit this provider?"""
+        return any(
+            c.try_site == try_site and self.symbol(self.first(c.choices)[0]) == symbol and self._call_problem(c) is None
+            for c in self.usage.calls
+        )
+
+    def _call_problem(self, call: CallUse) -> tuple[Ref, Target, str] | None:
+        """What is wrong with a call of a provider callable here: (its ref, the callable judged, the
+        problem); None when it fits (or cannot be judged)."""
         ref, res = self.first(call.choices)
         if not res.found or res.target is None:
-            return
+            return None
         target, bound, key = res.target, res.target.bound, self._callable_key(ref, res.target)
         if target.kind is TargetKind.CLASS:
             if target.cls is not None and self.index.generates_init(target.cls):
-                return  # a dataclass (or attrs class) writes its own __init__
+                return None  # a dataclass (or attrs class) writes its own __init__
             if target.cls is not None and self._substituted(target.cls, call):
-                return
+                return None
             init = self.index.getattr(target, "__init__")
             if not init.found or init.target is None or init.target.kind is not TargetKind.FUNCTION:
-                return
+                return None
             target, bound, key = init.target, True, (res.target.symbol, "__init__")
         if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
-            return
+            return None
         assert target.signature is not None
         problem = call_problem(target.signature, call.shape, bound)
         # A class call looks __init__ up when it runs, and so does `C.f(...)`: they reach a consumer patch.
@@ -516,17 +546,7 @@ class UsageChecker:
         replaced = [p for p in self.own.replacements.get(key, []) if p.replacement is not None] if late else []
         if replaced:
             problem = self._replaced_call_problem(call, target.signature, bound, replaced, problem)
-            if problem is None:
-                return
-        if problem:
-            message = (
-                f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
-                f"the call passes {call.shape.render()}"
-            )
-            severity = Severity.ERROR
-            if call.caught:
-                severity, message = Severity.WARNING, f"degraded: {message}; the TypeError is caught ({call.caught})"
-            self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
+        return (ref, target, problem) if problem else None
 
     def _callable_key(self, ref: Ref, target: Target) -> tuple[str, str]:
         """(owner symbol, name) of a called provider object, as the consumer's patches of it are keyed."""

@@ -61,10 +61,15 @@ def catches_only_import_errors(handler: ast.ExceptHandler) -> bool:
     return bool(names) and names <= _IMPORT_ERRORS
 
 
+def catches_type_error(handler: ast.ExceptHandler) -> bool:
+    """Does this handler catch a TypeError (by name, or anything broader)?"""
+    return bool(_caught_names([handler]) & ({"TypeError"} | _BROAD))
+
+
 def type_error_handling(handlers: list[ast.ExceptHandler]) -> str:
     """What the first handler that catches a TypeError (or anything broader) does; "" when none does."""
     for handler in handlers:
-        if _caught_names([handler]) & ({"TypeError"} | _BROAD):
+        if catches_type_error(handler):
             what = describe_fallback(handler.body)
             if what:
                 return f"the handler at line {handler.lineno} {what}"

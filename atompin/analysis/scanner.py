@@ -39,6 +39,7 @@ from atompin.analysis.guards import (
     catches_attribute_error,
     catches_import_error,
     catches_only_import_errors,
+    catches_type_error,
     describe_fallback,
     hasattr_tests,
     imports_package,
@@ -134,8 +135,11 @@ class _Ctx:
     record: bool = True
     # What must hold for this block to run (version gates, hasattr's other branch, try handlers).
     when: tuple[Condition, ...] = ()
-    # What the handler of an enclosing try does with a TypeError ("": not caught).
+    # What the handler of an enclosing try does with a TypeError ("": not caught), and that try.
     type_error_handler: str = ""
+    type_error_try: str = ""
+    # In a handler that catches TypeError: the try ("path:line") it falls back from.
+    type_error_fallback: str = ""
     # While a helper's return value is evaluated (a version gate helper): its returned values.
     returns: list[Value] | None = None
     # Which side of a plain `if`/`else` this is ("path:line#0" the body, "#1" the else; "" elsewhere).
@@ -663,10 +667,13 @@ class ConsumerScanner:
                     self._block(handler.body, handler_ctx)
         else:
             start = dict(ctx.scope.names)
-            self._try_body(node.body, body_ctx, caught)
+            try_site = f"{ctx.file.path}:{node.lineno}" if caught else ""
+            self._try_body(node.body, body_ctx, caught, try_site)
             body_bound = {k: v for k, v in ctx.scope.names.items() if k not in start or start[k] is not v}
             for handler in node.handlers:
                 handler_ctx = self._handler_ctx(node, handler, ctx)
+                if try_site and catches_type_error(handler):
+                    handler_ctx = _evolve(handler_ctx, type_error_fallback=try_site)
                 self._block(handler.body, handler_ctx)
                 if len(handler_ctx.when) > len(ctx.when) and _consumer_first(handler_ctx):
                     # `try: from <own module> import X except ImportError: from <provider> import X`: the
@@ -677,12 +684,13 @@ class ConsumerScanner:
 
     _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
 
-    def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str) -> None:
+    def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "") -> None:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that
         statement's work (degraded); one raised earlier skips the rest of the body as well."""
         for i, stmt in enumerate(body):
             last = caught and i == len(body) - 1
-            ctx = self._stmt(stmt, _evolve(ctx, type_error_handler=caught) if last else ctx) or ctx
+            inner = _evolve(ctx, type_error_handler=caught, type_error_try=try_site) if last else ctx
+            ctx = self._stmt(stmt, inner) or ctx
 
     def _imports_provider(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
         return imports_package(body, self.provider_package, ctx.file.module, ctx.file.is_package)
@@ -854,6 +862,8 @@ class ConsumerScanner:
                     literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
                     when=self._when(ctx),
                     caught=ctx.type_error_handler,
+                    try_site=ctx.type_error_try,
+                    fallback_of=ctx.type_error_fallback,
                     by_attribute=isinstance(func, ast.Attribute),
                 )
             )
@@ -867,6 +877,11 @@ class ConsumerScanner:
             return callee.call(args, kwargs)
         if callee is None and name in ("getattr", "hasattr", "setattr"):
             return self._builtin_attr_call(name, node, args, ctx)
+        if callee is None and name.rpartition(".")[2] == "extend_enum" and len(args) >= 3:
+            # aenum's `extend_enum(Enum, "NAME", value)` adds a member (a value, never a replacement).
+            if isinstance(args[0], ProviderValue) and isinstance(args[1], str):
+                self._record_patch(ctx, node, args[0], args[1], ast.Constant(value=None), None)
+            return None
         if name.endswith("import_module") and args and isinstance(args[0], str) and not args[0].startswith("."):
             module = args[0]
             if self._is_provider(module):

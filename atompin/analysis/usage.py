@@ -145,6 +145,10 @@ class CallUse:
     when: tuple[Condition, ...] = ()
     # What the handler of a try around the call does when it raises TypeError ("": not caught).
     caught: str = ""
+    # That try ("path:line"), and for a call in a handler that catches TypeError the try it falls
+    # back from: a call there is the form for another release when the try's own call fits.
+    try_site: str = ""
+    fallback_of: str = ""
     # The callee is an attribute looked up at the call (`C.f(...)`), not a name bound earlier: a
     # consumer patch of it is what runs.
     by_attribute: bool = False
