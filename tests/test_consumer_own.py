@@ -216,3 +216,24 @@ def test_a_class_added_to_the_registered_table_before_the_loop_is_registered(run
     assert run_check(PROVIDER, consumer(ops=by_keyword, model=model)).findings == ()
     never = ops.replace('OPS["FusedMoE"] = MyFusedMoE', "pass")
     assert [f[:2] for f in brief(run_check(PROVIDER, consumer(ops=never, model=model)))] == [("arity-drift", "error")]
+
+
+def test_an_enum_member_added_with_extend_enum_is_the_consumers_own(run_check):
+    # vllm-omni's shape: aenum's extend_enum adds members the consumer then reads elsewhere.
+    provider = {**PROVIDER, "pv/request.py": "import enum\n\nclass Status(enum.Enum):\n    RUNNING = 1\n"}
+    plug = consumer(
+        patch="""
+            from aenum import extend_enum
+            from pv.request import Status
+
+            if not hasattr(Status, "WAITING_FOR_CHUNK"):
+                extend_enum(Status, "WAITING_FOR_CHUNK", -1)
+        """,
+        sched="from pv.request import Status\n\ndef waiting(s):\n    return s == Status.WAITING_FOR_CHUNK\n",
+    )
+    assert brief(run_check(provider, plug)) == [
+        ("patch-addition", "info", "pv.request:Status.WAITING_FOR_CHUNK", ["plug/patch.py:5"])
+    ]
+    # Without the addition, the read is the provider's, and it is gone.
+    [gone] = run_check(provider, {**plug, "plug/patch.py": ""}).findings
+    assert (gone.rule.value, gone.severity.value) == ("unresolved-import", "error")
