@@ -370,25 +370,24 @@ class UsageChecker:
         self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
 
     def _missing_at_baseline(self, patch: PatchSite) -> bool:
-        """Was the patched attribute missing at the baseline provider too (its owner there, the
-        attribute surely not)?"""
-        if self.baseline is None:
-            return False
-        for ref in patch.owner:
-            owner = self.baseline.resolve(ref.module, ref.path)
-            if owner.found and owner.target is not None:
-                return self.baseline.getattr(owner.target, patch.attr).status is Status.MISSING
-        return False
+        """Was the patched attribute surely missing at the baseline provider too?"""
+        found = self._baseline_attr(patch)
+        return found is not None and found.status is Status.MISSING
 
     def _at_baseline(self, patch: PatchSite) -> str | None:
         """The patched attribute's symbol at the baseline provider, when it was there."""
+        found = self._baseline_attr(patch)
+        return found.target.symbol if found is not None and found.found and found.target is not None else None
+
+    def _baseline_attr(self, patch: PatchSite) -> Resolution | None:
+        """The patched attribute looked up on its owner at the baseline (None: no baseline, or the
+        owner is not there)."""
         if self.baseline is None:
             return None
         for ref in patch.owner:
             owner = self.baseline.resolve(ref.module, ref.path)
             if owner.found and owner.target is not None:
-                res = self.baseline.getattr(owner.target, patch.attr)
-                return res.target.symbol if res.found and res.target is not None else None
+                return self.baseline.getattr(owner.target, patch.attr)
         return None
 
     # -- signatures (arity-drift) -------------------------------------------------

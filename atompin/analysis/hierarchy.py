@@ -209,31 +209,26 @@ class Hierarchy:
             if i in wanted:
                 found = wanted[i]
                 if isinstance(found.node, ClassRef):
-                    # An outside base later in this order may really come first: its own bases are
-                    # unknown, and it may derive from this provider class (another plugin's runner
-                    # subclassing the provider's), overriding the method.
-                    above = set(self.index.mro(found.node))  # its own bases come after it: none of them
-                    later = next(
-                        (
-                            n
-                            for n in mro[i + 1 :]
-                            if isinstance(n, str) and n not in above and self._may_derive_from(n, found.node)
-                        ),
-                        None,
-                    )
-                    if later is not None:
-                        return later
+                    return self._outside_before(mro[i + 1 :], found.node) or found
                 return found
             if isinstance(node, str) and node not in PLAIN_BASES:
                 return node
         return None
 
+    def _outside_before(self, rest: list[Node], cls: ClassRef) -> str | None:
+        """An outside base after provider class `cls` in a computed order that may really come
+        before it: its own bases are unknown, and it may derive from `cls` (another plugin's runner
+        subclassing the provider's), overriding what `cls` defines. None when none may."""
+        outside = [n for n in rest if isinstance(n, str) and n not in PLAIN_BASES]
+        if not outside:
+            return None
+        above = set(self.index.mro(cls))  # its own bases come after it: none of them
+        return next((n for n in outside if n not in above and self._may_derive_from(n, cls)), None)
+
     def _may_derive_from(self, node: str, cls: ClassRef) -> bool:
-        """Can an outside base derive from a provider class? Not when it is a plain base, nor when
-        its package is one the provider class's module imports (a package the provider depends on
-        cannot build on the provider's classes)."""
-        if node in PLAIN_BASES:
-            return False
+        """Can an outside base derive from a provider class? Not when its package is one the
+        provider class's module imports (a package the provider depends on cannot build on the
+        provider's classes)."""
         if cls.module not in self._imported_by:
             info = self.index.module(cls.module)
             bindings = info.bindings.values() if info is not None else ()

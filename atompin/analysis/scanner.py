@@ -408,7 +408,9 @@ class ConsumerScanner:
         value_node: ast.expr | None,
         value: Value,
         declared: bool = False,
+        literal: bool = False,
     ) -> None:
+        """`literal`: the value is a literal whatever `value_node` is (an enum member added)."""
         if not ctx.record:
             return
         replacement: Signature | None = None
@@ -426,7 +428,7 @@ class ConsumerScanner:
                 site=self._site(ctx, node),
                 guard=self._patch_guard(ctx, owner, attr),
                 function=ctx.function,
-                literal_value=isinstance(value_node, ast.Constant),
+                literal_value=literal or isinstance(value_node, ast.Constant),
                 replacement=replacement,
                 alternative_group=ctx.loop_group,
                 via=ctx.via,
@@ -880,7 +882,7 @@ class ConsumerScanner:
         if callee is None and name.rpartition(".")[2] == "extend_enum" and len(args) >= 3:
             # aenum's `extend_enum(Enum, "NAME", value)` adds a member (a value, never a replacement).
             if isinstance(args[0], ProviderValue) and isinstance(args[1], str):
-                self._record_patch(ctx, node, args[0], args[1], ast.Constant(value=None), None)
+                self._record_patch(ctx, node, args[0], args[1], node.args[2], args[2], literal=True)
             return None
         if name.endswith("import_module") and args and isinstance(args[0], str) and not args[0].startswith("."):
             module = args[0]
@@ -1661,6 +1663,8 @@ class ConsumerScanner:
     def _record_class_paths(self, path: str, source: bytes) -> None:
         """String literals that name something of the consumer by dotted path ("plug.backend.MyBackend")."""
         for top in self.consumer_packages:
+            if b'"' + top.encode() not in source and b"'" + top.encode() not in source:
+                continue  # no string starts with it (every file is read here: the pattern is the slow part)
             pattern = rb"[\"'](" + re.escape(top.encode()) + rb"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?)[\"']"
             for match in re.finditer(pattern, source):
                 line = source.count(b"\n", 0, match.start()) + 1
