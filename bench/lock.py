@@ -13,6 +13,10 @@ clone of ROCm ATOM. Measured now, in separate processes, best of --repeat:
 - re-lock, nothing changed (target <= 0.02x);
 - re-lock after bumping the provider to NEW_REF (target <= 0.15x: only changed blobs are parsed).
 
+Local repositories are given by path, so the cache links their object files (as `git clone
+PATH` does); --file-urls gives them as file:// URLs instead, fetched through git's transport
+(shallow, packed and sent through a pipe), which is closer to what a server costs.
+
 Each phase runs in its own process. Ratios are of in-process time (after the
 imports, like the baseline's parse loop); the end-to-end time of the command,
 interpreter start-up and imports included, is printed beside it. Only ratios
@@ -82,9 +86,20 @@ def main() -> None:
     parser.add_argument("--package", required=True)
     parser.add_argument("--consumer-package", required=True)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument(
+        "--file-urls",
+        action="store_true",
+        help="give local repositories as file:// URLs (fetched through git's transport, as from a server) "
+        "instead of paths (cloned with their object files linked)",
+    )
     args = parser.parse_args()
-    provider = os.path.abspath(args.provider) if os.path.exists(args.provider) else args.provider
-    consumer = os.path.abspath(args.consumer) if os.path.exists(args.consumer) else args.consumer
+
+    def source(repo: str) -> str:
+        if not os.path.exists(repo):
+            return repo
+        return Path(repo).resolve().as_uri() if args.file_urls else os.path.abspath(repo)
+
+    provider, consumer = source(args.provider), source(args.consumer)
 
     best: dict[str, tuple[float, float, str]] = {}
     for _ in range(args.repeat):
@@ -107,7 +122,9 @@ def main() -> None:
                 inner, extra = out.split()
                 runs[name] = (float(inner), wall, extra)
 
-            run("baseline", [sys.executable, "-c", BASELINE, provider, args.new_ref, args.package])
+            run(
+                "baseline", [sys.executable, "-c", BASELINE, os.path.abspath(args.provider), args.new_ref, args.package]
+            )
             write(args.old_ref)
             run("lock cold", lock)
             run("re-lock, nothing changed", lock)

@@ -447,11 +447,18 @@ def _entries(cache: Path) -> list[Path]:
     return found
 
 
-def _damage_packs(cache: Path) -> None:
+def _damage_objects(cache: Path) -> None:
+    """Zeros over every object file, packed or loose, past its header. Written as a new file: an
+    entry made from a path links the source's own files (git never writes one in place)."""
+    damaged = 0
     for entry in _entries(cache):
-        for pack in (entry / "objects/pack").glob("*.pack"):
-            data = pack.read_bytes()
-            pack.write_bytes(data[:12] + b"\0" * (len(data) - 12))
+        for found in (entry / "objects").rglob("*"):
+            if found.is_file() and "info" not in found.parts and found.suffix != ".idx":
+                data = found.read_bytes()
+                found.unlink()
+                found.write_bytes(data[:12] + b"\0" * (len(data) - 12))
+                damaged += 1
+    assert damaged
 
 
 def _damage_refs(cache: Path) -> None:
@@ -469,7 +476,7 @@ CORRUPTIONS = {
     ),
     "not sqlite": lambda c: (c / "index.sqlite").write_bytes(b"this is not a database" * 100),
     "sqlite file is a folder": lambda c: ((c / "index.sqlite").unlink(), (c / "index.sqlite").mkdir()),
-    "damaged pack": _damage_packs,
+    "damaged objects": _damage_objects,
     "git config": lambda c: [(e / "config").write_text("[[[ not config\n") for e in _entries(c)],
     "git refs": _damage_refs,
     "shallow file": lambda c: [(e / "shallow").write_text("garbage\n") for e in _entries(c)],

@@ -226,6 +226,9 @@ def test_corrupt_git_cache_entry_is_rebuilt(project: Path, tmp_path: Path):
         (entry / "HEAD").write_text("garbage\n")
         for obj in (entry / "objects").rglob("*"):
             if obj.is_file():
+                # Junk in a new file: a path source's objects are linked (git never writes one in
+                # place), so writing into the file itself would damage the source as well.
+                obj.unlink()
                 obj.write_bytes(b"junk")
     (project.parent / "atompin.lock").unlink()
     result = lock(project)
@@ -241,22 +244,104 @@ def _deltas(repo: git.Repo) -> int:
     return sum(int(line.split(":")[1].split()[0]) for line in out.splitlines() if line.startswith("chain length"))
 
 
-def test_a_local_source_sends_its_objects_without_a_delta_search(tmp_path: Path):
+@pytest.mark.parametrize("as_url", [False, True], ids=["path", "file-url"])
+def test_a_local_source_sends_its_objects_without_a_delta_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_url: bool
+):
     """A local repository's (loose) objects only cross a pipe: git packs them without searching
-    for deltas, and they read back the same."""
+    for deltas, and they read back the same (a path on another file system: on the same one its
+    objects are linked; a file:// URL)."""
+    from atompin.sources import git as git_source
     from atompin.sources.git import GitCache
+
+    monkeypatch.setattr(git_source, "_same_file_system", lambda a, b: False)
 
     text = "".join(f"value_{i} = {i} * 2\n" for i in range(300))
     files = {"pv/__init__.py": "", **{f"pv/m{i}.py": f"{text}last = {i}\n" for i in range(120)}}
     source = git_repo(tmp_path / "src", [("v1", files)])
     cache = GitCache(tmp_path / "cache")
-    tree = cache.tree(cache.resolve(str(source), "v1"))
+    url = source.as_uri() if as_url else str(source)
+    tree = cache.tree(cache.resolve(url, "v1"))
     assert tree.read("pv/m7.py") == files["pv/m7.py"].encode()
-    assert _deltas(cache.repo(str(source))) == 0
+    assert _deltas(cache.repo(url)) == 0
     # What git does by default with the same objects: 119 of the 120 similar files as deltas.
     plain = git.Repo.init(tmp_path / "plain", bare=True)
     plain.git.fetch("--depth=1", "--", source.as_uri(), "+refs/tags/v1:refs/tags/v1")
     assert _deltas(plain) > 100
+
+
+def _objects(git_dir: Path) -> dict[str, int]:
+    """Every object file of a repository (loose or packed), by its path under objects/ -> inode."""
+    return {
+        str(f.relative_to(git_dir / "objects")): f.stat().st_ino
+        for f in (git_dir / "objects").rglob("*")
+        if f.is_file() and "info" not in f.parts
+    }
+
+
+def test_a_path_source_is_linked_not_fetched(tmp_path: Path):
+    """A repository given by its path becomes a cache entry the way `git clone PATH` makes one: its
+    object files are linked (nothing is packed again), no ref of the source's comes along but those
+    atompin fetched, and a later ref is read without a shallow fetch cutting the history."""
+    from atompin.sources.git import GitCache
+
+    source = git_repo(tmp_path / "src", [("v1", {"pv/__init__.py": "A = 1\n"}), ("v2", {"pv/__init__.py": "A = 2\n"})])
+    cache = GitCache(tmp_path / "cache")
+    first = cache.resolve(str(source), "v1")
+    repo = cache.repo(str(source))
+    assert repo is not None
+    entry = Path(repo.git_dir)
+    assert _objects(entry) == _objects(source / ".git")  # the same files: linked, not packed
+    assert repo.git.for_each_ref("--format=%(refname)").split() == ["refs/tags/v1"]
+    assert not repo.git.config("--get-regexp", r"remote\.origin\.", with_exceptions=False)  # clone's remote
+    assert cache.tree(first).read("pv/__init__.py") == b"A = 1\n"
+    # A commit made after the entry was: fetched into it, whole history kept (no `shallow` file).
+    (source / "pv/__init__.py").write_text("A = 3\n")
+    git.Repo(source).git.commit(
+        "-qam",
+        "three",
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+        },
+    )
+    git.Repo(source).git.tag("v3")
+    cache = GitCache(tmp_path / "cache")  # a later run
+    third = cache.resolve(str(source), "v3")
+    assert cache.tree(third).read("pv/__init__.py") == b"A = 3\n"
+    assert not (entry / "shallow").exists()
+    assert cache.commits_between(str(source), first.commit, third.commit) == 2
+    # The source is untouched: its refs are its own.
+    assert git.Repo(source).git.for_each_ref("--format=%(refname)").split() == [
+        "refs/heads/main",
+        "refs/tags/v1",
+        "refs/tags/v2",
+        "refs/tags/v3",
+    ]
+
+
+@pytest.mark.parametrize("why", ["a URL", "another file system", "a shallow source"])
+def test_a_source_that_cannot_be_linked_is_fetched_shallow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, why: str):
+    from atompin.sources import git as git_source
+    from atompin.sources.git import GitCache
+
+    source = git_repo(tmp_path / "src", [("v1", {"pv/__init__.py": "A = 1\n"}), ("v2", {"pv/__init__.py": "A = 2\n"})])
+    url = str(source)
+    if why == "a URL":
+        url = source.as_uri()
+    elif why == "another file system":
+        monkeypatch.setattr(git_source, "_same_file_system", lambda a, b: False)
+    else:
+        git.Repo.clone_from(source.as_uri(), tmp_path / "shallow", depth=1, branch="v2")
+        url = str(tmp_path / "shallow")
+    cache = GitCache(tmp_path / "cache")
+    tree = cache.tree(cache.resolve(url, "v2"))
+    assert tree.read("pv/__init__.py") == b"A = 2\n"
+    entry = Path(cache.repo(url).git_dir)  # type: ignore[union-attr]
+    assert (entry / "shallow").exists() and not (entry / "atompin-linked").exists()
+    assert not set(_objects(entry).values()) & set(_objects(source / ".git").values())
 
 
 def test_lock_one_pair_keeps_the_others(project: Path):

@@ -351,18 +351,28 @@ def test_bisect_refs_in_the_wrong_order_are_bad_input(project: Path):
     assert result.exit_code == 2 and "give the older ref first" in result.output
 
 
+def through_the_transport(project: Path) -> str:
+    """The provider given by a file:// URL: fetched shallow, as from a server (a plain path is linked
+    with its whole history). Its URL."""
+    url = (project.parent / "repos/pv").as_uri()
+    project.write_text(project.read_text().replace('repo = "repos/pv"', f'repo = "{url}"'))
+    return url
+
+
 def test_bisect_offline_without_the_history_is_one_line_and_exit_3(project: Path):
+    url = through_the_transport(project)
     result = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--offline", "--manifest", str(project))
     assert result.exit_code == 3 and "not in the cache; run once without --offline" in result.output
     for ref in ("v1.2.0", "v1.1.0"):  # both ends cached by `lock`, as depth-1 commits without history
         pin(project, ref)
         invoke("lock", "--manifest", str(project))
         project.write_text(PAIRS)
+        through_the_transport(project)
     before = files_of(project)
     result = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--offline", "--manifest", str(project))
     assert result.exit_code == 3, result.output
     assert result.output.strip().splitlines() == [
-        f"atompin: error: {project.parent / 'repos/pv'}: the history from v1.1.0 to v1.2.0 is not in the cache; "
+        f"atompin: error: {url}: the history from v1.1.0 to v1.2.0 is not in the cache; "
         "run once without --offline"
     ]
     assert files_of(project) == before
@@ -372,10 +382,11 @@ def test_bisect_fetches_a_blob_filtered_partial_history_then_works_offline(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setattr(git_source, "_FIRST_DEEPEN", 2)  # several deepening rounds on a short range
+    url = through_the_transport(project)
     online = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--format", "json", "--manifest", str(project))
     assert online.exit_code == 1, online.output
     cache = GitCache(project.parent.parent / "cache")
-    repo = cache.repo(str(project.parent / "repos/pv"), create=False)
+    repo = cache.repo(url, create=False)
     assert repo is not None
     assert (Path(repo.git_dir) / "shallow").exists()  # history of the range, not the whole repository
     assert int(repo.git.rev_list("--count", "v1.2.0")) < 40

@@ -3,6 +3,9 @@ read straight from git objects (never a work tree).
 
 One bare repository per URL lives under `<cache>/git/`. Only what is asked
 for is fetched: the requested ref, shallow, with large blobs filtered out.
+A repository given by its path on this machine is cloned instead, the way
+`git clone PATH` does: its object files are linked, not packed again (see
+`GitCache._link_local`).
 A per-repository file lock makes concurrent runs on one cache safe; a cache
 entry that git no longer recognises is removed and fetched again.
 """
@@ -38,6 +41,9 @@ _BLOB_LIMIT = 1024 * 1024  # the filter's limit in bytes
 # from such a repository takes a third of the time, for a cached pack a sixth bigger. (`-c`
 # reaches the pack-objects that upload-pack starts; a remote's server is never told this.)
 _LOCAL_UPLOAD_PACK = "git -c pack.window=0 -c core.compression=1 upload-pack"
+# The file that marks an entry cloned from a local path (`GitCache._link_local`): it holds the
+# source's whole history, so it is fetched into without --depth (which would cut that history).
+_LINKED = "atompin-linked"
 # Paths given to one `git grep` (far below the system's limit on a command's arguments).
 _PATHS_PER_COMMAND = 2000
 # Environment for every git command: never prompt, and only these transports.
@@ -222,13 +228,68 @@ class GitCache:
         if not create:
             return None
         try:
-            repo = git.Repo.init(path, bare=True, mkdir=True)
+            repo = self._link_local(url, path) or git.Repo.init(path, bare=True, mkdir=True)
         except (OSError, GitCommandError) as exc:
             raise InputError(
                 f"{path}: cannot create the git cache entry ({_last_line(exc)}); delete that folder and run again"
             ) from None
         repo.git.update_environment(**_GIT_ENV)
         self._opened[url] = repo
+        return repo
+
+    def _link_local(self, url: str, path: Path) -> git.Repo | None:
+        """A new entry for a repository given by its path, made the way `git clone PATH` makes
+        one: its object files are hard-linked (git never writes one in place), so nothing is
+        packed again; a fetch then finds every object there. None (fetch instead) for a URL
+        (file:// too: git's own spelling of "through the transport"), a source on another file
+        system (its objects would be copied), or one that lacks objects: shallow, partial, or
+        borrowing another repository's."""
+        if not is_local(url):
+            return None
+        source = Path(os.path.abspath(url))
+        env = {**os.environ, **_GIT_ENV}
+        objects = _complete_objects(source, env)
+        if objects is None or not _same_file_system(objects, self.root):
+            return None
+        # --local links every object file (git copies what it cannot link); one branch and no
+        # tags are copied, and that branch goes: the entry holds only the refs atompin fetched
+        # into it, as any other entry does.
+        try:
+            subprocess.run(
+                [
+                    "git",
+                    "clone",
+                    "--bare",
+                    "--local",
+                    "--no-tags",
+                    "--single-branch",
+                    "--quiet",
+                    "--",
+                    str(source),
+                    str(path),
+                ],
+                check=True,
+                capture_output=True,
+                env=env,
+            )
+            refs = subprocess.run(
+                ["git", "-C", str(path), "for-each-ref", "--format=delete %(refname)"],
+                check=True,
+                capture_output=True,
+                env=env,
+            ).stdout
+            subprocess.run(
+                ["git", "-C", str(path), "update-ref", "--stdin"], input=refs, check=True, capture_output=True, env=env
+            )
+            subprocess.run(
+                ["git", "-C", str(path), "config", "--remove-section", "remote.origin"], env=env, capture_output=True
+            )
+        except subprocess.CalledProcessError:  # fetch instead, into a new entry
+            shutil.rmtree(path, ignore_errors=True)
+            return None
+        (path / _LINKED).touch()
+        repo = git.Repo(path)
+        repo.git.update_environment(**_GIT_ENV)
         return repo
 
     def _discard(self, url: str) -> None:
@@ -279,7 +340,7 @@ class GitCache:
 
     def _fetch(self, repo: git.Repo, url: str, *refspecs: str, shallow: bool = True) -> None:
         args = ["--no-tags", "--quiet", f"--filter={_BLOB_FILTER}", *_transport_options(url)]
-        if shallow:
+        if shallow and not Path(repo.git_dir, _LINKED).exists():
             args.append("--depth=1")
         try:
             repo.git.fetch(*args, "--", _fetch_url(url), *refspecs)
@@ -555,6 +616,35 @@ def ref_candidates(ref: str) -> list[tuple[str, str, RefKind]]:
     return out
 
 
+def _complete_objects(source: Path, env: dict[str, str]) -> Path | None:
+    """The object folder of the repository at `source` when it holds every object of its history
+    itself: not shallow, not partial, borrowing from no other repository. Else None."""
+    probe = subprocess.run(
+        ["git", "-C", str(source), "rev-parse", "--git-common-dir", "--is-shallow-repository"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    lines = probe.stdout.split("\n")
+    if probe.returncode != 0 or len(lines) < 2 or lines[1] != "false":
+        return None
+    partial = subprocess.run(
+        ["git", "-C", str(source), "config", "--get", "extensions.partialClone"], capture_output=True, env=env
+    )
+    objects = (source / lines[0]).resolve() / "objects"
+    if partial.returncode == 0 or (objects / "info" / "alternates").exists() or not objects.is_dir():
+        return None
+    return objects
+
+
+def _same_file_system(a: Path, b: Path) -> bool:
+    """Can files under `a` be hard-linked under `b`?"""
+    try:
+        return a.stat().st_dev == b.stat().st_dev
+    except OSError:
+        return False
+
+
 def _fetch_url(url: str) -> str:
     # Local paths become file:// URLs: git then uses the same transport as for a remote
     # (honouring the blob filter and lazy fetches of large blobs), and the bare cache
@@ -565,8 +655,9 @@ def _fetch_url(url: str) -> str:
 
 
 def _transport_options(url: str) -> list[str]:
-    """Options of a fetch from `url`: a local source packs without searching for deltas."""
-    return [f"--upload-pack={_LOCAL_UPLOAD_PACK}"] if is_local(url) else []
+    """Options of a fetch from `url`: a local source (a path or a file:// URL) packs without
+    searching for deltas."""
+    return [f"--upload-pack={_LOCAL_UPLOAD_PACK}"] if is_local(url) or url.startswith("file://") else []
 
 
 def _open_cached(path: Path) -> git.Repo | None:
