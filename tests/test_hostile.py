@@ -312,6 +312,20 @@ def test_folders_with_fifos_symlink_loops_and_links_out_of_the_tree(tmp_path: Pa
     assert "gone" not in proc.stdout and "evil" not in proc.stdout
 
 
+def test_a_folder_file_reads_whole_and_one_swapped_for_a_fifo_reads_empty(tmp_path: Path):
+    from atompin.sources.tree import FolderTree
+
+    big = bytes(range(256)) * 1000  # past one read's first chunk
+    write_files(tmp_path, {"pv/__init__.py": "", "pv/big.py": "x = 1\n"})
+    (tmp_path / "pv/big.py").write_bytes(big)
+    tree = FolderTree(tmp_path)
+    assert tree.read("pv/big.py") == big and tree.read("pv/__init__.py") == b""
+    assert tree.content_id("pv/big.py") == git.Repo.init(tmp_path / "g").git.hash_object(str(tmp_path / "pv/big.py"))
+    (tmp_path / "pv/big.py").unlink()
+    os.mkfifo(tmp_path / "pv/big.py")  # swapped after the listing: read without blocking
+    assert FolderTree(tmp_path).read("pv/big.py") == b""
+
+
 # -- import sentinel: checked code that would leave a mark if it ever ran ----------------
 
 

@@ -22,7 +22,7 @@ from atompin.analysis.moduleinfo import ModuleInfo
 from atompin.errors import InputError
 
 if TYPE_CHECKING:
-    from pydantic import TypeAdapter
+    import msgspec
 
 # Bump when the indexer's output changes meaning, so old entries are ignored.
 INDEX_FORMAT = "atompin-index-8"
@@ -31,30 +31,34 @@ T = TypeVar("T")
 
 
 @functools.cache
-def _adapter(kind: Any) -> TypeAdapter[Any]:
-    # pydantic is imported on first use, so importing the analysis core stays cheap.
-    from pydantic import TypeAdapter
+def _codec(kind: Any) -> tuple[msgspec.json.Encoder, msgspec.json.Decoder[Any]]:
+    # msgspec, not pydantic, for the cache's own dataclasses: a check builds their codecs on
+    # every cold run, and pydantic's imports and schemas took about 0.1 s of it (msgspec: a few
+    # milliseconds). Imported on first use, so importing the analysis core stays cheap.
+    import msgspec
 
-    return TypeAdapter(kind)
+    return msgspec.json.Encoder(), msgspec.json.Decoder(kind)
 
 
 def prepare_codec(kind: Any) -> None:
-    """Build `kind`'s JSON codec now (pydantic's imports and schema, about 0.1 s): done before a
-    fork, it is built once for the parent, which reads what the child writes, and the child."""
-    _adapter(kind)
+    """Build `kind`'s JSON codec now: done before a fork, it is built once for the parent, which
+    reads what the child writes, and the child."""
+    _codec(kind)
 
 
-def dump_json(kind: Any, value: Any, exclude_defaults: bool = False) -> bytes:
+def dump_json(kind: Any, value: Any) -> bytes:
     """A cached value as JSON bytes (dataclasses, enums and tuples included)."""
-    return _adapter(kind).dump_json(value, exclude_defaults=exclude_defaults)
+    return _codec(kind)[0].encode(value)
 
 
 def load_json(kind: type[T], data: bytes) -> T | None:
     """A cached value back from JSON bytes; None when the entry does not fit `kind` (stale or damaged)."""
+    import msgspec
+
     try:
-        value: T = _adapter(cast(Hashable, kind)).validate_json(data)
+        value: T = _codec(cast(Hashable, kind))[1].decode(data)
         return value
-    except ValueError:
+    except msgspec.DecodeError:  # a ValidationError is one too
         return None
 
 
@@ -96,7 +100,7 @@ class AnalysisCache:
         return load_json(ModuleInfo, data) if data is not None else None
 
     def put(self, key: str, info: ModuleInfo) -> None:
-        self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
+        self.put_raw(key, dump_json(ModuleInfo, info))
 
     def get_raw(self, key: str) -> bytes | None:
         return self._entries.get(key)
@@ -246,7 +250,7 @@ class SqliteAnalysisCache(AnalysisCache):
         return info
 
     def put(self, key: str, info: ModuleInfo) -> None:
-        self.put_raw(key, dump_json(ModuleInfo, info, exclude_defaults=True))
+        self.put_raw(key, dump_json(ModuleInfo, info))
 
     def reopened(self) -> SqliteAnalysisCache:
         other = SqliteAnalysisCache(self.path.parent)

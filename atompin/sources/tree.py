@@ -195,10 +195,14 @@ class FolderTree(SourceTree):
     def read(self, path: str) -> bytes:
         if self._last[0] == path:
             return self._last[1]
-        return _read_regular(self.root / path)
+        return _read_regular(os.path.join(self._root_text, path))
+
+    @cached_property
+    def _root_text(self) -> str:
+        return str(self.root)
 
     def content_id(self, path: str) -> str:
-        data = _read_regular(self.root / path)
+        data = _read_regular(os.path.join(self._root_text, path))
         self._last = (path, data)
         return blob_id(data)
 
@@ -231,15 +235,19 @@ def _regular_inside(path: str, real_root: str) -> bool:
         return False
 
 
-def _read_regular(path: Path) -> bytes:
+def _read_regular(path: str) -> bytes:
     """The bytes of a regular file, opened without blocking (a file swapped for a FIFO
-    after listing reads as empty rather than hanging)."""
+    after listing reads as empty rather than hanging). Read with `os.read`: a file object
+    per file cost a third of reading a provider's thousands of files."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
             return b""
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
+        chunks = []  # one, unless the file grew since its size was read
+        while chunk := os.read(fd, status.st_size + (1 << 16)):
+            chunks.append(chunk)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
 
