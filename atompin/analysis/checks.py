@@ -22,7 +22,7 @@ from atompin.analysis.arity import (
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
-from atompin.analysis.own import ConsumerOwn, is_addition
+from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import (
@@ -207,9 +207,10 @@ class UsageChecker:
     # -- imports ----------------------------------------------------------------
 
     def _alternative(self, uses: list[ImportUse]) -> tuple[Status, list[tuple[ImportUse, Resolution]]]:
-        resolved = [(u, self.resolve(u.ref)) for u in uses]
+        # An import under a branch that cannot run here (`else:` of a true gate) is not tried.
+        resolved = [(u, self.resolve(u.ref)) for u in uses if self.judge(u.when).reach is not Reach.DEAD]
         statuses = {res.status for _, res in resolved}
-        if statuses == {Status.FOUND}:
+        if statuses <= {Status.FOUND}:
             return Status.FOUND, resolved
         if Status.MISSING in statuses:
             return Status.MISSING, resolved
@@ -239,7 +240,7 @@ class UsageChecker:
             )
             for status, resolved in judged
         )
-        sites = sorted({u.site for alt in group.alternatives for u in alt})
+        sites = sorted({u.site for _, resolved in judged for u, _ in resolved})  # the imports tried here
         missing = "; ".join(res.reason for _, resolved in judged for _, res in resolved if res.status is Status.MISSING)
         symbol = alternatives[0].symbol
         where = f"{group.path}:{group.line}"
@@ -346,6 +347,14 @@ class UsageChecker:
 
     def _addition(self, patch: PatchSite, target: str, res: Resolution, guard: Guard) -> None:
         """An attribute the provider does not have: the consumer's own, unless the baseline had it."""
+        absent = installed_when_absent(patch)
+        if absent is not None and not patch.stash:
+            message = (
+                f"adds an attribute the provider does not have ({res.reason}), and only where it lacks it "
+                f"(`{absent.text}` at {absent.site}): the consumer's own, for providers without it"
+            )
+            self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
+            return
         before = None if patch.stash or patch.literal_value else self._at_baseline(patch)
         if before is not None:
             message = (

@@ -5,8 +5,9 @@ The scanner records each use with the conditions of the branch it is in
 `except ImportError` handler, the rest of a try body after its imports. Here
 they are decided against a provider's version and names:
 
-- a gate that is false, or an import before the use that fails, means the use
-  never runs: it is skipped, like code under `if TYPE_CHECKING:`;
+- a gate that is false, a `find_spec` test of a provider module that fails here,
+  or an import before the use that fails, means the use never runs: it is
+  skipped, like code under `if TYPE_CHECKING:`;
 - a fallback that only runs when something the provider has is missing (a
   hasattr's other branch, an import handler whose imports all resolve) is
   kept as information: "a fallback for older providers";
@@ -89,6 +90,12 @@ def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> 
                 Reach.FALLBACK,
                 f"a fallback: it runs only when an import of the try at {c.site} fails, and they all resolve here",
             )
+        return LIVE
+    if c.kind is ConditionKind.MODULE_FOUND:
+        found = {status(ref) for ref in c.refs}
+        if c.refs and (found <= {Status.FOUND} or found <= {Status.MISSING}):  # decided: the module is there, or not
+            if (Status.FOUND in found) != c.expect:
+                return Judgement(Reach.DEAD)  # like a false version gate: the other branch runs here
         return LIVE
     if c.kind is ConditionKind.AFTER_IMPORTS:
         if any(status(ref) is Status.MISSING for ref in c.refs):

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.usage import (
+    Condition,
+    ConditionKind,
     ConsumerUsage,
     Guard,
     PatchSite,
@@ -33,16 +35,30 @@ Key = tuple[str, str]
 def is_addition(patch: PatchSite, reads: set[ReadKind]) -> bool:
     """Is a patch of an attribute the provider does not have the consumer's own addition?
 
-    Yes for a literal (a marker) or another provider object kept under a new name (the original
-    stashed), and when nothing suggests a replacement: no read of the original, no guard around it.
+    Yes for a literal (a marker), another provider object kept under a new name (the original
+    stashed), one installed only where the provider lacks the name (a polyfill), and when nothing
+    suggests a replacement: no read of the original, no guard around it.
     A `hasattr` that only checks for the name's absence (idempotency, ordering) is no such read.
     """
     if patch.declared:
         return False  # named as a target to replace
-    if patch.literal_value or patch.stash:
+    if patch.literal_value or patch.stash or installed_when_absent(patch) is not None:
         return True
     originals = reads & {ReadKind.PLAIN, ReadKind.DEFAULT}
     return not originals and effective_guard(patch, reads) in (Guard.NONE, Guard.TRY)
+
+
+def installed_when_absent(patch: PatchSite) -> Condition | None:
+    """The condition that installs `patch` only where the provider lacks the attribute it sets
+    (`if not hasattr(X, "f"): X.f = mine`, or after `if hasattr(X, "f"): return`)."""
+    for condition in patch.when:
+        if (
+            condition.kind is ConditionKind.ATTR_ABSENT
+            and condition.attr == patch.attr
+            and set(condition.refs) & set(patch.owner)
+        ):
+            return condition
+    return None
 
 
 @dataclass

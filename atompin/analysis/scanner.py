@@ -82,6 +82,7 @@ from atompin.analysis.values import (
     DictMethod,
     LambdaValue,
     MethodValue,
+    ModuleProbe,
     ProviderValue,
     ReceiverValue,
     Scope,
@@ -381,6 +382,8 @@ class ConsumerScanner:
         if not ctx.record:
             return
         if ctx.collector is not None:
+            if ctx.ladder is not None and ctx.when[: len(ctx.ladder.when)] == ctx.ladder.when:
+                use = replace(use, when=ctx.when[len(ctx.ladder.when) :])
             ctx.collector.append(use)
         else:
             group = ImportGroup(ctx.file.path, use.site.line, ctx.function, False, [[use]], when=ctx.when)
@@ -611,6 +614,10 @@ class ConsumerScanner:
                 return guarded
         else:
             self._branches([(node.body, guarded), (node.orelse, absent)], ctx.scope)
+            # `if hasattr(X, "f"): return` guards the rest of the block the other way: it runs only when
+            # X.f is absent (a polyfill installed where the provider lacks it).
+            if direct is not None and not node.orelse and _leaves(node.body):
+                return absent
         return None
 
     def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope) -> None:
@@ -677,6 +684,11 @@ class ConsumerScanner:
                 if try_site and catches_type_error(handler):
                     handler_ctx = _evolve(handler_ctx, type_error_fallback=try_site)
                 self._block(handler.body, handler_ctx)
+                # `try: HAS = find_spec("pkg.a.b") is not None` / `except ImportError: HAS = False` (find_spec
+                # raises when a parent package is missing): False there too, so HAS stays the probe.
+                for name in _falsy_literals(handler.body) if catches_import_error([handler]) else ():
+                    if isinstance(body_bound.get(name), ModuleProbe) and body_bound[name].present:  # type: ignore[union-attr]
+                        ctx.scope.names[name] = body_bound[name]
                 if len(handler_ctx.when) > len(ctx.when) and _consumer_first(handler_ctx):
                     # `try: from <own module> import X except ImportError: from <provider> import X`: the
                     # consumer's own module is there, so its X is the one bound.
@@ -808,12 +820,39 @@ class ConsumerScanner:
         return value
 
     def _eval_BoolOp(self, node: ast.BoolOp, ctx: _Ctx) -> Value:
-        values = [self._eval(v, ctx) for v in node.values]
+        values = []
+        inner = ctx
+        for operand in node.values:
+            value = self._eval(operand, inner)
+            values.append(value)
+            absent = self._getattr_default(operand, value) if isinstance(node.op, ast.Or) else None
+            if absent is not None:
+                # `getattr(X, "new", None) or getattr(X, "old")`: what follows runs only when X.new is absent.
+                owner, attr = absent
+                site = self._site(ctx, operand)
+                condition = Condition(ConditionKind.ATTR_ABSENT, site, _text(operand), refs=owner, attr=attr)
+                inner = _evolve(inner, when=(*inner.when, condition))
         if any(isinstance(v, Gate) for v in values):
             texts = [_text(v) for v in node.values]
             return gates.combine(isinstance(node.op, ast.And), values, texts, _text(node))
         # `a or b` in a ladder-ish expression: keep a provider value if there is one.
         return next((v for v in values if isinstance(v, ProviderValue)), None)
+
+    @staticmethod
+    def _getattr_default(node: ast.expr, value: Value) -> tuple[tuple[Ref, ...], str] | None:
+        """For `getattr(X, "name", default)` of a provider object: (X's choices, "name")."""
+        if not (
+            isinstance(value, ProviderValue)
+            and value.guard is Guard.GETATTR_DEFAULT
+            and isinstance(node, ast.Call)
+            and dotted(node.func) == "getattr"
+            and all(ref.path for ref in value.choices)
+        ):
+            return None
+        names = {ref.path[-1] for ref in value.choices}
+        if len(names) != 1:
+            return None
+        return tuple(Ref(ref.module, ref.path[:-1]) for ref in value.choices), names.pop()
 
     def _eval_Attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool = True) -> Value:
         # Of a chain `a.b.c`, only the whole chain (`outer`) is a use; `a.b` is a read on the way.
@@ -831,6 +870,8 @@ class ConsumerScanner:
                 self.usage.attributes.append(AttributeUse(value.choices, site, guard, self._when(ctx)))
             return self._as_version(value) or value
         if isinstance(base, ProviderVersion):
+            if node.attr == "release" and base.form is VersionForm.VERSION:
+                return ProviderVersion(VersionForm.TUPLE)  # `Version(vllm_version).release >= (0, 29)`
             return VersionMethod(base, node.attr)
         if isinstance(inner, ast.Name) and inner.id == "self" and isinstance(node.ctx, ast.Load):
             state = self._state_gate(node.attr, ctx)  # `self.use_v2` reset under a version gate in __init__
@@ -900,6 +941,8 @@ class ConsumerScanner:
 
     def _eval_other_call(self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
         """Calls that compute a version, a gate, a module name or a split dotted path; registry patches."""
+        if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
+            return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
         if callee is None or isinstance(callee, VersionMethod):
             found = self._version_call(name, callee, node, args, ctx)
             if found is not None:
@@ -1004,8 +1047,9 @@ class ConsumerScanner:
         owner, name = self._eval(test.args[0], ctx), self._eval(test.args[1], ctx)
         if not isinstance(owner, ProviderValue) or not isinstance(name, str):
             return None, negated
-        # `if not hasattr(X, "n"):` is an idempotency or ordering check, not a guard around a use of X.n.
-        self._record_read(owner, name, ReadKind.ABSENT if negated else ReadKind.HASATTR)
+        # `if not hasattr(X, "n"):` is an idempotency or ordering check, not a guard around a use of X.n;
+        # so is `if hasattr(X, "n"): return` with nothing else in its body.
+        self._record_read(owner, name, ReadKind.ABSENT if negated or _only_leaves(node) else ReadKind.HASATTR)
         if negated and ctx.record and node.body and isinstance(node.body[-1], ast.Raise):
             # `if not hasattr(X, "n"): raise ...` requires X.n (unless the consumer adds it itself).
             use = AttributeUse(owner.attr(name).choices, self._site(ctx, test), Guard.REQUIRED, self._when(ctx))
@@ -1018,9 +1062,14 @@ class ConsumerScanner:
         return _evolve(ctx, when=(*ctx.when, condition))
 
     def _gate_condition(self, test: ast.expr, value: Value, ctx: _Ctx) -> Condition | None:
-        """The condition a version gate puts on the branch it opens (recorded for --verbose and gate-flip)."""
+        """The condition a version gate puts on the branch it opens (recorded for --verbose and gate-flip),
+        or a test of whether the provider has a module (`find_spec`)."""
         if isinstance(value, ConsumerValue):
             value = self._consumer_global(value.dotted)
+        if isinstance(value, ModuleProbe):
+            return Condition(
+                ConditionKind.MODULE_FOUND, self._site(ctx, test), _text(test), refs=(value.ref,), expect=value.present
+            )
         if not isinstance(value, Gate) or not value.is_version:
             return None
         text = _text(test)
@@ -1033,12 +1082,12 @@ class ConsumerScanner:
 
     def _gated_branches(self, node: ast.If, gate: Condition, ctx: _Ctx) -> _Ctx | None:
         taken = _evolve(ctx, when=(*ctx.when, gate))
-        other = _evolve(ctx, when=(*ctx.when, replace(gate, expect=False)))
+        other = _evolve(ctx, when=(*ctx.when, replace(gate, expect=not gate.expect)))
         self._branches([(node.body, taken), (node.orelse, other)], ctx.scope)
         # `if gate: FLAG = False` / `else: FLAG = True`: the flag is the gate (or its negation).
-        assert gate.gate is not None
-        for name, value in _flags_set(node).items():
-            self._bind(ctx, name, gate.gate if value else gates.negate(gate.gate, f"not {gate.text}"))
+        if gate.gate is not None:
+            for name, value in _flags_set(node).items():
+                self._bind(ctx, name, gate.gate if value else gates.negate(gate.gate, f"not {gate.text}"))
         # `if gate: return` (or raise): the rest of the block runs only when the gate is false.
         if _leaves(node.body) and not _leaves(node.orelse):
             return other
@@ -1053,12 +1102,16 @@ class ConsumerScanner:
             self._eval(node.orelse, ctx)
             return None
         self._eval(node.body, _evolve(ctx, when=(*ctx.when, gate)))
-        self._eval(node.orelse, _evolve(ctx, when=(*ctx.when, replace(gate, expect=False))))
+        self._eval(node.orelse, _evolve(ctx, when=(*ctx.when, replace(gate, expect=not gate.expect))))
         return None
 
     def _eval_Compare(self, node: ast.Compare, ctx: _Ctx) -> Value:
         sides = [node.left, *node.comparators]
         values = [self._comparable(self._eval(n, ctx), n) for n in sides]
+        probe = next((v for v in values if isinstance(v, ModuleProbe)), None)
+        if probe is not None and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            if any(isinstance(n, ast.Constant) and n.value is None for n in sides):  # find_spec(...) is not None
+                return probe if isinstance(node.ops[0], ast.IsNot) else probe.negated()
         if not any(isinstance(v, ProviderVersion) for v in values):
             return None
         if len(node.ops) != 1:
@@ -1067,6 +1120,8 @@ class ConsumerScanner:
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, ctx: _Ctx) -> Value:
         value = self._eval(node.operand, ctx)
+        if isinstance(node.op, ast.Not) and isinstance(value, ModuleProbe):
+            return value.negated()
         return gates.negate(value, _text(node)) if isinstance(node.op, ast.Not) and isinstance(value, Gate) else None
 
     def _comparable(self, value: Value, node: ast.expr) -> object:
@@ -1827,6 +1882,29 @@ def _flags_set(node: ast.If) -> dict[str, bool]:
         name: value
         for name, value in body.items()
         if value is not None and orelse.get(name) is not None and orelse[name] is not value
+    }
+
+
+def _only_leaves(node: ast.If) -> bool:
+    """`if test: return` (or `return None`, `continue`, `break`) and nothing else, no else branch."""
+    if node.orelse or len(node.body) != 1:
+        return False
+    stmt = node.body[0]
+    if isinstance(stmt, ast.Return):
+        return stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+    return isinstance(stmt, (ast.Continue, ast.Break))
+
+
+def _falsy_literals(body: list[ast.stmt]) -> set[str]:
+    """Names `body` sets to False or None at its top level (`X = False`)."""
+    return {
+        stmt.targets[0].id
+        for stmt in body
+        if isinstance(stmt, ast.Assign)
+        and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], ast.Name)
+        and isinstance(stmt.value, ast.Constant)
+        and stmt.value.value in (False, None)
     }
 
 

@@ -44,6 +44,9 @@ class ImportUse:
     site: Site
     kind: ImportKind
     via: tuple[Site, ...] = ()  # call sites that passed the module name to a helper
+    # In a ladder's try body: the conditions of the branch it is in there (`if <gate>: from a import X`
+    # / `else: from b import X`), beyond the ladder's own. An import that cannot run is no alternative.
+    when: tuple[Condition, ...] = ()
 
 
 class Guard(str, Enum):
@@ -63,6 +66,7 @@ class ConditionKind(str, Enum):
     ATTR_ABSENT = "attr-absent"  # hasattr's other branch: runs only when the provider lacks `refs[*].attr`
     TRY_FAILED = "try-failed"  # an `except ImportError` handler: runs only when an import of its try fails
     AFTER_IMPORTS = "after-imports"  # in a try body after imports: runs only when they succeeded
+    MODULE_FOUND = "module-found"  # a find_spec test: runs when the provider has module `refs[0]` is `expect`
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,7 @@ class Condition:
     site: Site  # the `if`, `assert` or `try` statement
     text: str = ""  # the test as written
     gate: Gate | None = None  # GATE
-    expect: bool = True  # GATE: the branch runs when the gate has this value
+    expect: bool = True  # GATE, MODULE_FOUND: the branch runs when the test has this value
     refs: tuple[Ref, ...] = ()  # ATTR_ABSENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports
     attr: str = ""  # ATTR_ABSENT
     # TRY_FAILED: every import of the try body that is not the provider's is the consumer's own, present.

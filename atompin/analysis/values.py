@@ -109,6 +109,19 @@ class MethodValue:
     ref: MethodRef
 
 
+@dataclass(frozen=True)
+class ModuleProbe:
+    """`importlib.util.find_spec("pkg.mod")`, or that `is not None`: true exactly when the provider
+    has module `ref` (false when `present` is False: `... is None`, `not ...`). Decided at each
+    provider, as a version gate is at each version."""
+
+    ref: Ref
+    present: bool = True
+
+    def negated(self) -> ModuleProbe:
+        return ModuleProbe(self.ref, not self.present)
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
@@ -118,6 +131,7 @@ Value: TypeAlias = (
     | StringMethod
     | ReceiverValue
     | MethodValue
+    | ModuleProbe
     | str
     | tuple["Value", ...]
     | dict[str, "Value"]

@@ -1,0 +1,141 @@
+"""Feature tests a plugin writes to run on several provider releases, decided at each provider.
+
+Each shape comes from a real plugin (NVIDIA Dynamo 1.6.1 at vLLM 0.31.0, where it works): the
+branch or operand that cannot run at the pin is not a finding, and at a provider where it is the
+one that runs, a break there is still reported.
+"""
+
+from __future__ import annotations
+
+from conftest import brief
+
+NEW = {
+    "pv/__init__.py": "",
+    "pv/protocol/__init__.py": "",
+    "pv/protocol/base.py": "class Delta:\n    pass\n",
+    "pv/engine.py": "class Core:\n    def step(self):\n        pass\n",
+    "pv/request.py": "import enum\n\nclass Status(enum.IntEnum):\n    WAITING_FOR_GRAMMAR = 1\n",
+}
+# The provider before the move: the old places, nothing at the new ones.
+OLD = {
+    "pv/__init__.py": "",
+    "pv/legacy.py": "class Delta:\n    pass\n",
+    "pv/engine.py": "class Core:\n    def step(self):\n        pass\n",
+    "pv/request.py": "import enum\n\nclass Status(enum.IntEnum):\n    WAITING_FOR_FSM = 1\n",
+}
+
+
+def consumer(source: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/mod.py": source}
+
+
+FIND_SPEC = """
+    from importlib.util import find_spec
+
+    try:
+        _HAS_NEW = find_spec("pv.protocol.base") is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        _HAS_NEW = False
+
+    if _HAS_NEW:
+        from pv.protocol.base import Delta
+    else:
+        from pv.legacy import Delta
+"""
+
+
+def test_a_find_spec_flag_decides_which_import_runs(run_check):
+    assert run_check(NEW, consumer(FIND_SPEC)).findings == ()
+    assert run_check(OLD, consumer(FIND_SPEC)).findings == ()
+    # Where neither is there, the branch that runs is checked.
+    gone = {"pv/__init__.py": ""}
+    assert brief(run_check(gone, consumer(FIND_SPEC))) == [
+        ("unresolved-import", "error", "pv.legacy:Delta", ["plug/mod.py:11"])
+    ]
+
+
+def test_a_find_spec_test_written_in_the_if_and_negated(run_check):
+    source = """
+        import importlib.util
+
+        if not importlib.util.find_spec("pv.protocol.base"):
+            from pv.legacy import Delta
+        else:
+            from pv.protocol.base import Delta
+    """
+    assert run_check(NEW, consumer(source)).findings == ()
+    assert run_check(OLD, consumer(source)).findings == ()
+
+
+def test_an_or_after_getattr_with_a_default_is_a_fallback(run_check):
+    source = """
+        from pv.request import Status
+
+        WAITING = getattr(Status, "WAITING_FOR_GRAMMAR", None) or getattr(Status, "WAITING_FOR_FSM")
+    """
+    at_new = run_check(NEW, consumer(source))
+    assert brief(at_new) == [("unresolved-import", "info", "pv.request:Status.WAITING_FOR_FSM", ["plug/mod.py:3"])]
+    assert "a fallback" in at_new.findings[0].message
+    assert run_check(OLD, consumer(source)).findings == ()
+    neither = {**NEW, "pv/request.py": "import enum\n\nclass Status(enum.IntEnum):\n    RUNNING = 1\n"}
+    assert brief(run_check(neither, consumer(source))) == [
+        ("unresolved-import", "error", "pv.request:Status.WAITING_FOR_FSM", ["plug/mod.py:3"])
+    ]
+
+
+POLYFILL = """
+    from pv.engine import Core
+
+    def install():
+        if hasattr(Core, "set_worker_id"):
+            return
+
+        def set_worker_id(self, worker_id):
+            self.worker_id = worker_id
+
+        Core.set_worker_id = set_worker_id
+
+    install()
+
+    def use(core):
+        return getattr(Core, "set_worker_id")
+"""
+
+
+def test_a_method_installed_only_where_the_provider_lacks_it_is_an_addition(run_check):
+    found = run_check(NEW, consumer(POLYFILL))
+    assert brief(found) == [("patch-addition", "info", "pv.engine:Core.set_worker_id", ["plug/mod.py:10"])]
+    assert "only where it lacks it" in found.findings[0].message
+    # Had the baseline had it, the addition would still only be installed where it is missing.
+    with_method = {**NEW, "pv/engine.py": NEW["pv/engine.py"] + "\n    def set_worker_id(self, w):\n        pass\n"}
+    assert run_check(NEW, consumer(POLYFILL), baseline=with_method).findings == found.findings
+    # Without the early return it is a patch of a method the provider does not have.
+    plain = POLYFILL.replace('        if hasattr(Core, "set_worker_id"):\n            return\n', "")
+    assert [f.severity.value for f in run_check(NEW, consumer(plain)).findings] == ["error"]
+
+
+VERSION_RELEASE = """
+    import importlib.metadata
+    import sys
+    from packaging.version import Version
+
+    def load():
+        try:
+            if Version(importlib.metadata.version("pv")).release >= (0, 29):
+                from pv.protocol.base import Delta
+            else:
+                from pv.legacy import Delta
+        except ModuleNotFoundError:
+            sys.exit(1)
+        return Delta
+"""
+
+
+def test_a_gate_on_the_release_tuple_inside_an_import_ladder(run_check):
+    # The branch the gate does not take is no alternative of the ladder at this provider.
+    assert run_check(NEW, consumer(VERSION_RELEASE), version="0.31.0").findings == ()
+    assert run_check(OLD, consumer(VERSION_RELEASE), version="0.27.0").findings == ()
+    # The branch it takes is checked.
+    at_027 = run_check(NEW, consumer(VERSION_RELEASE), version="0.27.0")
+    assert brief(at_027) == [("unresolved-import", "warning", "pv.legacy:Delta", ["plug/mod.py:10"])]
+    assert "degraded" in at_027.findings[0].message
