@@ -13,9 +13,9 @@ clone of ROCm ATOM. Measured now, in separate processes, best of --repeat:
 - re-lock, nothing changed (target <= 0.02x);
 - re-lock after bumping the provider to NEW_REF (target <= 0.15x: only changed blobs are parsed).
 
-Local repositories are given by path, so the cache links their object files (as `git clone
-PATH` does); --file-urls gives them as file:// URLs instead, fetched through git's transport
-(shallow, packed and sent through a pipe), which is closer to what a server costs.
+Local repositories are given by path (--file-urls: as file:// URLs); either way, on the
+cache's file system, the cache links their object files as `git clone PATH` does, where a
+server's repository is fetched shallow: the cold figure leaves out what a fetch costs.
 
 Each phase runs in its own process. Ratios are of in-process time (after the
 imports, like the baseline's parse loop); the end-to-end time of the command,
@@ -89,8 +89,8 @@ def main() -> None:
     parser.add_argument(
         "--file-urls",
         action="store_true",
-        help="give local repositories as file:// URLs (fetched through git's transport, as from a server) "
-        "instead of paths (cloned with their object files linked)",
+        help="give local repositories as file:// URLs instead of paths (both are cloned with their "
+        "object files linked when on the cache's file system)",
     )
     args = parser.parse_args()
 

@@ -279,16 +279,19 @@ def _objects(git_dir: Path) -> dict[str, int]:
     }
 
 
-def test_a_path_source_is_linked_not_fetched(tmp_path: Path):
-    """A repository given by its path becomes a cache entry the way `git clone PATH` makes one: its
-    object files are linked (nothing is packed again), no ref of the source's comes along but those
-    atompin fetched, and a later ref is read without a shallow fetch cutting the history."""
+@pytest.mark.parametrize("as_url", [False, True], ids=["path", "file-url"])
+def test_a_local_source_is_linked_not_fetched(tmp_path: Path, as_url: bool):
+    """A repository on this machine (a path or a file:// URL) becomes a cache entry the way
+    `git clone PATH` makes one: its object files are linked (nothing is packed again), no ref of
+    the source's comes along but those atompin fetched, and a later ref is read without a shallow
+    fetch cutting the history."""
     from atompin.sources.git import GitCache
 
     source = git_repo(tmp_path / "src", [("v1", {"pv/__init__.py": "A = 1\n"}), ("v2", {"pv/__init__.py": "A = 2\n"})])
+    url = source.as_uri() if as_url else str(source)
     cache = GitCache(tmp_path / "cache")
-    first = cache.resolve(str(source), "v1")
-    repo = cache.repo(str(source))
+    first = cache.resolve(url, "v1")
+    repo = cache.repo(url)
     assert repo is not None
     entry = Path(repo.git_dir)
     assert _objects(entry) == _objects(source / ".git")  # the same files: linked, not packed
@@ -309,10 +312,10 @@ def test_a_path_source_is_linked_not_fetched(tmp_path: Path):
     )
     git.Repo(source).git.tag("v3")
     cache = GitCache(tmp_path / "cache")  # a later run
-    third = cache.resolve(str(source), "v3")
+    third = cache.resolve(url, "v3")
     assert cache.tree(third).read("pv/__init__.py") == b"A = 3\n"
     assert not (entry / "shallow").exists()
-    assert cache.commits_between(str(source), first.commit, third.commit) == 2
+    assert cache.commits_between(url, first.commit, third.commit) == 2
     # The source is untouched: its refs are its own.
     assert git.Repo(source).git.for_each_ref("--format=%(refname)").split() == [
         "refs/heads/main",
@@ -322,16 +325,14 @@ def test_a_path_source_is_linked_not_fetched(tmp_path: Path):
     ]
 
 
-@pytest.mark.parametrize("why", ["a URL", "another file system", "a shallow source"])
+@pytest.mark.parametrize("why", ["another file system", "a shallow source"])
 def test_a_source_that_cannot_be_linked_is_fetched_shallow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, why: str):
     from atompin.sources import git as git_source
     from atompin.sources.git import GitCache
 
     source = git_repo(tmp_path / "src", [("v1", {"pv/__init__.py": "A = 1\n"}), ("v2", {"pv/__init__.py": "A = 2\n"})])
     url = str(source)
-    if why == "a URL":
-        url = source.as_uri()
-    elif why == "another file system":
+    if why == "another file system":
         monkeypatch.setattr(git_source, "_same_file_system", lambda a, b: False)
     else:
         git.Repo.clone_from(source.as_uri(), tmp_path / "shallow", depth=1, branch="v2")

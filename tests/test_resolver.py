@@ -351,28 +351,25 @@ def test_bisect_refs_in_the_wrong_order_are_bad_input(project: Path):
     assert result.exit_code == 2 and "give the older ref first" in result.output
 
 
-def through_the_transport(project: Path) -> str:
-    """The provider given by a file:// URL: fetched shallow, as from a server (a plain path is linked
-    with its whole history). Its URL."""
-    url = (project.parent / "repos/pv").as_uri()
-    project.write_text(project.read_text().replace('repo = "repos/pv"', f'repo = "{url}"'))
-    return url
+def on_another_file_system(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repositories as if on another file system than the cache: fetched shallow, as from a
+    server (on the same one, their objects are linked, with the whole history)."""
+    monkeypatch.setattr(git_source, "_same_file_system", lambda a, b: False)
 
 
-def test_bisect_offline_without_the_history_is_one_line_and_exit_3(project: Path):
-    url = through_the_transport(project)
+def test_bisect_offline_without_the_history_is_one_line_and_exit_3(project: Path, monkeypatch: pytest.MonkeyPatch):
+    on_another_file_system(monkeypatch)
     result = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--offline", "--manifest", str(project))
     assert result.exit_code == 3 and "not in the cache; run once without --offline" in result.output
     for ref in ("v1.2.0", "v1.1.0"):  # both ends cached by `lock`, as depth-1 commits without history
         pin(project, ref)
         invoke("lock", "--manifest", str(project))
         project.write_text(PAIRS)
-        through_the_transport(project)
     before = files_of(project)
     result = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--offline", "--manifest", str(project))
     assert result.exit_code == 3, result.output
     assert result.output.strip().splitlines() == [
-        f"atompin: error: {url}: the history from v1.1.0 to v1.2.0 is not in the cache; "
+        f"atompin: error: {project.parent / 'repos/pv'}: the history from v1.1.0 to v1.2.0 is not in the cache; "
         "run once without --offline"
     ]
     assert files_of(project) == before
@@ -382,11 +379,11 @@ def test_bisect_fetches_a_blob_filtered_partial_history_then_works_offline(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ):
     monkeypatch.setattr(git_source, "_FIRST_DEEPEN", 2)  # several deepening rounds on a short range
-    url = through_the_transport(project)
+    on_another_file_system(monkeypatch)
     online = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--format", "json", "--manifest", str(project))
     assert online.exit_code == 1, online.output
     cache = GitCache(project.parent.parent / "cache")
-    repo = cache.repo(url, create=False)
+    repo = cache.repo(str(project.parent / "repos/pv"), create=False)
     assert repo is not None
     assert (Path(repo.git_dir) / "shallow").exists()  # history of the range, not the whole repository
     assert int(repo.git.rev_list("--count", "v1.2.0")) < 40
@@ -396,6 +393,19 @@ def test_bisect_fetches_a_blob_filtered_partial_history_then_works_offline(
     offline = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--format", "json", "--offline", "--manifest", str(project))
     assert offline.exit_code == 1, offline.output
     assert json.loads(offline.output)["culprit"] == json.loads(online.output)["culprit"]
+
+
+def test_bisect_of_a_linked_repository_needs_no_deepening_and_works_offline(project: Path):
+    """Given by path on the cache's file system, the provider's whole history is there after `lock`."""
+    for ref in ("v1.2.0", "v1.1.0"):
+        pin(project, ref)
+        assert invoke("lock", "--manifest", str(project)).exit_code in (0, 1)
+        project.write_text(PAIRS)
+    repo = GitCache(project.parent.parent / "cache").repo(str(project.parent / "repos/pv"), create=False)
+    assert repo is not None and not (Path(repo.git_dir) / "shallow").exists()
+    offline = invoke("bisect", "pv", "v1.1.0", "v1.2.0", "--format", "json", "--offline", "--manifest", str(project))
+    assert offline.exit_code == 1, offline.output
+    assert json.loads(offline.output)["culprit"]
 
 
 # -- speed: what each step parses -----------------------------------------------------

@@ -3,8 +3,8 @@ read straight from git objects (never a work tree).
 
 One bare repository per URL lives under `<cache>/git/`. Only what is asked
 for is fetched: the requested ref, shallow, with large blobs filtered out.
-A repository given by its path on this machine is cloned instead, the way
-`git clone PATH` does: its object files are linked, not packed again (see
+A repository on this machine (a path or a file:// URL) is cloned instead, the
+way `git clone PATH` does: its object files are linked, not packed again (see
 `GitCache._link_local`).
 A per-repository file lock makes concurrent runs on one cache safe; a cache
 entry that git no longer recognises is removed and fetched again.
@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -238,15 +239,15 @@ class GitCache:
         return repo
 
     def _link_local(self, url: str, path: Path) -> git.Repo | None:
-        """A new entry for a repository given by its path, made the way `git clone PATH` makes
-        one: its object files are hard-linked (git never writes one in place), so nothing is
-        packed again; a fetch then finds every object there. None (fetch instead) for a URL
-        (file:// too: git's own spelling of "through the transport"), a source on another file
-        system (its objects would be copied), or one that lacks objects: shallow, partial, or
+        """A new entry for a repository on this machine (a path or a file:// URL), made the way
+        `git clone PATH` makes one: its object files are hard-linked (git never writes one in
+        place), so nothing is packed again and sent through a pipe; a fetch then finds every
+        object there. None (fetch instead) for a network URL, a source on another file system
+        (its objects would be copied), or one that lacks objects: shallow, partial, or
         borrowing another repository's."""
-        if not is_local(url):
+        source = _local_path(url)
+        if source is None:
             return None
-        source = Path(os.path.abspath(url))
         env = {**os.environ, **_GIT_ENV}
         objects = _complete_objects(source, env)
         if objects is None or not _same_file_system(objects, self.root):
@@ -614,6 +615,14 @@ def ref_candidates(ref: str) -> list[tuple[str, str, RefKind]]:
         branch = tracking.group("branch")
         out.append((f"refs/heads/{branch}", f"refs/atompin/heads/{branch}", RefKind.BRANCH))
     return out
+
+
+def _local_path(url: str) -> Path | None:
+    """The folder a path or file:// URL names; None for a network URL."""
+    if url.startswith("file://"):
+        parsed = urllib.parse.urlparse(url)
+        return Path(urllib.parse.unquote(parsed.path)) if parsed.netloc in ("", "localhost") else None
+    return Path(os.path.abspath(url)) if is_local(url) else None
 
 
 def _complete_objects(source: Path, env: dict[str, str]) -> Path | None:
