@@ -42,8 +42,8 @@ _BLOB_LIMIT = 1024 * 1024  # the filter's limit in bytes
 # from such a repository takes a third of the time, for a cached pack a sixth bigger. (`-c`
 # reaches the pack-objects that upload-pack starts; a remote's server is never told this.)
 _LOCAL_UPLOAD_PACK = "git -c pack.window=0 -c core.compression=1 upload-pack"
-# The file that marks an entry cloned from a local path (`GitCache._link_local`): it holds the
-# source's whole history, so it is fetched into without --depth (which would cut that history).
+# The file that marks an entry cloned from a repository on this machine (`GitCache._link_local`):
+# it holds the source's whole history, so it is fetched into without --depth (which would cut it).
 _LINKED = "atompin-linked"
 # Paths given to one `git grep` (far below the system's limit on a command's arguments).
 _PATHS_PER_COMMAND = 2000
@@ -248,49 +248,24 @@ class GitCache:
         source = _local_path(url)
         if source is None:
             return None
-        env = {**os.environ, **_GIT_ENV}
-        objects = _complete_objects(source, env)
+        objects = _complete_objects(source)
         if objects is None or not _same_file_system(objects, self.root):
             return None
         # --local links every object file (git copies what it cannot link); one branch and no
         # tags are copied, and that branch goes: the entry holds only the refs atompin fetched
         # into it, as any other entry does.
         try:
-            subprocess.run(
-                [
-                    "git",
-                    "clone",
-                    "--bare",
-                    "--local",
-                    "--no-tags",
-                    "--single-branch",
-                    "--quiet",
-                    "--",
-                    str(source),
-                    str(path),
-                ],
-                check=True,
-                capture_output=True,
-                env=env,
+            repo = git.Repo.clone_from(
+                str(source), path, env=_GIT_ENV, bare=True, local=True, no_tags=True, single_branch=True
             )
-            refs = subprocess.run(
-                ["git", "-C", str(path), "for-each-ref", "--format=delete %(refname)"],
-                check=True,
-                capture_output=True,
-                env=env,
-            ).stdout
-            subprocess.run(
-                ["git", "-C", str(path), "update-ref", "--stdin"], input=refs, check=True, capture_output=True, env=env
-            )
-            subprocess.run(
-                ["git", "-C", str(path), "config", "--remove-section", "remote.origin"], env=env, capture_output=True
-            )
-        except subprocess.CalledProcessError:  # fetch instead, into a new entry
+            repo.git.update_environment(**_GIT_ENV)
+            for ref in repo.git.for_each_ref("--format=%(refname)").split():
+                repo.git.update_ref("-d", ref)
+            repo.git.config("--remove-section", "remote.origin", with_exceptions=False)
+        except GitCommandError:  # fetch instead, into a new entry
             shutil.rmtree(path, ignore_errors=True)
             return None
         (path / _LINKED).touch()
-        repo = git.Repo(path)
-        repo.git.update_environment(**_GIT_ENV)
         return repo
 
     def _discard(self, url: str) -> None:
@@ -625,23 +600,18 @@ def _local_path(url: str) -> Path | None:
     return Path(os.path.abspath(url)) if is_local(url) else None
 
 
-def _complete_objects(source: Path, env: dict[str, str]) -> Path | None:
+def _complete_objects(source: Path) -> Path | None:
     """The object folder of the repository at `source` when it holds every object of its history
     itself: not shallow, not partial, borrowing from no other repository. Else None."""
-    probe = subprocess.run(
-        ["git", "-C", str(source), "rev-parse", "--git-common-dir", "--is-shallow-repository"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    lines = probe.stdout.split("\n")
-    if probe.returncode != 0 or len(lines) < 2 or lines[1] != "false":
+    probe = git.Git(str(source))
+    probe.update_environment(**_GIT_ENV)
+    try:
+        common, shallow = probe.rev_parse("--git-common-dir", "--is-shallow-repository").splitlines()
+    except (GitCommandError, ValueError, OSError):
         return None
-    partial = subprocess.run(
-        ["git", "-C", str(source), "config", "--get", "extensions.partialClone"], capture_output=True, env=env
-    )
-    objects = (source / lines[0]).resolve() / "objects"
-    if partial.returncode == 0 or (objects / "info" / "alternates").exists() or not objects.is_dir():
+    objects = (source / common).resolve() / "objects"
+    partial = probe.config("--get", "extensions.partialClone", with_exceptions=False)
+    if shallow != "false" or partial or (objects / "info" / "alternates").exists() or not objects.is_dir():
         return None
     return objects
 
