@@ -687,8 +687,9 @@ class ConsumerScanner:
                 # `try: HAS = find_spec("pkg.a.b") is not None` / `except ImportError: HAS = False` (find_spec
                 # raises when a parent package is missing): False there too, so HAS stays the probe.
                 for name in _falsy_literals(handler.body) if catches_import_error([handler]) else ():
-                    if isinstance(body_bound.get(name), ModuleProbe) and body_bound[name].present:  # type: ignore[union-attr]
-                        ctx.scope.names[name] = body_bound[name]
+                    probe = body_bound.get(name)
+                    if isinstance(probe, ModuleProbe) and probe.present:
+                        ctx.scope.names[name] = probe
                 if len(handler_ctx.when) > len(ctx.when) and _consumer_first(handler_ctx):
                     # `try: from <own module> import X except ImportError: from <provider> import X`: the
                     # consumer's own module is there, so its X is the one bound.
