@@ -108,6 +108,42 @@ def test_a_module_imported_only_under_a_flag_a_version_gate_sets(run_check):
     assert only_finding(run_check, mixed, "0.2.0").severity.value == "error"
 
 
+def test_a_module_a_private_helper_names_for_the_version_passed_to_it(run_check):
+    # vllm-beam-search's shape: a helper is passed the provider's version tuple and returns the
+    # name of the module vendored for that release, which the caller imports by that name.
+    files = plugin(
+        live="""
+            from importlib import import_module
+            import pv
+
+            def _select(version_tuple, flag):
+                release = version_tuple[:3]
+                if release == (0, 2, 0):
+                    return ".v020"
+                if flag and release == (0, 3, 0):
+                    return ".v030"
+                raise RuntimeError("unsupported")
+
+            def load():
+                return import_module(_select(pv.__version_tuple__, True), package=__package__)
+        """,
+        v020="",
+        v030=BROKEN,
+    )
+    provider = {**PROVIDER, "pv/__init__.py": '__version__ = "0.2.0"\n__version_tuple__ = (0, 2, 0)\n'}
+    [blocked] = run_check(provider, files, version="0.2.0").findings
+    assert blocked.severity.value == "warning"
+    assert "imported only under `flag and release == (0, 3, 0)` at plug/live.py:9, which cannot run" in blocked.message
+    [live] = run_check(provider, files, version="0.3.0").findings
+    assert live.severity.value == "error"
+    # Also passed elsewhere (not only called with the version): the helper's gates stay open.
+    passed = {
+        **files,
+        "plug/live.py": files["plug/live.py"].replace("def load", "CHOOSER = _select\n            def load"),
+    }
+    assert [f.severity.value for f in run_check(provider, passed, version="0.2.0").findings] == ["error"]
+
+
 def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check):
     files = plugin(
         live="""

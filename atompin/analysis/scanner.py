@@ -224,6 +224,7 @@ class ConsumerScanner:
         # (class dotted name, attribute) -> the gate under which __init__ resets `self.attribute`.
         self._state_gates: dict[tuple[str, str], tuple[str, Gate]] = {}
         self._scopes: dict[str, Scope] = {}
+        self._private_names: dict[str, dict[str, tuple[list[ast.Call], int]]] = {}  # see `_private_calls`
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
         self._finishing = False  # every body has been read: modules loaded now are read for their classes
         self._classes: dict[str, ConsumerClass] = {}
@@ -994,8 +995,9 @@ class ConsumerScanner:
     def _run_function(self, job: _Rescan) -> None:
         fn = job.function
         scope = Scope(fn.closure)
+        versions = self._version_params(fn) if not job.binding else {}
         for name in fn.params:
-            scope.names[name] = job.binding.get(name)
+            scope.names[name] = job.binding.get(name, versions.get(name))
         a = fn.node.args
         for extra in (a.vararg, a.kwarg):
             if extra is not None:
@@ -1003,6 +1005,52 @@ class ConsumerScanner:
         self._bind_receivers(fn, scope)
         ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth, owner=fn.owner)
         self._block(fn.node.body, ctx)
+
+    def _version_params(self, fn: _Function) -> dict[str, Value]:
+        """The parameters of a private module-level function that every call of it passes the
+        provider's version (`_select(vllm.__version_tuple__, ...)`, all in its own module, the name
+        used for nothing else): bound to that version in the function's own reading, so the gates it
+        tests are decided there (a module it names for one release is not reached at another)."""
+        name = fn.node.name
+        if fn.owner or "." in fn.qualname or not name.startswith("_"):
+            return {}
+        if b"version" not in self._sources.get(fn.file.path, b""):
+            return {}
+        calls, uses = self._private_calls(fn.file.module).get(name, ([], 0))
+        if not calls or uses != len(calls):  # also passed, stored or rebound: not only called
+            return {}
+        module_ctx = _Ctx(fn.file, self._scopes[fn.file.module], record=False)
+        params = fn.params
+        found: dict[str, Value] = {}
+        for i, param in enumerate(params):
+            values = []
+            for call in calls:
+                arg = (
+                    call.args[i]
+                    if i < len(call.args)
+                    else next((k.value for k in call.keywords if k.arg == param), None)
+                )
+                # Only a plain attribute or name is evaluated here: a call could have effects.
+                values.append(self._eval(arg, module_ctx) if isinstance(arg, (ast.Attribute, ast.Name)) else None)
+            if all(isinstance(v, ProviderVersion) for v in values) and len(set(values)) == 1:
+                found[param] = values[0]
+        return found
+
+    def _private_calls(self, module: str) -> dict[str, tuple[list[ast.Call], int]]:
+        """Each private name of a module -> the calls of it by that name, and how often the name
+        occurs at all (one walk of the module, kept)."""
+        found = self._private_names.get(module)
+        if found is None:
+            found = {}
+            tree = self._trees.get(module)
+            for node in every_node(tree) if tree is not None else ():
+                if isinstance(node, ast.Name) and node.id.startswith("_"):
+                    calls, uses = found.get(node.id, ([], 0))
+                    found[node.id] = (calls, uses + 1)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("_"):
+                    found.setdefault(node.func.id, ([], 0))[0].append(node)
+            self._private_names[module] = found
+        return found
 
     def _call_helper(
         self, callee: ConsumerValue, node: ast.Call, args: list[Value], kwargs: dict[str, Value], ctx: _Ctx
