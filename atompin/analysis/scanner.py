@@ -1020,16 +1020,14 @@ class ConsumerScanner:
         if not calls or uses != len(calls):  # also passed, stored or rebound: not only called
             return {}
         module_ctx = _Ctx(fn.file, self._scopes[fn.file.module], record=False)
-        params = fn.params
+        a = fn.node.args
+        positional = len(a.posonlyargs) + len(a.args)  # what a call's positional arguments can bind
         found: dict[str, Value] = {}
-        for i, param in enumerate(params):
+        for i, param in enumerate(fn.params):
             values = []
             for call in calls:
-                arg = (
-                    call.args[i]
-                    if i < len(call.args)
-                    else next((k.value for k in call.keywords if k.arg == param), None)
-                )
+                by_position = i < positional and i < len(call.args)
+                arg = call.args[i] if by_position else next((k.value for k in call.keywords if k.arg == param), None)
                 # Only a plain attribute or name is evaluated here: a call could have effects.
                 values.append(self._eval(arg, module_ctx) if isinstance(arg, (ast.Attribute, ast.Name)) else None)
             if all(isinstance(v, ProviderVersion) for v in values) and len(set(values)) == 1:
