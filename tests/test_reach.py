@@ -142,6 +142,9 @@ def test_a_module_a_private_helper_names_for_the_version_passed_to_it(run_check)
         "plug/live.py": files["plug/live.py"].replace("def load", "CHOOSER = _select\n            def load"),
     }
     assert [f.severity.value for f in run_check(provider, passed, version="0.2.0").findings] == ["error"]
+    # Imported by another module, whose calls are not looked at: the same.
+    imported = {**files, "plug/other.py": "from plug.live import _select\n"}
+    assert [f.severity.value for f in run_check(provider, imported, version="0.2.0").findings] == ["error"]
 
 
 def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check):

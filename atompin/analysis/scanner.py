@@ -1014,11 +1014,12 @@ class ConsumerScanner:
         name = fn.node.name
         if fn.owner or "." in fn.qualname or not name.startswith("_"):
             return {}
-        if b"version" not in self._sources.get(fn.file.path, b""):
-            return {}
-        calls, uses = self._private_calls(fn.file.module).get(name, ([], 0))
+        calls, uses = self._private_calls(fn.file).get(name, ([], 0))
         if not calls or uses != len(calls):  # also passed, stored or rebound: not only called
             return {}
+        word = name.encode()
+        if any(word in source for path, source in self._sources.items() if path != fn.file.path):
+            return {}  # imported by another module, whose calls are not looked at
         module_ctx = _Ctx(fn.file, self._scopes[fn.file.module], record=False)
         a = fn.node.args
         positional = len(a.posonlyargs) + len(a.args)  # what a call's positional arguments can bind
@@ -1034,20 +1035,20 @@ class ConsumerScanner:
                 found[param] = values[0]
         return found
 
-    def _private_calls(self, module: str) -> dict[str, tuple[list[ast.Call], int]]:
-        """Each private name of a module -> the calls of it by that name, and how often the name
-        occurs at all (one walk of the module, kept)."""
-        found = self._private_names.get(module)
+    def _private_calls(self, file: _File) -> dict[str, tuple[list[ast.Call], int]]:
+        """Each private name of a module that mentions a version -> the calls of it by that name,
+        and how often the name occurs at all (one walk of the module, kept); empty for the others."""
+        found = self._private_names.get(file.module)
         if found is None:
             found = {}
-            tree = self._trees.get(module)
+            tree = self._trees.get(file.module) if b"version" in self._sources.get(file.path, b"") else None
             for node in every_node(tree) if tree is not None else ():
                 if isinstance(node, ast.Name) and node.id.startswith("_"):
                     calls, uses = found.get(node.id, ([], 0))
                     found[node.id] = (calls, uses + 1)
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("_"):
                     found.setdefault(node.func.id, ([], 0))[0].append(node)
-            self._private_names[module] = found
+            self._private_names[file.module] = found
         return found
 
     def _call_helper(

@@ -636,7 +636,7 @@ def _fetch_url(url: str) -> str:
 def _transport_options(url: str) -> list[str]:
     """Options of a fetch from `url`: a local source (a path or a file:// URL) packs without
     searching for deltas."""
-    return [f"--upload-pack={_LOCAL_UPLOAD_PACK}"] if is_local(url) or url.startswith("file://") else []
+    return [f"--upload-pack={_LOCAL_UPLOAD_PACK}"] if _local_path(url) is not None else []
 
 
 def _open_cached(path: Path) -> git.Repo | None:
