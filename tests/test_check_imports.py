@@ -182,6 +182,72 @@ def test_ladder_broad_except_that_logs_and_returns(run_check):
     assert "logs, returns False" in finding.message
 
 
+def test_ladder_whose_handler_exits_is_an_error_and_its_later_uses_are_part_of_it(run_check):
+    # A real shape (NVIDIA Dynamo's frontend at vLLM 0.33): the handler logs and exits, so the use
+    # after the ladder never runs without the import; the one finding is the ladder's, an error.
+    src = """
+        import sys
+        def main():
+            try:
+                from pv.core.utils import Spec
+                from pv.moved.args import Front
+            except ModuleNotFoundError:
+                print("needs pv")
+                sys.exit(1)
+            Front.add_cli_args(Spec)
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert brief(result) == [
+        ("unresolved-import", "error", "pv.core.utils:Spec + pv.moved.args:Front", ["plug/mod.py:4", "plug/mod.py:5"])
+    ]
+    assert "its handler logs, exits" in result.findings[0].message
+    assert "AttributeError" not in result.findings[0].message
+
+
+def test_a_use_after_a_ladder_whose_handler_returns_is_not_an_error_of_its_own(run_check):
+    src = """
+        def load():
+            try:
+                from pv.moved.args import Front
+            except ImportError:
+                return None
+            return Front.add_cli_args(1)
+    """
+    result = run_check(PROVIDER, consumer(src))
+    assert brief(result) == [("unresolved-import", "warning", "pv.moved.args:Front", ["plug/mod.py:3"])]
+    assert "the fallback returns None" in result.findings[0].message
+    # The same with a module imported under a name: the module is what is gone.
+    module = src.replace("from pv.moved.args import Front", "import pv.moved.args as Front")
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(module)).findings] == ["warning"]
+
+
+def test_a_use_after_a_ladder_still_reports_what_the_import_does_not_cover(run_check):
+    # The import works and the attribute is gone: the use fails on its own.
+    present = """
+        def load():
+            try:
+                import pv.core.utils as u
+            except ImportError:
+                return None
+            return u.gone
+    """
+    assert brief(run_check(PROVIDER, consumer(present))) == [
+        ("unresolved-import", "error", "pv.core.utils:gone", ["plug/mod.py:6"])
+    ]
+    # A handler that falls through: the use runs without the name, so it is still an error.
+    through = """
+        import logging
+        def load():
+            try:
+                from pv.moved.args import Front
+            except ImportError:
+                logging.warning("no Front")
+            return Front.add_cli_args(1)
+    """
+    severities = {f.severity.value for f in run_check(PROVIDER, consumer(through)).findings}
+    assert "error" in severities
+
+
 def test_ladder_whose_installer_returns_loses_its_patches(run_check):
     src = """
         def install():

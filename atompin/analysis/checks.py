@@ -109,6 +109,7 @@ class UsageChecker:
         self._read_kinds = usage.read_kinds()
         self.callers = CallerSearch(index)
         self._caller_names: set[str] | None = None
+        self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
         self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
 
     def _resolve_raw(self, ref: Ref) -> Resolution:
@@ -245,11 +246,9 @@ class UsageChecker:
         symbol = alternatives[0].symbol
         where = f"{group.path}:{group.line}"
         n = len(group.alternatives)
-        if not group.fallback:
-            message = (
-                f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) "
-                "and nothing catches it: the import raises"
-            )
+        if not group.fallback or group.exits:
+            end = f"its handler {group.fallback}" if group.exits else "nothing catches it: the import raises"
+            message = f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) and {end}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites, message, alternatives)
             return
         # The installer's patches after the ladder: never made when its fallback returns.
@@ -280,6 +279,8 @@ class UsageChecker:
         if res.status is Status.UNKNOWN:
             self._unknown(self.symbol(ref), res, [site])
             return
+        if self._import_left(site.path, ref):
+            return
         severity = Severity.ERROR if guard in (Guard.NONE, Guard.REQUIRED) else Severity.WARNING
         if guard is Guard.REQUIRED:
             message = f"{res.reason}; the `if not hasattr(...): raise` check here raises"
@@ -287,6 +288,22 @@ class UsageChecker:
             effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
             message = f"{res.reason}; the access {effect}"
         self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], message)
+
+    def _import_left(self, path: str, missing: Ref) -> bool:
+        """Is what is missing the import itself, made by a ladder in `path` whose handler leaves? Then
+        the use runs only when an alternative imported, and the ladder's finding is the one to report."""
+        if self._left_ladders is None:
+            self._left_ladders = {
+                (group.path, use.ref)
+                for group in self.usage.groups
+                if group.ladder and group.leaves
+                for alternative in group.alternatives
+                for use in alternative
+            }
+        module = Ref(missing.module, ())  # `import a.b as m` then `m.x`: the module is what is gone
+        return (path, missing) in self._left_ladders or (
+            (path, module) in self._left_ladders and self.resolve(module).status is Status.MISSING
+        )
 
     def _unknown(self, symbol: str, res: Resolution, sites: list[Site]) -> None:
         if res.rule is None:

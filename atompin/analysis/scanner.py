@@ -41,8 +41,10 @@ from atompin.analysis.guards import (
     catches_only_import_errors,
     catches_type_error,
     describe_fallback,
+    handler_leaves,
     hasattr_tests,
     imports_package,
+    is_exit,
     type_error_handling,
 )
 from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
@@ -674,6 +676,8 @@ class ConsumerScanner:
                 else:
                     if catches_import_error([handler]):
                         group.fallback = describe_fallback(handler.body)
+                        group.leaves = handler_leaves(handler.body)
+                        group.exits = is_exit(handler.body[-1])
                     self._block(handler.body, handler_ctx)
         else:
             start = dict(ctx.scope.names)

@@ -99,6 +99,10 @@ class ImportGroup:
     alternatives: list[list[ImportUse]] = field(default_factory=list)
     # What happens when no alternative imports: "" means the error propagates.
     fallback: str = ""
+    # The handler leaves (returns, exits, ends the loop's turn): what follows the ladder runs only
+    # when an alternative imported, so a later use of what it binds fails only with the ladder.
+    leaves: bool = False
+    exits: bool = False  # the handler ends the program (`sys.exit(1)`)
     when: tuple[Condition, ...] = ()
 
 
