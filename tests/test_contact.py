@@ -402,6 +402,59 @@ def test_a_handed_over_stand_in_missing_a_new_abstract_and_a_new_called_hook():
     assert "old_uncalled" not in messages  # the provider never calls it: not reported
 
 
+# The stand-in stored on a consumer layer (a real shape: ATOM's MLA backends at vLLM 0.34,
+# whose only call of a new hook is on the class an enum names, `requested.get_class()`).
+HELD = {
+    "plug/backend.py": MY_BACKEND,
+    "plug/layer.py": """
+        from pv.layer import AttentionLayer
+        from plug.backend import MyBackend
+
+        class MyLayer(AttentionLayer):
+            attn_backend = MyBackend
+    """,
+}
+LAYER = """
+    class AttentionLayer:
+        def get_attn_backend(self):
+            return self.attn_backend
+"""
+
+
+def _hook_called(receiver: str) -> dict[str, str]:
+    """ROLE_A with `indexes_kv_by_block_stride` added and called only where `receiver` is."""
+    provider = dict(ROLE_B)
+    provider["pv/layer.py"] = LAYER
+    provider["pv/runner.py"] = f"""
+        def pick(requested, layer, registry):
+            backend = registry.lookup(requested)
+            return {receiver}.indexes_kv_by_block_stride()
+    """
+    return provider
+
+
+def test_a_stand_in_held_by_a_layer_is_not_what_another_method_returns():
+    baseline = {**ROLE_A, "pv/layer.py": LAYER}
+    # Only a class some other method returns: the stand-in is not seen there; a warning at most.
+    for receiver in ("requested.get_class()", "backend"):
+        result = check(HELD, _hook_called(receiver), baseline=baseline)
+        errors = [sym for sev, sym, _ in found(result, "protocol-drift") if sev == "error"]
+        assert errors == [], receiver
+        assert "indexes_kv_by_block_stride (new since 1.0)" in one_of(result, "plug.backend:MyBackend").message
+    # A local bound to another method's result and to something else as well: it may be the stand-in.
+    rebound = _hook_called("backend")
+    rebound["pv/runner.py"] = rebound["pv/runner.py"].replace(
+        "return backend.", "if layer:\n                backend = layer.attn_backend\n            return backend."
+    )
+    assert "error" in {sev for sev, _, _ in found(check(HELD, rebound, baseline=baseline), "protocol-drift")}
+    # What the holder's own method returns, or a receiver of unknown origin: the error stands.
+    for receiver in ("layer.get_attn_backend()", "layer.attn_backend", "requested"):
+        result = check(HELD, _hook_called(receiver), baseline=baseline)
+        assert ("error", "plug.backend:MyBackend.indexes_kv_by_block_stride", "plug/backend.py:1") in found(
+            result, "protocol-drift"
+        ), receiver
+
+
 def test_a_stand_in_with_the_new_hooks_fits():
     fitting = dict(STAND_IN)
     fitting["plug/backend.py"] = (

@@ -31,7 +31,7 @@ from atompin.analysis.syntax import dotted, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-1"
+SITES_FORMAT = "atompin-sites-2"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -75,6 +75,9 @@ class NameSite:
     unpack: int | None = None  # the call's result unpacked into this many names
     # The enclosing function tests for the name (`hasattr(x, "name")`, `getattr(x, "name", default)`).
     guarded: bool = False
+    # The receiver is what a method returns: `x.get_class().name(...)`, or a local bound once to
+    # `x.get_class()`: that method's name ("" for any other receiver).
+    source: str = ""
 
     @property
     def where(self) -> str:
@@ -409,6 +412,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             [s.shape.positional, list(s.shape.keywords), s.shape.star, s.shape.starstar] if s.shape else None,
             s.unpack,
             s.guarded,
+            s.source,
         ]
         for s in sites
     ]
@@ -430,8 +434,9 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 CallShape(shape[0], tuple(shape[1]), shape[2], shape[3]) if shape else None,
                 unpack,
                 guarded,
+                source,
             )
-            for name, kind, receiver, path, line, cls, function, shape, unpack, guarded in json.loads(data)
+            for name, kind, receiver, path, line, cls, function, shape, unpack, guarded, source in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
         return None
@@ -456,6 +461,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.classes: list[str] = []
         self.functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []  # (def, its receiver)
         self.guarded: dict[int, frozenset[str]] = {}
+        self.results: dict[int, dict[str, str]] = {}  # a function's locals bound once to a method's result
         self.unpacked: dict[int, int] = {}
         self.called: set[int] = set()
 
@@ -522,6 +528,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 self._receiver(func.value),
                 shape=shape_of(node),
                 unpack=self.unpacked.get(id(node)),
+                source=self._source(func.value),
             )
         elif dotted(func) == "getattr" and len(node.args) == 2:
             name = node.args[1]
@@ -533,6 +540,17 @@ class _SiteVisitor(ast.NodeVisitor):
         if node.attr in self.names and id(node) not in self.called and isinstance(node.ctx, ast.Load):
             self._site(node, node.attr, SiteKind.READ, self._receiver(node.value))
         self.generic_visit(node)
+
+    def _source(self, node: ast.expr) -> str:
+        """The method whose result `node` is: `x.m()`, or a local the function binds once to one."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return node.func.attr
+        if isinstance(node, ast.Name) and self.functions:
+            function = self.functions[-1][0]
+            if id(function) not in self.results:
+                self.results[id(function)] = _method_results(function)
+            return self.results[id(function)].get(node.id, "")
+        return ""
 
     def _receiver(self, node: ast.expr) -> SiteReceiver:
         own = self.functions[-1][1] if self.functions else ""
@@ -546,6 +564,32 @@ class _SiteVisitor(ast.NodeVisitor):
             arg = node.args[0]
             return SiteReceiver.SELF if isinstance(arg, ast.Name) and arg.id in {own, "self"} else SiteReceiver.OTHER
         return SiteReceiver.OTHER
+
+
+def _method_results(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """The local names `function` binds exactly once, by `name = x.m(...)`: name -> m. A name
+    bound any other way as well (a parameter, a loop, an import, a nested scope) is left out."""
+    bindings: Counter[str] = Counter()
+    found: dict[str, str] = {}
+    for node in walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bindings[node.id] += 1
+        elif isinstance(node, ast.arg):
+            bindings[node.arg] += 1
+        elif isinstance(node, ast.alias):
+            bindings[(node.asname or node.name).split(".")[0]] += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bindings.update({name: 2 for name in node.names})
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bindings[node.name] += 1
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bindings[node.rest] += 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            bindings[node.name] += 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
+                found[node.targets[0].id] = node.value.func.attr
+    return {name: method for name, method in found.items() if bindings[name] == 1}
 
 
 def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: AbstractSet[str]) -> frozenset[str]:

@@ -14,7 +14,10 @@ by name on an object it was handed (not on `self`/`cls`, and not behind a `hasat
 `getattr(..., default)` test), and each class attribute it lacks that provider code reads
 so: error when the stand-in was handed over and a method is abstract in the role or new
 since the baseline; warning otherwise (one finding per stand-in, listing them). Members
-the provider never uses by name are not reported.
+the provider never uses by name are not reported. A stand-in that reaches the provider only
+through the classes that hold it (stored on them, returned by them) is not what a call
+receives from another method (`x.get_class().name()`, or a local bound once to that): such
+calls alone make a warning.
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ class StandIn:
     matched: int  # how many of its public methods the role has
     public: int
     handed: str  # how it is handed over ("" when only its shape says so)
+    # Every member of the classes that hold it, when it reaches the provider only through them
+    # (stored on them, returned by them); None when it may reach any code (a dotted path, a call).
+    held_by: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,13 +83,25 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
     return out
 
 
-def _handed_as(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> str:
-    """The first evidence that the class is handed over in the role. An object stored on a class
-    that itself derives from the role is its delegate (a connector's worker), not a stand-in."""
-    for e in evidence:
-        if not e.holder or role not in hierarchy.mro(e.holder):
-            return e.how
-    return ""
+def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> list[Evidence]:
+    """The evidence that the class is handed over in the role. An object stored on a class that
+    itself derives from the role is its delegate (a connector's worker), not a stand-in."""
+    return [e for e in evidence if not e.holder or role not in hierarchy.mro(e.holder)]
+
+
+def _holders_members(hierarchy: Hierarchy, evidence: list[Evidence]) -> frozenset[str] | None:
+    """What the provider can call on the classes that hold the stand-in, when every way it is
+    handed over is through one (None otherwise): their own members and their provider bases'."""
+    if not evidence or any(not e.holder for e in evidence):
+        return None
+    out: set[str] = set()
+    for holder in {e.holder for e in evidence}:
+        out |= hierarchy.consumer_members(holder)
+        for node in hierarchy.mro(holder):
+            info = hierarchy.provider(node)
+            if info is not None:
+                out.update(info.members)
+    return frozenset(out)
 
 
 def _public_methods(hierarchy: Hierarchy, cls: ConsumerClass) -> set[str]:
@@ -118,9 +136,10 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
         role = _best_role(hierarchy, search, paths, public, need)
         if role is None:
             continue
-        how = _handed_as(hierarchy, evidence, role[0])
+        in_role = _in_role(hierarchy, evidence, role[0])
+        how = in_role[0].how if in_role else ""
         if how or (role[1] >= _MIN_SHAPED and not cls.muted):
-            out.append(StandIn(cls, role[0], role[1], len(public), how))
+            out.append(StandIn(cls, role[0], role[1], len(public), how, _holders_members(hierarchy, in_role)))
     return out
 
 
@@ -160,6 +179,12 @@ def _best_role(
     # Subclasses of the role tie with it: the role is the one every other derives from.
     roots = [r for r in tied if all(r in index.mro(other) for other in tied)]
     return (roots[0], best) if len(roots) == 1 else None
+
+
+def _may_hold(site: NameSite, held_by: frozenset[str]) -> bool:
+    """Can the receiver of `site` be a stand-in the provider reaches only through classes with
+    these members? Not when it is what some other method returns."""
+    return not site.source or site.source in held_by
 
 
 def _is_abstract(member: Member) -> bool:
@@ -237,6 +262,11 @@ def _check_stand_in(
         error = bool(why) and bool(s.handed) and member.kind is MemberKind.DEF
         pool = parsed_sites if error else text_sites
         used = [x for x in pool.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
+        if error and s.held_by is not None and not any(_may_hold(x, s.held_by) for x in used):
+            # Only calls on what other methods return (`x.get_class().name()`): not the stand-in,
+            # which the provider reaches through its holders. The text's evidence is a warning.
+            error = False
+            used = [x for x in text_sites.get(name, []) if x.kind in kinds and not x.guarded]
         if not used:
             continue
         first = used[0]
