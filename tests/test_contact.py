@@ -405,7 +405,7 @@ def test_a_handed_over_stand_in_missing_a_new_abstract_and_a_new_called_hook():
 # The stand-in stored on a consumer layer (a real shape: ATOM's MLA backends at vLLM 0.34,
 # whose only call of a new hook is on the class an enum names, `requested.get_class()`).
 HELD = {
-    "plug/backend.py": MY_BACKEND,
+    "plug/backend.py": MY_BACKEND + "\n    @classmethod\n    def create(cls):\n        return cls()\n",
     "plug/layer.py": """
         from pv.layer import AttentionLayer
         from plug.backend import MyBackend
@@ -448,7 +448,8 @@ def test_a_stand_in_held_by_a_layer_is_not_what_another_method_returns():
     )
     assert "error" in {sev for sev, _, _ in found(check(HELD, rebound, baseline=baseline), "protocol-drift")}
     # What the holder's own method returns, or a receiver of unknown origin: the error stands.
-    for receiver in ("layer.get_attn_backend()", "layer.attn_backend", "requested"):
+    # Its own factory's result (`create`) is one too.
+    for receiver in ("layer.get_attn_backend()", "layer.attn_backend", "requested", "registry.pick().create()"):
         result = check(HELD, _hook_called(receiver), baseline=baseline)
         assert ("error", "plug.backend:MyBackend.indexes_kv_by_block_stride", "plug/backend.py:1") in found(
             result, "protocol-drift"

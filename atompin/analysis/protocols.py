@@ -49,8 +49,9 @@ class StandIn:
     matched: int  # how many of its public methods the role has
     public: int
     handed: str  # how it is handed over ("" when only its shape says so)
-    # Every member of the classes that hold it, when it reaches the provider only through them
-    # (stored on them, returned by them); None when it may reach any code (a dotted path, a call).
+    # The members of the classes that hold it, its own and its role's, when it reaches the provider
+    # only through its holders (stored on them, returned by them): a call on what one of these
+    # returns may be on it. None when it may reach any code (named by a dotted path, passed to a call).
     held_by: frozenset[str] | None = None
 
 
@@ -89,12 +90,12 @@ def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> 
     return [e for e in evidence if not e.holder or role not in hierarchy.mro(e.holder)]
 
 
-def _holders_members(hierarchy: Hierarchy, evidence: list[Evidence]) -> frozenset[str] | None:
-    """What the provider can call on the classes that hold the stand-in, when every way it is
-    handed over is through one (None otherwise): their own members and their provider bases'."""
+def _held_by(hierarchy: Hierarchy, cls: str, role: ClassRef, evidence: list[Evidence]) -> frozenset[str] | None:
+    """The methods whose results may be the stand-in `cls` when every way it is handed over is
+    through a holder (None otherwise): the holders' members, its own (a factory), its role's."""
     if not evidence or any(not e.holder for e in evidence):
         return None
-    out: set[str] = set()
+    out = hierarchy.consumer_members(cls) | set(hierarchy.provider_members(role))
     for holder in {e.holder for e in evidence}:
         out |= hierarchy.consumer_members(holder)
         for node in hierarchy.mro(holder):
@@ -139,7 +140,8 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
         if how or (role[1] >= _MIN_SHAPED and not cls.muted):
-            out.append(StandIn(cls, role[0], role[1], len(public), how, _holders_members(hierarchy, in_role)))
+            held_by = _held_by(hierarchy, cls.name, role[0], in_role)
+            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by))
     return out
 
 
