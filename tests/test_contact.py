@@ -121,6 +121,65 @@ def test_an_override_narrower_than_its_base_that_nothing_calls_that_way_is_a_war
     assert "narrower" in one(result, "override-drift").message
 
 
+def _engines(made_by: str) -> dict[str, str]:
+    """A client protocol whose `sleep` gained `reset`, and a front end that calls `.sleep(reset=)` on
+    `self.engine`, which it sets to `made_by` (a real shape: vLLM 0.34's LLM and its LLMEngine)."""
+    return {
+        "pv/client.py": """
+            class Client:
+                def sleep(self, level=0, mode="abort", reset=False):
+                    raise NotImplementedError
+        """,
+        "pv/engine.py": """
+            class Engine:
+                @classmethod
+                def from_args(cls):
+                    return cls()
+
+                def sleep(self, level=0, mode="abort", reset=False):
+                    return None
+        """,
+        "pv/front.py": f"""
+            from pv.client import Client
+            from pv.engine import Engine
+
+            class Front:
+                def __init__(self, make):
+                    self.engine = {made_by}
+
+                def sleep(self, level, mode, reset):
+                    self.engine.sleep(level=level, mode=mode, reset=reset)
+        """,
+    }
+
+
+MY_CLIENT = {
+    "plug/client.py": """
+        from pv.client import Client
+
+        class MyClient(Client):
+            def sleep(self, ids=None, level=0, mode="abort"):
+                return ids
+    """
+}
+CLIENT_BEFORE = {"pv/client.py": "class Client:\n    def sleep(self, level=0, mode='abort'):\n        pass\n"}
+
+
+def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_override():
+    # `self.engine` is only ever an Engine: the override of Client.sleep is never called there.
+    result = check(MY_CLIENT, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["warning"]
+    # Made by the client class, or of unknown origin: the call may reach it.
+    twice = "Engine.from_args()\n                    self.engine = make()"  # set two ways in the class
+    for made_by in ("Client()", "make()", "make", twice):
+        result = check(MY_CLIENT, _engines(made_by), baseline=CLIENT_BEFORE)
+        assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"], made_by
+    # A consumer class deriving from the front end may store something else: not decided.
+    mine = {**MY_CLIENT, "plug/front.py": "from pv.front import Front\n\nclass MyFront(Front):\n    pass\n"}
+    result = check(mine, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+
+
 CLONE_A = {
     "pv/prefill.py": """
         class PrefillBackend:

@@ -9,7 +9,9 @@ also when a consumer class sits between):
     `__init__` the generic rebuilds `self.__class__(...)`, `type(self)(...)`, `cls(...)`;
 (b) error when the provider's method takes a keyword the override cannot, and some
     provider call of a method of that name passes it (`.m(..., scale=x)`); warning
-    when no such call is found (the override is narrower than its base);
+    when no such call is found (the override is narrower than its base). A call on `self.x`
+    where the provider class stores in x only what another class makes
+    (`self.engine = Engine.from_args()`, Engine not a base of the consumer's class) does not count;
 (c) with a baseline, the message says what changed since it.
 """
 
@@ -21,8 +23,8 @@ from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method
 from atompin.analysis.moduleinfo import SelfCall
-from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
-from atompin.analysis.provider import ClassRef
+from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
+from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
 from atompin.model import Finding, Rule, Severity, Site
@@ -210,6 +212,8 @@ def _narrower(
     for site in sites:
         if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
             continue
+        if _made_elsewhere(hierarchy, pair, site):
+            continue
         passed = [k for k in site.shape.keywords if k in searched]
         if not passed:
             continue
@@ -236,6 +240,25 @@ def _narrower(
         f"Base {signatures}"
     )
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
+
+
+def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
+    """Is the call's receiver `self.x` of a provider class that stores in x only what a class the
+    override's class does not derive from makes (`self.engine = Engine.from_args(...)`)? Then the
+    call reaches that class's method, not the override. Not decided when a consumer class derives
+    from the provider class (it may set x itself) or the callee is no class."""
+    if not site.made_by or not site.cls:
+        return False
+    index = hierarchy.index
+    module, _ = index.tree.module_name(site.path)
+    holder = ClassRef(module, site.cls)
+    if any(holder in hierarchy.mro(name) for name in hierarchy.classes):
+        return False
+    res = index.resolve(module, (site.made_by.split(".")[0],))
+    target = res.target if res.found else None
+    if target is None or target.kind is not TargetKind.CLASS or target.cls is None:
+        return False
+    return target.cls not in hierarchy.mro(pair.cls.name)
 
 
 def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:

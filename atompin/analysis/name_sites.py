@@ -31,7 +31,7 @@ from atompin.analysis.syntax import dotted, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-2"
+SITES_FORMAT = "atompin-sites-3"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -78,6 +78,9 @@ class NameSite:
     # The receiver is what a method returns: `x.get_class().name(...)`, or a local bound once to
     # `x.get_class()`: that method's name ("" for any other receiver).
     source: str = ""
+    # The receiver is `self.x`, which the enclosing class sets only to what one callee returns
+    # (`self.engine = Engine.from_args(...)`): that callee as written ("" otherwise).
+    made_by: str = ""
 
     @property
     def where(self) -> str:
@@ -413,6 +416,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.unpack,
             s.guarded,
             s.source,
+            s.made_by,
         ]
         for s in sites
     ]
@@ -435,8 +439,11 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 unpack,
                 guarded,
                 source,
+                made_by,
             )
-            for name, kind, receiver, path, line, cls, function, shape, unpack, guarded, source in json.loads(data)
+            for name, kind, receiver, path, line, cls, function, shape, unpack, guarded, source, made_by in json.loads(
+                data
+            )
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
         return None
@@ -459,6 +466,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.names = names
         self.sites: list[NameSite] = []
         self.classes: list[str] = []
+        self.makers: list[dict[str, str]] = []  # per enclosing class: see `_attribute_makers`
         self.functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []  # (def, its receiver)
         self.guarded: dict[int, frozenset[str]] = {}
         self.results: dict[int, dict[str, str]] = {}  # a function's locals bound once to a method's result
@@ -494,9 +502,11 @@ class _SiteVisitor(ast.NodeVisitor):
                 self._site(stmt, stmt.name, SiteKind.DEF, SiteReceiver.SELF)
                 self.classes.pop()
         self.classes.append(node.name)
+        self.makers.append(_attribute_makers(node))
         saved, self.functions = self.functions, []
         self.generic_visit(node)
         self.functions = saved
+        self.makers.pop()
         self.classes.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -529,6 +539,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 shape=shape_of(node),
                 unpack=self.unpacked.get(id(node)),
                 source=self._source(func.value),
+                made_by=self._made_by(func.value),
             )
         elif dotted(func) == "getattr" and len(node.args) == 2:
             name = node.args[1]
@@ -552,6 +563,14 @@ class _SiteVisitor(ast.NodeVisitor):
             return self.results[id(function)].get(node.id, "")
         return ""
 
+    def _made_by(self, node: ast.expr) -> str:
+        """For a receiver `self.x` in a method: the one callee whose result the class stores in x."""
+        own = self.functions[-1][1] if self.functions else ""
+        if own and self.makers and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == own:
+                return self.makers[-1].get(node.attr, "")
+        return ""
+
     def _receiver(self, node: ast.expr) -> SiteReceiver:
         own = self.functions[-1][1] if self.functions else ""
         if isinstance(node, ast.Call) and dotted(node.func) == "super":
@@ -564,6 +583,42 @@ class _SiteVisitor(ast.NodeVisitor):
             arg = node.args[0]
             return SiteReceiver.SELF if isinstance(arg, ast.Name) and arg.id in {own, "self"} else SiteReceiver.OTHER
         return SiteReceiver.OTHER
+
+
+def _attribute_makers(node: ast.ClassDef) -> dict[str, str]:
+    """The attributes a class's methods set on their instance only to the result of one callee
+    (`self.engine = Engine.from_args(...)`): attribute -> that callee as written. An attribute also
+    set any other way in the class (another value, a tuple target, `+=`, `setattr`) is left out."""
+    makers: dict[str, set[str]] = {}
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = [*method.args.posonlyargs, *method.args.args]
+        if not args:
+            continue
+        me = args[0].arg
+        for child in walk(method):
+            if isinstance(child, ast.Call) and dotted(child.func) == "setattr" and child.args:
+                if isinstance(child.args[0], ast.Name) and child.args[0].id == me and len(child.args) > 1:
+                    name = child.args[1]
+                    makers.setdefault(str(name.value) if isinstance(name, ast.Constant) else "*", set()).add("*")
+                continue
+            if isinstance(child, ast.Assign):
+                targets, value = child.targets, child.value
+            elif isinstance(child, ast.AnnAssign) and child.value is not None:
+                targets, value = [child.target], child.value
+            elif isinstance(child, ast.AugAssign):
+                targets, value = [child.target], None
+            else:
+                continue
+            for target in targets:
+                for t in walk(target):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                        callee = dotted(value.func) if t is target and isinstance(value, ast.Call) else ""
+                        makers.setdefault(t.attr, set()).add(callee or "*")
+    if "*" in makers:  # `setattr(self, name, ...)` with a name not written here: any attribute
+        return {}
+    return {attr: callees.pop() for attr, callees in makers.items() if len(callees) == 1 and "*" not in callees}
 
 
 def _method_results(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
