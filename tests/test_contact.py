@@ -166,18 +166,34 @@ CLIENT_BEFORE = {"pv/client.py": "class Client:\n    def sleep(self, level=0, mo
 
 
 def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_override():
-    # `self.engine` is only ever an Engine: the override of Client.sleep is never called there.
-    result = check(MY_CLIENT, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
-    assert [sev for sev, _, _ in found(result, "override-drift")] == ["warning"]
-    # Made by the client class, or of unknown origin: the call may reach it.
+    # `self.engine` is only ever an Engine (or exactly a Client): the override is never called there.
+    for made_by in ("Engine.from_args()", "Engine()", "Client()"):
+        result = check(MY_CLIENT, _engines(made_by), baseline=CLIENT_BEFORE)
+        assert [sev for sev, _, _ in found(result, "override-drift")] == ["warning"], made_by
+    # What the client class's factory makes, or of unknown origin: the call may reach it.
     twice = "Engine.from_args()\n                    self.engine = make()"  # set two ways in the class
-    for made_by in ("Client()", "make()", "make", twice):
+    for made_by in ("Client.create()", "make()", "make", twice):
         result = check(MY_CLIENT, _engines(made_by), baseline=CLIENT_BEFORE)
         assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"], made_by
     # A consumer class deriving from the front end may store something else: not decided.
     mine = {**MY_CLIENT, "plug/front.py": "from pv.front import Front\n\nclass MyFront(Front):\n    pass\n"}
     result = check(mine, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
     assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+    # So is one that replaces the class the provider constructs.
+    patched = {
+        **MY_CLIENT,
+        "plug/patch.py": "import pv.front\nfrom plug.client import MyClient\n\npv.front.Engine = MyClient\n",
+    }
+    result = check(patched, _engines("Engine()"), baseline=CLIENT_BEFORE)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+    # Through a local bound once to `self.engine` (vLLM's AsyncLLM output handler): the same.
+    local = _engines("Engine()")
+    local["pv/front.py"] = local["pv/front.py"].replace(
+        "self.engine.sleep(", "engine = self.engine\n                    engine.sleep("
+    )
+    assert [sev for sev, _, _ in found(check(MY_CLIENT, local, baseline=CLIENT_BEFORE), "override-drift")] == [
+        "warning"
+    ]
 
 
 CLONE_A = {

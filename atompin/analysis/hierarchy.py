@@ -78,6 +78,8 @@ class Hierarchy:
         self.memo: dict[str, Any] = {}
         # Provider methods the consumer patches ("module:Class.method"): their original body never runs.
         self.patched: set[str] = set()
+        # Every attribute name the consumer assigns on a provider module or class.
+        self.patched_names = {patch.attr for patch in usage.patches}
         for patch in usage.patches:
             cls = provider_class(self.resolve, patch.owner)
             if cls is not None:
@@ -294,5 +296,3 @@ PLAIN_BASES = {
 
 def is_method(member: Member | None) -> bool:
     return member is not None and member.kind is MemberKind.DEF
-
-

@@ -24,7 +24,7 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method
 from atompin.analysis.moduleinfo import SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
-from atompin.analysis.provider import ClassRef, TargetKind
+from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
 from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
 from atompin.model import Finding, Rule, Severity, Site
@@ -243,22 +243,34 @@ def _narrower(
 
 
 def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
-    """Is the call's receiver `self.x` of a provider class that stores in x only what a class the
-    override's class does not derive from makes (`self.engine = Engine.from_args(...)`)? Then the
-    call reaches that class's method, not the override. Not decided when a consumer class derives
-    from the provider class (it may set x itself) or the callee is no class."""
+    """Is the call's receiver `self.x` of a provider class that stores in x only what cannot be an
+    instance of the override's class? A provider class's constructor makes exactly that class
+    (`self.processor = OutputProcessor(...)`); its factory (`Engine.from_args(...)`) makes it or
+    a subclass, which the override's class is not when it does not derive from it. Then the call
+    reaches another class's method. Not decided when a consumer class derives from the provider
+    class holding x (it may set x itself), or the consumer patches the name the callee goes by."""
     if not site.made_by or not site.cls:
+        return False
+    parts = tuple(site.made_by.split("."))
+    if hierarchy.patched_names & set(parts):
         return False
     index = hierarchy.index
     module, _ = index.tree.module_name(site.path)
     holder = ClassRef(module, site.cls)
     if any(holder in hierarchy.mro(name) for name in hierarchy.classes):
         return False
-    res = index.resolve(module, (site.made_by.split(".")[0],))
+    made = _provider_class(index, module, parts)
+    if made is not None:  # a constructor: exactly that class
+        return True
+    factory_of = _provider_class(index, module, parts[:-1]) if len(parts) > 1 else None
+    return factory_of is not None and factory_of not in hierarchy.mro(pair.cls.name)
+
+
+def _provider_class(index: ProviderIndex, module: str, path: tuple[str, ...]) -> ClassRef | None:
+    """The provider class `path` names in `module`, if it names one."""
+    res = index.resolve(module, path)
     target = res.target if res.found else None
-    if target is None or target.kind is not TargetKind.CLASS or target.cls is None:
-        return False
-    return target.cls not in hierarchy.mro(pair.cls.name)
+    return target.cls if target is not None and target.kind is TargetKind.CLASS else None
 
 
 def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:

@@ -469,7 +469,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.makers: list[dict[str, str]] = []  # per enclosing class: see `_attribute_makers`
         self.functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []  # (def, its receiver)
         self.guarded: dict[int, frozenset[str]] = {}
-        self.results: dict[int, dict[str, str]] = {}  # a function's locals bound once to a method's result
+        self.locals: dict[int, dict[str, ast.expr]] = {}  # a function's locals bound once (`_local_values`)
         self.unpacked: dict[int, int] = {}
         self.called: set[int] = set()
 
@@ -552,19 +552,24 @@ class _SiteVisitor(ast.NodeVisitor):
             self._site(node, node.attr, SiteKind.READ, self._receiver(node.value))
         self.generic_visit(node)
 
-    def _source(self, node: ast.expr) -> str:
-        """The method whose result `node` is: `x.m()`, or a local the function binds once to one."""
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            return node.func.attr
+    def _value(self, node: ast.expr) -> ast.expr:
+        """What a local the enclosing function binds once holds (`b = x.get()`); else `node`."""
         if isinstance(node, ast.Name) and self.functions:
             function = self.functions[-1][0]
-            if id(function) not in self.results:
-                self.results[id(function)] = _method_results(function)
-            return self.results[id(function)].get(node.id, "")
-        return ""
+            if id(function) not in self.locals:
+                self.locals[id(function)] = _local_values(function)
+            return self.locals[id(function)].get(node.id, node)
+        return node
+
+    def _source(self, node: ast.expr) -> str:
+        """The method whose result the receiver is: `x.m()`, or a local bound once to one."""
+        node = self._value(node)
+        return node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
 
     def _made_by(self, node: ast.expr) -> str:
-        """For a receiver `self.x` in a method: the one callee whose result the class stores in x."""
+        """For a receiver `self.x` (or a local bound once to it) in a method: the one callee whose
+        result the class stores in x."""
+        node = self._value(node)
         own = self.functions[-1][1] if self.functions else ""
         if own and self.makers and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id == own:
@@ -621,11 +626,11 @@ def _attribute_makers(node: ast.ClassDef) -> dict[str, str]:
     return {attr: callees.pop() for attr, callees in makers.items() if len(callees) == 1 and "*" not in callees}
 
 
-def _method_results(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
-    """The local names `function` binds exactly once, by `name = x.m(...)`: name -> m. A name
-    bound any other way as well (a parameter, a loop, an import, a nested scope) is left out."""
+def _local_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """The local names `function` binds exactly once, by a plain `name = value`: name -> value. A
+    name bound any other way as well (a parameter, a loop, an import, a nested scope) is left out."""
     bindings: Counter[str] = Counter()
-    found: dict[str, str] = {}
+    found: dict[str, ast.expr] = {}
     for node in walk(function):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             bindings[node.id] += 1
@@ -642,9 +647,8 @@ def _method_results(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[st
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
             bindings[node.name] += 1
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
-                found[node.targets[0].id] = node.value.func.attr
-    return {name: method for name, method in found.items() if bindings[name] == 1}
+            found[node.targets[0].id] = node.value
+    return {name: value for name, value in found.items() if bindings[name] == 1}
 
 
 def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: AbstractSet[str]) -> frozenset[str]:
