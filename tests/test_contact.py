@@ -186,6 +186,10 @@ def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_ove
     }
     result = check(patched, _engines("Engine()"), baseline=CLIENT_BEFORE)
     assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+    # And one that replaces a method of the class holding it (that method may store something else).
+    init = "import pv.front\n\ndef init(self, make):\n    self.engine = make()\n\npv.front.Front.__init__ = init\n"
+    result = check({**MY_CLIENT, "plug/patch.py": init}, _engines("Engine()"), baseline=CLIENT_BEFORE)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
     # Through a local bound once to `self.engine` (vLLM's AsyncLLM output handler): the same.
     local = _engines("Engine()")
     local["pv/front.py"] = local["pv/front.py"].replace(

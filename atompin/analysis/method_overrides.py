@@ -248,7 +248,8 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     (`self.processor = OutputProcessor(...)`); its factory (`Engine.from_args(...)`) makes it or
     a subclass, which the override's class is not when it does not derive from it. Then the call
     reaches another class's method. Not decided when a consumer class derives from the provider
-    class holding x (it may set x itself), or the consumer patches the name the callee goes by."""
+    class holding x or replaces one of its methods (either may set x itself), or the consumer
+    patches the name the callee goes by."""
     if not site.made_by or not site.cls:
         return False
     parts = tuple(site.made_by.split("."))
@@ -259,6 +260,8 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     holder = ClassRef(module, site.cls)
     if any(holder in hierarchy.mro(name) for name in hierarchy.classes):
         return False
+    if any(patched.startswith(f"{holder}.") for patched in hierarchy.patched):
+        return False  # a replaced method of the holder may store something else in x
     made = _provider_class(index, module, parts)
     if made is not None:  # a constructor: exactly that class
         return True
