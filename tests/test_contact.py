@@ -198,6 +198,17 @@ def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_ove
     assert [sev for sev, _, _ in found(check(MY_CLIENT, local, baseline=CLIENT_BEFORE), "override-drift")] == [
         "warning"
     ]
+    # Also from a closure of the method that binds the local (the handler runs as a task).
+    closure = _engines("Engine()")
+    closure["pv/front.py"] = closure["pv/front.py"].replace(
+        "self.engine.sleep(level=level, mode=mode, reset=reset)",
+        "engine = self.engine\n\n                    def handler():\n"
+        "                        engine.sleep(level=level, mode=mode, reset=reset)\n\n"
+        "                    return handler",
+    )
+    assert [sev for sev, _, _ in found(check(MY_CLIENT, closure, baseline=CLIENT_BEFORE), "override-drift")] == [
+        "warning"
+    ]
 
 
 CLONE_A = {

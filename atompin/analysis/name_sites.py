@@ -469,7 +469,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.makers: list[dict[str, str]] = []  # per enclosing class: see `_attribute_makers`
         self.functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []  # (def, its receiver)
         self.guarded: dict[int, frozenset[str]] = {}
-        self.locals: dict[int, dict[str, ast.expr]] = {}  # a function's locals bound once (`_local_values`)
+        self.locals: dict[int, dict[str, ast.expr | None]] = {}  # a function's bindings (`_local_values`)
         self.unpacked: dict[int, int] = {}
         self.called: set[int] = set()
 
@@ -553,12 +553,16 @@ class _SiteVisitor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _value(self, node: ast.expr) -> ast.expr:
-        """What a local the enclosing function binds once holds (`b = x.get()`); else `node`."""
-        if isinstance(node, ast.Name) and self.functions:
-            function = self.functions[-1][0]
+        """What a local holds that the function binding it (this one, or one it is nested in)
+        binds once (`b = x.get()`); else `node`."""
+        if not isinstance(node, ast.Name):
+            return node
+        for function, _ in reversed(self.functions):
             if id(function) not in self.locals:
                 self.locals[id(function)] = _local_values(function)
-            return self.locals[id(function)].get(node.id, node)
+            bindings = self.locals[id(function)]
+            if node.id in bindings:
+                return bindings[node.id] or node
         return node
 
     def _source(self, node: ast.expr) -> str:
@@ -626,9 +630,9 @@ def _attribute_makers(node: ast.ClassDef) -> dict[str, str]:
     return {attr: callees.pop() for attr, callees in makers.items() if len(callees) == 1 and "*" not in callees}
 
 
-def _local_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """The local names `function` binds exactly once, by a plain `name = value`: name -> value. A
-    name bound any other way as well (a parameter, a loop, an import, a nested scope) is left out."""
+def _local_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
+    """Every name `function` binds (nested scopes' bindings counted too, to be safe): the value
+    when it is bound exactly once, by a plain `name = value`; None when bound any other way."""
     bindings: Counter[str] = Counter()
     found: dict[str, ast.expr] = {}
     for node in walk(function):
@@ -648,7 +652,7 @@ def _local_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
             bindings[node.name] += 1
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             found[node.targets[0].id] = node.value
-    return {name: value for name, value in found.items() if bindings[name] == 1}
+    return {name: found.get(name) if count == 1 else None for name, count in bindings.items()}
 
 
 def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: AbstractSet[str]) -> frozenset[str]:
