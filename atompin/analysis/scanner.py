@@ -227,6 +227,7 @@ class ConsumerScanner:
         self._state_gates: dict[tuple[str, str], tuple[str, Gate]] = {}
         self._scopes: dict[str, Scope] = {}
         self._private_names: dict[str, dict[str, tuple[list[ast.Call], int]]] = {}  # see `_private_calls`
+        self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
         self._finishing = False  # every body has been read: modules loaded now are read for their classes
         self._classes: dict[str, ConsumerClass] = {}
@@ -1016,13 +1017,18 @@ class ConsumerScanner:
         used for nothing else): bound to that version in the function's own reading, so the gates it
         tests are decided there (a module it names for one release is not reached at another)."""
         name = fn.node.name
-        if fn.owner or "." in fn.qualname or not name.startswith("_"):
+        if fn.owner or "." in fn.qualname or not name.startswith("_") or not fn.params:
             return {}
         calls, uses = self._private_calls(fn.file).get(name, ([], 0))
         if not calls or uses != len(calls):  # also passed, stored or rebound: not only called
             return {}
-        word = name.encode()
-        if any(word in source for path, source in self._sources.items() if path != fn.file.path):
+        key = (fn.file.path, name)
+        if key not in self._named_elsewhere:  # a function is read once per way it is called
+            word = name.encode()
+            self._named_elsewhere[key] = any(
+                word in source for path, source in self._sources.items() if path != fn.file.path
+            )
+        if self._named_elsewhere[key]:
             return {}  # imported by another module, whose calls are not looked at
         module_ctx = _Ctx(fn.file, self._scopes[fn.file.module], record=False)
         a = fn.node.args
