@@ -204,6 +204,15 @@ def test_ladder_whose_handler_exits_is_an_error_and_its_later_uses_are_part_of_i
     assert "AttributeError" not in result.findings[0].message
 
 
+def test_each_way_a_handler_ends_the_program_makes_the_ladder_an_error(run_check):
+    for ending in ("import os\n        os._exit(3)", "exit()", "sys.exit(1)\n        print('unreached')"):
+        src = f"import sys\ntry:\n    from pv.moved import Front\nexcept ImportError:\n    {ending}\nFront.run()\n"
+        src = src.replace("\n        ", "\n    ")
+        assert [(f.severity.value, str(f.sites[0])) for f in run_check(PROVIDER, consumer(src)).findings] == [
+            ("error", "plug/mod.py:3")
+        ], ending
+
+
 def test_a_use_after_a_ladder_whose_handler_returns_is_not_an_error_of_its_own(run_check):
     src = """
         def load():

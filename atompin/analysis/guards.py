@@ -111,23 +111,23 @@ def imports_package(body: list[ast.stmt], package: str, module: str, is_package:
     return False
 
 
-# Calls that end the program (`sys.exit(1)`, `os._exit(1)`, `exit()`): what follows never runs.
-_EXIT_CALLS = {"exit", "_exit", "quit"}
+# Calls that end the program: what follows them never runs.
+_EXIT_CALLS = {"sys.exit", "os._exit", "exit", "_exit", "quit"}
 
 
-def is_exit(stmt: ast.stmt) -> bool:
-    """`sys.exit(...)`, `os._exit(...)`, `exit()` or `quit()` as a statement of its own."""
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Call)
-        and dotted(stmt.value.func) in {*_EXIT_CALLS, *(f"{m}.{c}" for m in ("sys", "os") for c in _EXIT_CALLS)}
+def exits(body: list[ast.stmt]) -> bool:
+    """Does a block end the program: `sys.exit(...)`, `os._exit(...)`, `exit()` or `quit()` as one of
+    its own statements?"""
+    return any(
+        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in _EXIT_CALLS
+        for stmt in body
     )
 
 
 def handler_leaves(body: list[ast.stmt]) -> bool:
-    """Does a handler leave the block it guards: its last statement returns, raises, exits, or
-    ends the loop's turn? Then nothing after the try runs without what the try body bound."""
-    return bool(body) and (isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)) or is_exit(body[-1]))
+    """Does a handler leave the block it guards: it exits, or its last statement returns, raises,
+    or ends the loop's turn? Then nothing after the try runs without what the try body bound."""
+    return exits(body) or (bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)))
 
 
 def describe_fallback(body: list[ast.stmt]) -> str:
@@ -136,7 +136,7 @@ def describe_fallback(body: list[ast.stmt]) -> str:
     for stmt in body:
         if isinstance(stmt, ast.Raise):
             return ""
-        if is_exit(stmt):
+        if exits([stmt]):
             parts.append("exits")
             break  # nothing after an exit runs
         if isinstance(stmt, ast.Return):

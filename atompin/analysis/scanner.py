@@ -41,10 +41,10 @@ from atompin.analysis.guards import (
     catches_only_import_errors,
     catches_type_error,
     describe_fallback,
+    exits,
     handler_leaves,
     hasattr_tests,
     imports_package,
-    is_exit,
     type_error_handling,
 )
 from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
@@ -678,7 +678,7 @@ class ConsumerScanner:
                     if catches_import_error([handler]):
                         group.fallback = describe_fallback(handler.body)
                         group.leaves = handler_leaves(handler.body)
-                        group.exits = is_exit(handler.body[-1])
+                        group.exits = exits(handler.body)
                     self._block(handler.body, handler_ctx)
         else:
             start = dict(ctx.scope.names)
