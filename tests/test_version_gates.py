@@ -183,6 +183,23 @@ def test_a_flag_imported_from_another_module_and_an_early_return(run_check):
     ]
 
 
+def test_an_exit_under_a_gate_ends_the_block_like_a_return(run_check):
+    src = """
+        import sys
+        from plug.utils import pv_version_is
+
+        def install():
+            if not pv_version_is("0.25.0"):
+                print("needs 0.25.0")
+                sys.exit(1)
+            from pv.layers.old_attn import decode
+            return decode
+    """
+    # The rest of the function runs only at 0.25.0, where the old module is gone: an error there only.
+    assert run_check(PROVIDER, consumer(src), version="0.25.1").findings == ()
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(src), version="0.25.0").findings] == ["error"]
+
+
 def test_instance_state_reset_under_a_gate_in_init(run_check):
     """`if self.use_v2 and gate: self.use_v2 = False` in __init__: `if self.use_v2:` elsewhere runs only
     when the gate does not hold."""

@@ -115,18 +115,19 @@ def imports_package(body: list[ast.stmt], package: str, module: str, is_package:
 _EXIT_CALLS = {"sys.exit", "os._exit", "exit", "_exit", "quit"}
 
 
+def _is_exit(stmt: ast.stmt) -> bool:
+    """`sys.exit(...)`, `os._exit(...)`, `exit()` or `quit()` as a statement of its own."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in _EXIT_CALLS
+
+
 def exits(body: list[ast.stmt]) -> bool:
-    """Does a block end the program: `sys.exit(...)`, `os._exit(...)`, `exit()` or `quit()` as one of
-    its own statements?"""
-    return any(
-        isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and dotted(stmt.value.func) in _EXIT_CALLS
-        for stmt in body
-    )
+    """Does a block end the program (an exit among its own statements)?"""
+    return any(_is_exit(stmt) for stmt in body)
 
 
-def handler_leaves(body: list[ast.stmt]) -> bool:
-    """Does a handler leave the block it guards: it exits, or its last statement returns, raises,
-    or ends the loop's turn? Then nothing after the try runs without what the try body bound."""
+def leaves(body: list[ast.stmt]) -> bool:
+    """Does a block leave the one it is in: it exits, or its last statement returns, raises, or
+    ends the loop's turn? Then what follows runs only when the block did not run."""
     return exits(body) or (bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)))
 
 
@@ -136,7 +137,7 @@ def describe_fallback(body: list[ast.stmt]) -> str:
     for stmt in body:
         if isinstance(stmt, ast.Raise):
             return ""
-        if exits([stmt]):
+        if _is_exit(stmt):
             parts.append("exits")
             break  # nothing after an exit runs
         if isinstance(stmt, ast.Return):

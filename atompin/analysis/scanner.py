@@ -42,9 +42,9 @@ from atompin.analysis.guards import (
     catches_type_error,
     describe_fallback,
     exits,
-    handler_leaves,
     hasattr_tests,
     imports_package,
+    leaves,
     type_error_handling,
 )
 from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
@@ -620,7 +620,7 @@ class ConsumerScanner:
             self._branches([(node.body, guarded), (node.orelse, absent)], ctx.scope)
             # `if hasattr(X, "f"): return` guards the rest of the block the other way: it runs only when
             # X.f is absent (a polyfill installed where the provider lacks it).
-            if direct is not None and not node.orelse and _leaves(node.body):
+            if direct is not None and not node.orelse and leaves(node.body):
                 return absent
         return None
 
@@ -677,7 +677,7 @@ class ConsumerScanner:
                 else:
                     if catches_import_error([handler]):
                         group.fallback = describe_fallback(handler.body)
-                        group.leaves = handler_leaves(handler.body)
+                        group.leaves = leaves(handler.body)
                         group.exits = exits(handler.body)
                     self._block(handler.body, handler_ctx)
         else:
@@ -1147,9 +1147,9 @@ class ConsumerScanner:
             for name, value in _flags_set(node).items():
                 self._bind(ctx, name, gate.gate if value else gates.negate(gate.gate, f"not {gate.text}"))
         # `if gate: return` (or raise): the rest of the block runs only when the gate is false.
-        if _leaves(node.body) and not _leaves(node.orelse):
+        if leaves(node.body) and not leaves(node.orelse):
             return other
-        if _leaves(node.orelse) and not _leaves(node.body):
+        if leaves(node.orelse) and not leaves(node.body):
             return taken
         return None
 
@@ -1964,10 +1964,6 @@ def _falsy_literals(body: list[ast.stmt]) -> set[str]:
         and isinstance(stmt.value, ast.Constant)
         and stmt.value.value in (False, None)
     }
-
-
-def _leaves(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
 
 
 def _distribution(name: str) -> str:
