@@ -247,9 +247,9 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     instance of the override's class? A provider class's constructor makes exactly that class
     (`self.processor = OutputProcessor(...)`); its factory (`Engine.from_args(...)`) makes it or
     a subclass, which the override's class is not when it does not derive from it. Then the call
-    reaches another class's method. Not decided when a consumer class derives from the provider
-    class holding x or replaces one of its methods (either may set x itself), or the consumer
-    patches the name the callee goes by."""
+    reaches another class's method. Not decided when a consumer class may derive from the provider
+    class holding x (through an outside base too) or replaces one of its methods (either may set x
+    itself), or the consumer patches the name the callee goes by."""
     if not site.made_by or not site.cls:
         return False
     parts = tuple(site.made_by.split("."))
@@ -258,7 +258,10 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     index = hierarchy.index
     module, _ = index.tree.module_name(site.path)
     holder = ClassRef(module, site.cls)
-    if any(holder in hierarchy.mro(name) for name in hierarchy.classes):
+    subclassed: dict[ClassRef, bool] = hierarchy.memo.setdefault("subclassed", {})
+    if holder not in subclassed:
+        subclassed[holder] = any(hierarchy.may_derive(name, holder) for name in hierarchy.classes)
+    if subclassed[holder]:
         return False
     if any(patched.startswith(f"{holder}.") for patched in hierarchy.patched):
         return False  # a replaced method of the holder may store something else in x
@@ -266,7 +269,7 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     if made is not None:  # a constructor: exactly that class
         return True
     factory_of = _provider_class(index, module, parts[:-1]) if len(parts) > 1 else None
-    return factory_of is not None and factory_of not in hierarchy.mro(pair.cls.name)
+    return factory_of is not None and not hierarchy.may_derive(pair.cls.name, factory_of)
 
 
 def _provider_class(index: ProviderIndex, module: str, path: tuple[str, ...]) -> ClassRef | None:

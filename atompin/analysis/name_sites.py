@@ -466,7 +466,8 @@ class _SiteVisitor(ast.NodeVisitor):
         self.names = names
         self.sites: list[NameSite] = []
         self.classes: list[str] = []
-        self.makers: list[dict[str, str]] = []  # per enclosing class: see `_attribute_makers`
+        self.class_nodes: list[ast.ClassDef] = []  # the enclosing classes, as `classes`
+        self.makers: dict[int, dict[str, str]] = {}  # a class's `_attribute_makers`, read when asked for
         self.functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []  # (def, its receiver)
         self.guarded: dict[int, frozenset[str]] = {}
         self.locals: dict[int, dict[str, ast.expr | None]] = {}  # a function's bindings (`_local_values`)
@@ -502,11 +503,11 @@ class _SiteVisitor(ast.NodeVisitor):
                 self._site(stmt, stmt.name, SiteKind.DEF, SiteReceiver.SELF)
                 self.classes.pop()
         self.classes.append(node.name)
-        self.makers.append(_attribute_makers(node))
+        self.class_nodes.append(node)
         saved, self.functions = self.functions, []
         self.generic_visit(node)
         self.functions = saved
-        self.makers.pop()
+        self.class_nodes.pop()
         self.classes.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -575,9 +576,12 @@ class _SiteVisitor(ast.NodeVisitor):
         result the class stores in x."""
         node = self._value(node)
         own = self.functions[-1][1] if self.functions else ""
-        if own and self.makers and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if own and self.class_nodes and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             if node.value.id == own:
-                return self.makers[-1].get(node.attr, "")
+                cls = self.class_nodes[-1]
+                if id(cls) not in self.makers:
+                    self.makers[id(cls)] = _attribute_makers(cls)
+                return self.makers[id(cls)].get(node.attr, "")
         return ""
 
     def _receiver(self, node: ast.expr) -> SiteReceiver:
