@@ -183,6 +183,11 @@ def _best_role(
     return (roots[0], best) if len(roots) == 1 else None
 
 
+def _uses(sites: dict[str, list[NameSite]], name: str, kinds: tuple[SiteKind, ...]) -> list[NameSite]:
+    """The sites of `name` of these kinds on an object the provider was handed, not behind a test."""
+    return [x for x in sites.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
+
+
 def _may_hold(site: NameSite, held_by: frozenset[str]) -> bool:
     """Can the receiver of `site` be a stand-in the provider reaches only through classes with
     these members? Not when it is what some other method returns."""
@@ -262,13 +267,11 @@ def _check_stand_in(
         # An error needs the class handed over and a method called by name (confirmed in parsed
         # code); a class attribute read by a common name is weaker evidence: a warning.
         error = bool(why) and bool(s.handed) and member.kind is MemberKind.DEF
-        pool = parsed_sites if error else text_sites
-        used = [x for x in pool.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
+        used = _uses(parsed_sites if error else text_sites, name, kinds)
         if error and s.held_by is not None and not any(_may_hold(x, s.held_by) for x in used):
             # Only calls on what other methods return (`x.get_class().name()`): not the stand-in,
             # which the provider reaches through its holders. The text's evidence is a warning.
-            error = False
-            used = [x for x in text_sites.get(name, []) if x.kind in kinds and not x.guarded]
+            error, used = False, _uses(text_sites, name, kinds)
         if not used:
             continue
         first = used[0]
