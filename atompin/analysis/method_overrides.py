@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method
+from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method, provider_class
 from atompin.analysis.moduleinfo import SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
-from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
+from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import ParamKind, Signature
-from atompin.analysis.usage import ConsumerClass, ConsumerMethod
+from atompin.analysis.usage import ConsumerClass, ConsumerMethod, Ref
 from atompin.model import Finding, Rule, Severity, Site
 
 
@@ -255,8 +255,7 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     parts = tuple(site.made_by.split("."))
     if hierarchy.patched_names & set(parts):
         return False
-    index = hierarchy.index
-    module, _ = index.tree.module_name(site.path)
+    module, _ = hierarchy.index.tree.module_name(site.path)
     holder = ClassRef(module, site.cls)
     subclassed: dict[ClassRef, bool] = hierarchy.memo.setdefault("subclassed", {})
     if holder not in subclassed:
@@ -265,18 +264,10 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
         return False
     if any(patched.startswith(f"{holder}.") for patched in hierarchy.patched):
         return False  # a replaced method of the holder may store something else in x
-    made = _provider_class(index, module, parts)
-    if made is not None:  # a constructor: exactly that class
-        return True
-    factory_of = _provider_class(index, module, parts[:-1]) if len(parts) > 1 else None
+    if provider_class(hierarchy.resolve, (Ref(module, parts),)) is not None:
+        return True  # a constructor: exactly that class
+    factory_of = provider_class(hierarchy.resolve, (Ref(module, parts[:-1]),)) if len(parts) > 1 else None
     return factory_of is not None and not hierarchy.may_derive(pair.cls.name, factory_of)
-
-
-def _provider_class(index: ProviderIndex, module: str, path: tuple[str, ...]) -> ClassRef | None:
-    """The provider class `path` names in `module`, if it names one."""
-    res = index.resolve(module, path)
-    target = res.target if res.found else None
-    return target.cls if target is not None and target.kind is TargetKind.CLASS else None
 
 
 def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:
