@@ -227,14 +227,6 @@ class Hierarchy:
         above = set(self.index.mro(cls))  # its own bases come after it: none of them
         return next((n for n in outside if n not in above and self._may_derive_from(n, cls)), None)
 
-    def may_derive(self, name: str, cls: ClassRef) -> bool:
-        """May consumer class `name` be a subclass of provider class `cls`: `cls` is in its MRO, or
-        an outside base there may derive from it?"""
-        mro = self.mro(name)
-        return cls in mro or any(
-            isinstance(n, str) and n not in PLAIN_BASES and self._may_derive_from(n, cls) for n in mro
-        )
-
     def _may_derive_from(self, node: str, cls: ClassRef) -> bool:
         """Can an outside base derive from a provider class? Not when its package is one the
         provider class's module imports (a package the provider depends on cannot build on the

@@ -247,9 +247,10 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     instance of the override's class? A provider class's constructor makes exactly that class
     (`self.processor = OutputProcessor(...)`); its factory (`Engine.from_args(...)`) makes it or
     a subclass, which the override's class is not when it does not derive from it. Then the call
-    reaches another class's method. Not decided when a consumer class may derive from the provider
-    class holding x (through an outside base too) or replaces one of its methods (either may set x
-    itself), or the consumer patches the name the callee goes by."""
+    reaches another class's method. Not decided when a consumer class derives from the provider
+    class holding x or replaces one of its methods (either may set x itself), or the consumer
+    patches the name the callee goes by. (An outside base is not taken to derive from the holder:
+    `Hierarchy._may_derive_from` would count nearly every one, `nn.Module` included.)"""
     if not site.made_by or not site.cls:
         return False
     parts = tuple(site.made_by.split("."))
@@ -259,7 +260,7 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     holder = ClassRef(module, site.cls)
     subclassed: dict[ClassRef, bool] = hierarchy.memo.setdefault("subclassed", {})
     if holder not in subclassed:
-        subclassed[holder] = any(hierarchy.may_derive(name, holder) for name in hierarchy.classes)
+        subclassed[holder] = any(holder in hierarchy.mro(name) for name in hierarchy.classes)
     if subclassed[holder]:
         return False
     if any(patched.startswith(f"{holder}.") for patched in hierarchy.patched):
@@ -267,7 +268,7 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     if provider_class(hierarchy.resolve, (Ref(module, parts),)) is not None:
         return True  # a constructor: exactly that class
     factory_of = provider_class(hierarchy.resolve, (Ref(module, parts[:-1]),)) if len(parts) > 1 else None
-    return factory_of is not None and not hierarchy.may_derive(pair.cls.name, factory_of)
+    return factory_of is not None and factory_of not in hierarchy.mro(pair.cls.name)
 
 
 def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:
