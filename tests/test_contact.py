@@ -546,6 +546,95 @@ def test_a_stand_in_held_by_a_layer_is_not_what_another_method_returns():
         ), receiver
 
 
+# A stand-in the consumer keeps in an attribute of its own on a provider subclass, while the
+# provider calls the new hook only on what its factory made (a real shape: Dynamo's metrics
+# publisher at vLLM 0.29, kept in `_publisher`; vLLM calls `self.kv_event_publisher`).
+PUBLISHER_A = {
+    "pv/events.py": """
+        class EventPublisher:
+            def publish(self, batch):
+                raise NotImplementedError
+
+            def shutdown(self):
+                raise NotImplementedError
+
+
+        class ZmqPublisher(EventPublisher):
+            def publish(self, batch):
+                pass
+
+            def shutdown(self):
+                pass
+
+
+        class PublisherFactory:
+            @classmethod
+            def create(cls, config):
+                return ZmqPublisher()
+    """,
+    "pv/sched.py": """
+        from pv.events import PublisherFactory
+
+        class Scheduler:
+            def __init__(self, config):
+                self.publisher = PublisherFactory.create(config)
+
+            def step(self, batch):
+                self.publisher.publish(batch)
+    """,
+}
+PUBLISHER_B = dict(PUBLISHER_A)
+PUBLISHER_B["pv/events.py"] = PUBLISHER_A["pv/events.py"].replace(
+    "        def shutdown(self):\n                raise NotImplementedError\n",
+    "        def shutdown(self):\n                raise NotImplementedError\n\n"
+    "            def get_config(self):\n                return None\n",
+    1,
+)
+PUBLISHER_B["pv/sched.py"] = PUBLISHER_A["pv/sched.py"].replace(
+    "self.publisher.publish(batch)\n",
+    "self.publisher.publish(batch)\n\n"
+    "            def config(self):\n                publisher = self.publisher\n                return publisher.get_config()\n",
+)
+MY_PUBLISHER = """
+    from pv.sched import Scheduler
+
+    class MetricsPublisher:
+        def publish(self, batch):
+            pass
+
+        def shutdown(self):
+            pass
+
+    class MyScheduler(Scheduler):
+        def __init__(self, config):
+            super().__init__(config)
+            self.{attribute} = MetricsPublisher()
+"""
+
+
+def test_a_stand_in_kept_apart_is_not_what_the_provider_factory_made():
+    assert "get_config" in PUBLISHER_B["pv/events.py"] and "get_config" not in PUBLISHER_A["pv/events.py"]
+    kept_apart = {"plug/sched.py": MY_PUBLISHER.replace("{attribute}", "_metrics")}
+    result = check(kept_apart, PUBLISHER_B, baseline=PUBLISHER_A)
+    assert [sev for sev, _, _ in found(result, "protocol-drift")] == ["warning"]
+    assert "get_config (new since 1.0)" in one_of(result, "plug.sched:MetricsPublisher").message
+    # Kept where the provider calls the hook: the error stands.
+    in_place = {"plug/sched.py": MY_PUBLISHER.replace("{attribute}", "publisher")}
+    assert found(check(in_place, PUBLISHER_B, baseline=PUBLISHER_A), "protocol-drift") == [
+        ("error", "plug.sched:MetricsPublisher.get_config", "plug/sched.py:3")
+    ]
+    # The consumer replaces the factory: it may make the stand-in, so the error stands too.
+    patched = dict(kept_apart)
+    patched["plug/patch.py"] = """
+        from pv.events import PublisherFactory
+        from plug.sched import MetricsPublisher
+
+        PublisherFactory.create = classmethod(lambda cls, config: MetricsPublisher())
+    """
+    errors = [sev for sev, _, _ in found(check(patched, PUBLISHER_B, baseline=PUBLISHER_A), "protocol-drift")]
+    assert "error" in errors
+
+
 def test_a_stand_in_with_the_new_hooks_fits():
     fitting = dict(STAND_IN)
     fitting["plug/backend.py"] = (

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 
 from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method, provider_class
+from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method
+from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import ParamKind, Signature
-from atompin.analysis.usage import ConsumerClass, ConsumerMethod, Ref
+from atompin.analysis.usage import ConsumerClass, ConsumerMethod
 from atompin.model import Finding, Rule, Severity, Site
 
 
@@ -244,31 +245,20 @@ def _narrower(
 
 def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
     """Is the call's receiver `self.x` of a provider class that stores in x only what cannot be an
-    instance of the override's class? A provider class's constructor makes exactly that class
-    (`self.processor = OutputProcessor(...)`); its factory (`Engine.from_args(...)`) makes it or
-    a subclass, which the override's class is not when it does not derive from it. Then the call
-    reaches another class's method. Not decided when a consumer class derives from the provider
-    class holding x or replaces one of its methods (either may set x itself), or the consumer
-    patches the name the callee goes by. (An outside base is not taken to derive from the holder:
-    `Hierarchy._may_derive_from` would count nearly every one, `nn.Module` included.)"""
-    if not site.made_by or not site.cls:
+    instance of the override's class (`makers.stored_maker`: what a provider class's constructor
+    makes, or its factory when the override's class does not derive from that class)? Then the
+    call reaches another class's method. Not decided when a consumer class derives from the
+    provider class holding x (it may set x itself). (An outside base is not taken to derive from
+    the holder: `Hierarchy._may_derive_from` would count nearly every one, `nn.Module` included.)"""
+    maker = stored_maker(hierarchy, site)
+    if maker is None:
         return False
-    parts = tuple(site.made_by.split("."))
-    if hierarchy.patched_names & set(parts):
-        return False
-    module, _ = hierarchy.index.tree.module_name(site.path)
-    holder = ClassRef(module, site.cls)
     subclassed: dict[ClassRef, bool] = hierarchy.memo.setdefault("subclassed", {})
-    if holder not in subclassed:
-        subclassed[holder] = any(holder in hierarchy.mro(name) for name in hierarchy.classes)
-    if subclassed[holder]:
+    if maker.holder not in subclassed:
+        subclassed[maker.holder] = any(maker.holder in hierarchy.mro(name) for name in hierarchy.classes)
+    if subclassed[maker.holder]:
         return False
-    if any(patched.startswith(f"{holder}.") for patched in hierarchy.patched):
-        return False  # a replaced method of the holder may store something else in x
-    if provider_class(hierarchy.resolve, (Ref(module, parts),)) is not None:
-        return True  # a constructor: exactly that class
-    factory_of = provider_class(hierarchy.resolve, (Ref(module, parts[:-1]),)) if len(parts) > 1 else None
-    return factory_of is not None and factory_of not in hierarchy.mro(pair.cls.name)
+    return maker.exact or maker.cls not in hierarchy.mro(pair.cls.name)
 
 
 def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:

@@ -31,7 +31,7 @@ from atompin.analysis.syntax import dotted, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-3"
+SITES_FORMAT = "atompin-sites-4"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -81,6 +81,8 @@ class NameSite:
     # The receiver is `self.x`, which the enclosing class sets only to what one callee returns
     # (`self.engine = Engine.from_args(...)`): that callee as written ("" otherwise).
     made_by: str = ""
+    # With `made_by`: the attribute the receiver is read from (`engine`).
+    attribute: str = ""
 
     @property
     def where(self) -> str:
@@ -417,6 +419,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.guarded,
             s.source,
             s.made_by,
+            s.attribute,
         ]
         for s in sites
     ]
@@ -440,10 +443,23 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 guarded,
                 source,
                 made_by,
+                attribute,
             )
-            for name, kind, receiver, path, line, cls, function, shape, unpack, guarded, source, made_by in json.loads(
-                data
-            )
+            for (
+                name,
+                kind,
+                receiver,
+                path,
+                line,
+                cls,
+                function,
+                shape,
+                unpack,
+                guarded,
+                source,
+                made_by,
+                attribute,
+            ) in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
         return None
@@ -540,7 +556,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 shape=shape_of(node),
                 unpack=self.unpacked.get(id(node)),
                 source=self._source(func.value),
-                made_by=self._made_by(func.value),
+                **self._made_by(func.value),
             )
         elif dotted(func) == "getattr" and len(node.args) == 2:
             name = node.args[1]
@@ -571,9 +587,9 @@ class _SiteVisitor(ast.NodeVisitor):
         node = self._value(node)
         return node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
 
-    def _made_by(self, node: ast.expr) -> str:
+    def _made_by(self, node: ast.expr) -> dict[str, str]:
         """For a receiver `self.x` (or a local bound once to it) in a method: the one callee whose
-        result the class stores in x."""
+        result the class stores in x, and x (the `NameSite` fields); empty when there is none."""
         node = self._value(node)
         own = self.functions[-1][1] if self.functions else ""
         if own and self.class_nodes and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -581,8 +597,10 @@ class _SiteVisitor(ast.NodeVisitor):
                 cls = self.class_nodes[-1]
                 if id(cls) not in self.makers:
                     self.makers[id(cls)] = _attribute_makers(cls)
-                return self.makers[id(cls)].get(node.attr, "")
-        return ""
+                callee = self.makers[id(cls)].get(node.attr, "")
+                if callee:
+                    return {"made_by": callee, "attribute": node.attr}
+        return {}
 
     def _receiver(self, node: ast.expr) -> SiteReceiver:
         own = self.functions[-1][1] if self.functions else ""

@@ -16,7 +16,9 @@ so: error when the stand-in was handed over and a method is abstract in the role
 since the baseline; warning otherwise (one finding per stand-in, listing them). Members
 the provider never uses by name are not reported. A stand-in that reaches the provider only
 through the classes that hold it (stored on them, returned by them) is not what a call
-receives from another method (`x.get_class().name()`, or a local bound once to that): such
+receives from another method (`x.get_class().name()`, or a local bound once to that), nor
+`self.x` of a provider class that keeps in x only what a provider class makes
+(`self.publisher = PublisherFactory.create()`) when the stand-in is not kept in x: such
 calls alone make a warning.
 """
 
@@ -27,6 +29,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
+from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.provider import ClassRef
@@ -53,14 +56,18 @@ class StandIn:
     # only through its holders (stored on them, returned by them): a call on what one of these
     # returns may be on it. None when it may reach any code (named by a dotted path, passed to a call).
     held_by: frozenset[str] | None = None
+    # Then also: the holders' members it is kept in (attributes it is stored in, methods returning it).
+    held_as: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """How a class is handed to the provider; `holder` is the provider-derived class that stores it."""
+    """How a class is handed to the provider; `holder` is the provider-derived class that stores
+    it, `member` the attribute it is stored in or the method that returns it."""
 
     how: str
     holder: str = ""
+    member: str = ""
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
@@ -75,10 +82,11 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
         elif h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED) and h.holder in hierarchy.classes:
             if hierarchy.has_provider_base(h.holder):
                 how = f"stored as {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
-                evidence = Evidence(how, h.holder)
+                evidence = Evidence(how, h.holder, h.member)
         elif h.kind is HandoverKind.RETURNED and h.holder in hierarchy.classes:
             if any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(h.holder, h.member)):
-                evidence = Evidence(f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}")
+                how = f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
+                evidence = Evidence(how, h.holder, h.member)
         if evidence is not None and evidence not in out.setdefault(h.target, []):
             out[h.target].append(evidence)
     return out
@@ -141,7 +149,8 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
         how = in_role[0].how if in_role else ""
         if how or (role[1] >= _MIN_SHAPED and not cls.muted):
             held_by = _held_by(hierarchy, cls.name, role[0], in_role)
-            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by))
+            held_as = frozenset(e.member for e in in_role)
+            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, held_as))
     return out
 
 
@@ -188,10 +197,14 @@ def _uses(sites: dict[str, list[NameSite]], name: str, kinds: tuple[SiteKind, ..
     return [x for x in sites.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
 
 
-def _may_hold(site: NameSite, held_by: frozenset[str]) -> bool:
-    """Can the receiver of `site` be a stand-in the provider reaches only through classes with
-    these members? Not when it is what some other method returns."""
-    return not site.source or site.source in held_by
+def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
+    """Can the receiver of `site` be the stand-in `s`, which the provider reaches only through the
+    classes holding it? Not when it is what some other method returns, nor `self.x` of a provider
+    class that stores in x only what a provider class makes (`makers.stored_maker`) while x is
+    none of the holders' members the stand-in is kept in: a stand-in derives from no provider class."""
+    if site.source:
+        return s.held_by is None or site.source in s.held_by
+    return site.attribute in s.held_as or stored_maker(hierarchy, site) is None
 
 
 def _is_abstract(member: Member) -> bool:
@@ -218,7 +231,7 @@ def check_protocols(
     parsed = search.find(confirm, called=confirm)
     findings: list[Finding] = []
     for stand_in in stand_ins:
-        findings += _check_stand_in(stand_in, lacking[stand_in.cls.name], sites, parsed, baseline)
+        findings += _check_stand_in(hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline)
     return findings
 
 
@@ -244,6 +257,7 @@ def _lacking(hierarchy: Hierarchy, s: StandIn) -> dict[str, tuple[ClassRef, Memb
 
 
 def _check_stand_in(
+    hierarchy: Hierarchy,
     s: StandIn,
     lacking: dict[str, tuple[ClassRef, Member]],
     text_sites: dict[str, list[NameSite]],
@@ -268,9 +282,10 @@ def _check_stand_in(
         # code); a class attribute read by a common name is weaker evidence: a warning.
         error = bool(why) and bool(s.handed) and member.kind is MemberKind.DEF
         used = _uses(parsed_sites if error else text_sites, name, kinds)
-        if error and s.held_by is not None and not any(_may_hold(x, s.held_by) for x in used):
-            # Only calls on what other methods return (`x.get_class().name()`): not the stand-in,
-            # which the provider reaches through its holders. The text's evidence is a warning.
+        if error and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
+            # Only calls on what other methods return (`x.get_class().name()`) or what provider
+            # classes make: not the stand-in, which the provider reaches through its holders. The
+            # text's evidence is a warning.
             error, used = False, _uses(text_sites, name, kinds)
         if not used:
             continue

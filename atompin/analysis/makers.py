@@ -1,0 +1,46 @@
+"""Which provider class makes what a provider class keeps in one of its attributes.
+
+A provider call on `self.x` (a `NameSite` with `made_by`) reaches whatever the class stored in
+x. When the class stores there only what one provider class's constructor makes
+(`self.processor = OutputProcessor(...)`), that is exactly an instance of that class; when
+only what one of its factories makes (`Engine.from_args(...)`), that class or a subclass. The
+override and protocol rules use this to leave out calls that cannot reach the consumer's class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atompin.analysis.hierarchy import Hierarchy, provider_class
+from atompin.analysis.name_sites import NameSite
+from atompin.analysis.provider import ClassRef
+from atompin.analysis.usage import Ref
+
+
+@dataclass(frozen=True)
+class Maker:
+    """The provider class whose constructor (`exact`) or factory makes what `holder` keeps in an attribute."""
+
+    holder: ClassRef  # the provider class that stores the value (the site's class)
+    cls: ClassRef
+    exact: bool
+
+
+def stored_maker(hierarchy: Hierarchy, site: NameSite) -> Maker | None:
+    """The maker of the value the call at `site` is made on (see the module docstring). None when
+    there is no such maker, or the consumer may put something else there: it patches the name the
+    callee goes by, or replaces one of the holder's methods."""
+    if not site.made_by or not site.cls:
+        return None
+    parts = tuple(site.made_by.split("."))
+    if hierarchy.patched_names & set(parts):
+        return None
+    module, _ = hierarchy.index.tree.module_name(site.path)
+    holder = ClassRef(module, site.cls)
+    if any(patched.startswith(f"{holder}.") for patched in hierarchy.patched):
+        return None  # a replaced method of the holder may store something else in x
+    made = provider_class(hierarchy.resolve, (Ref(module, parts),))
+    if made is not None:
+        return Maker(holder, made, exact=True)
+    factory_of = provider_class(hierarchy.resolve, (Ref(module, parts[:-1]),)) if len(parts) > 1 else None
+    return Maker(holder, factory_of, exact=False) if factory_of is not None else None
