@@ -165,6 +165,66 @@ MY_CLIENT = {
 CLIENT_BEFORE = {"pv/client.py": "class Client:\n    def sleep(self, level=0, mode='abort'):\n        pass\n"}
 
 
+PROPOSER_A = {
+    "pv/proposer.py": """
+        class Proposer:
+            def propose(self, hidden, metadata):
+                return hidden
+    """,
+    "pv/runner.py": """
+        class Runner:
+            def propose_draft(self, hidden, metadata):
+                return self.drafter.propose(hidden=hidden, metadata=metadata)
+    """,
+}
+PROPOSER_B = {
+    "pv/proposer.py": PROPOSER_A["pv/proposer.py"].replace("metadata):", "metadata, num_tokens=1):"),
+    "pv/runner.py": PROPOSER_A["pv/runner.py"].replace("metadata=metadata)", "metadata=metadata, num_tokens=3)"),
+}
+MY_PROPOSER = """
+    from pv.proposer import Proposer
+
+    class MyProposer(Proposer):
+        def propose(self, hidden, metadata):
+            return hidden
+"""
+MY_RUNNER = """
+    from pv.runner import Runner
+
+    class MyRunner(Runner):
+        def propose_draft(self, hidden, metadata):
+            return self.drafter.propose(hidden, metadata)
+"""
+
+
+def test_a_provider_call_inside_a_method_the_consumer_took_over_is_no_error():
+    # vllm-ascend's shape at vLLM 0.24: the GPU runner's propose_draft_token_ids passes the new
+    # keyword; the NPU runner overrides that method without calling it and holds the NPU proposer.
+    alone = check({"plug/proposer.py": MY_PROPOSER}, PROPOSER_B, baseline=PROPOSER_A)
+    assert found(alone, "override-drift") == [("error", "plug.proposer:MyProposer.propose", "plug/proposer.py:4")]
+    taken = check({"plug/proposer.py": MY_PROPOSER, "plug/runner.py": MY_RUNNER}, PROPOSER_B, baseline=PROPOSER_A)
+    [finding] = [f for f in taken.findings if f.rule.value == "override-drift"]
+    assert finding.severity.value == "warning"
+    assert "inside Runner.propose_draft, which plug.runner:MyRunner overrides without calling it" in finding.message
+    # Calling the provider's version keeps the call: the error stands.
+    calling = MY_RUNNER.replace(
+        "return self.drafter.propose(hidden, metadata)", "return super().propose_draft(hidden, metadata)"
+    )
+    kept = check({"plug/proposer.py": MY_PROPOSER, "plug/runner.py": calling}, PROPOSER_B, baseline=PROPOSER_A)
+    assert [sev for sev, _, _ in found(kept, "override-drift")] == ["error"]
+
+
+def test_an_override_that_only_raises_takes_no_call_and_is_not_judged():
+    stub = MY_PROPOSER.replace("return hidden", 'raise NotImplementedError("handled by the NPU runner")')
+    assert found(check({"plug/proposer.py": stub}, PROPOSER_B, baseline=PROPOSER_A), "override-drift") == []
+    # A body that does anything else is judged.
+    logged = MY_PROPOSER.replace("return hidden", 'print("no")\n            raise NotImplementedError')
+    assert [
+        sev
+        for sev, _, _ in found(check({"plug/proposer.py": logged}, PROPOSER_B, baseline=PROPOSER_A), "override-drift")
+    ] == ["error"]
+
+
 def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_override():
     # `self.engine` is only ever an Engine (or exactly a Client): the override is never called there.
     for made_by in ("Engine.from_args()", "Engine()", "Client()"):
@@ -623,6 +683,15 @@ def test_a_stand_in_kept_apart_is_not_what_the_provider_factory_made():
     assert found(check(in_place, PUBLISHER_B, baseline=PUBLISHER_A), "protocol-drift") == [
         ("error", "plug.sched:MetricsPublisher.get_config", "plug/sched.py:3")
     ]
+    # A subclass of the holder that sets that attribute itself, by a way no handover records: it may hold it.
+    copied = {
+        "plug/sched.py": MY_PUBLISHER.replace("{attribute}", "_metrics")
+        .replace("self._metrics = MetricsPublisher()", "self.publisher = self.publisher_cls()")
+        .replace(
+            "class MyScheduler(Scheduler):", "class MyScheduler(Scheduler):\n        publisher_cls = MetricsPublisher\n"
+        )
+    }
+    assert [sev for sev, _, _ in found(check(copied, PUBLISHER_B, baseline=PUBLISHER_A), "protocol-drift")] == ["error"]
     # The consumer replaces the factory: it may make the stand-in, so the error stands too.
     patched = dict(kept_apart)
     patched["plug/patch.py"] = """

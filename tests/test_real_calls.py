@@ -104,6 +104,99 @@ def test_a_replacement_defined_in_a_module_that_is_not_scanned_is_judged_all_the
     assert "cannot take the real call at pv/mixer.py:5: it passes block_idx=" in finding.message
 
 
+def test_a_patch_of_an_importing_module_reaches_only_the_calls_that_read_its_binding(run_check):
+    # vllm-ascend's shape: `sampler.topk = npu_topk` replaces the name `sampler` imported from
+    # `logprob`; `prompt` imports it from `logprob` too and keeps the original.
+    provider = {
+        "pv/__init__.py": "",
+        "pv/logprob.py": "def topk(logits, n, ids=None, state=None):\n    return logits\n",
+        "pv/sampler.py": """
+            from pv.logprob import topk
+
+            def sample(logits):
+                return topk(logits, 2, state=1)
+        """,
+        "pv/prompt.py": """
+            from pv.logprob import topk
+
+            def prompt_logprobs(logits):
+                return topk(logits, 2, state=1)
+        """,
+        "pv/reexport.py": "from pv.sampler import topk\n",
+        "pv/user.py": """
+            from pv.reexport import topk
+            import pv.sampler as sampler_module
+
+            def use(logits):
+                return topk(logits, 1, state=2), sampler_module.topk(logits, 3, state=3)
+        """,
+    }
+    patch = """
+        from pv import prompt, sampler
+
+        def topk(logits, n, ids=None):
+            return logits
+
+        {module}.topk = topk
+    """
+    # `prompt` binds the name from `logprob`: the call in `sampler` never reaches its patch.
+    [finding] = run_check(provider, consumer(patch.replace("{module}", "prompt"))).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "the real call at pv/prompt.py:4" in finding.message
+    # `sampler`'s binding is read in sampler itself, by `reexport` (and so `user`), and as `sampler_module.topk`.
+    [finding] = run_check(provider, consumer(patch.replace("{module}", "sampler"))).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "the real call at pv/sampler.py:4" in finding.message
+    only_user = dict(provider, **{"pv/sampler.py": "from pv.logprob import topk\n"})
+    [finding] = run_check(only_user, consumer(patch.replace("{module}", "sampler"))).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "the real call at pv/user.py:5" in finding.message
+    # A patch where the function is defined reaches every call.
+    [finding] = run_check(
+        provider, consumer(patch.replace("{module}", "logprob").replace("prompt, ", "logprob, "))
+    ).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+
+
+def test_a_call_of_an_imported_name_the_consumer_replaced_with_one_that_takes_it_is_a_warning(run_check):
+    # vllm-ascend's shape: `pkg.FusedMoE = wrapper(*args, **kwargs)` drops a keyword the consumer's
+    # own model passes; the model imports the name, so it holds the wrapper when imported after the patch.
+    provider = {
+        "pv/__init__.py": "",
+        "pv/moe.py": "def make_moe(experts, top_k):\n    return experts\n",
+    }
+    model = """
+        from pv.moe import make_moe
+
+        def build():
+            return make_moe(8, 2, hash=True)
+    """
+    patch = """
+        import pv.moe
+
+        _original = pv.moe.make_moe
+
+        def make_moe(*args, hash=None, **kwargs):
+            return _original(*args, **kwargs)
+
+        pv.moe.make_moe = make_moe
+    """
+    unpatched = [(f.rule.value, f.severity.value) for f in run_check(provider, consumer(model)).findings]
+    assert unpatched == [("arity-drift", "error")]
+    [finding] = [f for f in run_check(provider, consumer(model, patch=patch)).findings if f.rule.value == "arity-drift"]
+    assert finding.severity.value == "warning"
+    assert "the consumer replaces that name at plug/patch.py:8" in finding.message
+    # The original kept under another name is still the original: a call of it that misses is an error.
+    stash = patch.replace(
+        "pv.moe.make_moe = make_moe\n",
+        "pv.moe.make_moe = make_moe\n\n        def build_original():\n            return _original(8, 2, hash=True)\n",
+    )
+    severities = {
+        f.severity.value for f in run_check(provider, consumer(stash)).findings if f.rule.value == "arity-drift"
+    }
+    assert severities == {"error"}
+
+
 def test_a_narrower_replacement_that_no_real_call_misses_is_a_warning(run_check):
     # Inserts parameters before `metrics`: a positional caller would bind wrongly, but every real
     # caller passes keywords.
@@ -202,7 +295,9 @@ def test_the_older_form_in_a_typeerror_handler_is_a_fallback_when_the_newer_form
     """
     [finding] = run_check(PROVIDER, consumer(src)).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
-    assert "a fallback for another release: the call it falls back from (the try at plug/mod.py:5) fits" in finding.message
+    assert (
+        "a fallback for another release: the call it falls back from (the try at plug/mod.py:5) fits" in finding.message
+    )
     # When the newer form does not fit either, both are errors: the handler's call runs and fails.
     neither = src.replace('{"process_name": "APIServer"}', '{"process_title": "APIServer"}')
     [both] = run_check(PROVIDER, consumer(neither)).findings  # one finding per symbol, every site

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from atompin.analysis.arity import CallShape
 from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.limits import parse_expression, parse_limited
-from atompin.analysis.names import absolute_module
+from atompin.analysis.moduleinfo import BindingKind
+from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.prefetch import ANSWER, Worker, fork_worker
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.model import Site
@@ -313,11 +314,14 @@ class CallerSearch:
         name: str,
         owner: ClassRef | None = None,
         replaced: Callable[[tuple[str, str]], bool] = lambda key: False,
+        binding: str = "",
     ) -> list[ProviderCall]:
         """The provider's calls that reach `target` (a function or method named `name`, or a class's `__init__`
         when `name` is the class name). With `owner` (the patched class), a method's calls count only where the
         receiver can be an `owner`: a patch of `owner.name` does not change what other subclasses of the
-        defining class call. `replaced((owner symbol, function))` says the consumer replaced a method."""
+        defining class call. `replaced((owner symbol, function))` says the consumer replaced a method. With
+        `binding` (the module whose `name` was patched), a function's calls count only where they read that
+        module's binding (`_reads_binding`)."""
         self.prime({name})
         out: list[ProviderCall] = []
         for path, raws in sorted(self._raw[name].items()):
@@ -327,6 +331,8 @@ class CallerSearch:
                 if bound is None:
                     continue
                 if owner is not None and not self._through(module, raw, owner, replaced):
+                    continue
+                if binding and not self._reads_binding(module, raw, target, name, binding):
                     continue
                 function = f"{module}:{raw.function}" if raw.function else ""
                 caller_class, _, func = raw.function.rpartition(".")
@@ -362,6 +368,40 @@ class CallerSearch:
         if raw.how in ("self", "cls") or raw.annotated:  # through an instance
             return not (found.signature is not None and found.signature.is_staticmethod)
         return found.bound
+
+    def _reads_binding(self, module: str, raw: RawCall, target: Target, name: str, binding: str) -> bool:
+        """Does this call of a function read `binding`'s name for it? A patch of `m.f` replaces one
+        module's binding: calls in m by name read it, and so do modules that import the name from m
+        (or from a module that does), and `m.f(...)`; a module that imports f from elsewhere keeps the
+        original. A patch where f is defined counts every call, as before (a star import or a lazy
+        export cannot be followed)."""
+        if split_symbol(target.symbol)[0] == binding:
+            return True
+        if raw.how == "name":
+            return self._binds_through(module, name, binding)
+        if raw.how == "attr" and not raw.annotated:
+            receiver = self.index.resolve(module, tuple(raw.base.split(".")))
+            found = receiver.target
+            return (
+                found is not None
+                and found.kind is TargetKind.MODULE
+                and self._binds_through(found.symbol, name, binding)
+            )
+        return False
+
+    def _binds_through(self, module: str, name: str, binding: str) -> bool:
+        """Is `module`'s `name` the one `binding` holds: it is `binding`, or imports the name from a module that is?"""
+        seen: set[str] = set()
+        while module not in seen:
+            if module == binding:
+                return True
+            seen.add(module)
+            info = self.index.module(module)
+            found = info.bindings.get(name) if info is not None else None
+            if found is None or found.kind is not BindingKind.IMPORT:
+                return False
+            module, _, name = found.target.partition(":")
+        return False
 
     def _through(self, module: str, raw: RawCall, owner: ClassRef, replaced: Callable[[tuple[str, str]], bool]) -> bool:
         """Can the call's receiver be an `owner`? Through an `owner` (or a subclass) it is; `self` in a base

@@ -22,6 +22,7 @@ from atompin.analysis.arity import (
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
+from atompin.analysis.hierarchy import first_found, taken_over_methods
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.signature import Signature
@@ -468,9 +469,13 @@ class UsageChecker:
         out: list[tuple[Site, CallShape, bool, str]] = []
         _, owner = self.first(patch.owner)
         owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
+        owner_module = (
+            owner.target.symbol if owner.target is not None and owner.target.kind is TargetKind.MODULE else ""
+        )
         for reached, name in self._call_targets(patch):
             through = owner_class if reached.kind is TargetKind.FUNCTION else None
-            for call in self.callers.calls(reached, name, through, lambda key: key in self.own.replacements):
+            binding = owner_module if reached.kind is TargetKind.FUNCTION else ""
+            for call in self.callers.calls(reached, name, through, self.own.replacements.__contains__, binding):
                 if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
                     continue  # the consumer replaced the function (or the class) that makes this call
                 out.append((call.site, call.shape, call.bound, self._taken_over.get(call.caller_key, "")))
@@ -537,7 +542,25 @@ class UsageChecker:
             message += (
                 f"; a fallback for another release: the call it falls back from (the try at {call.fallback_of}) fits"
             )
+        elif (patch := self._replaced_binding(call, ref, target)) is not None:
+            assert patch.replacement is not None
+            severity = Severity.WARNING
+            message += (
+                f"; but the consumer replaces that name at {patch.site} with {patch.replacement.render()}, which "
+                "takes this call: it fails only where the name is bound before that patch runs"
+            )
         self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
+
+    def _replaced_binding(self, call: CallUse, ref: Ref, target: Target) -> PatchSite | None:
+        """For a call of a name bound by an import (`from m import f` then `f(...)`): a consumer patch
+        of `m.f` whose function takes the call. Whether the import runs before or after the patch is
+        not known here; after it, the call reaches the replacement."""
+        if not call.imported or target.kind is not TargetKind.FUNCTION:
+            return None
+        for patch in self.own.replacements.get(self._callable_key(ref, target), []):
+            if patch.replacement is not None and call_problem(patch.replacement, call.shape, target.bound) is None:
+                return patch
+        return None
 
     def _fits_in_try(self, try_site: str, symbol: str) -> bool:
         """Does a call of `symbol` that is the body of the try at `try_site` fit this provider?"""
@@ -611,25 +634,8 @@ class UsageChecker:
 
     @cached_property
     def _taken_over(self) -> dict[tuple[str, str], str]:
-        """(provider class, method) -> the consumer subclass that overrides that method without ever
-        calling the provider's version (no `super()`, no `Base.m(self, ...)`): calls made inside it run
-        only for instances the consumer does not make."""
-        out: dict[tuple[str, str], str] = {}
-        for cls in self.usage.contact.classes:
-            own = [m.name for m in cls.methods if not m.calls_super and not m.delegates_to]
-            if cls.muted or not own:
-                continue
-            for base in cls.bases:
-                if not base.provider:
-                    continue
-                _, res = self.first(base.provider)
-                if not res.found or res.target is None or res.target.cls is None:
-                    continue
-                for node in self.index.mro(res.target.cls):
-                    if not isinstance(node, str):
-                        for name in own:
-                            out.setdefault((str(node), name), cls.symbol)
-        return out
+        """`hierarchy.taken_over_methods` of the consumer's classes."""
+        return taken_over_methods(self.usage.contact.classes, first_found(self.index), self.index)
 
     def _substituted_caller(self, owner: str) -> bool:
         """Is the caller's class one the provider hands out as the consumer's class (registered out of tree)?"""

@@ -8,12 +8,13 @@ and what a `super()` call reaches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
 from atompin.analysis.mro import c3_linearize
+from atompin.analysis.name_sites import NameSite
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ConsumerUsage, MethodRef, Receiver, Ref
 from atompin.model import Status
@@ -64,6 +65,28 @@ def provider_class(
     return res.target.cls
 
 
+def taken_over_methods(
+    classes: Iterable[ConsumerClass], resolve: Callable[[tuple[Ref, ...]], Resolution | None], index: ProviderIndex
+) -> dict[tuple[str, str], str]:
+    """(provider class, method) -> the consumer subclass that overrides that method without ever
+    calling the provider's version (no `super()`, no `Base.m(self, ...)`): calls made inside it run
+    only for instances the consumer does not make."""
+    out: dict[tuple[str, str], str] = {}
+    for cls in classes:
+        own = [m.name for m in cls.methods if not m.calls_super and not m.delegates_to]
+        if cls.muted or not own:
+            continue
+        for base in cls.bases:
+            ref = provider_class(resolve, base.provider) if base.provider else None
+            if ref is None:
+                continue
+            for node in index.mro(ref):
+                if not isinstance(node, str):
+                    for name in own:
+                        out.setdefault((str(node), name), cls.symbol)
+    return out
+
+
 class Hierarchy:
     """Mixed consumer/provider method resolution orders for the consumer's classes."""
 
@@ -87,6 +110,26 @@ class Hierarchy:
 
     def consumer(self, node: Node) -> ConsumerClass | None:
         return self.classes.get(node.name) if isinstance(node, ConsumerRef) else None
+
+    def sets_attribute(self, holder: ClassRef, attribute: str) -> bool:
+        """Does a consumer class deriving from provider class `holder` set `attribute` on its
+        instances (in its body or its methods, or by a `setattr` of any name)?"""
+        for cls in self.classes.values():
+            if attribute in cls.attributes or attribute in cls.assigned or "*" in cls.assigned:
+                if holder in self.mro(cls.name):
+                    return True
+        return False
+
+    def taken_over(self, site: NameSite) -> str:
+        """The consumer class that overrides, without calling it, the provider method a provider call
+        site is in (`taken_over_methods`); "" when there is none."""
+        if "taken_over" not in self.memo:
+            self.memo["taken_over"] = taken_over_methods(self.classes.values(), self.resolve, self.index)
+        if not site.cls or not site.function:
+            return ""
+        module, _ = self.index.tree.module_name(site.path)
+        found: str = self.memo["taken_over"].get((f"{module}:{site.cls}", site.function), "")
+        return found
 
     def provider(self, node: Node) -> ClassInfo | None:
         return self.index.class_info(node) if isinstance(node, ClassRef) else None

@@ -97,6 +97,8 @@ def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: B
     for pair in override_pairs(hierarchy):
         if not _same_kind(pair.method.signature, pair.base_signature):
             continue
+        if pair.method.raises:
+            continue  # every call of it fails (a stub the consumer never expects called): what it takes does not matter
         finding = _hierarchy_calls(hierarchy, pair, baseline)
         if finding is not None:
             findings.append(finding)
@@ -205,6 +207,7 @@ def _narrower(
     name = pair.method.name
     change, added = _change(pair, baseline, missing)
     hits = []
+    taken: list[tuple[NameSite, str]] = []  # calls inside a provider method a consumer class took over
     # The calls are found by method name, indirect evidence they reach this override. A keyword
     # the base gained since the baseline is the drift this rule is for: only those are searched
     # for, and a call passing one is an error; otherwise the override is only narrower (a warning).
@@ -221,7 +224,11 @@ def _narrower(
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             continue  # not a call the provider's method takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
-            hits.append((site, passed))
+            by = hierarchy.taken_over(site)
+            if by:
+                taken.append((site, by))
+            else:
+                hits.append((site, passed))
     shown = ", ".join(f"{m}=" for m in missing)
     signatures = (
         f"{pair.base_symbol}{pair.base_signature.render()}; override "
@@ -236,6 +243,12 @@ def _narrower(
         )
         return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
     found = "no provider call passes the new ones by keyword yet" if searched else "a call passing them would fail"
+    if taken:
+        site, by = taken[0]
+        found = (
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which {by} overrides "
+            "without calling it: only instances the consumer does not make run that call"
+        )
     message = (
         f"the override is narrower than the method it overrides: it cannot take {shown}{change}; {found}. "
         f"Base {signatures}"

@@ -27,7 +27,7 @@ from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.prefetch import Task, Worker, fork_worker
-from atompin.analysis.syntax import dotted, walk
+from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
@@ -620,33 +620,7 @@ def _attribute_makers(node: ast.ClassDef) -> dict[str, str]:
     """The attributes a class's methods set on their instance only to the result of one callee
     (`self.engine = Engine.from_args(...)`): attribute -> that callee as written. An attribute also
     set any other way in the class (another value, a tuple target, `+=`, `setattr`) is left out."""
-    makers: dict[str, set[str]] = {}
-    for method in node.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        args = [*method.args.posonlyargs, *method.args.args]
-        if not args:
-            continue
-        me = args[0].arg
-        for child in walk(method):
-            if isinstance(child, ast.Call) and dotted(child.func) == "setattr" and child.args:
-                if isinstance(child.args[0], ast.Name) and child.args[0].id == me and len(child.args) > 1:
-                    name = child.args[1]
-                    makers.setdefault(str(name.value) if isinstance(name, ast.Constant) else "*", set()).add("*")
-                continue
-            if isinstance(child, ast.Assign):
-                targets, value = child.targets, child.value
-            elif isinstance(child, ast.AnnAssign) and child.value is not None:
-                targets, value = [child.target], child.value
-            elif isinstance(child, ast.AugAssign):
-                targets, value = [child.target], None
-            else:
-                continue
-            for target in targets:
-                for t in walk(target):
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
-                        callee = dotted(value.func) if t is target and isinstance(value, ast.Call) else ""
-                        makers.setdefault(t.attr, set()).add(callee or "*")
+    makers = instance_assignments(node)
     if "*" in makers:  # `setattr(self, name, ...)` with a name not written here: any attribute
         return {}
     return {attr: callees.pop() for attr, callees in makers.items() if len(callees) == 1 and "*" not in callees}

@@ -204,7 +204,11 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     none of the holders' members the stand-in is kept in: a stand-in derives from no provider class."""
     if site.source:
         return s.held_by is None or site.source in s.held_by
-    return site.attribute in s.held_as or stored_maker(hierarchy, site) is None
+    if site.attribute in s.held_as or (maker := stored_maker(hierarchy, site)) is None:
+        return True
+    # A consumer subclass of the holder that sets x itself may put the stand-in there by a way
+    # no handover records (`self.backend = self.backend_cls`).
+    return hierarchy.sets_attribute(maker.holder, site.attribute)
 
 
 def _is_abstract(member: Member) -> bool:

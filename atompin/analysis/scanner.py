@@ -50,7 +50,16 @@ from atompin.analysis.guards import (
 from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.signature import Signature, signature_of
-from atompin.analysis.syntax import breaks, dotted, expr_children, is_type_checking, statements, target_names
+from atompin.analysis.syntax import (
+    breaks,
+    dotted,
+    expr_children,
+    instance_assignments,
+    is_type_checking,
+    only_raises,
+    statements,
+    target_names,
+)
 from atompin.analysis.syntax import walk as every_node
 from atompin.analysis.usage import (
     AttributeUse,
@@ -381,6 +390,7 @@ class ConsumerScanner:
         if ctx.in_handler and isinstance(old, ProviderValue) and isinstance(value, ProviderValue):
             value = ProviderValue(tuple(dict.fromkeys(old.choices + value.choices)), value.guard)
         ctx.scope.names[name] = value
+        ctx.scope.imported.discard(name)
 
     def _record_import(self, ctx: _Ctx, use: ImportUse) -> None:
         if not ctx.record:
@@ -493,6 +503,7 @@ class ConsumerScanner:
                 ref = Ref(module, (alias.name,))
                 self._record_import(ctx, ImportUse(ref, self._site(ctx, node), ImportKind.FROM, ctx.via))
                 self._bind(ctx, bound, ProviderValue((ref,)))
+                ctx.scope.imported.add(bound)
             elif consumer:
                 self._record_edge(ctx, f"{module}.{alias.name}", node)
                 self._bind(ctx, bound, self._reexported(f"{module}.{alias.name}"))
@@ -915,6 +926,7 @@ class ConsumerScanner:
                     try_site=ctx.type_error_try,
                     fallback_of=ctx.type_error_fallback,
                     by_attribute=isinstance(func, ast.Attribute),
+                    imported=isinstance(func, ast.Name) and ctx.scope.is_imported(func.id),
                 )
             )
         if isinstance(callee, ProviderValue) and ctx.record:
@@ -1538,6 +1550,7 @@ class ConsumerScanner:
             bases=tuple(self._class_base(b, ctx) for b in node.bases),
             methods=tuple(methods),
             attributes=tuple(dict.fromkeys(attributes)),
+            assigned=tuple(sorted(instance_assignments(node))),
             muted=not ctx.record,
         )
 
@@ -1546,8 +1559,9 @@ class ConsumerScanner:
         or `Base.name(self, ...)`)."""
         calls_super = False
         delegates: list[ClassBase] = []
+        raises = only_raises(node)
         if not walk:
-            return ConsumerMethod(node.name, node.lineno, signature_of(node))
+            return ConsumerMethod(node.name, node.lineno, signature_of(node), raises=raises)
         args = [*node.args.posonlyargs, *node.args.args]
         receiver = args[0].arg if args else ""
         for call in every_node(node):
@@ -1563,7 +1577,7 @@ class ConsumerScanner:
                 and call.args[0].id == receiver
             ):
                 delegates.append(self._class_base(inner, ctx))
-        return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates))
+        return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates), raises)
 
     def _self_assignments(
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx

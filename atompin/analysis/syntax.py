@@ -188,6 +188,12 @@ def same_body(a: ast.FunctionDef | ast.AsyncFunctionDef, b: ast.FunctionDef | as
     return dump[0] == dump[1]
 
 
+def only_raises(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function do nothing but raise (`raise NotImplementedError(...)`): every call fails?"""
+    body = [stmt for stmt in function_body(node) if not isinstance(stmt, ast.Pass)]
+    return len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None
+
+
 def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A body that only says "implement me": `pass`, `...`, `raise NotImplementedError`, `return None`."""
     for stmt in function_body(node):
@@ -203,3 +209,38 @@ def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                 continue
         return False
     return True
+
+
+def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
+    """What a class's methods (closures in them included) set on their instance: attribute -> the
+    callees whose results they store there, as written, "*" for any other value (another value, a
+    tuple target, `+=`, `setattr`). The attribute "*": a `setattr(self, name, ...)` whose name is
+    not written there, so any attribute."""
+    makers: dict[str, set[str]] = {}
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = [*method.args.posonlyargs, *method.args.args]
+        if not args:
+            continue
+        me = args[0].arg
+        for child in walk(method):
+            if isinstance(child, ast.Call) and dotted(child.func) == "setattr" and child.args:
+                if isinstance(child.args[0], ast.Name) and child.args[0].id == me and len(child.args) > 1:
+                    name = child.args[1]
+                    makers.setdefault(str(name.value) if isinstance(name, ast.Constant) else "*", set()).add("*")
+                continue
+            if isinstance(child, ast.Assign):
+                targets, value = child.targets, child.value
+            elif isinstance(child, ast.AnnAssign) and child.value is not None:
+                targets, value = [child.target], child.value
+            elif isinstance(child, ast.AugAssign):
+                targets, value = [child.target], None
+            else:
+                continue
+            for target in targets:
+                for t in walk(target):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                        callee = dotted(value.func) if t is target and isinstance(value, ast.Call) else ""
+                        makers.setdefault(t.attr, set()).add(callee or "*")
+    return makers

@@ -160,6 +160,9 @@ class CallUse:
     # The callee is an attribute looked up at the call (`C.f(...)`), not a name bound earlier: a
     # consumer patch of it is what runs.
     by_attribute: bool = False
+    # The callee is a name an import statement binds (`from m import f` then `f(...)`): it holds
+    # m.f as it was when the import ran, the consumer's own patch of m.f included if that ran first.
+    imported: bool = False
 
 
 class ReadKind(str, Enum):
@@ -275,6 +278,8 @@ class ConsumerMethod:
     calls_super: bool = False
     # Bases called explicitly as `Base.name(self, ...)`, as written.
     delegates_to: tuple[ClassBase, ...] = ()
+    # Its body only raises (`raise NotImplementedError`): any call fails, whatever it passes.
+    raises: bool = False
 
 
 @dataclass(frozen=True)
@@ -287,6 +292,8 @@ class ConsumerClass:
     bases: tuple[ClassBase, ...] = ()
     methods: tuple[ConsumerMethod, ...] = ()
     attributes: tuple[str, ...] = ()  # assigned or annotated in the class body
+    # Set on the instance by its methods (`self.x = ...`, closures included; "*": any, by `setattr`).
+    assigned: tuple[str, ...] = ()
     # Read from a helper module outside the scanned packages: its facts serve the
     # classes that inherit from it, but nothing is reported at its own sites.
     muted: bool = False

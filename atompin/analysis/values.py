@@ -150,6 +150,16 @@ class Scope:
     def __init__(self, parent: Scope | None = None) -> None:
         self.names: dict[str, Value] = {}
         self.parent = parent
+        self.imported: set[str] = set()  # names last bound by an import statement (`from m import f`)
+
+    def is_imported(self, name: str) -> bool:
+        """Is the innermost binding of `name` an import statement's?"""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return name in scope.imported
+            scope = scope.parent
+        return False
 
     def lookup(self, name: str) -> Value:
         """The innermost binding of `name`; None when it is bound to nothing we follow, or not at all."""
