@@ -704,6 +704,74 @@ def test_a_stand_in_kept_apart_is_not_what_the_provider_factory_made():
     assert "error" in errors
 
 
+CONNECTOR_A = {
+    "pv/connector.py": """
+        class ConnectorBase:
+            def start(self):
+                pass
+
+
+        class OffloadConnector(ConnectorBase):
+            def start(self):
+                pass
+
+            def build_meta(self, output):
+                return output
+
+            def finish(self, request):
+                return request
+    """,
+    "pv/sched.py": """
+        def step(connectors):
+            for c in connectors:
+                c.build_meta(None)
+    """,
+}
+CONNECTOR_B = {
+    "pv/connector.py": CONNECTOR_A["pv/connector.py"].replace(
+        "class ConnectorBase:\n            def start(self):\n                pass\n",
+        "class ConnectorBase:\n            def start(self):\n                pass\n\n"
+        "            def has_work(self):\n                return False\n",
+    ),
+    "pv/sched.py": CONNECTOR_A["pv/sched.py"].replace("c.build_meta(None)", "c.build_meta(None)\n        c.has_work()"),
+}
+MY_CONNECTOR = """
+    from pv.connector import ConnectorBase
+
+    class OffloadManager:
+        def start(self):
+            pass
+
+        def build_meta(self, output):
+            return output
+
+        def finish(self, request):
+            return request
+
+    class MyConnector(ConnectorBase):
+        def __init__(self):
+            self.manager = OffloadManager()
+"""
+
+
+def test_a_stand_in_kept_by_holders_that_have_the_method_is_their_delegate():
+    # vllm-ascend's shape at vLLM 0.24: its offload scheduler mirrors vLLM's offload connector and is
+    # kept by its own connector, which inherits the new `has_pending_push_work` from the base.
+    assert "has_work" in CONNECTOR_B["pv/connector.py"] and "c.has_work()" in CONNECTOR_B["pv/sched.py"]
+    result = check({"plug/conn.py": MY_CONNECTOR}, CONNECTOR_B, baseline=CONNECTOR_A)
+    assert [sev for sev, _, _ in found(result, "protocol-drift")] == ["warning"]
+    assert "has_work (new since 1.0; its holders have it)" in one_of(result, "plug.conn:OffloadManager").message
+    # Kept by a class that does not have the method: the error stands.
+    other = {
+        "plug/conn.py": MY_CONNECTOR.replace(
+            "from pv.connector import ConnectorBase", "from pv.base import Plain"
+        ).replace("class MyConnector(ConnectorBase):", "class MyConnector(Plain):")
+    }
+    provider = {**CONNECTOR_B, "pv/base.py": "class Plain:\n    pass\n"}
+    result = check(other, provider, baseline={**CONNECTOR_A, "pv/base.py": "class Plain:\n    pass\n"})
+    assert found(result, "protocol-drift") == [("error", "plug.conn:OffloadManager.has_work", "plug/conn.py:3")]
+
+
 def test_a_stand_in_with_the_new_hooks_fits():
     fitting = dict(STAND_IN)
     fitting["plug/backend.py"] = (

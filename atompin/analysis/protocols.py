@@ -14,12 +14,16 @@ by name on an object it was handed (not on `self`/`cls`, and not behind a `hasat
 `getattr(..., default)` test), and each class attribute it lacks that provider code reads
 so: error when the stand-in was handed over and a method is abstract in the role or new
 since the baseline; warning otherwise (one finding per stand-in, listing them). Members
-the provider never uses by name are not reported. A stand-in that reaches the provider only
-through the classes that hold it (stored on them, returned by them) is not what a call
-receives from another method (`x.get_class().name()`, or a local bound once to that), nor
-`self.x` of a provider class that keeps in x only what a provider class makes
-(`self.publisher = PublisherFactory.create()`) when the stand-in is not kept in x: such
-calls alone make a warning.
+the provider never uses by name are not reported.
+
+A stand-in that reaches the provider only through the classes that hold it (stored on
+them, returned by them) makes only a warning for a method when:
+- every holder has that method itself, from the class that defines it in the role (both
+  are connectors): the provider calls the holder, and the stand-in is its delegate; or
+- every call found is on what some other method returns (`x.get_class().name()`, or a
+  local bound once to that), or on `self.x` of a provider class that fills x only from a
+  provider class's constructor or factory (`self.publisher = PublisherFactory.create()`)
+  while the stand-in is kept in another attribute and no consumer subclass of it sets x.
 """
 
 from __future__ import annotations
@@ -56,8 +60,10 @@ class StandIn:
     # only through its holders (stored on them, returned by them): a call on what one of these
     # returns may be on it. None when it may reach any code (named by a dotted path, passed to a call).
     held_by: frozenset[str] | None = None
-    # Then also: the holders' members it is kept in (attributes it is stored in, methods returning it).
+    # Then also: the holders' members it is kept in (attributes it is stored in, methods returning it),
+    # and the holders (consumer classes).
     held_as: frozenset[str] = frozenset()
+    holders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -149,8 +155,8 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
         how = in_role[0].how if in_role else ""
         if how or (role[1] >= _MIN_SHAPED and not cls.muted):
             held_by = _held_by(hierarchy, cls.name, role[0], in_role)
-            held_as = frozenset(e.member for e in in_role)
-            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, held_as))
+            held_as, holders = frozenset(e.member for e in in_role), frozenset(e.holder for e in in_role)
+            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, held_as, holders))
     return out
 
 
@@ -286,6 +292,11 @@ def _check_stand_in(
         # code); a class attribute read by a common name is weaker evidence: a warning.
         error = bool(why) and bool(s.handed) and member.kind is MemberKind.DEF
         used = _uses(parsed_sites if error else text_sites, name, kinds)
+        if error and s.held_by is not None and s.holders and all(owner in hierarchy.mro(h) for h in s.holders):
+            # Every class holding it has the method itself, from the class that defines it in the
+            # role (both are connectors): the provider calls the holder, and this is its delegate.
+            error, used = False, _uses(text_sites, name, kinds)
+            why = f"{why}; its holders have it" if why else "its holders have it"
         if error and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
             # Only calls on what other methods return (`x.get_class().name()`) or what provider
             # classes make: not the stand-in, which the provider reaches through its holders. The
