@@ -206,6 +206,11 @@ def test_a_provider_call_inside_a_method_the_consumer_took_over_is_no_error():
     [finding] = [f for f in taken.findings if f.rule.value == "override-drift"]
     assert finding.severity.value == "warning"
     assert "inside Runner.propose_draft, which plug.runner:MyRunner overrides without calling it" in finding.message
+    # Another consumer subclass that keeps the provider's method still runs the call: the error stands
+    # (vllm-omni's XPU worker, beside its GPU workers that override `determine_available_memory`).
+    other = MY_RUNNER + "\n    class OtherRunner(Runner):\n        pass\n"
+    kept = check({"plug/proposer.py": MY_PROPOSER, "plug/runner.py": other}, PROPOSER_B, baseline=PROPOSER_A)
+    assert [sev for sev, _, _ in found(kept, "override-drift")] == ["error"]
     # Calling the provider's version keeps the call: the error stands.
     calling = MY_RUNNER.replace(
         "return self.drafter.propose(hidden, metadata)", "return super().propose_draft(hidden, metadata)"

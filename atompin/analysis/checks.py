@@ -22,7 +22,7 @@ from atompin.analysis.arity import (
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
-from atompin.analysis.hierarchy import first_found, taken_over_methods
+from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.signature import Signature
@@ -478,7 +478,7 @@ class UsageChecker:
             for call in self.callers.calls(reached, name, through, self.own.replacements.__contains__, binding):
                 if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
                     continue  # the consumer replaced the function (or the class) that makes this call
-                out.append((call.site, call.shape, call.bound, self._taken_over.get(call.caller_key, "")))
+                out.append((call.site, call.shape, call.bound, self._taken_over(call.caller_key)))
         for use in self.usage.calls:
             _, res = self.first(use.choices)
             if res.found and res.target is not None and res.target.symbol == target.symbol:
@@ -632,10 +632,15 @@ class UsageChecker:
                 return True
         return False
 
+    def _taken_over(self, caller_key: tuple[str, str]) -> str:
+        """For a call made inside provider method (class symbol, name): the consumer class that took
+        that method over (`Hierarchy.taken_over_by`), or ""."""
+        module, _, qualname = caller_key[0].partition(":")
+        return self._hierarchy.taken_over_by(ClassRef(module, qualname), caller_key[1]) if qualname else ""
+
     @cached_property
-    def _taken_over(self) -> dict[tuple[str, str], str]:
-        """`hierarchy.taken_over_methods` of the consumer's classes."""
-        return taken_over_methods(self.usage.contact.classes, first_found(self.index), self.index)
+    def _hierarchy(self) -> Hierarchy:
+        return Hierarchy(self.usage, self.index)
 
     def _substituted_caller(self, owner: str) -> bool:
         """Is the caller's class one the provider hands out as the consumer's class (registered out of tree)?"""

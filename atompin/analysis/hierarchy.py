@@ -8,13 +8,12 @@ and what a `super()` call reaches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
 from atompin.analysis.mro import c3_linearize
-from atompin.analysis.name_sites import NameSite
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ConsumerUsage, MethodRef, Receiver, Ref
 from atompin.model import Status
@@ -65,28 +64,6 @@ def provider_class(
     return res.target.cls
 
 
-def taken_over_methods(
-    classes: Iterable[ConsumerClass], resolve: Callable[[tuple[Ref, ...]], Resolution | None], index: ProviderIndex
-) -> dict[tuple[str, str], str]:
-    """(provider class, method) -> the consumer subclass that overrides that method without ever
-    calling the provider's version (no `super()`, no `Base.m(self, ...)`): calls made inside it run
-    only for instances the consumer does not make."""
-    out: dict[tuple[str, str], str] = {}
-    for cls in classes:
-        own = [m.name for m in cls.methods if not m.calls_super and not m.delegates_to]
-        if cls.muted or not own:
-            continue
-        for base in cls.bases:
-            ref = provider_class(resolve, base.provider) if base.provider else None
-            if ref is None:
-                continue
-            for node in index.mro(ref):
-                if not isinstance(node, str):
-                    for name in own:
-                        out.setdefault((str(node), name), cls.symbol)
-    return out
-
-
 class Hierarchy:
     """Mixed consumer/provider method resolution orders for the consumer's classes."""
 
@@ -120,16 +97,27 @@ class Hierarchy:
                     return True
         return False
 
-    def taken_over(self, site: NameSite) -> str:
-        """The consumer class that overrides, without calling it, the provider method a provider call
-        site is in (`taken_over_methods`); "" when there is none."""
-        if "taken_over" not in self.memo:
-            self.memo["taken_over"] = taken_over_methods(self.classes.values(), self.resolve, self.index)
-        if not site.cls or not site.function:
-            return ""
-        module, _ = self.index.tree.module_name(site.path)
-        found: str = self.memo["taken_over"].get((f"{module}:{site.cls}", site.function), "")
-        return found
+    def taken_over_by(self, provider: ClassRef, method: str) -> str:
+        """The consumer class that overrides `method` of provider class `provider` without calling
+        it (no `super()`, no `Base.m(self, ...)`), when every consumer class deriving from `provider`
+        meets such an override first: then the provider's method runs only for instances the
+        consumer does not make. "" when some consumer class still runs it (or none derives)."""
+        memo: dict[tuple[ClassRef, str], str] = self.memo.setdefault("taken_over_by", {})
+        key = (provider, method)
+        if key not in memo:
+            by = ""
+            for cls in self.classes.values():
+                if provider not in self.mro(cls.name):
+                    continue
+                defs = self.definitions(cls.name, method)
+                own = defs[0].method if defs else None
+                if own is None or own.calls_super or own.delegates_to:
+                    by = ""  # a provider class's method comes first, or the override hands on
+                    break
+                owner = self.consumer(defs[0].node)
+                by = by or (owner.symbol if owner is not None and not owner.muted else "")
+            memo[key] = by
+        return memo[key]
 
     def provider(self, node: Node) -> ClassInfo | None:
         return self.index.class_info(node) if isinstance(node, ClassRef) else None

@@ -224,7 +224,8 @@ def _narrower(
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             continue  # not a call the provider's method takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
-            by = hierarchy.taken_over(site)
+            module, _ = hierarchy.index.tree.module_name(site.path)
+            by = hierarchy.taken_over_by(ClassRef(module, site.cls), site.function) if site.cls else ""
             if by:
                 taken.append((site, by))
             else:
