@@ -7,6 +7,7 @@ give no finding.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -709,6 +710,16 @@ def test_a_stand_in_kept_apart_is_not_what_the_provider_factory_made():
     assert "error" in errors
 
 
+# The methods the provider's connector and the consumer's stand-in for it both define.
+OFFLOAD_METHODS = """\
+def start(self):
+    pass
+
+def build_meta(self, output):
+    return output
+
+def finish(self, request):
+    return request"""
 CONNECTOR_A = {
     "pv/connector.py": """
         class ConnectorBase:
@@ -717,15 +728,9 @@ CONNECTOR_A = {
 
 
         class OffloadConnector(ConnectorBase):
-            def start(self):
-                pass
-
-            def build_meta(self, output):
-                return output
-
-            def finish(self, request):
-                return request
-    """,
+"""
+    + textwrap.indent(OFFLOAD_METHODS, " " * 12)
+    + "\n",
     "pv/sched.py": """
         def step(connectors):
             for c in connectors:
@@ -740,23 +745,20 @@ CONNECTOR_B = {
     ),
     "pv/sched.py": CONNECTOR_A["pv/sched.py"].replace("c.build_meta(None)", "c.build_meta(None)\n        c.has_work()"),
 }
-MY_CONNECTOR = """
+MY_CONNECTOR = (
+    """
     from pv.connector import ConnectorBase
 
     class OffloadManager:
-        def start(self):
-            pass
-
-        def build_meta(self, output):
-            return output
-
-        def finish(self, request):
-            return request
+"""
+    + textwrap.indent(OFFLOAD_METHODS, " " * 8)
+    + """
 
     class MyConnector(ConnectorBase):
         def __init__(self):
             self.manager = OffloadManager()
 """
+)
 
 
 def test_a_stand_in_kept_by_holders_that_have_the_method_is_their_delegate():
