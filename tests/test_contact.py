@@ -207,6 +207,13 @@ def test_a_provider_call_inside_a_method_the_consumer_took_over_is_no_error():
     [finding] = [f for f in taken.findings if f.rule.value == "override-drift"]
     assert finding.severity.value == "warning"
     assert "inside Runner.propose_draft, which plug.runner:MyRunner overrides without calling it" in finding.message
+    # A subclass of the consumer's runner that hands on with super() reaches the consumer's override.
+    chained = MY_RUNNER + (
+        "\n    class SubRunner(MyRunner):\n        def propose_draft(self, hidden, metadata):\n"
+        "            return super().propose_draft(hidden, metadata)\n"
+    )
+    result = check({"plug/proposer.py": MY_PROPOSER, "plug/runner.py": chained}, PROPOSER_B, baseline=PROPOSER_A)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["warning"]
     # Another consumer subclass that keeps the provider's method still runs the call: the error stands
     # (vllm-omni's XPU worker, beside its GPU workers that override `determine_available_memory`).
     other = MY_RUNNER + "\n    class OtherRunner(Runner):\n        pass\n"

@@ -109,12 +109,19 @@ class Hierarchy:
             for cls in self.classes.values():
                 if provider not in self.mro(cls.name):
                     continue
-                defs = self.definitions(cls.name, method)
-                own = defs[0].method if defs else None
-                if own is None or own.calls_super or own.delegates_to:
-                    by = ""  # a provider class's method comes first, or the override hands on
+                # Follow `super()` down the MRO: a subclass's override may hand on to another
+                # consumer override that does not (vllm-ascend's 310P sampler to its sampler).
+                taker: Definition | None = None
+                for definition in self.definitions(cls.name, method):
+                    if definition.method is None or definition.method.delegates_to:
+                        break  # a provider class's method is reached (or a base's, called by name)
+                    if not definition.method.calls_super:
+                        taker = definition
+                        break
+                if taker is None:
+                    by = ""
                     break
-                owner = self.consumer(defs[0].node)
+                owner = self.consumer(taker.node)
                 by = by or (owner.symbol if owner is not None and not owner.muted else "")
             memo[key] = by
         return memo[key]
