@@ -215,28 +215,24 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     """What a class's methods (closures in them included) set on their instance: attribute -> the
     callees whose results they store there, as written, "*" for any other value (another value, a
     tuple target, `+=`, `setattr`). The attribute "*": a `setattr(self, name, ...)` whose name is
-    not written there, so any attribute."""
+    not written there, so any attribute. Read from statements, not every expression: on the
+    scan's hot path."""
     makers: dict[str, set[str]] = {}
     for method in node.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         args = [*method.args.posonlyargs, *method.args.args]
-        if not args:
-            continue
-        me = args[0].arg
-        for child in walk(method):
-            if isinstance(child, ast.Call) and dotted(child.func) == "setattr" and child.args:
-                if isinstance(child.args[0], ast.Name) and child.args[0].id == me and len(child.args) > 1:
-                    name = child.args[1]
-                    makers.setdefault(str(name.value) if isinstance(name, ast.Constant) else "*", set()).add("*")
-                continue
-            if isinstance(child, ast.Assign):
-                targets, value = child.targets, child.value
-            elif isinstance(child, ast.AnnAssign) and child.value is not None:
-                targets, value = [child.target], child.value
-            elif isinstance(child, ast.AugAssign):
-                targets, value = [child.target], None
+        me = args[0].arg if args else ""
+        for stmt in _method_statements(method) if me else ():
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                targets, value = [stmt.target], stmt.value
+            elif isinstance(stmt, ast.AugAssign):
+                targets, value = [stmt.target], None
             else:
+                if (attr := _setattr_on(stmt, me)) is not None:
+                    makers.setdefault(attr, set()).add("*")
                 continue
             for target in targets:
                 for t in walk(target):
@@ -244,3 +240,25 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
                         callee = dotted(value.func) if t is target and isinstance(value, ast.Call) else ""
                         makers.setdefault(t.attr, set()).add(callee or "*")
     return makers
+
+
+def _method_statements(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
+    """Every statement of a method, in the closures it defines too (they see its instance)."""
+    bodies = [method.body]
+    while bodies:
+        for stmt in statements(bodies.pop()):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bodies.append(stmt.body)
+            else:
+                yield stmt
+
+
+def _setattr_on(stmt: ast.stmt, me: str) -> str | None:
+    """For `setattr(me, "name", value)` as a statement: "name" ("*" when not written); else None."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if not isinstance(call, ast.Call) or dotted(call.func) != "setattr" or len(call.args) < 2:
+        return None
+    if not (isinstance(call.args[0], ast.Name) and call.args[0].id == me):
+        return None
+    name = call.args[1]
+    return str(name.value) if isinstance(name, ast.Constant) else "*"
