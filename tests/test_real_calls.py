@@ -151,11 +151,13 @@ def test_a_patch_of_an_importing_module_reaches_only_the_calls_that_read_its_bin
     [finding] = run_check(only_user, consumer(patch.replace("{module}", "sampler"))).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
     assert "the real call at pv/user.py:5" in finding.message
-    # A patch where the function is defined reaches every call.
+    # A patch where the function is defined reaches every call; the message counts the others.
     [finding] = run_check(
         provider, consumer(patch.replace("{module}", "logprob").replace("prompt, ", "logprob, "))
     ).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "the real call at pv/prompt.py:4" in finding.message
+    assert "; so do 3 more, at pv/sampler.py:4, pv/user.py:5, pv/user.py:5." in finding.message
 
 
 def test_a_call_of_an_imported_name_the_consumer_replaced_with_one_that_takes_it_is_a_warning(run_check):

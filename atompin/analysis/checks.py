@@ -497,24 +497,30 @@ class UsageChecker:
         both = f"Original {original.render()}; replacement {patch.replacement.render()}"
         calls = self._real_calls(patch, res.target)
         # A call that does not fit is an error; inside a method a consumer subclass takes over, a warning.
+        misfits = []
         for site, shape, bound, taken_over in sorted(calls, key=lambda c: bool(c[3])):
             if call_problem(original, shape, bound) is None:
                 misfit = call_problem(patch.replacement, shape, bound)
                 misfit = f"it {misfit}" if misfit else binding_problem(original, patch.replacement, shape, bound)
                 if misfit:
-                    severity = Severity.WARNING if taken_over else Severity.ERROR
-                    where = (
-                        f" (made inside a provider method that {taken_over} overrides without calling it: only "
-                        "instances the consumer does not create run it)"
-                        if taken_over
-                        else ""
-                    )
-                    message = (
-                        f"the replacement cannot take the real call at {site}{where}: {misfit} "
-                        f"(the call passes {shape.render()}). {both}"
-                    )
-                    self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
-                    return
+                    misfits.append((site, shape, taken_over, misfit))
+        if misfits:
+            site, shape, taken_over, misfit = misfits[0]
+            severity = Severity.WARNING if taken_over else Severity.ERROR
+            where = (
+                f" (made inside a provider method that {taken_over} overrides without calling it: only "
+                "instances the consumer does not create run it)"
+                if taken_over
+                else ""
+            )
+            others = [str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(taken_over)]
+            also = f"; so do {len(others)} more, at {', '.join(others[:3])}{', …' if len(others) > 3 else ''}"
+            message = (
+                f"the replacement cannot take the real call at {site}{where}: {misfit} "
+                f"(the call passes {shape.render()}){also if others else ''}. {both}"
+            )
+            self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
+            return
         if not problem:
             return  # the original takes anything, and no real call misses the replacement
         message = (
