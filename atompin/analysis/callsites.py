@@ -374,20 +374,28 @@ class CallerSearch:
         module's binding: calls in m by name read it, and so do modules that import the name from m
         (or from a module that does), and `m.f(...)`; a module that imports f from elsewhere keeps the
         original. A patch where f is defined counts every call, as before (a star import or a lazy
-        export cannot be followed)."""
+        export cannot be followed). The calling file's imports are read from the call (`qualified`),
+        so the calling module is not indexed for this."""
         if split_symbol(target.symbol)[0] == binding:
             return True
         if raw.how == "name":
-            return self._binds_through(module, name, binding)
-        if raw.how == "attr" and not raw.annotated:
-            receiver = self.index.resolve(module, tuple(raw.base.split(".")))
-            found = receiver.target
-            return (
-                found is not None
-                and found.kind is TargetKind.MODULE
-                and self._binds_through(found.symbol, name, binding)
-            )
-        return False
+            if module == binding:
+                return True
+            source, _, attr = raw.qualified.partition(":")
+            return bool(raw.qualified) and self._binds_through(source, attr, binding)
+        if raw.how != "attr" or raw.annotated:
+            return False
+        if raw.qualified:  # `m.f(...)` with m imported: "m:f", or "pkg:m.f" after `from pkg import m`
+            source, _, path = raw.qualified.partition(":")
+            owner = path.rpartition(".")[0]
+            receiver = self.index.resolve_symbol(f"{source}:{owner}" if owner else source).target
+        else:
+            receiver = self.index.resolve(module, tuple(raw.base.split("."))).target
+        return (
+            receiver is not None
+            and receiver.kind is TargetKind.MODULE
+            and self._binds_through(receiver.symbol, name, binding)
+        )
 
     def _binds_through(self, module: str, name: str, binding: str) -> bool:
         """Is `module`'s `name` the one `binding` holds: it is `binding`, or imports the name from a module that is?"""

@@ -513,7 +513,8 @@ class UsageChecker:
                 if taken_over
                 else ""
             )
-            others = [str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(taken_over)]
+            same_kind = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(taken_over))
+            others = [where for where in dict.fromkeys(same_kind) if where != str(site)]
             also = f"; so do {len(others)} more, at {', '.join(others[:3])}{', …' if len(others) > 3 else ''}"
             message = (
                 f"the replacement cannot take the real call at {site}{where}: {misfit} "
