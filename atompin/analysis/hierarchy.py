@@ -88,14 +88,20 @@ class Hierarchy:
     def consumer(self, node: Node) -> ConsumerClass | None:
         return self.classes.get(node.name) if isinstance(node, ConsumerRef) else None
 
+    def derived_from(self, provider: ClassRef) -> list[ConsumerClass]:
+        """The consumer classes whose MRO holds provider class `provider`."""
+        memo: dict[ClassRef, list[ConsumerClass]] = self.memo.setdefault("derived_from", {})
+        if provider not in memo:
+            memo[provider] = [cls for cls in self.classes.values() if provider in self.mro(cls.name)]
+        return memo[provider]
+
     def sets_attribute(self, holder: ClassRef, attribute: str) -> bool:
         """Does a consumer class deriving from provider class `holder` set `attribute` on its
         instances (in its body or its methods, or by a `setattr` of any name)?"""
-        for cls in self.classes.values():
-            if attribute in cls.attributes or attribute in cls.assigned or "*" in cls.assigned:
-                if holder in self.mro(cls.name):
-                    return True
-        return False
+        return any(
+            attribute in cls.attributes or attribute in cls.assigned or "*" in cls.assigned
+            for cls in self.derived_from(holder)
+        )
 
     def taken_over_by(self, provider: ClassRef, method: str) -> str:
         """The consumer class that overrides `method` of provider class `provider` without calling
@@ -106,9 +112,7 @@ class Hierarchy:
         key = (provider, method)
         if key not in memo:
             by = ""
-            for cls in self.classes.values():
-                if provider not in self.mro(cls.name):
-                    continue
+            for cls in self.derived_from(provider):
                 # Follow `super()` down the MRO: a subclass's override may hand on to another
                 # consumer override that does not (vllm-ascend's 310P sampler to its sampler).
                 taker: Definition | None = None

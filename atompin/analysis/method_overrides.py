@@ -267,10 +267,7 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     maker = stored_maker(hierarchy, site)
     if maker is None:
         return False
-    subclassed: dict[ClassRef, bool] = hierarchy.memo.setdefault("subclassed", {})
-    if maker.holder not in subclassed:
-        subclassed[maker.holder] = any(maker.holder in hierarchy.mro(name) for name in hierarchy.classes)
-    if subclassed[maker.holder]:
+    if hierarchy.derived_from(maker.holder):
         return False
     return maker.exact or maker.cls not in hierarchy.mro(pair.cls.name)
 
