@@ -60,10 +60,18 @@ class StandIn:
     # only through its holders (stored on them, returned by them): a call on what one of these
     # returns may be on it. None when it may reach any code (named by a dotted path, passed to a call).
     held_by: frozenset[str] | None = None
-    # Then also: the holders' members it is kept in (attributes it is stored in, methods returning it),
-    # and the holders (consumer classes).
-    held_as: frozenset[str] = frozenset()
-    holders: frozenset[str] = frozenset()
+    # The evidence it is handed over in its role (for `held_by`: how its holders keep it).
+    kept: tuple[Evidence, ...] = ()
+
+    @property
+    def held_as(self) -> frozenset[str]:
+        """The holders' members it is kept in: attributes it is stored in, methods returning it."""
+        return frozenset(e.member for e in self.kept)
+
+    @property
+    def holders(self) -> frozenset[str]:
+        """The consumer classes that keep it."""
+        return frozenset(e.holder for e in self.kept)
 
 
 @dataclass(frozen=True)
@@ -155,8 +163,7 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
         how = in_role[0].how if in_role else ""
         if how or (role[1] >= _MIN_SHAPED and not cls.muted):
             held_by = _held_by(hierarchy, cls.name, role[0], in_role)
-            held_as, holders = frozenset(e.member for e in in_role), frozenset(e.holder for e in in_role)
-            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, held_as, holders))
+            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, tuple(in_role)))
     return out
 
 
@@ -292,7 +299,7 @@ def _check_stand_in(
         # code); a class attribute read by a common name is weaker evidence: a warning.
         error = bool(why) and bool(s.handed) and member.kind is MemberKind.DEF
         used = _uses(parsed_sites if error else text_sites, name, kinds)
-        if error and s.held_by is not None and s.holders and all(owner in hierarchy.mro(h) for h in s.holders):
+        if error and s.held_by is not None and all(owner in hierarchy.mro(h) for h in s.holders):
             # Every class holding it has the method itself, from the class that defines it in the
             # role (both are connectors): the provider calls the holder, and this is its delegate.
             error, used = False, _uses(text_sites, name, kinds)
