@@ -1550,7 +1550,8 @@ class ConsumerScanner:
             bases=tuple(self._class_base(b, ctx) for b in node.bases),
             methods=tuple(methods),
             attributes=tuple(dict.fromkeys(attributes)),
-            assigned=tuple(sorted(instance_assignments(node))),
+            # Read only where it can matter: a class with no base cannot derive from a provider class.
+            assigned=tuple(sorted(instance_assignments(node))) if node.bases else (),
             muted=not ctx.record,
         )
 
