@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from atompin.analysis.cache import SqliteAnalysisCache
+from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache
+from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.indexer import index_module
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.provider import ProviderIndex, TargetKind
@@ -302,3 +303,21 @@ def test_a_definition_at_module_level_rebinds_an_imported_name(tmp_path: Path):
     assert init is not None and [p.name for p in init.signature.params] == ["self", "config", "layer_idx"]
     ladder = index.resolve_symbol("pv.ladder:Layer").target
     assert ladder is not None and ladder.symbol == "pv.base:Layer"
+
+
+def test_a_calling_module_the_caller_search_parsed_is_not_parsed_again(tmp_path: Path):
+    files = {
+        "pv/__init__.py": "",
+        "pv/base.py": "class Base:\n    def step(self, x):\n        return x\n",
+        "pv/mixer.py": "from pv.base import Base\n\n\nclass Mixer(Base):\n    def run(self):\n        return self.step(1)\n",
+    }
+    index = ProviderIndex(FolderTree(write_files(tmp_path / "p", files)), "pv", AnalysisCache())
+    target = index.resolve_symbol("pv.base:Base.step").target
+    assert target is not None
+    parsed = index.parsed
+    calls = CallerSearch(index).calls(target, "step")
+    assert [(c.site.path, c.function) for c in calls] == [("pv/mixer.py", "pv.mixer:Mixer.run")]
+    # `self.step` is resolved in pv.mixer, indexed from the tree the search parsed: not parsed again
+    assert index.parsed == parsed
+    mixer = index.module("pv.mixer")
+    assert mixer is not None and set(mixer.bindings) == {"Base", "Mixer"}

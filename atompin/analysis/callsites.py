@@ -46,6 +46,15 @@ class RawCall:
     # "name" / "attr" through the file's imports: the callee as "module:qualname" ("" when not imported).
     qualified: str = ""
 
+    def resolves_in(self, module: str) -> bool:
+        """Is the call resolved in the calling module's own index (`CallerSearch._reaches`), not only
+        through the file's imports?"""
+        if self.how in ("name", "attr") and self.qualified:
+            return self.qualified.partition(":")[0] == module
+        if self.how == "attr" and self.annotated:
+            return self.annotated.partition(":")[0] == module
+        return True
+
 
 @dataclass(frozen=True)
 class ProviderCall:
@@ -285,6 +294,7 @@ class CallerSearch:
             if not hits:
                 continue
             content = blob_id(data)
+            module, is_package = tree.module_name(path)
             parsed: ast.Module | None = None
             for name in sorted(hits):
                 key = f"{CALLS_FORMAT}:{content}:{name}"
@@ -296,7 +306,6 @@ class CallerSearch:
                             parsed = parse_limited(data)
                         except (SyntaxError, ValueError):
                             break
-                    module, is_package = tree.module_name(path)
                     collector = _Collector(name, module, is_package, data)
                     try:
                         collector.visit(parsed)
@@ -306,6 +315,10 @@ class CallerSearch:
                     self.index.cache.put_raw(key, dump_json(list[RawCall], calls))
                 if calls:
                     out[name][path] = calls
+            if parsed is not None and any(
+                call.resolves_in(module) for name in hits for call in out[name].get(path, ())
+            ):
+                self.index.adopt(module, is_package, content, data, parsed)
         return out
 
     def calls(

@@ -30,13 +30,17 @@ _CALL_OR_ASSIGNMENT = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.AugAss
 
 def index_module(source: bytes | str, name: str, is_package: bool) -> ModuleInfo:
     """Index one module's source. A syntax error yields a ModuleInfo with `error` set."""
-    info = ModuleInfo(name=name, is_package=is_package)
     try:
         tree = parse_limited(source)  # over a per-file limit: unknown, like a syntax error
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None) or 0
-        info.error = f"line {line}: {getattr(exc, 'msg', str(exc))}"
-        return info
+        return ModuleInfo(name=name, is_package=is_package, error=f"line {line}: {getattr(exc, 'msg', str(exc))}")
+    return index_tree(tree, source, name, is_package)
+
+
+def index_tree(tree: ast.Module, source: bytes | str, name: str, is_package: bool) -> ModuleInfo:
+    """Index one module from its syntax tree, already parsed from `source`."""
+    info = ModuleInfo(name=name, is_package=is_package)
     data = source.encode() if isinstance(source, str) else source
     try:
         _ModuleVisitor(info, data.splitlines()).run(tree)

@@ -8,12 +8,13 @@ by content, so a warm run parses nothing.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
 from atompin.analysis.cache import AnalysisCache, RecordingCache, cache_key, prepare_codec
-from atompin.analysis.indexer import index_module
+from atompin.analysis.indexer import index_module, index_tree
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import in_package, join_symbol, split_symbol
@@ -142,6 +143,13 @@ class ProviderIndex:
                     self.cache.put(key, info)
         self._modules[name] = info
         return info
+
+    def adopt(self, name: str, is_package: bool, content: str, source: bytes, parsed: ast.Module) -> None:
+        """Index module `name` from the syntax tree another search parsed (the caller search: the
+        calling module is looked into next), so that `module` does not parse the file again."""
+        key = cache_key(content, name, is_package)
+        if name not in self._modules and self.cache.get_raw(key) is None:
+            self.cache.put(key, index_tree(parsed, source, name, is_package))
 
     def warm(self, symbols: Iterable[str]) -> None:
         """Resolve `symbols` ("pkg.mod:Name" or module names), the classes they name down their
