@@ -227,6 +227,74 @@ def test_a_provider_call_inside_a_method_the_consumer_took_over_is_no_error():
     assert [sev for sev, _, _ in found(kept, "override-drift")] == ["error"]
 
 
+PROPOSERS = (
+    MY_PROPOSER
+    + """
+    class OtherProposer(Proposer):
+        def propose(self, hidden, metadata, num_tokens=1):
+            return hidden
+
+    class SubProposer(MyProposer):
+        pass
+"""
+)
+
+
+def _keeping(stores: str, kept: str = "OtherProposer") -> str:
+    """A consumer runner that runs the provider's `propose_draft` (on `self.drafter`) and keeps in
+    `drafter` what `stores` says, with `drafter_cls` set to `kept` (vllm-omni's workers and their
+    `model_runner_cls`)."""
+    return f"""
+        from pv.runner import Runner
+        from plug.proposer import MyProposer, OtherProposer, SubProposer
+
+        def make():
+            return MyProposer()
+
+        class XpuRunner(Runner):
+            drafter_cls = {kept}
+
+            def __init__(self, v2):
+                {stores.replace(chr(10), chr(10) + " " * 16)}
+    """
+
+
+@pytest.mark.parametrize(
+    ("stores", "kept", "severity"),
+    [
+        ("self.drafter = self.drafter_cls()", "OtherProposer", "warning"),
+        (
+            "if v2:\n    self.drafter = OtherProposer()\nelse:\n    self.drafter = self.drafter_cls()",
+            "OtherProposer",
+            "warning",
+        ),
+        ("self.drafter = self.drafter_cls", "OtherProposer", "warning"),
+        # the override's class, or a subclass inheriting the override, is kept: the call reaches it
+        ("self.drafter = self.drafter_cls()", "MyProposer", "error"),
+        ("self.drafter = SubProposer()", "OtherProposer", "error"),
+        # something the scan cannot tell is kept too: judged as before
+        ("if v2:\n    self.drafter = make()\nelse:\n    self.drafter = self.drafter_cls()", "OtherProposer", "error"),
+        ("self.drafter = OtherProposer() if v2 else self.drafter_cls()", "OtherProposer", "error"),
+        ("setattr(self, 'drafter', self.drafter_cls())", "OtherProposer", "error"),
+        ("pass", "OtherProposer", "error"),
+    ],
+)
+def test_a_provider_call_on_an_attribute_where_the_consumer_keeps_other_classes_is_a_warning(
+    stores: str, kept: str, severity: str
+):
+    # vllm-omni at vLLM 0.31: the XPU workers run vLLM's `determine_available_memory`, which calls
+    # `self.model_runner.profile_run(randomize_inputs=)`, and keep XPU runners there; the NPU
+    # runner's narrower `profile_run` is held only by workers that never run it.
+    consumer = {"plug/proposer.py": PROPOSERS, "plug/runner.py": _keeping(stores, kept)}
+    result = check(consumer, PROPOSER_B, baseline=PROPOSER_A)
+    assert found(result, "override-drift") == [(severity, "plug.proposer:MyProposer.propose", "plug/proposer.py:4")]
+    if severity == "warning":
+        assert (
+            "on self.drafter of Runner; the consumer classes that run Runner.propose_draft "
+            "(plug.runner:XpuRunner) keep other classes there" in one(result, "override-drift").message
+        )
+
+
 def test_an_override_that_only_raises_takes_no_call_and_is_not_judged():
     stub = MY_PROPOSER.replace("return hidden", 'raise NotImplementedError("handled by the NPU runner")')
     assert found(check({"plug/proposer.py": stub}, PROPOSER_B, baseline=PROPOSER_A), "override-drift") == []

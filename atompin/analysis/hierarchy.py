@@ -15,7 +15,15 @@ from typing import Any
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
-from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ConsumerUsage, MethodRef, Receiver, Ref
+from atompin.analysis.usage import (
+    ConsumerClass,
+    ConsumerMethod,
+    ConsumerUsage,
+    HandoverKind,
+    MethodRef,
+    Receiver,
+    Ref,
+)
 from atompin.model import Status
 
 
@@ -69,6 +77,7 @@ class Hierarchy:
 
     def __init__(self, usage: ConsumerUsage, index: ProviderIndex) -> None:
         self.index = index
+        self.usage = usage
         self.classes = {c.name: c for c in usage.contact.classes}
         self.resolve = first_found(index)
         self._mro: dict[str, list[Node]] = {}
@@ -113,15 +122,7 @@ class Hierarchy:
         if key not in memo:
             by = ""
             for cls in self.derived_from(provider):
-                # Follow `super()` down the MRO: a subclass's override may hand on to another
-                # consumer override that does not (vllm-ascend's 310P sampler to its sampler).
-                taker: Definition | None = None
-                for definition in self.definitions(cls.name, method):
-                    if definition.method is None or definition.method.delegates_to:
-                        break  # a provider class's method is reached (or a base's, called by name)
-                    if not definition.method.calls_super:
-                        taker = definition
-                        break
+                taker = self._taker(cls, method)
                 if taker is None:
                     by = ""
                     break
@@ -129,6 +130,71 @@ class Hierarchy:
                 by = by or (owner.symbol if owner is not None and not owner.muted else "")
             memo[key] = by
         return memo[key]
+
+    def running(self, provider: ClassRef, method: str) -> list[ConsumerClass]:
+        """The consumer classes deriving from provider class `provider` that still run its `method`
+        (no override of theirs takes it over: see `taken_over_by`)."""
+        return [cls for cls in self.derived_from(provider) if self._taker(cls, method) is None]
+
+    def _taker(self, cls: ConsumerClass, method: str) -> Definition | None:
+        """The consumer override of `method` that consumer class `cls` meets first and that does not
+        call on; None when a provider class's method is reached."""
+        # Follow `super()` down the MRO: a subclass's override may hand on to another consumer
+        # override that does not (vllm-ascend's 310P sampler to its sampler).
+        for definition in self.definitions(cls.name, method):
+            if definition.method is None or definition.method.delegates_to:
+                return None  # a provider class's method is reached (or a base's, called by name)
+            if not definition.method.calls_super:
+                return definition
+        return None
+
+    def kept_in(self, name: str, attribute: str) -> list[str] | None:
+        """The consumer classes whose instances (or which themselves) instances of consumer class
+        `name` keep in `attribute`, by every `self.attribute = ...` of the consumer classes of its
+        MRO: `= Runner(...)`, or `= self.runner_cls(...)` with `runner_cls` a class attribute set to
+        a consumer class in the MRO. None when one of them stores something else, or none does."""
+        stores = self.memo.get("stores")
+        if stores is None:
+            stores = self.memo["stores"] = {}
+            for stored in self.usage.contact.stores:
+                stores.setdefault((stored.holder, stored.member), []).append(stored)
+        out: list[str] = []
+        for node in self.mro(name):
+            cls = self.consumer(node)
+            if cls is None:
+                continue
+            if "*" in cls.assigned:
+                return None  # `setattr` of any name
+            for stored in stores.get((cls.name, attribute), ()):
+                found = [stored.cls] if stored.cls else self._class_attribute(name, stored.attribute)
+                if not found:
+                    return None
+                out += found
+        return out or None
+
+    def _class_attribute(self, name: str, attribute: str) -> list[str]:
+        """The consumer classes a class attribute of consumer class `name` is set to (in the body
+        of the first class of its MRO that sets it); none when that is not a consumer class, or an
+        instance may set the attribute too."""
+        if not attribute:
+            return []
+        for node in self.mro(name):
+            cls = self.consumer(node)
+            if cls is None:
+                info = self.provider(node)
+                if info is not None and attribute in info.members:
+                    return []  # the provider's value
+                continue
+            if attribute in cls.assigned:
+                return []
+            if attribute in cls.attributes:
+                handed = [
+                    h.target
+                    for h in self.usage.contact.handovers
+                    if h.kind is HandoverKind.ATTRIBUTE and h.holder == cls.name and h.member == attribute
+                ]
+                return handed if handed and all(h in self.classes for h in handed) else []
+        return []
 
     def provider(self, node: Node) -> ClassInfo | None:
         return self.index.class_info(node) if isinstance(node, ClassRef) else None

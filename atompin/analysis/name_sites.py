@@ -31,7 +31,7 @@ from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-4"
+SITES_FORMAT = "atompin-sites-5"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -81,7 +81,7 @@ class NameSite:
     # The receiver is `self.x`, which the enclosing class sets only to what one callee returns
     # (`self.engine = Engine.from_args(...)`): that callee as written ("" otherwise).
     made_by: str = ""
-    # With `made_by`: the attribute the receiver is read from (`engine`).
+    # The receiver is `self.x` (or a local bound once to it): x (`engine`).
     attribute: str = ""
 
     @property
@@ -588,8 +588,8 @@ class _SiteVisitor(ast.NodeVisitor):
         return node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
 
     def _made_by(self, node: ast.expr) -> dict[str, str]:
-        """For a receiver `self.x` (or a local bound once to it) in a method: the one callee whose
-        result the class stores in x, and x (the `NameSite` fields); empty when there is none."""
+        """For a receiver `self.x` (or a local bound once to it) in a method: x, and the one callee
+        whose result the class stores in x, if there is one (the `NameSite` fields)."""
         node = self._value(node)
         own = self.functions[-1][1] if self.functions else ""
         if own and self.class_nodes and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
@@ -597,9 +597,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 cls = self.class_nodes[-1]
                 if id(cls) not in self.makers:
                     self.makers[id(cls)] = _attribute_makers(cls)
-                callee = self.makers[id(cls)].get(node.attr, "")
-                if callee:
-                    return {"made_by": callee, "attribute": node.attr}
+                return {"made_by": self.makers[id(cls)].get(node.attr, ""), "attribute": node.attr}
         return {}
 
     def _receiver(self, node: ast.expr) -> SiteReceiver:

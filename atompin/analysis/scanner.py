@@ -85,6 +85,7 @@ from atompin.analysis.usage import (
     Ref,
     Registration,
     Replacement,
+    Stored,
     Unpack,
     VersionAssert,
 )
@@ -1776,6 +1777,18 @@ class ConsumerScanner:
             self.usage.contact.handovers.append(
                 Handover(HandoverKind.STORED, handed, self._site(ctx, target), holder=owner.owner, member=target.attr)
             )
+        attribute = "" if handed else self._own_class_attribute(value_node, ctx)
+        self.usage.contact.stores.append(Stored(owner.owner, target.attr, cls=handed, attribute=attribute))
+
+    def _own_class_attribute(self, node: ast.expr | None, ctx: _Ctx) -> str:
+        """`x` when `node` is `self.x` or `self.x(...)` in a method (a class attribute, perhaps:
+        `self.model_runner_cls(...)`); "" otherwise."""
+        if isinstance(node, ast.Call):
+            node = node.func
+        if not isinstance(node, ast.Attribute):
+            return ""
+        inner = self._pure(node.value, ctx)
+        return node.attr if isinstance(inner, ReceiverValue) and inner.receiver is Receiver.SELF else ""
 
     def _record_returned_class(self, node: ast.Return, ctx: _Ctx) -> None:
         """`return MyBackend` in a method of a consumer class (it counts when the method overrides the provider's)."""
@@ -1875,6 +1888,16 @@ class ConsumerScanner:
             if found is not None:
                 handovers.append(replace(handover, target=found.name))
         contact.handovers = list(dict.fromkeys(handovers))
+        stores = []
+        for stored in dict.fromkeys(contact.stores):
+            holder = self._classes.get(stored.holder)
+            if holder is None or not holder.bases:
+                continue  # only a class with a base can hold what a provider method reads
+            if stored.cls:
+                found = self._consumer_class(stored.cls.replace(":", "."), load=False)
+                stored = replace(stored, cls=found.name if found is not None else "")
+            stores.append(stored)
+        contact.stores = stores
         for name, known in list(self._classes.items()):
             if not known.muted:
                 methods = tuple(self._delegated(name, m) for m in known.methods)

@@ -374,6 +374,19 @@ class Handover:
 
 
 @dataclass(frozen=True)
+class Stored:
+    """`self.member = ...` in a method of a consumer class (`holder`): what it stores there, when
+    the scan can tell. `cls`: a consumer class or an instance of it (`= Runner(...)`); `attribute`:
+    what a class attribute of the instance holds, or makes when called (`= self.runner_cls(...)`);
+    neither: something else."""
+
+    holder: str
+    member: str
+    cls: str = ""
+    attribute: str = ""
+
+
+@dataclass(frozen=True)
 class Replacement:
     """A patch whose value is one of the consumer's functions: does it call the original?"""
 
@@ -394,3 +407,5 @@ class ContactSurface:
     unpacks: list[Unpack] = field(default_factory=list)
     handovers: list[Handover] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)
+    # Every `self.x = ...` of the classes with a base (who keeps what where).
+    stores: list[Stored] = field(default_factory=list)
