@@ -247,7 +247,7 @@ class ConsumerScanner:
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
         self._sources: dict[str, bytes] = {}  # each parsed file's source, by path
-        self._lines: dict[str, list[bytes]] = {}  # the lines of a file read for a version helper
+        self._lines: dict[str, list[bytes]] = {}  # a file's lines, once a node's text is asked for
         # The visit and eval methods by class of node, unbound (a bound one would make a cycle that
         # keeps every syntax tree alive until the paused collector runs).
         self._visitors: dict[type, Callable[[ConsumerScanner, Any, _Ctx], _Ctx | None] | None] = {}
@@ -1562,7 +1562,7 @@ class ConsumerScanner:
         calls_super = False
         delegates: list[ClassBase] = []
         raises = only_raises(node)
-        if not walk:
+        if not walk or not self._mentioned_again(ctx.file.path, node, node.name):
             return ConsumerMethod(node.name, node.lineno, signature_of(node), raises=raises)
         args = [*node.args.posonlyargs, *node.args.args]
         receiver = args[0].arg if args else ""
@@ -1580,6 +1580,12 @@ class ConsumerScanner:
             ):
                 delegates.append(self._class_base(inner, ctx))
         return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates), raises)
+
+    def _mentioned_again(self, path: str, node: ast.FunctionDef | ast.AsyncFunctionDef, word: str) -> bool:
+        """Does the text of a definition hold `word` more than once (its name, then a use)? Read
+        before walking every node of it (True when the text is not at hand)."""
+        text = self._text(path, node)
+        return text is None or text.count(word.encode()) > 1
 
     def _self_assignments(
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx
