@@ -295,6 +295,19 @@ def test_a_provider_call_on_an_attribute_where_the_consumer_keeps_other_classes_
         )
 
 
+def test_a_mixin_that_keeps_something_else_in_the_attribute_leaves_the_error():
+    # vllm-omni's workers mix in `OmniWorkerMixin`, a class with no base: what it stores counts too.
+    runner = _keeping("self.drafter = self.drafter_cls()").replace(
+        "class XpuRunner(Runner):", "class XpuRunner(Mixin, Runner):"
+    )
+    runner = runner.replace(
+        "        def make():",
+        "        class Mixin:\n            def reset(self):\n                self.drafter = make()\n\n        def make():",
+    )
+    result = check({"plug/proposer.py": PROPOSERS, "plug/runner.py": runner}, PROPOSER_B, baseline=PROPOSER_A)
+    assert found(result, "override-drift") == [("error", "plug.proposer:MyProposer.propose", "plug/proposer.py:4")]
+
+
 def test_an_override_that_only_raises_takes_no_call_and_is_not_judged():
     stub = MY_PROPOSER.replace("return hidden", 'raise NotImplementedError("handled by the NPU runner")')
     assert found(check({"plug/proposer.py": stub}, PROPOSER_B, baseline=PROPOSER_A), "override-drift") == []

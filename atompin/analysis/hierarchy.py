@@ -163,9 +163,10 @@ class Hierarchy:
             cls = self.consumer(node)
             if cls is None:
                 continue
-            if "*" in cls.assigned:
-                return None  # `setattr` of any name
-            for stored in stores.get((cls.name, attribute), ()):
+            mine = stores.get((cls.name, attribute), [])
+            if "*" in cls.assigned or (attribute in cls.assigned and not mine):
+                return None  # `setattr` of any name, or assignments the scan did not read (a helper's)
+            for stored in mine:
                 found = [stored.cls] if stored.cls else self._class_attribute(name, stored.attribute)
                 if not found:
                     return None

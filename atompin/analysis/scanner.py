@@ -1896,9 +1896,8 @@ class ConsumerScanner:
         contact.handovers = list(dict.fromkeys(handovers))
         stores = []
         for stored in dict.fromkeys(contact.stores):
-            holder = self._classes.get(stored.holder)
-            if holder is None or not holder.bases:
-                continue  # only a class with a base can hold what a provider method reads
+            if stored.holder not in self._classes:
+                continue
             if stored.cls:
                 found = self._consumer_class(stored.cls.replace(":", "."), load=False)
                 stored = replace(stored, cls=found.name if found is not None else "")

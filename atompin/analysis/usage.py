@@ -407,5 +407,5 @@ class ContactSurface:
     unpacks: list[Unpack] = field(default_factory=list)
     handovers: list[Handover] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)
-    # Every `self.x = ...` of the classes with a base (who keeps what where).
+    # Every `self.x = ...` of the consumer's classes (who keeps what where).
     stores: list[Stored] = field(default_factory=list)
