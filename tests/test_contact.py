@@ -329,10 +329,22 @@ def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_ove
     for made_by in ("Client.create()", "make()", "make", twice):
         result = check(MY_CLIENT, _engines(made_by), baseline=CLIENT_BEFORE)
         assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"], made_by
-    # A consumer class deriving from the front end may store something else: not decided.
-    mine = {**MY_CLIENT, "plug/front.py": "from pv.front import Front\n\nclass MyFront(Front):\n    pass\n"}
-    result = check(mine, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
-    assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+    # A consumer class deriving from the front end that sets `engine` itself may store something
+    # else: not decided. One that does not (vllm-omni's engine core procs and vLLM's executor)
+    # keeps what the provider makes.
+    front = (
+        "from pv.front import Front\n\nclass Mixin:\n    def reset(self):\n        {}\n\nclass MyFront({}):\n    {}\n"
+    )
+    for mixin, body, severity in (
+        ("", "pass", "warning"),
+        ("", "def __init__(self, make):\n        self.engine = make()", "error"),
+        ("", "engine = None", "error"),
+        ("Mixin, ", "pass", "error"),  # what its mixin stores counts too
+    ):
+        reset = "self.engine = None" if mixin else "pass"
+        mine = {**MY_CLIENT, "plug/front.py": front.format(reset, mixin + "Front", body)}
+        result = check(mine, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
+        assert [sev for sev, _, _ in found(result, "override-drift")] == [severity], (mixin, body)
     # So is one that replaces the class the provider constructs.
     patched = {
         **MY_CLIENT,
@@ -344,6 +356,13 @@ def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_ove
     init = "import pv.front\n\ndef init(self, make):\n    self.engine = make()\n\npv.front.Front.__init__ = init\n"
     result = check({**MY_CLIENT, "plug/patch.py": init}, _engines("Engine()"), baseline=CLIENT_BEFORE)
     assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+    # An instance of a class handed in as `type[Engine]` (vLLM's EngineCore and its executor class):
+    # an Engine or a subclass. Handed in as `type[Client]`, it may be the override's class.
+    for cls, severity in (("Engine", "warning"), ("Client", "error")):
+        handed = _engines("make()")
+        handed["pv/front.py"] = handed["pv/front.py"].replace("make):", f"make: type[{cls}]):")
+        result = check(MY_CLIENT, handed, baseline=CLIENT_BEFORE)
+        assert [sev for sev, _, _ in found(result, "override-drift")] == [severity], cls
     # Through a local bound once to `self.engine` (vLLM's AsyncLLM output handler): the same.
     local = _engines("Engine()")
     local["pv/front.py"] = local["pv/front.py"].replace(

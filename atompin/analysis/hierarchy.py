@@ -23,6 +23,7 @@ from atompin.analysis.usage import (
     MethodRef,
     Receiver,
     Ref,
+    Stored,
 )
 from atompin.model import Status
 
@@ -105,12 +106,28 @@ class Hierarchy:
         return memo[provider]
 
     def sets_attribute(self, holder: ClassRef, attribute: str) -> bool:
-        """Does a consumer class deriving from provider class `holder` set `attribute` on its
-        instances (in its body or its methods, or by a `setattr` of any name)?"""
+        """Does a consumer class deriving from provider class `holder`, or one of the consumer
+        classes in its MRO (a mixin), set `attribute` on its instances (in its body or its
+        methods, or by a `setattr` of any name)?"""
+        stores = self._stores()
         return any(
-            attribute in cls.attributes or attribute in cls.assigned or "*" in cls.assigned
-            for cls in self.derived_from(holder)
+            attribute in cls.attributes
+            or attribute in cls.assigned
+            or "*" in cls.assigned
+            or (cls.name, attribute) in stores
+            for derived in self.derived_from(holder)
+            for cls in map(self.consumer, self.mro(derived.name))
+            if cls is not None
         )
+
+    def _stores(self) -> dict[tuple[str, str], list[Stored]]:
+        """The scan's `self.x = ...` of each consumer class, by (class, x)."""
+        stores: dict[tuple[str, str], list[Stored]] | None = self.memo.get("stores")
+        if stores is None:
+            stores = self.memo["stores"] = {}
+            for stored in self.usage.contact.stores:
+                stores.setdefault((stored.holder, stored.member), []).append(stored)
+        return stores
 
     def taken_over_by(self, provider: ClassRef, method: str) -> str:
         """The consumer class that overrides `method` of provider class `provider` without calling
@@ -153,11 +170,7 @@ class Hierarchy:
         `name` keep in `attribute`, by every `self.attribute = ...` of the consumer classes of its
         MRO: `= Runner(...)`, or `= self.runner_cls(...)` with `runner_cls` a class attribute set to
         a consumer class in the MRO. None when one of them stores something else, or none does."""
-        stores = self.memo.get("stores")
-        if stores is None:
-            stores = self.memo["stores"] = {}
-            for stored in self.usage.contact.stores:
-                stores.setdefault((stored.holder, stored.member), []).append(stored)
+        stores = self._stores()
         out: list[str] = []
         for node in self.mro(name):
             cls = self.consumer(node)

@@ -3,7 +3,8 @@
 A provider call on `self.x` (a `NameSite` with `made_by`) reaches whatever the class stored in
 x. When the class stores there only what one provider class's constructor makes
 (`self.processor = OutputProcessor(...)`), that is exactly an instance of that class; when
-only what one of its factories makes (`Engine.from_args(...)`), that class or a subclass. The
+only what one of its factories makes (`Engine.from_args(...)`), or a class handed in as a
+parameter annotated `type[Engine]` makes, that class or a subclass. The
 override and protocol rules use this to leave out calls that cannot reach the consumer's class.
 """
 
@@ -32,7 +33,8 @@ def stored_maker(hierarchy: Hierarchy, site: NameSite) -> Maker | None:
     callee goes by, or replaces one of the holder's methods."""
     if not site.made_by or not site.cls:
         return None
-    parts = tuple(site.made_by.split("."))
+    of_class = site.made_by.startswith("type[") and site.made_by.endswith("]")
+    parts = tuple((site.made_by[5:-1] if of_class else site.made_by).split("."))
     if hierarchy.patched_names & set(parts):
         return None
     module, _ = hierarchy.index.tree.module_name(site.path)
@@ -41,6 +43,8 @@ def stored_maker(hierarchy: Hierarchy, site: NameSite) -> Maker | None:
         return None  # a replaced method of the holder may store something else in x
     made = provider_class(hierarchy.resolve, (Ref(module, parts),))
     if made is not None:
-        return Maker(holder, made, exact=True)
+        return Maker(holder, made, exact=not of_class)  # a class handed in may be a subclass
+    if of_class:
+        return None
     factory_of = provider_class(hierarchy.resolve, (Ref(module, parts[:-1]),)) if len(parts) > 1 else None
     return Maker(holder, factory_of, exact=False) if factory_of is not None else None

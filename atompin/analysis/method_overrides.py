@@ -271,13 +271,14 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     """Is the call's receiver `self.x` of a provider class that stores in x only what cannot be an
     instance of the override's class (`makers.stored_maker`: what a provider class's constructor
     makes, or its factory when the override's class does not derive from that class)? Then the
-    call reaches another class's method. Not decided when a consumer class derives from the
-    provider class holding x (it may set x itself). (An outside base is not taken to derive from
-    the holder: `Hierarchy._may_derive_from` would count nearly every one, `nn.Module` included.)"""
+    call reaches another class's method. Not decided when a consumer class deriving from the
+    provider class holding x sets x itself (`Hierarchy.sets_attribute`). (An outside base is not
+    taken to derive from the holder: `Hierarchy._may_derive_from` would count nearly every one,
+    `nn.Module` included.)"""
     maker = stored_maker(hierarchy, site)
     if maker is None:
         return False
-    if hierarchy.derived_from(maker.holder):
+    if hierarchy.sets_attribute(maker.holder, site.attribute):
         return False
     return maker.exact or maker.cls not in hierarchy.mro(pair.cls.name)
 

@@ -31,7 +31,7 @@ from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-5"
+SITES_FORMAT = "atompin-sites-6"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200

@@ -213,7 +213,8 @@ def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     """What a class's methods (closures in them included) set on their instance: attribute -> the
-    callees whose results they store there, as written, "*" for any other value (another value, a
+    callees whose results they store there, as written ("type[C]" for a parameter annotated with
+    a class object, `type[C]`), "*" for any other value (another value, a
     tuple target, `+=`, `setattr`). The attribute "*": a `setattr(self, name, ...)` whose name is
     not written there, so any attribute. Read from statements, not every expression: on the
     scan's hot path."""
@@ -223,6 +224,7 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
             continue
         args = [*method.args.posonlyargs, *method.args.args]
         me = args[0].arg if args else ""
+        classes = _class_parameters(method)
         for stmt in _method_statements(method) if me else ():
             if isinstance(stmt, ast.Assign):
                 targets, value = stmt.targets, stmt.value
@@ -238,8 +240,24 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                         callee = dotted(value.func) if t is target and isinstance(value, ast.Call) else ""
-                        makers.setdefault(t.attr, set()).add(callee or "*")
+                        makers.setdefault(t.attr, set()).add(classes.get(callee, callee) or "*")
     return makers
+
+
+def _class_parameters(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """The method's parameters annotated with a class object (`executor_class: type[Executor]`):
+    name -> "type[Executor]" (the class as written). Calling one makes that class or a subclass."""
+    a = method.args
+    out: dict[str, str] = {}
+    for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+        annotation = arg.annotation
+        if (
+            isinstance(annotation, ast.Subscript)
+            and dotted(annotation.value).rpartition(".")[2] in ("type", "Type")
+            and (inner := dotted(annotation.slice))
+        ):
+            out[arg.arg] = f"type[{inner}]"
+    return out
 
 
 def _method_statements(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.stmt]:
