@@ -356,6 +356,19 @@ def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_ove
     init = "import pv.front\n\ndef init(self, make):\n    self.engine = make()\n\npv.front.Front.__init__ = init\n"
     result = check({**MY_CLIENT, "plug/patch.py": init}, _engines("Engine()"), baseline=CLIENT_BEFORE)
     assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+    # What a factory class makes is the class its return annotation names (vLLM's
+    # `KVConnectorFactory.create_connector(...) -> KVConnectorBase`); a type variable: unknown.
+    for returns, severity in (("Engine", "warning"), ('"Engine"', "warning"), ("Client", "error"), ("T", "error")):
+        factory = _engines("EngineFactory.create()")
+        factory["pv/engine.py"] = textwrap.dedent(factory["pv/engine.py"]) + (
+            "\nfrom typing import TypeVar\nfrom pv.client import Client\n\nT = TypeVar('T')\n\n"
+            f"class EngineFactory:\n    @classmethod\n    def create(cls) -> {returns}:\n        return Engine()\n"
+        )
+        factory["pv/front.py"] = factory["pv/front.py"].replace(
+            "from pv.engine import Engine", "from pv.engine import Engine, EngineFactory"
+        )
+        result = check(MY_CLIENT, factory, baseline=CLIENT_BEFORE)
+        assert [sev for sev, _, _ in found(result, "override-drift")] == [severity], returns
     # An instance of a class handed in as `type[Engine]` (vLLM's EngineCore and its executor class):
     # an Engine or a subclass. Handed in as `type[Client]`, it may be the override's class.
     for cls, severity in (("Engine", "warning"), ("Client", "error")):

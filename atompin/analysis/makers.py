@@ -3,8 +3,9 @@
 A provider call on `self.x` (a `NameSite` with `made_by`) reaches whatever the class stored in
 x. When the class stores there only what one provider class's constructor makes
 (`self.processor = OutputProcessor(...)`), that is exactly an instance of that class; when
-only what one of its factories makes (`Engine.from_args(...)`), or a class handed in as a
-parameter annotated `type[Engine]` makes, that class or a subclass. The
+only what one of its factories makes (`Engine.from_args(...)`, or the class its return
+annotation names), or a class handed in as a parameter annotated `type[Engine]` makes, that
+class or a subclass. The
 override and protocol rules use this to leave out calls that cannot reach the consumer's class.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.hierarchy import Hierarchy, provider_class
 from atompin.analysis.name_sites import NameSite
+from atompin.analysis.names import split_symbol
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import Ref
 
@@ -47,4 +49,21 @@ def stored_maker(hierarchy: Hierarchy, site: NameSite) -> Maker | None:
     if of_class:
         return None
     factory_of = provider_class(hierarchy.resolve, (Ref(module, parts[:-1]),)) if len(parts) > 1 else None
-    return Maker(holder, factory_of, exact=False) if factory_of is not None else None
+    if factory_of is None:
+        return None
+    product = _annotated_product(hierarchy, Ref(module, parts), factory_of)
+    return Maker(holder, product, exact=False) if product is not None else None
+
+
+def _annotated_product(hierarchy: Hierarchy, factory: Ref, of: ClassRef) -> ClassRef | None:
+    """The class a factory of class `of` makes: the one its return annotation names (a factory
+    class's `create_connector(...) -> KVConnectorBase`), else `of` itself (`-> Self`, or none
+    written). None when the annotation names something that is not a provider class (a type
+    variable): then what it makes is unknown."""
+    res = hierarchy.resolve((factory,))
+    target = res.target if res is not None else None
+    named = target.signature.returns_class if target is not None and target.signature is not None else ""
+    if target is None or not named or named.rpartition(".")[2] == "Self":
+        return of
+    written_in = split_symbol(target.symbol)[0]  # the annotation is read where the factory is defined
+    return provider_class(hierarchy.resolve, (Ref(written_in, tuple(named.split("."))),))

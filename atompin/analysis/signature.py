@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
+from atompin.analysis.limits import parse_expression
 from atompin.analysis.syntax import dotted, statements
 
 
@@ -42,6 +43,9 @@ class Signature:
     # How many values it returns when every `return` gives a literal tuple of that length, or
     # its annotation is `tuple[X, Y, ...]` of fixed length; None when that is not known.
     returns: int | None = None
+    # The class its return annotation names, as written (`-> Engine`, `-> "Engine"`); "" when
+    # there is none or it is not a plain name.
+    returns_class: str = ""
 
     @property
     def is_staticmethod(self) -> bool:
@@ -101,7 +105,17 @@ def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> S
         returns = len(body.elts) if isinstance(body, ast.Tuple) and not _starred(body) else None
         return Signature(tuple(params), returns=returns)
     decorators = tuple(d for d in (decorator_name(x) for x in node.decorator_list) if d)
-    return Signature(tuple(params), decorators, isinstance(node, ast.AsyncFunctionDef), tuple_returns(node))
+    returns_class = _annotation_name(node.returns)
+    return Signature(
+        tuple(params), decorators, isinstance(node, ast.AsyncFunctionDef), tuple_returns(node), returns_class
+    )
+
+
+def _annotation_name(node: ast.expr | None) -> str:
+    """`Engine`, `mod.Engine` or `"Engine"` as written; "" for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        node = parse_expression(node.value)
+    return dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
 
 
 def _starred(node: ast.Tuple) -> bool:
