@@ -312,6 +312,34 @@ def test_folders_with_fifos_symlink_loops_and_links_out_of_the_tree(tmp_path: Pa
     assert "gone" not in proc.stdout and "evil" not in proc.stdout
 
 
+def test_a_folder_lists_regular_files_and_links_to_them_inside_it_and_stamps_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from atompin.sources import tree as trees
+    from atompin.sources.tree import FolderTree, size_and_time
+
+    root = write_files(tmp_path / "t", {"cn/__init__.py": "x = 1\n", "cn/sub/m.py": "", ".hidden/h.py": ""})
+    write_files(root, {"cn/__pycache__/c.py": "", "node_modules/n.py": "", "cn/.git/g.py": ""})
+    outside = write_files(tmp_path / "outside", {"evil.py": ""})
+    os.mkfifo(root / "cn/fifo.py")
+    os.symlink("loop.py", root / "cn/loop.py")
+    os.symlink(outside / "evil.py", root / "cn/evil.py")
+    os.symlink(outside, root / "cn/linked_dir")
+    os.symlink("__init__.py", root / "cn/inside.py")
+    tree = FolderTree(root)
+    assert tree.files == {"cn/__init__.py", "cn/sub/m.py", "cn/inside.py"}
+    # each listed file's stamp is its size and time, taken by the listing (no second stat)
+    expected = {p: size_and_time(root / p) for p in tree.files}
+    monkeypatch.setattr(trees, "size_and_time", lambda path: pytest.fail(f"stat again: {path}"))
+    assert {p: tree.stamp(p) for p in tree.files if p != "cn/inside.py"} == {
+        p: stamp for p, stamp in expected.items() if p != "cn/inside.py"
+    }
+    monkeypatch.undo()
+    assert tree.stamp("cn/inside.py") == expected["cn/inside.py"]  # a link: stamped through it
+    (root / "cn/__init__.py").write_text("x = 22\n")
+    assert FolderTree(root).stamp("cn/__init__.py") != tree.stamp("cn/__init__.py")
+
+
 def test_a_folder_file_reads_whole_and_one_swapped_for_a_fifo_reads_empty(tmp_path: Path):
     from atompin.sources.tree import FolderTree
 

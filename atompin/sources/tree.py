@@ -183,13 +183,29 @@ class FolderTree(SourceTree):
         file inside the tree (loops, dangling links and links out of the tree are skipped).
         Linked folders are not entered."""
         out: list[str] = []
-        root = str(self.root)
-        real_root = os.path.realpath(root)
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "__pycache__" and d != "node_modules"]
-            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
-            prefix = "" if rel == "." else rel + "/"
-            out.extend(prefix + f for f in filenames if _regular_inside(os.path.join(dirpath, f), real_root))
+        real_root = os.path.realpath(self.root)
+        todo = [("", str(self.root))]
+        while todo:
+            prefix, folder = todo.pop()
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                path = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if not entry.name.startswith(".") and entry.name not in ("__pycache__", "node_modules"):
+                        todo.append((path + "/", entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    # The listing's own stat is the file's stamp: no second one per file later.
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:  # gone since the folder was read
+                        continue
+                    self._stamps[path] = f"{st.st_size}:{st.st_mtime_ns}"
+                    out.append(path)
+                elif entry.is_symlink() and _regular_inside(entry.path, real_root):
+                    out.append(path)
         return out
 
     def read(self, path: str) -> bytes:
