@@ -202,13 +202,19 @@ class Hierarchy:
             if attribute in cls.assigned:
                 return []
             if attribute in cls.attributes:
-                handed = [
-                    h.target
-                    for h in self.usage.contact.handovers
-                    if h.kind is HandoverKind.ATTRIBUTE and h.holder == cls.name and h.member == attribute
-                ]
+                handed = self._class_attributes().get((cls.name, attribute), [])
                 return handed if handed and all(h in self.classes for h in handed) else []
         return []
+
+    def _class_attributes(self) -> dict[tuple[str, str], list[str]]:
+        """The consumer classes each class attribute is set to in a class body, by (class, name)."""
+        found: dict[tuple[str, str], list[str]] | None = self.memo.get("class_attributes")
+        if found is None:
+            found = self.memo["class_attributes"] = {}
+            for h in self.usage.contact.handovers:
+                if h.kind is HandoverKind.ATTRIBUTE:
+                    found.setdefault((h.holder, h.member), []).append(h.target)
+        return found
 
     def provider(self, node: Node) -> ClassInfo | None:
         return self.index.class_info(node) if isinstance(node, ClassRef) else None
