@@ -291,7 +291,8 @@ def test_a_provider_call_on_an_attribute_where_the_consumer_keeps_other_classes_
     if severity == "warning":
         assert (
             "on self.drafter of Runner; the consumer classes that run Runner.propose_draft "
-            "(plug.runner:XpuRunner) keep other classes there" in one(result, "override-drift").message
+            "(plug.runner:XpuRunner) keep other classes there (plug.proposer:OtherProposer)"
+            in one(result, "override-drift").message
         )
 
 

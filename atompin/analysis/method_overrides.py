@@ -208,7 +208,7 @@ def _narrower(
     change, added = _change(pair, baseline, missing)
     hits = []
     taken: list[tuple[NameSite, str]] = []  # calls inside a provider method a consumer class took over
-    kept: list[tuple[NameSite, list[str]]] = []  # calls on an attribute where the consumer keeps other classes
+    kept: list[tuple[NameSite, tuple[list[str], list[str]]]] = []  # calls on an attribute holding other classes
     # The calls are found by method name, indirect evidence they reach this override. A keyword
     # the base gained since the baseline is the drift this rule is for: only those are searched
     # for, and a call passing one is an error; otherwise the override is only narrower (a warning).
@@ -227,7 +227,7 @@ def _narrower(
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
             module, _ = hierarchy.index.tree.module_name(site.path)
             by = hierarchy.taken_over_by(ClassRef(module, site.cls), site.function) if site.cls else ""
-            apart = _kept_apart(hierarchy, pair, site, ClassRef(module, site.cls)) if not by and site.cls else []
+            apart = _kept_apart(hierarchy, pair, site, ClassRef(module, site.cls)) if not by and site.cls else None
             if by:
                 taken.append((site, by))
             elif apart:
@@ -255,10 +255,11 @@ def _narrower(
             "without calling it: only instances the consumer does not make run that call"
         )
     elif kept:
-        site, holders = kept[0]
+        site, (holders, others) = kept[0]
         found = (
             f"the provider passes them at {site.where}, on self.{site.attribute} of {site.cls}; the consumer "
-            f"classes that run {site.cls}.{site.function} ({', '.join(holders)}) keep other classes there"
+            f"classes that run {site.cls}.{site.function} ({', '.join(holders)}) keep other classes there "
+            f"({', '.join(others)})"
         )
     message = (
         f"the override is narrower than the method it overrides: it cannot take {shown}{change}; {found}. "
@@ -283,20 +284,24 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     return maker.exact or maker.cls not in hierarchy.mro(pair.cls.name)
 
 
-def _kept_apart(hierarchy: Hierarchy, pair: OverridePair, site: NameSite, holder: ClassRef) -> list[str]:
+def _kept_apart(
+    hierarchy: Hierarchy, pair: OverridePair, site: NameSite, holder: ClassRef
+) -> tuple[list[str], list[str]] | None:
     """For a call on `self.x` inside a method of provider class `holder`: the consumer classes that
-    run that method (derive from `holder` and do not take the method over), when every one of them
-    keeps in x only what is not an instance of the override's class (`Hierarchy.kept_in`): then
-    the consumer's own objects do not bring the call to the override. Empty otherwise. (The
-    provider's own instances of `holder` may still: this makes a warning, not silence.)"""
+    run that method (derive from `holder` and do not take the method over), and what they keep in
+    x, when every one of them keeps there only what is not an instance of the override's class
+    (`Hierarchy.kept_in`): then the consumer's own objects do not bring the call to the override.
+    None otherwise. (The provider's own instances of `holder` may still: a warning, not silence.)"""
     if not site.attribute:
-        return []
+        return None
     running = hierarchy.running(holder, site.function)
+    others: list[str] = []
     for cls in running:
         kept = hierarchy.kept_in(cls.name, site.attribute)
         if kept is None or any(ConsumerRef(pair.cls.name) in hierarchy.mro(name) for name in kept):
-            return []
-    return [cls.symbol for cls in running]
+            return None
+        others += [hierarchy.classes[name].symbol for name in kept]
+    return ([cls.symbol for cls in running], list(dict.fromkeys(others))) if running else None
 
 
 def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:
