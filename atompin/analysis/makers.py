@@ -5,8 +5,8 @@ x. When the class stores there only what one provider class's constructor makes
 (`self.processor = OutputProcessor(...)`), that is exactly an instance of that class; when
 only what one of its factories makes (`Engine.from_args(...)`, or the class its return
 annotation names), or a class handed in as a parameter annotated `type[Engine]` makes, that
-class or a subclass. The
-override and protocol rules use this to leave out calls that cannot reach the consumer's class.
+class or a subclass. The override and protocol rules use this to leave out calls that cannot
+reach the consumer's class.
 """
 
 from __future__ import annotations

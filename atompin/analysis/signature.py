@@ -6,8 +6,8 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
+from keyword import iskeyword
 
-from atompin.analysis.limits import parse_expression
 from atompin.analysis.syntax import dotted, statements
 
 
@@ -112,9 +112,12 @@ def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> S
 
 
 def _annotation_name(node: ast.expr | None) -> str:
-    """`Engine`, `mod.Engine` or `"Engine"` as written; "" for anything else."""
+    """`Engine`, `mod.Engine` or `"Engine"` as written; "" for anything else. A string is not
+    parsed: this runs for every function indexed, and only a dotted name is wanted."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        node = parse_expression(node.value)
+        text = node.value.strip()
+        parts = text.split(".")
+        return text if all(p.isidentifier() and not iskeyword(p) for p in parts) else ""
     return dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
 
 

@@ -202,7 +202,7 @@ class FolderTree(SourceTree):
                         st = entry.stat(follow_symlinks=False)
                     except OSError:  # gone since the folder was read
                         continue
-                    self._stamps[path] = f"{st.st_size}:{st.st_mtime_ns}"
+                    self._stamps[path] = stamp_of(st)
                     out.append(path)
                 elif entry.is_symlink() and _regular_inside(entry.path, real_root):
                     out.append(path)
@@ -285,5 +285,9 @@ class MemoryTree(SourceTree):
 def size_and_time(path: str | os.PathLike[str]) -> str:
     """A file's stamp from its size and modification time: it changes with the file and costs
     no read."""
-    st = os.stat(path)
+    return stamp_of(os.stat(path))
+
+
+def stamp_of(st: os.stat_result) -> str:
+    """The stamp `size_and_time` gives, from a stat already taken."""
     return f"{st.st_size}:{st.st_mtime_ns}"
