@@ -42,6 +42,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_atompin
 from pairs_manifest import pair_manifest
 
 FUNCTIONS = 8
@@ -171,6 +172,7 @@ def main() -> None:
     parser.add_argument("--package", default="pv")
     parser.add_argument("--consumer-package", default="plug")
     args = parser.parse_args()
+    compile_atompin()
 
     with tempfile.TemporaryDirectory(prefix="atompin-bench-bisect-") as tmp:
         root = Path(tmp)

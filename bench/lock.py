@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import compile_atompin
 from pairs_manifest import pair_manifest
 
 LOCK = """
@@ -93,6 +94,7 @@ def main() -> None:
         "object files linked when on the cache's file system)",
     )
     args = parser.parse_args()
+    compile_atompin()
 
     def source(repo: str) -> str:
         if not os.path.exists(repo):

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+from bytecode import compile_atompin
+
 COMMANDS = [
     ["--version"],
     ["--help"],
@@ -39,6 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
+    compile_atompin()
     baseline = best_of([sys.executable, "-c", "pass"], args.repeat)
     print(f"baseline: python -c pass: {baseline:.3f}s")
     worst = 0.0
