@@ -679,6 +679,39 @@ def test_a_handed_over_stand_in_missing_a_new_abstract_and_a_new_called_hook():
     assert "old_uncalled" not in messages  # the provider never calls it: not reported
 
 
+# A base imported in a ladder whose handler defines a stand-in of its own for running without the
+# provider (vllm-musa's `except ImportError: class Platform: pass`): where the plugin runs, the
+# provider is installed and its class is the base, so the subclass inherits what it lacks.
+SUBCLASS = MY_BACKEND.replace("class MyBackend:", "class MyBackend(AttentionBackend):")
+LADDER_STUB = """\
+try:
+    from pv.backend import AttentionBackend
+except ImportError:
+    class AttentionBackend:
+        pass
+
+
+"""
+ONLY_STUB = """\
+class AttentionBackend:
+    pass
+
+
+"""
+
+
+def test_a_class_deriving_from_a_provider_class_a_ladder_stubs_out_is_no_stand_in():
+    result = check({**STAND_IN, "plug/backend.py": LADDER_STUB + SUBCLASS}, ROLE_B, baseline=ROLE_A)
+    assert found(result, "protocol-drift") == []
+    assert not [f for f in result.findings if f.symbol.startswith("plug.backend:MyBackend")]
+    # Without the provider's import the stub is all there is: the class stands in, as before.
+    alone = check({**STAND_IN, "plug/backend.py": ONLY_STUB + SUBCLASS}, ROLE_B, baseline=ROLE_A)
+    assert [symbol for _, symbol, _ in found(alone, "protocol-drift")] == [
+        "plug.backend:MyBackend.get_kv_cache_shape",
+        "plug.backend:MyBackend.indexes_kv_by_block_stride",
+    ]
+
+
 # The stand-in stored on a consumer layer (a real shape: ATOM's MLA backends at vLLM 0.34,
 # whose only call of a new hook is on the class an enum names, `requested.get_class()`).
 HELD = {

@@ -679,7 +679,11 @@ class ConsumerScanner:
                 self.usage.groups.append(group)
             first: list[ImportUse] = []
             group.alternatives.append(first)
+            start = dict(ctx.scope.names)
             self._try_body(node.body, _evolve(body_ctx, collector=first, ladder=group, in_handler=False), caught)
+            imported = {
+                k: v for k, v in ctx.scope.names.items() if isinstance(v, ProviderValue) and start.get(k) is not v
+            }
             for handler in node.handlers:
                 handler_ctx = self._handler_ctx(node, handler, ctx)
                 if self._imports_provider(handler.body, ctx):
@@ -692,6 +696,8 @@ class ConsumerScanner:
                         group.leaves = leaves(handler.body)
                         group.exits = exits(handler.body)
                     self._block(handler.body, handler_ctx)
+                    if catches_import_error([handler]):
+                        self._keep_imported(handler.body, imported, ctx)
         else:
             start = dict(ctx.scope.names)
             try_site = f"{ctx.file.path}:{node.lineno}" if caught else ""
@@ -716,6 +722,16 @@ class ConsumerScanner:
         self._block(node.finalbody, ctx)
 
     _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
+
+    def _keep_imported(self, handler: list[ast.stmt], imported: dict[str, ProviderValue], ctx: _Ctx) -> None:
+        """A ladder's ImportError handler that defines a class or function of its own under a name
+        the body imported from the provider (`except ImportError: class Platform: pass`, for running
+        without it) leaves the provider's object bound: where the plugin runs the provider is
+        installed, and a missing import is the ladder's finding. Subclasses then derive from it."""
+        for stmt in handler:
+            if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in imported:
+                if isinstance(ctx.scope.names.get(stmt.name), ConsumerValue):
+                    ctx.scope.names[stmt.name] = imported[stmt.name]
 
     def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "") -> None:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that
