@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 from atompin.analysis.reach import entry_points
 from atompin.sources.tree import MemoryTree
 
@@ -182,3 +186,25 @@ def test_entry_points_from_wheel_metadata_setup_cfg_and_setup_py():
         "console_scripts": ["plug.cli:main"],
         "pv.general_plugins": ["plug.x:go"],
     }
+
+
+GUI_PLUGIN = """\
+[project]
+name = "plug"
+[project.entry-points."pv.platform_plugins"]
+plug = "plug.register:register"
+[project.gui-scripts]
+plug-gui = "plug.gui:main"
+"""
+
+
+@pytest.mark.parametrize("standard_library", [True, False])
+def test_entry_points_from_pyproject_with_or_without_the_standard_librarys_toml_reader(monkeypatch, standard_library):
+    if not standard_library:  # Python 3.10 has no tomllib: tomlkit reads it
+        monkeypatch.setitem(sys.modules, "tomllib", None)
+    assert entry_points(MemoryTree({"pyproject.toml": GUI_PLUGIN})) == {
+        "pv.platform_plugins": ["plug.register:register"],
+        "console_scripts": [],
+        "console_gui-scripts": ["plug.gui:main"],
+    }
+    assert entry_points(MemoryTree({"pyproject.toml": "[project\nname = 1"})) == {}
