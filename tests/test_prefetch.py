@@ -120,6 +120,50 @@ def test_on_two_cores_a_short_consumer_scan_is_followed_here_by_reading_the_iden
     assert identifiers["2"] == identifiers["3"] == len(PROVIDER)
 
 
+def test_with_nothing_to_index_a_small_consumer_reads_a_share_of_the_identifiers_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from atompin.analysis import engine, name_sites, provider
+
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    forks = _count_forks(monkeypatch)
+    read_here: list[int] = []
+    real_read = name_sites.NameSearch._read_identifiers
+    monkeypatch.setattr(
+        name_sites.NameSearch,
+        "_read_identifiers",
+        lambda self, paths: read_here.append(len(paths)) or real_read(self, paths),
+    )
+    # A big provider against a consumer of two small files: reading the provider's identifiers is
+    # longer than the scan. (`_check` lets ten small modules pay for a process: not here.)
+    big = {**PROVIDER, **{f"pv/big{i}.py": "x = 1\n" * 2000 for i in range(8)}}
+    monkeypatch.setattr(engine, "_SCAN_PER_READ", 80)
+    seen, identifiers = {}, {}
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
+        monkeypatch.setattr(provider, "_MIN_UNCACHED", 10**9)  # nothing worth indexing in a child
+        result = check_trees(
+            MemoryTree(dedent_files(CONSUMER), "consumer"),
+            MemoryTree(dedent_files(big), "provider"),
+            "pv",
+            "plug",
+            cache,
+        )
+        seen[jobs] = sorted((f.rule.value, f.symbol) for f in result.findings)
+        with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
+            identifiers[jobs] = db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0]
+    # Two cores: a child reads some files' identifiers (one task), this process the others after
+    # its scan; with one job (a process asked for, none run) this process reads them all. Every
+    # file's are read and kept.
+    [alone, *shared] = [n for n in read_here if n]
+    assert forks == [1, 1] and alone == len(big) and len(shared) == 1 and 0 < shared[0] < len(big)
+    assert seen["1"] == seen["2"] and seen["1"]
+    assert identifiers["1"] == identifiers["2"] == len(big)
+
+
 def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATOMPIN_JOBS", "2")
     worker = fork_worker(lambda: [("pid", str(os.getpid()).encode()), ("big", b"x" * 3_000_000)])

@@ -36,6 +36,10 @@ from atompin.sources.tree import SourceTree
 # keyed by the digest of atompin's code: another build never reads this one's scans).
 SCAN_FORMAT = "atompin-scan-14"
 
+# Scanning a byte of the consumer costs about this many times more than reading the identifiers
+# in a byte of the provider (measured on ATOM and vLLM: 0.44 s per MB against 0.005 s).
+_SCAN_PER_READ = 80
+
 
 @without_gc
 def scan_consumer(
@@ -112,6 +116,16 @@ def scan_beside_provider(
 
     def start(sources: list[bytes]) -> None:
         found, reading = index.indexing_task(provider_names(sources, index.package), also), search.reading_task()
+        if found is None and reading is not None and parallel_jobs() == 2:
+            # Two cores and nothing to index: a child reads the identifiers while this process
+            # scans. A small consumer's scan ends first, so this process then reads a share of
+            # them, the share that makes both end together.
+            here = (search.unread_size() - _SCAN_PER_READ * sum(map(len, sources))) // 2
+            split = search.reading_tasks(here) if here > 0 else None
+            if split is not None:
+                workers.extend([None, fork_worker(split[1])])
+                after_scan.append(split[0])
+                return
         if found is None or reading is None or parallel_jobs() != 2:
             tasks = (found[0] if found is not None else None, reading)
             workers.extend(fork_worker(task) if task is not None else None for task in tasks)

@@ -270,12 +270,32 @@ class NameSearch:
     def reading_task(self) -> Task | None:
         """What `start_reading` runs in a second process (to run there beside other work); None
         when the identifiers are cached, or too few are missing to pay for a process."""
-        if self.cache.get_raw(self._all_read_key()) is not None:
-            return None  # every file's identifiers are cached: nothing to read
-        missing = [path for path, cached in self._lookup().items() if cached is None]
-        if len(missing) < _MIN_UNREAD:
+        missing = self._unread()
+        return (lambda: self._read_identifiers(missing)) if missing else None
+
+    def reading_tasks(self, here: int) -> tuple[Task, Task] | None:
+        """`reading_task` in two parts: the files holding about `here` bytes of source, for this
+        process to read, and the others, for a second process; None as for `reading_task`."""
+        missing = self._unread()
+        if not missing:
             return None
-        return lambda: self._read_identifiers(missing)
+        size, cut = 0, 0
+        while cut < len(missing) and size < here:
+            size += self.tree.size(missing[cut])
+            cut += 1
+        mine, theirs = missing[:cut], missing[cut:]
+        return (lambda: self._read_identifiers(mine)), (lambda: self._read_identifiers(theirs))
+
+    def unread_size(self) -> int:
+        """How many bytes of source the files whose identifiers are not cached hold."""
+        return sum(self.tree.size(path) for path in self._unread())
+
+    def _unread(self) -> list[str]:
+        """The files whose identifiers are not cached; none when too few are to pay for a process."""
+        if self.cache.get_raw(self._all_read_key()) is not None:
+            return []  # every file's identifiers are cached: nothing to read
+        missing = [path for path, cached in self._lookup().items() if cached is None]
+        return missing if len(missing) >= _MIN_UNREAD else []
 
     def _lookup(self) -> dict[str, bytes | None]:
         """Every file's cached identifiers entry (None: not cached), looked up once."""

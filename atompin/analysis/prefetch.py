@@ -7,7 +7,8 @@ checks run, so on a machine with a second core it is forked off:
 - while the consumer is scanned, one child indexes the provider modules the consumer's import
   statements name, with the bases and re-exports that pulls in (`ProviderIndex.start_indexing`),
   and another reads the identifiers of every provider file for the rules' name searches
-  (`NameSearch.start_reading`);
+  (`NameSearch.start_reading`); on two cores one child does both, or this process reads the
+  identifiers after its scan, or (nothing to index, a small consumer) a share of them;
 - while the names, patches and calls are checked, a child runs the contact rules
   (`engine.ContactRules`), and another searches the provider for its own calls of what the
   consumer replaced with a narrower function (`CallerSearch.start_search`).
