@@ -46,14 +46,26 @@ class RawCall:
     # "name" / "attr" through the file's imports: the callee as "module:qualname" ("" when not imported).
     qualified: str = ""
 
-    def resolves_in(self, module: str) -> bool:
-        """Is the call resolved in the calling module's own index (`CallerSearch._reaches`), not only
-        through the file's imports?"""
+    def callee(self, module: str, name: str) -> tuple[str, tuple[str, ...]] | None:
+        """Where the callee of this call of `name`, made in `module`, is looked up: (module, attribute
+        path); None for `super().name(...)`, looked up along the calling class's MRO, and for
+        calls on a receiver of unknown type."""
         if self.how in ("name", "attr") and self.qualified:
-            return self.qualified.partition(":")[0] == module
+            return _symbol_path(self.qualified)  # through the file's imports
+        if self.how == "name":
+            return module, (name,)
         if self.how == "attr" and self.annotated:
-            return self.annotated.partition(":")[0] == module
-        return True
+            return _symbol_path(f"{self.annotated}.{name}")
+        if self.how == "attr":
+            return module, (*self.base.split("."), name)
+        if self.how in ("self", "cls") and self.cls:
+            return module, (*self.cls.split("."), name)
+        return None
+
+    def resolves_in(self, module: str, name: str) -> bool:
+        """Is the call resolved in the calling module's own index, not only through the file's imports?"""
+        callee = self.callee(module, name)
+        return callee is None or callee[0] == module
 
 
 @dataclass(frozen=True)
@@ -189,6 +201,12 @@ def _annotation(node: ast.expr) -> str:
     return _dotted(node)
 
 
+def _symbol_path(symbol: str) -> tuple[str, tuple[str, ...]]:
+    """ "pkg.mod:Cls.f" -> ("pkg.mod", ("Cls", "f"))."""
+    module, qualname = split_symbol(symbol)
+    return module, tuple(qualname.split(".")) if qualname else ()
+
+
 def _dotted(node: ast.expr) -> str:
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
@@ -316,7 +334,7 @@ class CallerSearch:
                 if calls:
                     out[name][path] = calls
             if parsed is not None and any(
-                call.resolves_in(module) for name in hits for call in out[name].get(path, ())
+                call.resolves_in(module, name) for name in hits for call in out[name].get(path, ())
             ):
                 self.index.adopt(module, is_package, content, data, parsed)
         return out
@@ -355,22 +373,12 @@ class CallerSearch:
 
     def _reaches(self, module: str, raw: RawCall, target: Target, name: str) -> bool | None:
         """Does this call reach `target`? None when not; else whether its receiver is supplied."""
-        index = self.index
-        if raw.how in ("name", "attr") and raw.qualified:
-            # Through the file's imports: no need to index the calling module.
-            res = index.resolve_symbol(raw.qualified)
-        elif raw.how == "name":
-            res = index.resolve(module, (name,))
-        elif raw.how == "attr" and raw.annotated:
-            res = index.resolve_symbol(f"{raw.annotated}.{name}")
-        elif raw.how == "attr":
-            res = index.resolve(module, (*raw.base.split("."), name))
-        elif raw.how in ("self", "cls") and raw.cls:
-            res = index.resolve(module, (*raw.cls.split("."), name))
-        elif raw.how == "super" and raw.cls:
-            return True if self._super_reaches(ClassRef(module, raw.cls), name, target) else None
-        else:
+        callee = raw.callee(module, name)
+        if callee is None:
+            if raw.how == "super" and raw.cls:
+                return True if self._super_reaches(ClassRef(module, raw.cls), name, target) else None
             return None
+        res = self.index.resolve(*callee)
         found = res.target
         if not res.found or found is None:
             return None
