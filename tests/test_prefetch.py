@@ -44,23 +44,36 @@ CONSUMER = {
 
 
 def _check(
-    tmp_path: Path, jobs: str, monkeypatch: pytest.MonkeyPatch, consumer: dict[str, str] = CONSUMER
+    tmp_path: Path,
+    jobs: str,
+    monkeypatch: pytest.MonkeyPatch,
+    consumer: dict[str, str] = CONSUMER,
+    provider_files: dict[str, str] = PROVIDER,
+    worth_indexing: int = 100,  # ten small modules are worth a process here
 ) -> tuple[list[tuple[str, str]], int]:
     """The findings (rule, symbol) and the cache's misses of a check with `jobs` processes, cached
     in tmp_path / cache-JOBS."""
     from atompin.analysis import provider
 
     monkeypatch.setenv("ATOMPIN_JOBS", jobs)
-    monkeypatch.setattr(provider, "_MIN_UNCACHED", 100)  # ten small modules are worth a process here
+    monkeypatch.setattr(provider, "_MIN_UNCACHED", worth_indexing)
     cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
     result = check_trees(
         MemoryTree(dedent_files(consumer), "consumer"),
-        MemoryTree(dedent_files(PROVIDER), "provider"),
+        MemoryTree(dedent_files(provider_files), "provider"),
         "pv",
         "plug",
         cache,
     )
     return sorted((f.rule.value, f.symbol) for f in result.findings), cache.misses
+
+
+def _identifiers_kept(tmp_path: Path, jobs: str) -> int:
+    """How many files' identifiers the cache of `_check(tmp_path, jobs, ...)` holds."""
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
+        return int(db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0])
 
 
 def test_a_second_process_indexes_the_provider_and_the_findings_are_the_same(
@@ -105,14 +118,11 @@ def test_on_two_cores_a_long_consumer_scan_leaves_both_provider_tasks_to_one_chi
 def test_on_two_cores_a_short_consumer_scan_is_followed_here_by_reading_the_identifiers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sqlite3
-
     forks = _count_forks(monkeypatch)
     seen, identifiers = {}, {}
     for jobs in ("2", "3"):
         seen[jobs], _ = _check(tmp_path, jobs, monkeypatch)
-        with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
-            identifiers[jobs] = db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0]
+        identifiers[jobs] = _identifiers_kept(tmp_path, jobs)
     # Two cores: the child indexes, and this process reads the identifiers after its (short) scan;
     # three: a child each. Either way every provider file's identifiers are read and kept.
     assert forks == [1, 1, 1]
@@ -123,11 +133,8 @@ def test_on_two_cores_a_short_consumer_scan_is_followed_here_by_reading_the_iden
 def test_with_nothing_to_index_a_small_consumer_reads_a_share_of_the_identifiers_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sqlite3
+    from atompin.analysis import engine, name_sites
 
-    from atompin.analysis import engine, name_sites, provider
-
-    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
     forks = _count_forks(monkeypatch)
     read_here: list[int] = []
     real_read = name_sites.NameSearch._read_identifiers
@@ -136,25 +143,14 @@ def test_with_nothing_to_index_a_small_consumer_reads_a_share_of_the_identifiers
         "_read_identifiers",
         lambda self, paths: read_here.append(len(paths)) or real_read(self, paths),
     )
-    # A big provider against a consumer of two small files: reading the provider's identifiers is
-    # longer than the scan. (`_check` lets ten small modules pay for a process: not here.)
-    big = {**PROVIDER, **{f"pv/big{i}.py": "x = 1\n" * 2000 for i in range(8)}}
     monkeypatch.setattr(engine, "_SCAN_PER_READ", 80)
+    # A big provider against a consumer of two small files, nothing worth indexing in a child:
+    # reading the provider's identifiers is longer than the scan.
+    big = {**PROVIDER, **{f"pv/big{i}.py": "x = 1\n" * 2000 for i in range(8)}}
     seen, identifiers = {}, {}
     for jobs in ("1", "2"):
-        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
-        cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
-        monkeypatch.setattr(provider, "_MIN_UNCACHED", 10**9)  # nothing worth indexing in a child
-        result = check_trees(
-            MemoryTree(dedent_files(CONSUMER), "consumer"),
-            MemoryTree(dedent_files(big), "provider"),
-            "pv",
-            "plug",
-            cache,
-        )
-        seen[jobs] = sorted((f.rule.value, f.symbol) for f in result.findings)
-        with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
-            identifiers[jobs] = db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0]
+        seen[jobs], _ = _check(tmp_path, jobs, monkeypatch, provider_files=big, worth_indexing=10**9)
+        identifiers[jobs] = _identifiers_kept(tmp_path, jobs)
     # Two cores: a child reads some files' identifiers (one task), this process the others after
     # its scan; with one job (a process asked for, none run) this process reads them all. Every
     # file's are read and kept.
