@@ -415,8 +415,9 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_proces
         rule == "arity-drift" and severity == "error" and "pv/mixer.py:5" in message
         for rule, severity, message in seen["2"]
     )
-    # One job: every file here; two: the even ones here, the odd ones in the second process.
-    assert searched_here == [(["conv"], files), (["conv"], files[0::2])]
+    # One job: every file here; two: the even ones here, the odd ones in the second process. (The
+    # callers of forward, which makes the call that does not fit, are then searched here.)
+    assert [s for s in searched_here if s[0] == ["conv"]] == [(["conv"], files), (["conv"], files[0::2])]
     assert ("pv/mixer.py" in files[1::2]) is bool(padding)
 
 

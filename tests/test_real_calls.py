@@ -3,6 +3,7 @@ baseline, and patches named by a dotted path through a registry."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import brief, only
 
 PROVIDER = {
@@ -439,6 +440,83 @@ def test_calls_from_a_class_the_consumer_substitutes_out_of_tree_do_not_count(ru
     # Calling the provider's forward from the override makes the call real again: an error.
     delegating = unregistered.replace("return conv(x, w)", "return super().forward(x, w)")
     assert [f[:2] for f in brief(run_check(provider, consumer(delegating)))] == [("arity-drift", "error")]
+
+
+# vllm-gaudi 0.24 replaces CPUOffloadingSpec.get_handlers, the one caller of create_handlers, and
+# CpuGpuOffloadingHandlers.__init__, which TieringOffloadingSpec.create_handlers calls with mmap_region=.
+OFFLOAD = {
+    "pv/__init__.py": "",
+    "pv/handlers.py": """
+        class Handlers:
+            def __init__(self, caches, factor, mmap_region=None):
+                self.caches = caches
+    """,
+    "pv/spec.py": """
+        from pv.handlers import Handlers
+
+        class Spec:
+            def create_handlers(self, caches):
+                return Handlers(caches, 1)
+
+            def get_handlers(self, caches):
+                return self.create_handlers(caches)
+
+        class TieredSpec(Spec):
+            def create_handlers(self, caches):
+                return Handlers(caches, 1, mmap_region=object())
+    """,
+}
+OFFLOAD_PATCH = """
+    from pv.handlers import Handlers
+    from pv.spec import Spec
+
+    def init(self, caches, factor):
+        self.caches = caches
+
+    def get_handlers(self, caches):
+        return Handlers(caches, 2)
+
+    Spec.get_handlers = get_handlers
+    Handlers.__init__ = init
+"""
+
+
+def test_a_call_in_a_method_the_provider_calls_only_from_a_replaced_function_is_a_warning(run_check):
+    [finding] = run_check(OFFLOAD, consumer(OFFLOAD_PATCH)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "pv/spec.py:12" in finding.message
+    assert (
+        "which the provider calls only from pv.spec:Spec.get_handlers, which the consumer replaces" in finding.message
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the replacement calls the original, which calls create_handlers
+        ("return Handlers(caches, 2)", "return original(self, caches)", "    original = Spec.get_handlers\n"),
+        # the consumer calls create_handlers itself
+        ("self.caches = caches", "self.caches = Spec().create_handlers(caches)", ""),
+    ],
+)
+def test_a_call_the_provider_or_consumer_still_reaches_stays_an_error(run_check, change):
+    old, new, before = change
+    source = OFFLOAD_PATCH.replace(old, new).replace("    Spec.get_handlers = ", before + "    Spec.get_handlers = ")
+    assert [f[:2] for f in brief(run_check(OFFLOAD, consumer(source)))] == [("arity-drift", "error")]
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        # another caller the consumer leaves alone
+        "def build(spec, caches):\n    return spec.create_handlers(caches)\n",
+        # the name as a string: a getattr may call it
+        "HOOK = 'create_handlers'\n",
+    ],
+)
+def test_a_method_called_elsewhere_or_by_name_keeps_its_call_an_error(run_check, more):
+    provider = {**OFFLOAD, "pv/other.py": more}
+    assert [f[:2] for f in brief(run_check(provider, consumer(OFFLOAD_PATCH)))] == [("arity-drift", "error")]
 
 
 def test_a_base_class_method_calls_the_patched_method_of_a_subclass_that_inherits_it(run_check):

@@ -201,6 +201,13 @@ def _annotation(node: ast.expr) -> str:
     return _dotted(node)
 
 
+def _caller_key(module: str, function: str) -> tuple[str, str]:
+    """(owner symbol, function name) of a function by qualname in `module`: what a consumer patch
+    of the caller replaces (`"m:Cls", "f"` for a method, `"m", "f"` for a module-level one)."""
+    caller_class, _, func = function.rpartition(".")
+    return (f"{module}:{caller_class}" if caller_class else module), func
+
+
 def _symbol_path(symbol: str) -> tuple[str, tuple[str, ...]]:
     """ "pkg.mod:Cls.f" -> ("pkg.mod", ("Cls", "f"))."""
     module, qualname = split_symbol(symbol)
@@ -339,6 +346,16 @@ class CallerSearch:
                 self.index.adopt(module, is_package, content, data, parsed)
         return out
 
+    def calling_functions(self, name: str) -> list[tuple[str, str]]:
+        """Where the provider calls `name`, by any receiver: the (owner symbol, function name) of
+        each function making such a call, ("module", "") for a call at module level."""
+        self.prime({name})
+        out = []
+        for path, raws in sorted(self._raw[name].items()):
+            module, _ = self.index.tree.module_name(path)
+            out += [_caller_key(module, raw.function) for raw in raws]
+        return list(dict.fromkeys(out))
+
     def calls(
         self,
         target: Target,
@@ -366,9 +383,9 @@ class CallerSearch:
                 if binding and not self._reads_binding(module, raw, target, name, binding):
                     continue
                 function = f"{module}:{raw.function}" if raw.function else ""
-                caller_class, _, func = raw.function.rpartition(".")
-                caller_key = (f"{module}:{caller_class}" if caller_class else module, func)
-                out.append(ProviderCall(Site(path, raw.line), raw.shape, bound, function, caller_key))
+                out.append(
+                    ProviderCall(Site(path, raw.line), raw.shape, bound, function, _caller_key(module, raw.function))
+                )
         return out
 
     def _reaches(self, module: str, raw: RawCall, target: Target, name: str) -> bool | None:

@@ -6,6 +6,7 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -96,14 +97,17 @@ class UsageChecker:
         version: str | None = None,
         baseline: ProviderIndex | None = None,
         in_consumer: Callable[[str], Resolution] | None = None,
+        consumer_mentions: Callable[[str], bool] = lambda word: True,
     ) -> None:
         """`version`: the provider's, for version gates; `baseline`: the provider the consumer was
-        written against; `in_consumer` resolves "module:qualname" in the consumer's own tree."""
+        written against; `in_consumer` resolves "module:qualname" in the consumer's own tree;
+        `consumer_mentions` says whether the scanned consumer files' text holds a word."""
         self.usage = usage
         self.index = index
         self.version = version
         self.baseline = baseline
         self.in_consumer = in_consumer
+        self.consumer_mentions = consumer_mentions
         self.findings = _Findings()
         self._memo: dict[Ref, Resolution] = {}
         self._raw: dict[Ref, Resolution] = {}
@@ -462,11 +466,11 @@ class UsageChecker:
             out.append((owner.target, owner.target.cls.qualname.rpartition(".")[2]))
         return out
 
-    def _real_calls(self, patch: PatchSite, target: Target) -> list[tuple[Site, CallShape, bool, str]]:
+    def _real_calls(self, patch: PatchSite, target: Target) -> list[tuple[Site, CallShape, bool, tuple[str, str]]]:
         """Calls of the patched callable in the provider (but from callers the consumer replaced too) and in
-        the consumer: (site, what it passes, whether the receiver is supplied, and for a call made inside a
-        provider method a consumer subclass overrides without calling it, that subclass)."""
-        out: list[tuple[Site, CallShape, bool, str]] = []
+        the consumer: (site, what it passes, whether the receiver is supplied, and for a provider call the
+        function making it, as (owner symbol, name); ("", "") for the consumer's)."""
+        out: list[tuple[Site, CallShape, bool, tuple[str, str]]] = []
         _, owner = self.first(patch.owner)
         owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
         owner_module = (
@@ -478,11 +482,11 @@ class UsageChecker:
             for call in self.callers.calls(reached, name, through, self.own.replacements.__contains__, binding):
                 if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
                     continue  # the consumer replaced the function (or the class) that makes this call
-                out.append((call.site, call.shape, call.bound, self._taken_over(call.caller_key)))
+                out.append((call.site, call.shape, call.bound, call.caller_key))
         for use in self.usage.calls:
             _, res = self.first(use.choices)
             if res.found and res.target is not None and res.target.symbol == target.symbol:
-                out.append((use.site, use.shape, res.target.bound, ""))
+                out.append((use.site, use.shape, res.target.bound, ("", "")))
         return out
 
     def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
@@ -496,24 +500,20 @@ class UsageChecker:
             return
         both = f"Original {original.render()}; replacement {patch.replacement.render()}"
         calls = self._real_calls(patch, res.target)
-        # A call that does not fit is an error; inside a method a consumer subclass takes over, a warning.
+        # A call that does not fit is an error; one that may never run (`_why_not_run`), a warning.
         misfits = []
-        for site, shape, bound, taken_over in sorted(calls, key=lambda c: bool(c[3])):
+        for site, shape, bound, caller in calls:
             if call_problem(original, shape, bound) is None:
                 misfit = call_problem(patch.replacement, shape, bound)
                 misfit = f"it {misfit}" if misfit else binding_problem(original, patch.replacement, shape, bound)
                 if misfit:
-                    misfits.append((site, shape, taken_over, misfit))
+                    misfits.append((site, shape, self._why_not_run(caller) if caller[0] else "", misfit))
+        misfits.sort(key=lambda m: bool(m[2]))
         if misfits:
-            site, shape, taken_over, misfit = misfits[0]
-            severity = Severity.WARNING if taken_over else Severity.ERROR
-            where = (
-                f" (made inside a provider method that {taken_over} overrides without calling it: only "
-                "instances the consumer does not create run it)"
-                if taken_over
-                else ""
-            )
-            same_kind = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(taken_over))
+            site, shape, not_run, misfit = misfits[0]
+            severity = Severity.WARNING if not_run else Severity.ERROR
+            where = f" ({not_run})" if not_run else ""
+            same_kind = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(not_run))
             others = [where for where in dict.fromkeys(same_kind) if where != str(site)]
             also = f"; so do {len(others)} more, at {', '.join(others[:3])}{', …' if len(others) > 3 else ''}"
             message = (
@@ -638,6 +638,60 @@ class UsageChecker:
             if init is None or call_problem(init, call.shape, True) is None:
                 return True
         return False
+
+    def _why_not_run(self, caller_key: tuple[str, str]) -> str:
+        """Why a provider call made inside the function `caller_key` (owner symbol, name) may never run
+        ("" when nothing says so): a consumer subclass took that method over, or the provider calls
+        the method only from functions the consumer replaces without calling the originals."""
+        taken_over = self._taken_over(caller_key)
+        if taken_over:
+            return (
+                f"made inside a provider method that {taken_over} overrides without calling it: only "
+                "instances the consumer does not create run it"
+            )
+        callers = self._only_called_from_replaced(caller_key)
+        if callers:
+            where = ", ".join(f"{owner}.{name}" for owner, name in callers)
+            return (
+                f"made inside {caller_key[0]}.{caller_key[1]}, which the provider calls only from {where}, which "
+                "the consumer replaces without calling the original"
+            )
+        return ""
+
+    def _only_called_from_replaced(self, caller_key: tuple[str, str]) -> list[tuple[str, str]]:
+        """For a provider method: the functions the provider calls it from, by its name on any receiver,
+        when every one of them is a function the consumer replaces without calling the original (and
+        the name is written nowhere in the provider as a string, for `getattr`, nor anywhere in the
+        consumer's text); else []."""
+        owner, name = caller_key
+        if ":" not in owner or not name or name.startswith("__"):
+            return []  # a module-level function can be imported and called from anywhere
+        if self.consumer_mentions(name) or not self._replaced_module_calls(name):
+            return []  # the consumer may call it itself; or no function it replaces can
+        callers = self.callers.calling_functions(name)
+        if not callers or not all(self._replaced_without_original(key) for key in callers):
+            return []
+        tree = self.index.tree
+        quoted = [f'"{name}"'.encode(), f"'{name}'".encode()]
+        if tree.files_containing(tree.python_files(self.index.package), quoted):
+            return []
+        return callers
+
+    def _replaced_module_calls(self, name: str) -> bool:
+        """Does a module holding a provider function the consumer replaces call `name` (by its text)?
+        Without one, no such function calls it: the provider-wide search is not needed."""
+        pattern = re.compile(rb"(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(")
+        for module in {owner.partition(":")[0] for owner, _ in self.own.replacements}:
+            found = self.index.find(module)
+            if found is not None and found.path.endswith(".py") and pattern.search(self.index.tree.read(found.path)):
+                return True
+        return False
+
+    def _replaced_without_original(self, key: tuple[str, str]) -> bool:
+        """Does the consumer replace the provider function `key` with one that never calls the original?"""
+        sites = {patch.site for patch in self.own.replacements.get(key, [])}
+        found = [r for r in self.usage.contact.replacements if r.site in sites and r.attr == key[1]]
+        return bool(found) and not any(r.calls_original for r in found)
 
     def _taken_over(self, caller_key: tuple[str, str]) -> str:
         """For a call made inside provider method (class symbol, name): the consumer class that took

@@ -252,7 +252,12 @@ def analyse_trees(
             consumer_indexes[top] = ProviderIndex(consumer, top, cache)
         return consumer_indexes[top].resolve_symbol(symbol)
 
-    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer)
+    scanned = [path for each in packages for path in consumer.python_files(each)]
+
+    def consumer_mentions(word: str) -> bool:
+        return bool(consumer.files_containing(scanned, [word.encode()]))
+
+    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, consumer_mentions)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
