@@ -98,6 +98,34 @@ def test_override_called_with_a_new_keyword_is_an_error_that_says_what_is_new():
     assert found(result, "shadow-drift") == []  # implementing a stub is not copying it
 
 
+# vllm-gaudi's MLA forward_impl: vLLM 0.27 adds a keyword to a call that already passed keywords the
+# override could not take at 0.26. That call failed at the baseline too, so the consumer does not run it.
+PREFILL_OUT = {
+    "pv/prefill.py": PREFILL_B["pv/prefill.py"].replace(", output_scale=None", ""),
+    "pv/impl.py": PREFILL_B["pv/impl.py"].replace(", output_scale=None", ""),
+}
+
+
+@pytest.mark.parametrize("baseline_passes_out", [True, False])
+def test_a_call_that_already_failed_at_the_baseline_is_a_warning(baseline_passes_out: bool):
+    consumer = _prefill_consumer("self, q, k, v, return_lse")
+    baseline = {
+        **PREFILL_OUT,
+        "pv/impl.py": PREFILL_OUT["pv/impl.py"] if baseline_passes_out else PREFILL_A["pv/impl.py"],
+    }
+    result = check(consumer, PREFILL_B, baseline=baseline)
+    [(severity, symbol, _)] = found(result, "override-drift")
+    assert symbol == "plug.backend:MyPrefill.run"
+    if baseline_passes_out:  # out= was passed there and the override could not take it: the call failed
+        assert severity == "warning"
+        assert (
+            "together with out=, which the override could not take at 1.0 either"
+            in one(result, "override-drift").message
+        )
+    else:  # out= is new at this call: it is reached now
+        assert severity == "error"
+
+
 @pytest.mark.parametrize(
     "signature", ["self, q, k, v, return_lse, out=None, output_scale=None", "self, q, k, v, return_lse, **kwargs"]
 )
@@ -1478,9 +1506,10 @@ def test_a_call_whose_other_branch_fits_is_the_form_for_another_release():
     }
     [finding] = found(check(consumer, provider), "arity-drift")
     assert finding[0] == "warning"
-    assert "the other branch of the if at plug/graphs.py:8 makes a call that fits" in one(
-        check(consumer, provider), "arity-drift"
-    ).message
+    assert (
+        "the other branch of the if at plug/graphs.py:8 makes a call that fits"
+        in one(check(consumer, provider), "arity-drift").message
+    )
     # Without a fitting alternative the same call is an error.
     alone = dict(consumer)
     alone["plug/graphs.py"] = consumer["plug/graphs.py"].replace("return super().capture()", "return None")

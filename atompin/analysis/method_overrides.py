@@ -209,6 +209,7 @@ def _narrower(
     hits = []
     taken: list[tuple[NameSite, str]] = []  # calls inside a provider method a consumer class took over
     kept: list[tuple[NameSite, tuple[list[str], list[str]]]] = []  # calls on an attribute holding other classes
+    failed: list[tuple[NameSite, list[str]]] = []  # calls that failed at the baseline too
     # The calls are found by method name, indirect evidence they reach this override. A keyword
     # the base gained since the baseline is the drift this rule is for: only those are searched
     # for, and a call passing one is an error; otherwise the override is only narrower (a warning).
@@ -228,10 +229,15 @@ def _narrower(
             module, _ = hierarchy.index.tree.module_name(site.path)
             by = hierarchy.taken_over_by(ClassRef(module, site.cls), site.function) if site.cls else ""
             apart = _kept_apart(hierarchy, pair, site, ClassRef(module, site.cls)) if not by and site.cls else None
+            # Keywords the override could not take at the baseline either, which the same file passed
+            # then: the call failed there too, and the consumer works there, so it does not run it.
+            old = [k for k in site.shape.keywords if k in missing and k not in added]
             if by:
                 taken.append((site, by))
             elif apart:
                 kept.append((site, apart))
+            elif old and baseline is not None and baseline.passes_keyword(site.path, name, old):
+                failed.append((site, old))
             else:
                 hits.append((site, passed))
     shown = ", ".join(f"{m}=" for m in missing)
@@ -253,6 +259,14 @@ def _narrower(
         found = (
             f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which {by} overrides "
             "without calling it: only instances the consumer does not make run that call"
+        )
+    elif failed:
+        site, old = failed[0]
+        label = baseline.label if baseline is not None else "the baseline"
+        found = (
+            f"the provider passes them at {site.where}, together with {', '.join(f'{k}=' for k in old)}, which "
+            f"the override could not take at {label} either, where that file passed them too: the call failed "
+            "there as well, and the consumer works there, so it does not run that call"
         )
     elif kept:
         site, (holders, others) = kept[0]
