@@ -8,15 +8,13 @@ new since 0.25.1"). Without a baseline the rules still run, more cautiously.
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from atompin.analysis.limits import parse_limited
 from atompin.analysis.moduleinfo import ClassInfo, Member
+from atompin.analysis.name_sites import NameSearch, SiteKind
 from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
 from atompin.analysis.signature import Signature
-from atompin.analysis.syntax import walk
 
 
 @dataclass
@@ -58,21 +56,6 @@ class Baseline:
 
     def passes_keyword(self, path: str, name: str, keywords: Iterable[str]) -> bool:
         """Does the file at `path`, at the baseline, call `.name(...)` passing one of `keywords`?"""
-        tree = self.index.tree
-        if path not in tree.files:
-            return False
-        source = tree.read(path)
-        if name.encode() not in source:
-            return False
-        try:
-            module = parse_limited(source)
-        except (SyntaxError, ValueError, RecursionError):
-            return False
         wanted = set(keywords)
-        return any(
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == name
-            and any(k.arg in wanted for k in node.keywords)
-            for node in walk(module)
-        )
+        sites = NameSearch(self.index.tree, self.index.package, self.index.cache).file_sites(path, {name})
+        return any(s.kind is SiteKind.CALL and s.shape is not None and wanted & set(s.shape.keywords) for s in sites)

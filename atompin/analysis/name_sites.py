@@ -336,6 +336,10 @@ class NameSearch:
             self._trees.popitem(last=False)
         return tree
 
+    def file_sites(self, path: str, names: AbstractSet[str]) -> list[NameSite]:
+        """Every call and read of `names` in one file (cached by its content); none when it is not here."""
+        return self._file_sites(path, names) if path in self.tree.files else []
+
     def _file_sites(self, path: str, names: AbstractSet[str]) -> list[NameSite]:
         content = self.tree.content_id(path)
         keys = {name: "name-sites:" + _digest([SITES_FORMAT, content, path, name]) for name in names}
