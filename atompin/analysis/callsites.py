@@ -201,6 +201,12 @@ def _annotation(node: ast.expr) -> str:
     return _dotted(node)
 
 
+def call_pattern(names: list[str]) -> re.Pattern[bytes]:
+    """A call of one of `names` by name, not its definition: `name(`, `.name(`, with any space
+    before the parenthesis (group 1: the name)."""
+    return re.compile(rb"(?<!def )\b(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
+
+
 def _caller_key(module: str, function: str) -> tuple[str, str]:
     """(owner symbol, function name) of a function by qualname in `module`: what a consumer patch
     of the caller replaces (`"m:Cls", "f"` for a method, `"m", "f"` for a module-level one)."""
@@ -311,8 +317,7 @@ class CallerSearch:
         """name -> path -> the calls of `name` in each of `files` that makes one (each file's cached by content)."""
         out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
         encoded = [(n, n.encode()) for n in names]
-        # A call by name (not its definition): `name(`, `.name(`, with any space before the parenthesis.
-        pattern = re.compile(rb"(?<!def )\b(" + b"|".join(re.escape(b) for _, b in encoded) + rb")\s*\(")
+        pattern = call_pattern(names)
         tree = self.index.tree
         for path, data in tree.read_many(tree.files_containing(files, [b for _, b in encoded])):
             hits = {m.decode() for m in pattern.findall(data)}

@@ -6,7 +6,6 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from atompin.analysis.arity import (
     replacement_problem,
     takes_anything,
 )
-from atompin.analysis.callsites import CallerSearch
+from atompin.analysis.callsites import CallerSearch, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
@@ -114,6 +113,7 @@ class UsageChecker:
         self._read_kinds = usage.read_kinds()
         self.callers = CallerSearch(index)
         self._caller_names: set[str] | None = None
+        self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
         self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
 
@@ -643,6 +643,11 @@ class UsageChecker:
         """Why a provider call made inside the function `caller_key` (owner symbol, name) may never run
         ("" when nothing says so): a consumer subclass took that method over, or the provider calls
         the method only from functions the consumer replaces without calling the originals."""
+        if caller_key not in self._not_run:
+            self._not_run[caller_key] = self._why_not_run_uncached(caller_key)
+        return self._not_run[caller_key]
+
+    def _why_not_run_uncached(self, caller_key: tuple[str, str]) -> str:
         taken_over = self._taken_over(caller_key)
         if taken_over:
             return (
@@ -680,7 +685,7 @@ class UsageChecker:
     def _replaced_module_calls(self, name: str) -> bool:
         """Does a module holding a provider function the consumer replaces call `name` (by its text)?
         Without one, no such function calls it: the provider-wide search is not needed."""
-        pattern = re.compile(rb"(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(")
+        pattern = call_pattern([name])
         for module in {owner.partition(":")[0] for owner, _ in self.own.replacements}:
             found = self.index.find(module)
             if found is not None and found.path.endswith(".py") and pattern.search(self.index.tree.read(found.path)):
