@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
+from atompin.analysis.toml_data import read_toml
 from atompin.model import Finding, Rule, Severity, Site, env_prefix
 
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
@@ -115,16 +116,13 @@ def unconstrained_plugin(
 ) -> list[Finding]:
     """The consumer arms a plugin in the provider's entry-point groups without requiring any provider version."""
     # Imported here: only `lock` reads a pyproject, and these are slow to import.
-    import tomlkit
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
-    from tomlkit.exceptions import ParseError
 
     if pyproject is None:
         return []
-    try:
-        data = tomlkit.parse(pyproject).unwrap()
-    except ParseError:
+    data = read_toml(pyproject)
+    if data is None:
         return []
     project = data.get("project", {})
     groups = project.get("entry-points", {}) or {}

@@ -22,11 +22,11 @@ import configparser
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from atompin.analysis.conditions import Judgement, Reach
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.syntax import walk
+from atompin.analysis.toml_data import read_toml
 from atompin.analysis.usage import Condition, ConsumerUsage
 from atompin.model import Finding, Severity
 from atompin.sources.tree import SourceTree
@@ -72,7 +72,7 @@ def entry_points(tree: SourceTree) -> dict[str, list[str]]:
 
 
 def _pyproject(text: str, add: Callable[[str, Iterable[str]], None]) -> None:
-    data = _read_toml(text)
+    data = read_toml(text)
     if data is None:
         return
     project = data.get("project", {})
@@ -85,26 +85,6 @@ def _pyproject(text: str, add: Callable[[str, Iterable[str]], None]) -> None:
         table = project.get(key, {}) or {}
         if isinstance(table, dict):
             add(f"console_{key}", (str(v) for v in table.values()))
-
-
-def _read_toml(text: str) -> dict[str, Any] | None:
-    """A TOML document as plain data; None when it does not parse. The standard library reads it
-    where it can (Python 3.11+): tomlkit, which atompin needs for the files it writes, took 0.03 s
-    to import in every `check` that reads a pyproject."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomlkit
-        from tomlkit.exceptions import ParseError
-
-        try:
-            return tomlkit.parse(text).unwrap()
-        except ParseError:
-            return None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return None
 
 
 def _setup_py(source: bytes, add: Callable[[str, Iterable[str]], None]) -> None:
