@@ -8,11 +8,10 @@ new since 0.25.1"). Without a baseline the rules still run, more cautiously.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from atompin.analysis.moduleinfo import ClassInfo, Member
-from atompin.analysis.name_sites import NameSearch, SiteKind
+from atompin.analysis.name_sites import NameSearch, NameSite
 from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
 from atompin.analysis.signature import Signature
 
@@ -54,8 +53,6 @@ class Baseline:
             return res.target.signature
         return None
 
-    def passes_keyword(self, path: str, name: str, keywords: Iterable[str]) -> bool:
-        """Does the file at `path`, at the baseline, call `.name(...)` passing one of `keywords`?"""
-        wanted = set(keywords)
-        sites = NameSearch(self.index.tree, self.index.package, self.index.cache).file_sites(path, {name})
-        return any(s.kind is SiteKind.CALL and s.shape is not None and wanted & set(s.shape.keywords) for s in sites)
+    def file_sites(self, path: str, name: str) -> list[NameSite]:
+        """The calls and reads of `name` in the file at `path`, at the baseline (none when it is not there)."""
+        return NameSearch(self.index.tree, self.index.package, self.index.cache).file_sites(path, {name})

@@ -183,6 +183,19 @@ def _failed_at_baseline(baseline: Baseline, pair: OverridePair, caller: ClassRef
     )
 
 
+def _site_failed_at_baseline(baseline: Baseline, pair: OverridePair, site: NameSite) -> bool:
+    """Did the same provider function make a call of the method at the baseline that the override
+    cannot take, as `_failed_at_baseline` asks of a class's own calls? The consumer works there, so
+    it does not run that call (found by name, in the same file)."""
+    return any(
+        old.kind is SiteKind.CALL
+        and old.shape is not None
+        and (old.cls, old.function) == (site.cls, site.function)
+        and call_problem(pair.method.signature, old.shape, bound=pair.bound) is not None
+        for old in baseline.file_sites(site.path, site.name)
+    )
+
+
 # -- (b) keywords the provider passes that the override cannot take -----------------------
 
 
@@ -229,14 +242,13 @@ def _narrower(
             module, _ = hierarchy.index.tree.module_name(site.path)
             by = hierarchy.taken_over_by(ClassRef(module, site.cls), site.function) if site.cls else ""
             apart = _kept_apart(hierarchy, pair, site, ClassRef(module, site.cls)) if not by and site.cls else None
-            # Keywords the override could not take at the baseline either, which the same file passed
-            # then: the call failed there too, and the consumer works there, so it does not run it.
+            # Keywords the override could not take at the baseline either: did the call fail there too?
             old = [k for k in site.shape.keywords if k in missing and k not in added]
             if by:
                 taken.append((site, by))
             elif apart:
                 kept.append((site, apart))
-            elif old and baseline is not None and baseline.passes_keyword(site.path, name, old):
+            elif old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
                 failed.append((site, old))
             else:
                 hits.append((site, passed))
@@ -265,7 +277,7 @@ def _narrower(
         label = baseline.label if baseline is not None else "the baseline"
         found = (
             f"the provider passes them at {site.where}, together with {', '.join(f'{k}=' for k in old)}, which "
-            f"the override could not take at {label} either, where that file passed them too: the call failed "
+            f"the override could not take at {label} either, where the same function made such a call: it failed "
             "there as well, and the consumer works there, so it does not run that call"
         )
     elif kept:
