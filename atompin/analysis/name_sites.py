@@ -270,8 +270,8 @@ class NameSearch:
     def reading_task(self) -> Task | None:
         """What `start_reading` runs in a second process (to run there beside other work); None
         when the identifiers are cached, or too few are missing to pay for a process."""
-        missing = self._unread()
-        return (lambda: self._read_identifiers(missing)) if missing else None
+        split = self.reading_tasks(0)
+        return split[1] if split is not None else None
 
     def reading_tasks(self, here: int) -> tuple[Task, Task] | None:
         """`reading_task` in two parts: the files holding about `here` bytes of source, for this
