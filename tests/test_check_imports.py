@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from conftest import brief, only
+
+from atompin.analysis.provider import ProviderIndex
+from atompin.model import Status
+from atompin.sources.tree import FolderTree
+from atompin.testing import write_files
 
 PROVIDER = {
     "pv/__init__.py": "",
@@ -314,3 +321,65 @@ def test_unparseable_consumer_file_is_reported_not_fatal(run_check):
         ("unparseable", "warning", "plug/bad.py", ["plug/bad.py:2"]),
         ("unresolved-import", "error", "pv.core.utils:gone", ["plug/good.py:1"]),
     ]
+
+
+# A package that moved its modules and keeps the old names importable (ROCm aiter's
+# `aiter.ops.triton`): a literal map of old name -> new place, read by a module `__getattr__` and
+# by an import finder it puts on `sys.meta_path`.
+COMPAT_PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/ops/__init__.py": """
+        import importlib
+        import sys
+        from types import SimpleNamespace
+        _COMPAT = {"old_gemm": "gemm.basic.old_gemm", "gone": "gemm.nowhere"}
+        def __getattr__(name):
+            if name in _COMPAT:
+                return importlib.import_module(f"pv.ops.{_COMPAT[name]}")
+            raise AttributeError(name)
+        def _find_spec(fullname, path, target=None):
+            name = fullname.split(".")[-1]
+            if name in _COMPAT:
+                sys.modules[fullname] = importlib.import_module(f"pv.ops.{_COMPAT[name]}")
+                return importlib.util.find_spec(f"pv.ops.{_COMPAT[name]}")
+            return None
+        sys.meta_path.insert(0, SimpleNamespace(find_spec=_find_spec))
+    """,
+    "pv/ops/gemm/__init__.py": "",
+    "pv/ops/gemm/basic/__init__.py": "",
+    "pv/ops/gemm/basic/old_gemm.py": "def old_gemm(a, b):\n    return a\n",
+}
+
+
+def test_submodule_served_by_the_packages_import_finder(run_check):
+    src = "from pv.ops.old_gemm import old_gemm\nimport pv.ops.old_gemm as g\nfrom pv.ops import old_gemm as m\n"
+    assert run_check(COMPAT_PROVIDER, consumer(src)).findings == ()
+    # What the new place lacks, the old name lacks too.
+    bad = run_check(COMPAT_PROVIDER, consumer("from pv.ops.old_gemm import new_gemm\n"))
+    assert brief(bad) == [("unresolved-import", "error", "pv.ops.old_gemm:new_gemm", ["plug/mod.py:1"])]
+    # An entry pointing nowhere is missing, and says through what.
+    gone = run_check(COMPAT_PROVIDER, consumer("from pv.ops.gone import f\n"))
+    assert brief(gone) == [("unresolved-import", "error", "pv.ops.gone:f", ["plug/mod.py:1"])]
+    assert "import finder from pv.ops.gemm.nowhere" in gone.findings[0].message
+
+
+def test_the_map_serves_imports_only_with_a_finder(tmp_path: Path):
+    # Without the finder only attribute access (`__getattr__`) is served: `import pv.ops.old_gemm` fails.
+    files = dict(COMPAT_PROVIDER)
+    files["pv/ops/__init__.py"] = files["pv/ops/__init__.py"].replace(
+        "sys.meta_path.insert(0, SimpleNamespace(find_spec=_find_spec))", ""
+    )
+    index = ProviderIndex(FolderTree(write_files(tmp_path, files)), "pv")
+    assert index.resolve_symbol("pv.ops.old_gemm:old_gemm").status is Status.MISSING
+    assert index.resolve_symbol("pv.ops:old_gemm.old_gemm").status is Status.FOUND
+
+
+def test_a_finder_without_getattr_serves_the_submodule_as_an_attribute_too(run_check):
+    # `import pv.ops.old_gemm` binds `old_gemm` on the package, as a file's submodule would be.
+    files = dict(COMPAT_PROVIDER)
+    init = files["pv/ops/__init__.py"]
+    files["pv/ops/__init__.py"] = init[: init.index("def __getattr__")] + init[init.index("def _find_spec") :]
+    src = "import pv.ops.old_gemm\nfrom pv.ops import old_gemm\nx = pv.ops.old_gemm.old_gemm\ny = old_gemm.old_gemm\n"
+    assert run_check(files, consumer(src)).findings == ()
+    bad = run_check(files, consumer("import pv.ops.old_gemm\nx = pv.ops.old_gemm.nothere\n"))
+    assert brief(bad) == [("unresolved-import", "error", "pv.ops:old_gemm.nothere", ["plug/mod.py:2"])]

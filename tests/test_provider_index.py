@@ -321,3 +321,39 @@ def test_a_calling_module_the_caller_search_parsed_is_not_parsed_again(tmp_path:
     assert index.parsed == parsed
     mixer = index.module("pv.mixer")
     assert mixer is not None and set(mixer.bindings) == {"Base", "Mixer"}
+
+
+@pytest.mark.parametrize(
+    ("getattr_source", "status"),
+    [
+        # How `__getattr__` makes a module name of a table entry decides where the entry points.
+        ('importlib.import_module(f"{__name__}.{_MOVED[name]}")', Status.FOUND),
+        ('importlib.import_module("pv.moved." + _MOVED[name])', Status.FOUND),
+        ('importlib.import_module(f"pv.moved.{_MOVED.get(name)}")', Status.FOUND),
+        # Entries read two ways, or with text after them: nothing is assumed of them (unknown, never missing).
+        ('importlib.import_module(f"{_MOVED[name]}_impl")', Status.UNKNOWN),
+        (
+            'importlib.import_module(_MOVED[name]) or importlib.import_module(f"pv.moved.{_MOVED[name]}")',
+            Status.UNKNOWN,
+        ),
+        ('importlib.import_module(f"{PREFIX}.{_MOVED[name]}")', Status.UNKNOWN),
+    ],
+)
+def test_lazy_table_entries_under_a_written_prefix(tmp_path: Path, getattr_source: str, status: Status):
+    files = {
+        "pv/__init__.py": "",
+        "pv/moved/__init__.py": f"""
+            import importlib
+            PREFIX = "pv.moved"
+            _MOVED = {{"old": "new.place"}}
+            def __getattr__(name):
+                if name in _MOVED:
+                    return {getattr_source}
+                raise AttributeError(name)
+        """,
+        "pv/moved/new/__init__.py": "",
+        "pv/moved/new/place.py": "def f():\n    pass\n",
+    }
+    index = ProviderIndex(FolderTree(write_files(tmp_path, files)), "pv")
+    res = index.resolve_symbol("pv.moved:old.f")
+    assert res.status is status, res.reason

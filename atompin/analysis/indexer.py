@@ -59,6 +59,8 @@ class _ModuleVisitor:
         self.stars: list[str] = []
         self.dict_literals: dict[str, dict[str, str]] = {}
         self.getattr_node: ast.AST | None = None
+        self.functions: dict[str, ast.AST] = {}  # module-level defs, by name
+        self.finder_parts: list[ast.expr] = []  # what `sys.meta_path.insert(...)`/`append` is handed
 
     # -- driver -------------------------------------------------------------
 
@@ -69,11 +71,34 @@ class _ModuleVisitor:
             info.all_names = tuple(self.all_names)
         info.star_imports = tuple(dict.fromkeys(self.stars))
         if self.getattr_node is not None:
-            used = {n.id for n in walk(self.getattr_node) if isinstance(n, ast.Name)}
             for table_name, table in self.dict_literals.items():
-                if table_name in used:
+                prefix = _table_prefix(self.getattr_node, table_name, self.dunder_names())
+                if prefix is not None:
                     for key, value in table.items():
-                        info.lazy_exports[key] = self.absolute_export(value)
+                        info.lazy_exports[key] = self.absolute_export(prefix + value)
+        self.finder_aliases()
+
+    def finder_aliases(self) -> None:
+        """A package that puts an import finder on `sys.meta_path` whose function reads a literal
+        table (aiter's backward-compatibility map: old submodule name -> new module) serves
+        `import pkg.old` from the table: each entry is a submodule alias."""
+        if not self.info.is_package:
+            return
+        handed = {n.id for part in self.finder_parts for n in walk(part) if isinstance(n, ast.Name)}
+        for function in (self.functions[name] for name in sorted(handed) if name in self.functions):
+            for table_name, table in self.dict_literals.items():
+                prefix = _table_prefix(function, table_name, self.dunder_names())
+                if prefix is None:
+                    continue
+                for key, value in table.items():
+                    target = self.absolute_export(prefix + value)
+                    if "." not in key and ":" not in target:
+                        self.info.module_aliases[key] = target
+
+    def dunder_names(self) -> dict[str, str]:
+        """What `__name__` and `__package__` hold in this module."""
+        info = self.info
+        return {"__name__": info.name, "__package__": info.name if info.is_package else info.name.rpartition(".")[0]}
 
     def absolute_export(self, value: str) -> str:
         """ ".engine.llm:LLM" in package `vllm` -> "vllm.engine.llm:LLM"."""
@@ -125,6 +150,7 @@ class _ModuleVisitor:
         if node.name == "__getattr__":
             self.info.getattr_line = node.lineno
             self.getattr_node = node
+        self.functions[node.name] = node
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -204,8 +230,14 @@ class _ModuleVisitor:
                 self.bind(name, Binding(BindingKind.VALUE, line))
 
     def call(self, call: ast.Call) -> None:
-        # __all__.extend([...]) / __all__.append("x")
         func = call.func
+        if (
+            isinstance(func, ast.Attribute)
+            and dotted(func.value) == "sys.meta_path"
+            and func.attr in ("insert", "append")
+        ):
+            self.finder_parts.extend(call.args)
+        # __all__.extend([...]) / __all__.append("x")
         if isinstance(func, ast.Attribute) and dotted(func.value) == "__all__" and call.args:
             if func.attr == "extend":
                 self.extend_all(call.args[0])
@@ -342,6 +374,61 @@ def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
         value = value.args[0]
     names = literal_strings(value)
     return tuple(names) if names else None
+
+
+def _table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None:
+    """How `node` (a function) builds a name from an entry of the literal table `table`: the
+    text written before it (`f"pkg.sub.{TABLE[name]}"`, `"pkg.sub." + TABLE[name]`; `names`
+    gives `__name__` and `__package__`), "" when an entry is used as it is; None when the table
+    is not read there, or is read in more than one way (then nothing is assumed of its entries)."""
+    prefixes: set[str] = set()
+    inside: set[int] = set()  # entries already read as part of a built string
+    used = False
+    for sub in walk(node):
+        if isinstance(sub, ast.Name) and sub.id == table:
+            used = True
+        elif isinstance(sub, ast.JoinedStr):
+            text: str | None = ""
+            for part in sub.values:
+                value = part.value if isinstance(part, ast.FormattedValue) else part
+                if _reads_table(value, table):
+                    # Text after the entry, or before it that is not known: not a plain prefix.
+                    prefixes.add(text if text is not None and part is sub.values[-1] else _UNKNOWN)
+                    inside.add(id(value))
+                    break
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    text = text + value.value if text is not None else None
+                elif isinstance(value, ast.Name) and value.id in names:
+                    text = text + names[value.id] if text is not None else None
+                else:
+                    text = None
+        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Add) and _reads_table(sub.right, table):
+            left = sub.left
+            prefixes.add(left.value if isinstance(left, ast.Constant) and isinstance(left.value, str) else _UNKNOWN)
+            inside.add(id(sub.right))
+        elif _reads_table(sub, table) and id(sub) not in inside:
+            prefixes.add("")
+    if not prefixes:
+        return "" if used else None  # read some other way: its entries as they are
+    if len(prefixes) != 1 or _UNKNOWN in prefixes:
+        return None
+    return prefixes.pop()
+
+
+_UNKNOWN = "\0"
+
+
+def _reads_table(node: ast.AST, table: str) -> bool:
+    """`table[...]` or `table.get(...)`."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Name) and node.value.id == table
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == table
+    )
 
 
 def _literal_table(value: ast.Dict) -> dict[str, str] | None:

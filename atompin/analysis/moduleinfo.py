@@ -91,6 +91,8 @@ class ModuleInfo:
     getattr_line: int = 0
     # Literal lazy-export table used by __getattr__: name -> "module" or "module:attr".
     lazy_exports: dict[str, str] = field(default_factory=dict)
+    # Submodules served by an import finder the package puts on sys.meta_path: name -> module.
+    module_aliases: dict[str, str] = field(default_factory=dict)
     # Module-level dict literals: their string keys (registries such as vLLM's model tables).
     dict_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level literal collections of strings (tuples, lists, sets, frozenset(...)).

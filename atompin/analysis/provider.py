@@ -239,6 +239,9 @@ class ProviderIndex:
 
     def _module_resolution(self, module: str) -> Resolution:
         kind = self.module_kind(module)
+        alias = self._finder_alias(module) if kind is None else None
+        if alias is not None:
+            return alias
         if kind is None:
             parent = module.rpartition(".")[0]
             while parent and self.module_kind(parent) is None:
@@ -246,6 +249,23 @@ class ProviderIndex:
             where = f" (closest existing package: {parent})" if parent else ""
             return Resolution(Status.MISSING, module, reason=f"no module {module}{where}")
         return Resolution(Status.FOUND, module, Target(TargetKind.MODULE, module))
+
+    def _finder_alias(self, module: str) -> Resolution | None:
+        """A submodule with no file that its package's import finder serves from another module
+        (`ModuleInfo.module_aliases`): that module's resolution; None when there is no such alias."""
+        parent, _, leaf = module.rpartition(".")
+        info = self.module(parent) if parent and self.module_kind(parent) is ModuleKind.PACKAGE else None
+        target = info.module_aliases.get(leaf) if info is not None else None
+        if target is None or (module, "") in self._active:
+            return None
+        self._active.add((module, ""))  # an alias table pointing back at itself
+        try:
+            res = self._module_resolution(target)
+        finally:
+            self._active.discard((module, ""))
+        if res.status is Status.MISSING:
+            return replace(res, reason=f"{module} is served by {parent}'s import finder from {target}: {res.reason}")
+        return res
 
     def getattr(self, target: Target, name: str) -> Resolution:
         """Look up attribute `name` on something already resolved."""
@@ -300,6 +320,10 @@ class ProviderIndex:
             )
         if info.is_package and self.module_kind(f"{module}.{name}") is not None:
             return Resolution(Status.FOUND, symbol, Target(TargetKind.MODULE, f"{module}.{name}"))
+        if name in info.module_aliases:  # a submodule its import finder serves, as a file's would be
+            alias = self._finder_alias(f"{module}.{name}")
+            if alias is not None:
+                return replace(alias, symbol=symbol)
         for star in info.star_imports:
             res = self._star_export(star, name)
             if res is not None:
