@@ -357,3 +357,24 @@ def test_lazy_table_entries_under_a_written_prefix(tmp_path: Path, getattr_sourc
     index = ProviderIndex(FolderTree(write_files(tmp_path, files)), "pv")
     res = index.resolve_symbol("pv.moved:old.f")
     assert res.status is status, res.reason
+
+
+def test_a_star_import_copies_what_a_module_binds_not_what_its_getattr_serves(tmp_path: Path):
+    # aiter's `from .ops.quant import *` comes before the modules defining most of `aiter.*`;
+    # quant's `__getattr__` serves two names of its own, and a star import never asks it.
+    files = {
+        "pv/__init__.py": "from .quant import *\nfrom .gemm_op import *\nfrom .listed import *\n",
+        "pv/quant.py": "def quant(x):\n    pass\ndef __getattr__(name):\n    raise AttributeError(name)\n",
+        "pv/gemm_op.py": "def gemm(a, b):\n    pass\n",
+        # With `__all__` naming it, a star import does get the name through `__getattr__`.
+        "pv/listed.py": '__all__ = ["served"]\ndef __getattr__(name):\n    return name\n',
+    }
+    index = ProviderIndex(FolderTree(write_files(tmp_path, files)), "pv")
+    gemm = index.resolve_symbol("pv:gemm")
+    assert gemm.status is Status.FOUND and gemm.target is not None and gemm.target.symbol == "pv.gemm_op:gemm"
+    assert index.resolve_symbol("pv:quant").status is Status.FOUND
+    served = index.resolve_symbol("pv:served")
+    assert (served.status, served.rule) == (Status.UNKNOWN, Rule.DYNAMIC_TARGET)
+    assert index.resolve_symbol("pv:nowhere").status is Status.MISSING
+    # Asked of the module itself, `__getattr__` may serve anything.
+    assert index.resolve_symbol("pv.quant:gemm").status is Status.UNKNOWN

@@ -283,7 +283,9 @@ class ProviderIndex:
         # Attributes of functions, plain values and external objects are runtime facts.
         return Resolution(Status.UNKNOWN, f"{target.symbol}.{name}", reason=f"{target.symbol} is a {target.kind.value}")
 
-    def _module_attr(self, module: str, name: str) -> Resolution:
+    def _module_attr(self, module: str, name: str, star: bool = False) -> Resolution:
+        """Attribute `name` of `module`; `star`: as `from module import *` copies it (a module
+        without `__all__` gives the names it binds, never what its `__getattr__` would serve)."""
         symbol = f"{module}:{name}"
         info = self.module(module)
         if info is None:
@@ -307,11 +309,11 @@ class ProviderIndex:
             return Resolution(Status.UNKNOWN, symbol, reason="re-export cycle")
         self._active.add(key)
         try:
-            return self._module_attr_uncached(info, name, symbol)
+            return self._module_attr_uncached(info, name, symbol, star and info.all_names is None)
         finally:
             self._active.discard(key)
 
-    def _module_attr_uncached(self, info: ModuleInfo, name: str, symbol: str) -> Resolution:
+    def _module_attr_uncached(self, info: ModuleInfo, name: str, symbol: str, bound_only: bool) -> Resolution:
         module = info.name
         binding = info.bindings.get(name)
         if binding is not None:
@@ -328,6 +330,8 @@ class ProviderIndex:
             res = self._star_export(star, name)
             if res is not None:
                 return res
+        if bound_only:  # copied by a star import: what `__getattr__` serves is not
+            return Resolution(Status.MISSING, symbol, reason=f"{module} has no attribute {name!r}")
         if name in info.lazy_exports:
             target_module, _, attr = info.lazy_exports[name].partition(":")
             res = self.resolve(target_module, (attr,) if attr else ())
@@ -358,7 +362,7 @@ class ProviderIndex:
         exported = name in info.all_names if info.all_names is not None else not name.startswith("_")
         if not exported:
             return None
-        res = self._module_attr(star, name)
+        res = self._module_attr(star, name, star=True)
         return res if res.status is not Status.MISSING else None
 
     def _follow_binding(
