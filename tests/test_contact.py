@@ -1601,3 +1601,21 @@ def test_a_self_call_in_a_class_with_an_outside_base_that_may_derive_from_the_pr
     assert found(check({"plug/run.py": dependency}, provider), "arity-drift") == [
         ("error", "pv.runner:Runner.build", "plug/run.py:10")
     ]
+
+
+def test_a_dotted_path_a_test_double_replaces_is_no_handover():
+    # `patch("plug.backend.MyBackend", fake)` names the class to replace it in a test, not to hand it over
+    # (sglang's unit tests); three methods alone are too few for a guess from the shape.
+    mocked = {
+        "plug/backend.py": MY_BACKEND,
+        "plug/test_platform.py": """
+            from unittest import mock
+            def test_it(monkeypatch):
+                with mock.patch(
+                    "plug.backend.MyBackend", object()
+                ):
+                    monkeypatch.setattr("plug.backend.MyBackend", object())
+        """,
+    }
+    assert found(check(mocked, ROLE_B, baseline=ROLE_A), "protocol-drift") == []
+    assert found(check(STAND_IN, ROLE_B, baseline=ROLE_A), "protocol-drift") != []  # handed over: checked

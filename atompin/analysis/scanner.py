@@ -111,6 +111,8 @@ _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
 # A dotted module name (maybe relative), and a Python file's name.
 _DOTTED = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
+# The first argument of `patch(` / `mock.patch(` / `monkeypatch.setattr(`: a test double's target.
+_MOCK_TARGET = re.compile(rb"(?:\bpatch|\bsetattr)\s*\(\s*$")
 
 # -- the interpreter's state ----------------------------------------------------
 
@@ -1830,6 +1832,8 @@ class ConsumerScanner:
                 continue  # no string starts with it (every file is read here: the pattern is the slow part)
             pattern = rb"[\"'](" + re.escape(top.encode()) + rb"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?)[\"']"
             for match in re.finditer(pattern, source):
+                if _MOCK_TARGET.search(source, max(0, match.start() - 64), match.start()):
+                    continue  # what a test double replaces (`patch("plug.mod.Cls", fake)`), not a handover
                 line = source.count(b"\n", 0, match.start()) + 1
                 text = match.group(1).decode()
                 self.usage.contact.handovers.append(Handover(HandoverKind.PATH, text, Site(path, line)))
