@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import brief, only
 
 from atompin.analysis.provider import ProviderIndex
@@ -383,3 +384,77 @@ def test_a_finder_without_getattr_serves_the_submodule_as_an_attribute_too(run_c
     assert run_check(files, consumer(src)).findings == ()
     bad = run_check(files, consumer("import pv.ops.old_gemm\nx = pv.ops.old_gemm.nothere\n"))
     assert brief(bad) == [("unresolved-import", "error", "pv.ops:old_gemm.nothere", ["plug/mod.py:2"])]
+
+
+PROBE = """\
+def kernels_available():
+    try:
+        from pv.core.utils import fast_kernel, fast_topk  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run(x):
+    from pv.core.utils import fast_kernel
+    return fast_kernel(x)
+"""
+
+
+def test_a_function_importing_what_the_consumer_tests_for_elsewhere_warns(run_check):
+    # vLLM's MiniMax-M3 indexer on AMD: `forward` imports aiter's MSA kernels, which a feature test
+    # tried first; the backend is chosen only where the test passed.
+    result = run_check(PROVIDER, consumer(PROBE))
+    assert brief(result) == [
+        ("unresolved-import", "warning", "pv.core.utils:fast_kernel", ["plug/mod.py:10"]),
+        ("unresolved-import", "warning", "pv.core.utils:fast_kernel + pv.core.utils:fast_topk", ["plug/mod.py:3"]),
+    ]
+    assert "in run() raises ImportError, but the consumer tests for it at plug/mod.py:2" in result.findings[0].message
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # At module level the import runs whatever the test says.
+        PROBE.replace(
+            "def run(x):\n    from pv.core.utils import fast_kernel\n",
+            "from pv.core.utils import fast_kernel\n\n\ndef run(x):\n",
+        ),
+        # A test whose handler raises is no feature test: nothing goes on without the kernel.
+        PROBE.replace("        return False", '        raise RuntimeError("the kernels are required")'),
+        # A test of something else.
+        PROBE.replace("import fast_kernel, fast_topk  # noqa", "import helper  # noqa"),
+        # An installer that guards its own import and goes on to use it is no feature test
+        # (ATOM's `apply_vllm_req_id_passthrough_patch`): other functions are not chosen by it.
+        PROBE.replace(
+            "        return False\n    return True",
+            "        return False\n    fast_kernel.patched = True\n    return True",
+        ),
+    ],
+)
+def test_the_import_stays_an_error_without_a_feature_test_that_covers_it(run_check, source: str):
+    errors = [f for f in run_check(PROVIDER, consumer(source)).findings if f.severity.value == "error"]
+    assert "pv.core.utils:fast_kernel" in [f.symbol for f in errors]
+
+
+def test_a_feature_test_of_a_module_covers_what_is_imported_from_it(run_check):
+    # vLLM's `_kda_gluon_decode_importable`: `from aiter.ops.triton.attention import kda`, then the
+    # decode imports `fused_recurrent_kda` from that module.
+    source = """\
+def kda_importable():
+    try:
+        from pv.core import kda  # noqa: F401
+
+        return True
+    except (ImportError, ModuleNotFoundError):
+        return False
+
+
+def decode(x):
+    from pv.core.kda import fused_recurrent_kda
+    return fused_recurrent_kda(x)
+"""
+    assert [(f.severity.value, f.symbol) for f in run_check(PROVIDER, consumer(source)).findings] == [
+        ("warning", "pv.core.kda:fused_recurrent_kda"),
+        ("warning", "pv.core:kda"),
+    ]

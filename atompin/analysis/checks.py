@@ -115,6 +115,7 @@ class UsageChecker:
         self._caller_names: set[str] | None = None
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
+        self._probes: dict[str, ImportGroup] | None = None  # see `_probe`
         self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
 
     def _resolve_raw(self, ref: Ref) -> Resolution:
@@ -234,9 +235,19 @@ class UsageChecker:
             return
         if not group.ladder:
             for use, res in judged[0][1]:
-                if res.status is Status.MISSING:
+                if res.status is not Status.MISSING:
+                    continue
+                probe = self._probe(use.ref) if group.function else None
+                if probe is None:
                     message = f"{res.reason}; the import raises ImportError{_via(use)}"
                     self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, self.symbol(use.ref), [use.site], message)
+                    continue
+                message = (
+                    f"{res.reason}; the import in {group.function}() raises ImportError{_via(use)}, but the "
+                    f"consumer tests for it at {probe.path}:{probe.line} (when it fails, the handler "
+                    f"{probe.fallback}): the function presumably runs only where that test passed"
+                )
+                self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(use.ref), [use.site], message)
             return
         alternatives = tuple(
             Alternative(
@@ -269,6 +280,17 @@ class UsageChecker:
             return
         message = f"degraded: the import at {where} fails ({missing}); the fallback {group.fallback}"
         self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, symbol, sites, message, alternatives)
+
+    def _probe(self, ref: Ref) -> ImportGroup | None:
+        """The first feature test (`guards.feature_test`: a function that only tries the import and
+        returns whether it worked) that imports `ref`, or the module `ref` is in; None if none does."""
+        if self._probes is None:
+            self._probes = {}
+            for group in sorted(self.usage.groups, key=lambda g: (g.path, g.line)):
+                if group.ladder and group.feature_test:
+                    for use in (u for alternative in group.alternatives for u in alternative):
+                        self._probes.setdefault(_dotted_ref(use.ref), group)
+        return self._probes.get(_dotted_ref(ref)) or self._probes.get(ref.module)
 
     def _attribute(self, choices: tuple[Ref, ...], site: Site, guard: Guard) -> None:
         ref, res = self.first(choices)
@@ -773,6 +795,11 @@ def _effect(guard: Guard) -> str:
     if guard is Guard.NONE:
         return "unguarded: the installer raises AttributeError at start-up"
     return f"guarded ({guard.value}): the installer silently installs nothing and the provider's unpatched code runs"
+
+
+def _dotted_ref(ref: Ref) -> str:
+    """`Ref("m.sub", ("f",))` -> "m.sub.f": what an import names, module or not."""
+    return ".".join((ref.module, *ref.path))
 
 
 def _via(item: ImportUse | PatchSite) -> str:

@@ -161,6 +161,34 @@ def describe_fallback(body: list[ast.stmt]) -> str:
     return ", ".join(dict.fromkeys(parts)) or "does nothing"
 
 
+def feature_test(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Try | None:
+    """The try of a function that ends by testing whether something imports, else None: the try
+    is its last statement but `return`s, holds only imports (maybe then a `return`), each handler
+    ends in a `return`, and nothing returned names what was imported (`try: from m import f` /
+    `except ImportError: return False` / `return True`). What comes before the try (platform
+    checks returning early) cannot use what it imports, so the imported names never leave it."""
+    body = function.body
+    tries = [i for i, s in enumerate(body) if isinstance(s, ast.Try)]
+    if not tries or not all(isinstance(s, ast.Return) for s in body[tries[-1] + 1 :]):
+        return None
+    body = body[tries[-1] :]
+    node = body[0]
+    assert isinstance(node, ast.Try)
+    tried = node.body[:-1] if node.body and isinstance(node.body[-1], ast.Return) else node.body
+    if not tried or not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in tried) or node.finalbody:
+        return None
+    if not all(isinstance(s, ast.Return) for s in node.orelse):
+        return None
+    if not node.handlers or not all(h.body and isinstance(h.body[-1], ast.Return) for h in node.handlers):
+        return None
+    imported = {(a.asname or a.name).split(".")[0] for s in tried for a in s.names}  # type: ignore[attr-defined]
+    returns = [s for s in (*body[1:], *node.body[len(tried) :], *node.orelse) if isinstance(s, ast.Return)]
+    for ret in returns:
+        if ret.value is not None and any(isinstance(n, ast.Name) and n.id in imported for n in ast.walk(ret.value)):
+            return None
+    return node
+
+
 def hasattr_tests(test: ast.expr) -> Iterator[tuple[ast.Call, bool]]:
     """The `hasattr(owner, name)` calls an `if` test rests on, in order, each with whether it is negated.
 

@@ -42,6 +42,7 @@ from atompin.analysis.guards import (
     catches_type_error,
     describe_fallback,
     exits,
+    feature_test,
     hasattr_tests,
     imports_package,
     leaves,
@@ -240,6 +241,7 @@ class ConsumerScanner:
         self._scopes: dict[str, Scope] = {}
         self._private_names: dict[str, dict[str, tuple[list[ast.Call], int]]] = {}  # see `_private_calls`
         self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
+        self._feature_tests: set[int] = set()  # the tries of functions that only test an import
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
         self._finishing = False  # every body has been read: modules loaded now are read for their classes
         self._classes: dict[str, ConsumerClass] = {}
@@ -678,6 +680,7 @@ class ConsumerScanner:
                 group = ctx.ladder  # a ladder nested in a handler extends the outer one
             else:
                 group = ImportGroup(ctx.file.path, node.lineno, ctx.function, True, when=ctx.when)
+                group.feature_test = id(node) in self._feature_tests
                 self.usage.groups.append(group)
             first: list[ImportUse] = []
             group.alternatives.append(first)
@@ -1040,6 +1043,9 @@ class ConsumerScanner:
                 scope.names[extra.arg] = None
         self._bind_receivers(fn, scope)
         ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth, owner=fn.owner)
+        test = feature_test(fn.node)
+        if test is not None:
+            self._feature_tests.add(id(test))
         self._block(fn.node.body, ctx)
 
     def _version_params(self, fn: _Function) -> dict[str, Value]:

@@ -103,6 +103,8 @@ class ImportGroup:
     # when an alternative imported, so a later use of what it binds fails only with the ladder.
     leaves: bool = False
     exits: bool = False  # the handler ends the program (`sys.exit(1)`)
+    # The try is all of a function that only tests whether the import works (`guards.feature_test`).
+    feature_test: bool = False
     when: tuple[Condition, ...] = ()
 
 
