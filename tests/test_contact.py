@@ -1619,3 +1619,45 @@ def test_a_dotted_path_a_test_double_replaces_is_no_handover():
     }
     assert found(check(mocked, ROLE_B, baseline=ROLE_A), "protocol-drift") == []
     assert found(check(STAND_IN, ROLE_B, baseline=ROLE_A), "protocol-drift") != []  # handed over: checked
+
+
+SHAPED_BACKEND = (
+    MY_BACKEND
+    + """
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [64]
+"""
+)
+
+
+def _role_with_head_sizes() -> dict[str, str]:
+    role_b = dict(ROLE_B)
+    role_b["pv/backend.py"] = role_b["pv/backend.py"].replace(
+        "def old_uncalled(cls):",
+        "def get_supported_head_sizes(cls):\n                return []\n\n            @classmethod\n            def old_uncalled(cls):",
+    )
+    return role_b
+
+
+def test_no_shape_guess_for_a_class_whose_module_never_names_the_provider():
+    # Scanned (it imports a consumer module that re-exports a provider object), yet it names no
+    # provider module itself: lmcache's own ATOM adapters, tpu-inference's free-block queue.
+    files = {
+        "plug/util.py": "from pv.backend import AttentionBackend as Base  # noqa: F401\n",
+        "plug/backend.py": "from plug.util import Base  # noqa: F401\n" + SHAPED_BACKEND,
+    }
+    assert found(check(files, _role_with_head_sizes(), baseline=ROLE_A), "protocol-drift") == []
+    named = {"plug/backend.py": "import pv.backend  # noqa: F401\n" + SHAPED_BACKEND}
+    assert {s for s, _, _ in found(check(named, _role_with_head_sizes(), baseline=ROLE_A), "protocol-drift")} == {
+        "warning"
+    }
+
+
+def test_no_shape_guess_for_a_same_named_copy_of_the_provider_class():
+    # sglang keeps its own GroupCoordinator beside aiter's (both copied from vLLM): a copy, not a stand-in.
+    copy = {
+        "plug/backend.py": "import pv.backend  # noqa: F401\n"
+        + SHAPED_BACKEND.replace("class MyBackend:", "class AttentionBackend:")
+    }
+    assert found(check(copy, _role_with_head_sizes(), baseline=ROLE_A), "protocol-drift") == []

@@ -5,7 +5,9 @@ A consumer class is a **stand-in** when it inherits from no provider class and e
 is handed over (named by a dotted-path string, passed to a provider call, stored on an
 object of a provider-derived class, or returned by an override of a provider method) and
 defines at least two methods named as one provider class's methods, or defines at least
-four, and in both cases at least half of its public methods are named so. That provider
+four (a guess from its shape, made only when its module names the provider and it is not a
+same-named copy of the provider class), and in both cases at least half of its public methods
+are named so. That provider
 class (its **role**) is the best match; a tie is skipped unless one of the tied classes is
 a base of all the others (then it is the role).
 
@@ -161,10 +163,23 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
             continue
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
-        if how or (role[1] >= _MIN_SHAPED and not cls.muted):
+        if how or _guessed_from_shape(cls, role[0], role[1]):
             held_by = _held_by(hierarchy, cls.name, role[0], in_role)
             out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, tuple(in_role)))
     return out
+
+
+def _guessed_from_shape(cls: ConsumerClass, role: ClassRef, matched: int) -> bool:
+    """A class not seen handed over is taken for a stand-in by its shape only when it matches
+    enough of the role's methods, its module names the provider (a module that never does hands
+    nothing over by itself), and it is not a same-named copy of the role (a vendored
+    `GroupCoordinator` kept beside the provider's, as sglang and vllm-omni keep vLLM's)."""
+    return (
+        matched >= _MIN_SHAPED
+        and not cls.muted
+        and cls.names_provider
+        and cls.name.rpartition(".")[2] != role.qualname.rpartition(".")[2]
+    )
 
 
 def _best_role(

@@ -112,7 +112,7 @@ def relevant_files(
     for f in by_path.values():
         f.imports = _imports(f)
     tops = tuple(f"{top}." for top in consumer_tops)
-    included = {f.path for f in by_path.values() if _names_the_provider(f.source, provider)}
+    included = {f.path for f in by_path.values() if names_the_provider(f.source, provider)}
     handing_on = {f.module for f in by_path.values() if f.path in included and _hands_on_provider(f, provider)}
     by_basename: dict[bytes, list[str]] = {}
     for path in by_path:
@@ -143,7 +143,7 @@ def relevant_files(
             return included, edges
 
 
-def _names_the_provider(source: bytes, provider: str) -> bool:
+def names_the_provider(source: bytes, provider: str) -> bool:
     """Does a file name the provider as a word (`vllm_config` does not name vllm) outside its
     comments, or compute an import? (Plain substring tests go first: a pattern that starts with a
     look-behind is slow on a file without the word.)"""

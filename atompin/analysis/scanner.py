@@ -50,6 +50,7 @@ from atompin.analysis.guards import (
 )
 from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
 from atompin.analysis.names import absolute_module, in_package
+from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
     breaks,
@@ -242,6 +243,7 @@ class ConsumerScanner:
         self._private_names: dict[str, dict[str, tuple[list[ast.Call], int]]] = {}  # see `_private_calls`
         self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
         self._feature_tests: set[int] = set()  # the tries of functions that only test an import
+        self._naming_files: dict[str, bool] = {}  # see `_names_provider`
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
         self._finishing = False  # every body has been read: modules loaded now are read for their classes
         self._classes: dict[str, ConsumerClass] = {}
@@ -1578,7 +1580,14 @@ class ConsumerScanner:
             # Read only where it can matter: a class with no base cannot derive from a provider class.
             assigned=tuple(sorted(instance_assignments(node))) if node.bases else (),
             muted=not ctx.record,
+            names_provider=self._names_provider(ctx.file.path),
         )
+
+    def _names_provider(self, path: str) -> bool:
+        """Does the scanned file `path` name the provider package (once per file)?"""
+        if path not in self._naming_files:
+            self._naming_files[path] = names_the_provider(self._sources.get(path, b""), self.provider_package)
+        return self._naming_files[path]
 
     def _consumer_method(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx, walk: bool) -> ConsumerMethod:
         """A method, and (with `walk`) whether it calls the method it overrides (`super().name(...)`

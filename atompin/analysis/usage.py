@@ -299,6 +299,8 @@ class ConsumerClass:
     # Read from a helper module outside the scanned packages: its facts serve the
     # classes that inherit from it, but nothing is reported at its own sites.
     muted: bool = False
+    # Its module names the provider package (`relevant.names_the_provider`).
+    names_provider: bool = False
 
     @property
     def symbol(self) -> str:
