@@ -361,7 +361,16 @@ def test_submodule_served_by_the_packages_import_finder(run_check):
     # An entry pointing nowhere is missing, and says through what.
     gone = run_check(COMPAT_PROVIDER, consumer("from pv.ops.gone import f\n"))
     assert brief(gone) == [("unresolved-import", "error", "pv.ops.gone:f", ["plug/mod.py:1"])]
-    assert "import finder from pv.ops.gemm.nowhere" in gone.findings[0].message
+    assert "pv.ops's import finder serves pv.ops.gone from pv.ops.gemm.nowhere" in gone.findings[0].message
+    # A module inside a served package is found in the package it is served from (vLLM 0.25's
+    # `aiter.ops.triton.moe_routing.routing`, served from `aiter.ops.triton.moe.moe_routing`).
+    files = {**COMPAT_PROVIDER, "pv/ops/gemm/basic/deep/routing.py": "def routing(x):\n    pass\n"}
+    files["pv/ops/__init__.py"] = files["pv/ops/__init__.py"].replace(
+        '"gone": "gemm.nowhere"', '"deep": "gemm.basic.deep"'
+    )
+    assert run_check(files, consumer("from pv.ops.deep.routing import routing\n")).findings == ()
+    lost = run_check(files, consumer("from pv.ops.deep.nothere import routing\n"))
+    assert brief(lost) == [("unresolved-import", "error", "pv.ops.deep.nothere:routing", ["plug/mod.py:1"])]
 
 
 def test_the_map_serves_imports_only_with_a_finder(tmp_path: Path):

@@ -251,21 +251,30 @@ class ProviderIndex:
         return Resolution(Status.FOUND, module, Target(TargetKind.MODULE, module))
 
     def _finder_alias(self, module: str) -> Resolution | None:
-        """A submodule with no file that its package's import finder serves from another module
-        (`ModuleInfo.module_aliases`): that module's resolution; None when there is no such alias."""
-        parent, _, leaf = module.rpartition(".")
-        info = self.module(parent) if parent and self.module_kind(parent) is ModuleKind.PACKAGE else None
-        target = info.module_aliases.get(leaf) if info is not None else None
-        if target is None or (module, "") in self._active:
-            return None
-        self._active.add((module, ""))  # an alias table pointing back at itself
-        try:
-            res = self._module_resolution(target)
-        finally:
-            self._active.discard((module, ""))
-        if res.status is Status.MISSING:
-            return replace(res, reason=f"{module} is served by {parent}'s import finder from {target}: {res.reason}")
-        return res
+        """A module with no file that an import finder of a package above it serves
+        (`ModuleInfo.module_aliases`): `pkg.old` is the module the alias names, and `pkg.old.sub`
+        that module's `sub` (Python looks for it in the served module's folder). That module's
+        resolution; None when no package above has such an alias."""
+        parts = module.split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            parent = ".".join(parts[:i])
+            info = self.module(parent) if self.module_kind(parent) is ModuleKind.PACKAGE else None
+            target = info.module_aliases.get(parts[i]) if info is not None else None
+            if target is None:
+                continue
+            served = ".".join([target, *parts[i + 1 :]])
+            if (module, "") in self._active:
+                return None  # an alias table pointing back at itself
+            self._active.add((module, ""))
+            try:
+                res = self._module_resolution(served)
+            finally:
+                self._active.discard((module, ""))
+            if res.status is Status.MISSING:
+                how = f"{parent}'s import finder serves {parent}.{parts[i]} from {target}"
+                return replace(res, reason=f"{how}: {res.reason}")
+            return res
+        return None
 
     def getattr(self, target: Target, name: str) -> Resolution:
         """Look up attribute `name` on something already resolved."""
