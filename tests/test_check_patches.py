@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import brief
 
 PROVIDER = {
@@ -190,7 +191,10 @@ def test_a_guarded_patch_already_inert_at_the_baseline_is_a_warning(run_check):
     assert (inert.rule.value, inert.severity.value) == ("missing-patch-target", "warning")
     assert "the same at the baseline, where the consumer works" in inert.message
     # There at the baseline, gone now: the patch the consumer relied on no longer installs.
-    had_it = {**PROVIDER, "pv/core/utils.py": "def get_groups(config, spec):\n    return []\n\ndef newer_fn():\n    pass\n"}
+    had_it = {
+        **PROVIDER,
+        "pv/core/utils.py": "def get_groups(config, spec):\n    return []\n\ndef newer_fn():\n    pass\n",
+    }
     [gone] = run_check(PROVIDER, consumer(src), baseline=had_it).findings
     assert (gone.rule.value, gone.severity.value) == ("missing-patch-target", "error")
     # Unguarded, the assignment adds an attribute (patch-addition): not this rule's case.
@@ -345,3 +349,41 @@ def test_classmethod_rewrap(run_check):
         Runner.execute = classmethod(execute)
     """
     assert run_check(PROVIDER, consumer(src)).findings == ()
+
+
+# ATOM's SGLang bridges keep the test in a name and patch the older API in the else branch:
+# `uses_shape_api = hasattr(Runner, "capture_one_shape")` / `if uses_shape_api: ... else: <old names>`.
+KEPT_TEST = """
+    from pv.worker.runner import Runner
+    def install():
+        uses_new_api = {test}
+        if {condition}:
+            original = Runner.execute
+            Runner.execute = original
+        else:
+            original = Runner.execute_old
+            Runner.execute_old = original
+"""
+
+
+@pytest.mark.parametrize(
+    ("test", "condition"),
+    [
+        ('hasattr(Runner, "execute")', "uses_new_api"),
+        ('all(hasattr(Runner, name) for name in ("execute", "profile"))', "uses_new_api"),
+        ('not hasattr(Runner, "execute")', "not uses_new_api"),
+    ],
+)
+def test_the_older_api_branch_of_a_kept_hasattr_test_is_a_fallback(run_check, test: str, condition: str):
+    result = run_check(PROVIDER, consumer(KEPT_TEST.format(test=test, condition=condition)))
+    [finding] = [f for f in result.findings if f.rule.value == "missing-patch-target"]
+    assert finding.symbol == "pv.worker.runner:Runner.execute_old" and finding.severity.value == "info"
+    assert "a fallback for older providers" in finding.message
+
+
+def test_the_older_api_branch_runs_where_one_tested_name_is_missing(run_check):
+    # `Runner.gone` is absent, so `all(...)` is false and the else branch runs: its missing target is an error.
+    src = KEPT_TEST.format(test='all(hasattr(Runner, name) for name in ("execute", "gone"))', condition="uses_new_api")
+    result = run_check(PROVIDER, consumer(src))
+    [finding] = [f for f in result.findings if f.rule.value == "missing-patch-target"]
+    assert finding.symbol == "pv.worker.runner:Runner.execute_old" and finding.severity.value == "error"

@@ -77,11 +77,14 @@ def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> 
             return Judgement(Reach.UNDECIDED, f"under the version gate `{c.text}` at {c.site}, undecided {at}")
         return LIVE
     if c.kind is ConditionKind.ATTR_ABSENT:
-        if any(status(ref.attr(c.attr)) is Status.FOUND for ref in c.refs):
+        names = (c.attr, *c.also)
+        if all(any(status(ref.attr(name)) is Status.FOUND for ref in c.refs) for name in names):
+            which = f"`{c.attr}` is" if not c.also else f"one of {', '.join(f'`{n}`' for n in names)} is"
+            are = "it is" if not c.also else "they all are"
             return Judgement(
                 Reach.FALLBACK,
-                f"a fallback for older providers: it runs only when `{c.attr}` is absent ({c.text} at {c.site}), "
-                "and it is present here",
+                f"a fallback for older providers: it runs only when {which} absent ({c.text} at {c.site}), "
+                f"and {are} present here",
             )
         return LIVE
     if c.kind is ConditionKind.TRY_FAILED:

@@ -55,6 +55,7 @@ def installed_when_absent(patch: PatchSite) -> Condition | None:
         if (
             condition.kind is ConditionKind.ATTR_ABSENT
             and condition.attr == patch.attr
+            and not condition.also
             and set(condition.refs) & set(patch.owner)
         ):
             return condition

@@ -58,6 +58,7 @@ from atompin.analysis.syntax import (
     expr_children,
     instance_assignments,
     is_type_checking,
+    literal_strings,
     only_raises,
     statements,
     target_names,
@@ -92,6 +93,7 @@ from atompin.analysis.usage import (
     VersionAssert,
 )
 from atompin.analysis.values import (
+    AttributeProbe,
     ConsumerValue,
     DictMethod,
     LambdaValue,
@@ -617,6 +619,9 @@ class ConsumerScanner:
         gate = self._gate_condition(node.test, test, ctx)
         if gate is not None:
             return self._gated_branches(node, gate, ctx)
+        if isinstance(test, AttributeProbe):  # `uses_new_api = hasattr(X, "f")` ... `if uses_new_api:`
+            self._probed_branches(node, test, ctx)
+            return None
         guard, negated = direct or self._hasattr_guard(node.test, ctx)
         if guard is None:
             if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
@@ -641,6 +646,17 @@ class ConsumerScanner:
             if direct is not None and not node.orelse and leaves(node.body):
                 return absent
         return None
+
+    def _probed_branches(self, node: ast.If, probe: AttributeProbe, ctx: _Ctx) -> None:
+        """The branches of an `if` on a kept `hasattr` test: where it holds, the names are guarded;
+        the other branch runs only where one of them is absent (a fallback for older providers)."""
+        guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
+        first, *more = probe.names
+        site, text = self._site(ctx, node), _text(node.test)
+        absent = Condition(ConditionKind.ATTR_ABSENT, site, text, refs=probe.owner, attr=first, also=tuple(more))
+        other = _evolve(ctx, when=(*ctx.when, absent))
+        body, orelse = (guarded, other) if probe.present else (other, guarded)
+        self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope)
 
     def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope) -> None:
         """Read the alternative branches of an `if`. A name they bind to provider objects may hold any of
@@ -961,7 +977,7 @@ class ConsumerScanner:
             return self._receiver_call(node, callee, args, ctx)
         if isinstance(callee, DictMethod):
             return callee.call(args, kwargs)
-        if callee is None and name in ("getattr", "hasattr", "setattr"):
+        if callee is None and name in ("getattr", "hasattr", "setattr", "all"):
             return self._builtin_attr_call(name, node, args, ctx)
         if callee is None and name.rpartition(".")[2] == "extend_enum" and len(args) >= 3:
             # aenum's `extend_enum(Enum, "NAME", value)` adds a member (a value, never a replacement).
@@ -999,13 +1015,36 @@ class ConsumerScanner:
             return callee.call(tuple(literal))
         return None
 
+    def _all_hasattr(self, node: ast.expr, ctx: _Ctx) -> AttributeProbe | None:
+        """`all(hasattr(X, n) for n in ("a", "b"))` of a provider object: a probe of every name."""
+        if not (isinstance(node, ast.GeneratorExp) and len(node.generators) == 1):
+            return None
+        loop, test = node.generators[0], node.elt
+        names = literal_strings(loop.iter)
+        if (
+            loop.ifs
+            or not names
+            or not isinstance(loop.target, ast.Name)
+            or not (isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2)
+            or not (isinstance(test.args[1], ast.Name) and test.args[1].id == loop.target.id)
+        ):
+            return None
+        owner = self._eval(test.args[0], ctx)
+        if not isinstance(owner, ProviderValue):
+            return None
+        for attr in names:
+            self._record_read(owner, attr, ReadKind.HASATTR)
+        return AttributeProbe(owner.choices, tuple(names))
+
     def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
+        if name == "all":
+            return self._all_hasattr(node.args[0], ctx) if len(node.args) == 1 and not node.keywords else None
         if len(args) < 2 or not isinstance(args[0], ProviderValue) or not isinstance(args[1], str):
             return None
         owner, attr = args[0], args[1]
         if name == "hasattr":
             self._record_read(owner, attr, ReadKind.HASATTR)
-            return None
+            return AttributeProbe(owner.choices, (attr,))
         if name == "setattr" and len(args) >= 3:
             self._record_patch(ctx, node, owner, attr, node.args[2], args[2])
             return None
@@ -1217,7 +1256,7 @@ class ConsumerScanner:
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, ctx: _Ctx) -> Value:
         value = self._eval(node.operand, ctx)
-        if isinstance(node.op, ast.Not) and isinstance(value, ModuleProbe):
+        if isinstance(node.op, ast.Not) and isinstance(value, (ModuleProbe, AttributeProbe)):
             return value.negated()
         return gates.negate(value, _text(node)) if isinstance(node.op, ast.Not) and isinstance(value, Gate) else None
 

@@ -84,6 +84,7 @@ class Condition:
     expect: bool = True  # GATE, MODULE_FOUND: the branch runs when the test has this value
     refs: tuple[Ref, ...] = ()  # ATTR_ABSENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports
     attr: str = ""  # ATTR_ABSENT
+    also: tuple[str, ...] = ()  # ATTR_ABSENT: more names; the branch runs when any of them is absent
     # TRY_FAILED: every import of the try body that is not the provider's is the consumer's own, present.
     others_present: bool = False
 

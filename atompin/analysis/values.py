@@ -122,6 +122,21 @@ class ModuleProbe:
         return ModuleProbe(self.ref, not self.present)
 
 
+@dataclass(frozen=True)
+class AttributeProbe:
+    """`hasattr(X, "n")` of a provider object, or `all(hasattr(X, n) for n in ("a", "b"))`: true
+    exactly when the provider's X has every one of `names` (false when `present` is False: `not ...`).
+    Kept in a name (`uses_new_api = hasattr(...)`), it guards the branches of `if uses_new_api:`
+    as the call written in the test would."""
+
+    owner: tuple[Ref, ...]
+    names: tuple[str, ...]
+    present: bool = True
+
+    def negated(self) -> AttributeProbe:
+        return AttributeProbe(self.owner, self.names, not self.present)
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
@@ -132,6 +147,7 @@ Value: TypeAlias = (
     | ReceiverValue
     | MethodValue
     | ModuleProbe
+    | AttributeProbe
     | str
     | tuple["Value", ...]
     | dict[str, "Value"]
