@@ -289,8 +289,8 @@ class UsageChecker:
             for group in sorted(self.usage.groups, key=lambda g: (g.path, g.line)):
                 if group.ladder and group.feature_test:
                     for use in (u for alternative in group.alternatives for u in alternative):
-                        self._probes.setdefault(_dotted_ref(use.ref), group)
-        return self._probes.get(_dotted_ref(ref)) or self._probes.get(ref.module)
+                        self._probes.setdefault(use.ref.dotted, group)
+        return self._probes.get(ref.dotted) or self._probes.get(ref.module)
 
     def _attribute(self, choices: tuple[Ref, ...], site: Site, guard: Guard) -> None:
         ref, res = self.first(choices)
@@ -795,11 +795,6 @@ def _effect(guard: Guard) -> str:
     if guard is Guard.NONE:
         return "unguarded: the installer raises AttributeError at start-up"
     return f"guarded ({guard.value}): the installer silently installs nothing and the provider's unpatched code runs"
-
-
-def _dotted_ref(ref: Ref) -> str:
-    """`Ref("m.sub", ("f",))` -> "m.sub.f": what an import names, module or not."""
-    return ".".join((ref.module, *ref.path))
 
 
 def _via(item: ImportUse | PatchSite) -> str:

@@ -171,18 +171,18 @@ def feature_test(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Try | 
     tries = [i for i, s in enumerate(body) if isinstance(s, ast.Try)]
     if not tries or not all(isinstance(s, ast.Return) for s in body[tries[-1] + 1 :]):
         return None
-    body = body[tries[-1] :]
-    node = body[0]
+    node, after = body[tries[-1]], body[tries[-1] + 1 :]
     assert isinstance(node, ast.Try)
     tried = node.body[:-1] if node.body and isinstance(node.body[-1], ast.Return) else node.body
-    if not tried or not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in tried) or node.finalbody:
+    imports = [s for s in tried if isinstance(s, (ast.Import, ast.ImportFrom))]
+    if not tried or len(imports) != len(tried) or node.finalbody:
         return None
     if not all(isinstance(s, ast.Return) for s in node.orelse):
         return None
     if not node.handlers or not all(h.body and isinstance(h.body[-1], ast.Return) for h in node.handlers):
         return None
-    imported = {(a.asname or a.name).split(".")[0] for s in tried for a in s.names}  # type: ignore[attr-defined]
-    returns = [s for s in (*body[1:], *node.body[len(tried) :], *node.orelse) if isinstance(s, ast.Return)]
+    imported = {(a.asname or a.name).split(".")[0] for s in imports for a in s.names}
+    returns = [s for s in (*after, *node.body[len(tried) :], *node.orelse) if isinstance(s, ast.Return)]
     for ret in returns:
         if ret.value is not None and any(isinstance(n, ast.Name) and n.id in imported for n in ast.walk(ret.value)):
             return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from atompin.analysis.arity import shape_of
+from atompin.analysis.lazy_tables import literal_table, table_prefix
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.moduleinfo import (
     Binding,
@@ -72,7 +73,7 @@ class _ModuleVisitor:
         info.star_imports = tuple(dict.fromkeys(self.stars))
         if self.getattr_node is not None:
             for table_name, table in self.dict_literals.items():
-                prefix = _table_prefix(self.getattr_node, table_name, self.dunder_names())
+                prefix = table_prefix(self.getattr_node, table_name, self.dunder_names())
                 if prefix is not None:
                     for key, value in table.items():
                         info.lazy_exports[key] = self.absolute_export(prefix + value)
@@ -87,7 +88,7 @@ class _ModuleVisitor:
         handed = {n.id for part in self.finder_parts for n in walk(part) if isinstance(n, ast.Name)}
         for function in (self.functions[name] for name in sorted(handed) if name in self.functions):
             for table_name, table in self.dict_literals.items():
-                prefix = _table_prefix(function, table_name, self.dunder_names())
+                prefix = table_prefix(function, table_name, self.dunder_names())
                 if prefix is None:
                     continue
                 for key, value in table.items():
@@ -215,7 +216,7 @@ class _ModuleVisitor:
                 if isinstance(value, ast.Call):
                     binding.instance_of = dotted(value.func)
                 if isinstance(value, ast.Dict):
-                    table = _literal_table(value)
+                    table = literal_table(value)
                     if table is not None:
                         self.dict_literals[name] = table
                     keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
@@ -374,77 +375,3 @@ def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
         value = value.args[0]
     names = literal_strings(value)
     return tuple(names) if names else None
-
-
-def _table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None:
-    """How `node` (a function) builds a name from an entry of the literal table `table`: the
-    text written before it (`f"pkg.sub.{TABLE[name]}"`, `"pkg.sub." + TABLE[name]`; `names`
-    gives `__name__` and `__package__`), "" when an entry is used as it is; None when the table
-    is not read there, or is read in more than one way (then nothing is assumed of its entries)."""
-    prefixes: set[str] = set()
-    inside: set[int] = set()  # entries already read as part of a built string
-    used = False
-    for sub in walk(node):
-        if isinstance(sub, ast.Name) and sub.id == table:
-            used = True
-        elif isinstance(sub, ast.JoinedStr):
-            text: str | None = ""
-            for part in sub.values:
-                value = part.value if isinstance(part, ast.FormattedValue) else part
-                if _reads_table(value, table):
-                    # Text after the entry, or before it that is not known: not a plain prefix.
-                    prefixes.add(text if text is not None and part is sub.values[-1] else _UNKNOWN)
-                    inside.add(id(value))
-                    break
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    text = text + value.value if text is not None else None
-                elif isinstance(value, ast.Name) and value.id in names:
-                    text = text + names[value.id] if text is not None else None
-                else:
-                    text = None
-        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Add) and _reads_table(sub.right, table):
-            left = sub.left
-            prefixes.add(left.value if isinstance(left, ast.Constant) and isinstance(left.value, str) else _UNKNOWN)
-            inside.add(id(sub.right))
-        elif _reads_table(sub, table) and id(sub) not in inside:
-            prefixes.add("")
-    if not prefixes:
-        return "" if used else None  # read some other way: its entries as they are
-    if len(prefixes) != 1 or _UNKNOWN in prefixes:
-        return None
-    return prefixes.pop()
-
-
-_UNKNOWN = "\0"
-
-
-def _reads_table(node: ast.AST, table: str) -> bool:
-    """`table[...]` or `table.get(...)`."""
-    if isinstance(node, ast.Subscript):
-        return isinstance(node.value, ast.Name) and node.value.id == table
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "get"
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == table
-    )
-
-
-def _literal_table(value: ast.Dict) -> dict[str, str] | None:
-    """A lazy-export table: {"Name": "pkg.mod" | "pkg.mod:Attr" | ("pkg.mod", "Attr")}."""
-    table: dict[str, str] = {}
-    for key, val in zip(value.keys, value.values):
-        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-            return None
-        if isinstance(val, ast.Constant) and isinstance(val.value, str):
-            table[key.value] = val.value
-        elif (
-            isinstance(val, ast.Tuple)
-            and len(val.elts) == 2
-            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in val.elts)
-        ):
-            table[key.value] = f"{val.elts[0].value}:{val.elts[1].value}"  # type: ignore[attr-defined]
-        else:
-            return None
-    return table

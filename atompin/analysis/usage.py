@@ -29,6 +29,11 @@ class Ref:
     def symbol(self) -> str:
         return join_symbol(self.module, self.path)
 
+    @property
+    def dotted(self) -> str:
+        """`Ref("m.sub", ("f",))` -> "m.sub.f": what an import statement names, module or not."""
+        return ".".join((self.module, *self.path))
+
 
 class ImportKind(str, Enum):
     FROM = "from"  # from m import a

@@ -1,0 +1,90 @@
+"""Literal tables a module serves names from, read without running it.
+
+A module `__getattr__` that looks a name up in a dict literal (vLLM's
+`MODULE_ATTRS = {"LLM": ".entrypoints.llm:LLM"}`) serves each key from the
+module its value names; an import finder a package puts on `sys.meta_path`
+that reads such a table (aiter's map of moved `aiter.ops.triton` modules) serves
+each key as a submodule. The value may be written after a prefix the function
+adds (`f"aiter.ops.triton.{MAP[name]}"`). The indexer finds the tables and the
+functions that read them; this module says what a table holds and how it is read.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from atompin.analysis.syntax import walk
+
+# A prefix that is not plain text (a name, or text after the entry): nothing is assumed.
+_UNKNOWN = "\0"
+
+
+def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None:
+    """How `node` (a function) builds a name from an entry of the literal table `table`: the
+    text written before it (`f"pkg.sub.{TABLE[name]}"`, `"pkg.sub." + TABLE[name]`; `names`
+    gives `__name__` and `__package__`), "" when an entry is used as it is; None when the table
+    is not read there, or is read in more than one way (then nothing is assumed of its entries)."""
+    prefixes: set[str] = set()
+    inside: set[int] = set()  # entries already read as part of a built string
+    used = False
+    for sub in walk(node):
+        if isinstance(sub, ast.Name) and sub.id == table:
+            used = True
+        elif isinstance(sub, ast.JoinedStr):
+            text: str | None = ""
+            for part in sub.values:
+                value = part.value if isinstance(part, ast.FormattedValue) else part
+                if _reads_table(value, table):
+                    # Text after the entry, or before it that is not known: not a plain prefix.
+                    prefixes.add(text if text is not None and part is sub.values[-1] else _UNKNOWN)
+                    inside.add(id(value))
+                    break
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    text = text + value.value if text is not None else None
+                elif isinstance(value, ast.Name) and value.id in names:
+                    text = text + names[value.id] if text is not None else None
+                else:
+                    text = None
+        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Add) and _reads_table(sub.right, table):
+            left = sub.left
+            prefixes.add(left.value if isinstance(left, ast.Constant) and isinstance(left.value, str) else _UNKNOWN)
+            inside.add(id(sub.right))
+        elif _reads_table(sub, table) and id(sub) not in inside:
+            prefixes.add("")
+    if not prefixes:
+        return "" if used else None  # read some other way: its entries as they are
+    if len(prefixes) != 1 or _UNKNOWN in prefixes:
+        return None
+    return prefixes.pop()
+
+
+def _reads_table(node: ast.AST, table: str) -> bool:
+    """`table[...]` or `table.get(...)`."""
+    if isinstance(node, ast.Subscript):
+        return isinstance(node.value, ast.Name) and node.value.id == table
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == table
+    )
+
+
+def literal_table(value: ast.Dict) -> dict[str, str] | None:
+    """A lazy-export table: {"Name": "pkg.mod" | "pkg.mod:Attr" | ("pkg.mod", "Attr")}."""
+    table: dict[str, str] = {}
+    for key, val in zip(value.keys, value.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        if isinstance(val, ast.Constant) and isinstance(val.value, str):
+            table[key.value] = val.value
+        elif (
+            isinstance(val, ast.Tuple)
+            and len(val.elts) == 2
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in val.elts)
+        ):
+            table[key.value] = f"{val.elts[0].value}:{val.elts[1].value}"  # type: ignore[attr-defined]
+        else:
+            return None
+    return table
