@@ -633,7 +633,7 @@ class ConsumerScanner:
             return None
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
         # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
-        absent = self._absent(node, guard, ctx) if direct is not None else ctx
+        absent = self._absent(node, guard[0], (guard[1],), ctx) if direct is not None else ctx
         if negated:
             self._branches([(node.body, absent), (node.orelse, guarded)], ctx.scope)
             # `if not hasattr(X, "f"): return` guards the rest of the block.
@@ -651,10 +651,7 @@ class ConsumerScanner:
         """The branches of an `if` on a kept `hasattr` test: where it holds, the names are guarded;
         the other branch runs only where one of them is absent (a fallback for older providers)."""
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
-        first, *more = probe.names
-        site, text = self._site(ctx, node), _text(node.test)
-        absent = Condition(ConditionKind.ATTR_ABSENT, site, text, refs=probe.owner, attr=first, also=tuple(more))
-        other = _evolve(ctx, when=(*ctx.when, absent))
+        other = self._absent(node, probe.owner, probe.names, ctx)
         body, orelse = (guarded, other) if probe.present else (other, guarded)
         self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope)
 
@@ -1192,9 +1189,11 @@ class ConsumerScanner:
             self.usage.attributes.append(use)
         return (owner.choices, name), negated
 
-    def _absent(self, node: ast.If, guard: tuple[tuple[Ref, ...], str], ctx: _Ctx) -> _Ctx:
-        owner, attr = guard
-        condition = Condition(ConditionKind.ATTR_ABSENT, self._site(ctx, node), _text(node.test), refs=owner, attr=attr)
+    def _absent(self, node: ast.If, owner: tuple[Ref, ...], names: tuple[str, ...], ctx: _Ctx) -> _Ctx:
+        """`ctx` for the branch of `node` that runs only where the provider's owner lacks one of `names`."""
+        first, *more = names
+        site, text = self._site(ctx, node), _text(node.test)
+        condition = Condition(ConditionKind.ATTR_ABSENT, site, text, refs=owner, attr=first, also=tuple(more))
         return _evolve(ctx, when=(*ctx.when, condition))
 
     def _gate_condition(self, test: ast.expr, value: Value, ctx: _Ctx) -> Condition | None:
