@@ -7,9 +7,8 @@ object of a provider-derived class, or returned by an override of a provider met
 defines at least two methods named as one provider class's methods, or defines at least
 four (a guess from its shape, made only when its module names the provider and it is not a
 same-named copy of the provider class), and in both cases at least half of its public methods
-are named so. That provider
-class (its **role**) is the best match; a tie is skipped unless one of the tied classes is
-a base of all the others (then it is the role).
+are named so. That provider class (its **role**) is the best match; a tie is skipped unless
+one of the tied classes is a base of all the others (then it is the role).
 
 For each public method of the role that the stand-in lacks and that provider code calls
 by name on an object it was handed (not on `self`/`cls`, and not behind a `hasattr` or
