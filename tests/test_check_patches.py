@@ -387,3 +387,24 @@ def test_the_older_api_branch_runs_where_one_tested_name_is_missing(run_check):
     result = run_check(PROVIDER, consumer(src))
     [finding] = [f for f in result.findings if f.rule.value == "missing-patch-target"]
     assert finding.symbol == "pv.worker.runner:Runner.execute_old" and finding.severity.value == "error"
+
+
+def test_a_deeper_read_of_a_patched_attribute_goes_with_the_patch(run_check):
+    # ATOM's Kimi-K3 bridge keeps `original = ModelRunner.kimi_linear_config` and calls
+    # `original.__get__(...)` in its replacement: reading the gone attribute is what raises first.
+    src = """
+        from pv.worker.runner import Runner
+        def install():
+            original = Runner.gone
+            def replacement(self):
+                return original.__get__(self)
+            Runner.gone = property(replacement)
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        (
+            "missing-patch-target",
+            "error",
+            "pv.worker.runner:Runner.gone",
+            ["plug/mod.py:3", "plug/mod.py:5", "plug/mod.py:6"],
+        )
+    ]

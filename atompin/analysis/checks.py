@@ -190,9 +190,8 @@ class UsageChecker:
 
     def _attributes(self, patched: set[tuple[tuple[Ref, ...], str]]) -> None:
         for use in self.usage.attributes:
-            owner = tuple(Ref(r.module, r.path[:-1]) for r in use.choices)
-            key = (owner, use.choices[0].path[-1] if use.choices[0].path else "")
-            if key in patched:
+            key = _patched_read(use.choices, patched)
+            if key is not None:
                 if self.judge(use.when).reach is Reach.LIVE:
                     self._original_reads.setdefault(key, []).append(use.site)
                 continue  # the patch finding speaks for it
@@ -795,6 +794,18 @@ def _effect(guard: Guard) -> str:
     if guard is Guard.NONE:
         return "unguarded: the installer raises AttributeError at start-up"
     return f"guarded ({guard.value}): the installer silently installs nothing and the provider's unpatched code runs"
+
+
+def _patched_read(
+    choices: tuple[Ref, ...], patched: set[tuple[tuple[Ref, ...], str]]
+) -> tuple[tuple[Ref, ...], str] | None:
+    """The patched attribute (owner, name) an attribute chain reads, itself or on the way to a
+    deeper name (`original = X.f` then `original.__get__`: reading X.f is what raises first)."""
+    for length in range(min(len(r.path) for r in choices), 0, -1):
+        key = (tuple(Ref(r.module, r.path[: length - 1]) for r in choices), choices[0].path[length - 1])
+        if key in patched:
+            return key
+    return None
 
 
 def _via(item: ImportUse | PatchSite) -> str:
