@@ -259,13 +259,14 @@ def find_latest(
 def tag_candidates(tags: dict[str, str], match: str | None, pre: bool, pins: dict[str, str]) -> list[Candidate]:
     """The tags worth trying, newest first: those that parse as versions (and match the glob),
     no pre-release unless `pre`, newer than the oldest pin and not older than the newest
-    (`pins`: current ref -> its version; "" when unknown)."""
+    (`pins`: current ref -> its version; "" when unknown). A tag in a folder (`archive/2.4`, as
+    aiter keeps old branches) is no release unless the glob names it (`--match 'release/*'`)."""
     versions = [Version(v) for v in pins.values() if v]
     low, high = (min(versions), max(versions)) if versions else (None, None)
     found: list[tuple[Version, str, str]] = []
     for tag, commit in tags.items():
         text = normalize_version(tag)
-        if not text or (match is not None and not fnmatch.fnmatchcase(tag, match)):
+        if not text or (match is not None and not fnmatch.fnmatchcase(tag, match)) or (match is None and "/" in tag):
             continue
         version = Version(text)
         if version.is_prerelease and not pre:

@@ -168,6 +168,10 @@ def test_tag_candidates_are_ordered_by_version_not_by_name():
     with_pre = tag_candidates(tags, None, True, {"v1.8.0": "1.8.0"})
     assert [c.ref for c in with_pre] == ["v2.0.0.dev3", "v1.10.0", "v1.10.0rc1", "v1.9.0"]
     assert [c.ref for c in tag_candidates(tags, "v1.9*", False, {})] == ["v1.9.0"]
+    # A tag in a folder is no release unless the glob names it (aiter's `archive/2.4`, an old branch).
+    foldered = {**tags, "archive/2.4": "c-archive", "release/3.0.0": "c-release"}
+    assert [c.ref for c in tag_candidates(foldered, None, False, {})][:1] == ["v1.10.0"]
+    assert [c.ref for c in tag_candidates(foldered, "release/*", False, {})] == ["release/3.0.0"]
     # Two pins: nothing older than the newer one, and at least newer than the older one.
     two = tag_candidates(tags, None, False, {"v1.8.0": "1.8.0", "v1.9.0": "1.9.0"})
     assert [(c.ref, c.commit, c.version) for c in two] == [
