@@ -1661,3 +1661,14 @@ def test_no_shape_guess_for_a_same_named_copy_of_the_provider_class():
         + SHAPED_BACKEND.replace("class MyBackend:", "class AttentionBackend:")
     }
     assert found(check(copy, _role_with_head_sizes(), baseline=ROLE_A), "protocol-drift") == []
+
+
+def test_no_shape_guess_for_a_wrapper_keeping_an_instance_of_the_provider_class():
+    # vLLM's `AiterCustomAllreduce` keeps aiter's `CustomAllreduce` in `self._impl` and forwards to it.
+    wrapper = SHAPED_BACKEND.replace(
+        "class MyBackend:\n",
+        "class MyBackend:\n    def __init__(self):\n        from pv.backend import AttentionBackend\n"
+        "        self._impl = AttentionBackend()\n\n",
+    )
+    files = {"plug/backend.py": "import pv.backend  # noqa: F401\n" + wrapper}
+    assert found(check(files, _role_with_head_sizes(), baseline=ROLE_A), "protocol-drift") == []

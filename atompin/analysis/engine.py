@@ -34,7 +34,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-18"
+SCAN_FORMAT = "atompin-scan-19"
 
 # Scanning a byte of the consumer costs about this many times more than reading the identifiers
 # in a byte of the provider (measured on ATOM and vLLM: 0.44 s per MB against 0.005 s).

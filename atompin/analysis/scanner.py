@@ -1855,7 +1855,9 @@ class ConsumerScanner:
                 Handover(HandoverKind.STORED, handed, self._site(ctx, target), holder=owner.owner, member=target.attr)
             )
         attribute = "" if handed else self._own_class_attribute(value_node, ctx)
-        self.usage.contact.stores.append(Stored(owner.owner, target.attr, cls=handed, attribute=attribute))
+        maker = self._pure(value_node.func, ctx) if isinstance(value_node, ast.Call) and not handed else None
+        made = maker.choices if isinstance(maker, ProviderValue) else ()
+        self.usage.contact.stores.append(Stored(owner.owner, target.attr, cls=handed, attribute=attribute, made=made))
 
     def _own_class_attribute(self, node: ast.expr | None, ctx: _Ctx) -> str:
         """`x` when `node` is `self.x` or `self.x(...)` in a method (a class attribute, perhaps:

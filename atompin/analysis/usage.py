@@ -388,12 +388,14 @@ class Stored:
     """`self.member = ...` in a method of a consumer class (`holder`): what it stores there, when
     the scan can tell. `cls`: a consumer class or an instance of it (`= Runner(...)`); `attribute`:
     what a class attribute of the instance holds, or makes when called (`= self.runner_cls(...)`);
-    neither: something else."""
+    `made`: an instance of a provider class; none of them: something else."""
 
     holder: str
     member: str
     cls: str = ""
     attribute: str = ""
+    # The provider class it makes (`= ProviderClass(...)`): a wrapper keeps what it delegates to.
+    made: tuple[Ref, ...] = ()
 
 
 @dataclass(frozen=True)
