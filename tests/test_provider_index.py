@@ -378,3 +378,28 @@ def test_a_star_import_copies_what_a_module_binds_not_what_its_getattr_serves(tm
     assert index.resolve_symbol("pv:nowhere").status is Status.MISSING
     # Asked of the module itself, `__getattr__` may serve anything.
     assert index.resolve_symbol("pv.quant:gemm").status is Status.UNKNOWN
+
+
+def test_a_lazy_table_of_submodules_serves_the_attribute_of_the_asked_name(tmp_path: Path):
+    # aiter's mega_moe package and vLLM's transformers_utils.configs: the table maps a name to the
+    # module defining it, and `__getattr__` returns `getattr(that module, name)`.
+    files = {
+        "pv/__init__.py": "",
+        "pv/lazy2/__init__.py": """
+            import importlib
+            _LAZY = {"Thing": "impl", "Gone": "impl"}
+            __all__ = list(_LAZY)
+            def __getattr__(name):
+                sub = _LAZY.get(name)
+                if sub is None:
+                    raise AttributeError(name)
+                return getattr(importlib.import_module(f"{__name__}.{sub}"), name)
+        """,
+        "pv/lazy2/impl.py": "class Thing:\n    def run(self, x):\n        pass\n",
+    }
+    index = ProviderIndex(FolderTree(write_files(tmp_path, files)), "pv")
+    thing = index.resolve_symbol("pv.lazy2:Thing.run")
+    assert thing.status is Status.FOUND and thing.target is not None
+    assert thing.target.symbol == "pv.lazy2.impl:Thing.run"
+    gone = index.resolve_symbol("pv.lazy2:Gone")
+    assert gone.status is Status.MISSING and "points at pv.lazy2.impl:Gone" in gone.reason

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from atompin.analysis.arity import shape_of
-from atompin.analysis.lazy_tables import literal_table, table_prefix
+from atompin.analysis.lazy_tables import literal_table, serves_named_attribute, table_prefix
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.moduleinfo import (
     Binding,
@@ -72,11 +72,13 @@ class _ModuleVisitor:
             info.all_names = tuple(self.all_names)
         info.star_imports = tuple(dict.fromkeys(self.stars))
         if self.getattr_node is not None:
+            by_name = serves_named_attribute(self.getattr_node)
             for table_name, table in self.dict_literals.items():
                 prefix = table_prefix(self.getattr_node, table_name, self.dunder_names())
                 if prefix is not None:
                     for key, value in table.items():
-                        info.lazy_exports[key] = self.absolute_export(prefix + value)
+                        export = self.absolute_export(prefix + value)
+                        info.lazy_exports[key] = f"{export}:{key}" if by_name and ":" not in export else export
         self.finder_aliases()
 
     def finder_aliases(self) -> None:

@@ -27,6 +27,17 @@ def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None
     prefixes: set[str] = set()
     inside: set[int] = set()  # entries already read as part of a built string
     used = False
+    # Locals an entry is read into (`sub = TABLE.get(name)`): a string built from them builds
+    # it from the entry; the read itself, and their other uses (`if sub is None`), say nothing.
+    kept = {
+        sub.targets[0].id: sub
+        for sub in walk(node)
+        if isinstance(sub, ast.Assign)
+        and len(sub.targets) == 1
+        and isinstance(sub.targets[0], ast.Name)
+        and _reads_table(sub.value, table)
+    }
+    inside.update(id(assign.value) for assign in kept.values())
     for sub in walk(node):
         if isinstance(sub, ast.Name) and sub.id == table:
             used = True
@@ -34,7 +45,7 @@ def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None
             text: str | None = ""
             for part in sub.values:
                 value = part.value if isinstance(part, ast.FormattedValue) else part
-                if _reads_table(value, table):
+                if _reads_table(value, table) or (isinstance(value, ast.Name) and value.id in kept):
                     # Text after the entry, or before it that is not known: not a plain prefix.
                     prefixes.add(text if text is not None and part is sub.values[-1] else _UNKNOWN)
                     inside.add(id(value))
@@ -45,7 +56,11 @@ def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None
                     text = text + names[value.id] if text is not None else None
                 else:
                     text = None
-        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Add) and _reads_table(sub.right, table):
+        elif (
+            isinstance(sub, ast.BinOp)
+            and isinstance(sub.op, ast.Add)
+            and (_reads_table(sub.right, table) or (isinstance(sub.right, ast.Name) and sub.right.id in kept))
+        ):
             left = sub.left
             prefixes.add(left.value if isinstance(left, ast.Constant) and isinstance(left.value, str) else _UNKNOWN)
             inside.add(id(sub.right))
@@ -56,6 +71,23 @@ def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None
     if len(prefixes) != 1 or _UNKNOWN in prefixes:
         return None
     return prefixes.pop()
+
+
+def serves_named_attribute(function: ast.AST) -> bool:
+    """Does a module `__getattr__(name)` return `getattr(<module>, name)`: an entry naming a
+    module then serves the attribute of that name in it, not the module itself."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not function.args.args:
+        return False
+    param = function.args.args[0].arg
+    return any(
+        isinstance(sub, ast.Call)
+        and isinstance(sub.func, ast.Name)
+        and sub.func.id == "getattr"
+        and len(sub.args) == 2
+        and isinstance(sub.args[1], ast.Name)
+        and sub.args[1].id == param
+        for sub in walk(function)
+    )
 
 
 def _reads_table(node: ast.AST, table: str) -> bool:
