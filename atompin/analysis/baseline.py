@@ -9,6 +9,7 @@ new since 0.25.1"). Without a baseline the rules still run, more cautiously.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from atompin.analysis.moduleinfo import ClassInfo, Member
 from atompin.analysis.name_sites import NameSearch, NameSite
@@ -55,4 +56,9 @@ class Baseline:
 
     def file_sites(self, path: str, name: str) -> list[NameSite]:
         """The calls and reads of `name` in the file at `path`, at the baseline (none when it is not there)."""
-        return NameSearch(self.index.tree, self.index.package, self.index.cache).file_sites(path, {name})
+        return self._search.file_sites(path, {name})
+
+    @cached_property
+    def _search(self) -> NameSearch:
+        """One search of the baseline's files, kept: it keeps the last files it parsed."""
+        return NameSearch(self.index.tree, self.index.package, self.index.cache)

@@ -129,6 +129,17 @@ class Hierarchy:
                 stores.setdefault((stored.holder, stored.member), []).append(stored)
         return stores
 
+    def made_instances(self, name: str) -> set[ClassRef]:
+        """The provider classes consumer class `name` keeps instances of (`self.x = Cls(...)`)."""
+        made: dict[str, set[ClassRef]] | None = self.memo.get("made_instances")
+        if made is None:
+            made = self.memo["made_instances"] = {}
+            for stored in self.usage.contact.stores:
+                cls = provider_class(self.resolve, stored.made) if stored.made else None
+                if cls is not None:
+                    made.setdefault(stored.holder, set()).add(cls)
+        return made.get(name, set())
+
     def taken_over_by(self, provider: ClassRef, method: str) -> str:
         """The consumer class that overrides `method` of provider class `provider` without calling
         it (no `super()`, no `Base.m(self, ...)`), when every consumer class deriving from `provider`

@@ -33,7 +33,7 @@ import math
 from dataclasses import dataclass
 
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, provider_class
+from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -162,15 +162,13 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
             continue
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
-        if how or _guessed_from_shape(hierarchy, contact, cls, role[0], role[1]):
+        if how or _guessed_from_shape(hierarchy, cls, role[0], role[1]):
             held_by = _held_by(hierarchy, cls.name, role[0], in_role)
             out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, tuple(in_role)))
     return out
 
 
-def _guessed_from_shape(
-    hierarchy: Hierarchy, contact: ContactSurface, cls: ConsumerClass, role: ClassRef, matched: int
-) -> bool:
+def _guessed_from_shape(hierarchy: Hierarchy, cls: ConsumerClass, role: ClassRef, matched: int) -> bool:
     """A class not seen handed over is taken for a stand-in by its shape only when it matches
     enough of the role's methods, its module names the provider (a module that never does hands
     nothing over by itself), it is not a same-named copy of the role (a vendored
@@ -182,10 +180,7 @@ def _guessed_from_shape(
         and not cls.muted
         and cls.names_provider
         and cls.name.rpartition(".")[2] != role.qualname.rpartition(".")[2]
-        and not any(
-            s.holder == cls.name and s.made and provider_class(hierarchy.resolve, s.made) == role
-            for s in contact.stores
-        )
+        and role not in hierarchy.made_instances(cls.name)
     )
 
 
