@@ -115,7 +115,7 @@ def test_on_two_cores_a_long_consumer_scan_leaves_both_provider_tasks_to_one_chi
     assert misses["2"] == misses["3"] == 0 < misses["1"]  # the modules arrived indexed
 
 
-def test_on_two_cores_a_short_consumer_scan_is_followed_here_by_reading_the_identifiers(
+def test_on_two_cores_a_short_consumer_scan_leaves_both_provider_tasks_to_one_child_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     forks = _count_forks(monkeypatch)
@@ -123,19 +123,21 @@ def test_on_two_cores_a_short_consumer_scan_is_followed_here_by_reading_the_iden
     for jobs in ("2", "3"):
         seen[jobs], _ = _check(tmp_path, jobs, monkeypatch)
         identifiers[jobs] = _identifiers_kept(tmp_path, jobs)
-    # Two cores: the child indexes, and this process reads the identifiers after its (short) scan;
-    # three: a child each. Either way every provider file's identifiers are read and kept.
-    assert forks == [1, 1, 1]
+    # Two cores: one child indexes, then reads the identifiers this process has not taken after
+    # its (short) scan; three: a child each. Either way every file's identifiers are read and kept.
+    assert forks == [2, 1, 1]
     assert seen["2"] == seen["3"] and seen["2"]
     assert identifiers["2"] == identifiers["3"] == len(PROVIDER)
 
 
-def test_with_nothing_to_index_a_small_consumer_reads_a_share_of_the_identifiers_here(
+def test_this_process_reads_the_shares_of_identifiers_no_child_has_taken(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from atompin.analysis import engine, name_sites
 
-    forks = _count_forks(monkeypatch)
+    _count_forks(monkeypatch)
+    # The second processes run, but never take a share (as if still busy when this one is done).
+    monkeypatch.setattr(engine, "fork_worker", lambda *tasks: prefetch.fork_worker(lambda: []))
     read_here: list[int] = []
     real_read = name_sites.NameSearch._read_identifiers
     monkeypatch.setattr(
@@ -143,21 +145,32 @@ def test_with_nothing_to_index_a_small_consumer_reads_a_share_of_the_identifiers
         "_read_identifiers",
         lambda self, paths: read_here.append(len(paths)) or real_read(self, paths),
     )
-    monkeypatch.setattr(engine, "_SCAN_PER_READ", 80)
-    # A big provider against a consumer of two small files, nothing worth indexing in a child:
-    # reading the provider's identifiers is longer than the scan.
-    big = {**PROVIDER, **{f"pv/big{i}.py": "x = 1\n" * 2000 for i in range(8)}}
-    seen, identifiers = {}, {}
-    for jobs in ("1", "2"):
-        seen[jobs], _ = _check(tmp_path, jobs, monkeypatch, provider_files=big, worth_indexing=10**9)
-        identifiers[jobs] = _identifiers_kept(tmp_path, jobs)
-    # Two cores: a child reads some files' identifiers (one task), this process the others after
-    # its scan; with one job (a process asked for, none run) this process reads them all. Every
-    # file's are read and kept.
-    [alone, *shared] = [n for n in read_here if n]
-    assert forks == [1, 1] and alone == len(big) and len(shared) == 1 and 0 < shared[0] < len(big)
-    assert seen["1"] == seen["2"] and seen["1"]
-    assert identifiers["1"] == identifiers["2"] == len(big)
+    big = {**PROVIDER, **{f"pv/big{i}.py": f"def f{i}(): ...\n" for i in range(8)}}
+    # A class of the consumer's own on a provider class: the rules search the provider's names.
+    overriding = {
+        **CONSUMER,
+        "plug/mine.py": "from pv.m1 import Engine1\n\nclass Mine(Engine1):\n    def run(self, x): ...\n",
+    }
+    seen, _ = _check(tmp_path, "2", monkeypatch, overriding, big)
+    # After its scan this process took every share, one at a time: each file read once, here.
+    assert len([n for n in read_here if n]) > 1 and sum(read_here) == len(big)
+    assert _identifiers_kept(tmp_path, "2") == len(big)
+    alone, _ = _check(tmp_path, "1", monkeypatch, overriding, big)
+    assert seen == alone and seen
+
+
+def test_each_share_is_taken_by_one_process_only() -> None:
+    shares = prefetch.Shares(10)
+    taken = iter(shares)
+    mine = [next(taken), next(taken)]
+    worker = fork_worker(lambda: [(str(share), b"") for _, share in zip(range(3), shares)])
+    assert worker is not None
+    theirs = [int(key) for key, _ in worker.collect()]
+    mine += list(shares)
+    assert len(theirs) == 3 and sorted(mine + theirs) == list(range(10))
+    assert list(shares) == []  # none left: nothing more is taken
+    with pytest.raises(ValueError):
+        prefetch.Shares(prefetch.Shares.MAX + 1)
 
 
 def test_a_worker_sends_its_results_and_a_failing_one_sends_none(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -454,3 +467,32 @@ def test_the_second_processes_of_the_checks_are_stopped_when_the_checks_fail(
         assert worker is not None
         with pytest.raises(ChildProcessError):
             os.waitpid(worker.pid, os.WNOHANG)
+
+
+def test_identifiers_read_here_are_kept_in_memory_and_the_rest_taken_from_the_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from atompin.analysis import name_sites
+    from atompin.analysis.cache import AnalysisCache
+    from atompin.analysis.name_sites import NameSearch
+
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    files = {"pv/__init__.py": "", **{f"pv/m{i}.py": f"def f{i}(x):\n    return x.run{i}()\n" for i in range(6)}}
+    tree = MemoryTree(files, "provider")
+    mine, theirs = sorted(files)[0::2], sorted(files)[1::2]
+    cache = AnalysisCache()
+    search = NameSearch(tree, "pv", cache)
+    assert search.reading_task() is not None  # every file looked up in the cache: none is there yet
+    for key, entry in NameSearch(tree, "pv", AnalysisCache())._read_identifiers(theirs):
+        cache.put_raw(key, entry)  # what a second process read and sent
+    search._read_identifiers(mine)  # the shares this process took
+    asked: list[str] = []
+    real_get = cache.get_raw
+    monkeypatch.setattr(cache, "get_raw", lambda key: asked.append(key) or real_get(key))
+    search.load_identifiers()
+    # What was read here is not looked up again; the rest is taken from the cache, none is lost.
+    assert sorted(key for key in asked if key.startswith("identifiers:")) == sorted(
+        search._identifiers_key(path) for path in theirs
+    )
+    assert search.files_defining([({"f1", "f2", "f5"}, 1)]) == [["pv/m1.py", "pv/m2.py", "pv/m5.py"]]
+    assert [site.path for site in search.find_text(["run4", "run5"])["run4"]] == ["pv/m4.py"]

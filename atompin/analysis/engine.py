@@ -36,10 +36,6 @@ from atompin.sources.tree import SourceTree
 # keyed by the digest of atompin's code: another build never reads this one's scans).
 SCAN_FORMAT = "atompin-scan-19"
 
-# Scanning a byte of the consumer costs about this many times more than reading the identifiers
-# in a byte of the provider (measured on ATOM and vLLM: 0.44 s per MB against 0.005 s).
-_SCAN_PER_READ = 80
-
 
 @without_gc
 def scan_consumer(
@@ -112,47 +108,32 @@ def scan_beside_provider(
     the search hold what the workers made when this returns."""
     also = [baseline] if baseline is not None else []
     workers: list[Worker | None] = []
-    after_scan: list[Task] = []
+    reading: list[Task] = []  # reading the identifiers, shared by whoever is free (`Shares`)
 
     def start(sources: list[bytes]) -> None:
-        found, reading = index.indexing_task(provider_names(sources, index.package), also), search.reading_task()
-        if found is None and reading is not None and parallel_jobs() == 2:
-            # Two cores and nothing to index: a child reads the identifiers while this process
-            # scans. A small consumer's scan ends first, so this process then reads a share of
-            # them, the share that makes both end together.
-            here = (search.unread_size() - _SCAN_PER_READ * sum(map(len, sources))) // 2
-            split = search.reading_tasks(here) if here > 0 else None
-            if split is not None:
-                workers.extend([None, fork_worker(split[1])])
-                after_scan.append(split[0])
-                return
-        if found is None or reading is None or parallel_jobs() != 2:
-            tasks = (found[0] if found is not None else None, reading)
-            workers.extend(fork_worker(task) if task is not None else None for task in tasks)
-            return
-        # Two cores. Scanning and indexing cost about the same per byte, reading the identifiers
-        # far less: whichever process has the shorter work reads them too.
-        indexing, size = found
-        if sum(map(len, sources)) >= size:  # the scan is longer: one child indexes, then reads
-            workers.extend([fork_worker(indexing, reading), None])
-        else:  # the indexing is longer: this process reads once its scan is done
-            workers.extend([fork_worker(indexing), None])
-            after_scan.append(reading)
+        found, task = index.indexing_task(provider_names(sources, index.package), also), search.reading_task()
+        reading.extend([task] if task is not None else [])
+        if found is not None and task is not None and parallel_jobs() == 2:
+            workers.extend([fork_worker(found, task), None])  # one child indexes, then reads
+        else:
+            workers.extend(fork_worker(each) if each is not None else None for each in (found, task))
 
     try:
         usage = scan_consumer(consumer, packages, index.package, cache, start)
-        for task in after_scan:
-            store(task(), cache)
-        if not workers:
+        if not workers:  # the scan was cached: what it names is known, and is indexed in two halves
             symbols = used_symbols(usage)
-            workers += [
-                index.start_indexing(symbols[::2], also),
-                search.start_reading() if searches_names(usage) else None,
-            ]
+            task = search.reading_task() if searches_names(usage) else None
+            reading.extend([task] if task is not None else [])
+            workers += [index.start_indexing(symbols[::2], also), fork_worker(task) if task is not None else None]
             for each in (index, *also):
                 each.warm(symbols[1::2])
+        searching = bool(reading) and searches_names(usage)
+        if searching and any(workers):
+            store(reading[0](), cache)  # the shares no second process has taken yet
         index.collect(workers.pop(0))
         search.collect(workers.pop(0))
+        if searching:  # in memory before the contact rules' process is forked, which then has them
+            search.load_identifiers()
     finally:
         for worker in workers:  # the scan failed: nobody will read what they send
             if worker is not None:

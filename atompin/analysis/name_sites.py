@@ -26,7 +26,7 @@ from enum import Enum
 from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
-from atompin.analysis.prefetch import Task, Worker, fork_worker
+from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
 
@@ -35,6 +35,8 @@ SITES_FORMAT = "atompin-sites-6"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
+# The identifiers are read in this many shares (each a few milliseconds on vLLM).
+_SHARES = 64
 
 # Syntax trees kept for the next query (a big module's tree is tens of megabytes).
 _KEEP_TREES = 4
@@ -46,6 +48,11 @@ _BLOCK = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(class|def)[ \t]+([A-Za-z_]\w*)"
 # what a file must contain for a name to be defined or used there.
 _DEFS = re.compile(rb"def\s+([A-Za-z_]\w*)")
 _ATTRIBUTES = re.compile(rb"\.\s*([A-Za-z_]\w*)")
+
+
+# The names a file defines (`def`), and those it writes after a dot, as bytes: kept as the
+# identifier pattern found them (most are never asked about, so they are never decoded).
+Identifiers = tuple[AbstractSet[bytes], AbstractSet[bytes]]
 
 
 class SiteKind(str, Enum):
@@ -96,7 +103,8 @@ class NameSearch:
         self.tree = tree
         self.package = package
         self.cache = cache or AnalysisCache()
-        self._identifiers: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._identifiers: dict[str, Identifiers] = {}
+        self._all_loaded = False
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
         self._looked_up: dict[str, bytes | None] | None = None
         self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
@@ -132,8 +140,9 @@ class NameSearch:
         sites = _load_sites(cached) if cached is not None else None
         if sites is None:
             sites = []
+            encoded = {name.encode() for name in wanted}
             for path in self._files():
-                found = self.identifiers(path)[1] & set(wanted)
+                found = _decoded(self.identifiers(path)[1] & encoded)
                 if found:
                     text = self.tree.read(path)
                     sites += [site for name in sorted(found) for site in _text_sites(text, path, name)]
@@ -151,13 +160,13 @@ class NameSearch:
         cached = _json(self.cache.get_raw(key))
         if isinstance(cached, list) and all(isinstance(files, list) for files in cached):
             return cached
-        defined_in: dict[str, list[str]] = {}
+        defined_in: dict[bytes, list[str]] = {}
         for path in self._files():
             for name in self.identifiers(path)[0]:
                 defined_in.setdefault(name, []).append(path)
         answer = []
         for names, at_least in wanted:
-            counts = Counter(path for name in names for path in defined_in.get(name, ()))
+            counts = Counter(path for name in names for path in defined_in.get(name.encode(), ()))
             files = sorted(path for path, n in counts.items() if n >= max(at_least, 1))
             answer.append(files if not at_most or len(files) <= at_most else [])
         self.cache.put_raw(key, json.dumps(answer).encode())
@@ -194,9 +203,10 @@ class NameSearch:
         self, kind: str, names: set[str], also: tuple[str, ...], at_least: int, at_most_files: int, calls: set[str]
     ) -> list[NameSite]:
         matched: list[tuple[str, frozenset[str]]] = []
+        encoded = {name.encode() for name in names}
         for path in self._files():
             defs, attributes = self.identifiers(path)
-            found = (defs if kind == "defs" else attributes) & names
+            found = _decoded((defs if kind == "defs" else attributes) & encoded)
             if found & calls:
                 text = self.tree.read(path)
                 found = frozenset(n for n in found if n not in calls or _called_on_others(text, n))
@@ -233,62 +243,47 @@ class NameSearch:
         self.cache.put_raw(key, json.dumps({cls: sorted(names) for cls, names in out.items()}).encode())
         return out
 
-    def _load_identifiers(self) -> None:
-        """Every file's identifiers: cached ones by stamp (or sent by a second process), the others
-        read in one batch."""
-        if self._identifiers:
+    def load_identifiers(self) -> None:
+        """Every file's identifiers, in memory: those this process read are kept as they were read,
+        cached ones are taken by stamp (or as sent by a second process), the others read in one
+        batch. Done before a second process is forked to search, it has them at no cost."""
+        if self._all_loaded:
             return
         missing: list[str] = []
         for path, cached in self._lookup().items():
+            if path in self._identifiers:
+                continue
             # A file a second process read since the lookup is in the cache now.
             found = _split_identifiers(cached or self.cache.get_raw(self._identifiers_key(path)))
             if found is None:
                 missing.append(path)
             else:
                 self._identifiers[path] = found
-        read = dict(self._read_identifiers(missing))
-        for path in missing:
-            key = self._identifiers_key(path)
-            self.cache.put_raw(key, read[key])
-            self._identifiers[path] = _split_identifiers(read[key]) or (frozenset(), frozenset())
+        for key, entry in self._read_identifiers(missing):
+            self.cache.put_raw(key, entry)
         self.cache.put_raw(self._all_read_key(), b"1")
+        self._all_loaded = True
 
     def _read_identifiers(self, paths: list[str]) -> list[tuple[str, bytes]]:
-        """(cache key, entry) of each file's identifiers, read from its text."""
+        """(cache key, entry) of each file's identifiers, read from its text (and kept here)."""
         out = []
         for path, source in self.tree.read_many(paths):
-            found = [set(pattern.findall(source)) for pattern in (_DEFS, _ATTRIBUTES)]
-            out.append((self._identifiers_key(path), b"\n".join(b" ".join(names) for names in found)))
+            defs, attributes = self._identifiers[path] = set(_DEFS.findall(source)), set(_ATTRIBUTES.findall(source))
+            out.append((self._identifiers_key(path), b" ".join(defs) + b"\n" + b" ".join(attributes)))
         return out
 
-    def start_reading(self) -> Worker | None:
-        """Read the identifiers of every file not cached yet in a second process (see `prefetch`);
-        `collect` takes them in. None when they are cached or no second process can run."""
-        task = self.reading_task()
-        return fork_worker(task) if task is not None else None
-
     def reading_task(self) -> Task | None:
-        """What `start_reading` runs in a second process (to run there beside other work); None
-        when the identifiers are cached, or too few are missing to pay for a process."""
-        split = self.reading_tasks(0)
-        return split[1] if split is not None else None
-
-    def reading_tasks(self, here: int) -> tuple[Task, Task] | None:
-        """`reading_task` in two parts: the files holding about `here` bytes of source, for this
-        process to read, and the others, for a second process; None as for `reading_task`."""
+        """Read the identifiers of every file not cached yet, share by share (`prefetch.Shares`):
+        the task may run in several processes at once (a second one started now, this one once it
+        is free), each reading the next share until none is left, and returns what it read. None
+        when they are cached, or too few are missing to pay for a process."""
         missing = self._unread()
         if not missing:
             return None
-        size, cut = 0, 0
-        while cut < len(missing) and size < here:
-            size += self.tree.size(missing[cut])
-            cut += 1
-        mine, theirs = missing[:cut], missing[cut:]
-        return (lambda: self._read_identifiers(mine)), (lambda: self._read_identifiers(theirs))
-
-    def unread_size(self) -> int:
-        """How many bytes of source the files whose identifiers are not cached hold."""
-        return sum(self.tree.size(path) for path in self._unread())
+        count = min(_SHARES, len(missing))
+        parts = [missing[i::count] for i in range(count)]  # every count-th file: shares of a like size
+        shares = Shares(count)
+        return lambda: [entry for share in shares for entry in self._read_identifiers(parts[share])]
 
     def _unread(self) -> list[str]:
         """The files whose identifiers are not cached; none when too few are to pay for a process."""
@@ -315,10 +310,10 @@ class NameSearch:
     def _identifiers_key(self, path: str) -> str:
         return f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
 
-    def identifiers(self, path: str) -> tuple[frozenset[str], frozenset[str]]:
+    def identifiers(self, path: str) -> Identifiers:
         """The names a file defines with `def`, and the names it writes after a dot (cached by the
         file's stamp: its content id, or for a folder its size and time)."""
-        self._load_identifiers()
+        self.load_identifiers()
         return self._identifiers[path]
 
     def _parse(self, path: str) -> ast.Module | None:
@@ -406,15 +401,16 @@ def _called_on_others(text: bytes, name: str) -> bool:
     return False
 
 
-def _split_identifiers(data: bytes | None) -> tuple[frozenset[str], frozenset[str]] | None:
+def _split_identifiers(data: bytes | None) -> Identifiers | None:
     """A file's cached identifiers (defined, then used after a dot); None when absent or damaged."""
     if data is None or b"\n" not in data:
         return None
-    try:
-        defs, _, attributes = data.decode("ascii").partition("\n")
-    except UnicodeDecodeError:
-        return None
-    return frozenset(defs.split()), frozenset(attributes.split())
+    defs, _, attributes = data.partition(b"\n")
+    return set(defs.split()), set(attributes.split())
+
+
+def _decoded(names: AbstractSet[bytes]) -> frozenset[str]:
+    return frozenset(name.decode() for name in names)
 
 
 def _json(data: bytes | None) -> object:

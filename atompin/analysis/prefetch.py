@@ -7,8 +7,8 @@ checks run, so on a machine with a second core it is forked off:
 - while the consumer is scanned, one child indexes the provider modules the consumer's import
   statements name, with the bases and re-exports that pulls in (`ProviderIndex.start_indexing`),
   and another reads the identifiers of every provider file for the rules' name searches
-  (`NameSearch.start_reading`); on two cores one child does both, or this process reads the
-  identifiers after its scan, or (nothing to index, a small consumer) a share of them;
+  (`NameSearch.reading_task`); on two cores one child does both. The identifiers are read in
+  shares (`Shares`) that whoever is free takes: this process takes those left after its scan;
 - while the names, patches and calls are checked, a child runs the contact rules
   (`engine.ContactRules`), and another searches the provider for its own calls of what the
   consumer replaced with a narrower function (`CallerSearch.start_search`).
@@ -31,7 +31,7 @@ import pickle
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
 
@@ -138,3 +138,26 @@ def fork_worker(*tasks: Task) -> Worker | None:
             os._exit(status)
     os.close(write_fd)
     return Worker(pid, read_fd)
+
+
+class Shares:
+    """A job cut in `count` numbered shares, each taken by one of the processes working on it,
+    whichever is free: a pipe made before they fork holds one byte per share, and a process takes
+    the next share by reading one byte (reads of a pipe are atomic), so two processes whose other
+    work ends at different times both keep working until the job is done. A share taken by a
+    process that dies is lost: its work must be redone by whoever needs it."""
+
+    MAX = 256  # one byte each, far below a pipe's buffer: writing them never blocks
+
+    def __init__(self, count: int) -> None:
+        if not 0 < count <= self.MAX:
+            raise ValueError(f"between 1 and {self.MAX} shares, not {count}")
+        read_fd, write_fd = os.pipe()
+        os.write(write_fd, bytes(range(count)))
+        os.close(write_fd)  # once they are all taken, a read meets the end of the pipe
+        self._pipe = os.fdopen(read_fd, "rb", buffering=0)  # closed with this object
+
+    def __iter__(self) -> Iterator[int]:
+        """The shares this process takes, one at a time, until none is left."""
+        while taken := self._pipe.read(1):
+            yield taken[0]

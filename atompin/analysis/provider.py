@@ -179,12 +179,12 @@ class ProviderIndex:
         """`warm` these symbols, here and in the indexes `also` (a baseline), in a second process
         (see `prefetch`); `collect` takes in the indexes it built. None when it would not pay
         (little to parse) or cannot run here."""
-        found = self.indexing_task(symbols, also)
-        return fork_worker(found[0]) if found is not None else None
+        task = self.indexing_task(symbols, also)
+        return fork_worker(task) if task is not None else None
 
-    def indexing_task(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> tuple[Task, int] | None:
-        """What `start_indexing` runs in a second process (to run there beside other work), and
-        how many bytes of source it will parse; None when that is too little to pay."""
+    def indexing_task(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> Task | None:
+        """What `start_indexing` runs in a second process (to run there beside other work); None
+        when what it would parse is too little to pay."""
         wanted = sorted(set(symbols))
         indexes = [self, *also]
         size = sum(index.uncached(wanted) for index in indexes)
@@ -200,7 +200,7 @@ class ProviderIndex:
                 written += recorder.written
             return written
 
-        return task, size
+        return task
 
     def collect(self, worker: Worker | None) -> None:
         """Take in what a second process indexed (into the cache, where every index finds it)."""
