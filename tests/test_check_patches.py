@@ -389,6 +389,41 @@ def test_the_older_api_branch_runs_where_one_tested_name_is_missing(run_check):
     assert finding.symbol == "pv.worker.runner:Runner.execute_old" and finding.severity.value == "error"
 
 
+LEAVING_TEST = """
+    from pv.worker.runner import Runner
+    def install():
+        {keep}
+        if {condition}:
+            return
+        original = Runner.{name}
+        Runner.{name} = original
+"""
+
+
+@pytest.mark.parametrize(
+    ("condition", "name", "severity", "says"),
+    [
+        # The rest runs only where Runner.gone exists: a guarded patch, which then installs nothing.
+        ('not hasattr(Runner, "gone")', "gone", "error", "guarded (hasattr)"),
+        # The rest runs only where Runner.execute is absent: a fallback for older providers.
+        ('hasattr(Runner, "execute")', "execute_old", "info", "a fallback for older providers"),
+    ],
+)
+def test_the_rest_of_a_block_a_kept_hasattr_test_leaves_is_guarded_as_a_written_one(
+    run_check, condition: str, name: str, severity: str, says: str
+):
+    written = run_check(PROVIDER, consumer(LEAVING_TEST.format(keep="pass", condition=condition, name=name)))
+    kept_condition = "not uses_new_api" if condition.startswith("not ") else "uses_new_api"
+    keep = f"uses_new_api = {condition.removeprefix('not ')}"
+    kept = run_check(PROVIDER, consumer(LEAVING_TEST.format(keep=keep, condition=kept_condition, name=name)))
+    [finding] = [f for f in kept.findings if f.rule.value == "missing-patch-target"]
+    assert (finding.symbol, finding.severity.value) == (f"pv.worker.runner:Runner.{name}", severity)
+    assert says in finding.message
+    assert [(f.rule, f.symbol, f.severity) for f in kept.findings] == [
+        (f.rule, f.symbol, f.severity) for f in written.findings
+    ]
+
+
 def test_a_deeper_read_of_a_patched_attribute_goes_with_the_patch(run_check):
     # ATOM's Kimi-K3 bridge keeps `original = ModelRunner.kimi_linear_config` and calls
     # `original.__get__(...)` in its replacement: reading the gone attribute is what raises first.

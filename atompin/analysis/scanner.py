@@ -620,8 +620,7 @@ class ConsumerScanner:
         if gate is not None:
             return self._gated_branches(node, gate, ctx)
         if isinstance(test, AttributeProbe):  # `uses_new_api = hasattr(X, "f")` ... `if uses_new_api:`
-            self._probed_branches(node, test, ctx)
-            return None
+            return self._probed_branches(node, test, ctx)
         guard, negated = direct or self._hasattr_guard(node.test, ctx)
         if guard is None:
             if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
@@ -647,13 +646,16 @@ class ConsumerScanner:
                 return absent
         return None
 
-    def _probed_branches(self, node: ast.If, probe: AttributeProbe, ctx: _Ctx) -> None:
+    def _probed_branches(self, node: ast.If, probe: AttributeProbe, ctx: _Ctx) -> _Ctx | None:
         """The branches of an `if` on a kept `hasattr` test: where it holds, the names are guarded;
-        the other branch runs only where one of them is absent (a fallback for older providers)."""
+        the other branch runs only where one of them is absent (a fallback for older providers).
+        A body that leaves (`if not uses_new_api: return`) puts the rest of the block on the other
+        side: the context it runs in is returned."""
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
         other = self._absent(node, probe.owner, probe.names, ctx)
         body, orelse = (guarded, other) if probe.present else (other, guarded)
         self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope)
+        return orelse if not node.orelse and leaves(node.body) else None
 
     def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope) -> None:
         """Read the alternative branches of an `if`. A name they bind to provider objects may hold any of
