@@ -586,6 +586,105 @@ def test_a_provider_call_on_a_path_the_consumer_replaced_does_not_count():
     assert [f[0] for f in found(check(consumer, provider, baseline=before), "override-drift")] == ["error"]
 
 
+# vLLM 0.25's weight-transfer engines gained `update_weights`, which calls `self.receive_weights(info)`;
+# vllm-ascend's engines take `receive_weights(info, load_weights)`, and its own NPUWorker (named as the
+# platform's worker class, beside vLLM's GPU Worker) calls them that way: only the GPU Worker calls
+# `engine.update_weights`.
+ENGINE_BEFORE = {
+    "pv/__init__.py": "",
+    "pv/engine.py": """
+        class Engine:
+            def receive_weights(self, info):
+                raise NotImplementedError
+    """,
+    "pv/worker_base.py": """
+        class WorkerBase:
+            def load_model(self):
+                ...
+    """,
+    "pv/gpu_worker.py": """
+        from pv.worker_base import WorkerBase
+
+        class Worker(WorkerBase):
+            def update_weights(self, info):
+                self.engine.receive_weights(info)
+    """,
+}
+ENGINE_AFTER = {
+    **ENGINE_BEFORE,
+    "pv/engine.py": """
+        class Engine:
+            def update_weights(self, info):
+                self.receive_weights(self.parse(info))
+
+            def parse(self, info):
+                return info
+
+            def receive_weights(self, info):
+                raise NotImplementedError
+    """,
+    "pv/gpu_worker.py": """
+        from pv.worker_base import WorkerBase
+
+        class Worker(WorkerBase):
+            def update_weights(self, info):
+                self.engine.update_weights(info)
+    """,
+    "pv/api.py": """
+        async def update_weights(client, body):
+            await client.update_weights(request=body)
+    """,
+}
+ENGINE_CONSUMER = {
+    "plug/__init__.py": "",
+    "plug/engine.py": """
+        from pv.engine import Engine
+
+        class MyEngine(Engine):
+            def receive_weights(self, info, load_weights):
+                load_weights(info)
+    """,
+    "plug/worker.py": """
+        from pv.worker_base import WorkerBase
+
+        class MyWorker(WorkerBase):
+            def update_weights(self, info):
+                self.engine.receive_weights(info, load_weights=self.model.load_weights)
+    """,
+    "plug/platform.py": """
+        WORKER = "plug.worker.MyWorker"
+    """,
+}
+
+
+def test_a_new_provider_method_called_only_in_a_class_the_consumer_stands_in_for_is_a_warning():
+    [finding] = [
+        f
+        for f in check(ENGINE_CONSUMER, ENGINE_AFTER, baseline=ENGINE_BEFORE).findings
+        if f.rule.value == "override-drift"
+    ]
+    severity, message = finding.severity.value, finding.message
+    assert severity == "warning" and "Engine.update_weights is new since" in message
+    assert "inside Worker.update_weights, which plug.worker:MyWorker, handed to the provider" in message
+    # Not handed over (so the provider's own Worker may be the one that runs): an error.
+    alone = {k: v for k, v in ENGINE_CONSUMER.items() if k != "plug/platform.py"}
+    assert [f[0] for f in found(check(alone, ENGINE_AFTER, baseline=ENGINE_BEFORE), "override-drift")] == ["error"]
+    # A stand-in that does not implement the calling method itself: the provider's may run: an error.
+    other = {**ENGINE_CONSUMER, "plug/worker.py": ENGINE_CONSUMER["plug/worker.py"].replace("update_weights", "reload")}
+    assert [f[0] for f in found(check(other, ENGINE_AFTER, baseline=ENGINE_BEFORE), "override-drift")] == ["error"]
+    # A call of the new method elsewhere (a module-level function): an error.
+    elsewhere = {
+        **ENGINE_AFTER,
+        "pv/api.py": """
+            def reload(engine, info):
+                engine.update_weights(info)
+        """,
+    }
+    assert [f[0] for f in found(check(ENGINE_CONSUMER, elsewhere, baseline=ENGINE_BEFORE), "override-drift")] == [
+        "error"
+    ]
+
+
 # -- protocol-drift --------------------------------------------------------------------
 
 ROLE_A = {

@@ -27,6 +27,9 @@ from atompin.analysis.usage import (
 )
 from atompin.model import Status
 
+# Handed over as the class to use: named by dotted path, or passed to a provider call.
+_REGISTERED = (HandoverKind.PATH, HandoverKind.CALL)
+
 
 @dataclass(frozen=True)
 class ConsumerRef:
@@ -157,6 +160,31 @@ class Hierarchy:
                 owner = self.consumer(taker.node)
                 by = by or (owner.symbol if owner is not None and not owner.muted else "")
             memo[key] = by
+        return memo[key]
+
+    def standing_in(self, holder: ClassRef, method: str) -> ConsumerClass | None:
+        """A consumer class handed to the provider (by dotted path, or to a provider call) that
+        implements `method` itself beside provider class `holder`: it derives from a provider base
+        of holder's, not from holder (vllm-ascend's NPUWorker, a WorkerBase named as its
+        platform's worker class, beside vLLM's GPU Worker). Where it stands in, holder's `method`
+        runs only on instances of holder the consumer does not make. None when there is none."""
+        memo: dict[tuple[ClassRef, str], ConsumerClass | None] = self.memo.setdefault("standing_in", {})
+        key = (holder, method)
+        if key not in memo:
+            handed = {h.target for h in self.usage.contact.handovers if h.kind in _REGISTERED}
+            bases = [node for node in self.index.mro(holder)[1:] if isinstance(node, ClassRef)]
+            memo[key] = next(
+                (
+                    cls
+                    for base in bases
+                    for cls in self.derived_from(base)
+                    if cls.name in handed
+                    and not cls.muted
+                    and cls.method(method) is not None
+                    and holder not in self.mro(cls.name)
+                ),
+                None,
+            )
         return memo[key]
 
     def running(self, provider: ClassRef, method: str) -> list[ConsumerClass]:

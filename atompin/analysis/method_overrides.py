@@ -99,7 +99,7 @@ def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: B
             continue
         if pair.method.raises:
             continue  # every call of it fails (a stub the consumer never expects called): what it takes does not matter
-        finding = _hierarchy_calls(hierarchy, pair, baseline)
+        finding = _hierarchy_calls(hierarchy, pair, baseline, search)
         if finding is not None:
             findings.append(finding)
         elif not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
@@ -124,7 +124,9 @@ def _reaches(hierarchy: Hierarchy, pair: OverridePair, call: SelfCall, caller: C
     return True  # self.m / cls.m / rebuilds dispatch on the instance: the override wins
 
 
-def _hierarchy_calls(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None) -> Finding | None:
+def _hierarchy_calls(
+    hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None, search: NameSearch
+) -> Finding | None:
     name = pair.method.name
     problems: list[tuple[ClassRef, SelfCall, str]] = []
     for node in hierarchy.mro(pair.cls.name):
@@ -153,20 +155,54 @@ def _hierarchy_calls(hierarchy: Hierarchy, pair: OverridePair, baseline: Baselin
     if call.receiver == "super":
         what = f"calls super().{name}"
     since = " (no baseline tells whether this changed: `lock` takes the consumer's declared provider)"
+    beside = ""
     if baseline is not None:
         since = ""
         if baseline.method(caller, call.method) is None:
             since = f" ({caller.qualname}.{call.method} is new {baseline.since})"
+            beside = _called_beside_stand_ins(hierarchy, search, caller, call.method) if new else ""
         elif not new:
             since = f" (it did so {baseline.since} too, where the override works: probably a path not taken)"
     more = f" ({len(problems) - 1} more such call(s))" if len(problems) > 1 else ""
     message = (
         f"{caller}.{call.method} ({path}:{call.line}) {what}{call.shape.render()}{since}, which the override "
         f"{pair.owner.symbol}.{name}{pair.method.signature.render()} cannot take: it {problem}{more}. "
-        f"TypeError when that path runs"
+        f"TypeError when that path runs{beside}"
     )
-    severity = Severity.ERROR if new else Severity.WARNING
+    severity = Severity.ERROR if new and not beside else Severity.WARNING
     return Finding(Rule.OVERRIDE_DRIFT, severity, pair.symbol, (pair.site,), message)
+
+
+def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: ClassRef, method: str) -> str:
+    """For a provider method new since the baseline (the consumer, written against it, does not
+    call it itself): when the provider calls it, on an object it was handed, only inside methods
+    of classes that a consumer class handed over in their place implements itself
+    (`Hierarchy.standing_in`), say so; "" otherwise (no such call, or one elsewhere)."""
+    info = hierarchy.provider(caller)
+    member = info.members.get(method) if info is not None else None
+    if member is None or member.signature is None:
+        return ""
+    beside: list[tuple[NameSite, ConsumerClass]] = []
+    for site in search.find([method], called=[method]).get(method, []):
+        if site.kind is SiteKind.CALL and site.shape is not None and site.receiver is SiteReceiver.OTHER:
+            if call_problem(member.signature, site.shape, bound=True) is not None:
+                continue  # not a call this method takes: another class's method of that name
+        if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or not site.cls:
+            return ""  # read, or called on itself, or outside a class: it may reach the consumer's object
+        module, _ = hierarchy.index.tree.module_name(site.path)
+        stand_in = hierarchy.standing_in(ClassRef(module, site.cls), site.function)
+        if stand_in is None:
+            return ""
+        beside.append((site, stand_in))
+    if not beside:
+        return ""
+    site, stand_in = beside[0]
+    more = f" (and {len(beside) - 1} more such call(s))" if len(beside) > 1 else ""
+    return (
+        f"; but the provider calls {method} only at {site.where}, inside {site.cls}.{site.function}{more}, which "
+        f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
+        "the consumer does not make run that call"
+    )
 
 
 def _failed_at_baseline(baseline: Baseline, pair: OverridePair, caller: ClassRef, call: SelfCall) -> bool:
