@@ -127,13 +127,13 @@ def scan_beside_provider(
             workers += [index.start_indexing(symbols[::2], also), fork_worker(task) if task is not None else None]
             for each in (index, *also):
                 each.warm(symbols[1::2])
-        searching = bool(reading) and searches_names(usage)
-        if searching and any(workers):
-            store(reading[0](), cache)  # the shares no second process has taken yet
+        if reading and any(workers) and searches_names(usage):
+            # The shares no second process has taken yet. What this process reads stays in memory
+            # (the contact rules' process, forked later, has it at no cost); the rest is loaded
+            # from the cache where it is asked for.
+            store(reading[0](), cache)
         index.collect(workers.pop(0))
         search.collect(workers.pop(0))
-        if searching:  # in memory before the contact rules' process is forked, which then has them
-            search.load_identifiers()
     finally:
         for worker in workers:  # the scan failed: nobody will read what they send
             if worker is not None:
