@@ -633,29 +633,29 @@ class ConsumerScanner:
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
         # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
         absent = self._absent(node, guard[0], (guard[1],), ctx) if direct is not None else ctx
-        if negated:
-            self._branches([(node.body, absent), (node.orelse, guarded)], ctx.scope)
-            # `if not hasattr(X, "f"): return` guards the rest of the block.
-            if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break)):
-                return guarded
-        else:
-            self._branches([(node.body, guarded), (node.orelse, absent)], ctx.scope)
-            # `if hasattr(X, "f"): return` guards the rest of the block the other way: it runs only when
-            # X.f is absent (a polyfill installed where the provider lacks it).
-            if direct is not None and not node.orelse and leaves(node.body):
-                return absent
-        return None
+        return self._hasattr_branches(node, guarded, absent, negated)
 
     def _probed_branches(self, node: ast.If, probe: AttributeProbe, ctx: _Ctx) -> _Ctx | None:
-        """The branches of an `if` on a kept `hasattr` test: where it holds, the names are guarded;
-        the other branch runs only where one of them is absent (a fallback for older providers).
-        A body that leaves (`if not uses_new_api: return`) puts the rest of the block on the other
-        side: the context it runs in is returned."""
+        """The branches of an `if` on a kept `hasattr` test, read as a written test's are: where it
+        holds, the names are guarded; the other branch runs only where one of them is absent (a
+        fallback for older providers)."""
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
-        other = self._absent(node, probe.owner, probe.names, ctx)
-        body, orelse = (guarded, other) if probe.present else (other, guarded)
-        self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope)
-        return orelse if not node.orelse and leaves(node.body) else None
+        absent = self._absent(node, probe.owner, probe.names, ctx)
+        return self._hasattr_branches(node, guarded, absent, not probe.present)
+
+    def _hasattr_branches(self, node: ast.If, guarded: _Ctx, absent: _Ctx, negated: bool) -> _Ctx | None:
+        """Read the branches of an `if` on a `hasattr` test (written, or kept in a name): where the
+        test finds the names in `guarded`, the other branch in `absent`. A body that leaves puts the
+        rest of the block on the other side, and its context is returned: `if not hasattr(X, "f"):
+        return` guards the rest (a `raise` there is a requirement, not a guard), and after
+        `if hasattr(X, "f"): return` the rest runs only where X.f is absent (a polyfill)."""
+        if negated:
+            self._branches([(node.body, absent), (node.orelse, guarded)], guarded.scope)
+            if node.body and isinstance(node.body[-1], (ast.Return, ast.Continue, ast.Break)):
+                return guarded
+            return None
+        self._branches([(node.body, guarded), (node.orelse, absent)], guarded.scope)
+        return absent if not node.orelse and leaves(node.body) else None
 
     def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope) -> None:
         """Read the alternative branches of an `if`. A name they bind to provider objects may hold any of
