@@ -489,7 +489,7 @@ def test_identifiers_read_here_are_kept_in_memory_and_the_rest_taken_from_the_ca
     asked: list[str] = []
     real_get = cache.get_raw
     monkeypatch.setattr(cache, "get_raw", lambda key: asked.append(key) or real_get(key))
-    search.load_identifiers()
+    search._load_identifiers()
     # What was read here is not looked up again; the rest is taken from the cache, none is lost.
     assert sorted(key for key in asked if key.startswith("identifiers:")) == sorted(
         search._identifiers_key(path) for path in theirs

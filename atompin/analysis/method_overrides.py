@@ -184,10 +184,10 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
         return ""
     beside: list[tuple[NameSite, ConsumerClass]] = []
     for site in search.find([method], called=[method]).get(method, []):
-        if site.kind is SiteKind.CALL and site.shape is not None and site.receiver is SiteReceiver.OTHER:
-            if call_problem(member.signature, site.shape, bound=True) is not None:
-                continue  # not a call this method takes: another class's method of that name
-        if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or not site.cls:
+        handed = site.kind is SiteKind.CALL and site.receiver is SiteReceiver.OTHER
+        if handed and site.shape is not None and call_problem(member.signature, site.shape, bound=True) is not None:
+            continue  # not a call this method takes: another class's method of that name
+        if not handed or not site.cls:
             return ""  # read, or called on itself, or outside a class: it may reach the consumer's object
         module, _ = hierarchy.index.tree.module_name(site.path)
         stand_in = hierarchy.standing_in(ClassRef(module, site.cls), site.function)

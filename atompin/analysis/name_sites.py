@@ -243,10 +243,10 @@ class NameSearch:
         self.cache.put_raw(key, json.dumps({cls: sorted(names) for cls, names in out.items()}).encode())
         return out
 
-    def load_identifiers(self) -> None:
-        """Every file's identifiers, in memory: those this process read are kept as they were read,
-        cached ones are taken by stamp (or as sent by a second process), the others read in one
-        batch. Done before a second process is forked to search, it has them at no cost."""
+    def _load_identifiers(self) -> None:
+        """Every file's identifiers, in memory: those this process read are kept as they were read
+        (a process forked later has them at no cost), cached ones are taken by stamp (or as sent by
+        a second process), the others read in one batch."""
         if self._all_loaded:
             return
         missing: list[str] = []
@@ -313,7 +313,7 @@ class NameSearch:
     def identifiers(self, path: str) -> Identifiers:
         """The names a file defines with `def`, and the names it writes after a dot (cached by the
         file's stamp: its content id, or for a folder its size and time)."""
-        self.load_identifiers()
+        self._load_identifiers()
         return self._identifiers[path]
 
     def _parse(self, path: str) -> ast.Module | None:
