@@ -173,6 +173,65 @@ def test_ladder_with_fallback_is_degraded_warning(run_check):
     assert "degraded" in finding.message and "sets fast_path = None" in finding.message
 
 
+@pytest.mark.parametrize("suppress", ["contextlib.suppress(ImportError)", "suppress(ImportError, AttributeError)"])
+def test_an_import_under_suppress_is_read_as_a_try_that_catches_it(run_check, suppress: str):
+    src = f"""
+        import contextlib
+        from contextlib import suppress
+        with {suppress}:
+            from pv.core.utils import fast_path
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == (
+        "unresolved-import",
+        "warning",
+        "pv.core.utils:fast_path",
+    )
+    assert "degraded" in finding.message and "the fallback does nothing" in finding.message
+    # Another context manager catches nothing: the import raises.
+    [other] = run_check(PROVIDER, consumer(src.replace(suppress, "open('x')"))).findings
+    assert other.severity.value == "error"
+
+
+CAUGHT_HELPER = """
+    import contextlib
+
+    def install():
+        from pv.core.utils import fast_path
+        fast_path.enabled = True
+
+    with contextlib.suppress(ImportError):
+        install()
+"""
+
+
+def test_an_import_failing_in_a_function_every_call_of_which_is_caught_is_a_warning(run_check):
+    # vllm-ascend's patch_vision: `with contextlib.suppress(ImportError): install_patch()`.
+    [finding] = run_check(PROVIDER, consumer(CAUGHT_HELPER)).findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "warning")
+    assert "every call of install() is inside a try that catches it (plug/mod.py:7)" in finding.message
+    as_try = CAUGHT_HELPER.replace(
+        "with contextlib.suppress(ImportError):\n        install()",
+        "try:\n        install()\n    except ImportError:\n        pass",
+    )
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(as_try)).findings] == ["warning"]
+
+
+@pytest.mark.parametrize(
+    "more",
+    [
+        "install()",  # also called where nothing catches it
+        "HOOKS = [install]",  # handed on: whoever calls it is not seen
+    ],
+)
+def test_an_import_failing_in_a_function_called_elsewhere_too_stays_an_error(run_check, more: str):
+    [finding] = run_check(PROVIDER, consumer(CAUGHT_HELPER + "    " + more + "\n")).findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "error")
+    # Named in another file of the consumer (imported there): an error as well.
+    files = {**consumer(CAUGHT_HELPER), "plug/other.py": "from plug.mod import install\ninstall()\n"}
+    assert [f.severity.value for f in run_check(PROVIDER, files).findings] == ["error"]
+
+
 def test_ladder_broad_except_that_logs_and_returns(run_check):
     src = """
         import logging

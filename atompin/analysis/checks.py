@@ -237,6 +237,17 @@ class UsageChecker:
                 if res.status is not Status.MISSING:
                     continue
                 probe = self._probe(use.ref) if group.function else None
+                caught = self.usage.caught_calls.get(f"{group.path}:{group.function}") if group.function else None
+                if caught is not None and probe is None:
+                    message = (
+                        f"{res.reason}; the import in {group.function}() raises ImportError{_via(use)}, but every "
+                        f"call of {group.function}() is inside a try that catches it ({caught}): what the function "
+                        "would do is skipped there"
+                    )
+                    self.findings.add(
+                        Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(use.ref), [use.site], message
+                    )
+                    continue
                 if probe is None:
                     message = f"{res.reason}; the import raises ImportError{_via(use)}"
                     self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, self.symbol(use.ref), [use.site], message)

@@ -161,6 +161,24 @@ def describe_fallback(body: list[ast.stmt]) -> str:
     return ", ".join(dict.fromkeys(parts)) or "does nothing"
 
 
+def suppressing_try(node: ast.With | ast.AsyncWith) -> ast.Try | None:
+    """`with contextlib.suppress(ImportError): <body>` as the try it amounts to (`try: <body>` /
+    `except ImportError: pass`), so that everything a try means is read the same; None for any
+    other `with`."""
+    if len(node.items) != 1 or node.items[0].optional_vars is not None:
+        return None
+    call = node.items[0].context_expr
+    if not (isinstance(call, ast.Call) and call.args and not call.keywords):
+        return None
+    if dotted(call.func) not in ("suppress", "contextlib.suppress"):
+        return None
+    caught = call.args[0] if len(call.args) == 1 else ast.Tuple(elts=list(call.args), ctx=ast.Load())
+    handler = ast.ExceptHandler(type=caught, name=None, body=[ast.copy_location(ast.Pass(), node)])
+    return ast.copy_location(
+        ast.Try(body=node.body, handlers=[ast.copy_location(handler, node)], orelse=[], finalbody=[]), node
+    )
+
+
 def feature_test(function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.Try | None:
     """The try of a function that ends by testing whether something imports, else None: the try
     is its last statement but `return`s, holds only imports (maybe then a `return`), each handler

@@ -46,6 +46,7 @@ from atompin.analysis.guards import (
     hasattr_tests,
     imports_package,
     leaves,
+    suppressing_try,
     type_error_handling,
 )
 from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
@@ -165,6 +166,8 @@ class _Ctx:
     branch: str = ""
     # The consumer class whose method this is (dotted; "" elsewhere): what `super()` means.
     owner: str = ""
+    # In the body of a try that catches ImportError: that try ("path:line"; "" elsewhere).
+    catching_import: str = ""
 
 
 def _evolve(ctx: _Ctx, **changes: object) -> _Ctx:
@@ -244,6 +247,10 @@ class ConsumerScanner:
         self._scopes: dict[str, Scope] = {}
         self._private_names: dict[str, dict[str, tuple[list[ast.Call], int]]] = {}  # see `_private_calls`
         self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
+        # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
+        # that catches ImportError ("" when none does). See `_caught_calls`.
+        self._own_calls: dict[tuple[str, str], dict[str, str]] = {}
+        self._unscanned: list[bytes] = []  # the sources of the consumer's files not scanned
         self._feature_tests: set[int] = set()  # the tries of functions that only test an import
         self._naming_files: dict[str, bool] = {}  # see `_names_provider`
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
@@ -271,6 +278,7 @@ class ConsumerScanner:
         the same (its module is read when it is not scanned). Returns the usage found."""
         for path, source in unscanned:
             self._record_class_paths(path, source)
+            self._unscanned.append(source)
         parsed: list[tuple[_File, ast.Module]] = []
         for path, module, is_package, source in files:
             self.usage.files += 1
@@ -298,8 +306,23 @@ class ConsumerScanner:
                     continue
             self._within_limits(job.function.file.path, self._run_function, job)
         self._finish_contact()
+        self._caught_calls()
         self._dedupe()
         return self.usage
+
+    def _caught_calls(self) -> None:
+        """The module-level functions every call of which sits in a try that catches ImportError
+        (`with suppress(ImportError): install()`), and whose name the consumer's files (scanned or
+        not) write nowhere but at their definition and those calls (not imported elsewhere, not
+        handed on as a callback): an import failing inside them is caught there."""
+        for (path, name), calls in sorted(self._own_calls.items()):
+            tries = sorted(set(calls.values()))
+            if not tries or "" in tries:
+                continue
+            word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+            sources = (*self._sources.values(), *self._unscanned)
+            if sum(len(word.findall(source)) for source in sources) == 1 + len(calls):
+                self.usage.caught_calls[f"{path}:{name}"] = tries[0]
 
     def _within_limits(self, path: str, read: Callable[..., object], *args: object) -> None:
         """Read a body; hostile nesting that exhausts the recursion makes the file unknown, not a crash."""
@@ -691,6 +714,8 @@ class ConsumerScanner:
         happens when every alternative fails.
         """
         body_ctx = _evolve(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
+        if catches_import_error(node.handlers):
+            body_ctx = _evolve(body_ctx, catching_import=f"{ctx.file.path}:{node.lineno}")
         caught = type_error_handling(node.handlers)
         if catches_import_error(node.handlers) and self._imports_provider(node.body, ctx):
             if ctx.in_handler and ctx.ladder is not None:
@@ -799,6 +824,10 @@ class ConsumerScanner:
         self._block(node.orelse, ctx)
 
     def _visit_With(self, node: ast.With | ast.AsyncWith, ctx: _Ctx) -> None:
+        as_try = suppressing_try(node)
+        if as_try is not None:  # `with suppress(ImportError):` is a try that catches it
+            self._visit_Try(as_try, ctx)
+            return
         for item in node.items:
             value = self._eval(item.context_expr, ctx)
             if item.optional_vars is not None:
@@ -1144,6 +1173,10 @@ class ConsumerScanner:
         if self._pending is not None:  # module bodies are still being read
             self._pending.append((callee, node, args, kwargs, ctx))
             return
+        defined = self._functions.get(callee.dotted)
+        if defined is not None and "." not in defined.qualname:
+            calls = self._own_calls.setdefault((defined.file.path, defined.qualname), {})
+            calls[f"{ctx.file.path}:{node.lineno}:{node.col_offset}"] = ctx.catching_import
         # Only arguments that can lead into the provider are worth reading a helper again:
         # provider objects, and strings that name a provider module.
         values = (*args, *kwargs.values())

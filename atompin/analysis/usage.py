@@ -238,6 +238,9 @@ class ConsumerUsage:
     # Provider module names the consumer registers in sys.modules itself.
     injected_modules: list[tuple[str, Site]] = field(default_factory=list)
     registrations: list[Registration] = field(default_factory=list)
+    # Module-level consumer functions called only inside a try (or `with suppress(...)`) that
+    # catches ImportError, and named nowhere else: "path:function" -> that try ("path:line").
+    caught_calls: dict[str, str] = field(default_factory=dict)
     # Imports between consumer modules, and names of consumer modules in string literals.
     module_edges: list[ModuleEdge] = field(default_factory=list)
     # The consumer's classes and the calls, unpackings and handovers around them.
