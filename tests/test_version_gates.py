@@ -56,6 +56,34 @@ def test_an_exact_version_gate_skips_the_branch_that_cannot_run(run_check):
     assert brief(at_025) == [("unresolved-import", "error", "pv.layers.old_attn:decode", ["plug/mod.py:4"])]
 
 
+GATED_DEFS = """
+    from plug.utils import pv_version_is
+    from pv.layers.new_attn import decode
+
+    if pv_version_is("0.25.0"):
+        def run(x):
+            return decode(x, 2)
+    else:
+        def run(x):
+            return decode(x)
+
+    class Runner:
+        if pv_version_is("0.25.0"):
+            def step(self, x):
+                return decode(x, 2)
+"""
+
+
+def test_a_function_defined_in_a_dead_branch_is_not_checked_either(run_check):
+    # vllm-ascend defines its V2 runner's methods for vLLM main in the other branch of
+    # `if vllm_version_is("0.27.1"):` (in a class body): at 0.27.1 their bodies never run.
+    assert run_check(PROVIDER, consumer(GATED_DEFS), version="0.25.1").findings == ()
+    # Where the branch is live, the bodies are checked: the calls pass one argument too many.
+    at_025 = run_check(PROVIDER, consumer(GATED_DEFS), version="0.25.0")
+    assert [(f.rule.value, f.severity.value) for f in at_025.findings] == [("arity-drift", "error")]
+    assert {str(site) for f in at_025.findings for site in f.sites} == {"plug/mod.py:6", "plug/mod.py:14"}
+
+
 def test_the_live_branch_of_a_gate_is_still_checked(run_check):
     broken = LADDER.replace("new_attn import decode", "new_attn import gone")
     assert brief(run_check(PROVIDER, consumer(broken), version="0.25.1")) == [

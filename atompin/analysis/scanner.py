@@ -189,6 +189,9 @@ class _Function:
     closure: Scope
     muted: bool = False  # defined in a helper module outside the scanned package
     owner: str = ""  # the consumer class (dotted) when this is a method defined in its body
+    # What must hold for the definition to run (a version gate's branch, an ImportError
+    # handler): the body runs only where it did.
+    when: tuple[Condition, ...] = ()
 
     @property
     def params(self) -> list[str]:
@@ -546,7 +549,7 @@ class ConsumerScanner:
         for deco in node.decorator_list:
             self._eval(deco, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
-        fn = _Function(node, ctx.file, qualname, ctx.scope, muted=not ctx.record)
+        fn = _Function(node, ctx.file, qualname, ctx.scope, muted=not ctx.record, when=ctx.when)
         dotted_name = f"{ctx.file.module}.{qualname}"
         # The first definition wins: a later redefinition in a rescan must not shadow it.
         self._functions.setdefault(dotted_name, fn)
@@ -568,7 +571,8 @@ class ConsumerScanner:
                 for deco in stmt.decorator_list:
                     self._eval(deco, ctx)
                 owner = f"{ctx.file.module}.{qualname}"
-                fn = _Function(stmt, ctx.file, f"{qualname}.{stmt.name}", ctx.scope, muted=not ctx.record, owner=owner)
+                name = f"{qualname}.{stmt.name}"
+                fn = _Function(stmt, ctx.file, name, ctx.scope, muted=not ctx.record, owner=owner, when=ctx.when)
                 self._functions.setdefault(f"{ctx.file.module}.{qualname}.{stmt.name}", fn)
                 self._enqueue(fn, {}, ctx.via, ctx.depth)
             else:
@@ -1111,7 +1115,7 @@ class ConsumerScanner:
             if extra is not None:
                 scope.names[extra.arg] = None
         self._bind_receivers(fn, scope)
-        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth, owner=fn.owner)
+        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth, owner=fn.owner, when=fn.when)
         test = feature_test(fn.node)
         if test is not None:
             self._feature_tests.add(id(test))
