@@ -322,9 +322,11 @@ class ConsumerScanner:
             tries = sorted(set(calls.values()))
             if not tries or "" in tries:
                 continue
-            word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-            sources = (*self._sources.values(), *self._unscanned)
-            if sum(len(word.findall(source)) for source in sources) == 1 + len(calls):
+            needle = name.encode()
+            # The word pattern is read only where the plain bytes are (it is the slow part).
+            holding = [source for source in (*self._sources.values(), *self._unscanned) if needle in source]
+            word = re.compile(rb"\b" + re.escape(needle) + rb"\b")
+            if sum(len(word.findall(source)) for source in holding) == 1 + len(calls):
                 self.usage.caught_calls[f"{path}:{name}"] = tries[0]
 
     def _within_limits(self, path: str, read: Callable[..., object], *args: object) -> None:
