@@ -84,6 +84,30 @@ def test_a_function_defined_in_a_dead_branch_is_not_checked_either(run_check):
     assert {str(site) for f in at_025.findings for site in f.sites} == {"plug/mod.py:6", "plug/mod.py:14"}
 
 
+PER_RELEASE_REPLACEMENT = """
+    import pv.layers.new_attn
+    from plug.utils import pv_version_is
+
+    if pv_version_is("0.25.0"):
+        def decode(x, scale):
+            return x
+    else:
+        def decode(x):
+            return x
+
+    pv.layers.new_attn.decode = decode
+"""
+
+
+def test_a_replacement_defined_once_per_release_is_judged_by_the_definition_that_runs(run_check):
+    # vllm-ascend defines `get_kv_cache_coordinator` once per vLLM release under version gates:
+    # the patch installs the definition of the release checked, not the first one written.
+    assert run_check(PROVIDER, consumer(PER_RELEASE_REPLACEMENT), version="0.25.1").findings == ()
+    at_025 = run_check(PROVIDER, consumer(PER_RELEASE_REPLACEMENT), version="0.25.0")
+    [finding] = at_025.findings  # the 0.25.0 definition needs a `scale` the original's callers never pass
+    assert finding.rule.value == "arity-drift" and "scale" in finding.message
+
+
 def test_the_live_branch_of_a_gate_is_still_checked(run_check):
     broken = LADDER.replace("new_attn import decode", "new_attn import gone")
     assert brief(run_check(PROVIDER, consumer(broken), version="0.25.1")) == [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from atompin.analysis.arity import (
@@ -116,7 +116,17 @@ class UsageChecker:
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
         self._probes: dict[str, ImportGroup] | None = None  # see `_probe`
+        self.usage = usage = replace(usage, patches=[self._running_variant(p) for p in usage.patches])
         self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
+
+    def _running_variant(self, patch: PatchSite) -> PatchSite:
+        """`patch` with the replacement defined under conditions that hold here, when its name is
+        defined more than once (one definition per release, each under its version gate): the
+        first that runs, as the name holds it at run time. Unchanged when none is decided to run."""
+        for variant in patch.variants:
+            if self.judge(variant.when).reach is Reach.LIVE:
+                return replace(patch, replacement=variant.signature)
+        return patch
 
     def _resolve_raw(self, ref: Ref) -> Resolution:
         if ref not in self._raw:

@@ -89,6 +89,7 @@ from atompin.analysis.usage import (
     Ref,
     Registration,
     Replacement,
+    ReplacementVariant,
     Stored,
     Unpack,
     VersionAssert,
@@ -253,6 +254,8 @@ class ConsumerScanner:
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
         # that catches ImportError ("" when none does). See `_caught_calls`.
         self._own_calls: dict[tuple[str, str], dict[str, str]] = {}
+        # Every definition of a consumer function's dotted name, in order (`_functions` keeps the first).
+        self._definitions: dict[str, list[_Function]] = {}
         self._unscanned: list[bytes] = []  # the sources of the consumer's files not scanned
         self._feature_tests: set[int] = set()  # the tries of functions that only test an import
         self._naming_files: dict[str, bool] = {}  # see `_names_provider`
@@ -468,11 +471,15 @@ class ConsumerScanner:
         if not ctx.record:
             return
         replacement: Signature | None = None
+        variants: tuple[ReplacementVariant, ...] = ()
         if isinstance(value, ConsumerValue):
             fn = self._function(value.dotted)  # its module is read first when it is not yet (or not scanned)
             replacement = signature_of(fn.node) if fn else None
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
+            made = self._definitions.get(value.dotted, [])
+            if len(made) > 1:  # one per release, say, each under its own version gate
+                variants = tuple(ReplacementVariant(signature_of(d.node), d.when) for d in made)
         elif isinstance(value, LambdaValue):
             replacement = value.signature
         self.usage.patches.append(
@@ -490,6 +497,7 @@ class ConsumerScanner:
                 # Another provider object stored under this name: the original kept aside.
                 stash=isinstance(value, ProviderValue) and value.choices != owner.attr(attr).choices,
                 declared=declared,
+                variants=variants,
             )
         )
 
@@ -555,6 +563,9 @@ class ConsumerScanner:
         dotted_name = f"{ctx.file.module}.{qualname}"
         # The first definition wins: a later redefinition in a rescan must not shadow it.
         self._functions.setdefault(dotted_name, fn)
+        made = self._definitions.setdefault(dotted_name, [])
+        if all(other.node is not node for other in made):  # (a body read again defines it again)
+            made.append(fn)
         self._bind(ctx, node.name, ConsumerValue(dotted_name))
         self._enqueue(fn, {}, ctx.via, ctx.depth)
         self._decorated(node, ConsumerValue(dotted_name), ctx)

@@ -125,6 +125,15 @@ class AttributeUse:
 
 
 @dataclass(frozen=True)
+class ReplacementVariant:
+    """One definition of a replacement's name, with what must hold for it to be made (vllm-ascend
+    defines `get_kv_cache_coordinator` once per vLLM release, under `if vllm_version_is(...)`)."""
+
+    signature: Signature
+    when: tuple[Condition, ...] = ()
+
+
+@dataclass(frozen=True)
 class PatchSite:
     """An assignment that replaces (or adds) an attribute of a provider module or class."""
 
@@ -144,6 +153,9 @@ class PatchSite:
     stash: bool = False
     # Named as a target to replace by a literal dotted path (`@register_patch(target="pkg.mod.C.f")`).
     declared: bool = False
+    # The replacement's name is defined more than once (under different conditions): every
+    # definition, in order; the checks take the first that runs at the provider checked.
+    variants: tuple[ReplacementVariant, ...] = ()
 
     def key(self) -> tuple[tuple[Ref, ...], str]:
         return self.owner, self.attr
