@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import urllib.parse
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -83,6 +84,7 @@ class GitTree(SourceTree):
         self._sizes: dict[str, int] = {}
         self._pid = os.getpid()
         self._forked: tuple[int, git.Repo] | None = None  # (pid, handle) in a forked child
+        self._reader: tuple[int, _BlobReader] | None = None  # (pid, reader): see `_batch`
 
     def list_files(self) -> list[str]:
         out = self.repo.git.ls_tree("-r", "--full-tree", "-z", "--long", self.commit)
@@ -158,21 +160,100 @@ class GitTree(SourceTree):
         return [path for path in paths if path in found]
 
     def _batch(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
+        """Through this process's own `_BlobReader` (a forked child starts its own: the parent's pipes
+        are not its to use)."""
+        if self._reader is None or self._reader[0] != os.getpid():
+            self._reader = (os.getpid(), _BlobReader(self.repo.git_dir))
+        reader = self._reader[1]
         shas = [self.content_id(path) for path in paths]
-        proc = subprocess.run(
-            ["git", "--git-dir", str(self.repo.git_dir), "cat-file", "--batch"],
-            input="".join(f"{sha}\n" for sha in shas).encode(),
-            capture_output=True,
-        )
-        out, pos = proc.stdout, 0
-        for path, sha in zip(paths, shas):
-            end = out.find(b"\n", pos)
-            header = out[pos:end].split() if end >= 0 else []
-            if proc.returncode != 0 or len(header) != 3 or header[0].decode() != sha or header[1] != b"blob":
-                raise SourceError(f"{self.label}: cannot read {path} from git (git cat-file --batch failed)")
-            size = int(header[2])
-            yield path, out[end + 1 : end + 1 + size]
-            pos = end + 1 + size + 1
+        try:
+            yield from zip(paths, reader.read(shas))
+        except _MissingBlob as exc:
+            raise SourceError(
+                f"{self.label}: cannot read {paths[shas.index(exc.sha)]} from git (git cat-file --batch failed)"
+            ) from None
+
+
+class _MissingBlob(Exception):
+    def __init__(self, sha: str) -> None:
+        self.sha = sha
+
+
+class _BlobReader:
+    """One `git cat-file --batch` process, kept for every read of many blobs this process makes:
+    starting git costs more than reading a few dozen files, and reads come in many small batches
+    (the shares of `prefetch.Shares`). Requests are written a chunk at a time and the chunk's
+    answers read whole before any is handed out, so a reader stopped early never leaves answers
+    unread in the pipe. (GitPython keeps such a process too, but asks for one object per round trip.)"""
+
+    # Requests written at once: far below a pipe's smallest buffer (a page), so that writing them
+    # never waits for git, which could itself be waiting for its answers to be read.
+    CHUNK = 64
+
+    def __init__(self, git_dir: str | os.PathLike[str]) -> None:
+        self._git_dir = os.fspath(git_dir)
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._finalizer: weakref.finalize | None = None
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            self._proc = subprocess.Popen(
+                ["git", "--git-dir", self._git_dir, "cat-file", "--batch"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, **_GIT_ENV},
+            )
+            self._finalizer = weakref.finalize(self, _stop, self._proc)
+        return self._proc
+
+    def _stopped(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+        self._proc = self._finalizer = None
+
+    def read(self, shas: list[str]) -> Iterator[bytes]:
+        """Each blob's bytes, in order; `_MissingBlob` for one git does not have (the process is
+        then stopped, its answers out of step, and the next read starts another)."""
+        for start in range(0, len(shas), self.CHUNK):
+            yield from self._chunk(shas[start : start + self.CHUNK])
+
+    def _chunk(self, shas: list[str]) -> list[bytes]:
+        proc = self._started()
+        assert proc.stdin is not None and proc.stdout is not None
+        out: list[bytes] = []
+        try:
+            proc.stdin.write("".join(f"{sha}\n" for sha in shas).encode())
+            proc.stdin.flush()
+            for sha in shas:
+                header = proc.stdout.readline().split()
+                if len(header) != 3 or header[0].decode() != sha or header[1] != b"blob":
+                    raise _MissingBlob(sha)
+                size = int(header[2])
+                data = proc.stdout.read(size)
+                if len(data) != size or proc.stdout.read(1) != b"\n":
+                    raise _MissingBlob(sha)
+                out.append(data)
+        except (OSError, ValueError) as exc:  # git ended (a broken pipe) or answered garbage
+            self._stopped()
+            raise _MissingBlob(shas[len(out)]) from exc
+        except _MissingBlob:
+            self._stopped()
+            raise
+        return out
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a `_BlobReader`'s git: closing its input is its signal to leave."""
+    if proc.stdin is not None:
+        proc.stdin.close()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 class GitCache:

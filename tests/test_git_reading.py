@@ -1,0 +1,72 @@
+"""Reading many blobs of a git tree through one long-lived `git cat-file --batch` (`_BlobReader`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from atompin.errors import SourceError
+from atompin.sources.git import GitCache, GitTree
+from atompin.testing import git_repo
+
+
+def _tree(tmp_path: Path, count: int) -> tuple[GitTree, dict[str, str]]:
+    files = {f"pv/m{i:03}.py": f"X = {i}\n" + "# filler\n" * (i % 7) for i in range(count)}
+    repo = git_repo(tmp_path / "repo", [("v1", files)])
+    cache = GitCache(tmp_path / "cache")
+    return cache.tree(cache.resolve(str(repo), "v1")), files
+
+
+def test_many_blobs_over_several_chunks_read_as_one_by_one(tmp_path: Path):
+    tree, files = _tree(tmp_path, 150)  # more than two chunks of requests
+    paths = sorted(files)
+    assert [(p, d.decode()) for p, d in tree.read_many(paths)] == [(p, files[p]) for p in paths]
+    # a second batch goes through the same git process
+    first = tree._reader
+    assert dict(tree.read_many(paths[::-1]))["pv/m099.py"] == files["pv/m099.py"].encode()
+    assert tree._reader is first
+
+
+def test_a_reader_stopped_early_leaves_the_next_read_in_step(tmp_path: Path):
+    tree, files = _tree(tmp_path, 100)
+    paths = sorted(files)
+    started = tree.read_many(paths)
+    assert [next(started) for _ in range(3)] == [(p, files[p].encode()) for p in paths[:3]]
+    started.close()  # abandoned in the middle of its first chunk
+    again = paths[50:] + paths[:50]
+    assert list(tree.read_many(again)) == [(p, files[p].encode()) for p in again]
+
+
+def test_a_missing_blob_names_its_file_and_the_next_read_works(tmp_path: Path):
+    tree, files = _tree(tmp_path, 40)
+    paths = sorted(files)
+    _ = tree.files
+    tree._blobs["pv/m005.py"] = "0" * 40  # an object git does not have
+    with pytest.raises(SourceError, match="pv/m005.py"):
+        list(tree.read_many(paths))
+    rest = [p for p in paths if p != "pv/m005.py"]
+    assert list(tree.read_many(rest)) == [(p, files[p].encode()) for p in rest]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forks")
+def test_a_forked_child_reads_through_its_own_git_and_leaves_the_parents_in_step(tmp_path: Path):
+    tree, files = _tree(tmp_path, 80)
+    paths = sorted(files)
+    assert len(list(tree.read_many(paths))) == 80  # the parent's reader is running
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: read everything, say whether it matched
+        ok = b"0"
+        try:
+            ok = b"1" if list(tree.read_many(paths)) == [(p, files[p].encode()) for p in paths] else b"0"
+        finally:
+            os.write(write_fd, ok)
+            os._exit(0)
+    os.close(write_fd)
+    assert os.read(read_fd, 1) == b"1"
+    os.waitpid(pid, 0)
+    os.close(read_fd)
+    assert list(tree.read_many(paths[::-1])) == [(p, files[p].encode()) for p in paths[::-1]]
