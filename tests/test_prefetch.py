@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import git
@@ -384,13 +385,14 @@ def test_git_finds_the_files_containing_words_as_a_folder_does(tmp_path: Path, m
     assert read_here == [p for p in paths if len(files[p]) >= 32]
 
 
-@pytest.mark.parametrize("padding", [{}, {"pv/_pad.py": ""}])  # the call's file in either half
+@pytest.mark.parametrize("child_fails", [False, True])
 def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_processes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, padding: dict[str, str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child_fails: bool
 ) -> None:
-    """While the names are checked here, a second process searches half of the provider's files
-    for the calls a narrower replacement must take, and this one the other half: the same error,
-    citing the same call, wherever that call is."""
+    """While the names are checked here, a second process searches the provider's files share by
+    share for the calls a narrower replacement must take, and this one the shares left once it is
+    free: the same error, citing the same call, and every file searched once. When the second
+    process fails, the shares it took are searched here."""
     import test_real_calls
 
     from atompin.analysis import callsites, engine
@@ -400,21 +402,32 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_proces
     consumer = test_real_calls.consumer(
         "import pv.ops\n\ndef conv(x, weight, bias=None, cache_indices=None):\n    return x\n\npv.ops.conv = conv\n"
     )
-    provider = MemoryTree(dedent_files({**test_real_calls.PROVIDER, **padding}), "provider")
+    provider = MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider")
     files = provider.python_files("pv")
-    searched_here: list[tuple[list[str], list[str]]] = []
+    log = tmp_path / "searched"
     real_calls_in = callsites.CallerSearch._calls_in
     pid = os.getpid()
 
     def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str]) -> object:
-        if os.getpid() == pid:
-            searched_here.append((names, paths))
+        here = os.getpid() == pid
+        if here and os.environ["ATOMPIN_JOBS"] == "2":  # let the second process take a share first
+            deadline = time.monotonic() + 30
+            while not any(line.startswith("child") for line in log.read_text().splitlines()):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        with log.open("a") as out:
+            out.write(f"{'here' if here else 'child'} {' '.join(names)} {' '.join(paths)}\n")
+        if child_fails and not here:
+            raise RuntimeError("the second process breaks after taking a share")
         return real_calls_in(self, names, paths)
 
     monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
     seen = {}
+    searched: dict[str, list[tuple[str, str]]] = {}
     for jobs in ("1", "2"):
         monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        log.write_text("")
         result = check_trees(
             MemoryTree(dedent_files(consumer), "consumer"),
             provider,
@@ -423,15 +436,21 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_proces
             SqliteAnalysisCache(tmp_path / f"cache-{jobs}"),
         )
         seen[jobs] = [(f.rule.value, f.severity.value, f.message) for f in result.findings]
+        lines = [line.split(" ") for line in log.read_text().splitlines()]
+        searched[jobs] = [(who, path) for who, names, *paths in lines if names == "conv" for path in paths]
     assert seen["1"] == seen["2"]
     assert any(
         rule == "arity-drift" and severity == "error" and "pv/mixer.py:5" in message
         for rule, severity, message in seen["2"]
     )
-    # One job: every file here; two: the even ones here, the odd ones in the second process. (The
-    # callers of forward, which makes the call that does not fit, are then searched here.)
-    assert [s for s in searched_here if s[0] == ["conv"]] == [(["conv"], files), (["conv"], files[0::2])]
-    assert ("pv/mixer.py" in files[1::2]) is bool(padding)
+    assert searched["1"] == [("here", path) for path in files]
+    by_child = [path for who, path in searched["2"] if who == "child"]
+    here = [path for who, path in searched["2"] if who == "here"]
+    assert by_child  # the second process took shares (it starts before this one is free)
+    if child_fails:  # the share it took (then broke) is searched here too
+        assert sorted(here) == sorted(files) and len(by_child) == 1
+    else:  # every file once, by one process or the other
+        assert sorted(here + by_child) == sorted(files)
 
 
 def test_the_second_processes_of_the_checks_are_stopped_when_the_checks_fail(

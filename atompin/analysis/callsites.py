@@ -23,12 +23,15 @@ from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
 from atompin.analysis.names import absolute_module, split_symbol
-from atompin.analysis.prefetch import ANSWER, Worker, fork_worker
+from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
 CALLS_FORMAT = "atompin-calls-3"
+
+# The provider's files are searched in this many shares when two processes search them.
+_SHARES = 32
 
 
 @dataclass(frozen=True)
@@ -239,33 +242,39 @@ class CallerSearch:
     def __init__(self, index: ProviderIndex) -> None:
         self.index = index
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
-        self._worker: Worker | None = None  # searching half of the files (see `start_search`)
-        self._shared: tuple[list[str], list[str]] = ([], [])  # its names, and all the files
+        self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
+        # Its names, all the files, the files of each share, and the shares not taken yet.
+        self._shared: tuple[list[str], list[str], list[list[str]], Shares] | None = None
 
     def start_search(self, names: set[str]) -> None:
-        """Search for the calls of `names` in two processes (see `prefetch`): a second one
-        searches half of the provider's files now, while this one goes on; `prime` searches the
-        other half here and takes in the second one's. Nothing when they are cached, the provider
-        is small, or no second process can run."""
+        """Search for the calls of `names` in two processes (see `prefetch`): the provider's files
+        are cut in shares (`Shares`), and a second process takes them one after the other from now
+        on, while this one goes on; `prime` takes the shares left here and takes in the second
+        one's. Nothing when they are cached, the provider is small, or no second process can run."""
         index = self.index
         todo = sorted(n for n in names if n not in self._raw and index.cache.get_raw(self._key(n)) is None)
         files = index.tree.python_files(index.package)
         if not todo or self._worker is not None or len(files) < self.MIN_FILES:
             return
+        count = min(_SHARES, len(files))
+        parts = [files[i::count] for i in range(count)]  # every count-th file: shares of a like size
+        shares = Shares(count)
 
         def task() -> list[tuple[str, bytes]]:
             recorder = RecordingCache(index.cache.reopened())
-            found = CallerSearch(ProviderIndex(index.tree, index.package, recorder))._calls_in(todo, files[1::2])
+            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder))
+            found = [(share, search._calls_in(todo, parts[share])) for share in shares]
             return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
         self._worker = fork_worker(task)
-        self._shared = (todo, files)
+        self._shared = (todo, files, parts, shares) if self._worker is not None else None
 
     def close(self) -> None:
         """Stop the second process if what it found was never asked for (the check failed)."""
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        self._shared = None
 
     def prime(self, names: set[str]) -> None:
         """Find the calls of all `names` in one pass over the provider's files (cached by the files' stamps)."""
@@ -287,21 +296,23 @@ class CallerSearch:
             self._store(todo)
 
     def _finish_shared(self) -> None:
-        """The search `start_search` shared: this process's half of the files, then the second
-        process's (searched here too when it failed), merged in the files' order."""
-        assert self._worker is not None
-        names, files = self._shared
-        mine = self._calls_in(names, files[0::2])
+        """The search `start_search` shared: the shares not taken yet, searched here, then the
+        second process's (those it took are searched here too when it failed), merged in the files' order."""
+        assert self._worker is not None and self._shared is not None
+        names, files, parts, shares = self._shared
+        self._shared = None
+        found = [(share, self._calls_in(names, parts[share])) for share in shares]
         answer = self._worker.collect_into(self.index.cache)
         self._worker = None
-        theirs: dict[str, dict[str, list[RawCall]]] = (
-            pickle.loads(answer)  # from our own child, never from a file
-            if answer is not None
-            else self._calls_in(names, files[1::2])
+        theirs: list[tuple[int, dict[str, dict[str, list[RawCall]]]]] = (
+            pickle.loads(answer) if answer is not None else []  # from our own child, never from a file
         )
+        found += theirs
+        done = {share for share, _ in found}
+        found += [(share, self._calls_in(names, part)) for share, part in enumerate(parts) if share not in done]
         order = {path: i for i, path in enumerate(files)}
         for name in names:
-            merged = {**mine[name], **theirs[name]}
+            merged = {path: calls for _, calls_by_name in found for path, calls in calls_by_name[name].items()}
             self._raw[name] = {path: merged[path] for path in sorted(merged, key=order.__getitem__)}
         self._store(names)
 
