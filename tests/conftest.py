@@ -19,6 +19,15 @@ from atompin.testing import dedent_files
 CheckRunner = Callable[..., CheckResult]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_process_memory() -> None:
+    """Each test starts as a new process would: without the identifiers an earlier test's name
+    search left in this process's memory (`name_sites._LAST_LOADED`)."""
+    from atompin.analysis import name_sites
+
+    name_sites._LAST_LOADED.clear()
+
+
 @pytest.fixture
 def run_check() -> CheckRunner:
     """run_check(provider_files, consumer_files, package="pv", version=None, baseline=None) -> CheckResult."""

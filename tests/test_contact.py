@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from atompin.analysis.cache import SqliteAnalysisCache
+from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.results import check_trees
 from atompin.cli import app
@@ -1771,3 +1771,23 @@ def test_no_shape_guess_for_a_wrapper_keeping_an_instance_of_the_provider_class(
     )
     files = {"plug/backend.py": "import pv.backend  # noqa: F401\n" + wrapper}
     assert found(check(files, _role_with_head_sizes(), baseline=ROLE_A), "protocol-drift") == []
+
+
+def test_the_next_name_search_of_a_process_reads_only_the_files_that_changed(monkeypatch: pytest.MonkeyPatch):
+    """A bisect's next step, or the next pair of a lock: the identifiers of the files whose content
+    the last search of the process held are taken from it; only the changed file is read, and the
+    answers are a fresh search's."""
+    files = {f"pv/m{i}.py": f"def f{i}(x):\n    return x.other()\n" for i in range(20)}
+    files["pv/__init__.py"] = ""
+    files["pv/user.py"] = "def g(backend):\n    return backend.supports_pcp()\n"
+    changed = {**files, "pv/m3.py": "def f3(x):\n    return x.supports_pcp()\n"}
+    first = NameSearch(MemoryTree(files), "pv", AnalysisCache())
+    assert [s.path for s in first.find(["supports_pcp"])["supports_pcp"]] == ["pv/user.py"]
+    read: list[str] = []
+    real = NameSearch._read_identifiers
+    monkeypatch.setattr(NameSearch, "_read_identifiers", lambda self, paths: read.extend(paths) or real(self, paths))
+    second = NameSearch(MemoryTree(changed), "pv", AnalysisCache())
+    found = [s.path for s in second.find(["supports_pcp"])["supports_pcp"]]
+    assert read == ["pv/m3.py"]
+    assert found == ["pv/m3.py", "pv/user.py"]
+    assert second.files_defining([({"f3", "g"}, 1)]) == [["pv/m3.py", "pv/user.py"]]

@@ -53,9 +53,10 @@ def _check(
     worth_indexing: int = 100,  # ten small modules are worth a process here
 ) -> tuple[list[tuple[str, str]], int]:
     """The findings (rule, symbol) and the cache's misses of a check with `jobs` processes, cached
-    in tmp_path / cache-JOBS."""
-    from atompin.analysis import provider
+    in tmp_path / cache-JOBS, run as a new process would (nothing held from an earlier check)."""
+    from atompin.analysis import name_sites, provider
 
+    name_sites._LAST_LOADED.clear()
     monkeypatch.setenv("ATOMPIN_JOBS", jobs)
     monkeypatch.setattr(provider, "_MIN_UNCACHED", worth_indexing)
     cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}")
@@ -270,6 +271,7 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     monkeypatch.setattr(engine, "fork_worker", lambda *tasks: forked.extend(tasks) or real_fork(*tasks))
     seen = []
     for jobs in ("1", "3"):  # three cores: the identifiers have a child of their own
+        name_sites._LAST_LOADED.clear()  # as a new process
         monkeypatch.setenv("ATOMPIN_JOBS", jobs)
         cache = SqliteAnalysisCache(tmp_path / f"cache-{jobs}") if cached else AnalysisCache()
         result = check_trees(
@@ -408,7 +410,7 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_proces
     real_calls_in = callsites.CallerSearch._calls_in
     pid = os.getpid()
 
-    def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str]) -> object:
+    def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
         here = os.getpid() == pid
         if here and os.environ["ATOMPIN_JOBS"] == "2":  # let the second process take a share first
             deadline = time.monotonic() + 30
@@ -420,7 +422,7 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_proces
             out.write(f"{'here' if here else 'child'} {' '.join(names)} {' '.join(paths)}\n")
         if child_fails and not here:
             raise RuntimeError("the second process breaks after taking a share")
-        return real_calls_in(self, names, paths)
+        return real_calls_in(self, names, paths, known)
 
     monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
     seen = {}
@@ -437,7 +439,7 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_proces
         )
         seen[jobs] = [(f.rule.value, f.severity.value, f.message) for f in result.findings]
         lines = [line.split(" ") for line in log.read_text().splitlines()]
-        searched[jobs] = [(who, path) for who, names, *paths in lines if names == "conv" for path in paths]
+        searched[jobs] = [(who, path) for who, names, *paths in lines if names == "conv" for path in paths if path]
     assert seen["1"] == seen["2"]
     assert any(
         rule == "arity-drift" and severity == "error" and "pv/mixer.py:5" in message

@@ -3,6 +3,7 @@ inheritance, namespace packages, unknown-never-missing, laziness and the cache."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -403,3 +404,82 @@ def test_a_lazy_table_of_submodules_serves_the_attribute_of_the_asked_name(tmp_p
     assert thing.target.symbol == "pv.lazy2.impl:Thing.run"
     gone = index.resolve_symbol("pv.lazy2:Gone")
     assert gone.status is Status.MISSING and "points at pv.lazy2.impl:Gone" in gone.reason
+
+
+def _searched_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files `CallerSearch` searches (greps) from now on, in order."""
+    from atompin.sources.tree import SourceTree
+
+    searched: list[str] = []
+    real = SourceTree.files_containing
+
+    def files_containing(self: SourceTree, paths: list[str], words: list[bytes]) -> list[str]:
+        searched.extend(paths)
+        return real(self, paths, words)
+
+    monkeypatch.setattr(SourceTree, "files_containing", files_containing)
+    return searched
+
+
+_STEP_FILES = {
+    "pv/__init__.py": "",
+    "pv/base.py": "class Base:\n    def step(self, x):\n        return x\n",
+    "pv/mixer.py": "from pv.base import Base\n\n\nclass Mixer(Base):\n    def run(self):\n        return self.step(1)\n",
+    "pv/other.py": "X = 1\n",
+    "pv/quiet.py": "Y = 2\n",
+}
+
+
+def _step_calls(root: Path, cache: AnalysisCache) -> list[tuple[str, int, str]]:
+    index = ProviderIndex(FolderTree(root), "pv", cache)
+    target = index.resolve_symbol("pv.base:Base.step").target
+    assert target is not None
+    return [(c.site.path, c.site.line, c.function) for c in CallerSearch(index).calls(target, "step")]
+
+
+def test_a_search_at_another_commit_searches_only_the_files_that_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The calls of a name found at one commit are kept with each file's stamp: at the next one
+    (a bump, a bisect step), only the files changed since are searched, and a file that made a
+    call and did not change is read again (not searched); the calls found are a cold search's."""
+    old = write_files(tmp_path / "old", _STEP_FILES)
+    changed = {**_STEP_FILES, "pv/other.py": "from pv.mixer import Mixer\n\n\ndef go(mixer: Mixer):\n    mixer.step(2)\n"}
+    new = write_files(tmp_path / "new", changed)
+    for path in _STEP_FILES:  # the same stamps where the content did not change (a git tree: the same blob)
+        os.utime(new / path, ns=(os.stat(old / path).st_mtime_ns,) * 2)
+    cache = AnalysisCache()
+    assert _step_calls(old, cache) == [("pv/mixer.py", 6, "pv.mixer:Mixer.run")]
+    searched = _searched_paths(monkeypatch)
+    warm = _step_calls(new, cache)
+    assert searched == ["pv/other.py"]
+    assert (
+        warm
+        == _step_calls(new, AnalysisCache())
+        == [
+            ("pv/mixer.py", 6, "pv.mixer:Mixer.run"),
+            ("pv/other.py", 5, "pv.other:go"),
+        ]
+    )
+
+
+def test_a_file_moved_unchanged_is_read_by_its_new_path(tmp_path: Path) -> None:
+    """The calls a file makes are kept by its path and content: a file moved unchanged reads its
+    relative imports from its new package."""
+    files = {
+        "pv/__init__.py": "",
+        "pv/a/__init__.py": "",
+        "pv/a/ops.py": "def conv(x):\n    return x\n",
+        "pv/a/use.py": "from .ops import conv\n\n\ndef go():\n    return conv(1)\n",
+        "pv/b/__init__.py": "",
+        "pv/b/ops.py": "def conv(x, y):\n    return x\n",
+    }
+    moved = {**files, "pv/b/use.py": files["pv/a/use.py"]}
+    del moved["pv/a/use.py"]
+    cache = AnalysisCache()
+    for tree_files, expected in ((files, "pv.a.ops:conv"), (moved, "pv.b.ops:conv")):
+        index = ProviderIndex(FolderTree(write_files(tmp_path / expected, tree_files)), "pv", cache)
+        target = index.resolve_symbol(expected).target
+        assert target is not None
+        calls = CallerSearch(index).calls(target, "conv")
+        assert [c.function for c in calls] == [expected.replace("ops:conv", "use:go")]

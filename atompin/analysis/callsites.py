@@ -28,7 +28,7 @@ from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKin
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
-CALLS_FORMAT = "atompin-calls-3"
+CALLS_FORMAT = "atompin-calls-4"
 
 # The provider's files are searched in this many shares when two processes search them.
 _SHARES = 32
@@ -69,6 +69,15 @@ class RawCall:
         """Is the call resolved in the calling module's own index, not only through the file's imports?"""
         callee = self.callee(module, name)
         return callee is None or callee[0] == module
+
+
+@dataclass
+class _Searched:
+    """What a search for the calls of one name searched: each file's stamp then (path -> stamp),
+    and the files that made such a call."""
+
+    stamps: dict[str, str]
+    found: list[str]
 
 
 @dataclass(frozen=True)
@@ -245,6 +254,7 @@ class CallerSearch:
         self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
         # Its names, all the files, the files of each share, and the shares not taken yet.
         self._shared: tuple[list[str], list[str], list[list[str]], Shares] | None = None
+        self._earlier: dict[str, _Searched] = {}  # see `_searched`
 
     def start_search(self, names: set[str]) -> None:
         """Search for the calls of `names` in two processes (see `prefetch`): the provider's files
@@ -256,14 +266,17 @@ class CallerSearch:
         files = index.tree.python_files(index.package)
         if not todo or self._worker is not None or len(files) < self.MIN_FILES:
             return
-        count = min(_SHARES, len(files))
-        parts = [files[i::count] for i in range(count)]  # every count-th file: shares of a like size
+        fresh, _ = self._unsettled(todo, files)
+        if len(fresh) < self.MIN_FILES:
+            return
+        count = max(1, min(_SHARES, len(fresh) // index.tree.files_per_search))
+        parts = [fresh[i::count] for i in range(count)]  # every count-th file: shares of a like size
         shares = Shares(count)
 
         def task() -> list[tuple[str, bytes]]:
             recorder = RecordingCache(index.cache.reopened())
             search = CallerSearch(ProviderIndex(index.tree, index.package, recorder))
-            found = [(share, search._calls_in(todo, parts[share])) for share in shares]
+            found = [(share, search._calls_in(todo, parts[share], [])) for share in shares]
             return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
         self._worker = fork_worker(task)
@@ -292,7 +305,8 @@ class CallerSearch:
             else:
                 self._raw[name] = found
         if todo:
-            self._raw.update(self._calls_in(todo, self.index.tree.python_files(self.index.package)))
+            fresh, known = self._unsettled(todo, self.index.tree.python_files(self.index.package))
+            self._raw.update(self._calls_in(todo, fresh, known))
             self._store(todo)
 
     def _finish_shared(self) -> None:
@@ -301,7 +315,9 @@ class CallerSearch:
         assert self._worker is not None and self._shared is not None
         names, files, parts, shares = self._shared
         self._shared = None
-        found = [(share, self._calls_in(names, parts[share])) for share in shares]
+        _, known = self._unsettled(names, files)
+        found = [(-1, self._calls_in(names, [], known))]  # the files an earlier search found
+        found += [(share, self._calls_in(names, parts[share], [])) for share in shares]
         answer = self._worker.collect_into(self.index.cache)
         self._worker = None
         theirs: list[tuple[int, dict[str, dict[str, list[RawCall]]]]] = (
@@ -309,7 +325,7 @@ class CallerSearch:
         )
         found += theirs
         done = {share for share, _ in found}
-        found += [(share, self._calls_in(names, part)) for share, part in enumerate(parts) if share not in done]
+        found += [(share, self._calls_in(names, part, [])) for share, part in enumerate(parts) if share not in done]
         order = {path: i for i, path in enumerate(files)}
         for name in names:
             merged = {path: calls for _, calls_by_name in found for path, calls in calls_by_name[name].items()}
@@ -317,20 +333,56 @@ class CallerSearch:
         self._store(names)
 
     def _store(self, names: list[str]) -> None:
+        """Keep the calls of `names` found in every file: the answer for this very package, and what
+        was searched (each file's stamp) for a search of another commit (`_unsettled`)."""
+        tree = self.index.tree
+        stamps = {path: tree.stamp(path) for path in tree.python_files(self.index.package)}
         for name in names:
             self.index.cache.put_raw(self._key(name), dump_json(dict[str, list[RawCall]], self._raw[name]))
+            searched = _Searched(stamps, sorted(self._raw[name]))
+            self._earlier[name] = searched
+            self.index.cache.put_raw(self._searched_key(name), dump_json(_Searched, searched))
+
+    def _searched_key(self, name: str) -> str:
+        return f"{CALLS_FORMAT}:searched:{self.index.package}:{name}"
+
+    def _searched(self, name: str) -> _Searched:
+        """What the last search for the calls of `name` in this package (at any commit) searched."""
+        if name not in self._earlier:
+            cached = self.index.cache.get_raw(self._searched_key(name))
+            found = load_json(_Searched, cached) if cached is not None else None
+            self._earlier[name] = found if found is not None else _Searched({}, [])
+        return self._earlier[name]
+
+    def _unsettled(self, names: list[str], files: list[str]) -> tuple[list[str], list[str]]:
+        """(the files to search, the files an earlier search found a call in and need not search again):
+        a file whose stamp (its content) the last search of every one of `names` met at the same path
+        needs no search (a bump changes a few hundred of vLLM's three thousand files; a bisect step, fewer)."""
+        tree = self.index.tree
+        earlier = [self._searched(name) for name in names]
+        found = set().union(*(e.found for e in earlier))
+        fresh, known = [], []
+        for path in files:
+            stamp = tree.stamp(path)
+            if any(e.stamps.get(path) != stamp for e in earlier):
+                fresh.append(path)
+            elif path in found:
+                known.append(path)
+        return fresh, known
 
     def _key(self, name: str) -> str:
         tree = self.index.tree
         return f"{CALLS_FORMAT}:{tree.label}:{tree.package_id(self.index.package)}:{name}"
 
-    def _calls_in(self, names: list[str], files: list[str]) -> dict[str, dict[str, list[RawCall]]]:
-        """name -> path -> the calls of `name` in each of `files` that makes one (each file's cached by content)."""
+    def _calls_in(self, names: list[str], files: list[str], known: list[str]) -> dict[str, dict[str, list[RawCall]]]:
+        """name -> path -> the calls of `name` in each of `files` that makes one, and in each of `known`
+        (files not searched: they made one before), each file's cached by its path and content."""
         out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
         encoded = [(n, n.encode()) for n in names]
         pattern = call_pattern(names)
         tree = self.index.tree
-        for path, data in tree.read_many(tree.files_containing(files, [b for _, b in encoded])):
+        holding = set(tree.files_containing(files, [b for _, b in encoded])) | set(known)
+        for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:
                 continue
@@ -338,7 +390,7 @@ class CallerSearch:
             module, is_package = tree.module_name(path)
             parsed: ast.Module | None = None
             for name in sorted(hits):
-                key = f"{CALLS_FORMAT}:{content}:{name}"
+                key = f"{CALLS_FORMAT}:{path}:{content}:{name}"  # relative imports read by the path
                 cached = self.index.cache.get_raw(key)
                 calls = load_json(list[RawCall], cached) if cached is not None else None
                 if calls is None:

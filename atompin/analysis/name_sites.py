@@ -54,6 +54,11 @@ _ATTRIBUTES = re.compile(rb"\.\s*([A-Za-z_]\w*)")
 # identifier pattern found them (most are never asked about, so they are never decoded).
 Identifiers = tuple[AbstractSet[bytes], AbstractSet[bytes]]
 
+# The identifiers the last search of this process loaded, by cache key (path and stamp): the
+# next search (a bisect's next step, the next pair of a lock) takes those of the files it shares.
+# One package's worth: each search replaces them.
+_LAST_LOADED: dict[str, Identifiers] = {}
+
 
 class SiteKind(str, Enum):
     CALL = "call"  # x.name(...)
@@ -160,9 +165,11 @@ class NameSearch:
         cached = _json(self.cache.get_raw(key))
         if isinstance(cached, list) and all(isinstance(files, list) for files in cached):
             return cached
+        asked = {name.encode() for names, _ in wanted for name in names}
         defined_in: dict[bytes, list[str]] = {}
+        self._load_identifiers()
         for path in self._files():
-            for name in self.identifiers(path)[0]:
+            for name in self._identifiers[path][0] & asked:
                 defined_in.setdefault(name, []).append(path)
         answer = []
         for names, at_least in wanted:
@@ -245,8 +252,9 @@ class NameSearch:
 
     def _load_identifiers(self) -> None:
         """Every file's identifiers, in memory: those this process read are kept as they were read
-        (a process forked later has them at no cost), cached ones are taken by stamp (or as sent by
-        a second process), the others read in one batch."""
+        (a process forked later has them at no cost), those the last search of this process held
+        are taken from it (a bisect's next step changes few files), cached ones are taken by stamp
+        (or as sent by a second process), the others read in one batch."""
         if self._all_loaded:
             return
         missing: list[str] = []
@@ -263,6 +271,8 @@ class NameSearch:
             self.cache.put_raw(key, entry)
         self.cache.put_raw(self._all_read_key(), b"1")
         self._all_loaded = True
+        _LAST_LOADED.clear()
+        _LAST_LOADED.update((self._identifiers_key(path), found) for path, found in self._identifiers.items())
 
     def _read_identifiers(self, paths: list[str]) -> list[tuple[str, bytes]]:
         """(cache key, entry) of each file's identifiers, read from its text (and kept here)."""
@@ -293,9 +303,17 @@ class NameSearch:
         return missing if len(missing) >= _MIN_UNREAD else []
 
     def _lookup(self) -> dict[str, bytes | None]:
-        """Every file's cached identifiers entry (None: not cached), looked up once."""
+        """Every file's cached identifiers entry (None: not cached), looked up once; a file whose
+        identifiers the last search of this process held takes them (and is left out)."""
         if self._looked_up is None:
-            self._looked_up = {path: self.cache.get_raw(self._identifiers_key(path)) for path in self._files()}
+            self._looked_up = {}
+            for path in self._files():
+                key = self._identifiers_key(path)
+                held = _LAST_LOADED.get(key)
+                if held is not None:
+                    self._identifiers.setdefault(path, held)
+                else:
+                    self._looked_up[path] = self.cache.get_raw(key)
         return self._looked_up
 
     def collect(self, worker: Worker | None) -> None:
