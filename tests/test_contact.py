@@ -1791,3 +1791,14 @@ def test_the_next_name_search_of_a_process_reads_only_the_files_that_changed(mon
     assert read == ["pv/m3.py"]
     assert found == ["pv/m3.py", "pv/user.py"]
     assert second.files_defining([({"f3", "g"}, 1)]) == [["pv/m3.py", "pv/user.py"]]
+
+
+def test_a_file_s_identifiers_are_split_into_sets_when_asked():
+    """The cached lists of the names a file defines and writes after a dot are split on first need."""
+    from atompin.analysis.name_sites import Identifiers
+
+    found = Identifiers(b"forward load_weights\nforward run supports_pcp to")
+    assert found.defs == {b"forward", b"load_weights"}
+    assert found.attributes == {b"forward", b"run", b"supports_pcp", b"to"}
+    assert Identifiers(b"\n").defs == Identifiers(b"\n").attributes == set()
+    assert Identifiers.parse(b"no newline") is None and Identifiers.parse(None) is None
