@@ -1794,11 +1794,34 @@ def test_the_next_name_search_of_a_process_reads_only_the_files_that_changed(mon
 
 
 def test_a_file_s_identifiers_are_split_into_sets_when_asked():
-    """The cached lists of the names a file defines and writes after a dot are split on first need."""
+    """The cached lists of the names a file defines, writes after a dot, and writes just before an
+    opening parenthesis are split on first need."""
     from atompin.analysis.name_sites import Identifiers
 
-    found = Identifiers(b"forward load_weights\nforward run supports_pcp to")
+    found = Identifiers(b"forward load_weights\nforward run supports_pcp to\ndrawrof nur")
     assert found.defs == {b"forward", b"load_weights"}
     assert found.attributes == {b"forward", b"run", b"supports_pcp", b"to"}
-    assert Identifiers(b"\n").defs == Identifiers(b"\n").attributes == set()
-    assert Identifiers.parse(b"no newline") is None and Identifiers.parse(None) is None
+    assert found.calls_any({b"nur"}) and not found.calls_any({b"ot", b"load_weights"[::-1]})
+    assert Identifiers(b"\n\n").defs == Identifiers(b"\n\n").attributes == set()
+    for damaged in (b"no newline", b"one\nnewline", None):
+        assert Identifiers.parse(damaged) is None
+
+
+def test_every_call_of_a_name_leaves_it_among_the_words_written_before_a_parenthesis():
+    """What the caller search reads is chosen by `Identifiers.called`: every file where the call
+    pattern finds a call of a name has that name among them (and a few more: definitions)."""
+    from atompin.analysis.callsites import call_pattern
+    from atompin.analysis.name_sites import Identifiers
+
+    source = (
+        b"def run(x):\n    return step (x) + obj.forward(\n        x) + self.  prep(1)\n"
+        b"value = table[key](3)  # not a call by name\nprint('load(x)') ; x1(2); _a.b_c ( )\n"
+        b"\xc3\xa9t(3)\n"
+    )
+    identifiers = Identifiers.read(source)
+    names = ["run", "step", "forward", "prep", "load", "x1", "b_c", "key", "table", "t"]
+    found = {m.decode() for m in call_pattern(names).findall(source)}
+    assert found == {"step", "forward", "prep", "load", "x1", "b_c", "t"}  # t after a non-ASCII letter
+    assert all(identifiers.calls_any({name.encode()[::-1]}) for name in found)
+    assert identifiers.calls_any({b"nur"})  # a definition
+    assert not identifiers.calls_any({b"yek", b"elbat"})

@@ -444,7 +444,10 @@ def test_a_search_at_another_commit_searches_only_the_files_that_changed(
     (a bump, a bisect step), only the files changed since are searched, and a file that made a
     call and did not change is read again (not searched); the calls found are a cold search's."""
     old = write_files(tmp_path / "old", _STEP_FILES)
-    changed = {**_STEP_FILES, "pv/other.py": "from pv.mixer import Mixer\n\n\ndef go(mixer: Mixer):\n    mixer.step(2)\n"}
+    changed = {
+        **_STEP_FILES,
+        "pv/other.py": "from pv.mixer import Mixer\n\n\ndef go(mixer: Mixer):\n    mixer.step(2)\n",
+    }
     new = write_files(tmp_path / "new", changed)
     for path in _STEP_FILES:  # the same stamps where the content did not change (a git tree: the same blob)
         os.utime(new / path, ns=(os.stat(old / path).st_mtime_ns,) * 2)
@@ -483,3 +486,41 @@ def test_a_file_moved_unchanged_is_read_by_its_new_path(tmp_path: Path) -> None:
         assert target is not None
         calls = CallerSearch(index).calls(target, "conv")
         assert [c.function for c in calls] == [expected.replace("ops:conv", "use:go")]
+
+
+def test_with_the_name_search_the_caller_search_reads_only_files_that_write_the_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The identifiers say which files write `step(`: no file's text is searched, only those are
+    read, and the calls found are those of a search of every file's text."""
+    from atompin.analysis.name_sites import NameSearch
+    from atompin.sources.tree import SourceTree
+
+    files = {
+        **_STEP_FILES,
+        "pv/other.py": "from pv.mixer import Mixer\n\n\ndef go(mixer: Mixer):\n    mixer.step(2)\n",
+        "pv/mention.py": "# step(1) is what a mixer does\nSTEP = 'step'\n",
+    }
+    root = write_files(tmp_path / "p", files)
+    expected = _step_calls(root, AnalysisCache())
+    searched = _searched_paths(monkeypatch)
+    read: list[str] = []
+    real_read = SourceTree.read_many
+
+    def read_many(self: SourceTree, paths: list[str]) -> object:
+        read.extend(paths)
+        return real_read(self, paths)
+
+    monkeypatch.setattr(SourceTree, "read_many", read_many)
+    index = ProviderIndex(FolderTree(root), "pv", AnalysisCache())
+    names = NameSearch(index.tree, "pv", index.cache)
+    names.load()
+    read.clear()
+    target = index.resolve_symbol("pv.base:Base.step").target
+    assert target is not None
+    calls = CallerSearch(index, names).calls(target, "step")
+    assert [(c.site.path, c.site.line, c.function) for c in calls] == expected
+    assert searched == []
+    # pv/base.py writes `step(` in its definition, pv/mention.py in a comment: read, and found to
+    # make no call; pv/__init__.py and pv/quiet.py are not read
+    assert read == ["pv/base.py", "pv/mention.py", "pv/mixer.py", "pv/other.py"]

@@ -22,6 +22,7 @@ from atompin.analysis.arity import CallShape
 from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
+from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
@@ -248,8 +249,11 @@ class CallerSearch:
     # Fewer provider files than this: searching them takes less than a second process costs.
     MIN_FILES = 200
 
-    def __init__(self, index: ProviderIndex) -> None:
+    def __init__(self, index: ProviderIndex, names: NameSearch | None = None) -> None:
+        """`names`: the same package's name search, whose identifiers say which files can call a
+        name without reading them (without it, every file's text is searched)."""
         self.index = index
+        self.names = names
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
         self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
         # Its names, all the files, the files of each share, and the shares not taken yet.
@@ -269,13 +273,15 @@ class CallerSearch:
         fresh, _ = self._unsettled(todo, files)
         if len(fresh) < self.MIN_FILES:
             return
-        count = max(1, min(_SHARES, len(fresh) // index.tree.files_per_search))
+        if self.names is not None:
+            self.names.load()  # the second process finds them in memory
+        count = max(1, min(_SHARES, len(fresh) // self._files_per_search()))
         parts = [fresh[i::count] for i in range(count)]  # every count-th file: shares of a like size
         shares = Shares(count)
 
         def task() -> list[tuple[str, bytes]]:
             recorder = RecordingCache(index.cache.reopened())
-            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder))
+            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder), self.names)
             found = [(share, search._calls_in(todo, parts[share], [])) for share in shares]
             return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
@@ -332,6 +338,11 @@ class CallerSearch:
             self._raw[name] = {path: merged[path] for path in sorted(merged, key=order.__getitem__)}
         self._store(names)
 
+    def _files_per_search(self) -> int:
+        """The fewest files a share should hold: any number when the identifiers pick the files
+        to read, else what the tree's text search needs to pay (`git grep` starts once per call)."""
+        return 1 if self.names is not None else self.index.tree.files_per_search
+
     def _store(self, names: list[str]) -> None:
         """Keep the calls of `names` found in every file: the answer for this very package, and what
         was searched (each file's stamp) for a search of another commit (`_unsettled`)."""
@@ -381,7 +392,11 @@ class CallerSearch:
         encoded = [(n, n.encode()) for n in names]
         pattern = call_pattern(names)
         tree = self.index.tree
-        holding = set(tree.files_containing(files, [b for _, b in encoded])) | set(known)
+        if self.names is not None:
+            holding = set(self.names.files_calling(names, files))
+        else:
+            holding = set(tree.files_containing(files, [b for _, b in encoded]))
+        holding.update(known)
         for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:

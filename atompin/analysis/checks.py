@@ -23,6 +23,7 @@ from atompin.analysis.callsites import CallerSearch, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.signature import Signature
@@ -97,10 +98,12 @@ class UsageChecker:
         baseline: ProviderIndex | None = None,
         in_consumer: Callable[[str], Resolution] | None = None,
         consumer_mentions: Callable[[str], bool] = lambda word: True,
+        names: NameSearch | None = None,
     ) -> None:
         """`version`: the provider's, for version gates; `baseline`: the provider the consumer was
         written against; `in_consumer` resolves "module:qualname" in the consumer's own tree;
-        `consumer_mentions` says whether the scanned consumer files' text holds a word."""
+        `consumer_mentions` says whether the scanned consumer files' text holds a word; `names`:
+        the provider's name search (its identifiers pick the files the caller search reads)."""
         self.usage = usage
         self.index = index
         self.version = version
@@ -111,7 +114,7 @@ class UsageChecker:
         self._memo: dict[Ref, Resolution] = {}
         self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
-        self.callers = CallerSearch(index)
+        self.callers = CallerSearch(index, names)
         self._caller_names: set[str] | None = None
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`

@@ -238,7 +238,7 @@ def analyse_trees(
     def consumer_mentions(word: str) -> bool:
         return bool(consumer.files_containing(scanned, [word.encode()]))
 
-    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, consumer_mentions)
+    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, consumer_mentions, search)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
