@@ -1145,6 +1145,14 @@ class ConsumerScanner:
         calls, uses = self._private_calls(fn.file).get(name, ([], 0))
         if not calls or uses != len(calls):  # also passed, stored or rebound: not only called
             return {}
+        # First without recording anything: most such functions are passed no version, and then
+        # the other files' text need not be searched for the name.
+        quiet, self._quiet = self._quiet, True
+        try:
+            if not self._versions_passed(fn, calls):
+                return {}
+        finally:
+            self._quiet = quiet
         key = (fn.file.path, name)
         if key not in self._named_elsewhere:  # a function is read once per way it is called
             word = name.encode()
@@ -1153,6 +1161,10 @@ class ConsumerScanner:
             )
         if self._named_elsewhere[key]:
             return {}  # imported by another module, whose calls are not looked at
+        return self._versions_passed(fn, calls)
+
+    def _versions_passed(self, fn: _Function, calls: list[ast.Call]) -> dict[str, Value]:
+        """The parameters of `fn` that every one of `calls` passes the same provider version."""
         module_ctx = _Ctx(fn.file, self._scopes[fn.file.module], record=False)
         a = fn.node.args
         positional = len(a.posonlyargs) + len(a.args)  # what a call's positional arguments can bind
