@@ -6,14 +6,17 @@
 Prints, measured now on this machine (shared machines are noisy, so only
 ratios mean anything): the time to read and `ast.parse` every .py file of the
 provider package once (the baseline), `atompin check` cold (empty cache) and
-warm (second run on the same cache) as ratios to the baseline, and the peak
-RSS of each phase. Each phase runs in its own process, best of --repeat.
+warm (second run on the same cache) as ratios to the baseline, the CPU each
+took (with the second processes it forks: on a shared machine it moves less
+than the wall time), and the peak RSS of each phase. Each phase runs in its
+own process, best of --repeat.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -26,6 +29,7 @@ from bytecode import compile_atompin
 
 def _phase(args: argparse.Namespace) -> dict[str, float]:
     start = time.perf_counter()
+    before = os.times()
     extra: dict[str, float] = {}
     if args.phase == "baseline":
         import ast
@@ -50,10 +54,14 @@ def _phase(args: argparse.Namespace) -> dict[str, float]:
         extra["cache_hits"] = cache.hits
         extra["cache_misses"] = cache.misses
     seconds = time.perf_counter() - start
+    after = os.times()
+    # CPU of this process and of the second processes it waited for: less moved by a busy machine
+    # than the wall time (work does not grow when it waits for a core).
+    cpu = sum(after[:4]) - sum(before[:4])
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     # The second processes (forked: most of their pages are the main process's, shared) apart.
     child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"seconds": seconds, "rss_mb": rss_mb, "child_mb": child_mb, **extra}
+    return {"seconds": seconds, "cpu": cpu, "rss_mb": rss_mb, "child_mb": child_mb, **extra}
 
 
 def _run(args: argparse.Namespace, phase: str, cache_dir: str) -> dict[str, float]:
@@ -115,6 +123,7 @@ def main() -> None:
         memory = "ok" if run["rss_mb"] <= 150 else "over target"
         print(
             f"{name:>8}: {run['seconds']:.3f}s = {ratio:.3f}x baseline (target <= {target}x, {verdict}); "
+            f"CPU {run['cpu']:.2f}s = {run['cpu'] / best['baseline']['cpu']:.3f}x the baseline's; "
             f"peak RSS {run['rss_mb']:.0f} MB (target <= 150, {memory}; second processes up to "
             f"{run['child_mb']:.0f} MB, shared pages included); cache {int(run['cache_hits'])} hits, "
             f"{int(run['cache_misses'])} misses; {int(run['findings'])} findings"
