@@ -71,7 +71,7 @@ class Identifiers:
     @classmethod
     def read(cls, source: bytes) -> Identifiers:
         """A file's identifiers, from its text."""
-        called = set(_CALLED_REVERSED.findall(source[::-1]))  # reversed: see `called`
+        called = set(_CALLED_REVERSED.findall(source[::-1]))  # kept reversed: see `calls_any`
         lists = (set(_DEFS.findall(source)), set(_ATTRIBUTES.findall(source)), called)
         return cls(b"\n".join(b" ".join(names) for names in lists))
 
