@@ -229,11 +229,15 @@ def test_a_forked_child_reads_git_objects_through_its_own_git_process(
     assert [tree.size(p) for p in ("pv/__init__.py", "pv/a.py")] == [0, 6]  # sizes from the listing
     assert FolderTree(path).size("pv/a.py") == 6
 
+    parent = tree._reader
+
     def in_child() -> list[tuple[str, bytes]]:
-        read = [(p, tree.read(p)) for p in ("pv/a.py", "pv/b.py", "pv/a.py")]
+        read = [(p, tree.read(p)) for p in ("pv/a.py",)]
+        first = tree._reader
+        read += [(p, tree.read(p)) for p in ("pv/b.py", "pv/a.py")]
         # One git process of the child's own, started once and kept (not one per file).
-        own = tree._repo()
-        return [*read, ("own", str(own is not repo and own is tree._repo()).encode())]
+        own = first is not None and parent is not None and first[1] is not parent[1] and tree._reader is first
+        return [*read, ("own", str(own).encode())]
 
     worker = fork_worker(in_child)
     assert worker is not None

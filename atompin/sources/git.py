@@ -85,8 +85,6 @@ class GitTree(SourceTree):
         self.label = label
         self._blobs: dict[str, str] = {}
         self._sizes: dict[str, int] = {}
-        self._pid = os.getpid()
-        self._forked: tuple[int, git.Repo] | None = None  # (pid, handle) in a forked child
         self._reader: tuple[int, _BlobReader] | None = None  # (pid, reader): see `_batch`
 
     def list_files(self) -> list[str]:
@@ -113,29 +111,10 @@ class GitTree(SourceTree):
         return f"git:{self.commit}"
 
     def read(self, path: str) -> bytes:
-        try:
-            return self._repo().odb.stream(bytes.fromhex(self.content_id(path))).read()
-        except (ValueError, GitCommandError) as exc:
-            raise SourceError(
-                f"{self.label}: cannot read {path} from the git cache ({_last_line(exc)}); if this repeats, "
-                f"delete the cache folder {self.repo.git_dir} and run again"
-            ) from exc
-
-    def _repo(self) -> git.Repo:
-        """The repository through a `git cat-file` process of this process's own: in a forked child,
-        the one behind the parent's handle is the parent's (its pipes shared), so the child starts
-        its own on first need, and keeps it."""
-        if os.getpid() == self._pid:
-            return self.repo
-        if self._forked is None or self._forked[0] != os.getpid():
-            self._forked = (os.getpid(), git.Repo(self.repo.git_dir))
-        return self._forked[1]
+        return next(self._batch([path]))[1]
 
     def read_many(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-        """Many blobs through one `git cat-file --batch` (one process, not one request per file)."""
-        if len(paths) < 16:
-            yield from super().read_many(paths)
-            return
+        """Many blobs through this process's one `git cat-file --batch` (see `_BlobReader`)."""
         yield from self._batch(paths)
 
     def files_containing(self, paths: list[str], words: Sequence[bytes]) -> list[str]:
@@ -163,8 +142,8 @@ class GitTree(SourceTree):
         return [path for path in paths if path in found]
 
     def _batch(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-        """Through this process's own `_BlobReader` (a forked child starts its own: the parent's pipes
-        are not its to use)."""
+        """Every read goes through this process's own `_BlobReader` (a forked child starts its own:
+        the parent's pipes are not its to use)."""
         if self._reader is None or self._reader[0] != os.getpid():
             self._reader = (os.getpid(), _BlobReader(self.repo.git_dir))
         reader = self._reader[1]
@@ -173,7 +152,8 @@ class GitTree(SourceTree):
             yield from zip(paths, reader.read(shas))
         except _MissingBlob as exc:
             raise SourceError(
-                f"{self.label}: cannot read {paths[shas.index(exc.sha)]} from git (git cat-file --batch failed)"
+                f"{self.label}: cannot read {paths[shas.index(exc.sha)]} from the git cache (git cat-file "
+                f"--batch failed); if this repeats, delete the cache folder {self.repo.git_dir} and run again"
             ) from None
 
 
@@ -183,9 +163,9 @@ class _MissingBlob(Exception):
 
 
 class _BlobReader:
-    """One `git cat-file --batch` process, kept for every read of many blobs this process makes:
-    starting git costs more than reading a few dozen files, and reads come in many small batches
-    (the shares of `prefetch.Shares`). Requests are written a chunk at a time and the chunk's
+    """One `git cat-file --batch` process, kept for every blob this process reads from a tree:
+    starting git costs more than reading a few dozen files, and reads come one by one or in many
+    small batches (the shares of `prefetch.Shares`). Requests are written a chunk at a time and the chunk's
     answers read whole before any is handed out, so a reader stopped early never leaves answers
     unread in the pipe. (GitPython keeps such a process too, but asks for one object per round trip.)"""
 
