@@ -407,18 +407,33 @@ def test_a_lazy_table_of_submodules_serves_the_attribute_of_the_asked_name(tmp_p
 
 
 def _searched_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files `CallerSearch` searches (greps) from now on, in order."""
-    from atompin.sources.tree import SourceTree
+    """The files `CallerSearch` searches from now on (looks for calls in, by their identifiers), in order."""
+    from atompin.analysis.name_sites import NameSearch
 
     searched: list[str] = []
+    real = NameSearch.files_calling
+
+    def files_calling(self: NameSearch, names: list[str], paths: list[str]) -> list[str]:
+        searched.extend(paths)
+        return real(self, names, paths)
+
+    monkeypatch.setattr(NameSearch, "files_calling", files_calling)
+    return searched
+
+
+def _grepped_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files whose text is searched from now on (`SourceTree.files_containing`), in order."""
+    from atompin.sources.tree import SourceTree
+
+    grepped: list[str] = []
     real = SourceTree.files_containing
 
     def files_containing(self: SourceTree, paths: list[str], words: list[bytes]) -> list[str]:
-        searched.extend(paths)
+        grepped.extend(paths)
         return real(self, paths, words)
 
     monkeypatch.setattr(SourceTree, "files_containing", files_containing)
-    return searched
+    return grepped
 
 
 _STEP_FILES = {
@@ -492,7 +507,7 @@ def test_with_the_name_search_the_caller_search_reads_only_files_that_write_the_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The identifiers say which files write `step(`: no file's text is searched, only those are
-    read, and the calls found are those of a search of every file's text."""
+    read, and every call they make is found."""
     from atompin.analysis.name_sites import NameSearch
     from atompin.sources.tree import SourceTree
 
@@ -502,8 +517,9 @@ def test_with_the_name_search_the_caller_search_reads_only_files_that_write_the_
         "pv/mention.py": "# step(1) is what a mixer does\nSTEP = 'step'\n",
     }
     root = write_files(tmp_path / "p", files)
-    expected = _step_calls(root, AnalysisCache())
-    searched = _searched_paths(monkeypatch)
+    expected = [("pv/mixer.py", 6, "pv.mixer:Mixer.run"), ("pv/other.py", 5, "pv.other:go")]
+    assert _step_calls(root, AnalysisCache()) == expected
+    searched = _grepped_paths(monkeypatch)
     read: list[str] = []
     real_read = SourceTree.read_many
 

@@ -251,9 +251,9 @@ class CallerSearch:
 
     def __init__(self, index: ProviderIndex, names: NameSearch | None = None) -> None:
         """`names`: the same package's name search, whose identifiers say which files can call a
-        name without reading them (without it, every file's text is searched)."""
+        name without reading them (one of its own when not given)."""
         self.index = index
-        self.names = names
+        self.names = names or NameSearch(index.tree, index.package, index.cache)
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
         self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
         # Its names, all the files, the files of each share, and the shares not taken yet.
@@ -273,9 +273,8 @@ class CallerSearch:
         fresh, _ = self._unsettled(todo, files)
         if len(fresh) < self.MIN_FILES:
             return
-        if self.names is not None:
-            self.names.load()  # the second process finds them in memory
-        count = max(1, min(_SHARES, len(fresh) // self._files_per_search()))
+        self.names.load()  # the second process finds them in memory
+        count = min(_SHARES, len(fresh))
         parts = [fresh[i::count] for i in range(count)]  # every count-th file: shares of a like size
         shares = Shares(count)
 
@@ -338,11 +337,6 @@ class CallerSearch:
             self._raw[name] = {path: merged[path] for path in sorted(merged, key=order.__getitem__)}
         self._store(names)
 
-    def _files_per_search(self) -> int:
-        """The fewest files a share should hold: any number when the identifiers pick the files
-        to read, else what the tree's text search needs to pay (`git grep` starts once per call)."""
-        return 1 if self.names is not None else self.index.tree.files_per_search
-
     def _store(self, names: list[str]) -> None:
         """Keep the calls of `names` found in every file: the answer for this very package, and what
         was searched (each file's stamp) for a search of another commit (`_unsettled`)."""
@@ -389,14 +383,9 @@ class CallerSearch:
         """name -> path -> the calls of `name` in each of `files` that makes one, and in each of `known`
         (files not searched: they made one before), each file's cached by its path and content."""
         out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
-        encoded = [(n, n.encode()) for n in names]
         pattern = call_pattern(names)
         tree = self.index.tree
-        if self.names is not None:
-            holding = set(self.names.files_calling(names, files))
-        else:
-            holding = set(tree.files_containing(files, [b for _, b in encoded]))
-        holding.update(known)
+        holding = {*self.names.files_calling(names, files), *known}
         for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:

@@ -76,9 +76,6 @@ class CommitInfo:
 class GitTree(SourceTree):
     """The files of one commit, read from git objects."""
 
-    # `git grep` over a thousand files costs little more than its start (multi-threaded, in C).
-    files_per_search = 1000
-
     def __init__(self, repo: git.Repo, commit: str, label: str) -> None:
         self.repo = repo
         self.commit = commit

@@ -49,9 +49,6 @@ class SourceTree(ABC):
     """A read-only tree of files; subclasses say how to list and read them."""
 
     label: str
-    # The fewest files a `files_containing` call should be given for its fixed cost to pay (a git
-    # tree starts `git grep` for each): work cut in shares gives each share at least this many.
-    files_per_search = 1
 
     @abstractmethod
     def list_files(self) -> list[str]:
