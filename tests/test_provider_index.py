@@ -406,34 +406,31 @@ def test_a_lazy_table_of_submodules_serves_the_attribute_of_the_asked_name(tmp_p
     assert gone.status is Status.MISSING and "points at pv.lazy2.impl:Gone" in gone.reason
 
 
+def _paths_given(monkeypatch: pytest.MonkeyPatch, owner: type, method: str, position: int) -> list[str]:
+    """The paths every later call of `owner.method` is given (its argument at `position`), in order."""
+    given: list[str] = []
+    real = getattr(owner, method)
+
+    def spy(self: object, *args: object) -> object:
+        given.extend(args[position])  # type: ignore[call-overload]
+        return real(self, *args)
+
+    monkeypatch.setattr(owner, method, spy)
+    return given
+
+
 def _searched_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files `CallerSearch` searches from now on (looks for calls in, by their identifiers), in order."""
+    """The files `CallerSearch` searches from now on (looks for calls in, by their identifiers)."""
     from atompin.analysis.name_sites import NameSearch
 
-    searched: list[str] = []
-    real = NameSearch.files_calling
-
-    def files_calling(self: NameSearch, names: list[str], paths: list[str]) -> list[str]:
-        searched.extend(paths)
-        return real(self, names, paths)
-
-    monkeypatch.setattr(NameSearch, "files_calling", files_calling)
-    return searched
+    return _paths_given(monkeypatch, NameSearch, "files_calling", 1)
 
 
 def _grepped_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files whose text is searched from now on (`SourceTree.files_containing`), in order."""
+    """The files whose text is searched from now on (`SourceTree.files_containing`)."""
     from atompin.sources.tree import SourceTree
 
-    grepped: list[str] = []
-    real = SourceTree.files_containing
-
-    def files_containing(self: SourceTree, paths: list[str], words: list[bytes]) -> list[str]:
-        grepped.extend(paths)
-        return real(self, paths, words)
-
-    monkeypatch.setattr(SourceTree, "files_containing", files_containing)
-    return grepped
+    return _paths_given(monkeypatch, SourceTree, "files_containing", 0)
 
 
 _STEP_FILES = {
@@ -520,14 +517,7 @@ def test_with_the_name_search_the_caller_search_reads_only_files_that_write_the_
     expected = [("pv/mixer.py", 6, "pv.mixer:Mixer.run"), ("pv/other.py", 5, "pv.other:go")]
     assert _step_calls(root, AnalysisCache()) == expected
     searched = _grepped_paths(monkeypatch)
-    read: list[str] = []
-    real_read = SourceTree.read_many
-
-    def read_many(self: SourceTree, paths: list[str]) -> object:
-        read.extend(paths)
-        return real_read(self, paths)
-
-    monkeypatch.setattr(SourceTree, "read_many", read_many)
+    read = _paths_given(monkeypatch, SourceTree, "read_many", 0)
     index = ProviderIndex(FolderTree(root), "pv", AnalysisCache())
     names = NameSearch(index.tree, "pv", index.cache)
     names.load()
