@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -70,3 +71,21 @@ def test_a_forked_child_reads_through_its_own_git_and_leaves_the_parents_in_step
     os.waitpid(pid, 0)
     os.close(read_fd)
     assert list(tree.read_many(paths[::-1])) == [(p, files[p].encode()) for p in paths[::-1]]
+
+
+def test_sizes_are_asked_of_git_once_for_the_files_asked_and_a_missing_blob_is_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    tree, files = _tree(tmp_path, 30)
+    paths = sorted(files)
+    _ = tree.files  # listed: no size known yet
+    assert tree._sizes == {}
+    runs: list[list[str]] = []
+    real = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda cmd, *a, **k: runs.append(cmd) or real(cmd, *a, **k))
+    tree._blobs["pv/m007.py"] = "0" * 40  # an object git does not have (over a fetch filter's limit)
+    asked = [paths[3], "pv/m007.py", paths[20], paths[3]]
+    assert tree.sizes(asked) == [len(files[paths[3]]), 0, len(files[paths[20]]), len(files[paths[3]])]
+    assert len(runs) == 1 and "--batch-check=%(objectsize)" in runs[0]
+    assert tree.size(paths[20]) == len(files[paths[20]]) and len(runs) == 1  # known: git is not asked again
+    assert sorted(tree._sizes) == sorted({paths[3], "pv/m007.py", paths[20]})

@@ -226,7 +226,7 @@ def test_a_forked_child_reads_git_objects_through_its_own_git_process(
     repo = git.Repo(path)
     tree = GitTree(repo, repo.head.commit.hexsha, "pv")
     assert tree.read("pv/a.py") == b"A = 1\n"  # the parent's persistent git process is started
-    assert [tree.size(p) for p in ("pv/__init__.py", "pv/a.py")] == [0, 6]  # sizes from the listing
+    assert [tree.size(p) for p in ("pv/__init__.py", "pv/a.py")] == [0, 6]  # sizes asked of git
     assert FolderTree(path).size("pv/a.py") == 6
 
     parent = tree._reader

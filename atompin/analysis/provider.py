@@ -166,14 +166,14 @@ class ProviderIndex:
     def uncached(self, symbols: Iterable[str]) -> int:
         """How many bytes of source the modules `symbols` name hold that are neither indexed here
         nor cached: the parsing work they are."""
-        total = 0
+        paths = []
         for module in {split_symbol(symbol)[0] for symbol in symbols}:
             found = self.find(module)
             if module not in self._modules and found is not None and found.path.endswith(".py"):
                 key = cache_key(self.tree.content_id(found.path), found.module, found.is_package)
                 if self.cache.get_raw(key) is None:
-                    total += self.tree.size(found.path)
-        return total
+                    paths.append(found.path)
+        return sum(self.tree.sizes(sorted(paths)))
 
     def start_indexing(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> Worker | None:
         """`warm` these symbols, here and in the indexes `also` (a baseline), in a second process

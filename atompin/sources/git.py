@@ -85,20 +85,39 @@ class GitTree(SourceTree):
         self._reader: tuple[int, _BlobReader] | None = None  # (pid, reader): see `_batch`
 
     def list_files(self) -> list[str]:
-        out = self.repo.git.ls_tree("-r", "--full-tree", "-z", "--long", self.commit)
+        # Without `--long`: the sizes are asked for few files (`sizes`), and listing them would
+        # read the header of every blob (most of the listing's time where objects are loose).
+        out = self.repo.git.ls_tree("-r", "--full-tree", "-z", self.commit)
         for entry in out.split("\0"):
             if not entry:
                 continue
             meta, path = entry.split("\t", 1)
-            mode, kind, sha, size = meta.split()
+            mode, kind, sha = meta.split()
             if kind == "blob" and mode != "120000":  # no symlinks: they point outside the tree
                 self._blobs[path] = sha
-                self._sizes[path] = int(size) if size.isdigit() else 0
         return list(self._blobs)
 
     def size(self, path: str) -> int:
+        return self.sizes([path])[0]
+
+    def sizes(self, paths: Sequence[str]) -> list[int]:
+        """The sizes of these files' blobs, asked of git in one `cat-file --batch-check` for those
+        not asked before; 0 for a blob not in the cache (over the fetch filter's limit)."""
         _ = self.files
-        return self._sizes[path]
+        unknown = list(dict.fromkeys(path for path in paths if path not in self._sizes))
+        if unknown:
+            proc = subprocess.run(
+                ["git", "--git-dir", str(self.repo.git_dir), "cat-file", "--batch-check=%(objectsize)"],
+                input="".join(f"{self._blobs[path]}\n" for path in unknown).encode(),
+                capture_output=True,
+                env={**os.environ, **_GIT_ENV},
+            )
+            answers = proc.stdout.split(b"\n")
+            for i, path in enumerate(unknown):
+                # A blob git does not hold is answered "<id> missing".
+                answer = answers[i] if i < len(answers) else b""
+                self._sizes[path] = int(answer) if answer.isdigit() else 0
+        return [self._sizes[path] for path in paths]
 
     def content_id(self, path: str) -> str:
         _ = self.files
@@ -121,8 +140,9 @@ class GitTree(SourceTree):
             return super().files_containing(paths, words)
         # A blob over the fetch filter's limit is not here: read it as any read would (grep would
         # fetch it too, but quietly and one by one).
-        small = [path for path in paths if self.size(path) < _BLOB_LIMIT]
-        found = set(super().files_containing([path for path in paths if self.size(path) >= _BLOB_LIMIT], words))
+        sizes = dict(zip(paths, self.sizes(paths)))
+        small = [path for path in paths if sizes[path] < _BLOB_LIMIT]
+        found = set(super().files_containing([path for path in paths if sizes[path] >= _BLOB_LIMIT], words))
         patterns = [arg for word in words for arg in ("-e", os.fsdecode(word))]
         for start in range(0, len(small), _PATHS_PER_COMMAND):
             proc = subprocess.run(

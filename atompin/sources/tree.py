@@ -82,6 +82,10 @@ class SourceTree(ABC):
         """A file's size in bytes (to judge how much work it is before reading it)."""
         return len(self.read(path))
 
+    def sizes(self, paths: Sequence[str]) -> list[int]:
+        """`size` of each path, in order (a tree that asks another program asks once)."""
+        return [self.size(path) for path in paths]
+
     def stamps_id(self, paths: Iterable[str]) -> str:
         """One id for these files: it changes whenever one of them is added, removed or changed
         (each path and its stamp)."""
