@@ -1793,6 +1793,21 @@ def test_the_next_name_search_of_a_process_reads_only_the_files_that_changed(mon
     assert second.files_defining([({"f3", "g"}, 1)]) == [["pv/m3.py", "pv/user.py"]]
 
 
+def test_a_stand_in_search_with_no_candidate_class_reads_no_identifiers(monkeypatch: pytest.MonkeyPatch):
+    """A consumer without a class that could stand in for a provider class (a bisect's step of a
+    plugin that only imports functions) asks about no name: no file's identifiers are read."""
+    files = {"pv/__init__.py": "", **{f"pv/m{i}.py": f"def f{i}(x):\n    return x\n" for i in range(5)}}
+    read: list[str] = []
+    real = NameSearch._read_identifiers
+    monkeypatch.setattr(NameSearch, "_read_identifiers", lambda self, paths: read.extend(paths) or real(self, paths))
+    search = NameSearch(MemoryTree(files), "pv", AnalysisCache())
+    assert search.files_defining([]) == []
+    assert search.files_defining([(set(), 1), (set(), 2)], 3) == [[], []]
+    assert read == []
+    assert search.files_defining([({"f1", "f4"}, 1)]) == [["pv/m1.py", "pv/m4.py"]]
+    assert sorted(read) == sorted(files)
+
+
 def test_a_file_s_identifiers_are_split_into_sets_when_asked():
     """The cached lists of the names a file defines, writes after a dot, and writes just before an
     opening parenthesis are split on first need."""

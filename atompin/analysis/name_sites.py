@@ -218,8 +218,11 @@ class NameSearch:
 
     def files_defining(self, requests: list[tuple[AbstractSet[str], int]], at_most: int = 0) -> list[list[str]]:
         """For each (names, at_least) request: the files that define (`def`) at least `at_least`
-        of the names; none when more than `at_most` files do (0: no limit). Nothing is parsed."""
+        of the names; none when more than `at_most` files do (0: no limit). Nothing is parsed, and
+        nothing is read when no name is asked about."""
         wanted = [(sorted(names), at_least) for names, at_least in requests]
+        if not any(names for names, _ in wanted):
+            return [[] for _ in wanted]
         key = "defs-query:" + _digest([SITES_FORMAT, self.package, wanted, at_most, self.fingerprint()])
         cached = _json(self.cache.get_raw(key))
         if isinstance(cached, list) and all(isinstance(files, list) for files in cached):
