@@ -547,3 +547,30 @@ def test_a_base_class_method_calls_the_patched_method_of_a_subclass_that_inherit
     # Replacing the calling method too: on a NewParser the base class's caller never runs.
     both = src + "\n        def stream(self, text):\n            return text\n\n        NewParser.stream = stream\n"
     assert [f[:2] for f in brief(run_check(provider, consumer(both)))] == [("arity-drift", "warning")]
+
+
+def test_the_consumer_text_is_searched_for_a_word_once_per_consumer_content(run_check, monkeypatch):
+    """Whether the consumer writes a name itself is cached by its files' stamps: a re-lock after a
+    bump (another provider, the same consumer) asks git nothing about the consumer's text."""
+    from atompin.analysis.cache import AnalysisCache
+    from atompin.sources.tree import SourceTree
+
+    asked: list[tuple[str, tuple[bytes, ...]]] = []
+    real = SourceTree.files_containing
+
+    def spy(self, paths, words):
+        asked.append((self.label, tuple(words)))
+        return real(self, paths, words)
+
+    monkeypatch.setattr(SourceTree, "files_containing", spy)
+    cache = AnalysisCache()
+    first = brief(run_check(OFFLOAD, consumer(OFFLOAD_PATCH), cache=cache))
+    assert [words for label, words in asked if label == "consumer"] == [(b"create_handlers",)]
+    bumped = {**OFFLOAD, "pv/extra.py": "X = 1\n"}
+    asked.clear()
+    assert brief(run_check(bumped, consumer(OFFLOAD_PATCH), cache=cache)) == first
+    assert [words for label, words in asked if label == "consumer"] == []
+    # Another consumer text: asked again, and answered from it.
+    calling = OFFLOAD_PATCH.replace("self.caches = caches", "self.caches = Spec().create_handlers(caches)")
+    assert [f[:2] for f in brief(run_check(bumped, consumer(calling), cache=cache))] == [("arity-drift", "error")]
+    assert [words for label, words in asked if label == "consumer"] == [(b"create_handlers",)]

@@ -234,9 +234,19 @@ def analyse_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     scanned = [path for each in packages for path in consumer.python_files(each)]
+    scanned_id: list[str] = []  # the scanned files' stamps_id, once asked
 
     def consumer_mentions(word: str) -> bool:
-        return bool(consumer.files_containing(scanned, [word.encode()]))
+        """Does a scanned consumer file's text hold `word`? Cached by the files' stamps: a re-lock
+        after a bump asks the same words of the same consumer (each a `git grep` of every file)."""
+        scanned_id[:] = scanned_id or [consumer.stamps_id(scanned)]
+        key = f"consumer-mentions:{scanned_id[0]}:{word}"
+        cached = cache.get_raw(key)
+        if cached in (b"0", b"1"):
+            return cached == b"1"
+        found = bool(consumer.files_containing(scanned, [word.encode()]))
+        cache.put_raw(key, b"1" if found else b"0")
+        return found
 
     checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, consumer_mentions, search)
     drift_baseline = (
