@@ -349,6 +349,15 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
     forked: list[object] = []
     real_fork = prefetch.fork_worker
     monkeypatch.setattr(engine, "fork_worker", lambda task: forked.append(task) or real_fork(task))
+    # The identifiers are in memory before the rules' process is forked: it has them at no cost.
+    loaded_before: list[bool] = []
+    real_start = engine.ContactRules.start
+
+    def start(self: engine.ContactRules) -> None:
+        real_start(self)
+        loaded_before.append(self.search._all_loaded)
+
+    monkeypatch.setattr(engine.ContactRules, "start", start)
     seen, searches = [], []
     for jobs in ("1", "2"):
         monkeypatch.setenv("ATOMPIN_JOBS", jobs)
@@ -360,6 +369,7 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
         with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
             searches.append(db.execute("SELECT count(*) FROM modules WHERE key LIKE 'name-query:%'").fetchone()[0])
     assert len(forked) == 2
+    assert loaded_before == [True, True]
     assert seen[0] == seen[1]
     assert {rule for rule, _, _ in seen[1]} >= {"override-drift", "shadow-drift"}
     # What the second process searched is in the cache, as when the rules ran here.

@@ -167,6 +167,10 @@ class ContactRules:
     def start(self) -> None:
         if self.usage.files < self.MIN_FILES:
             return
+        if searches_names(self.usage):
+            # In memory before the fork: the child then has them at no cost (this process loads
+            # them next anyway, for the caller search's second process).
+            self.search.load()
         holders: list[ProviderIndex | NameSearch] = [self.index, self.search]
         if self.baseline is not None:
             holders.append(self.baseline.index)
