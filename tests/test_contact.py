@@ -1818,6 +1818,9 @@ def test_a_file_s_identifiers_are_split_into_sets_when_asked():
     assert found.attributes == {b"forward", b"run", b"supports_pcp", b"to"}
     assert found.calls_any({b"nur"}) and not found.calls_any({b"ot", b"load_weights"[::-1]})
     assert Identifiers(b"\n\n").defs == Identifiers(b"\n\n").attributes == set()
+    assert not Identifiers(b"\n\n").calls_any({b"a"})
+    middle_empty = Identifiers(b"a\n\nb c")
+    assert (middle_empty.defs, middle_empty.attributes) == ({b"a"}, set()) and middle_empty.calls_any({b"c"})
     for damaged in (b"no newline", b"one\nnewline", None):
         assert Identifiers.parse(damaged) is None
 

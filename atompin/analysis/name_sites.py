@@ -83,7 +83,12 @@ class Identifiers:
     def _set(self, i: int) -> AbstractSet[bytes]:
         found = self._sets[i]
         if found is None:
-            found = self._sets[i] = frozenset(self.raw.split(b"\n")[i].split())
+            raw = self.raw  # only list i is copied out: the attribute list is most of the bytes
+            start = raw.find(b"\n") + 1 if i else 0
+            if i == 2:
+                start = raw.find(b"\n", start) + 1
+            end = raw.find(b"\n", start) if i < 2 else len(raw)
+            found = self._sets[i] = frozenset(raw[start:end].split())
         return found
 
     @property
