@@ -46,7 +46,9 @@ def scan_consumer(
     before_parse: Callable[[list[bytes]], None] | None = None,
 ) -> ConsumerUsage:
     """Scan the consumer's packages for what they use of `provider` (cached by content).
-    `before_parse` is handed the sources about to be scanned (on a cache miss only)."""
+    `before_parse` is handed every file's source as soon as they are read, before the files to
+    scan are chosen (on a cache miss only): what they import of the provider is what the scanned
+    ones import (a file that imports the provider is scanned)."""
     cache = cache or AnalysisCache()
     paths = [path for package in packages for path in tree.python_files(package)]
     ids = [(path, tree.content_id(path)) for path in paths]
@@ -62,6 +64,8 @@ def scan_consumer(
     for path, source in tree.read_many(paths):
         module, is_package = tree.module_name(path)
         files.append((path, module, is_package, source))
+    if before_parse is not None:
+        before_parse([f[3] for f in files])
     tops = tuple(sorted({p.split(".")[0] for p in packages}))
     # Only files that can reach the provider are scanned up front; helpers are loaded on demand.
     relevant, edges = relevant_files(((f[0], f[1], f[3]) for f in files), provider, tops)
@@ -75,8 +79,6 @@ def scan_consumer(
     ]
     unscanned = [(f[0], f[3]) for f in files if f[0] not in relevant]
     files = [f for f in files if f[0] in relevant]
-    if before_parse is not None:
-        before_parse([f[3] for f in files])
     helpers: dict[str, str] = {}
 
     def load(module: str) -> tuple[str, bool, bytes] | None:
