@@ -574,3 +574,44 @@ def test_the_consumer_text_is_searched_for_a_word_once_per_consumer_content(run_
     calling = OFFLOAD_PATCH.replace("self.caches = caches", "self.caches = Spec().create_handlers(caches)")
     assert [f[:2] for f in brief(run_check(bumped, consumer(calling), cache=cache))] == [("arity-drift", "error")]
     assert [words for label, words in asked if label == "consumer"] == [(b"create_handlers",)]
+
+
+# vllm-omni 0.30 calls vLLM 0.30's private `_merge_multimodal_embeddings` with four positional
+# arguments in a method vLLM no longer calls: it takes three at that release and at the one the
+# plugin was written against. Not drift: a warning that says so, apart from the calls that newly fail.
+MERGE_OLD = {
+    "pv/__init__.py": "",
+    "pv/utils.py": "def _merge(inputs_embeds, embeddings, is_multimodal, *, extra=None):\n    pass\n",
+}
+MERGE_NEW = {"pv/__init__.py": "", "pv/utils.py": "def _merge(inputs_embeds, embeddings, is_multimodal):\n    pass\n"}
+MERGE_CALLS = """
+    from pv.utils import _merge
+
+    def legacy(input_ids, embeds, mm):
+        return _merge(input_ids, embeds, mm, 7)
+
+    def current(embeds, mm, mask):
+        return _merge(embeds, mm, is_multimodal=mask, extra=1)
+"""
+
+
+def brief_sites(findings):
+    return [(f.rule.value, f.severity.value, [str(site) for site in f.sites]) for f in findings]
+
+
+def test_a_call_that_fails_at_the_baseline_too_is_a_warning_and_a_new_failure_an_error(run_check):
+    findings = run_check(MERGE_NEW, consumer(MERGE_CALLS), baseline=MERGE_OLD).findings
+    assert brief_sites(findings) == [
+        ("arity-drift", "error", ["plug/mod.py:7"]),  # extra= went since the baseline
+        ("arity-drift", "warning", ["plug/mod.py:4"]),
+    ]
+    assert "fails at the baseline too (passes 4 positional argument(s)" in findings[1].message
+    assert "fails at the baseline" not in findings[0].message
+    # At the baseline itself, the old call is all there is: a warning.
+    assert brief_sites(run_check(MERGE_OLD, consumer(MERGE_CALLS), baseline=MERGE_OLD).findings) == [
+        ("arity-drift", "warning", ["plug/mod.py:4"])
+    ]
+    # Without a baseline nothing says it is old: one error for both calls.
+    assert brief_sites(run_check(MERGE_NEW, consumer(MERGE_CALLS)).findings) == [
+        ("arity-drift", "error", ["plug/mod.py:4", "plug/mod.py:7"])
+    ]

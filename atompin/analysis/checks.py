@@ -585,7 +585,7 @@ class UsageChecker:
             f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
             f"the call passes {call.shape.render()}"
         )
-        severity = Severity.ERROR
+        severity, key = Severity.ERROR, ""
         if call.caught:
             severity, message = Severity.WARNING, f"degraded: {message}; the TypeError is caught ({call.caught})"
         elif call.fallback_of and self._fits_in_try(call.fallback_of, self.symbol(ref)):
@@ -601,7 +601,34 @@ class UsageChecker:
                 f"; but the consumer replaces that name at {patch.site} with {patch.replacement.render()}, which "
                 "takes this call: it fails only where the name is bound before that patch runs"
             )
-        self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
+        elif (before := self._baseline_call_problem(ref, call)) is not None:
+            # Not drift: the provider the consumer was written against could not take it either, and
+            # the consumer works there. Code that does not run, or a bug it shipped with.
+            severity, key = Severity.WARNING, "at the baseline too"  # apart from the calls that newly fail
+            message += f"; it fails at the baseline too ({before}): not a change since, so code that does not run there"
+        self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message, key=key)
+
+    def _baseline_call_problem(self, ref: Ref, call: CallUse) -> str | None:
+        """What is wrong with the same call at the baseline, by the callable's own signature there
+        (the consumer's patches aside); None when it fits there, or there is no baseline or no
+        signature to judge it by."""
+        if self.baseline is None:
+            return None
+        res = self.baseline.resolve(ref.module, ref.path)
+        if not res.found or res.target is None:
+            return None
+        target, bound = res.target, res.target.bound
+        if target.kind is TargetKind.CLASS:
+            if target.cls is None or self.baseline.generates_init(target.cls):
+                return None
+            init = self.baseline.getattr(target, "__init__")
+            if not init.found or init.target is None:
+                return None
+            target, bound = init.target, True
+        if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
+            return None
+        assert target.signature is not None
+        return call_problem(target.signature, call.shape, bound)
 
     def _replaced_binding(self, call: CallUse, ref: Ref, target: Target) -> PatchSite | None:
         """For a call of a name bound by an import (`from m import f` then `f(...)`): a consumer patch
