@@ -526,3 +526,55 @@ def decode(x):
         ("warning", "pv.core.kda:fused_recurrent_kda"),
         ("warning", "pv.core:kda"),
     ]
+
+
+# ROCm ATOM imports vLLM's `maybe_patch_hf_config_from_gguf` in a fallback for configurations
+# transformers cannot read; vLLM had dropped it before 0.27.1, the release ATOM declares. The
+# bump does not break it: it was broken where ATOM works. A warning that says so.
+GGUF = """
+    def load(model):
+        try:
+            return read(model)
+        except ValueError:
+            from pv.core.utils import patch_from_gguf
+            return patch_from_gguf(model)
+"""
+LADDER = """
+    try:
+        from pv.old.place import plan
+    except ImportError:
+        from pv.core.utils import plan
+"""
+
+
+def test_an_import_missing_at_the_baseline_too_is_a_warning_and_one_gone_since_an_error(run_check):
+    had_it = {**PROVIDER, "pv/core/utils.py": "def patch_from_gguf(model):\n    return model\n"}
+    [gone] = run_check(PROVIDER, consumer(GGUF), baseline=had_it).findings
+    assert (gone.rule.value, gone.severity.value, gone.symbol) == (
+        "unresolved-import",
+        "error",
+        "pv.core.utils:patch_from_gguf",
+    )
+    assert "baseline" not in gone.message
+    [old] = run_check(PROVIDER, consumer(GGUF), baseline=PROVIDER).findings
+    assert (old.rule.value, old.severity.value, old.symbol) == (
+        "unresolved-import",
+        "warning",
+        "pv.core.utils:patch_from_gguf",
+    )
+    assert old.message.endswith(
+        "the import raises ImportError; it fails at the baseline too: not a change since, so code that does not run there"
+    )
+    # Without a baseline: an error, as before.
+    assert brief(run_check(PROVIDER, consumer(GGUF))) == [
+        ("unresolved-import", "error", "pv.core.utils:patch_from_gguf", ["plug/mod.py:5"])
+    ]
+
+
+def test_a_ladder_every_alternative_of_which_failed_at_the_baseline_too_is_a_warning(run_check):
+    had_plan = {**PROVIDER, "pv/old/__init__.py": "", "pv/old/place.py": "def plan():\n    pass\n"}
+    [gone] = run_check(PROVIDER, consumer(LADDER), baseline=had_plan).findings
+    assert (gone.rule.value, gone.severity.value) == ("unresolved-import", "error")
+    [old] = run_check(PROVIDER, consumer(LADDER), baseline=PROVIDER).findings
+    assert (old.rule.value, old.severity.value) == ("unresolved-import", "warning")
+    assert "fails at the baseline too" in old.message

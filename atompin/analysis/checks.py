@@ -54,6 +54,11 @@ class _Draft:
     alternatives: tuple[Alternative, ...] = ()
 
 
+# Said of a failure the baseline shares: not drift (the consumer works against the provider it was
+# written for, so the code does not run there, or it shipped broken), a warning.
+_AT_BASELINE_TOO = "it fails at the baseline too: not a change since, so code that does not run there"
+
+
 class _Findings:
     def __init__(self) -> None:
         self._drafts: dict[tuple[str, str, str], _Draft] = {}
@@ -261,6 +266,12 @@ class UsageChecker:
                         Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(use.ref), [use.site], message
                     )
                     continue
+                if probe is None and self._imports_missing_at_baseline([use.ref]):
+                    message = f"{res.reason}; the import raises ImportError{_via(use)}; {_AT_BASELINE_TOO}"
+                    self.findings.add(
+                        Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(use.ref), [use.site], message
+                    )
+                    continue
                 if probe is None:
                     message = f"{res.reason}; the import raises ImportError{_via(use)}"
                     self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, self.symbol(use.ref), [use.site], message)
@@ -288,7 +299,10 @@ class UsageChecker:
         if not group.fallback or group.exits:
             end = f"its handler {group.fallback}" if group.exits else "nothing catches it: the import raises"
             message = f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) and {end}"
-            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites, message, alternatives)
+            severity = Severity.ERROR
+            if self._imports_missing_at_baseline([u.ref for _, resolved in judged for u, _ in resolved]):
+                severity, message = Severity.WARNING, f"{message}; {_AT_BASELINE_TOO}"
+            self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
             return
         # The installer's patches after the ladder: never made when its fallback returns.
         in_function = [p for p in self.usage.patches if p.site.path == group.path and p.function == group.function]
@@ -303,6 +317,13 @@ class UsageChecker:
             return
         message = f"degraded: the import at {where} fails ({missing}); the fallback {group.fallback}"
         self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, symbol, sites, message, alternatives)
+
+    def _imports_missing_at_baseline(self, refs: list[Ref]) -> bool:
+        """Is each of these imports missing at the baseline too (not unknown there)? Then the
+        consumer, which works against the provider it was written for, does not run them there."""
+        if self.baseline is None or not refs:
+            return False
+        return all(self.baseline.resolve(ref.module, ref.path).status is Status.MISSING for ref in refs)
 
     def _probe(self, ref: Ref) -> ImportGroup | None:
         """The first feature test (`guards.feature_test`: a function that only tries the import and
