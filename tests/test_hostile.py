@@ -415,6 +415,8 @@ def test_parallel_locks_on_one_cache_and_one_lock_agree(project: Path, tmp_path:
 
 
 def test_kill_9_mid_fetch_keeps_the_old_lock_and_the_next_run_recovers(project: Path, tmp_path: Path, monkeypatch):
+    """Killed while git writes the new pin into the cache: a fetch, or (a source on this machine,
+    whose linked objects hold the commit) the ref's update."""
     lock_path = project.parent / "atompin.lock"
     before = lock_path.read_bytes()
     edit(project, 'pv = "v0.31.0"', 'pv = "v0.33.0"')
@@ -425,9 +427,9 @@ def test_kill_9_mid_fetch_keeps_the_old_lock_and_the_next_run_recovers(project: 
         textwrap.dedent(
             f"""\
             #!/bin/sh
-            for arg in "$@"; do
-              if [ "$arg" = fetch ]; then : > {shlex.quote(str(marker))}; exec sleep 600; fi
-            done
+            case " $* " in
+              *" fetch "*|*" update-ref refs/"*) : > {shlex.quote(str(marker))}; exec sleep 600;;
+            esac
             exec {shlex.quote(real_git)} "$@"
             """
         )

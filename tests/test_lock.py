@@ -325,6 +325,46 @@ def test_a_local_source_is_linked_not_fetched(tmp_path: Path, as_url: bool):
     ]
 
 
+def test_a_ref_whose_commit_a_linked_entry_holds_is_recorded_without_a_fetch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The linked objects are the source's when it was linked: a tag or branch at a commit among
+    them only needs its ref written (a fetch would ask the source, then find every object here).
+    A commit made since is fetched."""
+    from atompin.sources.git import GitCache
+
+    source = git_repo(tmp_path / "src", [("v1", {"pv/__init__.py": "A = 1\n"}), ("v2", {"pv/__init__.py": "A = 2\n"})])
+    git.Repo(source).git.tag("-a", "v2-annotated", "-m", "an annotated tag", "v2")
+    fetched: list[tuple[str, ...]] = []
+    real = GitCache._fetch
+    monkeypatch.setattr(
+        GitCache,
+        "_fetch",
+        lambda self, repo, url, *specs, **kw: fetched.append(specs) or real(self, repo, url, *specs, **kw),
+    )
+    cache = GitCache(tmp_path / "cache")
+    resolved = [cache.resolve(str(source), ref) for ref in ("v1", "v2-annotated", "main")]
+    assert fetched == []
+    assert [cache.tree(r).read("pv/__init__.py") for r in resolved] == [b"A = 1\n", b"A = 2\n", b"A = 2\n"]
+    assert resolved[1].commit == git.Repo(source).commit("v2").hexsha
+    # Recorded: a later run finds them offline.
+    offline = GitCache(tmp_path / "cache", offline=True)
+    assert [offline.resolve(str(source), ref).commit for ref in ("v1", "v2-annotated", "main")] == [
+        r.commit for r in resolved
+    ]
+    git.Repo(source).git.commit(
+        "-q",
+        "--allow-empty",
+        "-m",
+        "three",
+        env=dict.fromkeys(("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"), "t"),
+    )
+    git.Repo(source).git.tag("v3")
+    third = GitCache(tmp_path / "cache").resolve(str(source), "v3")
+    assert fetched == [("+refs/tags/v3:refs/tags/v3",)]
+    assert third.commit == git.Repo(source).commit("v3").hexsha
+
+
 @pytest.mark.parametrize("why", ["another file system", "a shallow source"])
 def test_a_source_that_cannot_be_linked_is_fetched_shallow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, why: str):
     from atompin.sources import git as git_source

@@ -452,8 +452,14 @@ class GitCache:
             commit = refs[remote_name]
             # Already cached at the commit the remote advertises: nothing to fetch.
             if _rev_parse(repo, f"{local_name}^{{commit}}") != commit:
-                self.progress(f"fetching {url} {kind.value} {ref}")
-                self._fetch(repo, url, f"+{remote_name}:{local_name}")
+                if Path(repo.git_dir, _LINKED).exists() and _rev_parse(repo, f"{commit}^{{commit}}") == commit:
+                    # A linked entry holds the source's objects as they were when it was linked:
+                    # when the commit is among them, only the ref is new (a fetch would find
+                    # every object here, after asking the source what it has).
+                    repo.git.update_ref(local_name, commit)
+                else:
+                    self.progress(f"fetching {url} {kind.value} {ref}")
+                    self._fetch(repo, url, f"+{remote_name}:{local_name}")
             return ResolvedRef(url, ref, commit, kind)
         if not HEX.match(ref):
             raise InputError(f"{url}: no tag, branch or commit named {ref!r}")
