@@ -14,6 +14,7 @@ from atompin.analysis import prefetch
 from atompin.analysis.cache import SqliteAnalysisCache
 from atompin.analysis.prefetch import fork_worker, parallel_jobs
 from atompin.analysis.results import check_trees
+from atompin.model import Finding
 from atompin.sources.git import GitTree
 from atompin.sources.tree import FolderTree, MemoryTree, SourceTree
 from atompin.testing import dedent_files, git_repo
@@ -531,3 +532,41 @@ def test_identifiers_read_here_are_kept_in_memory_and_the_rest_taken_from_the_ca
     )
     assert search.files_defining([({"f1", "f2", "f5"}, 1)]) == [["pv/m1.py", "pv/m2.py", "pv/m5.py"]]
     assert [site.path for site in search.find_text(["run4", "run5"])["run4"]] == ["pv/m4.py"]
+
+
+def test_the_cache_is_written_while_the_contact_rules_process_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the run wrote so far (identifiers, indexes) goes to disk before this process waits for
+    the contact rules' findings, not after them; the run's last write is then small."""
+    import sqlite3
+
+    from test_baseline import CONSUMER as DRIFT_CONSUMER
+    from test_baseline import PROVIDER_1, PROVIDER_2
+
+    from atompin.analysis import engine
+    from atompin.sources.tree import FolderTree
+    from atompin.testing import write_files
+
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
+    consumer = FolderTree(write_files(tmp_path / "c", DRIFT_CONSUMER))
+    old, new = (
+        FolderTree(write_files(tmp_path / "old", PROVIDER_1)),
+        FolderTree(write_files(tmp_path / "new", PROVIDER_2)),
+    )
+    on_disk: list[int] = []
+    real = engine.ContactRules.findings
+
+    def findings(self: engine.ContactRules) -> list[Finding]:
+        with sqlite3.connect(tmp_path / "cache" / "index.sqlite") as db:
+            on_disk.append(db.execute("SELECT count(*) FROM modules").fetchone()[0])
+        return real(self)
+
+    monkeypatch.setattr(engine.ContactRules, "findings", findings)
+    with SqliteAnalysisCache(tmp_path / "cache") as cache:
+        result = check_trees(consumer, new, "pv", None, cache, baseline=old, provider_version="2.0.0")
+    assert result.findings
+    assert len(on_disk) == 1 and on_disk[0] > 0
+    with sqlite3.connect(tmp_path / "cache" / "index.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM modules").fetchone()[0] > on_disk[0]  # the rest at the end

@@ -269,6 +269,10 @@ def analyse_trees(
         gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
         findings += gate_flips(gates, provider_version, baseline_version)
         findings += override_findings
+        if contact.worker is not None:
+            # Its findings are waited for next: what the cache holds is written meanwhile (most of
+            # what the run will write: the identifiers and indexes), not after.
+            cache.flush()
         findings += contact.findings()
     finally:
         contact.close()
