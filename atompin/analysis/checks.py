@@ -606,7 +606,7 @@ class UsageChecker:
             f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
             f"the call passes {call.shape.render()}"
         )
-        severity, key = Severity.ERROR, ""
+        severity = Severity.ERROR
         if call.caught:
             severity, message = Severity.WARNING, f"degraded: {message}; the TypeError is caught ({call.caught})"
         elif call.fallback_of and self._fits_in_try(call.fallback_of, self.symbol(ref)):
@@ -625,9 +625,9 @@ class UsageChecker:
         elif (before := self._baseline_call_problem(ref, call)) is not None:
             # Not drift: the provider the consumer was written against could not take it either, and
             # the consumer works there. Code that does not run, or a bug it shipped with.
-            severity, key = Severity.WARNING, "at the baseline too"  # apart from the calls that newly fail
+            severity = Severity.WARNING
             message += f"; it fails at the baseline too ({before}): not a change since, so code that does not run there"
-        self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message, key=key)
+        self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
 
     def _baseline_call_problem(self, ref: Ref, call: CallUse) -> str | None:
         """What is wrong with the same call at the baseline, by the callable's own signature there
