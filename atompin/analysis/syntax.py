@@ -36,6 +36,7 @@ def walk(node: ast.AST) -> list[ast.AST]:
     i = 0
     AST = ast.AST
     fields_of = _CHILD_FIELDS.get
+    append, extend = todo.append, todo.extend
     while i < len(todo):
         current = todo[i]
         i += 1
@@ -43,9 +44,10 @@ def walk(node: ast.AST) -> list[ast.AST]:
         for name in fields_of(cls) or _child_fields(cls):
             value = getattr(current, name, None)
             if value.__class__ is list:
-                todo.extend([x for x in value if isinstance(x, AST)])
-            elif isinstance(value, AST):
-                todo.append(value)
+                if value:  # most lists are empty (decorators, keywords, orelse)
+                    extend([x for x in value if isinstance(x, AST)])
+            elif value is not None and isinstance(value, AST):
+                append(value)
     return todo
 
 
