@@ -108,6 +108,46 @@ def test_a_replacement_defined_once_per_release_is_judged_by_the_definition_that
     assert finding.rule.value == "arity-drift" and "scale" in finding.message
 
 
+PER_FEATURE_REPLACEMENT = {
+    "hasattr": """
+        import pv.layers.new_attn
+
+        if hasattr(pv.layers.new_attn, "decode_v2"):
+            def decode(x, scale):
+                return x
+        else:
+            def decode(x):
+                return x
+
+        pv.layers.new_attn.decode = decode
+    """,
+    "not hasattr": """
+        import pv.layers.new_attn
+
+        if not hasattr(pv.layers.new_attn, "decode_v2"):
+            def decode(x):
+                return x
+        else:
+            def decode(x, scale):
+                return x
+
+        pv.layers.new_attn.decode = decode
+    """,
+}
+
+
+@pytest.mark.parametrize("test", sorted(PER_FEATURE_REPLACEMENT))
+def test_a_replacement_defined_once_per_provider_feature_is_judged_by_the_definition_made(run_check, test):
+    # The same, chosen by a `hasattr` test: where the provider lacks the name tested, the other
+    # branch's definition is the one installed (it was judged by the first written, and the
+    # negated test made the check fail on an attribute error).
+    source = PER_FEATURE_REPLACEMENT[test]
+    assert run_check(PROVIDER, consumer(source)).findings == ()
+    newer = {**PROVIDER, "pv/layers/new_attn.py": PROVIDER["pv/layers/new_attn.py"] + "decode_v2 = decode\n"}
+    [finding] = run_check(newer, consumer(source)).findings
+    assert finding.rule.value == "arity-drift" and "scale" in finding.message
+
+
 def test_the_live_branch_of_a_gate_is_still_checked(run_check):
     broken = LADDER.replace("new_attn import decode", "new_attn import gone")
     assert brief(run_check(PROVIDER, consumer(broken), version="0.25.1")) == [

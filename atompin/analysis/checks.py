@@ -124,8 +124,13 @@ class UsageChecker:
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
         self._probes: dict[str, ImportGroup] | None = None  # see `_probe`
-        self.usage = usage = replace(usage, patches=[self._running_variant(p) for p in usage.patches])
+        # Built before the variants are judged: a `hasattr` test among their conditions is looked
+        # up through `resolve`, which asks it what the consumer puts there itself.
         self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
+        running = [self._running_variant(p) for p in usage.patches]
+        if running != usage.patches:  # a replacement defined once per release: the one made here
+            self.usage = usage = replace(usage, patches=running)
+            self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
 
     def _running_variant(self, patch: PatchSite) -> PatchSite:
         """`patch` with the replacement defined under conditions that hold here, when its name is

@@ -87,6 +87,10 @@ def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> 
                 f"and {are} present here",
             )
         return LIVE
+    if c.kind is ConditionKind.ATTR_PRESENT:
+        if c.refs and all(status(ref.attr(c.attr)) is Status.MISSING for ref in c.refs):
+            return Judgement(Reach.DEAD)  # the test is false here: the other branch's definition is made
+        return LIVE
     if c.kind is ConditionKind.TRY_FAILED:
         if c.others_present and all(status(ref) is Status.FOUND for ref in c.refs):
             return Judgement(

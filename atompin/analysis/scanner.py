@@ -193,6 +193,17 @@ class _Function:
     # What must hold for the definition to run (a version gate's branch, an ImportError
     # handler): the body runs only where it did.
     when: tuple[Condition, ...] = ()
+    # The `hasattr` tests whose branch it is defined in (it is made only where they hold).
+    guards: frozenset[tuple[tuple[Ref, ...], str]] = frozenset()
+
+    def made_when(self) -> tuple[Condition, ...]:
+        """What must hold for the definition to be made: `when`, and its `hasattr` guards."""
+        site = Site(self.file.path, self.node.lineno)
+        present = [
+            Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
+            for owner, attr in sorted(self.guards, key=repr)
+        ]
+        return (*self.when, *present)
 
     @property
     def params(self) -> list[str]:
@@ -479,7 +490,7 @@ class ConsumerScanner:
                 self._record_replacement(ctx, node, owner, attr, fn)
             made = self._definitions.get(value.dotted, [])
             if len(made) > 1:  # one per release, say, each under its own version gate
-                variants = tuple(ReplacementVariant(signature_of(d.node), d.when) for d in made)
+                variants = tuple(ReplacementVariant(signature_of(d.node), d.made_when()) for d in made)
         elif isinstance(value, LambdaValue):
             replacement = value.signature
         self.usage.patches.append(
@@ -559,7 +570,9 @@ class ConsumerScanner:
         for deco in node.decorator_list:
             self._eval(deco, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
-        fn = _Function(node, ctx.file, qualname, ctx.scope, muted=not ctx.record, when=ctx.when)
+        fn = _Function(
+            node, ctx.file, qualname, ctx.scope, muted=not ctx.record, when=ctx.when, guards=ctx.hasattr_guards
+        )
         dotted_name = f"{ctx.file.module}.{qualname}"
         # The first definition wins: a later redefinition in a rescan must not shadow it.
         self._functions.setdefault(dotted_name, fn)

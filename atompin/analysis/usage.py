@@ -69,6 +69,9 @@ class ConditionKind(str, Enum):
 
     GATE = "gate"  # a version gate: the branch runs when `gate` is `expect`
     ATTR_ABSENT = "attr-absent"  # hasattr's other branch: runs only when the provider lacks `refs[*].attr`
+    # hasattr's branch, for the replacement defined there (a `ReplacementVariant`): it is made only
+    # where the provider has `refs[*].attr` (the uses in that branch are guarded instead).
+    ATTR_PRESENT = "attr-present"
     TRY_FAILED = "try-failed"  # an `except ImportError` handler: runs only when an import of its try fails
     AFTER_IMPORTS = "after-imports"  # in a try body after imports: runs only when they succeeded
     MODULE_FOUND = "module-found"  # a find_spec test: runs when the provider has module `refs[0]` is `expect`
@@ -87,8 +90,9 @@ class Condition:
     text: str = ""  # the test as written
     gate: Gate | None = None  # GATE
     expect: bool = True  # GATE, MODULE_FOUND: the branch runs when the test has this value
-    refs: tuple[Ref, ...] = ()  # ATTR_ABSENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports
-    attr: str = ""  # ATTR_ABSENT
+    # ATTR_ABSENT / ATTR_PRESENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports.
+    refs: tuple[Ref, ...] = ()
+    attr: str = ""  # ATTR_ABSENT / ATTR_PRESENT
     also: tuple[str, ...] = ()  # ATTR_ABSENT: more names; the branch runs when any of them is absent
     # TRY_FAILED: every import of the try body that is not the provider's is the consumer's own, present.
     others_present: bool = False
