@@ -108,32 +108,16 @@ def test_a_replacement_defined_once_per_release_is_judged_by_the_definition_that
     assert finding.rule.value == "arity-drift" and "scale" in finding.message
 
 
+# The same replacement chosen by a `hasattr` test of the provider, and by its negation.
+_BY_FEATURE = PER_RELEASE_REPLACEMENT.replace("    from plug.utils import pv_version_is\n", "")
 PER_FEATURE_REPLACEMENT = {
-    "hasattr": """
-        import pv.layers.new_attn
-
-        if hasattr(pv.layers.new_attn, "decode_v2"):
-            def decode(x, scale):
-                return x
-        else:
-            def decode(x):
-                return x
-
-        pv.layers.new_attn.decode = decode
-    """,
-    "not hasattr": """
-        import pv.layers.new_attn
-
-        if not hasattr(pv.layers.new_attn, "decode_v2"):
-            def decode(x):
-                return x
-        else:
-            def decode(x, scale):
-                return x
-
-        pv.layers.new_attn.decode = decode
-    """,
+    "hasattr": _BY_FEATURE.replace('pv_version_is("0.25.0")', 'hasattr(pv.layers.new_attn, "decode_v2")'),
+    "not hasattr": _BY_FEATURE.replace('pv_version_is("0.25.0")', 'not hasattr(pv.layers.new_attn, "decode_v2")')
+    .replace("def decode(x, scale):", "def decode(TMP):")
+    .replace("def decode(x):", "def decode(x, scale):")
+    .replace("def decode(TMP):", "def decode(x):"),
 }
+assert all("decode_v2" in source for source in PER_FEATURE_REPLACEMENT.values())
 
 
 @pytest.mark.parametrize("test", sorted(PER_FEATURE_REPLACEMENT))
