@@ -54,9 +54,31 @@ class _Draft:
     alternatives: tuple[Alternative, ...] = ()
 
 
-# Said of a failure the baseline shares: not drift (the consumer works against the provider it was
-# written for, so the code does not run there, or it shipped broken), a warning.
-_AT_BASELINE_TOO = "it fails at the baseline too: not a change since, so code that does not run there"
+def _at_baseline_too(how: str = "") -> str:
+    """Said of a failure the baseline shares: not drift (the consumer works against the provider it
+    was written for, so the code does not run there, or it shipped broken), a warning."""
+    return (
+        f"it fails at the baseline too{f' ({how})' if how else ''}: not a change since, so code that does not run there"
+    )
+
+
+def _callable_run(index: ProviderIndex, target: Target | None) -> tuple[Target, bool] | None:
+    """The function a call of `target` runs, with whether it is bound (a class runs its `__init__`),
+    when its signature can judge the call; None for a class that writes its own `__init__` (a
+    dataclass), or no function with a checkable signature."""
+    if target is None:
+        return None
+    bound = target.bound
+    if target.kind is TargetKind.CLASS:
+        if target.cls is not None and index.generates_init(target.cls):
+            return None  # a dataclass (or attrs class) writes its own __init__
+        init = index.getattr(target, "__init__")
+        if not init.found or init.target is None:
+            return None
+        target, bound = init.target, True
+    if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
+        return None
+    return target, bound
 
 
 class _Findings:
@@ -257,36 +279,9 @@ class UsageChecker:
             return
         if not group.ladder:
             for use, res in judged[0][1]:
-                if res.status is not Status.MISSING:
-                    continue
-                probe = self._probe(use.ref) if group.function else None
-                caught = self.usage.caught_calls.get(f"{group.path}:{group.function}") if group.function else None
-                if caught is not None and probe is None:
-                    message = (
-                        f"{res.reason}; the import in {group.function}() raises ImportError{_via(use)}, but every "
-                        f"call of {group.function}() is inside a try that catches it ({caught}): what the function "
-                        "would do is skipped there"
-                    )
-                    self.findings.add(
-                        Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(use.ref), [use.site], message
-                    )
-                    continue
-                if probe is None and self._imports_missing_at_baseline([use.ref]):
-                    message = f"{res.reason}; the import raises ImportError{_via(use)}; {_AT_BASELINE_TOO}"
-                    self.findings.add(
-                        Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(use.ref), [use.site], message
-                    )
-                    continue
-                if probe is None:
-                    message = f"{res.reason}; the import raises ImportError{_via(use)}"
-                    self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, self.symbol(use.ref), [use.site], message)
-                    continue
-                message = (
-                    f"{res.reason}; the import in {group.function}() raises ImportError{_via(use)}, but the "
-                    f"consumer tests for it at {probe.path}:{probe.line} (when it fails, the handler "
-                    f"{probe.fallback}): the function presumably runs only where that test passed"
-                )
-                self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(use.ref), [use.site], message)
+                if res.status is Status.MISSING:
+                    severity, message = self._failed_import(group, use, res)
+                    self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(use.ref), [use.site], message)
             return
         alternatives = tuple(
             Alternative(
@@ -306,7 +301,7 @@ class UsageChecker:
             message = f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) and {end}"
             severity = Severity.ERROR
             if self._imports_missing_at_baseline([u.ref for _, resolved in judged for u, _ in resolved]):
-                severity, message = Severity.WARNING, f"{message}; {_AT_BASELINE_TOO}"
+                severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
             return
         # The installer's patches after the ladder: never made when its fallback returns.
@@ -322,6 +317,29 @@ class UsageChecker:
             return
         message = f"degraded: the import at {where} fails ({missing}); the fallback {group.fallback}"
         self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, symbol, sites, message, alternatives)
+
+    def _failed_import(self, group: ImportGroup, use: ImportUse, res: Resolution) -> tuple[Severity, str]:
+        """How bad an import that is not a ladder's is when it fails: an error, unless a feature test
+        of the consumer, a try around every call of its function, or the baseline says that code
+        does not run here."""
+        fails = f"{res.reason}; the import raises ImportError{_via(use)}"
+        probe = self._probe(use.ref) if group.function else None
+        if probe is not None:
+            return Severity.WARNING, (
+                f"{res.reason}; the import in {group.function}() raises ImportError{_via(use)}, but the "
+                f"consumer tests for it at {probe.path}:{probe.line} (when it fails, the handler "
+                f"{probe.fallback}): the function presumably runs only where that test passed"
+            )
+        caught = self.usage.caught_calls.get(f"{group.path}:{group.function}") if group.function else None
+        if caught is not None:
+            return Severity.WARNING, (
+                f"{res.reason}; the import in {group.function}() raises ImportError{_via(use)}, but every "
+                f"call of {group.function}() is inside a try that catches it ({caught}): what the function "
+                "would do is skipped there"
+            )
+        if self._imports_missing_at_baseline([use.ref]):
+            return Severity.WARNING, f"{fails}; {_at_baseline_too()}"
+        return Severity.ERROR, fails
 
     def _imports_missing_at_baseline(self, refs: list[Ref]) -> bool:
         """Is each of these imports missing at the baseline too (not unknown there)? Then the
@@ -631,7 +649,7 @@ class UsageChecker:
             # Not drift: the provider the consumer was written against could not take it either, and
             # the consumer works there. Code that does not run, or a bug it shipped with.
             severity = Severity.WARNING
-            message += f"; it fails at the baseline too ({before}): not a change since, so code that does not run there"
+            message += f"; {_at_baseline_too(before)}"
         self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
 
     def _baseline_call_problem(self, ref: Ref, call: CallUse) -> str | None:
@@ -641,18 +659,10 @@ class UsageChecker:
         if self.baseline is None:
             return None
         res = self.baseline.resolve(ref.module, ref.path)
-        if not res.found or res.target is None:
+        run = _callable_run(self.baseline, res.target) if res.found else None
+        if run is None:
             return None
-        target, bound = res.target, res.target.bound
-        if target.kind is TargetKind.CLASS:
-            if target.cls is None or self.baseline.generates_init(target.cls):
-                return None
-            init = self.baseline.getattr(target, "__init__")
-            if not init.found or init.target is None:
-                return None
-            target, bound = init.target, True
-        if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
-            return None
+        target, bound = run
         assert target.signature is not None
         return call_problem(target.signature, call.shape, bound)
 
@@ -680,18 +690,17 @@ class UsageChecker:
         ref, res = self.first(call.choices)
         if not res.found or res.target is None:
             return None
-        target, bound, key = res.target, res.target.bound, self._callable_key(ref, res.target)
-        if target.kind is TargetKind.CLASS:
-            if target.cls is not None and self.index.generates_init(target.cls):
-                return None  # a dataclass (or attrs class) writes its own __init__
-            if target.cls is not None and self._substituted(target.cls, call):
-                return None
-            init = self.index.getattr(target, "__init__")
-            if not init.found or init.target is None or init.target.kind is not TargetKind.FUNCTION:
-                return None
-            target, bound, key = init.target, True, (res.target.symbol, "__init__")
-        if target.kind is not TargetKind.FUNCTION or not checkable(target.signature):
+        if (
+            res.target.kind is TargetKind.CLASS
+            and res.target.cls is not None
+            and self._substituted(res.target.cls, call)
+        ):
             return None
+        run = _callable_run(self.index, res.target)
+        if run is None:
+            return None
+        target, bound = run
+        key = (res.target.symbol, "__init__") if target is not res.target else self._callable_key(ref, res.target)
         assert target.signature is not None
         problem = call_problem(target.signature, call.shape, bound)
         # A class call looks __init__ up when it runs, and so does `C.f(...)`: they reach a consumer patch.

@@ -397,7 +397,7 @@ class GitCache:
 
     def _fetch(self, repo: git.Repo, url: str, *refspecs: str, shallow: bool = True) -> None:
         args = ["--no-tags", "--quiet", f"--filter={_BLOB_FILTER}", *_transport_options(url)]
-        if shallow and not Path(repo.git_dir, _LINKED).exists():
+        if shallow and not _linked(repo):
             args.append("--depth=1")
         try:
             repo.git.fetch(*args, "--", _fetch_url(url), *refspecs)
@@ -452,7 +452,7 @@ class GitCache:
             commit = refs[remote_name]
             # Already cached at the commit the remote advertises: nothing to fetch.
             if _rev_parse(repo, f"{local_name}^{{commit}}") != commit:
-                if Path(repo.git_dir, _LINKED).exists() and _rev_parse(repo, f"{commit}^{{commit}}") == commit:
+                if _linked(repo) and _rev_parse(repo, f"{commit}^{{commit}}") == commit:
                     # A linked entry holds the source's objects as they were when it was linked:
                     # when the commit is among them, only the ref is new (a fetch would find
                     # every object here, after asking the source what it has).
@@ -797,6 +797,12 @@ def _first_parent_range(repo: git.Repo, good: str, bad: str) -> list[str] | None
     if commits and commits[0] in _shallow(repo):
         return None
     return commits
+
+
+def _linked(repo: git.Repo) -> bool:
+    """Is this entry linked from a repository on this machine (`GitCache._link_local`): does it
+    hold the source's whole history, as it was when it was linked?"""
+    return Path(repo.git_dir, _LINKED).exists()
 
 
 def _rev_parse(repo: git.Repo, spec: str) -> str:
