@@ -6,6 +6,7 @@ caches are passed in; nothing here prints, touches git, or imports the code it r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import pickle
@@ -240,13 +241,16 @@ def analyse_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     scanned = [path for each in packages for path in consumer.python_files(each)]
-    scanned_id: list[str] = []  # the scanned files' stamps_id, once asked
+
+    @functools.cache
+    def scanned_id() -> str:
+        """The scanned files' `stamps_id`, taken when first asked."""
+        return consumer.stamps_id(scanned)
 
     def consumer_mentions(word: str) -> bool:
         """Does a scanned consumer file's text hold `word`? Cached by the files' stamps: a re-lock
         after a bump asks the same words of the same consumer (each a `git grep` of every file)."""
-        scanned_id[:] = scanned_id or [consumer.stamps_id(scanned)]
-        key = f"consumer-mentions:{scanned_id[0]}:{word}"
+        key = f"consumer-mentions:{scanned_id()}:{word}"
         cached = cache.get_raw(key)
         if cached in (b"0", b"1"):
             return cached == b"1"
