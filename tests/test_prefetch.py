@@ -292,7 +292,8 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
         )
         seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
     # A worker was asked to read them both times; only with more than one job does it run.
-    assert len(asked) == 2 and all(task is not None and task in forked for task in asked)
+    run = [getattr(task, "__wrapped__", task) for task in forked]  # a child writing to disk runs a wrapper
+    assert len(asked) == 2 and all(task is not None and task in run for task in asked)
     assert seen[0] == seen[1]
     assert any(rule == "override-drift" and "out new since 1.0.0" in message for rule, _, message in seen[1])
 
@@ -570,3 +571,75 @@ def test_the_cache_is_written_while_the_contact_rules_process_is_waited_for(
     assert len(on_disk) == 1 and on_disk[0] > 0
     with sqlite3.connect(tmp_path / "cache" / "index.sqlite") as db:
         assert db.execute("SELECT count(*) FROM modules").fetchone()[0] > on_disk[0]  # the rest at the end
+
+
+def _on_disk(folder: Path) -> dict[str, bytes]:
+    """What the cache in `folder` holds on disk."""
+    import sqlite3
+
+    with sqlite3.connect(folder / "index.sqlite") as db:
+        return {key: bytes(data) for key, data in db.execute("SELECT key, data FROM modules")}
+
+
+def _recording_writes(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The keys of each write any `SqliteAnalysisCache` of this process makes."""
+    writes: list[list[str]] = []
+    real = SqliteAnalysisCache._write
+
+    def write(self: SqliteAnalysisCache, entries: list[tuple[str, bytes]]) -> None:
+        entries = list(entries)
+        writes.append([key for key, _ in entries])
+        real(self, entries)
+
+    monkeypatch.setattr(SqliteAnalysisCache, "_write", write)
+    return writes
+
+
+def test_a_child_told_so_writes_what_it_made_to_disk_and_the_parent_does_not_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    cache = SqliteAnalysisCache(tmp_path / "cache")
+    cache.put_raw("mine", b"0")  # pending here: the parent's to write, not the child's
+    made = [("a", b"1"), (prefetch.ANSWER, b"42"), ("b", b"2")]
+    worker = fork_worker(prefetch.written_there(lambda: made, cache))
+    assert worker is not None
+    writes = _recording_writes(monkeypatch)  # from now on, in this process only
+    assert worker.collect_into(cache) == b"42"
+    # On disk before the parent writes anything, and read from memory meanwhile.
+    assert _on_disk(tmp_path / "cache") == {"a": b"1", "b": b"2"}
+    assert (cache.get_raw("a"), cache.get_raw("b"), cache.get_raw("mine")) == (b"1", b"2", b"0")
+    cache.flush()
+    assert writes == [["mine"]]
+    assert _on_disk(tmp_path / "cache") == {"a": b"1", "b": b"2", "mine": b"0"}
+    assert cache.get_raw("a") == b"1"  # from disk now
+
+
+def test_a_child_that_cannot_write_to_disk_sends_what_it_made_for_the_parent_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from atompin.analysis.cache import AnalysisCache
+
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    made = [("a", b"1"), ("b", b"2")]
+    # A cache in memory keeps nothing on disk: the entries arrive as any child's.
+    in_memory = AnalysisCache()
+    worker = fork_worker(prefetch.written_there(lambda: made, in_memory))
+    assert worker is not None and worker.collect_into(in_memory) is None
+    assert (in_memory.get_raw("a"), in_memory.get_raw("b")) == (b"1", b"2")
+    # Another run holds the database: the child soon gives up, and the parent writes them.
+    monkeypatch.setattr(SqliteAnalysisCache, "WRITE_NOW_WAIT_MS", 10)
+    cache = SqliteAnalysisCache(tmp_path / "cache")
+    other = sqlite3.connect(tmp_path / "cache" / "index.sqlite", isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    worker = fork_worker(prefetch.written_there(lambda: made, cache))
+    assert worker is not None
+    writes = _recording_writes(monkeypatch)
+    worker.collect_into(cache)
+    other.execute("ROLLBACK")
+    other.close()
+    assert _on_disk(tmp_path / "cache") == {}
+    cache.flush()
+    assert writes == [["a", "b"]] and _on_disk(tmp_path / "cache") == dict(made)

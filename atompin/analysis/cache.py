@@ -14,7 +14,7 @@ import hashlib
 import os
 import shutil
 import sqlite3
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -111,6 +111,16 @@ class AnalysisCache:
     def flush(self) -> None:
         pass
 
+    def write_now(self, entries: list[tuple[str, bytes]]) -> bool:
+        """Write `entries` to disk at once, apart from what is pending (a forked child's results,
+        through the child's own connection): False, nothing written, when this cache keeps nothing
+        on disk or the write failed (they are then `put_raw` by whoever receives them)."""
+        return False
+
+    def put_written(self, key: str, data: bytes) -> None:
+        """An entry already on disk (`write_now` wrote it): kept for this run, not written again."""
+        self.put_raw(key, data)
+
     def reopened(self) -> AnalysisCache:
         """This cache for a forked child process: its own connection (one is never shared across
         a fork), the same entries, including those not written yet."""
@@ -132,7 +142,7 @@ class AnalysisCache:
 
 class RecordingCache(AnalysisCache):
     """Reads through to a cache and keeps what is written: a forked child's cache, whose writes
-    are sent back to the parent (the child never writes the parent's database)."""
+    are sent back to the parent (`prefetch.written_there` also writes them to disk)."""
 
     def __init__(self, inner: AnalysisCache) -> None:
         super().__init__()
@@ -165,6 +175,7 @@ class SqliteAnalysisCache(AnalysisCache):
         self.path = directory / "index.sqlite"
         self._db = self._open()
         self._pending: dict[str, bytes] = {}
+        self._written: dict[str, bytes] = {}  # on disk already (a child wrote them): read from memory until a flush
         self.hits = 0
         self.misses = 0
 
@@ -215,8 +226,11 @@ class SqliteAnalysisCache(AnalysisCache):
         return db
 
     def get_raw(self, key: str) -> bytes | None:
-        if key in self._pending:
-            return self._pending[key]
+        found = self._pending.get(key)
+        if found is None:
+            found = self._written.get(key)
+        if found is not None:
+            return found
         try:
             row = self._db.execute("SELECT data FROM modules WHERE key = ?", (key,)).fetchone()
         except sqlite3.OperationalError as exc:
@@ -252,17 +266,33 @@ class SqliteAnalysisCache(AnalysisCache):
     def put(self, key: str, info: ModuleInfo) -> None:
         self.put_raw(key, dump_json(ModuleInfo, info))
 
+    WRITE_NOW_WAIT_MS = 1000  # how long `write_now` waits for another run's write to end
+
+    def put_written(self, key: str, data: bytes) -> None:
+        self._written[key] = data
+
     def reopened(self) -> SqliteAnalysisCache:
         other = SqliteAnalysisCache(self.path.parent)
         other._pending = dict(self._pending)
+        other._written = dict(self._written)
         return other
 
+    def write_now(self, entries: list[tuple[str, bytes]]) -> bool:
+        try:
+            # Another run writing: soon given up, the receiver writes them later.
+            self._db.execute(f"PRAGMA busy_timeout = {self.WRITE_NOW_WAIT_MS}")
+            self._write(entries)
+        except sqlite3.Error:  # busy, or damaged: the receiver writes them with its own
+            return False
+        return True
+
     def flush(self) -> None:
+        self._written.clear()  # on disk: read from there from now on, like what was pending
         if not self._pending:
             return
         for attempt in (0, 1):
             try:
-                self._write()
+                self._write(self._pending.items())
                 break
             except sqlite3.OperationalError as exc:
                 if _busy(exc):
@@ -276,10 +306,10 @@ class SqliteAnalysisCache(AnalysisCache):
                 self._rebuild()
         self._pending.clear()
 
-    def _write(self) -> None:
+    def _write(self, entries: Iterable[tuple[str, bytes]]) -> None:
         with self._db:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO modules (key, data) VALUES (?, ?)", self._pending.items())
+            self._db.executemany("INSERT OR REPLACE INTO modules (key, data) VALUES (?, ?)", entries)
 
     def close(self) -> None:
         self.flush()

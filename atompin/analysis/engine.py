@@ -22,7 +22,7 @@ from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
-from atompin.analysis.prefetch import ANSWER, Task, Worker, fork_worker, parallel_jobs, store
+from atompin.analysis.prefetch import ANSWER, Task, Worker, fork_worker, parallel_jobs, store, written_there
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
@@ -116,6 +116,9 @@ def scan_beside_provider(
     def start(sources: list[bytes]) -> None:
         found, task = index.indexing_task(provider_names(sources, index.package), also), search.reading_task()
         reading.extend([task] if task is not None else [])
+        # The children write what they make to disk themselves: they end before this process
+        # needs it, which would otherwise write it later, on its own way to the result.
+        found, task = (written_there(each, cache) if each is not None else None for each in (found, task))
         if found is not None and task is not None and parallel_jobs() == 2:
             workers.extend([fork_worker(found, task), None])  # one child indexes, then reads
         else:

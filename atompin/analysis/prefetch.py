@@ -14,11 +14,13 @@ checks run, so on a machine with a second core it is forked off:
   consumer replaced with a narrower function (`CallerSearch.start_search`).
 
 Each child sends back bytes: its results and what it would have written to the cache (it
-reads the cache through a connection of its own and never writes it). What a child did not
-do is done here on demand, so a wrong guess or a failed child costs time, never a finding.
+reads the cache through a connection of its own). What a child did not do is done here on
+demand, so a wrong guess or a failed child costs time, never a finding.
 
-A child never writes files or the terminal, and leaves without running the parent's cleanup.
-No fork where it cannot pay or is unsafe: one core, a platform other than Linux (macOS
+A child never writes files or the terminal, but for the cache's database where told
+(`written_there`: the provider side's child, which ends before this process needs what it
+made, writes it there in one transaction through its own connection), and leaves without
+running the parent's cleanup. No fork where it cannot pay or is unsafe: one core, a platform other than Linux (macOS
 forbids much after a fork; Windows has none), other threads running (a lock held by one would
 never be released in the child; only daemon threads, such as the one redrawing a terminal's
 status line, are let be), or `ATOMPIN_JOBS=1`.
@@ -26,6 +28,7 @@ status line, are let be), or `ATOMPIN_JOBS=1`.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import signal
@@ -100,21 +103,53 @@ Task = Callable[[], list[tuple[str, bytes]]]
 
 # The key under which a task sends its own answer (pickled) beside the cache entries it wrote.
 ANSWER = "\0answer"
+# The key of an entry saying that the next N (its data) are on disk already (`written_there`).
+WRITTEN = "\0written"
 
 
 class _Cache(Protocol):
     def put_raw(self, key: str, data: bytes) -> None: ...
 
+    def put_written(self, key: str, data: bytes) -> None: ...
+
+    def write_now(self, entries: list[tuple[str, bytes]]) -> bool: ...
+
+    def reopened(self) -> _Cache: ...
+
 
 def store(entries: Iterable[tuple[str, bytes]], cache: _Cache) -> bytes | None:
-    """Put what a task sent into `cache`: every entry but its answer (`ANSWER`), returned."""
+    """Put what a task sent into `cache`: every entry but its answer (`ANSWER`), returned; those
+    the child wrote to disk itself (`written_there`) are kept, not written again."""
     answer = None
+    written = 0
     for key, data in entries:
         if key == ANSWER:
             answer = data
+        elif key == WRITTEN:
+            written = int(data)
+        elif written:
+            written -= 1
+            cache.put_written(key, data)
         else:
             cache.put_raw(key, data)
     return answer
+
+
+def written_there(task: Task, cache: _Cache) -> Task:
+    """`task`, which also writes what it made into `cache`'s database itself, through a connection
+    of its own, before sending it: a child that ends before the parent needs it writes in time the
+    parent would spend on it later (tens of megabytes of identifiers, on a big provider). When the
+    cache keeps nothing on disk, or the write fails, the entries are sent as they are."""
+
+    @functools.wraps(task)  # its `__wrapped__` says which task it runs
+    def run() -> list[tuple[str, bytes]]:
+        entries = task()
+        made = [(key, data) for key, data in entries if key != ANSWER]
+        if not made or not cache.reopened().write_now(made):
+            return entries
+        return [(WRITTEN, str(len(made)).encode()), *made, *((k, d) for k, d in entries if k == ANSWER)]
+
+    return run
 
 
 def fork_worker(*tasks: Task) -> Worker | None:
