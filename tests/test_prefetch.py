@@ -602,7 +602,7 @@ def test_a_child_told_so_writes_what_it_made_to_disk_and_the_parent_does_not_aga
     cache = SqliteAnalysisCache(tmp_path / "cache")
     cache.put_raw("mine", b"0")  # pending here: the parent's to write, not the child's
     made = [("a", b"1"), (prefetch.ANSWER, b"42"), ("b", b"2")]
-    worker = fork_worker(prefetch.written_there(lambda: made, cache))
+    worker = fork_worker(prefetch.written_there(lambda: made, cache, prefetch.Shares(1)))
     assert worker is not None
     writes = _recording_writes(monkeypatch)  # from now on, in this process only
     assert worker.collect_into(cache) == b"42"
@@ -626,7 +626,7 @@ def test_a_child_that_cannot_write_to_disk_sends_what_it_made_for_the_parent_to_
     made = [("a", b"1"), ("b", b"2")]
     # A cache in memory keeps nothing on disk: the entries arrive as any child's.
     in_memory = AnalysisCache()
-    worker = fork_worker(prefetch.written_there(lambda: made, in_memory))
+    worker = fork_worker(prefetch.written_there(lambda: made, in_memory, prefetch.Shares(1)))
     assert worker is not None and worker.collect_into(in_memory) is None
     assert (in_memory.get_raw("a"), in_memory.get_raw("b")) == (b"1", b"2")
     # Another run holds the database: the child soon gives up, and the parent writes them.
@@ -634,7 +634,7 @@ def test_a_child_that_cannot_write_to_disk_sends_what_it_made_for_the_parent_to_
     cache = SqliteAnalysisCache(tmp_path / "cache")
     other = sqlite3.connect(tmp_path / "cache" / "index.sqlite", isolation_level=None)
     other.execute("BEGIN EXCLUSIVE")
-    worker = fork_worker(prefetch.written_there(lambda: made, cache))
+    worker = fork_worker(prefetch.written_there(lambda: made, cache, prefetch.Shares(1)))
     assert worker is not None
     writes = _recording_writes(monkeypatch)
     worker.collect_into(cache)
@@ -643,3 +643,24 @@ def test_a_child_that_cannot_write_to_disk_sends_what_it_made_for_the_parent_to_
     assert _on_disk(tmp_path / "cache") == {}
     cache.flush()
     assert writes == [["a", "b"]] and _on_disk(tmp_path / "cache") == dict(made)
+
+
+def test_a_child_that_ends_once_the_parent_waits_for_it_sends_what_it_made_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Writing then would only make the parent wait longer: the parent writes them later, beside
+    other work."""
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    cache = SqliteAnalysisCache(tmp_path / "cache")
+    ahead = prefetch.Shares(2)
+    first = fork_worker(prefetch.written_there(lambda: [("a", b"1")], cache, ahead))
+    assert first is not None
+    first.collect_into(cache)  # it ended first: it took a share and wrote
+    ahead.take_rest()  # the parent is about to wait
+    second = fork_worker(prefetch.written_there(lambda: [("b", b"2")], cache, ahead))
+    assert second is not None
+    second.collect_into(cache)
+    assert _on_disk(tmp_path / "cache") == {"a": b"1"}
+    writes = _recording_writes(monkeypatch)
+    cache.flush()
+    assert writes == [["b"]] and _on_disk(tmp_path / "cache") == {"a": b"1", "b": b"2"}

@@ -22,7 +22,16 @@ from atompin.analysis.gcpause import without_gc
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
-from atompin.analysis.prefetch import ANSWER, Task, Worker, fork_worker, parallel_jobs, store, written_there
+from atompin.analysis.prefetch import (
+    ANSWER,
+    Shares,
+    Task,
+    Worker,
+    fork_worker,
+    parallel_jobs,
+    store,
+    written_there,
+)
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
@@ -112,13 +121,16 @@ def scan_beside_provider(
     also = [baseline] if baseline is not None else []
     workers: list[Worker | None] = []
     reading: list[Task] = []  # reading the identifiers, shared by whoever is free (`Shares`)
+    ahead: list[Shares] = []  # taken by a child that ends before the scan does (`written_there`)
 
     def start(sources: list[bytes]) -> None:
         found, task = index.indexing_task(provider_names(sources, index.package), also), search.reading_task()
         reading.extend([task] if task is not None else [])
-        # The children write what they make to disk themselves: they end before this process
-        # needs it, which would otherwise write it later, on its own way to the result.
-        found, task = (written_there(each, cache) if each is not None else None for each in (found, task))
+        # A child that ends while this process still scans writes what it made to disk itself:
+        # this process would write it later, on its own way to the result.
+        if found is not None or task is not None:
+            ahead.append(Shares(2 if found is not None and task is not None else 1))
+            found, task = (written_there(each, cache, ahead[0]) if each is not None else None for each in (found, task))
         if found is not None and task is not None and parallel_jobs() == 2:
             workers.extend([fork_worker(found, task), None])  # one child indexes, then reads
         else:
@@ -126,6 +138,8 @@ def scan_beside_provider(
 
     try:
         usage = scan_consumer(consumer, packages, index.package, cache, start)
+        for shares in ahead:  # a child that ends from now on is waited for: it sends at once
+            shares.take_rest()
         if not workers:  # the scan was cached: what it names is known, and is indexed in two halves
             symbols = used_symbols(usage)
             task = search.reading_task() if searches_names(usage) else None

@@ -135,17 +135,20 @@ def store(entries: Iterable[tuple[str, bytes]], cache: _Cache) -> bytes | None:
     return answer
 
 
-def written_there(task: Task, cache: _Cache) -> Task:
+def written_there(task: Task, cache: _Cache, ahead: Shares) -> Task:
     """`task`, which also writes what it made into `cache`'s database itself, through a connection
-    of its own, before sending it: a child that ends before the parent needs it writes in time the
-    parent would spend on it later (tens of megabytes of identifiers, on a big provider). When the
-    cache keeps nothing on disk, or the write fails, the entries are sent as they are."""
+    of its own, before sending it, when it ends while the parent is still busy: a child that ends
+    first writes in time the parent would spend on it later (tens of megabytes of identifiers, on
+    a big provider). `ahead` holds one share per task so made: the task writes when it takes one,
+    and the parent takes those left (`Shares.take_rest`) when it is about to wait for the child,
+    which then sends its entries at once. They are also sent as they are when the cache keeps
+    nothing on disk, or the write fails."""
 
     @functools.wraps(task)  # its `__wrapped__` says which task it runs
     def run() -> list[tuple[str, bytes]]:
         entries = task()
         made = [(key, data) for key, data in entries if key != ANSWER]
-        if not made or not cache.reopened().write_now(made):
+        if not made or ahead.take() is None or not cache.reopened().write_now(made):
             return entries
         return [(WRITTEN, str(len(made)).encode()), *made, *((k, d) for k, d in entries if k == ANSWER)]
 
@@ -194,5 +197,15 @@ class Shares:
 
     def __iter__(self) -> Iterator[int]:
         """The shares this process takes, one at a time, until none is left."""
-        while taken := self._pipe.read(1):
-            yield taken[0]
+        while (taken := self.take()) is not None:
+            yield taken
+
+    def take(self) -> int | None:
+        """The next share, taken by this process; None when none is left."""
+        taken = self._pipe.read(1)
+        return taken[0] if taken else None
+
+    def take_rest(self) -> None:
+        """Take every share left (none is then left for the other processes)."""
+        for _ in self:
+            pass
