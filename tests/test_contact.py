@@ -255,6 +255,98 @@ def test_a_provider_call_inside_a_method_the_consumer_took_over_is_no_error():
     assert [sev for sev, _, _ in found(kept, "override-drift")] == ["error"]
 
 
+OFFLOADER_A = {
+    "pv/offloader.py": """
+        class BaseOffloader:
+            supports_tower_offload: bool = False
+
+            def wrap_modules(self, modules):
+                return modules
+
+        class UVAOffloader(BaseOffloader):
+            supports_tower_offload = True
+
+        def get_offloader():
+            return BaseOffloader()
+    """,
+}
+OFFLOADER_B = {
+    "pv/offloader.py": OFFLOADER_A["pv/offloader.py"].replace("modules):", "modules, prefix=''):"),
+    "pv/towers.py": """
+        from pv.offloader import get_offloader
+
+        def mark_tower(children):
+            offloader = get_offloader()
+            if offloader.supports_tower_offload:
+                for name in children:
+                    offloader.wrap_modules([name], prefix=name)
+    """,
+}
+MY_OFFLOADER = """
+    from pv.offloader import BaseOffloader
+
+    class MyOffloader(BaseOffloader):
+        def wrap_modules(self, modules):
+            return modules
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "severity"),
+    [
+        ("", "warning"),  # the class inherits the base's False: never called there
+        ("        supports_tower_offload = True\n", "error"),  # the consumer's class turns it on
+        ("        def __init__(self):\n            self.supports_tower_offload = True\n", "error"),  # on the instance
+    ],
+)
+def test_a_provider_call_under_a_flag_the_overriding_class_has_false_is_no_error(change: str, severity: str) -> None:
+    """vLLM 0.29 calls `offloader.wrap_modules(..., prefix=)` only `if offloader.supports_tower_offload:`,
+    which the base offloader sets False and only the UVA offloader True; vllm-ascend's offloader
+    derives from the base and its override takes no `prefix`."""
+    consumer = {"plug/offload.py": MY_OFFLOADER + change}
+    result = check(consumer, OFFLOADER_B, baseline=OFFLOADER_A)
+    [finding] = [f for f in result.findings if f.rule.value == "override-drift"]
+    assert finding.severity.value == severity
+    if severity == "warning":
+        assert (
+            "at pv/towers.py:7 only when offloader.supports_tower_offload is true, and "
+            "plug.offload:MyOffloader has supports_tower_offload False (set in pv.offloader:BaseOffloader's body"
+        ) in finding.message
+    # A flag set True in the provider's class that the consumer's derives from: the call reaches it.
+    on = check({"plug/offload.py": MY_OFFLOADER.replace("BaseOffloader", "UVAOffloader")}, OFFLOADER_B, OFFLOADER_A)
+    assert [sev for sev, _, _ in found(on, "override-drift")] == ["error"]
+
+
+def test_only_a_test_of_the_calls_own_receiver_excuses_it() -> None:
+    """The flag must be the receiver's: another object's flag, the `else` branch, an `or`, or a
+    function defined under the test (run when called) say nothing of the call."""
+    for towers in (
+        "if other.supports_tower_offload:\n        offloader.wrap_modules([], prefix='x')",
+        "if offloader.supports_tower_offload:\n        pass\n    else:\n        offloader.wrap_modules([], prefix='x')",
+        "if offloader.supports_tower_offload or force:\n        offloader.wrap_modules([], prefix='x')",
+        "if offloader.supports_tower_offload:\n        def later():\n"
+        "            offloader.wrap_modules([], prefix='x')\n        return later",
+    ):
+        provider = {
+            **OFFLOADER_B,
+            "pv/towers.py": (
+                "from pv.offloader import get_offloader\n\n"
+                "def mark_tower(other, force):\n    offloader = get_offloader()\n    " + towers + "\n"
+            ),
+        }
+        result = check({"plug/offload.py": MY_OFFLOADER}, provider, baseline=OFFLOADER_A)
+        assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"], towers
+    # Both tested with `and`: the call runs only when the flag is true.
+    provider = {
+        **OFFLOADER_B,
+        "pv/towers.py": OFFLOADER_B["pv/towers.py"].replace(
+            "if offloader.supports_tower_offload:", "if children and offloader.supports_tower_offload:"
+        ),
+    }
+    result = check({"plug/offload.py": MY_OFFLOADER}, provider, baseline=OFFLOADER_A)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["warning"]
+
+
 PROPOSERS = (
     MY_PROPOSER
     + """

@@ -278,7 +278,7 @@ class _ModuleVisitor:
         self.info.classes[qualname] = cls
         self.class_body(node.body, cls)
 
-    def class_body(self, body: list[ast.stmt], cls: ClassInfo) -> None:
+    def class_body(self, body: list[ast.stmt], cls: ClassInfo, top: bool = True) -> None:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 if _is_overload(stmt):
@@ -293,10 +293,13 @@ class _ModuleVisitor:
                 cls.members.setdefault(stmt.name, Member(MemberKind.CLASS, stmt.lineno))
                 self.class_def(stmt, f"{cls.qualname}.{stmt.name}")
             else:
+                truth = _constant_truth(stmt) if top else None
                 for name in _class_names(stmt):
-                    cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno))
+                    member = cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno, truth=truth))
+                    if member.line != stmt.lineno:  # bound again: its value is not known
+                        member.truth = None
                 for nested in runtime_bodies(stmt):
-                    self.class_body(nested, cls)
+                    self.class_body(nested, cls, top=False)
 
     def instance_attributes(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
         """`self.x = ...` anywhere in a method makes `x` an (instance) member; calls the method
@@ -320,7 +323,8 @@ class _ModuleVisitor:
             for target in targets:
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
-                        cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
+                        # Set on the instance: a class body's value for it is not what it holds.
+                        cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno)).truth = None
 
 
 def self_call(node: ast.Call, receiver: str, is_class: bool, method: str, cls: ClassInfo) -> None:
@@ -350,6 +354,17 @@ def _is_own_class(node: ast.expr, receiver: str) -> bool:
         and isinstance(node.args[0], ast.Name)
         and node.args[0].id == receiver
     )
+
+
+def _constant_truth(stmt: ast.stmt) -> bool | None:
+    """`x = False`, `x: bool = True`: whether the constant is true; None for any other statement."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target, value = stmt.targets[0], stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        target, value = stmt.target, stmt.value
+    else:
+        return None
+    return bool(value.value) if isinstance(target, ast.Name) and isinstance(value, ast.Constant) else None
 
 
 def _class_names(stmt: ast.stmt) -> list[str]:

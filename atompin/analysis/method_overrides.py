@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import ConsumerRef, Hierarchy, is_method
+from atompin.analysis.hierarchy import ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -256,9 +256,7 @@ def _narrower(
     name = pair.method.name
     change, added = _change(pair, baseline, missing)
     hits = []
-    taken: list[tuple[NameSite, str]] = []  # calls inside a provider method a consumer class took over
-    kept: list[tuple[NameSite, tuple[list[str], list[str]]]] = []  # calls on an attribute holding other classes
-    failed: list[tuple[NameSite, list[str]]] = []  # calls that failed at the baseline too
+    excuses: list[tuple[int, str]] = []  # calls that do not reach the override (`_excuse`)
     # The calls are found by method name, indirect evidence they reach this override. A keyword
     # the base gained since the baseline is the drift this rule is for: only those are searched
     # for, and a call passing one is an error; otherwise the override is only narrower (a warning).
@@ -275,19 +273,13 @@ def _narrower(
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             continue  # not a call the provider's method takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
-            module, _ = hierarchy.index.tree.module_name(site.path)
-            by = hierarchy.taken_over_by(ClassRef(module, site.cls), site.function) if site.cls else ""
-            apart = _kept_apart(hierarchy, pair, site, ClassRef(module, site.cls)) if not by and site.cls else None
             # Keywords the override could not take at the baseline either: did the call fail there too?
             old = [k for k in site.shape.keywords if k in missing and k not in added]
-            if by:
-                taken.append((site, by))
-            elif apart:
-                kept.append((site, apart))
-            elif old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
-                failed.append((site, old))
-            else:
+            excuse = _excuse(hierarchy, pair, site, old, baseline)
+            if excuse is None:
                 hits.append((site, passed))
+            else:
+                excuses.append(excuse)
     shown = ", ".join(f"{m}=" for m in missing)
     signatures = (
         f"{pair.base_symbol}{pair.base_signature.render()}; override "
@@ -302,32 +294,50 @@ def _narrower(
         )
         return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
     found = "no provider call passes the new ones by keyword yet" if searched else "a call passing them would fail"
-    if taken:
-        site, by = taken[0]
-        found = (
-            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which {by} overrides "
-            "without calling it: only instances the consumer does not make run that call"
-        )
-    elif failed:
-        site, old = failed[0]
-        label = baseline.label if baseline is not None else "the baseline"
-        found = (
-            f"the provider passes them at {site.where}, together with {', '.join(f'{k}=' for k in old)}, which "
-            f"the override could not take at {label} either, where the same function made such a call: it failed "
-            "there as well, and the consumer works there, so it does not run that call"
-        )
-    elif kept:
-        site, (holders, others) = kept[0]
-        found = (
-            f"the provider passes them at {site.where}, on self.{site.attribute} of {site.cls}; the consumer "
-            f"classes that run {site.cls}.{site.function} ({', '.join(holders)}) keep other classes there "
-            f"({', '.join(others)})"
-        )
+    if excuses:
+        found = min(excuses, key=lambda excuse: excuse[0])[1]  # the first of the kind told first
     message = (
         f"the override is narrower than the method it overrides: it cannot take {shown}{change}; {found}. "
         f"Base {signatures}"
     )
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
+
+
+def _excuse(
+    hierarchy: Hierarchy, pair: OverridePair, site: NameSite, old: list[str], baseline: Baseline | None
+) -> tuple[int, str] | None:
+    """Why a provider call the override cannot take does not reach it, with the rank the warning
+    tells it by (the lowest first); None when nothing says so (the call is an error). `old`: the
+    keywords it passes that the override could not take at the baseline either."""
+    module, _ = hierarchy.index.tree.module_name(site.path)
+    holder = ClassRef(module, site.cls)
+    by = hierarchy.taken_over_by(holder, site.function) if site.cls else ""
+    if by:
+        return 0, (
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which {by} overrides "
+            "without calling it: only instances the consumer does not make run that call"
+        )
+    apart = _kept_apart(hierarchy, pair, site, holder) if site.cls else None
+    if apart:
+        holders, others = apart
+        return 3, (
+            f"the provider passes them at {site.where}, on self.{site.attribute} of {site.cls}; the consumer "
+            f"classes that run {site.cls}.{site.function} ({', '.join(holders)}) keep other classes there "
+            f"({', '.join(others)})"
+        )
+    off = _switched_off(hierarchy, pair, site.flag) if site.flag else ""
+    if off:
+        return 2, (
+            f"the provider passes them at {site.where} only when {site.flag} is true, and {pair.cls.symbol} has "
+            f"{site.flag.rpartition('.')[2]} False (set in {off}'s body, and by none of the consumer's classes)"
+        )
+    if old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
+        return 1, (
+            f"the provider passes them at {site.where}, together with {', '.join(f'{k}=' for k in old)}, which "
+            f"the override could not take at {baseline.label} either, where the same function made such a call: "
+            "it failed there as well, and the consumer works there, so it does not run that call"
+        )
+    return None
 
 
 def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
@@ -344,6 +354,21 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     if hierarchy.sets_attribute(maker.holder, site.attribute):
         return False
     return maker.exact or maker.cls not in hierarchy.mro(pair.cls.name)
+
+
+def _switched_off(hierarchy: Hierarchy, pair: OverridePair, flag: str) -> str:
+    """For a call made only when `R.attr` is true (`NameSite.flag`): the provider class that sets
+    `attr` to a false constant in its body, when that is what the override's class inherits and no
+    consumer class deriving from it sets `attr` (`Hierarchy.sets_attribute`); "" otherwise. Then
+    an instance of the override's class never makes that call (vLLM's `if
+    offloader.supports_tower_offload:`, False but for the one offloader that supports it)."""
+    attr = flag.rpartition(".")[2]
+    found = hierarchy.lookup(pair.cls.name, attr)
+    if not isinstance(found, Definition) or not isinstance(found.node, ClassRef) or found.member is None:
+        return ""
+    if found.member.truth is not False or hierarchy.sets_attribute(found.node, attr):
+        return ""
+    return str(found.node)
 
 
 def _kept_apart(

@@ -51,6 +51,9 @@ class Member:
     line: int
     signature: Signature | None = None
     digest: str = ""  # as Binding.digest
+    # A value bound once, at the top of the class body, to a constant (`supports_x = False`) and
+    # never set on the instance by the class's methods: whether it is true; None for any other.
+    truth: bool | None = None
 
 
 @dataclass

@@ -31,7 +31,7 @@ from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-7"
+SITES_FORMAT = "atompin-sites-8"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -147,6 +147,9 @@ class NameSite:
     made_by: str = ""
     # The receiver is `self.x` (or a local bound once to it): x (`engine`).
     attribute: str = ""
+    # The call runs only when an attribute of its receiver is true: it sits in the body of
+    # `if R.flag:` (or of an `and` of tests holding it), R the receiver as written: "R.flag".
+    flag: str = ""
 
     @property
     def where(self) -> str:
@@ -517,6 +520,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.source,
             s.made_by,
             s.attribute,
+            s.flag,
         ]
         for s in sites
     ]
@@ -541,6 +545,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 source,
                 made_by,
                 attribute,
+                flag,
             )
             for (
                 name,
@@ -556,6 +561,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 source,
                 made_by,
                 attribute,
+                flag,
             ) in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
@@ -586,6 +592,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.locals: dict[int, dict[str, ast.expr | None]] = {}  # a function's bindings (`_local_values`)
         self.unpacked: dict[int, int] = {}
         self.called: set[int] = set()
+        self.flags: list[str] = []  # the `R.flag` tests whose `if` body is being visited, innermost last
 
     def _site(self, node: ast.AST, name: str, kind: SiteKind, receiver: SiteReceiver, **extra: object) -> None:
         function, guarded = "", frozenset[str]()
@@ -629,8 +636,22 @@ class _SiteVisitor(ast.NodeVisitor):
         if self.functions and not receiver:
             receiver = self.functions[-1][1]  # a closure inside a method sees the method's self
         self.functions.append((node, receiver))
+        saved, self.flags = self.flags, []  # a function defined in an `if` body runs when called
         self.generic_visit(node)
+        self.flags = saved
         self.functions.pop()
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        test = node.test
+        tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        flags = [text for text in (dotted(t) for t in tests if isinstance(t, ast.Attribute)) if text]
+        self.flags += flags
+        for stmt in node.body:
+            self.visit(stmt)
+        del self.flags[len(self.flags) - len(flags) :]
+        for stmt in node.orelse:
+            self.visit(stmt)
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -653,6 +674,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 shape=shape_of(node),
                 unpack=self.unpacked.get(id(node)),
                 source=self._source(func.value),
+                flag=self._flag(func.value),
                 **self._made_by(func.value),
             )
         elif dotted(func) == "getattr" and len(node.args) == 2:
@@ -665,6 +687,11 @@ class _SiteVisitor(ast.NodeVisitor):
         if node.attr in self.names and id(node) not in self.called and isinstance(node.ctx, ast.Load):
             self._site(node, node.attr, SiteKind.READ, self._receiver(node.value))
         self.generic_visit(node)
+
+    def _flag(self, receiver: ast.expr) -> str:
+        """The innermost `R.flag` test around this call whose R is the call's receiver as written."""
+        written = dotted(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else ""
+        return next((f for f in reversed(self.flags) if written and f.rpartition(".")[0] == written), "")
 
     def _value(self, node: ast.expr) -> ast.expr:
         """What a local holds that the function binding it (this one, or one it is nested in)
