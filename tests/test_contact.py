@@ -777,6 +777,36 @@ def test_a_new_provider_method_called_only_in_a_class_the_consumer_stands_in_for
     ]
 
 
+def test_a_provider_call_inside_a_class_the_consumer_stands_in_for_does_not_reach_the_override():
+    """(b) as (a) above: vLLM 0.29's GPU Worker calls `self.model_runner.initialize_kv_cache(...,
+    kv_cache_allocation_context=)` in `initialize_from_config`, which vllm-ascend's NPUWorker, named
+    as its platform's worker class, implements itself; its runner's override takes no such keyword."""
+    before = {
+        **ENGINE_BEFORE,
+        "pv/gpu_worker.py": """
+            from pv.worker_base import WorkerBase
+
+            class Worker(WorkerBase):
+                def update_weights(self, info):
+                    self.engine.receive_weights(info)
+        """,
+    }
+    after = {
+        **before,
+        "pv/engine.py": ENGINE_BEFORE["pv/engine.py"].replace("(self, info)", "(self, info, ctx=None)"),
+        "pv/gpu_worker.py": before["pv/gpu_worker.py"].replace("receive_weights(info)", "receive_weights(info, ctx=1)"),
+    }
+    [finding] = [f for f in check(ENGINE_CONSUMER, after, baseline=before).findings if f.rule.value == "override-drift"]
+    assert finding.severity.value == "warning"
+    assert (
+        "passes them at pv/gpu_worker.py:5, inside Worker.update_weights, which plug.worker:MyWorker, handed to "
+        "the provider in that class's place, implements itself"
+    ) in finding.message
+    # Not handed over: the provider's own Worker may be the one that runs the call.
+    alone = {k: v for k, v in ENGINE_CONSUMER.items() if k != "plug/platform.py"}
+    assert [f[0] for f in found(check(alone, after, baseline=before), "override-drift")] == ["error"]
+
+
 # -- protocol-drift --------------------------------------------------------------------
 
 ROLE_A = {

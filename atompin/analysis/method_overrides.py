@@ -317,6 +317,13 @@ def _excuse(
             f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which {by} overrides "
             "without calling it: only instances the consumer does not make run that call"
         )
+    stand_in = hierarchy.standing_in(holder, site.function) if site.cls else None
+    if stand_in is not None:
+        return 0, (
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which "
+            f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
+            "the consumer does not make run that call"
+        )
     apart = _kept_apart(hierarchy, pair, site, holder) if site.cls else None
     if apart:
         holders, others = apart
