@@ -443,3 +443,78 @@ def test_a_deeper_read_of_a_patched_attribute_goes_with_the_patch(run_check):
             ["plug/mod.py:3", "plug/mod.py:5", "plug/mod.py:6"],
         )
     ]
+
+
+# vLLM 0.23 moved `config.model.is_cumem_allocator_available` onto `Platform`; vllm-ascend keeps a
+# guarded patch of the old name (for older releases) and overrides the method on its platform.
+MOVED_BEFORE = {
+    "pv/__init__.py": "",
+    "pv/config.py": "def is_fast():\n    return False\n",
+    "pv/platform.py": "class Platform:\n    def name(self):\n        return 'base'\n",
+}
+MOVED_AFTER = {
+    "pv/__init__.py": "",
+    "pv/config.py": "from pv.platform import current\n\ndef check():\n    return current.is_fast()\n",
+    "pv/platform.py": """
+        class Platform:
+            def name(self):
+                return 'base'
+
+            def is_fast(self):
+                return False
+
+        current = Platform()
+    """,
+    "pv/cuda.py": """
+        from pv.platform import Platform
+
+        class CudaPlatform(Platform):
+            def is_fast(self):
+                return True
+    """,
+}
+GUARDED_OLD_NAME = """
+    import pv.config as m
+
+    def _fast():
+        return True
+
+    if hasattr(m, "is_fast"):
+        m.is_fast = _fast
+"""
+OVERRIDE_NEW_HOME = """
+    from pv.platform import Platform
+
+    class MyPlatform(Platform):
+        def is_fast(self):
+            return True
+"""
+
+
+@pytest.mark.parametrize("baseline", [None, MOVED_BEFORE])
+def test_a_guarded_patch_of_a_name_moved_onto_a_class_the_consumer_overrides_is_a_warning(run_check, baseline):
+    files = consumer(GUARDED_OLD_NAME, **{"plug/platform.py": OVERRIDE_NEW_HOME})
+    [finding] = run_check(MOVED_AFTER, files, baseline=baseline).findings
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == (
+        "missing-patch-target",
+        "warning",
+        "pv.config:is_fast",
+    )
+    assert "but plug.platform:MyPlatform.is_fast overrides pv.platform:Platform.is_fast" in finding.message
+    # The consumer does not answer at the new home: the patch silently does nothing, an error.
+    alone = run_check(MOVED_AFTER, consumer(GUARDED_OLD_NAME), baseline=baseline)
+    assert [(f.rule.value, f.severity.value) for f in alone.findings] == [("missing-patch-target", "error")]
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        "def is_fast():\n    return True\n",  # a module-level function of that name lives on
+        "class Other:\n    def is_fast(self):\n        return True\n",  # a class of another family has it
+    ],
+)
+def test_a_name_defined_outside_the_overridden_class_family_is_not_taken_as_moved(run_check, elsewhere):
+    provider = {**MOVED_AFTER, "pv/util.py": elsewhere}
+    files = consumer(GUARDED_OLD_NAME, **{"plug/platform.py": OVERRIDE_NEW_HOME})
+    result = run_check(provider, files)
+    assert [(f.rule.value, f.severity.value) for f in result.findings] == [("missing-patch-target", "error")]

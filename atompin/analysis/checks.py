@@ -23,6 +23,7 @@ from atompin.analysis.callsites import CallerSearch, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.moduleinfo import ClassInfo
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
@@ -448,6 +449,13 @@ class UsageChecker:
             message += "; the same at the baseline, where the consumer works: a patch for another release"
             self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *read_sites], message)
             return
+        covered = self._covered_elsewhere(patch.attr) if guard is not Guard.NONE and not patch.declared else ""
+        if covered:
+            # The name moved onto a provider class whose method the consumer overrides: the
+            # provider's code now asks that class, and the consumer answers there.
+            message += f"; but {covered}: the name lives on that class now, and the consumer's override answers there"
+            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *read_sites], message)
+            return
         if patch.declared:
             message = (
                 f"{res.reason}; the consumer names it as a patch target by its dotted path, and a registry that "
@@ -811,6 +819,41 @@ class UsageChecker:
         module, _, qualname = caller_key[0].partition(":")
         return self._hierarchy.taken_over_by(ClassRef(module, qualname), caller_key[1]) if qualname else ""
 
+    def _covered_elsewhere(self, name: str) -> str:
+        """For a patch target the provider no longer has where the consumer patches it: "C.name
+        overrides P.name" when a consumer class C overrides the provider method P.name, and every
+        provider class that defines `name` derives from the one defining it first (the name is that
+        class family's, not a common one such as `forward`); "" otherwise. vLLM 0.23 moved
+        `config.model.is_cumem_allocator_available` onto `Platform`, which vllm-ascend's platform
+        overrides; its guarded patch of the old name is for older releases."""
+        if name.startswith("__") or self.callers.names is None:
+            return ""
+        for cls in self.usage.contact.classes:
+            if cls.muted or cls.method(name) is None:
+                continue
+            provider = [d.node for d in self._hierarchy.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
+            if not provider:
+                continue
+            above = [node for node in self.index.mro(provider[0]) if isinstance(node, ClassRef)]
+            root = [node for node in above if name in (self.index.class_info(node) or _NO_CLASS).members][-1]
+            if self._defined_only_below(name, root):
+                return f"{cls.symbol}.{name} overrides {root}.{name}"
+        return ""
+
+    def _defined_only_below(self, name: str, root: ClassRef) -> bool:
+        """Is every provider definition of `name` (`def name`, by the files' identifiers) a method of
+        `root` or of a class deriving from it? Not when more than a few files define it."""
+        [files] = self.callers.names.files_defining([({name}, 1)], at_most=_FEW_FILES)
+        for path in files:
+            module, _ = self.index.tree.module_name(path)
+            info = self.index.module(module)
+            if info is None or name in info.bindings:
+                return False  # unreadable, or a module-level function of that name
+            owners = [ClassRef(module, q) for q, c in info.classes.items() if name in c.members]
+            if not owners or any(root not in self.index.mro(owner) for owner in owners):
+                return False
+        return bool(files)
+
     @cached_property
     def _hierarchy(self) -> Hierarchy:
         return Hierarchy(self.usage, self.index)
@@ -874,6 +917,12 @@ class UsageChecker:
             findings_by_rule=dict(sorted(by_rule.items())),
             overrides=overrides,
         )
+
+
+# More files than this define a name: it is a common one, not one class family's.
+_FEW_FILES = 8
+
+_NO_CLASS = ClassInfo(qualname="", line=0)
 
 
 def _effect(guard: Guard) -> str:
