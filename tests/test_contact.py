@@ -807,6 +807,83 @@ def test_a_provider_call_inside_a_class_the_consumer_stands_in_for_does_not_reac
     assert [f[0] for f in found(check(alone, after, baseline=before), "override-drift")] == ["error"]
 
 
+MIXED_A = {
+    "pv/base.py": """
+        class ConnectorWorker:
+            def compute_ids(self, blocks, ratio):
+                return blocks
+    """,
+    "pv/pull.py": """
+        from pv.base import ConnectorWorker
+
+        class PullWorker(ConnectorWorker):
+            def read(self, blocks):
+                return self.compute_ids(blocks=blocks, ratio=1)
+    """,
+}
+MIXED_B = {
+    "pv/base.py": MIXED_A["pv/base.py"].replace("ratio):", "ratio, pairs):"),
+    "pv/pull.py": MIXED_A["pv/pull.py"].replace("ratio=1)", "ratio=1, pairs=())"),
+}
+MIXED_CONSUMER = {
+    "plug/transfer.py": """
+        from pv.base import ConnectorWorker
+
+        class TransferMixin:
+            worker_cls = ConnectorWorker
+
+            def compute_ids(self, blocks, ratio):
+                return blocks
+    """,
+    "plug/workers.py": """
+        from pv.base import ConnectorWorker
+        from pv.pull import PullWorker
+        from plug.transfer import TransferMixin
+
+        class MyWorkerBase(TransferMixin, ConnectorWorker):
+            pass
+
+        class PullingWorker(MyWorkerBase, PullWorker):
+            pass
+    """,
+}
+
+
+def test_a_mixin_override_is_judged_against_the_provider_classes_each_subclass_mixes_it_with():
+    """vllm-rbln's NIXL transfer mixin overrides `_compute_desc_ids`; its worker base mixes it with
+    vLLM's base connector worker (which calls it nowhere), and its pull worker with vLLM's pull
+    worker, whose `_read_blocks` passes the new `pairs=`: the call is judged for the pull worker.
+    (The worker base's name sorts first, as in vllm-rbln: the first class met is not the one.)"""
+    [finding] = [
+        f for f in check(MIXED_CONSUMER, MIXED_B, baseline=MIXED_A).findings if f.rule.value == "override-drift"
+    ]
+    assert (finding.severity.value, finding.symbol) == ("error", "plug.transfer:TransferMixin.compute_ids")
+    assert "pv.pull:PullWorker.read (pv/pull.py:5) calls self.compute_ids(" in finding.message
+    # Without a subclass mixing in the pull worker, nothing calls it that way: only narrower (a warning).
+    alone = {**MIXED_CONSUMER, "plug/workers.py": MIXED_CONSUMER["plug/workers.py"].split("class PullingWorker")[0]}
+    assert [f[0] for f in found(check(alone, MIXED_B, baseline=MIXED_A), "override-drift")] == ["warning"]
+
+
+def test_a_mixin_override_returning_another_shape_is_judged_against_every_subclass():
+    """return-drift likewise: the provider calls the method on itself in the pull worker only."""
+    provider = {
+        "pv/base.py": "class ConnectorWorker:\n    def shape(self):\n        return 1, 2\n",
+        "pv/pull.py": (
+            "from pv.base import ConnectorWorker\n\nclass PullWorker(ConnectorWorker):\n"
+            "    def read(self):\n        rows, cols = self.shape()\n        return rows\n"
+        ),
+    }
+    consumer = {
+        **MIXED_CONSUMER,
+        "plug/transfer.py": MIXED_CONSUMER["plug/transfer.py"].replace(
+            "def compute_ids(self, blocks, ratio):\n                return blocks",
+            "def shape(self):\n                return 1, 2, 3",
+        ),
+    }
+    [finding] = [f for f in check(consumer, provider).findings if f.rule.value == "return-drift"]
+    assert "pv.pull:PullWorker.read calls it on the object" in finding.message
+
+
 # -- protocol-drift --------------------------------------------------------------------
 
 ROLE_A = {

@@ -17,7 +17,7 @@ also when a consumer class sits between):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
@@ -35,11 +35,14 @@ from atompin.model import Finding, Rule, Severity, Site
 class OverridePair:
     """A consumer method and the provider method it overrides, for one consumer class."""
 
-    cls: ConsumerClass  # the class whose MRO this is
+    cls: ConsumerClass  # the first class whose MRO this is
     owner: ConsumerClass  # the consumer class that defines the override
     method: ConsumerMethod
     base: ClassRef  # the provider class whose method it overrides
     base_signature: Signature
+    # Every consumer class whose MRO meets this override first, a provider method behind it (`cls`
+    # first): a mixin's override is called by the provider classes each subclass mixes it with.
+    classes: tuple[ConsumerClass, ...] = ()
 
     @property
     def site(self) -> Site:
@@ -82,8 +85,10 @@ def _override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
                 continue
             assert base.member is not None and base.member.signature is not None
             key = (owner.name, name)
-            if key not in out and checkable(base.member.signature) and checkable(defs[0].method.signature):
-                out[key] = OverridePair(cls, owner, defs[0].method, base.node, base.member.signature)
+            if key in out:
+                out[key] = replace(out[key], classes=(*out[key].classes, cls))
+            elif checkable(base.member.signature) and checkable(defs[0].method.signature):
+                out[key] = OverridePair(cls, owner, defs[0].method, base.node, base.member.signature, (cls,))
     return sorted(out.values(), key=lambda p: (p.symbol, p.cls.name))
 
 
@@ -112,14 +117,14 @@ def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: B
 # -- (a) calls from the provider's own class hierarchy ------------------------------------
 
 
-def _reaches(hierarchy: Hierarchy, pair: OverridePair, call: SelfCall, caller: ClassRef) -> bool:
-    """Does this call in provider class `caller` land on the consumer's override?"""
+def _reaches(hierarchy: Hierarchy, cls: str, pair: OverridePair, call: SelfCall, caller: ClassRef) -> bool:
+    """Does this call in provider class `caller` land on the consumer's override, for an instance of `cls`?"""
     if call.receiver == "super":
-        mro = hierarchy.mro(pair.cls.name)
+        mro = hierarchy.mro(cls)
         if caller not in mro:
             return False
         after = mro.index(caller)
-        defs = [d for d in hierarchy.definitions(pair.cls.name, pair.method.name) if d.index > after]
+        defs = [d for d in hierarchy.definitions(cls, pair.method.name) if d.index > after]
         return bool(defs) and defs[0].node == ConsumerRef(pair.owner.name)
     return True  # self.m / cls.m / rebuilds dispatch on the instance: the override wins
 
@@ -129,19 +134,22 @@ def _hierarchy_calls(
 ) -> Finding | None:
     name = pair.method.name
     problems: list[tuple[ClassRef, SelfCall, str]] = []
-    for node in hierarchy.mro(pair.cls.name):
-        info = hierarchy.provider(node)
-        if info is None or not isinstance(node, ClassRef):
-            continue
-        for call in info.self_calls:
-            wanted = call.receiver == "rebuild" if name == "__init__" else call.receiver != "rebuild"
-            if call.name != name or not wanted:
+    for cls in pair.classes:
+        for node in hierarchy.mro(cls.name):
+            info = hierarchy.provider(node)
+            if info is None or not isinstance(node, ClassRef):
                 continue
-            if not hierarchy.runs(pair.cls.name, call.method, node) or not _reaches(hierarchy, pair, call, node):
-                continue
-            problem = call_problem(pair.method.signature, call.shape, bound=pair.bound)
-            if problem and call_problem(pair.base_signature, call.shape, bound=pair.bound) is None:
-                problems.append((node, call, problem))
+            for call in info.self_calls:
+                wanted = call.receiver == "rebuild" if name == "__init__" else call.receiver != "rebuild"
+                if call.name != name or not wanted or any(p[:2] == (node, call) for p in problems):
+                    continue
+                if not hierarchy.runs(cls.name, call.method, node) or not _reaches(
+                    hierarchy, cls.name, pair, call, node
+                ):
+                    continue
+                problem = call_problem(pair.method.signature, call.shape, bound=pair.bound)
+                if problem and call_problem(pair.base_signature, call.shape, bound=pair.bound) is None:
+                    problems.append((node, call, problem))
     if not problems:
         return None
     # A call that failed the same way at the baseline, where the consumer works, is on a path

@@ -98,15 +98,16 @@ def _override(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | Non
     mine, theirs = pair.method.signature.returns, pair.base_signature.returns
     if mine is None or theirs is None or mine == theirs:
         return None
-    callers = [
-        f"{node}.{call.method}"
-        for node in hierarchy.mro(pair.cls.name)
-        if isinstance(node, ClassRef) and (info := hierarchy.provider(node)) is not None
-        for call in info.self_calls
-        if call.name == pair.method.name
-        and call.receiver == "self"
-        and hierarchy.runs(pair.cls.name, call.method, node)
-    ]
+    callers = list(
+        dict.fromkeys(
+            f"{node}.{call.method}"
+            for cls in pair.classes
+            for node in hierarchy.mro(cls.name)
+            if isinstance(node, ClassRef) and (info := hierarchy.provider(node)) is not None
+            for call in info.self_calls
+            if call.name == pair.method.name and call.receiver == "self" and hierarchy.runs(cls.name, call.method, node)
+        )
+    )
     if not callers and pair.method.name.startswith("_"):
         return None
     before = _at_baseline(baseline, pair.base_symbol)
