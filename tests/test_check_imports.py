@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -575,3 +576,80 @@ def test_a_ladder_every_alternative_of_which_failed_at_the_baseline_too_is_a_war
     [old] = run_check(PROVIDER, consumer(LADDER), baseline=PROVIDER).findings
     assert (old.rule.value, old.severity.value) == ("unresolved-import", "warning")
     assert "fails at the baseline too" in old.message
+
+
+# vLLM's `envs` serves its environment variables through a module `__getattr__` that looks the
+# name up in the literal `environment_variables` table and raises AttributeError for any other.
+ENVS = """
+    import os
+
+    environment_variables = {
+        "VLLM_HOST": lambda: os.getenv("VLLM_HOST", ""),
+        "VLLM_PORT": lambda: int(os.getenv("VLLM_PORT", "0")),
+    }
+
+    def __getattr__(name: str):
+        \"\"\"Gets environment variables lazily.\"\"\"
+        if name in environment_variables:
+            return environment_variables[name]()
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+"""
+
+
+def _envs_check(run_check, source: str, envs: str = ENVS, baseline: dict[str, str] | None = None):
+    return run_check({**PROVIDER, "pv/envs.py": envs}, consumer(source), baseline=baseline)
+
+
+def test_a_name_a_closed_module_getattr_does_not_serve_is_missing(run_check):
+    """`envs.VLLM_GONE` raises AttributeError: its `__getattr__` serves only the table's keys."""
+    gone = _envs_check(run_check, "import pv.envs as envs\nport = envs.VLLM_PORT\nold = envs.VLLM_GONE\n")
+    assert brief(gone) == [("unresolved-import", "error", "pv.envs:VLLM_GONE", ["plug/mod.py:3"])]
+    assert "its __getattr__ (pv/envs.py:8) serves only the keys of environment_variables" in gone.findings[0].message
+    # Guarded: skipped, no error. Served names are found: nothing to say (not "unknown" any more).
+    guarded = _envs_check(run_check, "import pv.envs as envs\nold = getattr(envs, 'VLLM_GONE', None)\n")
+    assert not [f for f in guarded.findings if f.severity.value == "error"]
+    assert _envs_check(run_check, "from pv import envs\nport = envs.VLLM_PORT\n").findings == ()
+    # Missing at the baseline too, where the consumer works: that code does not run there, a warning.
+    before = {**PROVIDER, "pv/envs.py": ENVS}
+    both = _envs_check(run_check, "import pv.envs as envs\nold = envs.VLLM_GONE\n", baseline=before)
+    assert [(f.severity.value, "fails at the baseline too" in f.message) for f in both.findings] == [("warning", True)]
+
+
+@pytest.mark.parametrize(
+    "envs",
+    [
+        ENVS + "\n    environment_variables['VLLM_GONE'] = lambda: 1\n",  # the module adds keys itself
+        ENVS + "\n    environment_variables.update(extra={})\n",
+        ENVS.replace('"VLLM_PORT":', "**{}, 'VLLM_PORT':"),  # keys not all written out
+        ENVS.replace("        raise AttributeError", "        return None\n        raise AttributeError"),
+        ENVS.replace("if name in environment_variables:", "if name.startswith('VLLM_'):"),
+    ],
+)
+def test_a_module_getattr_that_may_serve_other_names_leaves_them_unknown(run_check, envs):
+    result = _envs_check(run_check, "import pv.envs as envs\nold = envs.VLLM_GONE\n", envs=envs)
+    assert [(f.rule.value, f.severity.value) for f in result.findings] == [("dynamic-target", "info")]
+
+
+def test_a_table_the_consumer_reaches_may_hold_its_own_names(run_check):
+    """vllm-rbln adds its variables to vLLM's table (`vllm_envs.update(...)`), then reads them
+    through `vllm.envs`: what it reaches of the table it may change, so the names stay unknown."""
+    source = (
+        "import pv.envs as envs\nfrom pv.envs import environment_variables as pv_envs\n"
+        "pv_envs.update({'PLUG_X': lambda: 1})\nx = envs.PLUG_X\n"
+    )
+    result = _envs_check(run_check, source)
+    assert [(f.rule.value, f.severity.value) for f in result.findings] == [("dynamic-target", "info")]
+
+
+def test_an_attribute_missing_at_the_baseline_too_is_a_warning(run_check):
+    """As an import missing there too: the consumer works against the provider it was written for,
+    so the code reading it does not run there (vllm-spyre's legacy profiler reads env vars gone
+    before its baseline, only where vLLM lacks the new profiler)."""
+    source = "import pv.core.utils as u\nx = u.gone\n"
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(source)).findings] == ["error"]
+    both = run_check(PROVIDER, consumer(source), baseline=PROVIDER)
+    [finding] = both.findings
+    assert finding.severity.value == "warning" and "it fails at the baseline too" in finding.message
+    # Present at the baseline: gone since, an error.
+    before = {**PROVIDER, "pv/core/utils.py": textwrap.dedent(PROVIDER["pv/core/utils.py"]) + "gone = 1\n"}
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(source), baseline=before).findings] == ["error"]

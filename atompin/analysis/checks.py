@@ -382,6 +382,8 @@ class UsageChecker:
         else:
             effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
             message = f"{res.reason}; the access {effect}"
+        if severity is Severity.ERROR and self._imports_missing_at_baseline([ref]):
+            severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"  # as an import's
         self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], message)
 
     def _import_left(self, path: str, missing: Ref) -> bool:

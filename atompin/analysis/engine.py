@@ -219,6 +219,16 @@ class ContactRules:
         return self.run()
 
 
+def provider_names_reached(usage: ConsumerUsage) -> set[str]:
+    """Every provider name the consumer imports, reads, calls or patches, dotted
+    ("vllm.envs.environment_variables.update"): what of the provider it can change."""
+    refs = [use.ref for group in usage.groups for alternative in group.alternatives for use in alternative]
+    refs += [ref for attribute in usage.attributes for ref in attribute.choices]
+    refs += [ref for call in usage.calls for ref in call.choices]
+    refs += [ref.attr(patch.attr) for patch in usage.patches for ref in patch.owner]
+    return {ref.dotted for ref in refs}
+
+
 def used_symbols(usage: ConsumerUsage) -> list[str]:
     """The provider symbols a scan found imported or patched: what its checks resolve first."""
     refs = {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
@@ -275,6 +285,10 @@ def analyse_trees(
         cache.put_raw(key, b"1" if found else b"0")
         return found
 
+    reached = provider_names_reached(usage)
+    for each in (index, base_index):
+        if each is not None:  # a table the consumer reaches, it may change (vllm-rbln adds its env vars)
+            each.table_changed_outside = lambda table: any(n == table or n.startswith(f"{table}.") for n in reached)
     checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, consumer_mentions, search)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None

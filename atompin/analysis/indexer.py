@@ -7,9 +7,11 @@ is recorded, so `if TYPE_CHECKING:` bodies are skipped.
 from __future__ import annotations
 
 import ast
+import re
+from collections import Counter
 
 from atompin.analysis.arity import shape_of
-from atompin.analysis.lazy_tables import literal_table, serves_named_attribute, table_prefix
+from atompin.analysis.lazy_tables import literal_table, served_tables, serves_named_attribute, table_prefix
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.moduleinfo import (
     Binding,
@@ -62,6 +64,8 @@ class _ModuleVisitor:
         self.getattr_node: ast.AST | None = None
         self.functions: dict[str, ast.AST] = {}  # module-level defs, by name
         self.finder_parts: list[ast.expr] = []  # what `sys.meta_path.insert(...)`/`append` is handed
+        self.table_bindings: Counter[str] = Counter()  # how often each module-level name is assigned
+        self.string_key_tables: set[str] = set()  # dict literals at the top of the module, string keys only
 
     # -- driver -------------------------------------------------------------
 
@@ -72,6 +76,9 @@ class _ModuleVisitor:
             info.all_names = tuple(self.all_names)
         info.star_imports = tuple(dict.fromkeys(self.stars))
         if self.getattr_node is not None:
+            tables = served_tables(self.getattr_node) or ()
+            if tables and all(self.fixed_table(table) for table in tables):
+                info.getattr_tables = tables
             by_name = serves_named_attribute(self.getattr_node)
             for table_name, table in self.dict_literals.items():
                 prefix = table_prefix(self.getattr_node, table_name, self.dunder_names())
@@ -80,6 +87,16 @@ class _ModuleVisitor:
                         export = self.absolute_export(prefix + value)
                         info.lazy_exports[key] = f"{export}:{key}" if by_name and ":" not in export else export
         self.finder_aliases()
+
+    def fixed_table(self, name: str) -> bool:
+        """Is module-level `name` a dict literal with string keys only, bound once at the top of the
+        module, that nothing in this module changes (`name[k] = v`, `name.update(...)`, `|=`, `del`)?"""
+        if self.table_bindings.get(name) != 1 or name not in self.string_key_tables:
+            return False
+        text = b"\n".join(self.lines)
+        word = re.escape(name.encode())
+        changed = rb"\b" + word + rb"\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.\s*(?:update|setdefault|pop|popitem|clear)\b|\|=)"
+        return re.search(changed, text) is None and re.search(rb"\b(?:del|global)\s+" + word + rb"\b", text) is None
 
     def finder_aliases(self) -> None:
         """A package that puts an import finder on `sys.meta_path` whose function reads a literal
@@ -206,6 +223,13 @@ class _ModuleVisitor:
     def assign(self, target: ast.expr, value: ast.expr | None, line: int) -> None:
         if isinstance(target, ast.Name):
             name = target.id
+            self.table_bindings[name] += 1
+            if (
+                not self.nested
+                and isinstance(value, ast.Dict)
+                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)
+            ):
+                self.string_key_tables.add(name)
             if name == "__all__":
                 self.set_all(value)
                 return

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from atompin.analysis.syntax import walk
+from atompin.analysis.syntax import dotted, walk
 
 # A prefix that is not plain text (a name, or text after the entry): nothing is assumed.
 _UNKNOWN = "\0"
@@ -71,6 +71,40 @@ def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None
     if len(prefixes) != 1 or _UNKNOWN in prefixes:
         return None
     return prefixes.pop()
+
+
+def served_tables(function: ast.AST) -> tuple[str, ...] | None:
+    """The tables whose keys alone a module `__getattr__(name)` serves: its body (past a
+    docstring) is tests `if name in TABLE:` whose bodies end in a return or a raise, then
+    `raise AttributeError(...)`, as vLLM's `envs` serves the keys of `environment_variables`.
+    None for any other body: it may serve any name."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(function.args.args) != 1:
+        return None
+    param = function.args.args[0].arg
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    last = body[-1] if body else None
+    if not (
+        isinstance(last, ast.Raise) and isinstance(last.exc, ast.Call) and dotted(last.exc.func) == "AttributeError"
+    ):
+        return None
+    tables = []
+    for stmt in body[:-1]:
+        if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise))):
+            return None
+        test = stmt.test
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.In)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == param
+            and isinstance(test.comparators[0], ast.Name)
+        ):
+            return None
+        tables.append(test.comparators[0].id)
+    return tuple(tables) or None
 
 
 def serves_named_attribute(function: ast.AST) -> bool:

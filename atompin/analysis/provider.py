@@ -9,7 +9,7 @@ by content, so a warm run parses nothing.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -109,6 +109,10 @@ class ProviderIndex:
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
         self._active: set[tuple[str, str]] = set()
         self.parsed = 0
+        # Might code outside the provider change this module-level table ("module.table"), as a
+        # consumer that reaches it may? A `__getattr__` serving the keys of tables alone is trusted
+        # only for tables nobody else can change; by default, none.
+        self.table_changed_outside: Callable[[str], bool] = lambda table: True
 
     # -- loading ------------------------------------------------------------
 
@@ -351,6 +355,14 @@ class ProviderIndex:
                 symbol=symbol,
                 reason=f"lazy export of {module}.{name} points at {info.lazy_exports[name]}: {res.reason}",
             )
+        served = self._served(info)
+        if served is not None:
+            if name in served:  # one of the names its __getattr__ serves, made when read
+                return Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, symbol))
+            tables = " and ".join(info.getattr_tables)
+            where = f"{self.module_path(module)}:{info.getattr_line}"
+            reason = f"{module} has no attribute {name!r}: its __getattr__ ({where}) serves only the keys of {tables}"
+            return Resolution(Status.MISSING, symbol, reason=reason)
         if info.getattr_line:
             return Resolution(
                 Status.UNKNOWN,
@@ -359,6 +371,14 @@ class ProviderIndex:
                 rule=Rule.DYNAMIC_TARGET,
             )
         return Resolution(Status.MISSING, symbol, reason=f"{module} has no attribute {name!r}")
+
+    def _served(self, info: ModuleInfo) -> frozenset[str] | None:
+        """The names a module's `__getattr__` serves, when it serves only the keys of tables no code
+        outside the provider changes (`table_changed_outside`); None when it may serve any name."""
+        tables = info.getattr_tables
+        if not tables or any(self.table_changed_outside(f"{info.name}.{t}") or t not in info.dict_keys for t in tables):
+            return None
+        return frozenset(key for table in tables for key in info.dict_keys[table])
 
     def _star_export(self, star: str, name: str) -> Resolution | None:
         if not in_package(star, self.package):
