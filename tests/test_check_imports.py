@@ -653,3 +653,33 @@ def test_an_attribute_missing_at_the_baseline_too_is_a_warning(run_check):
     # Present at the baseline: gone since, an error.
     before = {**PROVIDER, "pv/core/utils.py": textwrap.dedent(PROVIDER["pv/core/utils.py"]) + "gone = 1\n"}
     assert [f.severity.value for f in run_check(PROVIDER, consumer(source), baseline=before).findings] == ["error"]
+
+
+LEGACY_PROFILER = """
+    import pv.envs as envs
+
+    class Worker:
+        def setup(self):
+            if getattr(envs, "VLLM_PROFILE_DIR", None) is not None:
+                return self.legacy()
+            return None
+
+        def legacy(self):
+            where = envs.VLLM_PROFILE_DIR
+            return where, envs.VLLM_PROFILE_STACK
+"""
+
+
+def test_reads_in_a_function_that_reads_a_name_the_consumer_tests_for_are_warnings(run_check):
+    """vllm-spyre calls its legacy profiler only when `getattr(envs, "VLLM_TORCH_PROFILER_DIR", None)`
+    is set; the profiler reads that variable and four more, gone from vLLM 0.18 (its own release)."""
+    result = _envs_check(run_check, LEGACY_PROFILER)
+    assert [(f.severity.value, f.symbol) for f in result.findings if f.rule.value == "unresolved-import"] == [
+        ("warning", "pv.envs:VLLM_PROFILE_DIR"),
+        ("warning", "pv.envs:VLLM_PROFILE_STACK"),
+    ]
+    assert "Worker.legacy() reads pv.envs:VLLM_PROFILE_DIR, which the consumer tests for" in result.findings[-1].message
+    # Without the test, nothing says the function runs only where the names exist: errors.
+    untested = LEGACY_PROFILER.replace('getattr(envs, "VLLM_PROFILE_DIR", None) is not None', "True")
+    result = _envs_check(run_check, untested)
+    assert [f.severity.value for f in result.findings if f.rule.value == "unresolved-import"] == ["error", "error"]

@@ -36,6 +36,7 @@ from atompin.analysis.usage import (
     ImportGroup,
     ImportUse,
     PatchSite,
+    ReadKind,
     Ref,
     VersionAssert,
     effective_guard,
@@ -147,6 +148,7 @@ class UsageChecker:
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
         self._probes: dict[str, ImportGroup] | None = None  # see `_probe`
+        self._tested: dict[tuple[str, str], str] | None = None  # see `_tested_in`
         # Built before the variants are judged: a `hasattr` test among their conditions is looked
         # up through `resolve`, which asks it what the consumer puts there itself.
         self.own = ConsumerOwn.build(usage, index, self._resolve_raw, self._read_kinds)
@@ -242,8 +244,28 @@ class UsageChecker:
                     self._original_reads.setdefault(key, []).append(use.site)
                 continue  # the patch finding speaks for it
             if self._judged(use.when):
-                self._attribute(use.choices, use.site, use.guard)
+                self._attribute(use.choices, use.site, use.guard, use.function)
         self.findings.judgement = LIVE
+
+    def _tested_in(self, path: str, function: str) -> str:
+        """A provider name the consumer tests for somewhere (`getattr(X, "n", default)`, `hasattr`),
+        missing here, that `function` of `path` reads as it is: the function presumably runs only
+        where that test passes (vllm-spyre calls its legacy profiler only when
+        `getattr(envs, "VLLM_TORCH_PROFILER_DIR", None)` is set, and it reads that name and four
+        more). Its symbol; "" when there is none."""
+        if self._tested is None:
+            probed = {
+                ref.attr(read.attr)
+                for read in self.usage.reads
+                if read.kind in (ReadKind.DEFAULT, ReadKind.HASATTR)
+                for ref in read.owner
+            }
+            self._tested = {}
+            for use in self.usage.attributes:
+                hit = next((ref for ref in use.choices if ref in probed), None)
+                if hit is not None and use.function and self.resolve(hit).status is Status.MISSING:
+                    self._tested.setdefault((use.site.path, use.function), self.symbol(hit))
+        return self._tested.get((path, function), "") if function else ""
 
     def _version_assert(self, tripwire: VersionAssert) -> None:
         """A module-level `assert <gate>` that is false at this provider: importing the module raises."""
@@ -360,7 +382,7 @@ class UsageChecker:
                         self._probes.setdefault(use.ref.dotted, group)
         return self._probes.get(ref.dotted) or self._probes.get(ref.module)
 
-    def _attribute(self, choices: tuple[Ref, ...], site: Site, guard: Guard) -> None:
+    def _attribute(self, choices: tuple[Ref, ...], site: Site, guard: Guard, function: str = "") -> None:
         ref, res = self.first(choices)
         if res.status is Status.FOUND:
             return
@@ -384,6 +406,12 @@ class UsageChecker:
             message = f"{res.reason}; the access {effect}"
         if severity is Severity.ERROR and self._imports_missing_at_baseline([ref]):
             severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"  # as an import's
+        elif severity is Severity.ERROR and (tested := self._tested_in(site.path, function)):
+            severity = Severity.WARNING
+            message += (
+                f", but {function}() reads {tested}, which the consumer tests for elsewhere (getattr with a "
+                "default, or hasattr) and this provider lacks: the function presumably runs only where that test passes"
+            )
         self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], message)
 
     def _import_left(self, path: str, missing: Ref) -> bool:

@@ -983,7 +983,7 @@ class ConsumerScanner:
             if outer and isinstance(node.ctx, ast.Load) and ctx.record:
                 guard = self._patch_guard(ctx, base, node.attr)
                 site = self._site(ctx, node)
-                self.usage.attributes.append(AttributeUse(value.choices, site, guard, self._when(ctx)))
+                self.usage.attributes.append(AttributeUse(value.choices, site, guard, self._when(ctx), ctx.function))
             return self._as_version(value) or value
         if isinstance(base, ProviderVersion):
             if node.attr == "release" and base.form is VersionForm.VERSION:
@@ -1115,7 +1115,11 @@ class ConsumerScanner:
             if ctx.record:
                 self.usage.attributes.append(
                     AttributeUse(
-                        value.choices, self._site(ctx, node), self._patch_guard(ctx, owner, attr), self._when(ctx)
+                        value.choices,
+                        self._site(ctx, node),
+                        self._patch_guard(ctx, owner, attr),
+                        self._when(ctx),
+                        ctx.function,
                     )
                 )
             return value
@@ -1262,7 +1266,9 @@ class ConsumerScanner:
         self._record_read(owner, name, ReadKind.ABSENT if negated or _only_leaves(node) else ReadKind.HASATTR)
         if negated and ctx.record and node.body and isinstance(node.body[-1], ast.Raise):
             # `if not hasattr(X, "n"): raise ...` requires X.n (unless the consumer adds it itself).
-            use = AttributeUse(owner.attr(name).choices, self._site(ctx, test), Guard.REQUIRED, self._when(ctx))
+            use = AttributeUse(
+                owner.attr(name).choices, self._site(ctx, test), Guard.REQUIRED, self._when(ctx), ctx.function
+            )
             self.usage.attributes.append(use)
         return (owner.choices, name), negated
 

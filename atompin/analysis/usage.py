@@ -126,6 +126,7 @@ class AttributeUse:
     site: Site
     guard: Guard
     when: tuple[Condition, ...] = ()
+    function: str = ""  # the enclosing function's qualname ("" at module level)
 
 
 @dataclass(frozen=True)
