@@ -623,6 +623,8 @@ def test_a_name_a_closed_module_getattr_does_not_serve_is_missing(run_check):
         ENVS.replace('"VLLM_PORT":', "**{}, 'VLLM_PORT':"),  # keys not all written out
         ENVS.replace("        raise AttributeError", "        return None\n        raise AttributeError"),
         ENVS.replace("if name in environment_variables:", "if name.startswith('VLLM_'):"),
+        ENVS + "\n    environment_variables[_KEYS[0]] = lambda: 1\n",  # a subscript holding brackets
+        ENVS + "\n    environment_variables, _other = {}, 0\n",  # bound again through a tuple
     ],
 )
 def test_a_module_getattr_that_may_serve_other_names_leaves_them_unknown(run_check, envs):
@@ -683,3 +685,35 @@ def test_reads_in_a_function_that_reads_a_name_the_consumer_tests_for_are_warnin
     untested = LEGACY_PROFILER.replace('getattr(envs, "VLLM_PROFILE_DIR", None) is not None', "True")
     result = _envs_check(run_check, untested)
     assert [f.severity.value for f in result.findings if f.rule.value == "unresolved-import"] == ["error", "error"]
+
+
+def test_the_keys_of_a_table_whose_test_raises_are_missing(run_check):
+    """`if name in _REMOVED: raise ...` names what is gone, not what is served."""
+    envs = ENVS.replace(
+        "        if name in environment_variables:",
+        "        if name in _REMOVED:\n            raise AttributeError(name)\n        if name in environment_variables:",
+    ).replace("    environment_variables = {", "    _REMOVED = {'VLLM_OLD': None}\n\n    environment_variables = {")
+    result = _envs_check(run_check, "import pv.envs as envs\nold = envs.VLLM_OLD\n", envs=envs)
+    assert [(f.rule.value, f.severity.value) for f in result.findings] == [("unresolved-import", "error")]
+
+
+def test_a_consumer_that_replaces_the_modules_getattr_or_reaches_the_table_elsewhere_keeps_names_unknown(run_check):
+    replaced = "import pv.envs as envs\n\ndef _mine(name):\n    return 1\n\nenvs.__getattr__ = _mine\nx = envs.PLUG_X\n"
+    result = _envs_check(run_check, replaced)
+    assert not [f for f in result.findings if f.severity.value == "error"]
+    # The table re-exported by another provider module, and updated from there.
+    provider_more = {"pv/reexport.py": "from pv.envs import environment_variables\n"}
+    source = "import pv.envs as envs\nfrom pv.reexport import environment_variables\nx = envs.PLUG_X\n"
+    result = run_check({**PROVIDER, "pv/envs.py": ENVS, **provider_more}, consumer(source))
+    assert not [f for f in result.findings if f.severity.value == "error"]
+
+
+def test_a_guarded_read_of_a_tested_name_does_not_excuse_the_functions_other_reads(run_check):
+    source = (
+        "import pv.envs as envs\n\ndef setup():\n    if hasattr(envs, 'VLLM_OLD'):\n        print(envs.VLLM_OLD)\n"
+        "    return envs.VLLM_GONE\n"
+    )
+    result = _envs_check(run_check, source)
+    assert [(f.symbol, f.severity.value) for f in result.findings if f.severity.value == "error"] == [
+        ("pv.envs:VLLM_GONE", "error")
+    ]

@@ -518,3 +518,13 @@ def test_a_name_defined_outside_the_overridden_class_family_is_not_taken_as_move
     files = consumer(GUARDED_OLD_NAME, **{"plug/platform.py": OVERRIDE_NEW_HOME})
     result = run_check(provider, files)
     assert [(f.rule.value, f.severity.value) for f in result.findings] == [("missing-patch-target", "error")]
+
+
+def test_a_guarded_patch_of_a_class_attribute_is_not_taken_as_moved(run_check):
+    """Only a module's function can have moved onto a class the consumer overrides; a class that
+    lost a method of that name is judged as a missing target, whatever else the consumer overrides."""
+    provider = {**MOVED_AFTER, "pv/worker.py": "class Worker:\n    def run(self):\n        pass\n"}
+    patch = "import pv.worker as w\n\ndef _fast(self):\n    return True\n\nif hasattr(w.Worker, 'is_fast'):\n    w.Worker.is_fast = _fast\n"
+    files = consumer(patch, **{"plug/platform.py": OVERRIDE_NEW_HOME})
+    result = run_check(provider, files)
+    assert [(f.rule.value, f.severity.value) for f in result.findings] == [("missing-patch-target", "error")]

@@ -317,6 +317,45 @@ def test_a_provider_call_under_a_flag_the_overriding_class_has_false_is_no_error
     assert [sev for sev, _, _ in found(on, "override-drift")] == ["error"]
 
 
+# The base offloader's module with the flag set otherwise than in a class body: a dataclass field
+# (the constructor sets it), or False in a subclass's body but set on the instance by its base.
+FIELD_FLAG = OFFLOADER_B["pv/offloader.py"].replace("class BaseOffloader:", "@dataclass\n        class BaseOffloader:")
+INSTANCE_FLAG = """
+    class BaseOffloader:
+        def __init__(self, tower):
+            self.supports_tower_offload = tower
+
+        def wrap_modules(self, modules, prefix=''):
+            return modules
+
+    class QuietOffloader(BaseOffloader):
+        supports_tower_offload = False
+
+    def get_offloader():
+        return QuietOffloader(True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("offloader", "consumer_more"),
+    [
+        # A subclass of the consumer's offloader mixes in the one offloader that has the flag True.
+        (None, "from pv.offloader import UVAOffloader\n\nclass MyUVA(MyOffloader, UVAOffloader):\n    pass\n"),
+        ("from dataclasses import dataclass\n" + textwrap.dedent(FIELD_FLAG), ""),
+        (INSTANCE_FLAG, ""),
+    ],
+)
+def test_a_flag_that_may_be_true_for_the_overrides_classes_excuses_nothing(
+    offloader: str | None, consumer_more: str
+) -> None:
+    provider = {**OFFLOADER_B, "pv/offloader.py": offloader} if offloader is not None else OFFLOADER_B
+    consumer_text = MY_OFFLOADER + textwrap.indent(consumer_more, "    ")
+    if offloader is INSTANCE_FLAG:
+        consumer_text = consumer_text.replace("BaseOffloader", "QuietOffloader")
+    result = check({"plug/offload.py": consumer_text}, provider, baseline=OFFLOADER_A)
+    assert "error" in [sev for sev, _, _ in found(result, "override-drift")], result.findings
+
+
 def test_only_a_test_of_the_calls_own_receiver_excuses_it() -> None:
     """The flag must be the receiver's: another object's flag, the `else` branch, an `or`, or a
     function defined under the test (run when called) say nothing of the call."""
@@ -859,6 +898,18 @@ def test_a_mixin_override_is_judged_against_the_provider_classes_each_subclass_m
     ]
     assert (finding.severity.value, finding.symbol) == ("error", "plug.transfer:TransferMixin.compute_ids")
     assert "pv.pull:PullWorker.read (pv/pull.py:5) calls self.compute_ids(" in finding.message
+    # The pull worker widens the method itself (the base keeps the old one): its call is judged
+    # against the pull worker's signature, which it fits, not the base's.
+    widened = {
+        **MIXED_A,
+        "pv/pull.py": MIXED_B["pv/pull.py"].replace(
+            "class PullWorker(ConnectorWorker):",
+            "class PullWorker(ConnectorWorker):\n            def compute_ids(self, blocks, ratio, pairs=()):\n"
+            "                return blocks\n",
+        ),
+    }
+    result = check(MIXED_CONSUMER, widened, baseline=MIXED_A)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
     # Without a subclass mixing in the pull worker, nothing calls it that way: only narrower (a warning).
     alone = {**MIXED_CONSUMER, "plug/workers.py": MIXED_CONSUMER["plug/workers.py"].split("class PullingWorker")[0]}
     assert [f[0] for f in found(check(alone, MIXED_B, baseline=MIXED_A), "override-drift")] == ["warning"]

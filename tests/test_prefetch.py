@@ -292,7 +292,8 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
         )
         seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
     # A worker was asked to read them both times; only with more than one job does it run.
-    run = [getattr(task, "__wrapped__", task) for task in forked]  # a child writing to disk runs a wrapper
+    # Handed to the child wrapped, to write what it reads to disk itself (`prefetch.written_there`).
+    run = [task.__wrapped__ for task in forked if hasattr(task, "__wrapped__")]
     assert len(asked) == 2 and all(task is not None and task in run for task in asked)
     assert seen[0] == seen[1]
     assert any(rule == "override-drift" and "out new since 1.0.0" in message for rule, _, message in seen[1])
@@ -577,8 +578,11 @@ def _on_disk(folder: Path) -> dict[str, bytes]:
     """What the cache in `folder` holds on disk."""
     import sqlite3
 
-    with sqlite3.connect(folder / "index.sqlite") as db:
+    db = sqlite3.connect(folder / "index.sqlite")
+    try:
         return {key: bytes(data) for key, data in db.execute("SELECT key, data FROM modules")}
+    finally:
+        db.close()
 
 
 def _recording_writes(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:

@@ -262,7 +262,7 @@ class UsageChecker:
             }
             self._tested = {}
             for use in self.usage.attributes:
-                hit = next((ref for ref in use.choices if ref in probed), None)
+                hit = next((ref for ref in use.choices if ref in probed), None) if use.guard is Guard.NONE else None
                 if hit is not None and use.function and self.resolve(hit).status is Status.MISSING:
                     self._tested.setdefault((use.site.path, use.function), self.symbol(hit))
         return self._tested.get((path, function), "") if function else ""
@@ -479,7 +479,9 @@ class UsageChecker:
             message += "; the same at the baseline, where the consumer works: a patch for another release"
             self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *read_sites], message)
             return
-        covered = self._covered_elsewhere(patch.attr) if guard is not Guard.NONE and not patch.declared else ""
+        # Only a module's name can have moved onto a class (a class's method is judged as an override).
+        moved = guard is not Guard.NONE and not patch.declared and owner.target.kind is TargetKind.MODULE
+        covered = self._covered_elsewhere(patch.attr) if moved else ""
         if covered:
             # The name moved onto a provider class whose method the consumer overrides: the
             # provider's code now asks that class, and the consumer answers there.

@@ -285,10 +285,12 @@ def analyse_trees(
         cache.put_raw(key, b"1" if found else b"0")
         return found
 
-    reached = provider_names_reached(usage)
+    # What the consumer reaches of a table (or a module's `__getattr__`), under any module that
+    # re-exports it, it may change (vllm-rbln adds its env vars to vLLM's table).
+    reached = {part for name in provider_names_reached(usage) for part in name.split(".")}
     for each in (index, base_index):
-        if each is not None:  # a table the consumer reaches, it may change (vllm-rbln adds its env vars)
-            each.table_changed_outside = lambda table: any(n == table or n.startswith(f"{table}.") for n in reached)
+        if each is not None:
+            each.table_changed_outside = lambda name: name.rpartition(".")[2] in reached
     checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, consumer_mentions, search)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None

@@ -95,7 +95,7 @@ class _ModuleVisitor:
             return False
         text = b"\n".join(self.lines)
         word = re.escape(name.encode())
-        changed = rb"\b" + word + rb"\s*(?:\[[^\]\n]*\]\s*=(?!=)|\.\s*(?:update|setdefault|pop|popitem|clear)\b|\|=)"
+        changed = rb"\b" + word + rb"\s*(?:\[[^\n]*\]\s*=(?!=)|\.\s*(?:update|setdefault|pop|popitem|clear)\b|\|=)"
         return re.search(changed, text) is None and re.search(rb"\b(?:del|global)\s+" + word + rb"\b", text) is None
 
     def finder_aliases(self) -> None:
@@ -254,6 +254,7 @@ class _ModuleVisitor:
             self.bind(name, binding)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for name in target_names(target):
+                self.table_bindings[name] += 1
                 self.bind(name, Binding(BindingKind.VALUE, line))
 
     def call(self, call: ast.Call) -> None:

@@ -77,7 +77,8 @@ def served_tables(function: ast.AST) -> tuple[str, ...] | None:
     """The tables whose keys alone a module `__getattr__(name)` serves: its body (past a
     docstring) is tests `if name in TABLE:` whose bodies end in a return or a raise, then
     `raise AttributeError(...)`, as vLLM's `envs` serves the keys of `environment_variables`.
-    None for any other body: it may serve any name."""
+    Only the tables whose test returns are served (one that raises names what is gone). None
+    for any other body: it may serve any name."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(function.args.args) != 1:
         return None
     param = function.args.args[0].arg
@@ -103,7 +104,8 @@ def served_tables(function: ast.AST) -> tuple[str, ...] | None:
             and isinstance(test.comparators[0], ast.Name)
         ):
             return None
-        tables.append(test.comparators[0].id)
+        if isinstance(stmt.body[-1], ast.Return):
+            tables.append(test.comparators[0].id)
     return tuple(tables) or None
 
 

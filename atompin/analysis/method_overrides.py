@@ -23,7 +23,7 @@ from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
-from atompin.analysis.moduleinfo import SelfCall
+from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import ParamKind, Signature
@@ -92,6 +92,12 @@ def _override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
     return sorted(out.values(), key=lambda p: (p.symbol, p.cls.name))
 
 
+def _base_signature(hierarchy: Hierarchy, cls: str, name: str) -> Signature | None:
+    """The signature of the first provider method `name` in consumer class `cls`'s order."""
+    member = next((d.member for d in hierarchy.definitions(cls, name) if isinstance(d.node, ClassRef)), None)
+    return member.signature if member is not None and is_method(member) else None
+
+
 def _same_kind(a: Signature, b: Signature) -> bool:
     """Both instance methods, both classmethods or both staticmethods: calls bind alike."""
     return (a.is_staticmethod, a.is_classmethod) == (b.is_staticmethod, b.is_classmethod)
@@ -135,6 +141,9 @@ def _hierarchy_calls(
     name = pair.method.name
     problems: list[tuple[ClassRef, SelfCall, str]] = []
     for cls in pair.classes:
+        # The provider method the override stands over in this class's order (a subclass mixing
+        # the override with a provider subclass may stand it over a widened method).
+        base_signature = _base_signature(hierarchy, cls.name, name) or pair.base_signature
         for node in hierarchy.mro(cls.name):
             info = hierarchy.provider(node)
             if info is None or not isinstance(node, ClassRef):
@@ -148,7 +157,7 @@ def _hierarchy_calls(
                 ):
                     continue
                 problem = call_problem(pair.method.signature, call.shape, bound=pair.bound)
-                if problem and call_problem(pair.base_signature, call.shape, bound=pair.bound) is None:
+                if problem and call_problem(base_signature, call.shape, bound=pair.bound) is None:
                     problems.append((node, call, problem))
     if not problems:
         return None
@@ -342,8 +351,9 @@ def _excuse(
         )
     off = _switched_off(hierarchy, pair, site.flag) if site.flag else ""
     if off:
+        running = pair.cls.symbol + (f" (and {len(pair.classes) - 1} more)" if len(pair.classes) > 1 else "")
         return 2, (
-            f"the provider passes them at {site.where} only when {site.flag} is true, and {pair.cls.symbol} has "
+            f"the provider passes them at {site.where} only when {site.flag} is true, and {running} has "
             f"{site.flag.rpartition('.')[2]} False (set in {off}'s body, and by none of the consumer's classes)"
         )
     if old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
@@ -372,18 +382,35 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
 
 
 def _switched_off(hierarchy: Hierarchy, pair: OverridePair, flag: str) -> str:
-    """For a call made only when `R.attr` is true (`NameSite.flag`): the provider class that sets
-    `attr` to a false constant in its body, when that is what the override's class inherits and no
-    consumer class deriving from it sets `attr` (`Hierarchy.sets_attribute`); "" otherwise. Then
-    an instance of the override's class never makes that call (vLLM's `if
+    """For a call made only when `R.attr` is true (`NameSite.flag`): the provider class(es) that set
+    `attr` to a false constant in their body, when every consumer class running the override
+    inherits that and nothing else sets it: no consumer class deriving from such a class
+    (`Hierarchy.sets_attribute`), no provider class's method on the instance, no generated
+    `__init__` taking it as a field (a dataclass's `use_cache: bool = False`). "" otherwise. Then
+    an instance of the override's classes never makes that call (vLLM's `if
     offloader.supports_tower_offload:`, False but for the one offloader that supports it)."""
     attr = flag.rpartition(".")[2]
-    found = hierarchy.lookup(pair.cls.name, attr)
-    if not isinstance(found, Definition) or not isinstance(found.node, ClassRef) or found.member is None:
-        return ""
-    if found.member.truth is not False or hierarchy.sets_attribute(found.node, attr):
-        return ""
-    return str(found.node)
+    holders = set()
+    for cls in pair.classes:
+        found = hierarchy.lookup(cls.name, attr)
+        if not isinstance(found, Definition) or not isinstance(found.node, ClassRef) or found.member is None:
+            return ""
+        if found.member.truth is not False or hierarchy.sets_attribute(found.node, attr):
+            return ""
+        defined = hierarchy.definitions(cls.name, attr)
+        if any(d.member is not None and d.member.kind is MemberKind.INSTANCE for d in defined):
+            return ""  # a provider class's method sets it on the instance
+        if hierarchy.index.generates_init(found.node) or any(
+            isinstance(node, str) and node.rpartition(".")[2] in _FIELD_BASES
+            for node in hierarchy.index.mro(found.node)
+        ):
+            return ""  # a field: the constructor sets it
+        holders.add(str(found.node))
+    return ", ".join(sorted(holders))
+
+
+# Outside bases whose classes take their annotated class attributes as constructor fields.
+_FIELD_BASES = frozenset({"BaseModel", "NamedTuple", "Struct", "TypedDict"})
 
 
 def _kept_apart(

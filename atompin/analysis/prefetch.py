@@ -148,11 +148,19 @@ def written_there(task: Task, cache: _Cache, ahead: Shares) -> Task:
     def run() -> list[tuple[str, bytes]]:
         entries = task()
         made = [(key, data) for key, data in entries if key != ANSWER]
-        if not made or ahead.take() is None or not cache.reopened().write_now(made):
+        if not made or ahead.take() is None or not _wrote(cache, made):
             return entries
         return [(WRITTEN, str(len(made)).encode()), *made, *((k, d) for k, d in entries if k == ANSWER)]
 
     return run
+
+
+def _wrote(cache: _Cache, entries: list[tuple[str, bytes]]) -> bool:
+    """Did `cache`, reopened here, write `entries` to disk? Never raises: the receiver writes them."""
+    try:
+        return cache.reopened().write_now(entries)
+    except Exception:  # the database cannot even be opened here: the parent writes them, as before
+        return False
 
 
 def fork_worker(*tasks: Task) -> Worker | None:

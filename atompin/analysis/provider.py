@@ -109,9 +109,10 @@ class ProviderIndex:
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
         self._active: set[tuple[str, str]] = set()
         self.parsed = 0
-        # Might code outside the provider change this module-level table ("module.table"), as a
-        # consumer that reaches it may? A `__getattr__` serving the keys of tables alone is trusted
-        # only for tables nobody else can change; by default, none.
+        # Might code outside the provider change this module-level table ("module.table"), or the
+        # module's `__getattr__` itself, as a consumer that reaches it may? A `__getattr__` serving
+        # the keys of tables alone is trusted only where nobody else can; by default, nowhere.
+        # (Another provider module changing the table is not looked for: no vLLM release does.)
         self.table_changed_outside: Callable[[str], bool] = lambda table: True
 
     # -- loading ------------------------------------------------------------
@@ -376,7 +377,9 @@ class ProviderIndex:
         """The names a module's `__getattr__` serves, when it serves only the keys of tables no code
         outside the provider changes (`table_changed_outside`); None when it may serve any name."""
         tables = info.getattr_tables
-        if not tables or any(self.table_changed_outside(f"{info.name}.{t}") or t not in info.dict_keys for t in tables):
+        if not tables or self.table_changed_outside(f"{info.name}.__getattr__"):  # replaced from outside
+            return None
+        if any(self.table_changed_outside(f"{info.name}.{t}") or t not in info.dict_keys for t in tables):
             return None
         return frozenset(key for table in tables for key in info.dict_keys[table])
 
