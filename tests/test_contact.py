@@ -479,6 +479,33 @@ def test_an_override_that_only_raises_takes_no_call_and_is_not_judged():
     ] == ["error"]
 
 
+def test_what_the_provider_made_is_judged_for_every_class_a_mixin_override_runs_in():
+    """The mixin's override runs in a client class and in an engine class; the front end's engine,
+    made by Engine's factory, may be the consumer's engine class: the call reaches the override."""
+    mixed = {
+        "plug/client.py": """
+            from pv.client import Client
+            from pv.engine import Engine
+
+            class SleepMixin:
+                def sleep(self, ids=None, level=0, mode="abort"):
+                    return ids
+
+            class AClient(SleepMixin, Client):
+                pass
+
+            class BEngine(SleepMixin, Engine):
+                pass
+        """
+    }
+    result = check(mixed, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["error"]
+    # Only the client class runs it: the engine the front end holds never reaches it.
+    alone = {"plug/client.py": mixed["plug/client.py"].split("            class BEngine")[0]}
+    result = check(alone, _engines("Engine.from_args()"), baseline=CLIENT_BEFORE)
+    assert [sev for sev, _, _ in found(result, "override-drift")] == ["warning"]
+
+
 def test_a_call_on_what_the_provider_made_of_another_class_does_not_reach_an_override():
     # `self.engine` is only ever an Engine (or exactly a Client): the override is never called there.
     for made_by in ("Engine.from_args()", "Engine()", "Client()"):

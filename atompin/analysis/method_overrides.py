@@ -367,9 +367,9 @@ def _excuse(
 
 def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
     """Is the call's receiver `self.x` of a provider class that stores in x only what cannot be an
-    instance of the override's class (`makers.stored_maker`: what a provider class's constructor
-    makes, or its factory when the override's class does not derive from that class)? Then the
-    call reaches another class's method. Not decided when a consumer class deriving from the
+    instance of a class running the override (`makers.stored_maker`: what a provider class's
+    constructor makes, or its factory when none of those classes derives from that class)? Then
+    the call reaches another class's method. Not decided when a consumer class deriving from the
     provider class holding x sets x itself (`Hierarchy.sets_attribute`). (An outside base is not
     taken to derive from the holder: `Hierarchy._may_derive_from` would count nearly every one,
     `nn.Module` included.)"""
@@ -378,7 +378,7 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
         return False
     if hierarchy.sets_attribute(maker.holder, site.attribute):
         return False
-    return maker.exact or maker.cls not in hierarchy.mro(pair.cls.name)
+    return maker.exact or all(maker.cls not in hierarchy.mro(cls.name) for cls in pair.classes)
 
 
 def _switched_off(hierarchy: Hierarchy, pair: OverridePair, flag: str) -> str:
@@ -418,8 +418,8 @@ def _kept_apart(
 ) -> tuple[list[str], list[str]] | None:
     """For a call on `self.x` inside a method of provider class `holder`: the consumer classes that
     run that method (derive from `holder` and do not take the method over), and what they keep in
-    x, when every one of them keeps there only what is not an instance of the override's class
-    (`Hierarchy.kept_in`): then the consumer's own objects do not bring the call to the override.
+    x, when every one of them keeps there only what is not an instance of a class running the
+    override (`Hierarchy.kept_in`): then the consumer's own objects do not bring the call to the override.
     None otherwise. (The provider's own instances of `holder` may still: a warning, not silence.)"""
     if not site.attribute:
         return None
@@ -427,7 +427,7 @@ def _kept_apart(
     others: list[str] = []
     for cls in running:
         kept = hierarchy.kept_in(cls.name, site.attribute)
-        if kept is None or any(ConsumerRef(pair.cls.name) in hierarchy.mro(name) for name in kept):
+        if kept is None or any(ConsumerRef(c.name) in hierarchy.mro(name) for c in pair.classes for name in kept):
             return None
         others += [hierarchy.classes[name].symbol for name in kept]
     return ([cls.symbol for cls in running], list(dict.fromkeys(others))) if running else None
