@@ -165,6 +165,8 @@ class SqliteAnalysisCache(AnalysisCache):
     the folder to delete.
     """
 
+    WRITE_NOW_WAIT_MS = 1000  # how long `write_now` waits for another run's write to end
+
     def __init__(self, directory: Path) -> None:
         if directory.exists() and not directory.is_dir():
             raise InputError(f"{directory}: the cache folder is a file; remove it or pass --cache-dir FOLDER")
@@ -265,8 +267,6 @@ class SqliteAnalysisCache(AnalysisCache):
 
     def put(self, key: str, info: ModuleInfo) -> None:
         self.put_raw(key, dump_json(ModuleInfo, info))
-
-    WRITE_NOW_WAIT_MS = 1000  # how long `write_now` waits for another run's write to end
 
     def put_written(self, key: str, data: bytes) -> None:
         self._written[key] = data

@@ -23,7 +23,6 @@ from atompin.analysis.callsites import CallerSearch, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
-from atompin.analysis.moduleinfo import ClassInfo
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
@@ -858,18 +857,15 @@ class UsageChecker:
         class family's, not a common one such as `forward`); "" otherwise. vLLM 0.23 moved
         `config.model.is_cumem_allocator_available` onto `Platform`, which vllm-ascend's platform
         overrides; its guarded patch of the old name is for older releases."""
-        if name.startswith("__") or self.callers.names is None:
+        if name.startswith("__"):
             return ""
         for cls in self.usage.contact.classes:
             if cls.muted or cls.method(name) is None:
                 continue
+            # The provider classes defining it in the class's order: the last is where it starts.
             provider = [d.node for d in self._hierarchy.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
-            if not provider:
-                continue
-            above = [node for node in self.index.mro(provider[0]) if isinstance(node, ClassRef)]
-            root = [node for node in above if name in (self.index.class_info(node) or _NO_CLASS).members][-1]
-            if self._defined_only_below(name, root):
-                return f"{cls.symbol}.{name} overrides {root}.{name}"
+            if provider and self._defined_only_below(name, provider[-1]):
+                return f"{cls.symbol}.{name} overrides {provider[-1]}.{name}"
         return ""
 
     def _defined_only_below(self, name: str, root: ClassRef) -> bool:
@@ -953,8 +949,6 @@ class UsageChecker:
 
 # More files than this define a name: it is a common one, not one class family's.
 _FEW_FILES = 8
-
-_NO_CLASS = ClassInfo(qualname="", line=0)
 
 
 def _effect(guard: Guard) -> str:

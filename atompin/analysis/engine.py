@@ -38,7 +38,7 @@ from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
-from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge
+from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge, Ref
 from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
 
@@ -219,20 +219,25 @@ class ContactRules:
         return self.run()
 
 
+def _imported(usage: ConsumerUsage) -> set[Ref]:
+    """What the consumer's import statements name of the provider."""
+    return {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
+
+
 def provider_names_reached(usage: ConsumerUsage) -> set[str]:
     """Every provider name the consumer imports, reads, calls or patches, dotted
     ("vllm.envs.environment_variables.update"): what of the provider it can change."""
-    refs = [use.ref for group in usage.groups for alternative in group.alternatives for use in alternative]
-    refs += [ref for attribute in usage.attributes for ref in attribute.choices]
-    refs += [ref for call in usage.calls for ref in call.choices]
-    refs += [ref.attr(patch.attr) for patch in usage.patches for ref in patch.owner]
+    refs = _imported(usage)
+    refs |= {ref for use in usage.attributes for ref in use.choices} | {
+        ref for use in usage.calls for ref in use.choices
+    }
+    refs |= {ref.attr(patch.attr) for patch in usage.patches for ref in patch.owner}
     return {ref.dotted for ref in refs}
 
 
 def used_symbols(usage: ConsumerUsage) -> list[str]:
     """The provider symbols a scan found imported or patched: what its checks resolve first."""
-    refs = {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
-    refs |= {owner for patch in usage.patches for owner in patch.owner}
+    refs = _imported(usage) | {owner for patch in usage.patches for owner in patch.owner}
     return sorted(ref.symbol for ref in refs)
 
 

@@ -224,12 +224,6 @@ class _ModuleVisitor:
         if isinstance(target, ast.Name):
             name = target.id
             self.table_bindings[name] += 1
-            if (
-                not self.nested
-                and isinstance(value, ast.Dict)
-                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in value.keys)
-            ):
-                self.string_key_tables.add(name)
             if name == "__all__":
                 self.set_all(value)
                 return
@@ -248,6 +242,8 @@ class _ModuleVisitor:
                     keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
                     if keys:
                         self.info.dict_keys[name] = tuple(keys)
+                    if len(keys) == len(value.keys) and not self.nested:  # every key written out
+                        self.string_key_tables.add(name)
                 strings = _string_collection(value)
                 if strings is not None:
                     self.info.str_collections[name] = strings

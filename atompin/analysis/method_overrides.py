@@ -140,6 +140,7 @@ def _hierarchy_calls(
 ) -> Finding | None:
     name = pair.method.name
     problems: list[tuple[ClassRef, SelfCall, str]] = []
+    seen: set[tuple[ClassRef, int]] = set()  # a provider class's call, met through several classes
     for cls in pair.classes:
         # The provider method the override stands over in this class's order (a subclass mixing
         # the override with a provider subclass may stand it over a widened method).
@@ -150,8 +151,9 @@ def _hierarchy_calls(
                 continue
             for call in info.self_calls:
                 wanted = call.receiver == "rebuild" if name == "__init__" else call.receiver != "rebuild"
-                if call.name != name or not wanted or any(p[:2] == (node, call) for p in problems):
+                if call.name != name or not wanted or (node, id(call)) in seen:
                     continue
+                seen.add((node, id(call)))
                 if not hierarchy.runs(cls.name, call.method, node) or not _reaches(
                     hierarchy, cls.name, pair, call, node
                 ):
@@ -320,23 +322,29 @@ def _narrower(
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
 
 
+# The order in which the warning tells why a call does not reach the override: the consumer took
+# the calling method over (or stands in for its class), the call failed at the baseline too, a
+# flag keeps it off, the consumer keeps other classes where the call is made.
+_TAKEN_OVER, _FAILED_BEFORE, _SWITCHED_OFF, _KEPT_APART = range(4)
+
+
 def _excuse(
     hierarchy: Hierarchy, pair: OverridePair, site: NameSite, old: list[str], baseline: Baseline | None
 ) -> tuple[int, str] | None:
-    """Why a provider call the override cannot take does not reach it, with the rank the warning
-    tells it by (the lowest first); None when nothing says so (the call is an error). `old`: the
-    keywords it passes that the override could not take at the baseline either."""
+    """Why a provider call the override cannot take does not reach it, with its rank (above) in
+    the warning's telling; None when nothing says so (the call is an error). `old`: the keywords
+    it passes that the override could not take at the baseline either."""
     module, _ = hierarchy.index.tree.module_name(site.path)
     holder = ClassRef(module, site.cls)
     by = hierarchy.taken_over_by(holder, site.function) if site.cls else ""
     if by:
-        return 0, (
+        return _TAKEN_OVER, (
             f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which {by} overrides "
             "without calling it: only instances the consumer does not make run that call"
         )
     stand_in = hierarchy.standing_in(holder, site.function) if site.cls else None
     if stand_in is not None:
-        return 0, (
+        return _TAKEN_OVER, (
             f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which "
             f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
             "the consumer does not make run that call"
@@ -344,7 +352,7 @@ def _excuse(
     apart = _kept_apart(hierarchy, pair, site, holder) if site.cls else None
     if apart:
         holders, others = apart
-        return 3, (
+        return _KEPT_APART, (
             f"the provider passes them at {site.where}, on self.{site.attribute} of {site.cls}; the consumer "
             f"classes that run {site.cls}.{site.function} ({', '.join(holders)}) keep other classes there "
             f"({', '.join(others)})"
@@ -352,12 +360,12 @@ def _excuse(
     off = _switched_off(hierarchy, pair, site.flag) if site.flag else ""
     if off:
         running = pair.cls.symbol + (f" (and {len(pair.classes) - 1} more)" if len(pair.classes) > 1 else "")
-        return 2, (
+        return _SWITCHED_OFF, (
             f"the provider passes them at {site.where} only when {site.flag} is true, and {running} has "
             f"{site.flag.rpartition('.')[2]} False (set in {off}'s body, and by none of the consumer's classes)"
         )
     if old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
-        return 1, (
+        return _FAILED_BEFORE, (
             f"the provider passes them at {site.where}, together with {', '.join(f'{k}=' for k in old)}, which "
             f"the override could not take at {baseline.label} either, where the same function made such a call: "
             "it failed there as well, and the consumer works there, so it does not run that call"

@@ -20,7 +20,9 @@ demand, so a wrong guess or a failed child costs time, never a finding.
 A child never writes files or the terminal, but for the cache's database where told
 (`written_there`: the provider side's child, which ends before this process needs what it
 made, writes it there in one transaction through its own connection), and leaves without
-running the parent's cleanup. No fork where it cannot pay or is unsafe: one core, a platform other than Linux (macOS
+running the parent's cleanup.
+
+No fork where it cannot pay or is unsafe: one core, a platform other than Linux (macOS
 forbids much after a fork; Windows has none), other threads running (a lock held by one would
 never be released in the child; only daemon threads, such as the one redrawing a terminal's
 status line, are let be), or `ATOMPIN_JOBS=1`.
