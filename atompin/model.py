@@ -99,6 +99,7 @@ class Rule(_Text):
     PROTOCOL_DRIFT = "protocol-drift"
     RETURN_DRIFT = "return-drift"
     SHADOW_DRIFT = "shadow-drift"
+    MISSING_MEMBER = "missing-member"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -121,6 +122,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.OVERRIDE_DRIFT: "a consumer method overriding a provider method can no longer take the calls the provider makes to it",
     Rule.PROTOCOL_DRIFT: "a consumer class standing in for a provider class lacks a member the provider calls on it",
     Rule.RETURN_DRIFT: "a provider function's returned tuple and the consumer's unpacking or replacement differ in length",
+    Rule.MISSING_MEMBER: "a member read through self, super() or an annotated receiver was there at the baseline and is gone",
     Rule.SHADOW_DRIFT: "a consumer copy (an override or replacement that never calls the original) whose upstream changed",
 }
 

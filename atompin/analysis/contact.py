@@ -3,7 +3,8 @@
 A consumer also relies on how the provider calls its overrides (`method_overrides`),
 on the members the provider calls on classes it hands over (`protocols`), on the shapes
 of values it unpacks (`returns`), on provider methods it calls through `self`, `super()`
-or annotated receivers (`method_calls`), and on provider code it copied (`shadows`).
+or annotated receivers (`method_calls`), on the members it reads through them (`members`),
+and on provider code it copied (`shadows`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Sequence
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import Judgement
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.members import check_members
 from atompin.analysis.method_calls import check_method_calls
 from atompin.analysis.method_overrides import check_method_overrides
 from atompin.analysis.name_sites import NameSearch
@@ -37,7 +39,8 @@ def check_contact(
     baseline: Baseline | None = None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
 ) -> list[Finding]:
-    """override-drift, protocol-drift, return-drift, shadow-drift and the receiver calls of arity-drift.
+    """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
+    calls of arity-drift.
     `judge` decides the branch conditions a consumer call sits under (version gates)."""
     hierarchy = Hierarchy(usage, index)
     findings = check_method_overrides(hierarchy, search, baseline)
@@ -45,4 +48,5 @@ def check_contact(
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)
+    findings += check_members(usage, hierarchy, search, baseline, judge)
     return findings

@@ -80,7 +80,9 @@ from atompin.analysis.usage import (
     ImportGroup,
     ImportKind,
     ImportUse,
+    MemberUse,
     MethodCall,
+    MethodRef,
     ModuleEdge,
     PatchSite,
     Read,
@@ -284,6 +286,8 @@ class ConsumerScanner:
         # keeps every syntax tree alive until the paused collector runs).
         self._visitors: dict[type, Callable[[ConsumerScanner, Any, _Ctx], _Ctx | None] | None] = {}
         self._evaluators: dict[type, Callable[[ConsumerScanner, Any, _Ctx], Value] | None] = {}
+        self._member_uses: dict[MemberUse, None] = {}  # in order, once each (bodies are read again)
+        self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
 
     # -- entry point ------------------------------------------------------------
 
@@ -651,6 +655,8 @@ class ConsumerScanner:
                 self._record_patch(ctx, target, owner, target.attr, value_node, value)
             elif isinstance(owner, ReceiverValue):
                 self._record_attribute_handover(ctx, target, owner, value_node, value)
+            if ctx.record and not (isinstance(owner, ReceiverValue) and owner.receiver is Receiver.SELF):
+                self.usage.contact.member_stores.append(target.attr)  # set from outside its class
         elif isinstance(target, ast.Subscript):
             table = self._eval(target.value, ctx)
             key = self._eval(target.slice, ctx)
@@ -1000,8 +1006,63 @@ class ConsumerScanner:
         if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
             return StringMethod(base, node.attr)
         if isinstance(base, ReceiverValue):
+            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load):
+                self._record_member_use(base, node, ctx)
             return self._receiver_attribute(base, node.attr)
         return None
+
+    def _record_member_use(self, base: ReceiverValue, node: ast.Attribute, ctx: _Ctx) -> None:
+        """`x.name` read (or called) through a receiver, for `missing-member`."""
+        name = node.attr
+        guarded = ctx.try_guard or self._names_in_string(ctx, name)
+        method = ctx.function.rpartition(".")[2] if ctx.owner else ""
+        use = MemberUse(base.method(name).ref, self._site(ctx, node), self._when(ctx), guarded, ctx.owner, method)
+        self._member_uses.setdefault(use, None)
+
+    def _hooks_named(self, uses: list[MemberUse]) -> list[str]:
+        """Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
+        consumer's files (scanned or not) may call: they read `x.m` (but `super().m`) or write
+        `"m"` (`getattr(x, "m")`). A mention in prose (a docstring's ``m``) is no call."""
+        out = []
+        delegating = {u.in_method for u in uses if u.method.receiver is Receiver.SUPER and u.method.name == u.in_method}
+        for name in sorted(delegating):
+            word = name.encode()
+            # At a `super().m` the first alternative matches first: it is passed over.
+            pattern = re.compile(rb"\bsuper\(\)\." + word + rb"\b|(\." + word + rb"\b|[\"']" + word + rb"[\"'])")
+            for source in (*self._sources.values(), *self._unscanned):
+                if word in source and any(m.group(1) for m in pattern.finditer(source)):
+                    out.append(name)
+                    break
+        return out
+
+    def _may_reach_provider(self, ref: MethodRef) -> bool:
+        """Can a lookup through this receiver meet a provider class? An annotated one does; `self`
+        only in a class with a provider base (through its own bases): the others are left out."""
+        if ref.receiver is Receiver.INSTANCE:
+            return True
+        seen: set[str] = set()
+        todo = [ref.owner]
+        while todo:
+            cls = self._classes.get(todo.pop())
+            if cls is None or cls.name in seen:
+                continue
+            seen.add(cls.name)
+            if any(base.provider for base in cls.bases):
+                return True
+            todo += [base.consumer for base in cls.bases if base.consumer]
+        return False
+
+    def _names_in_string(self, ctx: _Ctx, name: str) -> bool:
+        """Does the function being read write `name` as a string (`hasattr(x, "name")`,
+        `getattr(x, "name", None)`)? Read from its text, once per function."""
+        key = (ctx.file.path, ctx.function)
+        if key not in self._function_texts:
+            fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
+            text = self._text(ctx.file.path, fn.node) if fn is not None else None
+            self._function_texts[key] = text or b""
+        text = self._function_texts[key]
+        word = name.encode()
+        return word in text and (b'"' + word + b'"' in text or b"'" + word + b"'" in text)
 
     def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
         func = node.func
@@ -1698,8 +1759,8 @@ class ConsumerScanner:
             bases=tuple(self._class_base(b, ctx) for b in node.bases),
             methods=tuple(methods),
             attributes=tuple(dict.fromkeys(attributes)),
-            # Read only where it can matter: a class with no base cannot derive from a provider class.
-            assigned=tuple(sorted(instance_assignments(node))) if node.bases else (),
+            # Every class's: a mixin without bases sets attributes for the classes it is mixed into.
+            assigned=tuple(sorted(instance_assignments(node))),
             muted=not ctx.record,
             names_provider=self._names_provider(ctx.file.path),
         )
@@ -2084,6 +2145,9 @@ class ConsumerScanner:
             self._classes[name] = replace(cls, bases=tuple(bases))
         contact.classes = sorted(self._classes.values(), key=lambda c: c.name)
         contact.method_calls = list(dict.fromkeys(contact.method_calls))
+        contact.member_uses = [use for use in self._member_uses if self._may_reach_provider(use.method)]
+        contact.member_stores = sorted(set(contact.member_stores))
+        contact.hooks_named = self._hooks_named(contact.member_uses)
         contact.unpacks = list(dict.fromkeys(contact.unpacks))
         # A body read again with its arguments known may see the original the first reading did not.
         merged: dict[tuple[object, ...], Replacement] = {}

@@ -367,6 +367,23 @@ class MethodCall:
 
 
 @dataclass(frozen=True)
+class MemberUse:
+    """`x.name` read, or called, through a receiver (`self`, `cls`, `super()`, a parameter or
+    attribute annotated with a provider class): the member must exist when it runs."""
+
+    method: MethodRef
+    site: Site
+    # What must hold for the read to run (version gates, try handlers).
+    when: tuple[Condition, ...] = ()
+    # Inside a try that catches AttributeError, or in a function that names the member in a
+    # string (`hasattr(x, "name")`, `getattr(x, "name", None)`): its absence is handled.
+    guarded: bool = False
+    # The consumer class and method the read is in ("" outside a method).
+    in_class: str = ""
+    in_method: str = ""
+
+
+@dataclass(frozen=True)
 class Unpack:
     """`a, b = f(...)`: a provider call's result unpacked into `count` names (at least
     `count - 1` when `starred`). The callee is a provider object or a method through a receiver."""
@@ -436,6 +453,14 @@ class ContactSurface:
 
     classes: list[ConsumerClass] = field(default_factory=list)
     method_calls: list[MethodCall] = field(default_factory=list)
+    # Members read or called through receivers (`missing-member`).
+    member_uses: list[MemberUse] = field(default_factory=list)
+    # Attribute names the consumer sets on an object it was handed (`x.name = ...`, `x` typed
+    # with a provider class): such a member is the consumer's own.
+    member_stores: list[str] = field(default_factory=list)
+    # Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
+    # consumer names elsewhere (it may call them itself).
+    hooks_named: list[str] = field(default_factory=list)
     unpacks: list[Unpack] = field(default_factory=list)
     handovers: list[Handover] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)

@@ -43,6 +43,7 @@ _ERROR_RULES = {
     Rule.OVERRIDE_DRIFT,
     Rule.PROTOCOL_DRIFT,
     Rule.RETURN_DRIFT,
+    Rule.MISSING_MEMBER,
 }
 _MAX_SITES = 10  # code scanning shows the first related locations; more add noise
 
@@ -95,6 +96,10 @@ _RULE_HELP: dict[Rule, str] = {
     Rule.RETURN_DRIFT: "A provider function returns a tuple of another length than the consumer unpacks, or a "
     "replacement returns another length than the provider's callers unpack: ValueError, or values in the wrong "
     "names. Follow the new shape.",
+    Rule.MISSING_MEMBER: "The consumer reads or calls a member through `self`, `super()` or an object annotated "
+    "with a provider class, and the provider no longer has it: it was there at the baseline, and no class the "
+    "lookup passes defines or sets it now. AttributeError when the code runs. Use what replaced it (the "
+    "provider's history of that class says), or guard the read for both releases.",
     Rule.SHADOW_DRIFT: "A consumer copy of a provider method (an override that never calls super(), a replacement "
     "that never calls the original) whose upstream changed since the baseline: the copy silently skips the new "
     "work. Port what changed upstream (`--verbose` shows the diff).",

@@ -1,0 +1,245 @@
+"""missing-member: a member the consumer reaches through a receiver is gone since the baseline.
+
+`self.input_batch` in a subclass of a provider runner, `super().get_kv_cache_spec()`,
+`config.compute_hash()` on a parameter annotated with a provider config class: the name
+is looked up where Python would look it up, through the class's method resolution order
+(the consumer's classes and the provider's). It is an error only when a careful reader
+would confirm it:
+
+- the member was there at the baseline (through the same receiver), and is defined nowhere
+  in that order at the pin: not as a method, a class attribute, or an attribute a method of
+  those classes sets on the instance;
+- every class of the order is known: no base from outside the provider (it may serve the
+  name), no class-level `__getattr__`;
+- nothing else may put it there: no consumer class deriving from the receiver's defines or
+  sets it, the consumer assigns no attribute of that name from outside a class, patches none;
+  and the provider at the pin writes the name in no string (`setattr(x, "name", ...)`,
+  `register_buffer("name", ...)`), assigns it on no other object (`obj.name = ...`), and for
+  an annotated receiver (whose object may be a subclass) defines it in no subclass.
+
+A use inside a try that catches AttributeError, or in a function that names the member in a
+string (`hasattr(x, "name")`), is a warning. Without a baseline nothing is said: what the
+consumer expects is not known. Dunder names are left out (the interpreter serves them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.conditions import LIVE, Judgement, Reach
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
+from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.provider import ClassRef
+from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodRef, Receiver
+from atompin.model import Finding, Rule, Severity, Site
+
+# Outside bases whose members are known (none served at run time beyond these).
+_KNOWN_OUTSIDE: dict[str, frozenset[str]] = {
+    "msgspec.Struct": frozenset(),
+    **dict.fromkeys(
+        ("NamedTuple", "typing.NamedTuple"),
+        frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults", "count", "index"}),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class _Gone:
+    """A member found at the baseline and nowhere at the pin."""
+
+    holder: ClassRef  # where the baseline had it
+    kind: str  # the baseline member's kind ("def", "value", "instance")
+    receiver: ClassRef | str  # the annotated class, or the consumer class of self/cls/super()
+
+
+def check_members(
+    usage: ConsumerUsage,
+    hierarchy: Hierarchy,
+    search: NameSearch,
+    baseline: Baseline | None,
+    judge: Callable[[Sequence[Condition]], Judgement] | None = None,
+) -> list[Finding]:
+    """`missing-member` findings for the members the consumer reads through receivers."""
+    if baseline is None or not usage.contact.member_uses:
+        return []
+    before = Hierarchy(usage, baseline.index)
+    outside = set(usage.contact.member_stores) | hierarchy.patched_names
+    named = set(usage.contact.hooks_named)
+    gone: dict[MethodRef, _Gone | None] = {}
+    found: list[tuple[MemberUse, _Gone]] = []
+    for use in usage.contact.member_uses:
+        ref = use.method
+        if ref.name.startswith("__") or ref.name in outside:
+            continue
+        if ref not in gone:
+            gone[ref] = _gone(hierarchy, before, ref)
+        if gone[ref] is not None:
+            found.append((use, gone[ref]))  # type: ignore[arg-type]
+    if not found:
+        return []
+    # Only for the few candidates: is the name put there by provider code the orders do not show?
+    names = sorted({use.method.name for use, _ in found})
+    elsewhere = _set_elsewhere(hierarchy, names, {g.receiver for _, g in found if isinstance(g.receiver, ClassRef)})
+    grouped: dict[tuple[str, Severity, str], list[Site]] = {}
+    for use, g in found:
+        name = use.method.name
+        if (name, None) in elsewhere or (name, g.receiver) in elsewhere:
+            continue
+        judgement = judge(use.when) if judge is not None and use.when else LIVE
+        if judgement.reach is Reach.DEAD:
+            continue
+        severity, message = Severity.ERROR, _message(use.method, g, baseline)
+        if use.guarded:
+            severity = Severity.WARNING
+            message += " (the code handles its absence there: a try that catches AttributeError, or a test of the name)"
+        elif (hook := _vanished_hook(hierarchy, before, use, gone, named, search)) is not None:
+            severity = Severity.WARNING
+            message += (
+                f" (it is read in `{use.in_method}`, which overrides {hook.holder}.{use.in_method}, gone too: "
+                "the provider no longer calls it, so it runs only where the consumer does)"
+            )
+        severity, message = judgement.adjust(severity, message)
+        grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
+    return [
+        Finding(Rule.MISSING_MEMBER, severity, symbol, tuple(sorted(set(sites))), message)
+        for (symbol, severity, message), sites in grouped.items()
+    ]
+
+
+def _vanished_hook(
+    now: Hierarchy,
+    before: Hierarchy,
+    use: MemberUse,
+    gone: dict[MethodRef, _Gone | None],
+    named: set[str],
+    search: NameSearch,
+) -> _Gone | None:
+    """Is the read an override's `super().m(...)` inside `m`, where `m` is a provider member gone
+    since the baseline that nobody calls any more: the consumer names it nowhere else, nor does
+    the provider at the pin call it on an object it was handed (a hook the provider dropped:
+    `super().get_dummy_processor_inputs()` in its override)?"""
+    method = use.in_method
+    ref = use.method
+    if ref.receiver is not Receiver.SUPER or ref.name != method or method.startswith("__") or method in named:
+        return None
+    if gone.get(ref) is None or search.find_text([method]).get(method):
+        return None
+    return gone[ref]
+
+
+def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
+    what = {"def": "a method", "value": "a class attribute", "instance": "an instance attribute"}.get(
+        g.kind, "a member"
+    )
+    if ref.receiver is Receiver.INSTANCE:
+        through = f"an instance of {g.receiver} (as annotated)"
+    else:
+        through = f"{ref.receiver.value if ref.receiver is not Receiver.SUPER else 'super()'} in {g.receiver}"
+    return (
+        f"`{ref.name}`, read through {through}, is gone: at the baseline ({baseline.label}) it was {what} of "
+        f"{g.holder}; at the pin no class of the lookup defines or sets it (AttributeError when this runs)"
+    )
+
+
+def _gone(now: Hierarchy, before: Hierarchy, ref: MethodRef) -> _Gone | None:
+    """The baseline's definition of a member the pin lacks through this receiver (None: it is
+    there, was not, or may be served by something unknown)."""
+    if ref.receiver is Receiver.INSTANCE:
+        cls = provider_class(now.resolve, ref.choices)
+        was = provider_class(before.resolve, ref.choices)
+        if cls is None or was is None or not _absent(now, now.index.mro(cls), ref.name):
+            return None
+        if any(_defines(now, c.name, ref.name) for c in now.derived_from(cls)):
+            return None  # the object may be the consumer's own subclass
+        holder = _holder(before, before.index.mro(was), ref.name)
+        return _Gone(holder[0], holder[1], cls) if holder is not None else None
+    if ref.owner not in now.classes:
+        return None
+    start = 1 if ref.receiver is Receiver.SUPER else 0
+    order = now.mro(ref.owner)[start:]
+    if not any(isinstance(node, ClassRef) for node in order) or not _absent(now, order, ref.name):
+        return None
+    if ref.receiver is not Receiver.SUPER and _defined_below(now, ref.owner, ref.name):
+        return None
+    holder = _holder(before, before.mro(ref.owner)[start:], ref.name)
+    return _Gone(holder[0], holder[1], ref.owner) if holder is not None else None
+
+
+def _absent(h: Hierarchy, order: Sequence[Node], name: str) -> bool:
+    """Is `name` surely defined by no class of this order (all of them known)?"""
+    for node in order:
+        if isinstance(node, ConsumerRef):
+            if _defines(h, node.name, name) or h.consumer(node) is None:
+                return False
+        elif isinstance(node, ClassRef):
+            info = h.provider(node)
+            if info is None or info.has_getattr or name in info.members or "__getattr__" in info.members:
+                return False
+            if f"{node}.{name}" in h.patched:
+                return False
+        elif node not in PLAIN_BASES and (node not in _KNOWN_OUTSIDE or name in _KNOWN_OUTSIDE[node]):
+            return False
+    return True
+
+
+def _holder(h: Hierarchy, order: Sequence[Node], name: str) -> tuple[ClassRef, str] | None:
+    """The first provider class of the order (at the baseline) that has `name`, with its kind."""
+    for node in order:
+        if isinstance(node, ClassRef):
+            info = h.provider(node)
+            if info is not None and name in info.members:
+                return node, info.members[name].kind.value
+        elif isinstance(node, ConsumerRef) and _defines(h, node.name, name):
+            return None  # the consumer's own: it did not come from the provider
+    return None
+
+
+def _defines(h: Hierarchy, cls_name: str, name: str) -> bool:
+    """Does consumer class `cls_name` define `name`, set it on its instances, or serve any name?"""
+    cls = h.classes.get(cls_name)
+    if cls is None:
+        return False
+    methods = {m.name for m in cls.methods}
+    return (
+        name in methods
+        or name in cls.attributes
+        or name in cls.assigned
+        or "*" in cls.assigned
+        or bool(methods & {"__getattr__", "__getattribute__"})
+    )
+
+
+def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:
+    """Does a consumer class deriving from `owner` define or set `name` (`self` may be one)?"""
+    return any(ConsumerRef(owner) in h.mro(other) and _defines(h, other, name) for other in h.classes if other != owner)
+
+
+def _set_elsewhere(h: Hierarchy, names: list[str], receivers: set[ClassRef]) -> set[tuple[str, ClassRef | None]]:
+    """(name, None) for each name the provider at the pin may put on any object beyond the class
+    orders (written in a string, assigned on an object other than `self`); (name, C) for each name
+    a provider subclass of annotated class C defines or sets. One pass over the files holding them."""
+    tree, package = h.index.tree, h.index.package
+    words = [name.encode() for name in names]
+    out: set[tuple[str, ClassRef | None]] = set()
+    for path in tree.files_containing(tree.python_files(package), words):
+        text = tree.read(path)
+        for name, word in zip(names, words):
+            if word not in text:
+                continue
+            quoted = re.escape(word)
+            if re.search(rb"[\"']" + quoted + rb"[\"']", text) or re.search(
+                rb"(?<!\bself)(?<!\bcls)\." + quoted + rb"\s*(?::[^=\n]*)?=(?!=)", text
+            ):
+                out.add((name, None))
+                continue
+            if receivers and re.search(rb"(?m)(?:\bdef\s+|^\s+|\bself\.)" + quoted + rb"\s*[:=(]", text):
+                module = tree.module_name(path)[0]
+                info = h.index.module(module)
+                for qualname, cls_info in info.classes.items() if info is not None else ():
+                    if name in cls_info.members:
+                        mro = h.index.mro(ClassRef(module, qualname))
+                        out.update((name, r) for r in receivers if r in mro[1:])
+    return out

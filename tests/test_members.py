@@ -1,0 +1,314 @@
+"""missing-member: members read through `self`, `super()` and annotated receivers.
+
+A provider with two releases: A (the baseline, what the consumer was written against) has
+`Spec.ratio` and `Config.compute_hash`; B (the pin) has neither. Each case has a consumer
+that breaks at B, and variants in which something else supplies the member, which must
+give no error.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from atompin.analysis.results import check_trees
+from atompin.model import Severity
+from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files
+from tests.test_contact import check, found
+
+
+def src(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+PV_A = {
+    "pv/spec.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class BaseSpec:
+            block_size: int = 16
+
+        @dataclass
+        class Spec(BaseSpec):
+            ratio: int = 1
+    """,
+    "pv/config.py": """
+        class Config:
+            def __init__(self):
+                self.seed = 0
+
+            def compute_hash(self):
+                return str(self.seed)
+    """,
+}
+PV_B = {
+    "pv/spec.py": """
+        from dataclasses import dataclass
+
+        @dataclass
+        class BaseSpec:
+            block_size: int = 16
+
+        @dataclass
+        class Spec(BaseSpec):
+            tokens_per_state: int = 1
+    """,
+    "pv/config.py": """
+        class Config:
+            def __init__(self):
+                self.seed = 0
+
+            def compile_factors(self):
+                return [self.seed]
+    """,
+}
+
+SPEC_CONSUMER = {
+    "plug/spec.py": src(
+        """
+        from pv.spec import Spec
+
+        class MySpec(Spec):
+            @property
+            def storage_block_size(self):
+                return self.block_size // self.ratio
+        """
+    ),
+}
+
+CONFIG_CONSUMER = {
+    "plug/cache.py": src(
+        """
+        from pv.config import Config
+
+        def signature(config: Config) -> str:
+            return config.compute_hash()
+        """
+    ),
+}
+
+
+def test_a_field_read_through_self_that_the_provider_removed_is_an_error():
+    result = check(SPEC_CONSUMER, PV_B, PV_A)
+    assert found(result, "missing-member") == [("error", "pv.spec:Spec.ratio", "plug/spec.py:6")]
+    [finding] = [f for f in result.findings if f.rule.value == "missing-member"]
+    assert "class attribute of pv.spec:Spec" in finding.message and "(1.0)" in finding.message
+
+
+def test_a_method_called_on_an_annotated_parameter_that_the_provider_removed_is_an_error():
+    result = check(CONFIG_CONSUMER, PV_B, PV_A)
+    assert found(result, "missing-member") == [("error", "pv.config:Config.compute_hash", "plug/cache.py:4")]
+
+
+def test_nothing_is_said_where_the_member_is_still_there_or_without_a_baseline():
+    assert found(check(SPEC_CONSUMER, PV_A, PV_A), "missing-member") == []
+    assert found(check(CONFIG_CONSUMER, PV_A, PV_A), "missing-member") == []
+    assert found(check(SPEC_CONSUMER, PV_B), "missing-member") == []
+    assert found(check(CONFIG_CONSUMER, PV_B), "missing-member") == []
+
+
+def test_a_member_the_baseline_lacked_too_is_not_judged():
+    # Not the provider's at the baseline either: served by something the lookup does not see.
+    consumer = {"plug/cache.py": CONFIG_CONSUMER["plug/cache.py"].replace("compute_hash", "digest")}
+    assert found(check(consumer, PV_B, PV_A), "missing-member") == []
+
+
+@pytest.mark.parametrize(
+    "supplier",
+    [
+        # The consumer's class sets or defines it itself.
+        "    ratio: int = 2\n",
+        "    def __init__(self):\n        self.ratio = 2\n",
+        "    def __getattr__(self, name):\n        return 1\n",
+    ],
+)
+def test_a_member_the_consumer_class_supplies_is_no_error(supplier: str):
+    source = SPEC_CONSUMER["plug/spec.py"].replace("class MySpec(Spec):\n", "class MySpec(Spec):\n" + supplier)
+    assert found(check({"plug/spec.py": source}, PV_B, PV_A), "missing-member") == []
+
+
+def test_a_consumer_subclass_that_defines_it_leaves_self_unknown():
+    consumer = {"plug/spec.py": SPEC_CONSUMER["plug/spec.py"] + "\n\nclass Concrete(MySpec):\n    ratio = 4\n"}
+    assert found(check(consumer, PV_B, PV_A), "missing-member") == []
+
+
+@pytest.mark.parametrize(
+    "provider_code",
+    [
+        # Provider code puts it on objects from outside the class...
+        'def install(obj):\n    setattr(obj, "compute_hash", lambda: "")\n',
+        "def install(obj):\n    obj.compute_hash = lambda: ''\n",
+        # ...or a provider subclass of the annotated class defines it (the object may be one).
+        "from pv.config import Config\n\nclass HashedConfig(Config):\n    def compute_hash(self):\n        return ''\n",
+    ],
+)
+def test_a_member_provider_code_may_put_there_is_no_error(provider_code: str):
+    provider = {**PV_B, "pv/extra.py": provider_code}
+    assert found(check(CONFIG_CONSUMER, provider, PV_A), "missing-member") == []
+
+
+def test_a_provider_subclass_defining_the_name_does_not_excuse_self_in_another_class():
+    provider = {**PV_B, "pv/other.py": "from pv.spec import Spec\n\nclass Other(Spec):\n    ratio: int = 3\n"}
+    assert found(check(SPEC_CONSUMER, provider, PV_A), "missing-member") == [
+        ("error", "pv.spec:Spec.ratio", "plug/spec.py:6")
+    ]
+
+
+def test_an_outside_base_or_a_class_level_getattr_may_serve_the_name():
+    config = src(PV_B["pv/config.py"])
+    outside = {
+        **PV_B,
+        "pv/config.py": "import torch\n\n" + config.replace("class Config:", "class Config(torch.nn.Module):"),
+    }
+    assert found(check(CONFIG_CONSUMER, outside, PV_A), "missing-member") == []
+    served = {**PV_B, "pv/config.py": config + "\n    def __getattr__(self, name):\n        return None\n"}
+    assert found(check(CONFIG_CONSUMER, served, PV_A), "missing-member") == []
+
+
+def test_the_consumer_setting_or_patching_the_name_is_no_error():
+    sets = {
+        "plug/cache.py": CONFIG_CONSUMER["plug/cache.py"]
+        + "\ndef prepare(config: Config):\n    config.compute_hash = str\n"
+    }
+    assert found(check(sets, PV_B, PV_A), "missing-member") == []
+    # The object may be the consumer's own subclass, which has it.
+    derived = {
+        **CONFIG_CONSUMER,
+        "plug/mine.py": "from pv.config import Config\n\nclass Mine(Config):\n    def compute_hash(self):\n        return ''\n",
+    }
+    assert found(check(derived, PV_B, PV_A), "missing-member") == []
+    patches = {
+        **CONFIG_CONSUMER,
+        "plug/patch.py": "from pv.config import Config\n\nConfig.compute_hash = lambda self: ''\n",
+    }
+    assert found(check(patches, PV_B, PV_A), "missing-member") == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    try:\n        return config.compute_hash()\n    except AttributeError:\n        return ''\n",
+        "    if hasattr(config, 'compute_hash'):\n        return config.compute_hash()\n    return ''\n",
+    ],
+)
+def test_a_read_whose_absence_the_code_handles_is_a_warning(body: str):
+    consumer = {"plug/cache.py": "from pv.config import Config\n\ndef signature(config: Config) -> str:\n" + body}
+    result = check(consumer, PV_B, PV_A)
+    [(severity, symbol, _)] = found(result, "missing-member")
+    assert (severity, symbol) == (Severity.WARNING.value, "pv.config:Config.compute_hash")
+
+
+def test_super_reads_after_the_consumer_class_and_dunder_names_are_left_out():
+    consumer = {
+        "plug/spec.py": """
+            from pv.spec import Spec
+
+            class MySpec(Spec):
+                ratio = 2
+
+                def size(self):
+                    return super().ratio + self.__dict__.get("x", 0)
+        """
+    }
+    assert found(check(consumer, PV_B, PV_A), "missing-member") == [("error", "pv.spec:Spec.ratio", "plug/spec.py:7")]
+
+
+def test_a_read_under_a_version_gate_that_cannot_hold_is_not_judged():
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/cache.py": """
+            import pv
+            from pv.config import Config
+
+            def signature(config: Config) -> str:
+                if pv.__version_tuple__ < (2, 0):
+                    return config.compute_hash()
+                return str(config.compile_factors())
+        """,
+    }
+    pin = MemoryTree(dedent_files({**PV_B, "pv/__init__.py": "__version_tuple__ = (2, 0)\n"}), "provider")
+    before = MemoryTree(dedent_files({**PV_A, "pv/__init__.py": "__version_tuple__ = (1, 0)\n"}), "baseline")
+    result = check_trees(
+        MemoryTree(dedent_files(consumer), "consumer"), pin, "pv", "plug", baseline=before, provider_version="2.0"
+    )
+    assert found(result, "missing-member") == []
+    # At a version where the gate holds, the read runs: an error.
+    result = check_trees(
+        MemoryTree(dedent_files(consumer), "consumer"), pin, "pv", "plug", baseline=before, provider_version="1.5"
+    )
+    assert [f.severity for f in result.findings if f.rule.value == "missing-member"] == [Severity.ERROR]
+
+
+def test_an_attribute_a_mixin_without_bases_sets_is_no_error():
+    consumer = {
+        "plug/spec.py": """
+            from pv.spec import Spec
+
+            class RatioMixin:
+                def init_ratio(self):
+                    self.ratio = 2
+
+            class MySpec(RatioMixin, Spec):
+                def size(self):
+                    self.init_ratio()
+                    return self.block_size // self.ratio
+        """
+    }
+    assert found(check(consumer, PV_B, PV_A), "missing-member") == []
+
+
+HOOK_A = {
+    "pv/builder.py": """
+        class Builder:
+            def dummy_inputs(self, n):
+                return [0] * n
+
+            def build(self, n):
+                return self.dummy_inputs(n)
+    """,
+}
+HOOK_B = {
+    "pv/builder.py": """
+        class Builder:
+            def build(self, n):
+                return [0] * n
+    """,
+}
+
+
+HOOK_CONSUMER = {
+    "plug/builder.py": """
+        from pv.builder import Builder
+
+        class MyBuilder(Builder):
+            def dummy_inputs(self, n):
+                return super().dummy_inputs(n) + [1]
+    """
+}
+
+
+def test_a_read_inside_an_override_of_a_hook_nobody_calls_any_more_is_a_warning():
+    [finding] = [f for f in check(HOOK_CONSUMER, HOOK_B, HOOK_A).findings if f.rule.value == "missing-member"]
+    assert (finding.severity, str(finding.sites[0])) == (Severity.WARNING, "plug/builder.py:5")
+    assert "no longer calls it" in finding.message
+
+
+@pytest.mark.parametrize(
+    "caller",
+    [
+        # The consumer calls the hook itself...
+        ("plug/use.py", "def size(builder):\n    return len(builder.dummy_inputs(2))\n"),
+        ("plug/use.py", "def size(builder):\n    return getattr(builder, 'dummy_inputs')(2)\n"),
+        # ...or the provider still calls it on an object it was handed.
+        ("pv/runner.py", "def run(builder):\n    return builder.dummy_inputs(1)\n"),
+    ],
+)
+def test_a_hook_someone_still_calls_keeps_the_error(caller: tuple[str, str]):
+    path, code = caller
+    consumer, provider = dict(HOOK_CONSUMER), dict(HOOK_B)
+    (provider if path.startswith("pv/") else consumer)[path] = code
+    [finding] = [f for f in check(consumer, provider, HOOK_A).findings if f.rule.value == "missing-member"]
+    assert finding.severity is Severity.ERROR
