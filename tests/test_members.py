@@ -312,3 +312,72 @@ def test_a_hook_someone_still_calls_keeps_the_error(caller: tuple[str, str]):
     (provider if path.startswith("pv/") else consumer)[path] = code
     [finding] = [f for f in check(consumer, provider, HOOK_A).findings if f.rule.value == "missing-member"]
     assert finding.severity is Severity.ERROR
+
+
+CHAIN_A = {
+    **PV_A,
+    "pv/worker.py": """
+        from pv.config import Config
+
+        class Worker:
+            def __init__(self, config: Config) -> None:
+                self.config = config
+    """,
+    "pv/runner.py": """
+        from dataclasses import dataclass
+        from typing import Optional
+
+        from pv.config import Config
+
+        @dataclass
+        class Runner:
+            config: Optional[Config] = None
+    """,
+}
+CHAIN_B = {**CHAIN_A, **PV_B}
+
+
+@pytest.mark.parametrize(
+    ("base", "read"),
+    [
+        # Typed by the provider's `self.config = config` (a parameter annotated `Config`)...
+        ("pv.worker:Worker", "self.config.compute_hash()"),
+        # ...or by a dataclass field annotated `Optional[Config]`.
+        ("pv.runner:Runner", "self.config.compute_hash()"),
+    ],
+)
+def test_a_member_read_through_an_attribute_the_provider_annotates_is_judged(base: str, read: str):
+    module, name = base.split(":")
+    consumer = {
+        "plug/mine.py": f"from {module} import {name}\n\nclass Mine({name}):\n    def go(self):\n        return {read}\n"
+    }
+    assert found(check(consumer, CHAIN_B, CHAIN_A), "missing-member") == [
+        ("error", "pv.config:Config.compute_hash", "plug/mine.py:5")
+    ]
+    assert found(check(consumer, {**CHAIN_B, "pv/config.py": PV_A["pv/config.py"]}, CHAIN_A), "missing-member") == []
+
+
+@pytest.mark.parametrize(
+    "worker",
+    [
+        # Unannotated: what it holds is unknown.
+        "class Worker:\n    def __init__(self, config) -> None:\n        self.config = config\n",
+        # Stored twice with other things: unknown.
+        "from pv.config import Config\n\nclass Worker:\n    def __init__(self, config: Config) -> None:\n"
+        "        self.config = config\n\n    def reset(self, other) -> None:\n        self.config = other\n",
+    ],
+)
+def test_an_attribute_the_provider_does_not_type_is_not_followed(worker: str):
+    consumer = {
+        "plug/mine.py": "from pv.worker import Worker\n\nclass Mine(Worker):\n    def go(self):\n        return self.config.compute_hash()\n"
+    }
+    provider = {**CHAIN_B, "pv/worker.py": worker}
+    assert found(check(consumer, provider, {**CHAIN_A, "pv/worker.py": worker}), "missing-member") == []
+
+
+def test_an_attribute_the_consumer_sets_itself_is_not_followed():
+    consumer = {
+        "plug/mine.py": "from pv.worker import Worker\n\nclass Mine(Worker):\n    def __init__(self, config):\n"
+        "        self.config = config\n\n    def go(self):\n        return self.config.compute_hash()\n"
+    }
+    assert found(check(consumer, CHAIN_B, CHAIN_A), "missing-member") == []

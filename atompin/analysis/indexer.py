@@ -319,6 +319,8 @@ class _ModuleVisitor:
                     member = cls.members.setdefault(name, Member(MemberKind.VALUE, stmt.lineno, truth=truth))
                     if member.line != stmt.lineno:  # bound again: its value is not known
                         member.truth = None
+                    elif isinstance(stmt, ast.AnnAssign):
+                        member.annotation = annotated_class(stmt.annotation)
                 for nested in runtime_bodies(stmt):
                     self.class_body(nested, cls, top=False)
 
@@ -331,6 +333,8 @@ class _ModuleVisitor:
             return
         receiver = args[0].arg
         is_class = "classmethod" in {dotted(d) for d in method.decorator_list}
+        a = method.args
+        typed = {p.arg: annotated_class(p.annotation) for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.annotation}
         # Node classes compared exactly: the parser makes no subclasses, and this loop is hot.
         for node in [n for n in walk(method) if n.__class__ in _CALL_OR_ASSIGNMENT]:
             kind = node.__class__
@@ -345,7 +349,13 @@ class _ModuleVisitor:
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
                         # Set on the instance: a class body's value for it is not what it holds.
-                        cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno)).truth = None
+                        member = cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
+                        member.truth = None
+                        if member.kind is MemberKind.INSTANCE:
+                            # What every statement storing it says it holds (one disagreeing: unknown).
+                            stored = _stored_class(node, typed) if t is target else ""  # type: ignore[arg-type]
+                            first = member.line == t.lineno and not member.annotation
+                            member.annotation = stored if first or member.annotation == stored else ""
 
 
 def self_call(node: ast.Call, receiver: str, is_class: bool, method: str, cls: ClassInfo) -> None:
@@ -386,6 +396,33 @@ def _constant_truth(stmt: ast.stmt) -> bool | None:
     else:
         return None
     return bool(value.value) if isinstance(target, ast.Name) and isinstance(value, ast.Constant) else None
+
+
+def annotated_class(annotation: ast.expr | None) -> str:
+    """The class an annotation names, as written ("VllmConfig", "config.VllmConfig"); `X | None`,
+    `Optional[X]` and `"X"` as X; "" for anything else (a union, a generic, a type variable)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+        return text if all(part.isidentifier() for part in text.split(".")) else ""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [annotation.left, annotation.right]
+        others = [s for s in sides if not (isinstance(s, ast.Constant) and s.value is None)]
+        return annotated_class(others[0]) if len(others) == 1 else ""
+    if isinstance(annotation, ast.Subscript) and dotted(annotation.value).rpartition(".")[2] == "Optional":
+        return annotated_class(annotation.slice)
+    if isinstance(annotation, (ast.Name, ast.Attribute)):
+        return dotted(annotation)
+    return ""
+
+
+def _stored_class(node: ast.Assign | ast.AnnAssign | ast.AugAssign, typed: dict[str, str]) -> str:
+    """The class a `self.x = ...` statement's annotation or value says `x` holds: `self.x: T = ...`,
+    or `self.x = p` for a parameter `p` annotated with a class."""
+    if isinstance(node, ast.AnnAssign):
+        return annotated_class(node.annotation)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name):
+        return typed.get(node.value.id, "")
+    return ""
 
 
 def _class_names(stmt: ast.stmt) -> list[str]:

@@ -32,9 +32,9 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
 from atompin.analysis.name_sites import NameSearch
-from atompin.analysis.provider import ClassRef
+from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodRef, Receiver
-from atompin.model import Finding, Rule, Severity, Site
+from atompin.model import Finding, Rule, Severity, Site, Status
 
 # Outside bases whose members are known (none served at run time beyond these).
 _KNOWN_OUTSIDE: dict[str, frozenset[str]] = {
@@ -72,7 +72,7 @@ def check_members(
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
         ref = use.method
-        if ref.name.startswith("__") or ref.name in outside:
+        if ref.name.startswith("__") or ref.name in outside or outside.intersection(ref.via):
             continue
         if ref not in gone:
             gone[ref] = _gone(hierarchy, before, ref)
@@ -123,7 +123,13 @@ def _vanished_hook(
     `super().get_dummy_processor_inputs()` in its override)?"""
     method = use.in_method
     ref = use.method
-    if ref.receiver is not Receiver.SUPER or ref.name != method or method.startswith("__") or method in named:
+    if (
+        ref.receiver is not Receiver.SUPER
+        or ref.via
+        or ref.name != method
+        or method.startswith("__")
+        or method in named
+    ):
         return None
     if gone.get(ref) is None or search.find_text([method]).get(method):
         return None
@@ -134,7 +140,11 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
     what = {"def": "a method", "value": "a class attribute", "instance": "an instance attribute"}.get(
         g.kind, "a member"
     )
-    if ref.receiver is Receiver.INSTANCE:
+    if ref.via:
+        start = {Receiver.INSTANCE: "x", Receiver.SUPER: "super()"}.get(ref.receiver, ref.receiver.value)
+        where = f" in {ref.owner}" if ref.owner else ""
+        through = f"{start}.{'.'.join(ref.via)}{where} (an instance of {g.receiver}, as the provider annotates it)"
+    elif ref.receiver is Receiver.INSTANCE:
         through = f"an instance of {g.receiver} (as annotated)"
     else:
         through = f"{ref.receiver.value if ref.receiver is not Receiver.SUPER else 'super()'} in {g.receiver}"
@@ -147,25 +157,65 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
 def _gone(now: Hierarchy, before: Hierarchy, ref: MethodRef) -> _Gone | None:
     """The baseline's definition of a member the pin lacks through this receiver (None: it is
     there, was not, or may be served by something unknown)."""
-    if ref.receiver is Receiver.INSTANCE:
-        cls = provider_class(now.resolve, ref.choices)
-        was = provider_class(before.resolve, ref.choices)
-        if cls is None or was is None or not _absent(now, now.index.mro(cls), ref.name):
-            return None
-        if any(_defines(now, c.name, ref.name) for c in now.derived_from(cls)):
-            return None  # the object may be the consumer's own subclass
-        holder = _holder(before, before.index.mro(was), ref.name)
-        return _Gone(holder[0], holder[1], cls) if holder is not None else None
-    if ref.owner not in now.classes:
+    found, was = _lookup_order(now, ref), _lookup_order(before, ref)
+    if found is None or was is None:
         return None
-    start = 1 if ref.receiver is Receiver.SUPER else 0
-    order = now.mro(ref.owner)[start:]
+    order, receiver = found
     if not any(isinstance(node, ClassRef) for node in order) or not _absent(now, order, ref.name):
         return None
-    if ref.receiver is not Receiver.SUPER and _defined_below(now, ref.owner, ref.name):
+    if isinstance(receiver, ClassRef):  # an annotated object: it may be a consumer subclass's
+        if any(_defines(now, c.name, ref.name) for c in now.derived_from(receiver)):
+            return None
+    elif ref.receiver is not Receiver.SUPER and _defined_below(now, ref.owner, ref.name):
         return None
-    holder = _holder(before, before.mro(ref.owner)[start:], ref.name)
-    return _Gone(holder[0], holder[1], ref.owner) if holder is not None else None
+    holder = _holder(before, was[0], ref.name)
+    return _Gone(holder[0], holder[1], receiver) if holder is not None else None
+
+
+def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRef | str] | None:
+    """The classes a lookup of `ref.name` passes, in order, and the receiver's class (a provider
+    class, or the consumer class of self/cls/super()). Through a chain (`self.vllm_config.x`),
+    each attribute on the way is typed as its provider class annotates it. None when unknown."""
+    receiver: ClassRef | str
+    order: Sequence[Node]
+    if ref.receiver is Receiver.INSTANCE:
+        cls = provider_class(h.resolve, ref.choices)
+        if cls is None:
+            return None
+        order, receiver = h.index.mro(cls), cls
+    else:
+        if ref.owner not in h.classes:
+            return None
+        order, receiver = h.mro(ref.owner)[1 if ref.receiver is Receiver.SUPER else 0 :], ref.owner
+    for step in ref.via:
+        step_class = _annotated(h, order, step)
+        if step_class is None:
+            return None
+        order, receiver = h.index.mro(step_class), step_class
+    return order, receiver
+
+
+def _annotated(h: Hierarchy, order: Sequence[Node], name: str) -> ClassRef | None:
+    """The provider class the first class of the order that has attribute `name` annotates it
+    with (None: a consumer class or an outside base comes first, or no annotation names a class)."""
+    for node in order:
+        if isinstance(node, ConsumerRef):
+            if _defines(h, node.name, name) or h.consumer(node) is None:
+                return None
+        elif isinstance(node, ClassRef):
+            info = h.provider(node)
+            if info is None or info.has_getattr:
+                return None
+            member = info.members.get(name)
+            if member is not None:
+                if not member.annotation:
+                    return None
+                res = h.index.resolve(node.module, member.annotation.split("."))
+                target = res.target if res.status is Status.FOUND else None
+                return target.cls if target is not None and target.kind is TargetKind.CLASS else None
+        elif node not in PLAIN_BASES:
+            return None
+    return None
 
 
 def _absent(h: Hierarchy, order: Sequence[Node], name: str) -> bool:

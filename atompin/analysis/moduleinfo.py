@@ -54,6 +54,10 @@ class Member:
     # A value bound once, at the top of the class body, to a constant (`supports_x = False`) and
     # never set on the instance by the class's methods: whether it is true; None for any other.
     truth: bool | None = None
+    # The class its annotation names, as written in the class's module ("VllmConfig", "c.Config";
+    # `X | None` and `Optional[X]` as X): `x: VllmConfig` in the class body, `self.x: T = ...`, or
+    # `self.x = p` where the method's parameter `p` is so annotated. "" when unknown.
+    annotation: str = ""
 
 
 @dataclass

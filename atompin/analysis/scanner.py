@@ -74,6 +74,7 @@ from atompin.analysis.usage import (
     ConsumerClass,
     ConsumerMethod,
     ConsumerUsage,
+    ContactSurface,
     Guard,
     Handover,
     HandoverKind,
@@ -101,6 +102,7 @@ from atompin.analysis.values import (
     ConsumerValue,
     DictMethod,
     LambdaValue,
+    MemberChain,
     MethodValue,
     ModuleProbe,
     ProviderValue,
@@ -286,7 +288,11 @@ class ConsumerScanner:
         # keeps every syntax tree alive until the paused collector runs).
         self._visitors: dict[type, Callable[[ConsumerScanner, Any, _Ctx], _Ctx | None] | None] = {}
         self._evaluators: dict[type, Callable[[ConsumerScanner, Any, _Ctx], Value] | None] = {}
-        self._member_uses: dict[MemberUse, None] = {}  # in order, once each (bodies are read again)
+        # In order, once each (bodies are read again), with where they are read: whether the
+        # function tests the name is read from its text for the uses kept (`_finish_contact`).
+        self._member_uses: dict[MemberUse, tuple[str, str]] = {}
+        self._baseless: dict[str, ast.ClassDef] = {}  # classes without bases, by dotted name
+        self._reaching: dict[str, bool] = {}  # see `_may_reach_provider`
         self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
 
     # -- entry point ------------------------------------------------------------
@@ -1007,58 +1013,84 @@ class ConsumerScanner:
             return StringMethod(base, node.attr)
         if isinstance(base, ReceiverValue):
             if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load):
-                self._record_member_use(base, node, ctx)
+                self._record_member_use(base.method(node.attr).ref, node, ctx)
             return self._receiver_attribute(base, node.attr)
+        if isinstance(base, (MethodValue, MemberChain)) and len(base.ref.via) < _MAX_VIA:
+            ref = base.ref
+            chained = MethodRef(ref.receiver, node.attr, ref.owner, ref.choices, (*ref.via, ref.name))
+            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load):
+                self._record_member_use(chained, node, ctx)
+            return MemberChain(chained)
         return None
 
-    def _record_member_use(self, base: ReceiverValue, node: ast.Attribute, ctx: _Ctx) -> None:
+    def _record_member_use(self, ref: MethodRef, node: ast.Attribute, ctx: _Ctx) -> None:
         """`x.name` read (or called) through a receiver, for `missing-member`."""
-        name = node.attr
-        guarded = ctx.try_guard or self._names_in_string(ctx, name)
+        cls = self._classes.get(ref.owner) if ref.owner else None
+        if cls is not None and not any(base.provider or base.consumer for base in cls.bases):
+            return  # `self` of a class that derives from no provider class, nor from its own
         method = ctx.function.rpartition(".")[2] if ctx.owner else ""
-        use = MemberUse(base.method(name).ref, self._site(ctx, node), self._when(ctx), guarded, ctx.owner, method)
-        self._member_uses.setdefault(use, None)
+        use = MemberUse(ref, self._site(ctx, node), self._when(ctx), ctx.try_guard, ctx.owner, method)
+        self._member_uses.setdefault(use, (ctx.file.module, ctx.function))
+
+    def _read_mixins(self) -> None:
+        """What mixins without bases set on the instance is what the classes mixing them in hold."""
+        mixins = {base.consumer for cls in self._classes.values() for base in cls.bases} & self._baseless.keys()
+        for name in mixins:
+            if name in self._classes:
+                assigned = tuple(sorted(instance_assignments(self._baseless[name])))
+                self._classes[name] = replace(self._classes[name], assigned=assigned)
+
+    def _finish_members(self, contact: ContactSurface) -> None:
+        """The member uses in classes that can reach the provider, each marked guarded where its
+        function tests the name; who sets names from outside; which hooks the consumer names."""
+        contact.member_uses = [
+            use
+            if use.guarded or not self._names_in_string(use.site.path, *where, use.method.name)
+            else replace(use, guarded=True)
+            for use, where in self._member_uses.items()
+            if self._may_reach_provider(use.method)
+        ]
+        contact.member_stores = sorted(set(contact.member_stores))
+        contact.hooks_named = self._hooks_named(contact.member_uses)
 
     def _hooks_named(self, uses: list[MemberUse]) -> list[str]:
         """Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
         consumer's files (scanned or not) may call: they read `x.m` (but `super().m`) or write
         `"m"` (`getattr(x, "m")`). A mention in prose (a docstring's ``m``) is no call."""
-        out = []
-        delegating = {u.in_method for u in uses if u.method.receiver is Receiver.SUPER and u.method.name == u.in_method}
-        for name in sorted(delegating):
-            word = name.encode()
-            # At a `super().m` the first alternative matches first: it is passed over.
-            pattern = re.compile(rb"\bsuper\(\)\." + word + rb"\b|(\." + word + rb"\b|[\"']" + word + rb"[\"'])")
-            for source in (*self._sources.values(), *self._unscanned):
-                if word in source and any(m.group(1) for m in pattern.finditer(source)):
-                    out.append(name)
-                    break
-        return out
+        delegating = {
+            u.in_method
+            for u in uses
+            if u.method.receiver is Receiver.SUPER and u.method.name == u.in_method and not u.in_method.startswith("__")
+        }
+        sources = (*self._sources.values(), *self._unscanned)
+        return [
+            name for name in sorted(delegating) if any(_reads_attribute(source, name.encode()) for source in sources)
+        ]
 
     def _may_reach_provider(self, ref: MethodRef) -> bool:
         """Can a lookup through this receiver meet a provider class? An annotated one does; `self`
         only in a class with a provider base (through its own bases): the others are left out."""
         if ref.receiver is Receiver.INSTANCE:
             return True
-        seen: set[str] = set()
-        todo = [ref.owner]
-        while todo:
-            cls = self._classes.get(todo.pop())
-            if cls is None or cls.name in seen:
-                continue
-            seen.add(cls.name)
-            if any(base.provider for base in cls.bases):
-                return True
-            todo += [base.consumer for base in cls.bases if base.consumer]
-        return False
+        if ref.owner not in self._reaching:
+            found, seen, todo = False, set(), [ref.owner]
+            while todo and not found:
+                cls = self._classes.get(todo.pop())
+                if cls is None or cls.name in seen:
+                    continue
+                seen.add(cls.name)
+                found = any(base.provider for base in cls.bases)
+                todo += [base.consumer for base in cls.bases if base.consumer]
+            self._reaching[ref.owner] = found
+        return self._reaching[ref.owner]
 
-    def _names_in_string(self, ctx: _Ctx, name: str) -> bool:
-        """Does the function being read write `name` as a string (`hasattr(x, "name")`,
-        `getattr(x, "name", None)`)? Read from its text, once per function."""
-        key = (ctx.file.path, ctx.function)
+    def _names_in_string(self, path: str, module: str, function: str, name: str) -> bool:
+        """Does the function write `name` as a string (`hasattr(x, "name")`, `getattr(x, "name",
+        None)`)? Read from its text, once per function."""
+        key = (path, function)
         if key not in self._function_texts:
-            fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
-            text = self._text(ctx.file.path, fn.node) if fn is not None else None
+            fn = self._functions.get(f"{module}.{function}") if function else None
+            text = self._text(path, fn.node) if fn is not None else None
             self._function_texts[key] = text or b""
         text = self._function_texts[key]
         word = name.encode()
@@ -1719,6 +1751,8 @@ class ConsumerScanner:
         methods: list[ConsumerMethod] = []
         attributes: list[str] = []
         assigned: dict[str, set[tuple[Ref, ...]]] = {}
+        if not node.bases:
+            self._baseless[name] = node
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
@@ -1759,8 +1793,8 @@ class ConsumerScanner:
             bases=tuple(self._class_base(b, ctx) for b in node.bases),
             methods=tuple(methods),
             attributes=tuple(dict.fromkeys(attributes)),
-            # Every class's: a mixin without bases sets attributes for the classes it is mixed into.
-            assigned=tuple(sorted(instance_assignments(node))),
+            # A class without bases is read when a class derives from it (`_finish_contact`): a mixin.
+            assigned=tuple(sorted(instance_assignments(node))) if node.bases else (),
             muted=not ctx.record,
             names_provider=self._names_provider(ctx.file.path),
         )
@@ -2143,11 +2177,10 @@ class ConsumerScanner:
                         todo.append(found.name)
                 bases.append(base)
             self._classes[name] = replace(cls, bases=tuple(bases))
+        self._read_mixins()
         contact.classes = sorted(self._classes.values(), key=lambda c: c.name)
         contact.method_calls = list(dict.fromkeys(contact.method_calls))
-        contact.member_uses = [use for use in self._member_uses if self._may_reach_provider(use.method)]
-        contact.member_stores = sorted(set(contact.member_stores))
-        contact.hooks_named = self._hooks_named(contact.member_uses)
+        self._finish_members(contact)
         contact.unpacks = list(dict.fromkeys(contact.unpacks))
         # A body read again with its arguments known may see the original the first reading did not.
         merged: dict[tuple[object, ...], Replacement] = {}
@@ -2157,6 +2190,9 @@ class ConsumerScanner:
                 merged[key] = r
         contact.replacements = list(merged.values())
 
+
+# Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.
+_MAX_VIA = 3
 
 # Looked for in a function's text before it is walked for a version helper's names.
 _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
@@ -2169,6 +2205,24 @@ def _text(node: ast.AST) -> str:
     """Source as written, on one line, short enough for a message."""
     text = " ".join(ast.unparse(node).split())
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _reads_attribute(source: bytes, word: bytes) -> bool:
+    """Does the text read attribute `word` (`x.word`, not `super().word` nor `x.wordier`) or write
+    it as a string (`"word"`)? Plain byte searches: the names are few, the files many."""
+    if word not in source:
+        return False
+    if b'"' + word + b'"' in source or b"'" + word + b"'" in source:
+        return True
+    dot = b"." + word
+    at = source.find(dot)
+    while at >= 0:
+        end = at + len(dot)
+        after = source[end : end + 1]
+        if not (after.isalnum() or after == b"_") and not source.endswith(b"super()", 0, at):
+            return True
+        at = source.find(dot, end)
+    return False
 
 
 def _consumer_first(ctx: _Ctx) -> bool:

@@ -353,6 +353,9 @@ class MethodRef:
     name: str
     owner: str = ""
     choices: tuple[Ref, ...] = ()
+    # The attributes read on the way (`self.vllm_config.compute_hash`: ("vllm_config",)); only a
+    # member use has them, its type found through the provider's annotations.
+    via: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

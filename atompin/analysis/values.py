@@ -110,6 +110,14 @@ class MethodValue:
 
 
 @dataclass(frozen=True)
+class MemberChain:
+    """What an attribute of a receiver's attribute holds (`self.vllm_config.model_config`): `ref`
+    names it, its `via` the attributes on the way. Only read further; never called as a method."""
+
+    ref: MethodRef
+
+
+@dataclass(frozen=True)
 class ModuleProbe:
     """`importlib.util.find_spec("pkg.mod")`, or that `is not None`: true exactly when the provider
     has module `ref` (false when `present` is False: `... is None`, `not ...`). Decided at each
@@ -146,6 +154,7 @@ Value: TypeAlias = (
     | StringMethod
     | ReceiverValue
     | MethodValue
+    | MemberChain
     | ModuleProbe
     | AttributeProbe
     | str
