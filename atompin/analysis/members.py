@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
+from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodRef, Receiver
@@ -196,54 +197,47 @@ def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRe
 
 
 def _annotated(h: Hierarchy, order: Sequence[Node], name: str) -> ClassRef | None:
-    """The provider class the first class of the order that has attribute `name` annotates it
-    with (None: a consumer class or an outside base comes first, or no annotation names a class)."""
-    for node in order:
-        if isinstance(node, ConsumerRef):
-            if _defines(h, node.name, name) or h.consumer(node) is None:
-                return None
-        elif isinstance(node, ClassRef):
-            info = h.provider(node)
-            if info is None or info.has_getattr:
-                return None
-            member = info.members.get(name)
-            if member is not None:
-                if not member.annotation:
-                    return None
-                res = h.index.resolve(node.module, member.annotation.split("."))
-                target = res.target if res.status is Status.FOUND else None
-                return target.cls if target is not None and target.kind is TargetKind.CLASS else None
-        elif node not in PLAIN_BASES:
-            return None
-    return None
+    """The provider class that the first class of the order having attribute `name` annotates it
+    with (None: unknown, or no annotation names a class)."""
+    found = _lookup(h, order, name)
+    if not isinstance(found, tuple) or not found[1].annotation:
+        return None
+    holder, member = found
+    res = h.index.resolve(holder.module, member.annotation.split("."))
+    target = res.target if res.status is Status.FOUND else None
+    return target.cls if target is not None and target.kind is TargetKind.CLASS else None
 
 
 def _absent(h: Hierarchy, order: Sequence[Node], name: str) -> bool:
     """Is `name` surely defined by no class of this order (all of them known)?"""
-    for node in order:
-        if isinstance(node, ConsumerRef):
-            if _defines(h, node.name, name) or h.consumer(node) is None:
-                return False
-        elif isinstance(node, ClassRef):
-            info = h.provider(node)
-            if info is None or info.has_getattr or name in info.members or "__getattr__" in info.members:
-                return False
-            if f"{node}.{name}" in h.patched:
-                return False
-        elif node not in PLAIN_BASES and (node not in _KNOWN_OUTSIDE or name in _KNOWN_OUTSIDE[node]):
-            return False
-    return True
+    return _lookup(h, order, name) is None
 
 
 def _holder(h: Hierarchy, order: Sequence[Node], name: str) -> tuple[ClassRef, str] | None:
-    """The first provider class of the order (at the baseline) that has `name`, with its kind."""
+    """The provider class of the order (at the baseline) that has `name`, with its kind."""
+    found = _lookup(h, order, name)
+    return (found[0], found[1].kind.value) if isinstance(found, tuple) else None
+
+
+_UNKNOWN = "unknown"
+
+
+def _lookup(h: Hierarchy, order: Sequence[Node], name: str) -> tuple[ClassRef, Member] | str | None:
+    """What a lookup of `name` along the order meets first: a provider class's member; None when
+    no class has it; `_UNKNOWN` when something that may serve it comes first (the consumer's own
+    class defining or setting it, an unknown class, an outside base, a `__getattr__`, a patch)."""
     for node in order:
-        if isinstance(node, ClassRef):
+        if isinstance(node, ConsumerRef):
+            if h.consumer(node) is None or _defines(h, node.name, name):
+                return _UNKNOWN
+        elif isinstance(node, ClassRef):
             info = h.provider(node)
-            if info is not None and name in info.members:
-                return node, info.members[name].kind.value
-        elif isinstance(node, ConsumerRef) and _defines(h, node.name, name):
-            return None  # the consumer's own: it did not come from the provider
+            if info is None or info.has_getattr or f"{node}.{name}" in h.patched:
+                return _UNKNOWN
+            if name in info.members:
+                return node, info.members[name]
+        elif node not in PLAIN_BASES and (node not in _KNOWN_OUTSIDE or name in _KNOWN_OUTSIDE[node]):
+            return _UNKNOWN
     return None
 
 
