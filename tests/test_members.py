@@ -381,3 +381,13 @@ def test_an_attribute_the_consumer_sets_itself_is_not_followed():
         "        self.config = config\n\n    def go(self):\n        return self.config.compute_hash()\n"
     }
     assert found(check(consumer, CHAIN_B, CHAIN_A), "missing-member") == []
+
+
+def test_a_name_too_many_provider_files_may_define_is_taken_as_set():
+    # Each file might define it in a subclass: past the bound their modules are not all parsed.
+    many = {f"pv/m{i}.py": "def f():\n    compute_hash = 1\n    return compute_hash\n" for i in range(31)}
+    assert found(check(CONFIG_CONSUMER, {**PV_B, **many}, PV_A), "missing-member") == []
+    few = dict(list(many.items())[:3])
+    assert found(check(CONFIG_CONSUMER, {**PV_B, **few}, PV_A), "missing-member") == [
+        ("error", "pv.config:Config.compute_hash", "plug/cache.py:4")
+    ]

@@ -47,6 +47,10 @@ _KNOWN_OUTSIDE: dict[str, frozenset[str]] = {
 }
 
 
+# Provider files whose modules are indexed to look for subclasses defining a name, at most.
+_MAX_INDEXED = 30
+
+
 @dataclass(frozen=True)
 class _Gone:
     """A member found at the baseline and nowhere at the pin."""
@@ -264,26 +268,38 @@ def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:
 def _set_elsewhere(h: Hierarchy, names: list[str], receivers: set[ClassRef]) -> set[tuple[str, ClassRef | None]]:
     """(name, None) for each name the provider at the pin may put on any object beyond the class
     orders (written in a string, assigned on an object other than `self`); (name, C) for each name
-    a provider subclass of annotated class C defines or sets. One pass over the files holding them."""
+    a provider subclass of annotated class C defines or sets. One pass over the files holding them;
+    a name that more than `_MAX_INDEXED` files may define is taken as set (their modules would
+    all be parsed)."""
     tree, package = h.index.tree, h.index.package
     words = [name.encode() for name in names]
+    quoted = {word: re.escape(word) for word in words}
+    elsewhere = {
+        word: re.compile(rb"[\"']" + q + rb"[\"']|(?<!\bself)(?<!\bcls)\." + q + rb"\s*(?::[^=\n]*)?=(?!=)")
+        for word, q in quoted.items()
+    }
+    defining = {word: re.compile(rb"(?m)(?:\bdef\s+|^\s+|\bself\.)" + q + rb"\s*[:=(]") for word, q in quoted.items()}
     out: set[tuple[str, ClassRef | None]] = set()
-    for path in tree.files_containing(tree.python_files(package), words):
-        text = tree.read(path)
+    to_index: dict[str, list[str]] = {}
+    for path, text in tree.read_many(tree.files_containing(tree.python_files(package), words)):
         for name, word in zip(names, words):
-            if word not in text:
+            if word not in text or (name, None) in out:
                 continue
-            quoted = re.escape(word)
-            if re.search(rb"[\"']" + quoted + rb"[\"']", text) or re.search(
-                rb"(?<!\bself)(?<!\bcls)\." + quoted + rb"\s*(?::[^=\n]*)?=(?!=)", text
-            ):
+            if elsewhere[word].search(text):
                 out.add((name, None))
-                continue
-            if receivers and re.search(rb"(?m)(?:\bdef\s+|^\s+|\bself\.)" + quoted + rb"\s*[:=(]", text):
-                module = tree.module_name(path)[0]
-                info = h.index.module(module)
-                for qualname, cls_info in info.classes.items() if info is not None else ():
-                    if name in cls_info.members:
-                        mro = h.index.mro(ClassRef(module, qualname))
-                        out.update((name, r) for r in receivers if r in mro[1:])
+            elif receivers and defining[word].search(text):
+                to_index.setdefault(name, []).append(path)
+    for name, paths in to_index.items():
+        if (name, None) in out:
+            continue
+        if len(paths) > _MAX_INDEXED:
+            out.add((name, None))
+            continue
+        for path in paths:
+            module = tree.module_name(path)[0]
+            info = h.index.module(module)
+            for qualname, cls_info in info.classes.items() if info is not None else ():
+                if name in cls_info.members:
+                    mro = h.index.mro(ClassRef(module, qualname))
+                    out.update((name, r) for r in receivers if r in mro[1:])
     return out
