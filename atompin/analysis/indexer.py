@@ -296,6 +296,7 @@ class _ModuleVisitor:
         )
         bases = tuple(b for b in (dotted(x) for x in exprs) if b)
         cls = ClassInfo(qualname=qualname, line=node.lineno, bases=bases, decorators=decorators)
+        cls.opaque = len(bases) < len(exprs)
         self.info.classes[qualname] = cls
         self.class_body(node.body, cls)
 
@@ -340,6 +341,7 @@ class _ModuleVisitor:
             kind = node.__class__
             if kind is ast.Call:
                 self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
+                cls.opaque = cls.opaque or _sets_by_computed_name(node, receiver)  # type: ignore[arg-type]
                 continue
             if kind is ast.Assign:
                 targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]
@@ -396,6 +398,24 @@ def _constant_truth(stmt: ast.stmt) -> bool | None:
     else:
         return None
     return bool(value.value) if isinstance(target, ast.Name) and isinstance(value, ast.Constant) else None
+
+
+def _sets_by_computed_name(call: ast.Call, receiver: str) -> bool:
+    """`setattr(self, name, v)` with a computed name, `self.__dict__.update(...)`, `vars(self).update(...)`."""
+    func = dotted(call.func)
+    if func in ("setattr", "object.__setattr__") and len(call.args) >= 2:
+        target, name = call.args[0], call.args[1]
+        return isinstance(target, ast.Name) and target.id == receiver and not isinstance(name, ast.Constant)
+    if func == f"{receiver}.__dict__.update":
+        return True
+    inner = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "update" else None
+    return (
+        isinstance(inner, ast.Call)
+        and dotted(inner.func) == "vars"
+        and len(inner.args) == 1
+        and isinstance(inner.args[0], ast.Name)
+        and inner.args[0].id == receiver
+    )
 
 
 def annotated_class(annotation: ast.expr | None) -> str:

@@ -47,6 +47,12 @@ _KNOWN_OUTSIDE: dict[str, frozenset[str]] = {
 }
 
 
+# A class defining one of these may serve any name.
+_SERVES_ANY = frozenset({"__getattr__", "__getattribute__"})
+
+# Class decorators known to add no member a lookup would miss (a dataclass's fields are in its body).
+_PLAIN_DECORATORS = frozenset({"dataclass", "config", "total_ordering", "final", "runtime_checkable", "unique"})
+
 # Provider files whose modules are indexed to look for subclasses defining a name, at most.
 _MAX_INDEXED = 30
 
@@ -191,6 +197,8 @@ def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRe
     else:
         if ref.owner not in h.classes:
             return None
+        if ref.via and ref.receiver is not Receiver.SUPER and _defined_below(h, ref.owner, ref.via[0]):
+            return None  # a consumer subclass keeps something of its own there
         order, receiver = h.mro(ref.owner)[1 if ref.receiver is Receiver.SUPER else 0 :], ref.owner
     for step in ref.via:
         step_class = _annotated(h, order, step)
@@ -232,12 +240,18 @@ def _lookup(h: Hierarchy, order: Sequence[Node], name: str) -> tuple[ClassRef, M
     class defining or setting it, an unknown class, an outside base, a `__getattr__`, a patch)."""
     for node in order:
         if isinstance(node, ConsumerRef):
-            if h.consumer(node) is None or _defines(h, node.name, name):
+            cls = h.consumer(node)
+            # A base written as an expression (`with_ratio(2)`, `A if c else B`) is not in the order.
+            if cls is None or _defines(h, node.name, name) or any(not b.text for b in cls.bases):
                 return _UNKNOWN
         elif isinstance(node, ClassRef):
             info = h.provider(node)
-            if info is None or info.has_getattr or f"{node}.{name}" in h.patched:
+            if info is None or info.has_getattr or info.opaque or f"{node}.{name}" in h.patched:
                 return _UNKNOWN
+            if _SERVES_ANY.intersection(info.members) or any(
+                d.rpartition(".")[2] not in _PLAIN_DECORATORS for d in info.decorators
+            ):
+                return _UNKNOWN  # a decorator may add members, or bases (`support_torch_compile`)
             if name in info.members:
                 return node, info.members[name]
         elif node not in PLAIN_BASES and (node not in _KNOWN_OUTSIDE or name in _KNOWN_OUTSIDE[node]):
@@ -254,20 +268,27 @@ def _defines(h: Hierarchy, cls_name: str, name: str) -> bool:
     return (
         name in methods
         or name in cls.attributes
+        or name in cls.bound
         or name in cls.assigned
         or "*" in cls.assigned
-        or bool(methods & {"__getattr__", "__getattribute__"})
+        or bool((methods | set(cls.bound)) & _SERVES_ANY)
     )
 
 
 def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:
-    """Does a consumer class deriving from `owner` define or set `name` (`self` may be one)?"""
-    return any(ConsumerRef(owner) in h.mro(other) and _defines(h, other, name) for other in h.classes if other != owner)
+    """Can a consumer class deriving from `owner` have `name` (`self` may be one of them): does
+    a class of its own order (another base mixed in too) define or set it, or may it?"""
+    return any(
+        ConsumerRef(owner) in h.mro(other) and _lookup(h, h.mro(other), name) is not None
+        for other in h.classes
+        if other != owner
+    )
 
 
 def _set_elsewhere(h: Hierarchy, names: list[str], receivers: set[ClassRef]) -> set[tuple[str, ClassRef | None]]:
     """(name, None) for each name the provider at the pin may put on any object beyond the class
-    orders (written in a string, assigned on an object other than `self`); (name, C) for each name
+    orders (written in a string, assigned on an object other than `self`, `cls.name = ...` by a
+    class decorator too); (name, C) for each name
     a provider subclass of annotated class C defines or sets. One pass over the files holding them;
     a name that more than `_MAX_INDEXED` files may define is taken as set (their modules would
     all be parsed)."""
@@ -275,31 +296,34 @@ def _set_elsewhere(h: Hierarchy, names: list[str], receivers: set[ClassRef]) -> 
     words = [name.encode() for name in names]
     quoted = {word: re.escape(word) for word in words}
     elsewhere = {
-        word: re.compile(rb"[\"']" + q + rb"[\"']|(?<!\bself)(?<!\bcls)\." + q + rb"\s*(?::[^=\n]*)?=(?!=)")
+        word: re.compile(rb"[\"']" + q + rb"[\"']|(?<!\bself)\." + q + rb"\s*(?::[^=\n]*)?=(?!=)")
         for word, q in quoted.items()
     }
     defining = {word: re.compile(rb"(?m)(?:\bdef\s+|^\s+|\bself\.)" + q + rb"\s*[:=(]") for word, q in quoted.items()}
+    self_store = {word: re.compile(rb"\bself\." + q + rb"\s*(?::[^=\n]*)?=(?!=)") for word, q in quoted.items()}
     out: set[tuple[str, ClassRef | None]] = set()
-    to_index: dict[str, list[str]] = {}
+    to_index: dict[str, list[tuple[str, bool]]] = {}  # name -> (path, does it store `self.name`)
     for path, text in tree.read_many(tree.files_containing(tree.python_files(package), words)):
         for name, word in zip(names, words):
             if word not in text or (name, None) in out:
                 continue
             if elsewhere[word].search(text):
                 out.add((name, None))
-            elif receivers and defining[word].search(text):
-                to_index.setdefault(name, []).append(path)
+            elif (stores := bool(self_store[word].search(text))) or (receivers and defining[word].search(text)):
+                to_index.setdefault(name, []).append((path, stores))
     for name, paths in to_index.items():
         if (name, None) in out:
             continue
         if len(paths) > _MAX_INDEXED:
             out.add((name, None))
             continue
-        for path in paths:
+        for path, stores in paths:
             module = tree.module_name(path)[0]
             info = h.index.module(module)
-            for qualname, cls_info in info.classes.items() if info is not None else ():
-                if name in cls_info.members:
-                    mro = h.index.mro(ClassRef(module, qualname))
-                    out.update((name, r) for r in receivers if r in mro[1:])
+            holders = [q for q, c in info.classes.items() if name in c.members] if info is not None else []
+            if stores and not holders:
+                out.add((name, None))  # `self.name = ...` outside any class (a helper handed the instance)
+            for qualname in holders:
+                mro = h.index.mro(ClassRef(module, qualname))
+                out.update((name, r) for r in receivers if r in mro[1:])
     return out

@@ -55,6 +55,7 @@ from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
     breaks,
+    class_body_names,
     dotted,
     expr_children,
     instance_assignments,
@@ -1029,7 +1030,15 @@ class ConsumerScanner:
         if cls is not None and not any(base.provider or base.consumer for base in cls.bases):
             return  # `self` of a class that derives from no provider class, nor from its own
         method = ctx.function.rpartition(".")[2] if ctx.owner else ""
-        use = MemberUse(ref, self._site(ctx, node), self._when(ctx), ctx.try_guard, ctx.owner, method)
+        # Under a try catching AttributeError, or a `hasattr(X, name)` test (written, or kept in a
+        # flag): the test holds where it runs (a provider class lacking the name makes it dead).
+        site = self._site(ctx, node)
+        tests = [(owner, attr) for owner, attr in ctx.hasattr_guards if attr == ref.name]
+        present = tuple(
+            Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
+            for owner, attr in sorted(tests, key=repr)
+        )
+        use = MemberUse(ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), ctx.owner, method)
         self._member_uses.setdefault(use, (ctx.file.module, ctx.function))
 
     def _read_mixins(self) -> None:
@@ -1099,9 +1108,10 @@ class ConsumerScanner:
     def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
         func = node.func
         name = dotted(func)
-        callee = self._eval(func, ctx)
-        args = [self._eval(a.value if isinstance(a, ast.Starred) else a, ctx) for a in node.args]
-        kwargs = {k.arg: self._eval(k.value, ctx) for k in node.keywords if k.arg}
+        # What an attribute chain holds is for reading further only: called or passed on, it is unknown.
+        callee = _unchained(self._eval(func, ctx))
+        args = [_unchained(self._eval(a.value if isinstance(a, ast.Starred) else a, ctx)) for a in node.args]
+        kwargs = {k.arg: _unchained(self._eval(k.value, ctx)) for k in node.keywords if k.arg}
         for k in node.keywords:
             if not k.arg:
                 self._eval(k.value, ctx)
@@ -1188,6 +1198,8 @@ class ConsumerScanner:
         return AttributeProbe(owner.choices, tuple(names))
 
     def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
+        if name == "setattr" and len(args) >= 2 and isinstance(args[1], str) and ctx.record:
+            self.usage.contact.member_stores.append(args[1])  # set by name, from wherever
         if name == "all":
             return self._all_hasattr(node.args[0], ctx) if len(node.args) == 1 and not node.keywords else None
         if len(args) < 2 or not isinstance(args[0], ProviderValue) or not isinstance(args[1], str):
@@ -1795,6 +1807,7 @@ class ConsumerScanner:
             attributes=tuple(dict.fromkeys(attributes)),
             # A class without bases is read when a class derives from it (`_finish_contact`): a mixin.
             assigned=tuple(sorted(instance_assignments(node))) if node.bases else (),
+            bound=tuple(sorted(class_body_names(node.body))),
             muted=not ctx.record,
             names_provider=self._names_provider(ctx.file.path),
         )
@@ -2223,6 +2236,10 @@ def _reads_attribute(source: bytes, word: bytes) -> bool:
             return True
         at = source.find(dot, end)
     return False
+
+
+def _unchained(value: Value) -> Value:
+    return None if isinstance(value, MemberChain) else value
 
 
 def _consumer_first(ctx: _Ctx) -> bool:

@@ -213,6 +213,28 @@ def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return True
 
 
+def class_body_names(body: list[ast.stmt]) -> set[str]:
+    """Every name a class body binds: definitions, assignments, imports, loop and `with` targets,
+    under an `if` (but `if TYPE_CHECKING:`), a `try`, a `with`, a loop or a `match` too."""
+    out: set[str] = set()
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            out.update(n for t in stmt.targets for n in target_names(t))
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            out.update(target_names(stmt.target))
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            out.update(alias.asname or alias.name.split(".")[0] for alias in stmt.names)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            out.update(target_names(stmt.target))
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out.update(n for item in stmt.items if item.optional_vars for n in target_names(item.optional_vars))
+        for nested in runtime_bodies(stmt):
+            out |= class_body_names(nested)
+    return out
+
+
 def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     """What a class's methods (closures in them included) set on their instance: attribute -> the
     callees whose results they store there, as written ("type[C]" for a parameter annotated with
@@ -274,11 +296,33 @@ def _method_statements(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
 
 
 def _setattr_on(stmt: ast.stmt, me: str) -> str | None:
-    """For `setattr(me, "name", value)` as a statement: "name" ("*" when not written); else None."""
+    """For a statement setting an attribute of `me` by name: `setattr(me, "name", value)`,
+    `object.__setattr__(me, "name", value)` (a frozen dataclass's own), `super().__setattr__("name",
+    value)`: "name" ("*" when not written, and for `me.__dict__.update(...)`); else None."""
     call = stmt.value if isinstance(stmt, ast.Expr) else None
-    if not isinstance(call, ast.Call) or dotted(call.func) != "setattr" or len(call.args) < 2:
+    if not isinstance(call, ast.Call):
         return None
-    if not (isinstance(call.args[0], ast.Name) and call.args[0].id == me):
+    func, args = dotted(call.func), call.args
+    if func == f"{me}.__dict__.update":
+        return "*"
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "update":
+        inner = call.func.value
+        if isinstance(inner, ast.Call) and dotted(inner.func) == "vars" and inner.args and _is_name(inner.args[0], me):
+            return "*"
+    if (
+        isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__setattr__"
+        and isinstance(call.func.value, ast.Call)
+        and dotted(call.func.value.func) == "super"
+    ):
+        args = [ast.Name(me), *args]  # `super().__setattr__("name", value)`: on the instance
+    elif func not in ("setattr", "object.__setattr__"):
         return None
-    name = call.args[1]
+    if len(args) < 2 or not _is_name(args[0], me):
+        return None
+    name = args[1]
     return str(name.value) if isinstance(name, ast.Constant) else "*"
+
+
+def _is_name(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name

@@ -322,6 +322,9 @@ class ConsumerClass:
     attributes: tuple[str, ...] = ()  # assigned or annotated in the class body
     # Set on the instance by its methods (`self.x = ...`, closures included; "*": any, by `setattr`).
     assigned: tuple[str, ...] = ()
+    # Every name its body binds, under an `if`, `try`, `with` or loop too (a method defined per
+    # release), by an import or a nested class: members it may have.
+    bound: tuple[str, ...] = ()
     # Read from a helper module outside the scanned packages: its facts serve the
     # classes that inherit from it, but nothing is reported at its own sites.
     muted: bool = False
