@@ -294,6 +294,7 @@ class ConsumerScanner:
         self._member_uses: dict[MemberUse, tuple[str, str]] = {}
         self._baseless: dict[str, ast.ClassDef] = {}  # classes without bases, by dotted name
         self._reaching: dict[str, bool] = {}  # see `_may_reach_provider`
+        self._recording: dict[str, bool] = {}  # see `_may_record`
         self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
 
     # -- entry point ------------------------------------------------------------
@@ -1013,22 +1014,30 @@ class ConsumerScanner:
         if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
             return StringMethod(base, node.attr)
         if isinstance(base, ReceiverValue):
-            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load):
-                self._record_member_use(base.method(node.attr).ref, node, ctx)
+            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load) and self._may_record(base.owner):
+                self._record_member_use(MethodRef(base.receiver, node.attr, base.owner, base.choices), node, ctx)
             return self._receiver_attribute(base, node.attr)
-        if isinstance(base, (MethodValue, MemberChain)) and len(base.ref.via) < _MAX_VIA:
+        if base.__class__ in _CHAINABLE and len(base.ref.via) < _MAX_VIA:  # type: ignore[union-attr]
             ref = base.ref
             chained = MethodRef(ref.receiver, node.attr, ref.owner, ref.choices, (*ref.via, ref.name))
-            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load):
+            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load) and self._may_record(ref.owner):
                 self._record_member_use(chained, node, ctx)
             return MemberChain(chained)
         return None
 
+    def _may_record(self, owner: str) -> bool:
+        """Are reads through `self` of this class worth recording? Not for a class known to derive
+        from no provider class nor from one of the consumer's own (an annotated receiver: always)."""
+        known = self._recording.get(owner)
+        if known is None:
+            cls = self._classes.get(owner) if owner else None
+            if cls is None:
+                return True  # not read yet: asked again later
+            known = self._recording[owner] = any(base.provider or base.consumer for base in cls.bases)
+        return known
+
     def _record_member_use(self, ref: MethodRef, node: ast.Attribute, ctx: _Ctx) -> None:
         """`x.name` read (or called) through a receiver, for `missing-member`."""
-        cls = self._classes.get(ref.owner) if ref.owner else None
-        if cls is not None and not any(base.provider or base.consumer for base in cls.bases):
-            return  # `self` of a class that derives from no provider class, nor from its own
         method = ctx.function.rpartition(".")[2] if ctx.owner else ""
         # Under a try catching AttributeError, or a `hasattr(X, name)` test (written, or kept in a
         # flag): the test holds where it runs (a provider class lacking the name makes it dead).
@@ -1105,16 +1114,24 @@ class ConsumerScanner:
         word = name.encode()
         return word in text and (b'"' + word + b'"' in text or b"'" + word + b"'" in text)
 
+    def _eval_arguments(self, node: ast.Call, ctx: _Ctx) -> tuple[list[Value], dict[str, Value]]:
+        """A call's positional and keyword arguments (`**kw` read for its uses, not kept)."""
+        args = [self._eval(a.value if isinstance(a, ast.Starred) else a, ctx) for a in node.args]
+        kwargs = {k.arg: self._eval(k.value, ctx) for k in node.keywords if k.arg}
+        for k in node.keywords:
+            if not k.arg:
+                self._eval(k.value, ctx)
+        if any(v.__class__ is MemberChain for v in (*args, *kwargs.values())):
+            args = [_unchained(v) for v in args]
+            kwargs = {k: _unchained(v) for k, v in kwargs.items()}
+        return args, kwargs
+
     def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
         func = node.func
         name = dotted(func)
         # What an attribute chain holds is for reading further only: called or passed on, it is unknown.
         callee = _unchained(self._eval(func, ctx))
-        args = [_unchained(self._eval(a.value if isinstance(a, ast.Starred) else a, ctx)) for a in node.args]
-        kwargs = {k.arg: _unchained(self._eval(k.value, ctx)) for k in node.keywords if k.arg}
-        for k in node.keywords:
-            if not k.arg:
-                self._eval(k.value, ctx)
+        args, kwargs = self._eval_arguments(node, ctx)
         if isinstance(callee, ProviderValue) and ctx.record:
             self.usage.calls.append(
                 CallUse(
@@ -2206,6 +2223,7 @@ class ConsumerScanner:
 
 # Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.
 _MAX_VIA = 3
+_CHAINABLE = frozenset({MethodValue, MemberChain})
 
 # Looked for in a function's text before it is walked for a version helper's names.
 _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
