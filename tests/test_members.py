@@ -391,3 +391,19 @@ def test_a_name_too_many_provider_files_may_define_is_taken_as_set():
     assert found(check(CONFIG_CONSUMER, {**PV_B, **few}, PV_A), "missing-member") == [
         ("error", "pv.config:Config.compute_hash", "plug/cache.py:4")
     ]
+
+
+def test_the_message_names_a_new_member_of_a_close_name():
+    a = {"pv/proc.py": "class Processor:\n    def _get_mm_data(self, items):\n        return items\n"}
+    b = {
+        "pv/proc.py": "class Processor:\n    def _get_mm_inputs(self, items):\n        return items\n\n    def run(self):\n        return 1\n"
+    }
+    consumer = {
+        "plug/proc.py": "from pv.proc import Processor\n\nclass Mine(Processor):\n    def go(self, items):\n"
+        "        return self._get_mm_data(items)\n"
+    }
+    [finding] = [f for f in check(consumer, b, a).findings if f.rule.value == "missing-member"]
+    assert finding.message.endswith("new there since: `_get_mm_inputs`")
+    # No close name: nothing is guessed.
+    [finding] = [f for f in check(SPEC_CONSUMER, PV_B, PV_A).findings if f.rule.value == "missing-member"]
+    assert "new there since" not in finding.message

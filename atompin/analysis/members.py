@@ -24,6 +24,7 @@ consumer expects is not known. Dunder names are left out (the interpreter serves
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,9 @@ class _Gone:
     holder: ClassRef  # where the baseline had it
     kind: str  # the baseline member's kind ("def", "value", "instance")
     receiver: ClassRef | str  # the annotated class, or the consumer class of self/cls/super()
+    # Members of the pin's provider classes in the lookup, new since the baseline, whose names are
+    # close to the gone one's: what may have replaced it (`_get_hf_mm_data`: `_get_hf_mm_inputs`).
+    near: tuple[str, ...] = ()
 
 
 def check_members(
@@ -159,9 +163,10 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
         through = f"an instance of {g.receiver} (as annotated)"
     else:
         through = f"{ref.receiver.value if ref.receiver is not Receiver.SUPER else 'super()'} in {g.receiver}"
+    near = f"; new there since: {', '.join(f'`{n}`' for n in g.near)}" if g.near else ""
     return (
         f"`{ref.name}`, read through {through}, is gone: at the baseline ({baseline.label}) it was {what} of "
-        f"{g.holder}; at the pin no class of the lookup defines or sets it (AttributeError when this runs)"
+        f"{g.holder}; at the pin no class of the lookup defines or sets it (AttributeError when this runs){near}"
     )
 
 
@@ -180,7 +185,17 @@ def _gone(now: Hierarchy, before: Hierarchy, ref: MethodRef) -> _Gone | None:
     elif ref.receiver is not Receiver.SUPER and _defined_below(now, ref.owner, ref.name):
         return None
     holder = _holder(before, was[0], ref.name)
-    return _Gone(holder[0], holder[1], receiver) if holder is not None else None
+    if holder is None:
+        return None
+    new = _provider_names(now, order) - _provider_names(before, was[0])
+    near = tuple(difflib.get_close_matches(ref.name, sorted(new), n=2, cutoff=0.6))
+    return _Gone(holder[0], holder[1], receiver, near)
+
+
+def _provider_names(h: Hierarchy, order: Sequence[Node]) -> set[str]:
+    """Every member name of the provider classes of an order."""
+    infos = (h.provider(node) for node in order if isinstance(node, ClassRef))
+    return {name for info in infos if info is not None for name in info.members}
 
 
 def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRef | str] | None:
