@@ -407,3 +407,22 @@ def test_the_message_names_a_new_member_of_a_close_name():
     # No close name: nothing is guessed.
     [finding] = [f for f in check(SPEC_CONSUMER, PV_B, PV_A).findings if f.rule.value == "missing-member"]
     assert "new there since" not in finding.message
+
+
+def test_a_class_setting_attributes_by_computed_names_serves_only_names_written_as_such():
+    # vLLM's GPU Worker: `setattr(self, config_name, new_config)` for names it checks against a
+    # literal set. A gone member named nowhere as a string or keyword is still an error.
+    config = src(PV_B["pv/config.py"]) + (
+        "\n    def update(self, overrides):\n        allowed = {'seed'}\n"
+        "        for name, value in overrides.items():\n            if name in allowed:\n"
+        "                setattr(self, name, value)\n"
+    )
+    assert found(check(CONFIG_CONSUMER, {**PV_B, "pv/config.py": config}, PV_A), "missing-member") == [
+        ("error", "pv.config:Config.compute_hash", "plug/cache.py:4")
+    ]
+    passed = {
+        **PV_B,
+        "pv/config.py": config,
+        "pv/make.py": "from pv.config import Config\n\ndef f(c: Config):\n    c.update(dict(compute_hash=str))\n",
+    }
+    assert found(check(CONFIG_CONSUMER, passed, PV_A), "missing-member") == []

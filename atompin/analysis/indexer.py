@@ -341,7 +341,7 @@ class _ModuleVisitor:
             kind = node.__class__
             if kind is ast.Call:
                 self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
-                cls.opaque = cls.opaque or _sets_by_computed_name(node, receiver)  # type: ignore[arg-type]
+                cls.sets_computed = cls.sets_computed or _sets_by_computed_name(node, receiver)  # type: ignore[arg-type]
                 continue
             if kind is ast.Assign:
                 targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]

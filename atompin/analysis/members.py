@@ -68,6 +68,8 @@ class _Gone:
     # Members of the pin's provider classes in the lookup, new since the baseline, whose names are
     # close to the gone one's: what may have replaced it (`_get_hf_mm_data`: `_get_hf_mm_inputs`).
     near: tuple[str, ...] = ()
+    # A provider class of the lookup sets attributes by computed names (`ClassInfo.sets_computed`).
+    computed: bool = False
 
 
 def check_members(
@@ -97,7 +99,9 @@ def check_members(
         return []
     # Only for the few candidates: is the name put there by provider code the orders do not show?
     names = sorted({use.method.name for use, _ in found})
-    elsewhere = _set_elsewhere(hierarchy, names, {g.receiver for _, g in found if isinstance(g.receiver, ClassRef)})
+    receivers = {g.receiver for _, g in found if isinstance(g.receiver, ClassRef)}
+    keywords = {use.method.name for use, g in found if g.computed}
+    elsewhere = _set_elsewhere(hierarchy, names, receivers, keywords)
     grouped: dict[tuple[str, Severity, str], list[Site]] = {}
     for use, g in found:
         name = use.method.name
@@ -189,7 +193,9 @@ def _gone(now: Hierarchy, before: Hierarchy, ref: MethodRef) -> _Gone | None:
         return None
     new = _provider_names(now, order) - _provider_names(before, was[0])
     near = tuple(difflib.get_close_matches(ref.name, sorted(new), n=2, cutoff=0.6))
-    return _Gone(holder[0], holder[1], receiver, near)
+    infos = [now.provider(node) for node in order if isinstance(node, ClassRef)]
+    computed = any(info is not None and info.sets_computed for info in infos)
+    return _Gone(holder[0], holder[1], receiver, near, computed)
 
 
 def _provider_names(h: Hierarchy, order: Sequence[Node]) -> set[str]:
@@ -300,13 +306,16 @@ def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:
     )
 
 
-def _set_elsewhere(h: Hierarchy, names: list[str], receivers: set[ClassRef]) -> set[tuple[str, ClassRef | None]]:
+def _set_elsewhere(
+    h: Hierarchy, names: list[str], receivers: set[ClassRef], keywords: set[str]
+) -> set[tuple[str, ClassRef | None]]:
     """(name, None) for each name the provider at the pin may put on any object beyond the class
     orders (written in a string, assigned on an object other than `self`, `cls.name = ...` by a
     class decorator too); (name, C) for each name
     a provider subclass of annotated class C defines or sets. One pass over the files holding them;
     a name that more than `_MAX_INDEXED` files may define is taken as set (their modules would
-    all be parsed)."""
+    all be parsed). Names in `keywords` (a class of their lookup sets attributes by computed
+    names) are taken as set where the provider passes them as keywords (`Config(name=...)`)."""
     tree, package = h.index.tree, h.index.package
     words = [name.encode() for name in names]
     quoted = {word: re.escape(word) for word in words}
@@ -322,7 +331,9 @@ def _set_elsewhere(h: Hierarchy, names: list[str], receivers: set[ClassRef]) -> 
         for name, word in zip(names, words):
             if word not in text or (name, None) in out:
                 continue
-            if elsewhere[word].search(text):
+            if elsewhere[word].search(text) or (
+                name in keywords and re.search(rb"[(,]\s*" + quoted[word] + rb"\s*=(?!=)", text)
+            ):
                 out.add((name, None))
             elif (stores := bool(self_store[word].search(text))) or (receivers and defining[word].search(text)):
                 to_index.setdefault(name, []).append((path, stores))

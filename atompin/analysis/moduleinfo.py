@@ -81,9 +81,11 @@ class ClassInfo:
     # A class-level __getattr__ serves any name: members are then unknown, not missing.
     has_getattr: bool = False
     # Its members are not all written where they are read from: a base written as an expression
-    # (`namedtuple(...)`, `A if c else B`), or attributes set by computed names (`setattr(self, k, v)`,
-    # `self.__dict__.update(...)`).
+    # (`namedtuple(...)`, `A if c else B`).
     opaque: bool = False
+    # Its methods set attributes by computed names (`setattr(self, k, v)`, `self.__dict__.update(...)`):
+    # any name the provider writes as a string or passes as a keyword may be one.
+    sets_computed: bool = False
     # Decorator names (a @dataclass writes its own __init__).
     decorators: tuple[str, ...] = ()
     self_calls: list[SelfCall] = field(default_factory=list)
