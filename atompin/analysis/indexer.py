@@ -24,7 +24,15 @@ from atompin.analysis.moduleinfo import (
 )
 from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
-from atompin.analysis.syntax import body_digest, dotted, literal_strings, runtime_bodies, target_names, walk
+from atompin.analysis.syntax import (
+    body_digest,
+    dotted,
+    literal_strings,
+    runtime_bodies,
+    set_by_name,
+    target_names,
+    walk,
+)
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
 # What a method's instance attributes and calls on itself are read from.
@@ -341,7 +349,7 @@ class _ModuleVisitor:
             kind = node.__class__
             if kind is ast.Call:
                 self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
-                cls.sets_computed = cls.sets_computed or _sets_by_computed_name(node, receiver)  # type: ignore[arg-type]
+                cls.sets_computed = cls.sets_computed or set_by_name(node, receiver) == "*"  # type: ignore[arg-type]
                 continue
             if kind is ast.Assign:
                 targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]
@@ -398,24 +406,6 @@ def _constant_truth(stmt: ast.stmt) -> bool | None:
     else:
         return None
     return bool(value.value) if isinstance(target, ast.Name) and isinstance(value, ast.Constant) else None
-
-
-def _sets_by_computed_name(call: ast.Call, receiver: str) -> bool:
-    """`setattr(self, name, v)` with a computed name, `self.__dict__.update(...)`, `vars(self).update(...)`."""
-    func = dotted(call.func)
-    if func in ("setattr", "object.__setattr__") and len(call.args) >= 2:
-        target, name = call.args[0], call.args[1]
-        return isinstance(target, ast.Name) and target.id == receiver and not isinstance(name, ast.Constant)
-    if func == f"{receiver}.__dict__.update":
-        return True
-    inner = call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr == "update" else None
-    return (
-        isinstance(inner, ast.Call)
-        and dotted(inner.func) == "vars"
-        and len(inner.args) == 1
-        and isinstance(inner.args[0], ast.Name)
-        and inner.args[0].id == receiver
-    )
 
 
 def annotated_class(annotation: ast.expr | None) -> str:

@@ -296,12 +296,16 @@ def _method_statements(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
 
 
 def _setattr_on(stmt: ast.stmt, me: str) -> str | None:
-    """For a statement setting an attribute of `me` by name: `setattr(me, "name", value)`,
-    `object.__setattr__(me, "name", value)` (a frozen dataclass's own), `super().__setattr__("name",
-    value)`: "name" ("*" when not written, and for `me.__dict__.update(...)`); else None."""
+    """`set_by_name` of a statement that is a call; None for any other."""
     call = stmt.value if isinstance(stmt, ast.Expr) else None
-    if not isinstance(call, ast.Call):
-        return None
+    return set_by_name(call, me) if isinstance(call, ast.Call) else None
+
+
+def set_by_name(call: ast.Call, me: str) -> str | None:
+    """For a call setting an attribute of `me` by name: `setattr(me, "name", value)`,
+    `object.__setattr__(me, "name", value)` (a frozen dataclass's own), `super().__setattr__("name",
+    value)`: "name" ("*" when the name is computed, and for `me.__dict__.update(...)` or
+    `vars(me).update(...)`); else None."""
     func, args = dotted(call.func), call.args
     if func == f"{me}.__dict__.update":
         return "*"
