@@ -1,25 +1,30 @@
 """missing-member: a member the consumer reaches through a receiver is gone since the baseline.
 
 `self.input_batch` in a subclass of a provider runner, `super().get_kv_cache_spec()`,
-`config.compute_hash()` on a parameter annotated with a provider config class: the name
-is looked up where Python would look it up, through the class's method resolution order
-(the consumer's classes and the provider's). It is an error only when a careful reader
-would confirm it:
+`config.compute_hash()` on a parameter annotated with a provider config class,
+`self.vllm_config.compute_hash()` through an attribute the provider's class annotates: the
+name is looked up where Python would look it up, through the class's method resolution order
+(the consumer's classes and the provider's; for a chain, the class each attribute on the way
+is annotated with). It is an error only when a careful reader would confirm it:
 
 - the member was there at the baseline (through the same receiver), and is defined nowhere
   in that order at the pin: not as a method, a class attribute, or an attribute a method of
-  those classes sets on the instance;
+  those classes sets on the instance (`_lookup`);
 - every class of the order is known: no base from outside the provider (it may serve the
-  name), no class-level `__getattr__`;
-- nothing else may put it there: no consumer class deriving from the receiver's defines or
-  sets it, the consumer assigns no attribute of that name from outside a class, patches none;
-  and the provider at the pin writes the name in no string (`setattr(x, "name", ...)`,
-  `register_buffer("name", ...)`), assigns it on no other object (`obj.name = ...`), and for
-  an annotated receiver (whose object may be a subclass) defines it in no subclass.
+  name) or written as an expression, no `__getattr__`/`__getattribute__`, no class decorator
+  that may add members;
+- nothing else may put it there: no consumer class deriving from the receiver's has it, the
+  consumer sets no attribute of that name from outside a class, patches none; and the provider
+  at the pin writes the name in no string (`setattr(x, "name", ...)`), assigns it on no other
+  object, passes it as no keyword where a class of the order sets attributes by computed
+  names, and for an annotated receiver (whose object may be a subclass) defines it in no
+  subclass (`_set_elsewhere`).
 
-A use inside a try that catches AttributeError, or in a function that names the member in a
-string (`hasattr(x, "name")`), is a warning. Without a baseline nothing is said: what the
-consumer expects is not known. Dunder names are left out (the interpreter serves them).
+A use under a `hasattr(X, "name")` test is judged with it (dead where X lacks the name). One
+inside a try that catches AttributeError, or in a function that names the member in a string,
+is a warning; so is an override's `super().m()` when `m` itself is gone and nobody calls it.
+Without a baseline nothing is said: what the consumer expects is not known. Dunder names are
+left out (the interpreter serves them).
 """
 
 from __future__ import annotations
