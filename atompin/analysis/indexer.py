@@ -26,6 +26,7 @@ from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
 from atompin.analysis.syntax import (
     body_digest,
+    dict_key_set,
     dotted,
     literal_strings,
     runtime_bodies,
@@ -356,6 +357,12 @@ class _ModuleVisitor:
             else:
                 targets = [node.target]  # type: ignore[attr-defined]
             for target in targets:
+                if (key := dict_key_set(target, receiver)) is not None:  # `self.__dict__[k] = v`
+                    if key == "*":
+                        cls.sets_computed = True
+                    else:
+                        cls.members.setdefault(key, Member(MemberKind.INSTANCE, target.lineno)).truth = None
+                    continue
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
                         # Set on the instance: a class body's value for it is not what it holds.

@@ -53,6 +53,9 @@ _KNOWN_OUTSIDE: dict[str, frozenset[str]] = {
 }
 
 
+# Bases that make a class a structural type.
+_PROTOCOLS = frozenset({"Protocol", "typing.Protocol", "typing_extensions.Protocol"})
+
 # A class defining one of these may serve any name.
 _SERVES_ANY = frozenset({"__getattr__", "__getattribute__"})
 
@@ -108,9 +111,13 @@ def check_members(
     keywords = {use.method.name for use, g in found if g.computed}
     elsewhere = _set_elsewhere(hierarchy, names, receivers, keywords)
     grouped: dict[tuple[str, Severity, str], list[Site]] = {}
+    # What the consumer passes by keyword to provider callables (`super().__init__(name=...)`): a
+    # class of the lookup setting attributes by computed names may set those.
+    shapes = [call.shape for call in usage.calls] + [call.shape for call in usage.contact.method_calls]
+    passed = {k for shape in shapes for k in shape.keywords}
     for use, g in found:
         name = use.method.name
-        if (name, None) in elsewhere or (name, g.receiver) in elsewhere:
+        if (name, None) in elsewhere or (name, g.receiver) in elsewhere or (g.computed and name in passed):
             continue
         judgement = judge(use.when) if judge is not None and use.when else LIVE
         if judgement.reach is Reach.DEAD:
@@ -231,6 +238,8 @@ def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRe
         if step_class is None:
             return None
         order, receiver = h.index.mro(step_class), step_class
+    if isinstance(receiver, ClassRef) and _PROTOCOLS.intersection(n for n in order if isinstance(n, str)):
+        return None  # any class with the right members is one: not only its subclasses
     return order, receiver
 
 
@@ -241,6 +250,9 @@ def _annotated(h: Hierarchy, order: Sequence[Node], name: str) -> ClassRef | Non
     if not isinstance(found, tuple) or not found[1].annotation:
         return None
     holder, member = found
+    info = h.provider(holder)
+    if info is not None and member.annotation.split(".")[0] in info.members:
+        return None  # a name of the class's own scope (a nested class): not the module's
     res = h.index.resolve(holder.module, member.annotation.split("."))
     target = res.target if res.status is Status.FOUND else None
     return target.cls if target is not None and target.kind is TargetKind.CLASS else None
@@ -332,7 +344,12 @@ def _set_elsewhere(
     self_store = {word: re.compile(rb"\bself\." + q + rb"\s*(?::[^=\n]*)?=(?!=)") for word, q in quoted.items()}
     out: set[tuple[str, ClassRef | None]] = set()
     to_index: dict[str, list[tuple[str, bool]]] = {}  # name -> (path, does it store `self.name`)
+    registering = [(r, re.compile(rb"\b" + re.escape(r.qualname.encode()) + rb"\.register\(")) for r in receivers]
+    words += [r.qualname.rpartition(".")[2].encode() for r in receivers]  # files registering one are read too
     for path, text in tree.read_many(tree.files_containing(tree.python_files(package), words)):
+        for receiver, pattern in registering:
+            if pattern.search(text):  # `Config.register(Impl)`: an object of another class is one
+                out.update((name, receiver) for name in names)
         for name, word in zip(names, words):
             if word not in text or (name, None) in out:
                 continue

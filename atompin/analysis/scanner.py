@@ -941,7 +941,12 @@ class ConsumerScanner:
         return None
 
     def _eval_Lambda(self, node: ast.Lambda, ctx: _Ctx) -> Value:
-        self._eval(node.body, ctx)
+        # Its parameters hide the names around it (`lambda self: self.x` is not the method's `self`).
+        scope = Scope(ctx.scope)
+        a = node.args
+        for param in (*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)):
+            scope.names[param.arg] = None
+        self._eval(node.body, _evolve(ctx, scope=scope))
         return LambdaValue(signature_of(node))
 
     def _eval_NamedExpr(self, node: ast.NamedExpr, ctx: _Ctx) -> Value:
@@ -2250,10 +2255,14 @@ def _reads_attribute(source: bytes, word: bytes) -> bool:
     while at >= 0:
         end = at + len(dot)
         after = source[end : end + 1]
-        if not (after.isalnum() or after == b"_") and not source.endswith(b"super()", 0, at):
+        if not (after.isalnum() or after == b"_") and not _SUPER_BEFORE.search(source, max(0, at - 120), at):
             return True
         at = source.find(dot, end)
     return False
+
+
+# `super()` or `super(Cls, self)` just before a position (searched in the text before it).
+_SUPER_BEFORE = re.compile(rb"\bsuper\([^()\n]*\)$")
 
 
 def _unchained(value: Value) -> Value:

@@ -261,6 +261,9 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
                     makers.setdefault(attr, set()).add("*")
                 continue
             for target in targets:
+                if (key := dict_key_set(target, me)) is not None:
+                    makers.setdefault(key, set()).add("*")
+                    continue
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                         callee = dotted(value.func) if t is target and isinstance(value, ast.Call) else ""
@@ -313,7 +316,7 @@ def set_by_name(call: ast.Call, me: str) -> str | None:
         inner = call.func.value
         if isinstance(inner, ast.Call) and dotted(inner.func) == "vars" and inner.args and _is_name(inner.args[0], me):
             return "*"
-    if (
+    if func == f"{me}.__setattr__" or (
         isinstance(call.func, ast.Attribute)
         and call.func.attr == "__setattr__"
         and isinstance(call.func.value, ast.Call)
@@ -326,6 +329,14 @@ def set_by_name(call: ast.Call, me: str) -> str | None:
         return None
     name = args[1]
     return str(name.value) if isinstance(name, ast.Constant) else "*"
+
+
+def dict_key_set(target: ast.expr, me: str) -> str | None:
+    """For an assignment target `me.__dict__["name"]`: "name" ("*" for a computed key); else None."""
+    if isinstance(target, ast.Subscript) and dotted(target.value) == f"{me}.__dict__":
+        key = target.slice
+        return str(key.value) if isinstance(key, ast.Constant) else "*"
+    return None
 
 
 def _is_name(node: ast.expr, name: str) -> bool:
