@@ -126,10 +126,10 @@ def check_members(
         if use.guarded:
             severity = Severity.WARNING
             message += " (the code handles its absence there: a try that catches AttributeError, or a test of the name)"
-        elif (hook := _vanished_hook(hierarchy, before, use, gone, named, search)) is not None:
+        elif _dropped_hook(use, named, search):
             severity = Severity.WARNING
             message += (
-                f" (it is read in `{use.in_method}`, which overrides {hook.holder}.{use.in_method}, gone too: "
+                f" (it is read in `{name}`, which overrides {g.holder}.{name}, gone too: "
                 "the provider no longer calls it, so it runs only where the consumer does)"
             )
         severity, message = judgement.adjust(severity, message)
@@ -140,31 +140,13 @@ def check_members(
     ]
 
 
-def _vanished_hook(
-    now: Hierarchy,
-    before: Hierarchy,
-    use: MemberUse,
-    gone: dict[MethodRef, _Gone | None],
-    named: set[str],
-    search: NameSearch,
-) -> _Gone | None:
-    """Is the read an override's `super().m(...)` inside `m`, where `m` is a provider member gone
-    since the baseline that nobody calls any more: the consumer names it nowhere else, nor does
-    the provider at the pin call it on an object it was handed (a hook the provider dropped:
+def _dropped_hook(use: MemberUse, named: set[str], search: NameSearch) -> bool:
+    """Is the gone member read by an override handing on to it (`super().m(...)` inside `m`) that
+    nobody calls any more: the consumer names it nowhere else, nor does the provider at the pin
+    call it on an object it was handed (a hook the provider dropped:
     `super().get_dummy_processor_inputs()` in its override)?"""
-    method = use.in_method
-    ref = use.method
-    if (
-        ref.receiver is not Receiver.SUPER
-        or ref.via
-        or ref.name != method
-        or method.startswith("__")
-        or method in named
-    ):
-        return None
-    if gone.get(ref) is None or search.find_text([method]).get(method):
-        return None
-    return gone[ref]
+    name = use.method.name
+    return use.hands_on and name not in named and not search.find_text([name]).get(name)
 
 
 def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
@@ -302,15 +284,8 @@ def _defines(h: Hierarchy, cls_name: str, name: str) -> bool:
     cls = h.classes.get(cls_name)
     if cls is None:
         return False
-    methods = {m.name for m in cls.methods}
-    return (
-        name in methods
-        or name in cls.attributes
-        or name in cls.bound
-        or name in cls.assigned
-        or "*" in cls.assigned
-        or bool((methods | set(cls.bound)) & _SERVES_ANY)
-    )
+    # `bound` holds its methods and class attributes (under an `if` or `try` too).
+    return name in cls.bound or name in cls.assigned or "*" in cls.assigned or bool(_SERVES_ANY.intersection(cls.bound))
 
 
 def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:

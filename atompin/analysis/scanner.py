@@ -1043,7 +1043,13 @@ class ConsumerScanner:
 
     def _record_member_use(self, ref: MethodRef, node: ast.Attribute, ctx: _Ctx) -> None:
         """`x.name` read (or called) through a receiver, for `missing-member`."""
-        method = ctx.function.rpartition(".")[2] if ctx.owner else ""
+        hands_on = (
+            ref.receiver is Receiver.SUPER
+            and not ref.via
+            and bool(ctx.owner)
+            and ctx.function.rpartition(".")[2] == ref.name
+            and not ref.name.startswith("__")
+        )
         # Under a try catching AttributeError, or a `hasattr(X, name)` test (written, or kept in a
         # flag): the test holds where it runs (a provider class lacking the name makes it dead).
         site = self._site(ctx, node)
@@ -1052,7 +1058,7 @@ class ConsumerScanner:
             Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
             for owner, attr in sorted(tests, key=repr)
         )
-        use = MemberUse(ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), ctx.owner, method)
+        use = MemberUse(ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), hands_on)
         self._member_uses.setdefault(use, (ctx.file.module, ctx.function))
 
     def _read_mixins(self) -> None:
@@ -1080,11 +1086,7 @@ class ConsumerScanner:
         """Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
         consumer's files (scanned or not) may call: they read `x.m` (but `super().m`) or write
         `"m"` (`getattr(x, "m")`). A mention in prose (a docstring's ``m``) is no call."""
-        delegating = {
-            u.in_method
-            for u in uses
-            if u.method.receiver is Receiver.SUPER and u.method.name == u.in_method and not u.in_method.startswith("__")
-        }
+        delegating = {u.method.name for u in uses if u.hands_on}
         sources = (*self._sources.values(), *self._unscanned)
         return [
             name for name in sorted(delegating) if any(_reads_attribute(source, name.encode()) for source in sources)

@@ -384,9 +384,8 @@ class MemberUse:
     # Inside a try that catches AttributeError, or in a function that names the member in a
     # string (`hasattr(x, "name")`, `getattr(x, "name", None)`): its absence is handled.
     guarded: bool = False
-    # The consumer class and method the read is in ("" outside a method).
-    in_class: str = ""
-    in_method: str = ""
+    # `super().m` inside the consumer's own method `m`: an override handing on to the original.
+    hands_on: bool = False
 
 
 @dataclass(frozen=True)
@@ -461,11 +460,11 @@ class ContactSurface:
     method_calls: list[MethodCall] = field(default_factory=list)
     # Members read or called through receivers (`missing-member`).
     member_uses: list[MemberUse] = field(default_factory=list)
-    # Attribute names the consumer sets on an object it was handed (`x.name = ...`, `x` typed
-    # with a provider class): such a member is the consumer's own.
+    # Attribute names the consumer sets from outside a class (`x.name = ...` on anything but
+    # `self`, `setattr(x, "name", ...)`): it may put such a member on a provider object itself.
     member_stores: list[str] = field(default_factory=list)
-    # Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
-    # consumer names elsewhere (it may call them itself).
+    # Of the methods whose `super().m(...)` hands on (`MemberUse.hands_on`), those the consumer
+    # names elsewhere (it may call them itself).
     hooks_named: list[str] = field(default_factory=list)
     unpacks: list[Unpack] = field(default_factory=list)
     handovers: list[Handover] = field(default_factory=list)
