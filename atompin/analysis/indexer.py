@@ -25,6 +25,7 @@ from atompin.analysis.moduleinfo import (
 from atompin.analysis.names import absolute_module
 from atompin.analysis.signature import signature_of
 from atompin.analysis.syntax import (
+    annotated_type,
     body_digest,
     dict_key_set,
     dotted,
@@ -350,7 +351,11 @@ class _ModuleVisitor:
             kind = node.__class__
             if kind is ast.Call:
                 self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
-                cls.sets_computed = cls.sets_computed or set_by_name(node, receiver) == "*"  # type: ignore[arg-type]
+                named = set_by_name(node, receiver)  # type: ignore[arg-type]
+                if named == "*":
+                    cls.sets_computed = True
+                elif named is not None:
+                    cls.members.setdefault(named, Member(MemberKind.INSTANCE, node.lineno)).truth = None  # type: ignore[attr-defined]
                 continue
             if kind is ast.Assign:
                 targets: list[ast.expr] = node.targets  # type: ignore[attr-defined]
@@ -416,20 +421,10 @@ def _constant_truth(stmt: ast.stmt) -> bool | None:
 
 
 def annotated_class(annotation: ast.expr | None) -> str:
-    """The class an annotation names, as written ("VllmConfig", "config.VllmConfig"); `X | None`,
-    `Optional[X]` and `"X"` as X; "" for anything else (a union, a generic, a type variable)."""
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        text = annotation.value.strip()
-        return text if all(part.isidentifier() for part in text.split(".")) else ""
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        sides = [annotation.left, annotation.right]
-        others = [s for s in sides if not (isinstance(s, ast.Constant) and s.value is None)]
-        return annotated_class(others[0]) if len(others) == 1 else ""
-    if isinstance(annotation, ast.Subscript) and dotted(annotation.value).rpartition(".")[2] == "Optional":
-        return annotated_class(annotation.slice)
-    if isinstance(annotation, (ast.Name, ast.Attribute)):
-        return dotted(annotation)
-    return ""
+    """The class an annotation names, as written ("VllmConfig", "config.VllmConfig"); "" when it
+    names none (`syntax.annotated_type`)."""
+    node = annotated_type(annotation)
+    return dotted(node) if node is not None else ""
 
 
 def _stored_class(node: ast.Assign | ast.AnnAssign | ast.AugAssign, typed: dict[str, str]) -> str:

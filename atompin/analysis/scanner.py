@@ -49,11 +49,12 @@ from atompin.analysis.guards import (
     suppressing_try,
     type_error_handling,
 )
-from atompin.analysis.limits import TOO_DEEP, parse_expression, parse_limited
+from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
+    annotated_type,
     breaks,
     class_body_names,
     dotted,
@@ -1758,24 +1759,10 @@ class ConsumerScanner:
         return ClassBase(text=text)
 
     def _provider_type(self, annotation: ast.expr | None, ctx: _Ctx) -> tuple[Ref, ...]:
-        """The provider class an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`; () otherwise."""
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            parsed = parse_expression(annotation.value)
-            if parsed is None:
-                return ()
-            annotation = parsed
-        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-            sides = [
-                self._provider_type(side, ctx)
-                for side in (annotation.left, annotation.right)
-                if not (isinstance(side, ast.Constant) and side.value is None)
-            ]
-            return sides[0] if len(sides) == 1 else ()
-        if isinstance(annotation, ast.Subscript):
-            if dotted(annotation.value).split(".")[-1] == "Optional":
-                return self._provider_type(annotation.slice, ctx)
-            return ()  # list[C], type[C], ClassVar[...]: not an instance of C
-        value = self._pure(annotation, ctx)
+        """The provider class an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`; () otherwise
+        (`list[C]`, `type[C]`: not an instance of C)."""
+        node = annotated_type(annotation)
+        value = self._pure(node, ctx) if node is not None else None
         return value.choices if isinstance(value, ProviderValue) else ()
 
     def _record_class(self, node: ast.ClassDef, ctx: _Ctx, qualname: str) -> None:

@@ -10,6 +10,8 @@ import ast
 import hashlib
 from collections.abc import Iterator
 
+from atompin.analysis.limits import parse_expression
+
 # Fields that never hold a node (names, flags, a constant's value), and an expression's
 # context (`Load`, `Store`), which no visitor reads as a node: `walk` does not descend into them.
 _LEAF_FIELDS = frozenset(
@@ -213,6 +215,21 @@ def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return True
 
 
+def annotated_type(annotation: ast.expr | None) -> ast.Name | ast.Attribute | None:
+    """The one class expression an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`;
+    None for anything else (a union, `list[C]`, `type[C]`, a type variable's use is its name)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation = parse_expression(annotation.value)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [
+            s for s in (annotation.left, annotation.right) if not (isinstance(s, ast.Constant) and s.value is None)
+        ]
+        return annotated_type(sides[0]) if len(sides) == 1 else None
+    if isinstance(annotation, ast.Subscript) and dotted(annotation.value).rpartition(".")[2] == "Optional":
+        return annotated_type(annotation.slice)
+    return annotation if isinstance(annotation, (ast.Name, ast.Attribute)) else None
+
+
 def class_body_names(body: list[ast.stmt]) -> set[str]:
     """Every name a class body binds: definitions, assignments, imports, loop and `with` targets,
     under an `if` (but `if TYPE_CHECKING:`), a `try`, a `with`, a loop or a `match` too."""
@@ -306,28 +323,26 @@ def _setattr_on(stmt: ast.stmt, me: str) -> str | None:
 
 def set_by_name(call: ast.Call, me: str) -> str | None:
     """For a call setting an attribute of `me` by name: `setattr(me, "name", value)`,
-    `object.__setattr__(me, "name", value)` (a frozen dataclass's own), `super().__setattr__("name",
-    value)`: "name" ("*" when the name is computed, and for `me.__dict__.update(...)` or
-    `vars(me).update(...)`); else None."""
+    `object.__setattr__(me, "name", value)` (a frozen dataclass's own), `me.__setattr__("name",
+    value)`, `super().__setattr__("name", value)`: "name" ("*" when the name is computed, and for
+    `me.__dict__.update(...)` or `vars(me).update(...)`); else None."""
     func, args = dotted(call.func), call.args
+    method, inner = (call.func.attr, call.func.value) if isinstance(call.func, ast.Attribute) else ("", None)
     if func == f"{me}.__dict__.update":
         return "*"
-    if isinstance(call.func, ast.Attribute) and call.func.attr == "update":
-        inner = call.func.value
-        if isinstance(inner, ast.Call) and dotted(inner.func) == "vars" and inner.args and _is_name(inner.args[0], me):
-            return "*"
+    if method == "update" and isinstance(inner, ast.Call):
+        return "*" if dotted(inner.func) == "vars" and inner.args and _is_name(inner.args[0], me) else None
+    name: ast.expr | None
     if func == f"{me}.__setattr__" or (
-        isinstance(call.func, ast.Attribute)
-        and call.func.attr == "__setattr__"
-        and isinstance(call.func.value, ast.Call)
-        and dotted(call.func.value.func) == "super"
+        method == "__setattr__" and isinstance(inner, ast.Call) and dotted(inner.func) == "super"
     ):
-        args = [ast.Name(me), *args]  # `super().__setattr__("name", value)`: on the instance
-    elif func not in ("setattr", "object.__setattr__"):
+        name = args[0] if args else None  # called on the instance itself
+    elif func in ("setattr", "object.__setattr__") and len(args) >= 2 and _is_name(args[0], me):
+        name = args[1]
+    else:
         return None
-    if len(args) < 2 or not _is_name(args[0], me):
+    if name is None:
         return None
-    name = args[1]
     return str(name.value) if isinstance(name, ast.Constant) else "*"
 
 
