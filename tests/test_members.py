@@ -23,48 +23,33 @@ def src(text: str) -> str:
     return textwrap.dedent(text).lstrip("\n")
 
 
-PV_A = {
-    "pv/spec.py": """
-        from dataclasses import dataclass
+def _release(field: str, method: str) -> dict[str, str]:
+    """One release of the provider: a spec dataclass with `field`, a config class with `method`."""
+    return {
+        "pv/spec.py": f"""
+            from dataclasses import dataclass
 
-        @dataclass
-        class BaseSpec:
-            block_size: int = 16
+            @dataclass
+            class BaseSpec:
+                block_size: int = 16
 
-        @dataclass
-        class Spec(BaseSpec):
-            ratio: int = 1
-    """,
-    "pv/config.py": """
-        class Config:
-            def __init__(self):
-                self.seed = 0
+            @dataclass
+            class Spec(BaseSpec):
+                {field}: int = 1
+        """,
+        "pv/config.py": f"""
+            class Config:
+                def __init__(self):
+                    self.seed = 0
 
-            def compute_hash(self):
-                return str(self.seed)
-    """,
-}
-PV_B = {
-    "pv/spec.py": """
-        from dataclasses import dataclass
+                def {method}(self):
+                    return str(self.seed)
+        """,
+    }
 
-        @dataclass
-        class BaseSpec:
-            block_size: int = 16
 
-        @dataclass
-        class Spec(BaseSpec):
-            tokens_per_state: int = 1
-    """,
-    "pv/config.py": """
-        class Config:
-            def __init__(self):
-                self.seed = 0
-
-            def compile_factors(self):
-                return [self.seed]
-    """,
-}
+PV_A = _release("ratio", "compute_hash")
+PV_B = _release("tokens_per_state", "compile_factors")  # the bump: both renamed away
 
 SPEC_CONSUMER = {
     "plug/spec.py": src(
