@@ -298,6 +298,23 @@ def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:
     )
 
 
+# What surely reads a name written as a string: `hasattr(x, "n")`, `getattr(x, "n", d)` before
+# it; `"n" in x.__dict__`, `"n" == attr` after it (a string anywhere else may set it).
+_READ_BEFORE = re.compile(rb"(?:\b(?:has|get)attr\(\s*[\w.\[\]]+\s*,|[=!]=)\s*$")
+_READ_AFTER = re.compile(rb"\s*(?:(?:not\s+)?in\b|[=!]=)")
+
+
+def _may_store(text: bytes, match: re.Match[bytes]) -> bool:
+    """Can this occurrence of a name put it on an object: an attribute store (`x.n = ...`), or
+    the name written as a string, unless the string is one that surely only reads it?"""
+    if match.group(0)[:1] not in (b'"', b"'"):
+        return True
+    line_start = text.rfind(b"\n", 0, match.start()) + 1
+    if _READ_BEFORE.search(text, line_start, match.start()):
+        return False
+    return not _READ_AFTER.match(text, match.end())
+
+
 def _set_elsewhere(
     h: Hierarchy, names: list[str], receivers: set[ClassRef], keywords: set[str]
 ) -> set[tuple[str, ClassRef | None]]:
@@ -328,7 +345,7 @@ def _set_elsewhere(
         for name, word in zip(names, words):
             if word not in text or (name, None) in out:
                 continue
-            if elsewhere[word].search(text) or (
+            if any(_may_store(text, m) for m in elsewhere[word].finditer(text)) or (
                 name in keywords and re.search(rb"[(,]\s*" + quoted[word] + rb"\s*=(?!=)", text)
             ):
                 out.add((name, None))

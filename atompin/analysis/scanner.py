@@ -1354,9 +1354,15 @@ class ConsumerScanner:
             calls = self._own_calls.setdefault((defined.file.path, defined.qualname), {})
             calls[f"{ctx.file.path}:{node.lineno}:{node.col_offset}"] = ctx.catching_import
         # Only arguments that can lead into the provider are worth reading a helper again:
-        # provider objects, and strings that name a provider module.
+        # provider objects, strings that name a provider module, and a receiver's member
+        # (`helper(self.vllm_config)`: what the helper reads of it is read through the receiver).
         values = (*args, *kwargs.values())
-        if not any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values):
+        if not any(
+            isinstance(v, (ProviderValue, MethodValue))
+            or (isinstance(v, ReceiverValue) and v.receiver is Receiver.INSTANCE)
+            or (isinstance(v, str) and self._is_provider(v))
+            for v in values
+        ):
             return
         fn = self._function(callee.dotted)
         if fn is None:
@@ -1864,11 +1870,13 @@ class ConsumerScanner:
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx
     ) -> Iterator[tuple[str, tuple[Ref, ...]]]:
         """Each `self.x = ...` / `self.x: T = ...` in a method: the provider class it makes or is
-        annotated with, () for anything else."""
+        annotated with, or that annotates the parameter it stores (`self.x = x` of `x: T`), () for
+        anything else."""
         args = [*method.args.posonlyargs, *method.args.args]
         if not args:
             return
         receiver = args[0].arg
+        annotated = {a.arg: a.annotation for a in (*args[1:], *method.args.kwonlyargs) if a.annotation}
         targets: list[ast.expr]
         for stmt in statements(method.body):
             if isinstance(stmt, ast.AnnAssign):
@@ -1877,6 +1885,8 @@ class ConsumerScanner:
                 value = self._pure(stmt.value.func, ctx) if isinstance(stmt.value, ast.Call) else None
                 targets = list(stmt.targets)
                 choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
+                if isinstance(stmt.value, ast.Name) and stmt.value.id in annotated and len(targets) == 1:
+                    choices = self._provider_type(annotated[stmt.value.id], ctx)
             else:
                 continue
             for target in targets:

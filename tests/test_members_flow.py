@@ -1,0 +1,101 @@
+"""missing-member: provider objects kept on the consumer's own instances and handed to helpers,
+and the provider's strings that only read a name (which do not serve it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_contact import check, found
+from tests.test_members import PV_A, PV_B
+
+
+def mm(consumer, provider, baseline=PV_A):
+    return found(check(consumer, provider, baseline), "missing-member")
+
+
+KEPT = """
+from pv.config import Config
+
+class Runner:
+    def __init__(self, config: Config, other):
+        self.config = config
+        self.other = other
+
+    def sig(self):
+        return self.config.compute_hash()
+"""
+
+
+def test_an_annotated_parameter_kept_on_the_instance_is_read_as_its_class():
+    assert mm({"plug/run.py": KEPT}, PV_B) == [("error", "pv.config:Config.compute_hash", "plug/run.py:9")]
+
+
+def test_an_attribute_set_from_two_sources_is_not_typed():
+    consumer = KEPT.replace(
+        "        self.other = other\n",
+        "        self.other = other\n\n    def reset(self, c):\n        self.config = c\n",
+    )
+    assert mm({"plug/run.py": consumer}, PV_B) == []
+
+
+HELPER = {
+    "plug/sig.py": """
+        def signature(config):
+            return _hash(config)
+
+        def _hash(config):
+            return config.compute_hash()
+    """,
+}
+
+
+def test_a_kept_provider_object_handed_to_an_untyped_helper_is_followed():
+    runner = KEPT.replace("return self.config.compute_hash()", "return signature(self.config)")
+    consumer = {**HELPER, "plug/run.py": "from plug.sig import signature\n" + runner}
+    assert mm(consumer, PV_B) == [("error", "pv.config:Config.compute_hash", "plug/sig.py:5")]
+    assert mm(consumer, PV_A) == []
+
+
+def test_a_member_the_provider_annotates_handed_to_an_untyped_helper_is_followed():
+    a = {**PV_A, "pv/worker.py": "from pv.config import Config\n\nclass Worker:\n    config: Config\n"}
+    b = {**PV_B, "pv/worker.py": "from pv.config import Config\n\nclass Worker:\n    config: Config\n"}
+    consumer = {
+        **HELPER,
+        "plug/run.py": """
+            from pv.worker import Worker
+            from plug.sig import signature
+
+            class Mine(Worker):
+                def sig(self):
+                    return signature(self.config)
+        """,
+    }
+    assert mm(consumer, b, a) == [("error", "pv.config:Config.compute_hash", "plug/sig.py:5")]
+
+
+CONSUMER = {"plug/run.py": KEPT}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'def probe(cls):\n    return "compute_hash" in cls.__dict__\n',
+        'def probe(obj):\n    return hasattr(obj, "compute_hash")\n',
+        'def probe(obj):\n    return getattr(obj, "compute_hash", None)\n',
+        'def probe(name):\n    return name == "compute_hash"\n',
+    ],
+)
+def test_a_provider_string_that_only_reads_the_name_does_not_serve_it(text: str):
+    assert mm(CONSUMER, {**PV_B, "pv/probe.py": text}) == [("error", "pv.config:Config.compute_hash", "plug/run.py:9")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'def install(obj, f):\n    setattr(obj, "compute_hash", f)\n',
+        'HOOKS = ["compute_hash"]\n',
+        "def install(obj, f):\n    obj.compute_hash = f\n",
+    ],
+)
+def test_a_provider_string_or_store_that_may_set_the_name_serves_it(text: str):
+    assert mm(CONSUMER, {**PV_B, "pv/probe.py": text}) == []
