@@ -717,3 +717,31 @@ def test_a_guarded_read_of_a_tested_name_does_not_excuse_the_functions_other_rea
     assert [(f.symbol, f.severity.value) for f in result.findings if f.severity.value == "error"] == [
         ("pv.envs:VLLM_GONE", "error")
     ]
+
+
+def test_one_name_imported_unguarded_here_and_caught_there_gets_a_verdict_per_site(run_check):
+    # ATOM's shape at vLLM 0.34: `GPUModelRunner` imported bare by two patches and, in a third,
+    # under `except Exception: log; return False`. Only the bare imports raise.
+    files = {
+        "plug/__init__.py": "",
+        "plug/bare.py": "def install():\n    from pv.core.runner import Runner\n    Runner.x = 1\n",
+        "plug/caught.py": """
+            import logging
+
+            def install():
+                try:
+                    from pv.core.runner import Runner
+                except Exception as e:
+                    logging.debug("no runner (%s), skip", e)
+                    return False
+                return Runner is not None
+        """,
+        "plug/entry.py": "from plug import bare, caught\n\nbare.install()\ncaught.install()\n",
+    }
+    result = run_check(PROVIDER, files)
+    imports = [f for f in result.findings if f.rule.value == "unresolved-import"]
+    assert [(f.severity.value, [str(s) for s in f.sites]) for f in imports] == [
+        ("error", ["plug/bare.py:2"]),
+        ("warning", ["plug/caught.py:5"]),
+    ]
+    assert "raises ImportError" in imports[0].message and "degraded" in imports[1].message

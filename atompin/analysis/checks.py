@@ -83,8 +83,12 @@ def _callable_run(index: ProviderIndex, target: Target | None) -> tuple[Target, 
 
 
 class _Findings:
+    """The findings so far, one per rule, symbol and severity: a symbol whose sites fail in
+    different ways (one import raises, another is caught) is told apart; a site said twice
+    keeps the worse verdict only."""
+
     def __init__(self) -> None:
-        self._drafts: dict[tuple[str, str, str], _Draft] = {}
+        self._drafts: dict[tuple[str, str, str, int], _Draft] = {}
         # What the conditions of the use being judged say (a fallback, an undecided version gate).
         self.judgement: Judgement = LIVE
 
@@ -99,19 +103,23 @@ class _Findings:
         key: str = "",
     ) -> None:
         severity, message = self.judgement.adjust(severity, message)
-        k = (rule.value, symbol, key)
+        k = (rule.value, symbol, key, severity.rank)
         draft = self._drafts.get(k)
         if draft is None:
             draft = self._drafts[k] = _Draft(rule, severity, symbol, message, alternatives=alternatives)
-        elif severity.rank < draft.severity.rank:
-            draft.severity, draft.message = severity, message
         draft.sites.update(sites)
 
     def freeze(self) -> list[Finding]:
-        out = [
-            Finding(d.rule, d.severity, d.symbol, tuple(sorted(d.sites)), d.message, d.alternatives)
-            for d in self._drafts.values()
-        ]
+        worst: dict[tuple[str, str, str, Site], int] = {}
+        for (rule, symbol, key, rank), d in self._drafts.items():
+            for site in d.sites:
+                at = (rule, symbol, key, site)
+                worst[at] = min(worst.get(at, rank), rank)
+        out = []
+        for (rule, symbol, key, rank), d in self._drafts.items():
+            sites = tuple(sorted(s for s in d.sites if worst[(rule, symbol, key, s)] == rank))
+            if sites:
+                out.append(Finding(d.rule, d.severity, d.symbol, sites, d.message, d.alternatives))
         return sorted(out, key=Finding.sort_key)
 
 
