@@ -402,3 +402,32 @@ def test_the_shipped_tables_parse_and_cover_the_moves():
     assert pool.params == ("vllm_config", "kv_cache_groups")
     t32 = parse_table((root / "0.32.toml").read_text(), "0.32.toml")
     assert t32.applies_to("0.32.0") and not t32.applies_to("0.33.0")
+
+
+# ATOM's shape: a helper handed each class patches it with a wrapper closing over the original.
+HANDED = """
+    import functools
+
+    def _patch(layer):
+        orig = layer.step
+
+        @functools.wraps(orig)
+        def wrapped(self, batch, max_len=None):
+            return orig(self, batch, max_len)
+
+        layer.step = wrapped
+
+    def register():
+        from pv.m import Runner
+        _patch(Runner)
+"""
+
+
+def test_a_wrapper_made_in_a_helper_for_the_class_handed_to_it_calls_that_class_original(run_check):
+    narrower = {**PROVIDER, "pv/m.py": "class Runner:\n    def step(self, batch):\n        return batch\n"}
+    [finding] = run_check(narrower, consumer(HANDED)).findings
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == ("arity-drift", "error", "pv.m:Runner.step")
+    assert [str(s) for s in finding.sites] == ["plug/mod.py:8"]
+    assert "passes 3 positional argument(s); the signature takes at most 2" in finding.message
+    # Where the original takes what the wrapper passes, nothing is said.
+    assert run_check(PROVIDER, consumer(HANDED)).findings == ()

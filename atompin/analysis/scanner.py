@@ -175,6 +175,8 @@ class _Ctx:
     owner: str = ""
     # In the body of a try that catches ImportError: that try ("path:line"; "" elsewhere).
     catching_import: str = ""
+    # In a function read again for a call (and in what it defines): the values bound, as text.
+    bound: tuple[tuple[str, str], ...] = ()
 
 
 def _evolve(ctx: _Ctx, **changes: object) -> _Ctx:
@@ -201,6 +203,9 @@ class _Function:
     when: tuple[Condition, ...] = ()
     # The `hasattr` tests whose branch it is defined in (it is made only where they hold).
     guards: frozenset[tuple[tuple[Ref, ...], str]] = frozenset()
+    # Defined in a function read again for a call: the values that read bound (a nested wrapper
+    # closes over them: `orig = cls.method` of the class the call passed), as in `_Ctx.bound`.
+    outer: tuple[tuple[str, str], ...] = ()
 
     def made_when(self) -> tuple[Condition, ...]:
         """What must hold for the definition to be made: `when`, and its `hasattr` guards."""
@@ -253,7 +258,7 @@ class ConsumerScanner:
         self._functions: dict[str, _Function] = {}
         self._modules: set[str] = set()
         self._queue: deque[_Rescan] = deque()
-        self._seen_calls: set[tuple[int, tuple[tuple[str, str], ...]]] = set()
+        self._seen_calls: set[tuple[int, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = set()
         self._rescans = 0
         self._reads: set[Read] = set()
         self._pending: list[tuple[ConsumerValue, ast.Call, list[Value], dict[str, Value], _Ctx]] | None = None
@@ -584,7 +589,14 @@ class ConsumerScanner:
             self._eval(deco, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
         fn = _Function(
-            node, ctx.file, qualname, ctx.scope, muted=not ctx.record, when=ctx.when, guards=ctx.hasattr_guards
+            node,
+            ctx.file,
+            qualname,
+            ctx.scope,
+            muted=not ctx.record,
+            when=ctx.when,
+            guards=ctx.hasattr_guards,
+            outer=ctx.bound,
         )
         dotted_name = f"{ctx.file.module}.{qualname}"
         # The first definition wins: a later redefinition in a rescan must not shadow it.
@@ -1258,7 +1270,7 @@ class ConsumerScanner:
     # -- functions and helper calls --------------------------------------------------
 
     def _enqueue(self, fn: _Function, binding: dict[str, Value], via: tuple[Site, ...], depth: int) -> None:
-        key = (id(fn.node), tuple(sorted((k, repr(v)) for k, v in binding.items())))
+        key = (id(fn.node), fn.outer, _bound_text(binding))
         if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
             return
         self._seen_calls.add(key)
@@ -1275,7 +1287,17 @@ class ConsumerScanner:
             if extra is not None:
                 scope.names[extra.arg] = None
         self._bind_receivers(fn, scope)
-        ctx = _Ctx(fn.file, scope, function=fn.qualname, via=job.via, depth=job.depth, owner=fn.owner, when=fn.when)
+        bound = (*fn.outer, *_bound_text(job.binding))
+        ctx = _Ctx(
+            fn.file,
+            scope,
+            function=fn.qualname,
+            via=job.via,
+            depth=job.depth,
+            owner=fn.owner,
+            when=fn.when,
+            bound=bound,
+        )
         test = feature_test(fn.node)
         if test is not None:
             self._feature_tests.add(id(test))
@@ -2262,6 +2284,11 @@ def _reads_attribute(source: bytes, word: bytes) -> bool:
 
 # `super()` or `super(Cls, self)` just before a position (searched in the text before it).
 _SUPER_BEFORE = re.compile(rb"\bsuper\([^()\n]*\)$")
+
+
+def _bound_text(binding: dict[str, Value]) -> tuple[tuple[str, str], ...]:
+    """The values a read of a function binds to its parameters, as sortable text (a key)."""
+    return tuple(sorted((k, repr(v)) for k, v in binding.items()))
 
 
 def _unchained(value: Value) -> Value:
