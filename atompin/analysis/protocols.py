@@ -17,6 +17,12 @@ so: error when the stand-in was handed over and a method is abstract in the role
 since the baseline; warning otherwise (one finding per stand-in, listing them). Members
 the provider never uses by name are not reported.
 
+A class registered as a virtual subclass of a provider class (`P.register(C)`, P an ABC)
+stands in for P whatever its methods are named: it passes `isinstance(x, P)` but inherits
+none of P's members. A class attribute of P it lacks that provider code reads on a handed
+object is then an error too when new since the baseline or abstract (vLLM 0.34's
+`AttentionLayerBase.is_draft_layer`, read on every registered layer).
+
 A stand-in that reaches the provider only through the classes that hold it (stored on
 them, returned by them) makes only a warning for a method when:
 - every holder has that method itself, from the class that defines it in the role (both
@@ -37,9 +43,9 @@ from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
-from atompin.analysis.provider import ClassRef
+from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind
-from atompin.model import Finding, Rule, Severity, Site
+from atompin.model import Finding, Rule, Severity, Site, Status
 
 # More provider files than this defining the stand-in's method names: no clear role (and
 # reading them all would cost more than the answer is worth).
@@ -63,6 +69,8 @@ class StandIn:
     held_by: frozenset[str] | None = None
     # The evidence it is handed over in its role (for `held_by`: how its holders keep it).
     kept: tuple[Evidence, ...] = ()
+    # Registered as a virtual subclass of its role (`role.register(cls)`): it inherits nothing.
+    registered: bool = False
 
     @property
     def held_as(self) -> frozenset[str]:
@@ -141,13 +149,76 @@ def _external_bases(hierarchy: Hierarchy, cls: ConsumerClass) -> list[str]:
     return [n for n in hierarchy.mro(cls.name) if isinstance(n, str) and n not in PLAIN_BASES]
 
 
+# torch's `nn.Module`, the usual base of a class registered under a layer ABC: its public
+# members (its `__getattr__` serves only the parameters, buffers and modules set on the instance).
+_MODULE_MEMBERS = frozenset(
+    {
+        *("forward", "training", "dump_patches", "call_super_init", "extra_repr", "compile"),
+        *("register_buffer", "register_parameter", "add_module", "register_module", "apply"),
+        *("get_submodule", "set_submodule", "get_parameter", "get_buffer", "get_extra_state"),
+        *("set_extra_state", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "float", "double"),
+        *("half", "bfloat16", "to_empty", "to", "state_dict", "load_state_dict", "parameters"),
+        *("named_parameters", "buffers", "named_buffers", "children", "named_children"),
+        *("modules", "named_modules", "train", "eval", "requires_grad_", "zero_grad"),
+        *("share_memory", "register_forward_hook", "register_forward_pre_hook"),
+        *("register_backward_hook", "register_full_backward_hook", "register_full_backward_pre_hook"),
+        *("register_state_dict_pre_hook", "register_state_dict_post_hook"),
+        *("register_load_state_dict_pre_hook", "register_load_state_dict_post_hook"),
+    }
+)
+_KNOWN_OUTSIDE = {"nn.Module": _MODULE_MEMBERS, "torch.nn.Module": _MODULE_MEMBERS}
+
+
+def _instance_names(hierarchy: Hierarchy, s: StandIn) -> frozenset[str]:
+    """What the stand-in's own classes set on their instances (`self.name = ...`): an attribute
+    the provider reads on an object of the role is there too."""
+    return frozenset(
+        name for node in hierarchy.mro(s.cls.name) if (c := hierarchy.consumer(node)) for name in c.assigned
+    )
+
+
+def _outside_members(hierarchy: Hierarchy, s: StandIn) -> frozenset[str] | None:
+    """What the stand-in's bases outside both packages define (None: unknown, so it is not
+    judged). Only a registered stand-in is judged beside a known outside base, and not when
+    it sets attributes by names it computes (it may set any)."""
+    outside = _external_bases(hierarchy, s.cls)
+    if s.registered and "*" in _instance_names(hierarchy, s):
+        return None
+    if not outside:
+        return frozenset()
+    if not s.registered or any(base not in _KNOWN_OUTSIDE for base in outside):
+        return None
+    return frozenset().union(*(_KNOWN_OUTSIDE[base] for base in outside))
+
+
+def _registered(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, tuple[ClassRef, str]]:
+    """Consumer classes registered as virtual subclasses of a provider class (`P.register(C)`):
+    dotted name -> (P, how)."""
+    out: dict[str, tuple[ClassRef, str]] = {}
+    for h in contact.handovers:
+        if not h.role or h.target not in hierarchy.classes or h.target in out:
+            continue
+        res = hierarchy.index.resolve_symbol(h.role)
+        target = res.target if res.status is Status.FOUND else None
+        if target is not None and target.kind is TargetKind.CLASS and target.cls is not None:
+            out[h.target] = (target.cls, f"registered as a virtual subclass of {target.cls} at {h.site}")
+    return out
+
+
 def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch) -> list[StandIn]:
     """Every consumer class that stands in for a provider class, with its role."""
     handed = handed_classes(hierarchy, contact)
+    registered = _registered(hierarchy, contact)
+    out: list[StandIn] = []
+    for name, (abc, how) in sorted(registered.items()):
+        if not hierarchy.has_provider_base(name):
+            public = _public_methods(hierarchy, hierarchy.classes[name])
+            methods = {n for n, (_, m) in hierarchy.provider_members(abc).items() if m.kind is MemberKind.DEF}
+            out.append(StandIn(hierarchy.classes[name], abc, len(public & methods), len(public), how, registered=True))
     candidates: list[tuple[ConsumerClass, set[str], int, list[Evidence]]] = []
     for cls in hierarchy.classes.values():
         evidence = handed.get(cls.name, [])
-        if (cls.muted and not evidence) or hierarchy.has_provider_base(cls.name):
+        if (cls.muted and not evidence) or hierarchy.has_provider_base(cls.name) or cls.name in registered:
             continue
         public = _public_methods(hierarchy, cls)
         need = max(_MIN_HANDED if evidence else _MIN_SHAPED, math.ceil(len(public) / 2))
@@ -155,7 +226,6 @@ def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSe
             candidates.append((cls, public, need, evidence))
     # One search for every candidate's method names; the files found are read through the index.
     found = search.files_defining([(public, need) for _, public, need, _ in candidates], _MAX_CANDIDATES)
-    out: list[StandIn] = []
     for (cls, public, need, evidence), paths in zip(candidates, found):
         role = _best_role(hierarchy, search, paths, public, need)
         if role is None:
@@ -249,20 +319,33 @@ def _is_abstract(member: Member) -> bool:
 def check_protocols(
     hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch, baseline: Baseline | None = None
 ) -> list[Finding]:
-    stand_ins = [s for s in find_stand_ins(hierarchy, contact, search) if not _external_bases(hierarchy, s.cls)]
-    lacking = {s.cls.name: _lacking(hierarchy, s) for s in stand_ins}
+    # A registered class may be given members from outside its body (`cls.name = f` in a class
+    # decorator): a name the consumer stores on any object is taken as its.
+    stored = frozenset(contact.member_stores)
+    found = [
+        (s, outside | stored | _instance_names(hierarchy, s) if s.registered and outside is not None else outside)
+        for s in find_stand_ins(hierarchy, contact, search)
+        for outside in [_outside_members(hierarchy, s)]
+    ]
+    stand_ins = [s for s, outside in found if outside is not None]
+    lacking = {
+        s.cls.name: {n: pair for n, pair in _lacking(hierarchy, s).items() if n not in outside}
+        for s, outside in found
+        if outside is not None
+    }
     # What every stand-in lacks, found in the provider's text; the members that would be errors
     # (methods, abstract or new, of classes handed over) are confirmed in parsed code.
     names = {name for members in lacking.values() for name in members}
     sites = search.find_text(names)
     confirm = {
-        name
+        (name, member.kind is MemberKind.DEF)
         for s in stand_ins
         if s.handed
         for name, (_, member) in lacking[s.cls.name].items()
-        if member.kind is MemberKind.DEF and _why(member, name, s, baseline)
+        if (member.kind is MemberKind.DEF or s.registered) and _why(member, name, s, baseline)
     }
-    parsed = search.find(confirm, called=confirm)
+    # A method is looked for where it is called; a registered stand-in's attribute, where read too.
+    parsed = search.find({name for name, _ in confirm}, called={name for name, method in confirm if method})
     findings: list[Finding] = []
     for stand_in in stand_ins:
         findings += _check_stand_in(hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline)
@@ -302,6 +385,8 @@ def _check_stand_in(
     what = f"{s.cls.symbol} stands in for {s.role} (it defines {s.matched} of its methods" + (
         f"; {s.handed})" if s.handed else "; it is not seen handed over, so this is a guess from its shape)"
     )
+    if s.registered:
+        what = f"{s.cls.symbol} stands in for {s.role} ({s.handed}: it inherits none of its members)"
     findings: list[Finding] = []
     warned: list[str] = []
     for name in sorted(lacking):
@@ -313,8 +398,9 @@ def _check_stand_in(
         if why == "abstract":
             why = f"abstract in {owner}"
         # An error needs the class handed over and a method called by name (confirmed in parsed
-        # code); a class attribute read by a common name is weaker evidence: a warning.
-        error = bool(why) and bool(s.handed) and member.kind is MemberKind.DEF
+        # code); a class attribute read by a common name is weaker evidence (a warning), unless
+        # the class is registered under the role: then every object of the role may be it.
+        error = bool(why) and bool(s.handed) and (member.kind is MemberKind.DEF or s.registered)
         used = _uses(parsed_sites if error else text_sites, name, kinds)
         if error and s.held_by is not None and all(owner in hierarchy.mro(h) for h in s.holders):
             # Every class holding it has the method itself, from the class that defines it in the

@@ -1169,7 +1169,7 @@ class ConsumerScanner:
             )
         if isinstance(callee, ProviderValue) and ctx.record:
             self._record_registration(args, kwargs, node, ctx)
-            self._record_call_handovers(node, [*args, *kwargs.values()], ctx)
+            self._record_call_handovers(callee, node, [*args, *kwargs.values()], ctx)
         self._record_delegation(node, callee, args, ctx)
         if isinstance(callee, MethodValue) or (callee is None and name == "super"):
             return self._receiver_call(node, callee, args, ctx)
@@ -2071,11 +2071,15 @@ class ConsumerScanner:
         elif isinstance(callee, MethodValue):
             self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.ref))
 
-    def _record_call_handovers(self, node: ast.Call, values: list[Value], ctx: _Ctx) -> None:
-        """Consumer objects passed to a provider call (a registration, perhaps)."""
+    def _record_call_handovers(self, callee: ProviderValue, node: ast.Call, values: list[Value], ctx: _Ctx) -> None:
+        """Consumer objects passed to a provider call (a registration, perhaps); a class passed to
+        `P.register(C)` is registered under P, which it then stands in for."""
+        abc = [r for r in callee.choices if len(r.path) >= 2 and r.path[-1] == "register"]
+        role = Ref(abc[0].module, abc[0].path[:-1]).symbol if len(abc) == 1 and len(values) == 1 else ""
         for value in values:
             if isinstance(value, ConsumerValue):
-                self.usage.contact.handovers.append(Handover(HandoverKind.CALL, value.dotted, self._site(ctx, node)))
+                handover = Handover(HandoverKind.CALL, value.dotted, self._site(ctx, node), role=role)
+                self.usage.contact.handovers.append(handover)
 
     def _record_attribute_handover(
         self, ctx: _Ctx, target: ast.Attribute, owner: ReceiverValue, value_node: ast.expr | None, value: Value

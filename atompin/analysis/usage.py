@@ -423,6 +423,9 @@ class Handover:
     site: Site
     holder: str = ""
     member: str = ""
+    # CALL as `P.register(C)`, P a provider class (an ABC taking C as a virtual subclass): P's
+    # symbol. C is then one of P's objects that inherits none of P's members.
+    role: str = ""
 
 
 @dataclass(frozen=True)

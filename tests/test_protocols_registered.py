@@ -1,0 +1,81 @@
+"""protocol-drift: a consumer class registered as a virtual subclass of a provider ABC
+(`LayerBase.register(IndexerCache)`) passes `isinstance` but inherits none of its members.
+ATOM registers its DeepSeek-V3.2 indexer cache (an `nn.Module`) under vLLM's
+`AttentionLayerBase`, whose class attributes vLLM 0.34 reads on every layer."""
+
+from __future__ import annotations
+
+from tests.test_contact import check, found
+
+CONSUMER = """
+import torch.nn as nn
+from pv.base import LayerBase
+
+class IndexerCache(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def get_kv_cache_spec(self, config):
+        return None
+
+def register():
+    LayerBase.register(IndexerCache)
+"""
+
+BASE_A = """
+from abc import ABC, abstractmethod
+
+class LayerBase(ABC):
+    @abstractmethod
+    def get_kv_cache_spec(self, config):
+        ...
+"""
+BASE_B = BASE_A.replace("class LayerBase(ABC):\n", "class LayerBase(ABC):\n    is_draft_layer: bool = False\n\n")
+UTILS_A = "def specs(layers):\n    return [layer.get_kv_cache_spec(None) for layer in layers]\n"
+UTILS_B = """
+def specs(layers):
+    out = []
+    for layer in layers:
+        if layer.is_draft_layer:
+            continue
+        out.append(layer.get_kv_cache_spec(None))
+    return out
+"""
+PV_A = {"pv/base.py": BASE_A, "pv/utils.py": UTILS_A}
+PV_B = {"pv/base.py": BASE_B, "pv/utils.py": UTILS_B}
+
+
+def drift(consumer: str, provider=PV_B, baseline=PV_A):
+    return found(check({"plug/layers.py": consumer}, provider, baseline), "protocol-drift")
+
+
+def test_a_class_attribute_new_in_the_abc_is_an_error_for_a_registered_class():
+    assert drift(CONSUMER) == [("error", "plug.layers:IndexerCache.is_draft_layer", "plug/layers.py:4")]
+    result = check({"plug/layers.py": CONSUMER}, PV_B, PV_A)
+    [finding] = [f for f in result.findings if f.rule.value == "protocol-drift"]
+    assert "registered as a virtual subclass of pv.base:LayerBase at plug/layers.py:13" in finding.message
+    assert "inherits none of its members" in finding.message and "pv/utils.py:4" in finding.message
+
+
+def test_at_the_baseline_nothing_and_without_one_a_warning():
+    assert drift(CONSUMER, PV_A) == []
+    assert drift(CONSUMER, PV_B, None) == [("warning", "plug.layers:IndexerCache", "plug/layers.py:4")]
+
+
+def test_what_the_class_or_its_decorator_sets_serves_the_name():
+    own = CONSUMER.replace("        self.dim = dim\n", "        self.dim = dim\n        self.is_draft_layer = False\n")
+    assert drift(own) == []
+    decorated = "def plugin_mode(cls):\n    cls.is_draft_layer = False\n    return cls\n\n" + CONSUMER.replace(
+        "class IndexerCache", "@plugin_mode\nclass IndexerCache"
+    )
+    assert drift(decorated) == []
+
+
+def test_a_registered_class_with_an_unknown_outside_base_is_not_judged():
+    assert drift(CONSUMER.replace("nn.Module", "nn.Linear")) == []
+
+
+def test_a_class_merely_passed_to_a_provider_call_is_not_registered():
+    passed = CONSUMER.replace("LayerBase.register(IndexerCache)", "LayerBase.describe(IndexerCache)")
+    assert drift(passed) == []
