@@ -101,6 +101,11 @@ def _bound(sig: Signature, bound: bool) -> list[Param]:
     return params
 
 
+def filled_by_position(sig: Signature, call: CallShape, bound: bool = False) -> list[str]:
+    """The parameters of `sig` that the call's positional arguments fill, in order."""
+    return [p.name for p in _bound(sig, bound) if p.kind in _POSITIONAL][: call.positional]
+
+
 def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | None:
     """Why `call` does not fit `sig` (None when it fits). `bound`: the first parameter is supplied."""
     params = _bound(sig, bound)

@@ -17,18 +17,19 @@ also when a consumer class sits between):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
-from atompin.analysis.arity import call_problem, checkable, describe_change
+from atompin.analysis.arity import CallShape, call_problem, checkable, describe_change, filled_by_position
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
-from atompin.analysis.provider import ClassRef
+from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
-from atompin.model import Finding, Rule, Severity, Site
+from atompin.model import Finding, Rule, Severity, Site, Status
 
 
 @dataclass(frozen=True)
@@ -280,13 +281,25 @@ def _narrower(
     # the base gained since the baseline is the drift this rule is for: only those are searched
     # for, and a call passing one is an error; otherwise the override is only narrower (a warning).
     searched = [m for m in missing if m in added]
-    sites = search.find([name], also=[f"{m}=" for m in searched], called=[name]).get(name, []) if searched else []
+    # A new parameter the provider may fill by position is looked for in every call, not only
+    # in files that pass it by keyword.
+    positional = filled_by_position(pair.base_signature, CallShape(len(pair.base_signature.params)), pair.bound)
+    by_position = [m for m in searched if m in positional]
+    # A call by position found by the name may be another class's method of that name, unless
+    # the receiver is typed as one of the base's family (`self.scheduler` of a class annotating
+    # `scheduler: SchedulerInterface`).
+    apart = bool(by_position) and _defined_apart(hierarchy, search, pair.base, name)
+    also = [] if by_position else [f"{m}=" for m in searched]
+    sites = search.find([name], also=also, called=[name]).get(name, []) if searched else []
     for site in sites:
         if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
             continue
         if _made_elsewhere(hierarchy, pair, site):
             continue
-        passed = [k for k in site.shape.keywords if k in searched]
+        filled = filled_by_position(pair.base_signature, site.shape, pair.bound)
+        if apart and not _typed_in_family(hierarchy, site, pair.base):
+            filled = []
+        passed = [k for k in site.shape.keywords if k in searched] + [k for k in filled if k in by_position]
         if not passed:
             continue
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
@@ -294,7 +307,7 @@ def _narrower(
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
             # Keywords the override could not take at the baseline either: did the call fail there too?
             old = [k for k in site.shape.keywords if k in missing and k not in added]
-            excuse = _excuse(hierarchy, pair, site, old, baseline)
+            excuse = _excuse(hierarchy, pair, site, old, baseline, by_position=any(k in filled for k in passed))
             if excuse is None:
                 hits.append((site, passed))
             else:
@@ -307,8 +320,11 @@ def _narrower(
     if hits:
         site, passed = hits[0]
         more = f" and {len(hits) - 1} more call(s)" if len(hits) > 1 else ""
+        assert site.shape is not None
+        keywords = [k for k in passed if k in site.shape.keywords]
+        called = f"(..., {', '.join(f'{k}=' for k in passed)})" if keywords == passed else site.shape.render()
         message = (
-            f"the provider calls .{name}(..., {', '.join(f'{k}=' for k in passed)}) at {site.where}{more}; the "
+            f"the provider calls .{name}{called} at {site.where}{more}; the "
             f"override cannot take {shown}{change}: TypeError when the provider calls it that way. Base {signatures}"
         )
         return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
@@ -322,6 +338,70 @@ def _narrower(
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
 
 
+# More provider files than this defining a method's name: whose method a call by position is
+# cannot be told (each of their classes would be indexed).
+_MAX_DEFINING = 64
+
+
+def _in_family(hierarchy: Hierarchy, cls: ClassRef, base: ClassRef) -> bool:
+    """Is `cls` in `base`'s order, or derived from it?"""
+    return cls in hierarchy.index.mro(base) or base in hierarchy.index.mro(cls)
+
+
+def _defined_apart(hierarchy: Hierarchy, search: NameSearch, base: ClassRef, name: str) -> bool:
+    """Does a provider class outside `base`'s family (`_in_family`) define `name`, or are there
+    too many to tell? A call found by the name alone, passing a new parameter by position, may
+    then be that class's (vLLM 0.34's `sampler.profile_run(hidden_states)` beside
+    `GPUModelRunner.profile_run(self, randomize_inputs=False)`). A class the index cannot place
+    (defined in a function) is of the family when its header names a base of the family."""
+    key = f"defined_apart:{base}:{name}"
+    if key not in hierarchy.memo:
+        [paths] = search.files_defining([({name}, 1)], _MAX_DEFINING)
+        index = hierarchy.index
+        family_names = {n.qualname.rpartition(".")[2] for n in index.mro(base) if isinstance(n, ClassRef)}
+        apart = not paths
+        for path in paths:
+            module = index.tree.module_name(path)[0]
+            for qualname, methods in search.class_methods(path).items():
+                cls = ClassRef(module, qualname)
+                if name not in methods or apart:
+                    continue
+                if index.class_info(cls) is not None:
+                    apart = not _in_family(hierarchy, cls, base)
+                else:
+                    apart = not family_names & _header_bases(index.tree.read(path), qualname.rpartition(".")[2])
+        hierarchy.memo[key] = apart
+    found: bool = hierarchy.memo[key]
+    return found
+
+
+def _header_bases(text: bytes, name: str) -> set[str]:
+    """The last names of the bases written in the header of class `name` in a file's text."""
+    match = re.search(rb"^[ \t]*class\s+" + re.escape(name.encode()) + rb"\s*\(([^)]*)\)", text, re.MULTILINE)
+    if match is None:
+        return set()
+    return {part.strip().rpartition(".")[2] for part in match.group(1).decode(errors="replace").split(",")}
+
+
+def _typed_in_family(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bool:
+    """Is the receiver of `site` `self.x` of a provider class that annotates x with a class of
+    `base`'s family?"""
+    if not (site.attribute and site.cls):
+        return False
+    index = hierarchy.index
+    holder = ClassRef(index.tree.module_name(site.path)[0], site.cls)
+    for node in index.mro(holder):
+        info = index.class_info(node) if isinstance(node, ClassRef) else None
+        member = info.members.get(site.attribute) if info is not None else None
+        if member is None or not isinstance(node, ClassRef):
+            continue
+        res = index.resolve(node.module, member.annotation.split(".")) if member.annotation else None
+        target = res.target if res is not None and res.status is Status.FOUND else None
+        cls = target.cls if target is not None and target.kind is TargetKind.CLASS else None
+        return cls is not None and _in_family(hierarchy, cls, base)
+    return False
+
+
 # The order in which the warning tells why a call does not reach the override: the consumer took
 # the calling method over (or stands in for its class), the call failed at the baseline too, a
 # flag keeps it off, the consumer keeps other classes where the call is made.
@@ -329,11 +409,17 @@ _TAKEN_OVER, _FAILED_BEFORE, _SWITCHED_OFF, _KEPT_APART = range(4)
 
 
 def _excuse(
-    hierarchy: Hierarchy, pair: OverridePair, site: NameSite, old: list[str], baseline: Baseline | None
+    hierarchy: Hierarchy,
+    pair: OverridePair,
+    site: NameSite,
+    old: list[str],
+    baseline: Baseline | None,
+    by_position: bool = False,
 ) -> tuple[int, str] | None:
     """Why a provider call the override cannot take does not reach it, with its rank (above) in
     the warning's telling; None when nothing says so (the call is an error). `old`: the keywords
-    it passes that the override could not take at the baseline either."""
+    it passes that the override could not take at the baseline either; `by_position`: it passes
+    a new parameter by position (found by the method's name only: weaker evidence)."""
     module, _ = hierarchy.index.tree.module_name(site.path)
     holder = ClassRef(module, site.cls)
     by = hierarchy.taken_over_by(holder, site.function) if site.cls else ""
@@ -363,6 +449,12 @@ def _excuse(
         return _SWITCHED_OFF, (
             f"the provider passes them at {site.where} only when {site.flag} is true, and {running} has "
             f"{site.flag.rpartition('.')[2]} False (set in {off}'s body, and by none of the consumer's classes)"
+        )
+    if by_position and not old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
+        return _FAILED_BEFORE, (
+            f"the provider calls .{pair.method.name}{site.shape.render() if site.shape else ''} at {site.where}, "
+            f"and the same function made such a call at {baseline.label}, which the override could not take "
+            "there either: the consumer works there, so that call is on another object"
         )
     if old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
         return _FAILED_BEFORE, (

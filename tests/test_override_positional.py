@@ -1,0 +1,82 @@
+"""override-drift: a parameter the base gained since the baseline, passed by position.
+
+vLLM 0.34 calls `self.scheduler.schedule(throttle)` and
+`backend.get_supported_kernel_block_sizes(spec)`: overrides written against older
+releases (`schedule(self)`) fail there, though no call passes the new parameter by
+keyword. A call found by the method's name alone is weaker evidence than a keyword:
+it counts only where no provider class outside the base's family defines the name, or
+where its receiver is typed as one of the family."""
+
+from __future__ import annotations
+
+from tests.test_contact import check, found
+
+BASE_A = "class Scheduler:\n    def schedule(self):\n        return []\n"
+BASE_B = "class Scheduler:\n    def schedule(self, throttle=False):\n        return []\n"
+ENGINE = """
+from pv.sched import Scheduler
+
+class Engine:
+    scheduler: Scheduler
+
+    def step(self, throttle):
+        return self.scheduler.schedule(throttle)
+
+def run(sched, throttle):
+    return sched.schedule(throttle)
+"""
+# At the baseline the engine passed nothing.
+ENGINE_A = ENGINE.replace(".schedule(throttle)", ".schedule()")
+KERNEL = "class Kernel:\n    def schedule(self, stream):\n        return stream\n"
+
+CONSUMER = {
+    "plug/sched.py": """
+        from pv.sched import Scheduler
+
+        class MyScheduler(Scheduler):
+            def schedule(self):
+                return []
+    """
+}
+
+
+def drift(provider, baseline=None):
+    baseline = baseline or {"pv/sched.py": BASE_A, "pv/engine.py": ENGINE_A}
+    return found(check(CONSUMER, provider, baseline), "override-drift")
+
+
+def test_a_new_parameter_passed_by_position_is_an_error():
+    pin = {"pv/sched.py": BASE_B, "pv/engine.py": ENGINE}
+    assert drift(pin) == [("error", "plug.sched:MyScheduler.schedule", "plug/sched.py:4")]
+    result = check(CONSUMER, pin, {"pv/sched.py": BASE_A, "pv/engine.py": ENGINE_A})
+    [finding] = [f for f in result.findings if f.rule.value == "override-drift"]
+    assert ".schedule(1 positional) at pv/engine.py:" in finding.message and "throttle new since 1.0" in finding.message
+
+
+def test_a_class_outside_the_family_defining_the_name_leaves_only_typed_receivers():
+    # `Kernel.schedule(stream)` fits `sched.schedule(throttle)` too: that call may be a kernel's.
+    # `self.scheduler` of Engine is annotated `Scheduler`: that call is the scheduler's.
+    pin = {"pv/sched.py": BASE_B, "pv/engine.py": ENGINE, "pv/kernel.py": KERNEL}
+    assert drift(pin) == [("error", "plug.sched:MyScheduler.schedule", "plug/sched.py:4")]
+    untyped = ENGINE.replace("    scheduler: Scheduler\n", "    scheduler = None\n")
+    pin = {"pv/sched.py": BASE_B, "pv/engine.py": untyped, "pv/kernel.py": KERNEL}
+    assert drift(pin) == [("warning", "plug.sched:MyScheduler.schedule", "plug/sched.py:4")]
+
+
+def test_a_call_the_override_could_not_take_at_the_baseline_either_is_not_on_it():
+    # The same function made a one-argument call at the baseline, where `schedule(self)` could
+    # not take it and the consumer worked: that call is on another object.
+    old_engine = "def run(sched, throttle):\n    return sched.schedule(throttle)\n"
+    pin = {"pv/sched.py": BASE_B, "pv/engine.py": old_engine}
+    assert drift(pin, {"pv/sched.py": BASE_A, "pv/engine.py": old_engine}) == [
+        ("warning", "plug.sched:MyScheduler.schedule", "plug/sched.py:4")
+    ]
+
+
+def test_a_subclass_made_in_a_function_is_of_the_family_by_its_header():
+    # vLLM's `create_composite_attention_backend` defines its backend class inside a function:
+    # the index cannot place it, its header names the base.
+    local = "from pv.sched import Scheduler\n\ndef make():\n    class Local(Scheduler):\n        def schedule(self, throttle=False):\n            return []\n    return Local\n"
+    untyped = ENGINE.replace("    scheduler: Scheduler\n", "    scheduler = None\n")
+    pin = {"pv/sched.py": BASE_B, "pv/engine.py": untyped, "pv/local.py": local}
+    assert drift(pin) == [("error", "plug.sched:MyScheduler.schedule", "plug/sched.py:4")]
