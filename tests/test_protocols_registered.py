@@ -79,3 +79,62 @@ def test_a_registered_class_with_an_unknown_outside_base_is_not_judged():
 def test_a_class_merely_passed_to_a_provider_call_is_not_registered():
     passed = CONSUMER.replace("LayerBase.register(IndexerCache)", "LayerBase.describe(IndexerCache)")
     assert drift(passed) == []
+
+
+# A stand-in's own method, narrower than its role's at the pin: vLLM 0.34 calls
+# `backend.get_supported_kernel_block_sizes(spec)` on backends written as `()`.
+ROLE = """
+class AttentionBackend:
+    @staticmethod
+    def get_name():
+        return ""
+
+    @staticmethod
+    def get_impl_cls():
+        return None
+
+    @staticmethod
+    def get_supported_kernel_block_sizes({param}):
+        return [16]
+"""
+RUNNER = """
+def block_sizes(layers, spec):
+    return [layer.get_attn_backend().get_supported_kernel_block_sizes({arg}) for layer in layers]
+"""
+STAND_IN = {
+    "plug/backend.py": """
+        class MyBackend:
+            @staticmethod
+            def get_name():
+                return "MINE"
+
+            @staticmethod
+            def get_impl_cls():
+                return None
+
+            @staticmethod
+            def get_supported_kernel_block_sizes():
+                return [64]
+    """,
+    "plug/platform.py": 'def get_attn_backend_cls():\n    return "plug.backend.MyBackend"\n',
+}
+
+
+def role(param: str, arg: str) -> dict[str, str]:
+    return {"pv/backend.py": ROLE.format(param=param), "pv/runner.py": RUNNER.format(arg=arg)}
+
+
+def test_a_stand_in_method_that_cannot_take_a_new_parameter_the_provider_passes_is_an_error():
+    result = check(STAND_IN, role("kv_cache_spec=None", "spec"), role("", ""))
+    symbol = "plug.backend:MyBackend.get_supported_kernel_block_sizes"
+    assert found(result, "protocol-drift") == [("error", symbol, "plug/backend.py:11")]
+    [finding] = [f for f in result.findings if f.rule.value == "protocol-drift"]
+    assert "its get_supported_kernel_block_sizes() cannot take kv_cache_spec= (kv_cache_spec new since 1.0)" in (
+        finding.message
+    )
+    assert ".get_supported_kernel_block_sizes(1 positional) at pv/runner.py:2" in finding.message
+
+
+def test_no_error_while_the_provider_does_not_pass_it_or_at_the_baseline():
+    assert found(check(STAND_IN, role("kv_cache_spec=None", ""), role("", "")), "protocol-drift") == []
+    assert found(check(STAND_IN, role("", ""), role("", "")), "protocol-drift") == []

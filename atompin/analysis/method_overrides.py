@@ -18,6 +18,7 @@ also when a consumer class sits between):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import CallShape, call_problem, checkable, describe_change, filled_by_position
@@ -99,7 +100,7 @@ def _base_signature(hierarchy: Hierarchy, cls: str, name: str) -> Signature | No
     return member.signature if member is not None and is_method(member) else None
 
 
-def _same_kind(a: Signature, b: Signature) -> bool:
+def same_kind(a: Signature, b: Signature) -> bool:
     """Both instance methods, both classmethods or both staticmethods: calls bind alike."""
     return (a.is_staticmethod, a.is_classmethod) == (b.is_staticmethod, b.is_classmethod)
 
@@ -107,7 +108,7 @@ def _same_kind(a: Signature, b: Signature) -> bool:
 def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: Baseline | None = None) -> list[Finding]:
     findings: list[Finding] = []
     for pair in override_pairs(hierarchy):
-        if not _same_kind(pair.method.signature, pair.base_signature):
+        if not same_kind(pair.method.signature, pair.base_signature):
             continue
         if pair.method.raises:
             continue  # every call of it fails (a stub the consumer never expects called): what it takes does not matter
@@ -267,9 +268,36 @@ def _untakeable(override: Signature, base: Signature) -> list[str]:
     return [p.name for p in named if p.name not in takes]
 
 
-def _narrower(
-    hierarchy: Hierarchy, pair: OverridePair, search: NameSearch, baseline: Baseline | None
-) -> Finding | None:
+@dataclass(frozen=True)
+class Narrowing:
+    """What an override (or a stand-in's method) cannot take of its base, and the provider
+    calls that pass it anyway."""
+
+    missing: list[str]  # the base's named parameters it cannot take by keyword
+    change: str  # " (out new since 0.22.0)" with a baseline
+    searched: bool  # some of them are new since the baseline (calls were looked for)
+    hits: list[tuple[NameSite, list[str]]]  # the calls that fail, with what each passes of them
+    excuses: list[tuple[int, str]]  # why other such calls do not reach it (`_excuse`)
+
+    def failing_call(self, name: str) -> str:
+        """ "the provider calls .m(..., out=) at f.py:3 and 2 more call(s)" (hits only)."""
+        site, passed = self.hits[0]
+        more = f" and {len(self.hits) - 1} more call(s)" if len(self.hits) > 1 else ""
+        assert site.shape is not None
+        keywords = [k for k in passed if k in site.shape.keywords]
+        called = f"(..., {', '.join(f'{k}=' for k in passed)})" if keywords == passed else site.shape.render()
+        return f"the provider calls .{name}{called} at {site.where}{more}"
+
+
+def narrowing(
+    hierarchy: Hierarchy,
+    pair: OverridePair,
+    search: NameSearch,
+    baseline: Baseline | None,
+    reaches: Callable[[NameSite], bool] = lambda site: True,
+) -> Narrowing | None:
+    """(b) for one pair: None when the override takes every named parameter of its base.
+    `reaches` filters the calls that may be on the consumer's object."""
     missing = _untakeable(pair.method.signature, pair.base_signature)
     if not missing:
         return None
@@ -294,7 +322,7 @@ def _narrower(
     for site in sites:
         if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
             continue
-        if _made_elsewhere(hierarchy, pair, site):
+        if _made_elsewhere(hierarchy, pair, site) or not reaches(site):
             continue
         filled = filled_by_position(pair.base_signature, site.shape, pair.bound)
         if apart and not _typed_in_family(hierarchy, site, pair.base):
@@ -312,27 +340,32 @@ def _narrower(
                 hits.append((site, passed))
             else:
                 excuses.append(excuse)
-    shown = ", ".join(f"{m}=" for m in missing)
+    return Narrowing(missing, change, bool(searched), hits, excuses)
+
+
+def _narrower(
+    hierarchy: Hierarchy, pair: OverridePair, search: NameSearch, baseline: Baseline | None
+) -> Finding | None:
+    found = narrowing(hierarchy, pair, search, baseline)
+    if found is None:
+        return None
+    name = pair.method.name
+    shown = ", ".join(f"{m}=" for m in found.missing)
     signatures = (
         f"{pair.base_symbol}{pair.base_signature.render()}; override "
         f"{pair.owner.symbol}.{name}{pair.method.signature.render()}"
     )
-    if hits:
-        site, passed = hits[0]
-        more = f" and {len(hits) - 1} more call(s)" if len(hits) > 1 else ""
-        assert site.shape is not None
-        keywords = [k for k in passed if k in site.shape.keywords]
-        called = f"(..., {', '.join(f'{k}=' for k in passed)})" if keywords == passed else site.shape.render()
+    if found.hits:
         message = (
-            f"the provider calls .{name}{called} at {site.where}{more}; the "
-            f"override cannot take {shown}{change}: TypeError when the provider calls it that way. Base {signatures}"
+            f"{found.failing_call(name)}; the override cannot take {shown}{found.change}: TypeError when the "
+            f"provider calls it that way. Base {signatures}"
         )
         return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
-    found = "no provider call passes the new ones by keyword yet" if searched else "a call passing them would fail"
-    if excuses:
-        found = min(excuses, key=lambda excuse: excuse[0])[1]  # the first of the kind told first
+    why = "no provider call passes the new ones by keyword yet" if found.searched else "a call passing them would fail"
+    if found.excuses:
+        why = min(found.excuses, key=lambda excuse: excuse[0])[1]  # the first of the kind told first
     message = (
-        f"the override is narrower than the method it overrides: it cannot take {shown}{change}; {found}. "
+        f"the override is narrower than the method it overrides: it cannot take {shown}{found.change}; {why}. "
         f"Base {signatures}"
     )
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)

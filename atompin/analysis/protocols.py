@@ -38,9 +38,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from atompin.analysis.arity import checkable
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
+from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
+from atompin.analysis.method_overrides import OverridePair, narrowing, same_kind
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.provider import ClassRef, TargetKind
@@ -349,7 +351,44 @@ def check_protocols(
     findings: list[Finding] = []
     for stand_in in stand_ins:
         findings += _check_stand_in(hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline)
+        if stand_in.handed:
+            findings += _narrower_methods(hierarchy, stand_in, search, baseline)
     return findings
+
+
+def _narrower_methods(hierarchy: Hierarchy, s: StandIn, search: NameSearch, baseline: Baseline | None) -> list[Finding]:
+    """The stand-in's methods that cannot take what the provider now passes to its role's (as
+    `override-drift` (b) judges an override): vLLM 0.34 calls
+    `backend.get_supported_kernel_block_sizes(spec)` on backends written as `()`. Errors only:
+    a stand-in narrower than its role with no failing call found is not news."""
+    role = hierarchy.provider_members(s.role)
+    out: list[Finding] = []
+    for node in hierarchy.mro(s.cls.name):
+        owner = hierarchy.consumer(node)
+        for method in owner.methods if owner is not None else ():
+            base = role.get(method.name)
+            if base is None or not is_method(base[1]) or base[1].signature is None or method.name.startswith("_"):
+                continue
+            if hierarchy.definitions(s.cls.name, method.name)[0].method is not method:
+                continue  # overridden further down the stand-in's order
+            signature = base[1].signature
+            if not (checkable(signature) and checkable(method.signature) and same_kind(method.signature, signature)):
+                continue
+            assert owner is not None
+            pair = OverridePair(s.cls, owner, method, base[0], signature, (s.cls,))
+            found = narrowing(
+                hierarchy, pair, search, baseline, lambda site: s.held_by is None or _may_hold(hierarchy, site, s)
+            )
+            if found is None or not found.hits:
+                continue
+            message = (
+                f"{s.cls.symbol} stands in for {s.role} ({s.handed}), but its {method.name}"
+                f"{method.signature.render()} cannot take {', '.join(f'{m}=' for m in found.missing)}"
+                f"{found.change}; {found.failing_call(method.name)}: TypeError when the provider calls it that way. "
+                f"Role {pair.base_symbol}{signature.render()}"
+            )
+            out.append(Finding(Rule.PROTOCOL_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message))
+    return out
 
 
 def _why(member: Member, name: str, s: StandIn, baseline: Baseline | None) -> str:
