@@ -1380,7 +1380,8 @@ class ConsumerScanner:
         # (`helper(self.vllm_config)`: what the helper reads of it is read through the receiver).
         values = (*args, *kwargs.values())
         if not any(
-            isinstance(v, (ProviderValue, MethodValue))
+            isinstance(v, ProviderValue)
+            or (isinstance(v, MethodValue) and self._may_record(v.ref.owner))
             or (isinstance(v, ReceiverValue) and v.receiver is Receiver.INSTANCE)
             or (isinstance(v, str) and self._is_provider(v))
             for v in values
