@@ -845,3 +845,18 @@ def test_sarif_fingerprints_of_a_check_do_not_depend_on_where_the_checkout_is(tm
         log = json.loads(invoke("check", str(consumer), str(provider), "--format", "sarif", "--no-cache").stdout)
         prints.append([r["partialFingerprints"] for r in log["runs"][0]["results"]])
     assert prints[0] == prints[1] and prints[0]
+
+
+def test_sarif_keeps_a_symbol_failing_two_ways_as_two_alerts():
+    # One finding per severity of a symbol: two results, two fingerprints; the first (worst) keeps
+    # the fingerprint the symbol always had, so its alert survives the split.
+    from atompin.model import CheckResult, Finding, Rule, Severity, Site, Summary
+    from atompin.report import sarif
+
+    error = Finding(Rule.UNRESOLVED_IMPORT, Severity.ERROR, "pv.m:Runner", (Site("plug/a.py", 2),), "raises")
+    caught = Finding(Rule.UNRESOLVED_IMPORT, Severity.WARNING, "pv.m:Runner", (Site("plug/b.py", 5),), "degraded")
+    result = CheckResult("plug", "../pv", "pv", Summary(), (error, caught))
+    prints = [r["partialFingerprints"] for r in json.loads(sarif.render_check(result))["runs"][0]["results"]]
+    alone = CheckResult("plug", "../pv", "pv", Summary(), (error,))
+    [before] = [r["partialFingerprints"] for r in json.loads(sarif.render_check(alone))["runs"][0]["results"]]
+    assert prints[0] == before and prints[1] != prints[0]

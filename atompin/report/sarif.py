@@ -149,6 +149,21 @@ def _fingerprint(*parts: str) -> dict[str, str]:
     return {"atompinFinding/v2": hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]}
 
 
+class _Fingerprints:
+    """The fingerprints of one log. A symbol whose sites fail in two ways is two findings (one
+    per severity): the first keeps the fingerprint a symbol always had, a second one adds its
+    severity, so code scanning keeps two alerts apart."""
+
+    def __init__(self) -> None:
+        self._seen: set[tuple[str, ...]] = set()
+
+    def __call__(self, severity: str, *parts: str) -> dict[str, str]:
+        if parts in self._seen:
+            return _fingerprint(*parts, severity)
+        self._seen.add(parts)
+        return _fingerprint(*parts)
+
+
 def _location(path: str, line: int, base: str, **extra: Any) -> dict[str, Any]:
     return {
         **extra,
@@ -212,6 +227,7 @@ def render_check(result: CheckResult) -> str:
     """A check's findings; paths are relative to the consumer folder, which code scanning
     finds when the log is uploaded from it (`atompin check . ../vllm`)."""
     results = []
+    fingerprint = _Fingerprints()
     for f in result.findings:
         sites = [str(s) for s in f.sites]
         primary = _location(*_split(sites[0]), "%SRCROOT%") if sites else _location(".", 1, "%SRCROOT%")
@@ -224,7 +240,7 @@ def render_check(result: CheckResult) -> str:
                 sites[1:],
                 "%SRCROOT%",
                 # the consumer's label is a path, which differs between checkouts: not in the fingerprint
-                _fingerprint(f"->{result.package}", f.rule.value, f.symbol),
+                fingerprint(f.severity.value, f"->{result.package}", f.rule.value, f.symbol),
                 {"package": result.package},
                 f.accepted,
             )
@@ -305,6 +321,7 @@ def render_lock(lock: Lock, manifest: str = "pairs.toml") -> str:
     bases: dict[str, Any] = {}
     vcs: list[dict[str, Any]] = []
     results = []
+    fingerprint = _Fingerprints()
     for pair in lock.pairs:
         primary = _location(manifest_uri, lines.get(pair.name, 1), "%SRCROOT%")
         for f in pair.findings:
@@ -331,7 +348,7 @@ def render_lock(lock: Lock, manifest: str = "pairs.toml") -> str:
                     primary,
                     f.sites if consumer is not None else [],
                     base,
-                    _fingerprint(pair.name, f.check, f.rule.value, f.symbol),
+                    fingerprint(f.severity.value, pair.name, f.check, f.rule.value, f.symbol),
                     {"pair": pair.name, "check": f.check, "symbol": f.symbol},
                     f.accepted,
                 )
