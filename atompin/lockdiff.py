@@ -1,7 +1,8 @@
 """What changed between two locks: pins, verdicts, findings and counts, per pair.
 
-Findings are matched by (check, rule, symbol), so a finding whose line moved is
-neither "appeared" nor "resolved": reviewers see what really changed.
+Findings are matched by (check, rule, symbol, severity), so a finding whose line moved is
+neither "appeared" nor "resolved": reviewers see what really changed (a symbol's new error
+beside its old warning appears).
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ class LockDiff:
         return [p for p in self.pairs if p.status != "unchanged"]
 
 
-def _key(f: LockedFinding) -> tuple[str, str, str]:
-    return (f.check, f.rule.value, f.symbol)
+def _key(f: LockedFinding) -> tuple[str, str, str, str]:
+    # With the severity: a symbol failing anew beside an old warning of it is an error appeared.
+    return (f.check, f.rule.value, f.symbol, f.severity.value)
 
 
 def diff_pair(old: LockedPair | None, new: LockedPair | None, distance: Distance | None = None) -> PairDiff:

@@ -82,7 +82,6 @@ CONSUMER = {"plug/run.py": KEPT}
         'def probe(cls):\n    return "compute_hash" in cls.__dict__\n',
         'def probe(obj):\n    return hasattr(obj, "compute_hash")\n',
         'def probe(obj):\n    return getattr(obj, "compute_hash", None)\n',
-        'def probe(name):\n    return name == "compute_hash"\n',
     ],
 )
 def test_a_provider_string_that_only_reads_the_name_does_not_serve_it(text: str):
@@ -94,8 +93,34 @@ def test_a_provider_string_that_only_reads_the_name_does_not_serve_it(text: str)
     [
         'def install(obj, f):\n    setattr(obj, "compute_hash", f)\n',
         'HOOKS = ["compute_hash"]\n',
+        'def install(obj, name, f):\n    if name == "compute_hash":\n        setattr(obj, name, f)\n',
         "def install(obj, f):\n    obj.compute_hash = f\n",
     ],
 )
 def test_a_provider_string_or_store_that_may_set_the_name_serves_it(text: str):
     assert mm(CONSUMER, {**PV_B, "pv/probe.py": text}) == []
+
+
+def test_a_parameter_assigned_again_is_not_typed_by_its_annotation():
+    rebound = KEPT.replace(
+        "        self.config = config\n", "        config = Wrapper(config)\n        self.config = config\n"
+    )
+    rebound += "\n\nclass Wrapper:\n    def __init__(self, c):\n        self.c = c\n\n    def compute_hash(self):\n        return 1\n"
+    assert mm({"plug/run.py": rebound}, PV_B) == []
+
+
+def test_reads_for_a_receiver_s_members_do_not_use_up_those_for_provider_objects(monkeypatch):
+    # Many helpers handed `self.x` come first; the helper handed a provider class must still be read.
+    import atompin.analysis.scanner as scanner
+
+    monkeypatch.setattr(scanner, "_MAX_RESCANS", 1)
+    helpers = "".join(f"def h{i}(x):\n    return x.value\n\n" for i in range(5))
+    calls = "".join(f"        h{i}(self.config)\n" for i in range(5))
+    source = (
+        "from pv.config import Config\n\n" + helpers + "def sig(cls):\n    return cls.compute_hash(None)\n\n"
+        "class Runner(Config):\n    def run(self):\n" + calls + "\n\ndef last():\n    return sig(Config)\n"
+    )
+    result = check({"plug/run.py": source}, PV_B, PV_A)
+    assert [(f.severity.value, f.symbol) for f in result.findings if f.rule.value == "unresolved-import"] == [
+        ("error", "pv.config:Config.compute_hash")
+    ]

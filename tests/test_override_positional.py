@@ -80,3 +80,18 @@ def test_a_subclass_made_in_a_function_is_of_the_family_by_its_header():
     untyped = ENGINE.replace("    scheduler: Scheduler\n", "    scheduler = None\n")
     pin = {"pv/sched.py": BASE_B, "pv/engine.py": untyped, "pv/local.py": local}
     assert drift(pin) == [("error", "plug.sched:MyScheduler.schedule", "plug/sched.py:4")]
+
+
+def test_a_built_in_type_s_method_name_counts_only_on_a_typed_receiver():
+    # `a.update(b)` of two dicts fits `Stats.update(self, other=None)` as well: not evidence.
+    consumer = {
+        "plug/stats.py": "from pv.stats import Stats\n\nclass MyStats(Stats):\n    def update(self):\n        return None\n"
+    }
+    a = {"pv/stats.py": "class Stats:\n    def update(self):\n        return None\n"}
+    b = {
+        "pv/stats.py": "class Stats:\n    def update(self, other=None):\n        return None\n",
+        "pv/util.py": "def merge(a: dict, b: dict):\n    a.update(b)\n    return a\n",
+    }
+    assert found(check(consumer, b, a), "override-drift") == [
+        ("warning", "plug.stats:MyStats.update", "plug/stats.py:4")
+    ]

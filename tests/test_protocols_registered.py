@@ -34,9 +34,11 @@ class LayerBase(ABC):
 BASE_B = BASE_A.replace("class LayerBase(ABC):\n", "class LayerBase(ABC):\n    is_draft_layer: bool = False\n\n")
 UTILS_A = "def specs(layers):\n    return [layer.get_kv_cache_spec(None) for layer in layers]\n"
 UTILS_B = """
-def specs(layers):
+from pv.base import LayerBase
+
+def specs(config):
     out = []
-    for layer in layers:
+    for layer in config.layers(LayerBase):
         if layer.is_draft_layer:
             continue
         out.append(layer.get_kv_cache_spec(None))
@@ -55,7 +57,7 @@ def test_a_class_attribute_new_in_the_abc_is_an_error_for_a_registered_class():
     result = check({"plug/layers.py": CONSUMER}, PV_B, PV_A)
     [finding] = [f for f in result.findings if f.rule.value == "protocol-drift"]
     assert "registered as a virtual subclass of pv.base:LayerBase at plug/layers.py:13" in finding.message
-    assert "inherits none of its members" in finding.message and "pv/utils.py:4" in finding.message
+    assert "inherits none of its members" in finding.message and "pv/utils.py:6" in finding.message
 
 
 def test_at_the_baseline_nothing_and_without_one_a_warning():
@@ -70,6 +72,23 @@ def test_what_the_class_or_its_decorator_sets_serves_the_name():
         "class IndexerCache", "@plugin_mode\nclass IndexerCache"
     )
     assert drift(decorated) == []
+
+
+def test_an_attribute_read_where_the_role_is_not_named_is_a_warning():
+    # `t.dtype` in a file that never names the role: any object may have that attribute.
+    pin = {**PV_B, "pv/utils.py": UTILS_A + "\ndef flags(t):\n    return t.is_draft_layer\n"}
+    assert drift(CONSUMER, pin) == [("warning", "plug.layers:IndexerCache", "plug/layers.py:4")]
+
+
+def test_a_class_given_to_a_registry_s_own_register_method_stands_in_for_nothing():
+    # `Registry.register(item)` is the class's own method, not ABCMeta's: no virtual subclass.
+    registry = "class Registry:\n    is_draft_layer = False\n\n    @classmethod\n    def register(cls, item):\n        return item\n"
+    consumer = CONSUMER.replace("from pv.base import LayerBase", "from pv.reg import Registry").replace(
+        "LayerBase.register(IndexerCache)", "Registry.register(IndexerCache)"
+    )
+    a = {**PV_A, "pv/reg.py": registry.replace("    is_draft_layer = False\n\n", "")}
+    b = {**PV_B, "pv/reg.py": registry, "pv/utils.py": UTILS_B.replace("LayerBase", "Registry")}
+    assert drift(consumer, b, a) == []
 
 
 def test_a_registered_class_with_an_unknown_outside_base_is_not_judged():

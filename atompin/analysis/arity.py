@@ -101,9 +101,14 @@ def _bound(sig: Signature, bound: bool) -> list[Param]:
     return params
 
 
+def positional_names(sig: Signature, bound: bool = False) -> list[str]:
+    """The parameters of `sig` a call may fill by position, in order."""
+    return [p.name for p in _bound(sig, bound) if p.kind in _POSITIONAL]
+
+
 def filled_by_position(sig: Signature, call: CallShape, bound: bool = False) -> list[str]:
     """The parameters of `sig` that the call's positional arguments fill, in order."""
-    return [p.name for p in _bound(sig, bound) if p.kind in _POSITIONAL][: call.positional]
+    return positional_names(sig, bound)[: call.positional]
 
 
 def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | None:

@@ -39,18 +39,15 @@ from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
 from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodRef, Receiver
 from atompin.model import Finding, Rule, Severity, Site, Status
 
-# Outside bases whose members are known (none served at run time beyond these).
-_KNOWN_OUTSIDE: dict[str, frozenset[str]] = {
-    "msgspec.Struct": frozenset(),
-    **dict.fromkeys(
-        ("NamedTuple", "typing.NamedTuple"),
-        frozenset({"_replace", "_asdict", "_fields", "_make", "_field_defaults", "count", "index"}),
-    ),
-}
+# Outside bases whose members are known (none served at run time beyond these). Not `nn.Module`:
+# it serves the parameters its instance registers by name (`register_buffer("x", ...)`), which
+# this rule does not follow.
+_KNOWN_OUTSIDE = STRUCT_BASES
 
 
 # Bases that make a class a structural type.
@@ -299,9 +296,10 @@ def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:
 
 
 # What surely reads a name written as a string: `hasattr(x, "n")`, `getattr(x, "n", d)` before
-# it; `"n" in x.__dict__`, `"n" == attr` after it (a string anywhere else may set it).
-_READ_BEFORE = re.compile(rb"(?:\b(?:has|get)attr\(\s*[\w.\[\]]+\s*,|[=!]=)\s*$")
-_READ_AFTER = re.compile(rb"\s*(?:(?:not\s+)?in\b|[=!]=)")
+# it; `"n" in x.__dict__` after it. A string anywhere else may set it (`if name == "n":
+# setattr(obj, name, f)` does).
+_READ_BEFORE = re.compile(rb"\b(?:has|get)attr\(\s*[\w.\[\]]+\s*,\s*$")
+_READ_AFTER = re.compile(rb"\s*(?:not\s+)?in\b")
 
 
 def _may_store(text: bytes, match: re.Match[bytes]) -> bool:

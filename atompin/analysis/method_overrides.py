@@ -21,12 +21,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from atompin.analysis.arity import CallShape, call_problem, checkable, describe_change, filled_by_position
+from atompin.analysis.arity import call_problem, checkable, describe_change, filled_by_position, positional_names
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
+from atompin.analysis.outside import BUILTIN_METHODS
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
@@ -311,8 +312,7 @@ def narrowing(
     searched = [m for m in missing if m in added]
     # A new parameter the provider may fill by position is looked for in every call, not only
     # in files that pass it by keyword.
-    positional = filled_by_position(pair.base_signature, CallShape(len(pair.base_signature.params)), pair.bound)
-    by_position = [m for m in searched if m in positional]
+    by_position = [m for m in searched if m in positional_names(pair.base_signature, pair.bound)]
     # A call by position found by the name may be another class's method of that name, unless
     # the receiver is typed as one of the base's family (`self.scheduler` of a class annotating
     # `scheduler: SchedulerInterface`).
@@ -383,12 +383,16 @@ def _in_family(hierarchy: Hierarchy, cls: ClassRef, base: ClassRef) -> bool:
 
 def _defined_apart(hierarchy: Hierarchy, search: NameSearch, base: ClassRef, name: str) -> bool:
     """Does a provider class outside `base`'s family (`_in_family`) define `name`, or are there
-    too many to tell? A call found by the name alone, passing a new parameter by position, may
+    too many to tell, or is it a built-in type's method name? A call found by the name alone, passing a new parameter by position, may
     then be that class's (vLLM 0.34's `sampler.profile_run(hidden_states)` beside
     `GPUModelRunner.profile_run(self, randomize_inputs=False)`). A class the index cannot place
     (defined in a function) is of the family when its header names a base of the family."""
-    key = f"defined_apart:{base}:{name}"
-    if key not in hierarchy.memo:
+    memo: dict[tuple[ClassRef, str], bool] = hierarchy.memo.setdefault("defined_apart", {})
+    key = (base, name)
+    if key not in memo:
+        if name in BUILTIN_METHODS:
+            memo[key] = True  # `d.update(other)`: perhaps a built-in object's
+            return True
         [paths] = search.files_defining([({name}, 1)], _MAX_DEFINING)
         index = hierarchy.index
         family_names = {n.qualname.rpartition(".")[2] for n in index.mro(base) if isinstance(n, ClassRef)}
@@ -403,9 +407,8 @@ def _defined_apart(hierarchy: Hierarchy, search: NameSearch, base: ClassRef, nam
                     apart = not _in_family(hierarchy, cls, base)
                 else:
                     apart = not family_names & _header_bases(index.tree.read(path), qualname.rpartition(".")[2])
-        hierarchy.memo[key] = apart
-    found: bool = hierarchy.memo[key]
-    return found
+        memo[key] = apart
+    return memo[key]
 
 
 def _header_bases(text: bytes, name: str) -> set[str]:

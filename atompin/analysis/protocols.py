@@ -36,6 +36,7 @@ them, returned by them) makes only a warning for a method when:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from atompin.analysis.arity import checkable
@@ -45,6 +46,7 @@ from atompin.analysis.makers import stored_maker
 from atompin.analysis.method_overrides import OverridePair, narrowing, same_kind
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
+from atompin.analysis.outside import STRUCT_BASES, TORCH_MODULE_BASES
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind
 from atompin.model import Finding, Rule, Severity, Site, Status
@@ -151,24 +153,18 @@ def _external_bases(hierarchy: Hierarchy, cls: ConsumerClass) -> list[str]:
     return [n for n in hierarchy.mro(cls.name) if isinstance(n, str) and n not in PLAIN_BASES]
 
 
-# torch's `nn.Module`, the usual base of a class registered under a layer ABC: its public
-# members (its `__getattr__` serves only the parameters, buffers and modules set on the instance).
-_MODULE_MEMBERS = frozenset(
-    {
-        *("forward", "training", "dump_patches", "call_super_init", "extra_repr", "compile"),
-        *("register_buffer", "register_parameter", "add_module", "register_module", "apply"),
-        *("get_submodule", "set_submodule", "get_parameter", "get_buffer", "get_extra_state"),
-        *("set_extra_state", "cuda", "ipu", "xpu", "mtia", "cpu", "type", "float", "double"),
-        *("half", "bfloat16", "to_empty", "to", "state_dict", "load_state_dict", "parameters"),
-        *("named_parameters", "buffers", "named_buffers", "children", "named_children"),
-        *("modules", "named_modules", "train", "eval", "requires_grad_", "zero_grad"),
-        *("share_memory", "register_forward_hook", "register_forward_pre_hook"),
-        *("register_backward_hook", "register_full_backward_hook", "register_full_backward_pre_hook"),
-        *("register_state_dict_pre_hook", "register_state_dict_post_hook"),
-        *("register_load_state_dict_pre_hook", "register_load_state_dict_post_hook"),
-    }
-)
-_KNOWN_OUTSIDE = {"nn.Module": _MODULE_MEMBERS, "torch.nn.Module": _MODULE_MEMBERS}
+# A registered stand-in is judged beside these outside bases (their members are known).
+_KNOWN_OUTSIDE = {**STRUCT_BASES, **TORCH_MODULE_BASES}
+
+
+def _served_names(hierarchy: Hierarchy, s: StandIn, contact: ContactSurface) -> frozenset[str] | None:
+    """The names the stand-in has beyond its classes' bodies: its known outside bases' members;
+    for a registered one also what its instances set and what the consumer stores on any object
+    (a class decorator's `cls.name = f`). None when unknown: the stand-in is not judged."""
+    outside = _outside_members(hierarchy, s)
+    if outside is None or not s.registered:
+        return outside
+    return outside | frozenset(contact.member_stores) | _instance_names(hierarchy, s)
 
 
 def _instance_names(hierarchy: Hierarchy, s: StandIn) -> frozenset[str]:
@@ -202,8 +198,10 @@ def _registered(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, tupl
             continue
         res = hierarchy.index.resolve_symbol(h.role)
         target = res.target if res.status is Status.FOUND else None
+        # ABCMeta's `register`, not a method of the class's own (a registry's `register(item)`).
         if target is not None and target.kind is TargetKind.CLASS and target.cls is not None:
-            out[h.target] = (target.cls, f"registered as a virtual subclass of {target.cls} at {h.site}")
+            if "register" not in hierarchy.provider_members(target.cls):
+                out[h.target] = (target.cls, f"registered as a virtual subclass of {target.cls} at {h.site}")
     return out
 
 
@@ -313,6 +311,14 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     return hierarchy.sets_attribute(maker.holder, site.attribute)
 
 
+def _names_role(hierarchy: Hierarchy, path: str, role: ClassRef) -> bool:
+    """Does the provider file at `path` write the role's class name?"""
+    texts: dict[str, bytes] = hierarchy.memo.setdefault("provider_texts", {})
+    if path not in texts:
+        texts[path] = hierarchy.index.tree.read(path)
+    return re.search(rb"\b" + re.escape(role.qualname.rpartition(".")[2].encode()) + rb"\b", texts[path]) is not None
+
+
 def _is_abstract(member: Member) -> bool:
     sig = member.signature
     return sig is not None and any(d.split(".")[-1] == "abstractmethod" for d in sig.decorators)
@@ -321,19 +327,11 @@ def _is_abstract(member: Member) -> bool:
 def check_protocols(
     hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch, baseline: Baseline | None = None
 ) -> list[Finding]:
-    # A registered class may be given members from outside its body (`cls.name = f` in a class
-    # decorator): a name the consumer stores on any object is taken as its.
-    stored = frozenset(contact.member_stores)
-    found = [
-        (s, outside | stored | _instance_names(hierarchy, s) if s.registered and outside is not None else outside)
-        for s in find_stand_ins(hierarchy, contact, search)
-        for outside in [_outside_members(hierarchy, s)]
-    ]
-    stand_ins = [s for s, outside in found if outside is not None]
+    served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search)}
+    stand_ins = [s for s, names in served.items() if names is not None]
     lacking = {
-        s.cls.name: {n: pair for n, pair in _lacking(hierarchy, s).items() if n not in outside}
-        for s, outside in found
-        if outside is not None
+        s.cls.name: {n: pair for n, pair in _lacking(hierarchy, s).items() if n not in (served[s] or ())}
+        for s in stand_ins
     }
     # What every stand-in lacks, found in the provider's text; the members that would be errors
     # (methods, abstract or new, of classes handed over) are confirmed in parsed code.
@@ -451,6 +449,14 @@ def _check_stand_in(
             # classes make: not the stand-in, which the provider reaches through its holders. The
             # text's evidence is a warning.
             error, used = False, _uses(text_sites, name, kinds)
+        if error and member.kind is not MemberKind.DEF:
+            # A registered stand-in's attribute: read by a name any object may have (`.dtype`), it
+            # counts where the reading file names the role (`get_layers(config, AttentionLayerBase)`).
+            naming = [x for x in used if _names_role(hierarchy, x.path, s.role)]
+            if naming:
+                used = naming
+            else:
+                error, used = False, _uses(text_sites, name, kinds)
         if not used:
             continue
         first = used[0]

@@ -119,6 +119,9 @@ from atompin.model import Site
 _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
+# Of them, those read again only for a receiver's members (`helper(self.config)`), counted apart:
+# common in model code, they must not use up what provider objects handed to helpers need.
+_MAX_MEMBER_RESCANS = 2000
 
 # A dotted module name (maybe relative), and a Python file's name.
 _DOTTED = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -260,6 +263,7 @@ class ConsumerScanner:
         self._queue: deque[_Rescan] = deque()
         self._seen_calls: set[tuple[int, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = set()
         self._rescans = 0
+        self._member_rescans = 0
         self._reads: set[Read] = set()
         self._pending: list[tuple[ConsumerValue, ast.Call, list[Value], dict[str, Value], _Ctx]] | None = None
         # Module bodies parsed and not read yet: a version gate helper's module is read on first need.
@@ -336,14 +340,25 @@ class ConsumerScanner:
         while self._queue:
             job = self._queue.popleft()
             if job.binding:  # every body is read once; re-reads with arguments are bounded
-                self._rescans += 1
-                if self._rescans > _MAX_RESCANS:
-                    continue
+                if self._hands_provider(job.binding):
+                    self._rescans += 1
+                    if self._rescans > _MAX_RESCANS:
+                        continue
+                else:
+                    self._member_rescans += 1
+                    if self._member_rescans > _MAX_MEMBER_RESCANS:
+                        continue
             self._within_limits(job.function.file.path, self._run_function, job)
         self._finish_contact()
         self._caught_calls()
         self._dedupe()
         return self.usage
+
+    def _hands_provider(self, binding: dict[str, Value]) -> bool:
+        """Does a re-read bind a provider object (or a string naming a provider module)?"""
+        return any(
+            isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in binding.values()
+        )
 
     def _caught_calls(self) -> None:
         """The module-level functions every call of which sits in a try that catches ImportError
@@ -1900,6 +1915,7 @@ class ConsumerScanner:
             return
         receiver = args[0].arg
         annotated = {a.arg: a.annotation for a in (*args[1:], *method.args.kwonlyargs) if a.annotation}
+        rebound: set[str] | None = None  # parameters the body assigns again: their annotation no longer holds
         targets: list[ast.expr]
         for stmt in statements(method.body):
             if isinstance(stmt, ast.AnnAssign):
@@ -1909,7 +1925,12 @@ class ConsumerScanner:
                 targets = list(stmt.targets)
                 choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
                 if isinstance(stmt.value, ast.Name) and stmt.value.id in annotated and len(targets) == 1:
-                    choices = self._provider_type(annotated[stmt.value.id], ctx)
+                    if rebound is None:
+                        rebound = {
+                            n.id for n in every_node(method) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                        }
+                    if stmt.value.id not in rebound:
+                        choices = self._provider_type(annotated[stmt.value.id], ctx)
             else:
                 continue
             for target in targets:
@@ -2075,8 +2096,12 @@ class ConsumerScanner:
     def _record_call_handovers(self, callee: ProviderValue, node: ast.Call, values: list[Value], ctx: _Ctx) -> None:
         """Consumer objects passed to a provider call (a registration, perhaps); a class passed to
         `P.register(C)` is registered under P, which it then stands in for."""
-        abc = [r for r in callee.choices if len(r.path) >= 2 and r.path[-1] == "register"]
-        role = Ref(abc[0].module, abc[0].path[:-1]).symbol if len(abc) == 1 and len(values) == 1 else ""
+        registering = [r for r in callee.choices if len(r.path) >= 2 and r.path[-1] == "register"]
+        role = (
+            Ref(registering[0].module, registering[0].path[:-1]).symbol
+            if len(registering) == 1 and len(values) == 1
+            else ""
+        )
         for value in values:
             if isinstance(value, ConsumerValue):
                 handover = Handover(HandoverKind.CALL, value.dotted, self._site(ctx, node), role=role)
