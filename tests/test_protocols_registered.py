@@ -5,7 +5,7 @@ ATOM registers its DeepSeek-V3.2 indexer cache (an `nn.Module`) under vLLM's
 
 from __future__ import annotations
 
-from tests.test_contact import check, found
+from tests.test_contact import check, found, one_of
 
 CONSUMER = """
 import torch.nn as nn
@@ -157,3 +157,72 @@ def test_a_stand_in_method_that_cannot_take_a_new_parameter_the_provider_passes_
 def test_no_error_while_the_provider_does_not_pass_it_or_at_the_baseline():
     assert found(check(STAND_IN, role("kv_cache_spec=None", ""), role("", "")), "protocol-drift") == []
     assert found(check(STAND_IN, role("", ""), role("", "")), "protocol-drift") == []
+
+
+# A layer keeps the backend a helper picks (ATOM's MHA layers: `self.attn_backend =
+# _mha_backend_for_layer(n, config)`, returning one of two backends): both are handed over.
+PICKED = {
+    "plug/backend.py": """
+        class FastBackend:
+            @staticmethod
+            def get_name():
+                return "FAST"
+
+            @staticmethod
+            def get_impl_cls():
+                return None
+
+        class WideBackend(FastBackend):
+            pass
+    """,
+    "plug/layer.py": """
+        from pv.layer import LayerBase
+        from plug.backend import FastBackend, WideBackend
+
+        def _backend_for(n):
+            if n > 10:
+                return WideBackend
+            return FastBackend
+
+        class MyLayer(LayerBase):
+            def __init__(self, n):
+                self.attn_backend = _backend_for(n)
+    """,
+}
+HOOK_ROLE = """
+class AttentionBackend:
+    @staticmethod
+    def get_name():
+        return ""
+
+    @staticmethod
+    def get_impl_cls():
+        return None
+"""
+HOOK_ROLE_B = HOOK_ROLE + "\n    @classmethod\n    def customize_spec(cls, spec):\n        return spec\n"
+LAYER_BASE = "class LayerBase:\n    def get_attn_backend(self):\n        return self.attn_backend\n"
+SPECS = "def specs(layers):\n    return [layer.get_attn_backend().customize_spec(None) for layer in layers]\n"
+
+
+def test_classes_a_helper_picks_for_a_layer_are_handed_over():
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
+    result = check(PICKED, b, a)
+    errors = [symbol for severity, symbol, _ in found(result, "protocol-drift") if severity == "error"]
+    assert errors == ["plug.backend:FastBackend.customize_spec", "plug.backend:WideBackend.customize_spec"]
+    assert "stored as plug.layer:MyLayer.attn_backend" in one_of(result, errors[0]).message
+
+
+def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
+    # vLLM's composite backend: `supports_x` asks its two parts; only `cls.supports_x()` calls it.
+    composite = (
+        "def make(general, causal):\n    class Composite:\n        @classmethod\n        def customize_spec(cls, spec):\n"
+        "            return [b.customize_spec(spec) for b in (general, causal)]\n    return Composite\n"
+    )
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/composite.py": composite}
+    result = check(PICKED, b, a)
+    assert [severity for severity, _, _ in found(result, "protocol-drift")] == [
+        "warning",
+        "warning",
+    ]  # one per stand-in

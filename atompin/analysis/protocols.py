@@ -297,6 +297,17 @@ def _uses(sites: dict[str, list[NameSite]], name: str, kinds: tuple[SiteKind, ..
     return [x for x in sites.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
 
 
+def _may_reach(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
+    """Can a provider call at `site` be a call on the stand-in (`_delegates`, `_may_hold`)?"""
+    return not _delegates(site) and (s.held_by is None or _may_hold(hierarchy, site, s))
+
+
+def _delegates(site: NameSite) -> bool:
+    """Is `site` a method handing on to another object's method of its own name (`x.m()` in a
+    class's `m`)?"""
+    return bool(site.cls) and site.function == site.name
+
+
 def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     """Can the receiver of `site` be the stand-in `s`, which the provider reaches only through the
     classes holding it? Not when it is what some other method returns, nor `self.x` of a provider
@@ -374,9 +385,7 @@ def _narrower_methods(hierarchy: Hierarchy, s: StandIn, search: NameSearch, base
                 continue
             assert owner is not None
             pair = OverridePair(s.cls, owner, method, base[0], signature, (s.cls,))
-            found = narrowing(
-                hierarchy, pair, search, baseline, lambda site: s.held_by is None or _may_hold(hierarchy, site, s)
-            )
+            found = narrowing(hierarchy, pair, search, baseline, lambda site: _may_reach(hierarchy, site, s))
             if found is None or not found.hits:
                 continue
             message = (
@@ -444,6 +453,10 @@ def _check_stand_in(
             # role (both are connectors): the provider calls the holder, and this is its delegate.
             error, used = False, _uses(text_sites, name, kinds)
             why = f"{why}; its holders have it" if why else "its holders have it"
+        if error and all(_delegates(x) for x in used):
+            # Only calls a class's `m` makes on another object (`backend.m()` inside a composite's
+            # own `m`): they run only where that `m` is called, and those calls count themselves.
+            error, used = False, _uses(text_sites, name, kinds)
         if error and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
             # Only calls on what other methods return (`x.get_class().name()`) or what provider
             # classes make: not the stand-in, which the provider reaches through its holders. The

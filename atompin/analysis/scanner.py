@@ -2114,14 +2114,29 @@ class ConsumerScanner:
         if not ctx.record or owner.receiver is not Receiver.SELF:
             return
         handed = value.dotted if isinstance(value, ConsumerValue) else self._consumer_class_value(value_node, ctx)
-        if handed:
+        if handed in self._functions and isinstance(value_node, ast.Call):
+            handed = ""  # what a helper returns, not the helper: `self.backend = _backend_for(n)`
+        for cls in [handed] if handed else self._classes_returned(value_node, ctx):
             self.usage.contact.handovers.append(
-                Handover(HandoverKind.STORED, handed, self._site(ctx, target), holder=owner.owner, member=target.attr)
+                Handover(HandoverKind.STORED, cls, self._site(ctx, target), holder=owner.owner, member=target.attr)
             )
+            if not handed:  # one of the classes a helper picks (`self.backend = _backend_for(n)`)
+                self.usage.contact.stores.append(Stored(owner.owner, target.attr, cls=cls))
         attribute = "" if handed else self._own_class_attribute(value_node, ctx)
         maker = self._pure(value_node.func, ctx) if isinstance(value_node, ast.Call) and not handed else None
         made = maker.choices if isinstance(maker, ProviderValue) else ()
         self.usage.contact.stores.append(Stored(owner.owner, target.attr, cls=handed, attribute=attribute, made=made))
+
+    def _classes_returned(self, node: ast.expr | None, ctx: _Ctx) -> list[str]:
+        """The consumer classes a call of a consumer function returns by name (`return MhaBackend`
+        in a helper choosing one of two): what `self.x = helper(...)` may store."""
+        callee = self._pure(node.func, ctx) if isinstance(node, ast.Call) else None
+        fn = self._functions.get(callee.dotted) if isinstance(callee, ConsumerValue) else None
+        if fn is None:
+            return []
+        body_ctx = _Ctx(fn.file, fn.closure, fn.qualname, record=False)
+        returned = (self._pure(n.value, body_ctx) for n in statements(fn.node.body) if isinstance(n, ast.Return))
+        return list(dict.fromkeys(v.dotted for v in returned if isinstance(v, ConsumerValue)))
 
     def _own_class_attribute(self, node: ast.expr | None, ctx: _Ctx) -> str:
         """`x` when `node` is `self.x` or `self.x(...)` in a method (a class attribute, perhaps:
@@ -2228,7 +2243,9 @@ class ConsumerScanner:
             # (its module is read when the name looks like a class's); others are looked up among
             # the classes already read.
             last = handover.target.replace(":", ".").rpartition(".")[2]
-            load = handover.kind in (HandoverKind.ATTRIBUTE, HandoverKind.PATH) and last[:1].isupper()
+            load = (
+                handover.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED, HandoverKind.PATH) and last[:1].isupper()
+            )
             found = self._consumer_class(handover.target.replace(":", "."), load=load)
             if found is not None:
                 handovers.append(replace(handover, target=found.name))
