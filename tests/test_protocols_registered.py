@@ -5,7 +5,7 @@ ATOM registers its DeepSeek-V3.2 indexer cache (an `nn.Module`) under vLLM's
 
 from __future__ import annotations
 
-from tests.test_contact import check, found, one_of
+from tests.test_contact import MY_BACKEND, check, found, one_of
 
 CONSUMER = """
 import torch.nn as nn
@@ -102,7 +102,8 @@ def test_a_class_merely_passed_to_a_provider_call_is_not_registered():
 
 # A stand-in's own method, narrower than its role's at the pin: vLLM 0.34 calls
 # `backend.get_supported_kernel_block_sizes(spec)` on backends written as `()`.
-ROLE = """
+# The role's two methods every stand-in here defines.
+HOOK_ROLE = """
 class AttentionBackend:
     @staticmethod
     def get_name():
@@ -111,30 +112,15 @@ class AttentionBackend:
     @staticmethod
     def get_impl_cls():
         return None
-
-    @staticmethod
-    def get_supported_kernel_block_sizes({param}):
-        return [16]
 """
+ROLE = HOOK_ROLE + "\n    @staticmethod\n    def get_supported_kernel_block_sizes({param}):\n        return [16]\n"
 RUNNER = """
 def block_sizes(layers, spec):
     return [layer.get_attn_backend().get_supported_kernel_block_sizes({arg}) for layer in layers]
 """
 STAND_IN = {
-    "plug/backend.py": """
-        class MyBackend:
-            @staticmethod
-            def get_name():
-                return "MINE"
-
-            @staticmethod
-            def get_impl_cls():
-                return None
-
-            @staticmethod
-            def get_supported_kernel_block_sizes():
-                return [64]
-    """,
+    "plug/backend.py": MY_BACKEND
+    + "\n    @staticmethod\n    def get_supported_kernel_block_sizes():\n        return [64]\n",
     "plug/platform.py": 'def get_attn_backend_cls():\n    return "plug.backend.MyBackend"\n',
 }
 
@@ -146,7 +132,7 @@ def role(param: str, arg: str) -> dict[str, str]:
 def test_a_stand_in_method_that_cannot_take_a_new_parameter_the_provider_passes_is_an_error():
     result = check(STAND_IN, role("kv_cache_spec=None", "spec"), role("", ""))
     symbol = "plug.backend:MyBackend.get_supported_kernel_block_sizes"
-    assert found(result, "protocol-drift") == [("error", symbol, "plug/backend.py:11")]
+    assert found(result, "protocol-drift") == [("error", symbol, "plug/backend.py:15")]
     [finding] = [f for f in result.findings if f.rule.value == "protocol-drift"]
     assert "its get_supported_kernel_block_sizes() cannot take kv_cache_spec= (kv_cache_spec new since 1.0)" in (
         finding.message
@@ -189,16 +175,6 @@ PICKED = {
                 self.attn_backend = _backend_for(n)
     """,
 }
-HOOK_ROLE = """
-class AttentionBackend:
-    @staticmethod
-    def get_name():
-        return ""
-
-    @staticmethod
-    def get_impl_cls():
-        return None
-"""
 HOOK_ROLE_B = HOOK_ROLE + "\n    @classmethod\n    def customize_spec(cls, spec):\n        return spec\n"
 LAYER_BASE = "class LayerBase:\n    def get_attn_backend(self):\n        return self.attn_backend\n"
 SPECS = "def specs(layers):\n    return [layer.get_attn_backend().customize_spec(None) for layer in layers]\n"
