@@ -860,3 +860,21 @@ def test_sarif_keeps_a_symbol_failing_two_ways_as_two_alerts():
     alone = CheckResult("plug", "../pv", "pv", Summary(), (error,))
     [before] = [r["partialFingerprints"] for r in json.loads(sarif.render_check(alone))["runs"][0]["results"]]
     assert prints[0] == before and prints[1] != prints[0]
+
+
+def test_a_symbol_s_new_error_beside_its_old_warning_appears_in_the_diff():
+    from atompin.lockdiff import diff_pair
+    from atompin.lockfile import LockedComponent, LockedFinding, LockedPair
+
+    def pair(*severities: str) -> LockedPair:
+        comp = LockedComponent(repo="r", ref="v1", ref_kind="tag", commit="a" * 40)
+        findings = [
+            LockedFinding(check="c->pv", rule="unresolved-import", severity=s, symbol="pv.m:Runner", message=s)
+            for s in severities
+        ]
+        return LockedPair(name="p", verdict="fail", components={"pv": comp}, findings=findings)
+
+    d = diff_pair(pair("warning"), pair("error", "warning"))
+    assert [f.severity.value for f in d.appeared] == ["error"] and d.resolved == []
+    # A line that moved is still neither appeared nor resolved.
+    assert diff_pair(pair("warning"), pair("warning")).appeared == []
