@@ -745,3 +745,18 @@ def test_one_name_imported_unguarded_here_and_caught_there_gets_a_verdict_per_si
         ("warning", ["plug/caught.py:5"]),
     ]
     assert "raises ImportError" in imports[0].message and "degraded" in imports[1].message
+
+
+# ATOM reads `getattr(vllm_monitor, "cudagraph_capturing_enabled", False)`; vLLM 0.34 dropped the
+# flag: the probe is silent, and only the release the consumer was written for says it mattered.
+DEFAULT_PROBE = "import pv.core.utils as u\n\ndef capturing():\n    return getattr(u, 'capturing', False)\n"
+
+
+def test_a_probe_with_a_default_of_a_name_the_baseline_had_now_gives_the_default(run_check):
+    had = {**PROVIDER, "pv/core/utils.py": textwrap.dedent(PROVIDER["pv/core/utils.py"]) + "capturing = True\n"}
+    result = run_check(PROVIDER, consumer(DEFAULT_PROBE), baseline=had)
+    assert brief(result) == [("unresolved-import", "warning", "pv.core.utils:capturing", ["plug/mod.py:4"])]
+    assert "now always gives the default, silently" in result.findings[0].message
+    # Without a baseline, or one that lacked it too, a probe is what it looks like: nothing to say.
+    assert run_check(PROVIDER, consumer(DEFAULT_PROBE)).findings == ()
+    assert run_check(PROVIDER, consumer(DEFAULT_PROBE), baseline=PROVIDER).findings == ()

@@ -247,7 +247,8 @@ class UsageChecker:
         for use in self.usage.attributes:
             key = _patched_read(use.choices, patched)
             if key is not None:
-                if self.judge(use.when).reach is Reach.LIVE:
+                # (a probe with a default, `getattr(cls, name, None)`, is the patch's guard, not a read)
+                if self.judge(use.when).reach is Reach.LIVE and use.guard is not Guard.GETATTR_DEFAULT:
                     self._original_reads.setdefault(key, []).append(use.site)
                 continue  # the patch finding speaks for it
             if self._judged(use.when):
@@ -404,6 +405,16 @@ class UsageChecker:
             self._unknown(self.symbol(ref), res, [site])
             return
         if self._import_left(site.path, ref):
+            return
+        if guard is Guard.GETATTR_DEFAULT:
+            # `getattr(X, "n", default)` probes for a name: silent when it is gone, worth a word only
+            # where the release the consumer was written for had it (it now always takes the default).
+            if self.baseline is not None and self.baseline.resolve(ref.module, ref.path).status is Status.FOUND:
+                message = (
+                    f"{res.reason}, which the baseline had: getattr(..., default) here now always gives the "
+                    "default, silently"
+                )
+                self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, self.symbol(ref), [site], message)
             return
         severity = Severity.ERROR if guard in (Guard.NONE, Guard.REQUIRED) else Severity.WARNING
         if guard is Guard.REQUIRED:

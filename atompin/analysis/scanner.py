@@ -1268,6 +1268,10 @@ class ConsumerScanner:
             self._record_read(owner, attr, ReadKind.DEFAULT if has_default else ReadKind.PLAIN)
             value = owner.attr(attr)
             if has_default:
+                if ctx.record:  # judged only against a baseline that had it (see checks)
+                    site = self._site(ctx, node)
+                    use = AttributeUse(value.choices, site, Guard.GETATTR_DEFAULT, self._when(ctx), ctx.function)
+                    self.usage.attributes.append(use)
                 return ProviderValue(value.choices, Guard.GETATTR_DEFAULT)
             if ctx.record:
                 self.usage.attributes.append(
