@@ -623,3 +623,34 @@ def test_a_call_that_fails_at_the_baseline_too_is_a_warning_and_a_new_failure_an
     assert brief_sites(run_check(MERGE_NEW, consumer(legacy_only)).findings) == [
         ("arity-drift", "error", ["plug/mod.py:4"])
     ]
+
+
+# ATOM wraps `BlockPool.free_blocks` as `(self, ordered_blocks)`; vLLM 0.34 added `evict_first=` and
+# passes it in `pool.free_blocks(blocks, evict_first=...)` on a pool it was handed: the keyword, new
+# since the baseline, says which method the call is.
+POOL_A = {"pv/pool.py": "class Pool:\n    def free(self, blocks):\n        return None\n"}
+POOL_B = {
+    "pv/pool.py": "class Pool:\n    def free(self, blocks, evict_first=False):\n        return None\n",
+    "pv/drain.py": "def drain(pools, blocks):\n    for pool in pools:\n        pool.free(blocks, evict_first=True)\n",
+}
+WRAPPER = """
+    from pv.pool import Pool
+
+    original = Pool.free
+
+    def free(self, blocks):
+        return original(self, blocks)
+
+    Pool.free = free
+"""
+
+
+def test_a_narrower_patch_the_provider_passes_a_new_keyword_to_by_name_is_an_error(run_check):
+    [finding] = run_check(POOL_B, consumer(WRAPPER), baseline=POOL_A).findings
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == ("arity-drift", "error", "pv.pool:Pool.free")
+    assert "cannot take evict_first= (evict_first new since the baseline)" in finding.message
+    assert "pv/drain.py:3" in finding.message
+    # Without a baseline it is only narrower (a warning); where the original is what it wraps, nothing.
+    [narrower] = run_check(POOL_B, consumer(WRAPPER)).findings
+    assert narrower.severity.value == "warning"
+    assert run_check(POOL_A, consumer(WRAPPER), baseline=POOL_A).findings == ()

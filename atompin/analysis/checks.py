@@ -23,10 +23,10 @@ from atompin.analysis.callsites import CallerSearch, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
-from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
-from atompin.analysis.signature import Signature
+from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import (
     CallUse,
     Condition,
@@ -671,11 +671,53 @@ class UsageChecker:
             return
         if not problem:
             return  # the original takes anything, and no real call misses the replacement
+        passing = self._passing_new_keyword(patch, res.target, original)
+        if passing is not None:
+            site, keyword = passing
+            message = (
+                f"the replacement cannot take {keyword}= ({keyword} new since the baseline), which the provider "
+                f"passes to a .{patch.attr}(...) call at {site} (found by the name and the keyword). {both}"
+            )
+            self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, symbol, [patch.site], message)
+            return
         message = (
             f"the replacement is narrower than the patched function: {problem.message}; no call found in the "
             f"provider or the consumer fails ({len(calls)} checked). {both}"
         )
         self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)
+
+    def _passing_new_keyword(self, patch: PatchSite, target: Target, original: Signature) -> tuple[Site, str] | None:
+        """A provider call of a method of the patched name, on an object it was handed, that passes by
+        keyword a parameter of the original new since the baseline which the replacement cannot
+        take, and fits the original (the keyword is the evidence it is that method: vLLM 0.34's
+        `pool.free_blocks(blocks, evict_first=...)` against a `(self, ordered_blocks)` wrapper).
+        None without a baseline, or when no call does."""
+        replacement = patch.replacement
+        _, owner = self.first(patch.owner)
+        on_class = owner.target is not None and owner.target.kind is TargetKind.CLASS
+        if self.baseline is None or replacement is None or not on_class or original.is_staticmethod:
+            return None  # (a method called on an object: its first parameter is supplied)
+        before = self.baseline.resolve_symbol(target.symbol)
+        old = before.target.signature if before.found and before.target is not None else None
+        if old is None:
+            return None
+        if any(p.kind is ParamKind.VAR_KEYWORD for p in replacement.params):
+            return None
+        by_keyword = (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
+        takes = {p.name for p in replacement.params if p.kind in by_keyword}
+        new = [p.name for p in original.params if p.kind in by_keyword and p.name not in old.names]
+        new = [name for name in new if name not in takes]
+        if not new:
+            return None
+        found = self.callers.names.find([patch.attr], also=[f"{k}=" for k in new], called=[patch.attr])
+        for site in found.get(patch.attr, []):
+            if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
+                continue
+            passed = [k for k in site.shape.keywords if k in new]
+            if passed and call_problem(original, site.shape, True) is None:
+                if call_problem(replacement, site.shape, True) is not None:
+                    return Site(site.path, site.line), passed[0]
+        return None
 
     def _call_drift(self, call: CallUse) -> None:
         judged = self._call_problem(call)
