@@ -95,3 +95,27 @@ def test_a_built_in_type_s_method_name_counts_only_on_a_typed_receiver():
     assert found(check(consumer, b, a), "override-drift") == [
         ("warning", "plug.stats:MyStats.update", "plug/stats.py:4")
     ]
+
+
+# vLLM 0.34 dropped `AttentionMetadataBuilder.build_for_drafting`; ATOM's builders still override
+# it: nothing calls them as that method any more, and nothing fails to say so.
+DRAFTING = {
+    "plug/b.py": "from pv.base import Builder\n\nclass MyBuilder(Builder):\n    def build_for_drafting(self, x):\n        return x\n"
+}
+BUILDER_A = {
+    "pv/base.py": "class Builder:\n    def build(self, x):\n        return x\n\n    def build_for_drafting(self, x):\n        return self.build(x)\n"
+}
+BUILDER_B = {"pv/base.py": "class Builder:\n    def build(self, x):\n        return x\n"}
+
+
+def test_an_override_of_a_method_the_provider_dropped_is_a_warning():
+    result = check(DRAFTING, BUILDER_B, BUILDER_A)
+    assert found(result, "override-drift") == [("warning", "plug.b:MyBuilder.build_for_drafting", "plug/b.py:4")]
+    assert "silently gone" in result.findings[0].message
+    # At the baseline, without one, or where the consumer calls it itself: nothing.
+    assert found(check(DRAFTING, BUILDER_A, BUILDER_A), "override-drift") == []
+    assert found(check(DRAFTING, BUILDER_B), "override-drift") == []
+    calling = {
+        "plug/b.py": DRAFTING["plug/b.py"] + "\n    def build(self, x):\n        return self.build_for_drafting(x)\n"
+    }
+    assert found(check(calling, BUILDER_B, BUILDER_A), "override-drift") == []

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import call_problem, checkable, describe_change, filled_by_position, positional_names
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import ConsumerRef, Definition, Hierarchy, is_method
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -107,7 +107,7 @@ def same_kind(a: Signature, b: Signature) -> bool:
 
 
 def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: Baseline | None = None) -> list[Finding]:
-    findings: list[Finding] = []
+    findings: list[Finding] = _dropped_hooks(hierarchy, baseline) if baseline is not None else []
     for pair in override_pairs(hierarchy):
         if not same_kind(pair.method.signature, pair.base_signature):
             continue
@@ -121,6 +121,47 @@ def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: B
             if finding is not None:
                 findings.append(finding)
     return findings
+
+
+def _dropped_hooks(hierarchy: Hierarchy, baseline: Baseline) -> list[Finding]:
+    """(d) Overrides of a method a provider class of the order had at the baseline and no longer
+    has, nor any other provider class of the order: the provider cannot call it as that method
+    any more, so what it customised is silently gone (unless the consumer calls it itself, as
+    `self.m(...)`). Judged only where every base at the pin is known and the class that had the
+    method is still there (a class renamed or gone fails louder elsewhere). Warnings."""
+    before = Hierarchy(hierarchy.usage, baseline.index)
+    called = {use.method.name for use in hierarchy.usage.contact.member_uses}
+    out: list[Finding] = []
+    for cls in hierarchy.classes.values():
+        if cls.muted or not hierarchy.has_provider_base(cls.name):
+            continue
+        order = hierarchy.mro(cls.name)
+        if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
+            continue  # an outside base may define anything
+        for method in cls.methods:
+            name = method.name
+            if name.startswith("__") or name in called:
+                continue
+            now = [d for d in hierarchy.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
+            was = [d for d in before.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
+            if now or not was or was[0].node not in order:
+                continue
+            holder = was[0].node
+            message = (
+                f"overrides {holder}.{name}, which {holder} had at {baseline.label} and no longer has (nor any "
+                "other provider class it derives from): the provider no longer calls it as that method, so what "
+                "it customised is silently gone, unless the consumer calls it itself"
+            )
+            out.append(
+                Finding(
+                    Rule.OVERRIDE_DRIFT,
+                    Severity.WARNING,
+                    f"{cls.symbol}.{name}",
+                    (Site(cls.path, method.line),),
+                    message,
+                )
+            )
+    return out
 
 
 # -- (a) calls from the provider's own class hierarchy ------------------------------------
