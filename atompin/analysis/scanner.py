@@ -340,7 +340,7 @@ class ConsumerScanner:
         while self._queue:
             job = self._queue.popleft()
             if job.binding:  # every body is read once; re-reads with arguments are bounded
-                if self._hands_provider(job.binding):
+                if self._hands_provider(job.binding.values()):
                     self._rescans += 1
                     if self._rescans > _MAX_RESCANS:
                         continue
@@ -354,11 +354,10 @@ class ConsumerScanner:
         self._dedupe()
         return self.usage
 
-    def _hands_provider(self, binding: dict[str, Value]) -> bool:
-        """Does a re-read bind a provider object (or a string naming a provider module)?"""
-        return any(
-            isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in binding.values()
-        )
+    def _hands_provider(self, values: Iterable[Value]) -> bool:
+        """Is one of these values a provider object (or a string naming a provider module)? What
+        a helper is read again for, and loaded for when outside the scan."""
+        return any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values)
 
     def _caught_calls(self) -> None:
         """The module-level functions every call of which sits in a try that catches ImportError
@@ -1398,7 +1397,7 @@ class ConsumerScanner:
         # provider objects, strings that name a provider module, and a receiver's member
         # (`helper(self.vllm_config)`: what the helper reads of it is read through the receiver).
         values = (*args, *kwargs.values())
-        provider = any(isinstance(v, ProviderValue) or (isinstance(v, str) and self._is_provider(v)) for v in values)
+        provider = self._hands_provider(values)
         member = any(
             (isinstance(v, MethodValue) and self._may_record(v.ref.owner))
             or (isinstance(v, ReceiverValue) and v.receiver is Receiver.INSTANCE)
@@ -1945,11 +1944,12 @@ class ConsumerScanner:
                         yield target.attr, choices
 
     def _consumer_class_value(self, node: ast.expr | None, ctx: _Ctx) -> str:
-        """The consumer class `node` is (`X`) or makes an instance of (`X(...)`); "" otherwise."""
+        """The consumer class `node` is (`X`) or makes an instance of (`X(...)`); "" otherwise (a
+        call of a consumer function makes what it returns: `_classes_returned`)."""
         if isinstance(node, ast.Call):
             node = node.func
         value = self._pure(node, ctx)
-        return value.dotted if isinstance(value, ConsumerValue) else ""
+        return value.dotted if isinstance(value, ConsumerValue) and value.dotted not in self._functions else ""
 
     def _bind_receivers(self, fn: _Function, scope: Scope) -> None:
         """`self`/`cls` in a method, and parameters annotated with a provider class."""
@@ -2120,14 +2120,15 @@ class ConsumerScanner:
         if not ctx.record or owner.receiver is not Receiver.SELF:
             return
         handed = value.dotted if isinstance(value, ConsumerValue) else self._consumer_class_value(value_node, ctx)
-        if handed in self._functions and isinstance(value_node, ast.Call):
-            handed = ""  # what a helper returns, not the helper: `self.backend = _backend_for(n)`
-        for cls in [handed] if handed else self._classes_returned(value_node, ctx):
+        # `self.backend = _backend_for(n)`: each class the helper returns may be stored there.
+        picked = [] if handed else self._classes_returned(value_node, ctx)
+        for cls in [handed] if handed else picked:
             self.usage.contact.handovers.append(
                 Handover(HandoverKind.STORED, cls, self._site(ctx, target), holder=owner.owner, member=target.attr)
             )
-            if not handed:  # one of the classes a helper picks (`self.backend = _backend_for(n)`)
-                self.usage.contact.stores.append(Stored(owner.owner, target.attr, cls=cls))
+        if picked:
+            self.usage.contact.stores += [Stored(owner.owner, target.attr, cls=cls) for cls in picked]
+            return
         attribute = "" if handed else self._own_class_attribute(value_node, ctx)
         maker = self._pure(value_node.func, ctx) if isinstance(value_node, ast.Call) and not handed else None
         made = maker.choices if isinstance(maker, ProviderValue) else ()
