@@ -258,6 +258,27 @@ class Hierarchy:
     def provider(self, node: Node) -> ClassInfo | None:
         return self.index.class_info(node) if isinstance(node, ClassRef) else None
 
+    def at(self, index: ProviderIndex) -> Hierarchy:
+        """The same consumer classes over another provider (the baseline's), made once for all
+        the rules that ask."""
+        others: dict[ProviderIndex, Hierarchy] = self.memo.setdefault("at", {})
+        if index not in others:
+            others[index] = Hierarchy(self.usage, index)
+        return others[index]
+
+    def annotated_class(self, holder: ClassRef, member: Member) -> ClassRef | None:
+        """The provider class that `member` of provider class `holder` is annotated with, read in
+        `holder`'s module (None: no annotation, a name of the class's own scope, not a class)."""
+        if not member.annotation:
+            return None
+        info = self.provider(holder)
+        first = member.annotation.split(".")[0]
+        if info is not None and first in info.members:
+            return None  # a name of the class's own scope (a nested class): not the module's
+        res = self.index.resolve(holder.module, member.annotation.split("."))
+        target = res.target if res.status is Status.FOUND else None
+        return target.cls if target is not None and target.kind is TargetKind.CLASS else None
+
     def bases(self, cls: ConsumerClass) -> list[Node]:
         out: list[Node] = []
         for base in cls.bases:

@@ -40,9 +40,9 @@ from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node
 from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.outside import STRUCT_BASES
-from atompin.analysis.provider import ClassRef, TargetKind
+from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodRef, Receiver
-from atompin.model import Finding, Rule, Severity, Site, Status
+from atompin.model import Finding, Rule, Severity, Site
 
 # Outside bases whose members are known (none served at run time beyond these). Not `nn.Module`:
 # it serves the parameters its instance registers by name (`register_buffer("x", ...)`), which
@@ -87,7 +87,7 @@ def check_members(
     """`missing-member` findings for the members the consumer reads through receivers."""
     if baseline is None or not usage.contact.member_uses:
         return []
-    before = Hierarchy(usage, baseline.index)
+    before = hierarchy.at(baseline.index)
     outside = set(usage.contact.member_stores) | hierarchy.patched_names
     named = set(usage.contact.hooks_named)
     gone: dict[MethodRef, _Gone | None] = {}
@@ -226,15 +226,7 @@ def _annotated(h: Hierarchy, order: Sequence[Node], name: str) -> ClassRef | Non
     """The provider class that the first class of the order having attribute `name` annotates it
     with (None: unknown, or no annotation names a class)."""
     found = _lookup(h, order, name)
-    if not isinstance(found, tuple) or not found[1].annotation:
-        return None
-    holder, member = found
-    info = h.provider(holder)
-    if info is not None and member.annotation.split(".")[0] in info.members:
-        return None  # a name of the class's own scope (a nested class): not the module's
-    res = h.index.resolve(holder.module, member.annotation.split("."))
-    target = res.target if res.status is Status.FOUND else None
-    return target.cls if target is not None and target.kind is TargetKind.CLASS else None
+    return h.annotated_class(*found) if isinstance(found, tuple) else None
 
 
 def _absent(h: Hierarchy, order: Sequence[Node], name: str) -> bool:

@@ -28,10 +28,10 @@ from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
-from atompin.analysis.provider import ClassRef, TargetKind
+from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
-from atompin.model import Finding, Rule, Severity, Site, Status
+from atompin.model import Finding, Rule, Severity, Site
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def _dropped_hooks(hierarchy: Hierarchy, baseline: Baseline) -> list[Finding]:
     any more, so what it customised is silently gone (unless the consumer calls it itself, as
     `self.m(...)`). Judged only where every base at the pin is known and the class that had the
     method is still there (a class renamed or gone fails louder elsewhere). Warnings."""
-    before = Hierarchy(hierarchy.usage, baseline.index)
+    before = hierarchy.at(baseline.index)
     called = {use.method.name for use in hierarchy.usage.contact.member_uses}
     out: list[Finding] = []
     for cls in hierarchy.classes.values():
@@ -470,12 +470,9 @@ def _typed_in_family(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bo
     for node in index.mro(holder):
         info = index.class_info(node) if isinstance(node, ClassRef) else None
         member = info.members.get(site.attribute) if info is not None else None
-        if member is None or not isinstance(node, ClassRef):
-            continue
-        res = index.resolve(node.module, member.annotation.split(".")) if member.annotation else None
-        target = res.target if res is not None and res.status is Status.FOUND else None
-        cls = target.cls if target is not None and target.kind is TargetKind.CLASS else None
-        return cls is not None and _in_family(hierarchy, cls, base)
+        if member is not None and isinstance(node, ClassRef):
+            cls = hierarchy.annotated_class(node, member)
+            return cls is not None and _in_family(hierarchy, cls, base)
     return False
 
 
