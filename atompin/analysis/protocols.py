@@ -161,10 +161,11 @@ def _served_names(hierarchy: Hierarchy, s: StandIn, contact: ContactSurface) -> 
     """The names the stand-in has beyond its classes' bodies: its known outside bases' members;
     for a registered one also what its instances set and what the consumer stores on any object
     (a class decorator's `cls.name = f`). None when unknown: the stand-in is not judged."""
-    outside = _outside_members(hierarchy, s)
+    instance = _instance_names(hierarchy, s) if s.registered else frozenset()
+    outside = _outside_members(hierarchy, s, instance)
     if outside is None or not s.registered:
         return outside
-    return outside | frozenset(contact.member_stores) | _instance_names(hierarchy, s)
+    return outside | frozenset(contact.member_stores) | instance
 
 
 def _instance_names(hierarchy: Hierarchy, s: StandIn) -> frozenset[str]:
@@ -175,12 +176,12 @@ def _instance_names(hierarchy: Hierarchy, s: StandIn) -> frozenset[str]:
     )
 
 
-def _outside_members(hierarchy: Hierarchy, s: StandIn) -> frozenset[str] | None:
+def _outside_members(hierarchy: Hierarchy, s: StandIn, instance: frozenset[str]) -> frozenset[str] | None:
     """What the stand-in's bases outside both packages define (None: unknown, so it is not
     judged). Only a registered stand-in is judged beside a known outside base, and not when
-    it sets attributes by names it computes (it may set any)."""
+    it sets attributes by names it computes (`instance`, what its instances set, holds "*")."""
     outside = _external_bases(hierarchy, s.cls)
-    if s.registered and "*" in _instance_names(hierarchy, s):
+    if "*" in instance:
         return None
     if not outside:
         return frozenset()
@@ -453,10 +454,12 @@ def _check_stand_in(
             # role (both are connectors): the provider calls the holder, and this is its delegate.
             error, used = False, _uses(text_sites, name, kinds)
             why = f"{why}; its holders have it" if why else "its holders have it"
-        if error and all(_delegates(x) for x in used):
-            # Only calls a class's `m` makes on another object (`backend.m()` inside a composite's
+        if error:
+            # Not the calls a class's `m` makes on another object (`backend.m()` inside a composite's
             # own `m`): they run only where that `m` is called, and those calls count themselves.
-            error, used = False, _uses(text_sites, name, kinds)
+            used = [x for x in used if not _delegates(x)]
+            if not used:
+                error, used = False, _uses(text_sites, name, kinds)
         if error and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
             # Only calls on what other methods return (`x.get_class().name()`) or what provider
             # classes make: not the stand-in, which the provider reaches through its holders. The
