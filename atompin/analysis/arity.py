@@ -101,6 +101,18 @@ def _bound(sig: Signature, bound: bool) -> list[Param]:
     return params
 
 
+def untakeable_keywords(narrower: Signature, wider: Signature) -> list[str]:
+    """The named parameters of `wider` that `narrower` cannot take by keyword (an override, or a
+    replacement, against the method it stands for); none when it takes `**kwargs`."""
+    if any(p.kind is ParamKind.VAR_KEYWORD for p in narrower.params):
+        return []
+    takes = {p.name for p in narrower.params if p.kind in _BY_KEYWORD}
+    named = [p for p in wider.params if p.kind in _BY_KEYWORD]
+    if named and named[0].name in ("self", "cls") and not wider.is_staticmethod:
+        named = named[1:]
+    return [p.name for p in named if p.name not in takes]
+
+
 def positional_names(sig: Signature, bound: bool = False) -> list[str]:
     """The parameters of `sig` a call may fill by position, in order."""
     return [p.name for p in _bound(sig, bound) if p.kind in _POSITIONAL]

@@ -16,8 +16,10 @@ from atompin.analysis.arity import (
     binding_problem,
     call_problem,
     checkable,
+    describe_change,
     replacement_problem,
     takes_anything,
+    untakeable_keywords,
 )
 from atompin.analysis.callsites import CallerSearch, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
@@ -26,7 +28,7 @@ from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
-from atompin.analysis.signature import ParamKind, Signature
+from atompin.analysis.signature import Signature
 from atompin.analysis.usage import (
     CallUse,
     Condition,
@@ -701,12 +703,8 @@ class UsageChecker:
         old = before.target.signature if before.found and before.target is not None else None
         if old is None:
             return None
-        if any(p.kind is ParamKind.VAR_KEYWORD for p in replacement.params):
-            return None
-        by_keyword = (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
-        takes = {p.name for p in replacement.params if p.kind in by_keyword}
-        new = [p.name for p in original.params if p.kind in by_keyword and p.name not in old.names]
-        new = [name for name in new if name not in takes]
+        added = describe_change(old, original).added
+        new = [name for name in untakeable_keywords(replacement, original) if name in added]
         if not new:
             return None
         found = self.callers.names.find([patch.attr], also=[f"{k}=" for k in new], called=[patch.attr])

@@ -21,7 +21,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from atompin.analysis.arity import call_problem, checkable, describe_change, filled_by_position, positional_names
+from atompin.analysis.arity import (
+    call_problem,
+    checkable,
+    describe_change,
+    filled_by_position,
+    positional_names,
+    untakeable_keywords,
+)
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
@@ -29,7 +36,7 @@ from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.signature import ParamKind, Signature
+from atompin.analysis.signature import Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
 from atompin.model import Finding, Rule, Severity, Site
 
@@ -298,18 +305,6 @@ def _site_failed_at_baseline(baseline: Baseline, pair: OverridePair, site: NameS
 # -- (b) keywords the provider passes that the override cannot take -----------------------
 
 
-def _untakeable(override: Signature, base: Signature) -> list[str]:
-    """Named parameters of the base that the override cannot take by keyword."""
-    params = override.params
-    if any(p.kind is ParamKind.VAR_KEYWORD for p in params):
-        return []
-    takes = {p.name for p in params if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)}
-    named = [p for p in base.params if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)]
-    if named and named[0].name in ("self", "cls") and not base.is_staticmethod:
-        named = named[1:]
-    return [p.name for p in named if p.name not in takes]
-
-
 @dataclass(frozen=True)
 class Narrowing:
     """What an override (or a stand-in's method) cannot take of its base, and the provider
@@ -340,7 +335,7 @@ def narrowing(
 ) -> Narrowing | None:
     """(b) for one pair: None when the override takes every named parameter of its base.
     `reaches` filters the calls that may be on the consumer's object."""
-    missing = _untakeable(pair.method.signature, pair.base_signature)
+    missing = untakeable_keywords(pair.method.signature, pair.base_signature)
     if not missing:
         return None
     name = pair.method.name
