@@ -136,12 +136,13 @@ def _culprit(
     lines = locker.git.changed_lines(url, commit, prefix)
     sources = _Sources(locker, url, commit)
     gated = after.gated_keys()
+    # With the severity: a symbol's new error beside its old warning is brought by the commit.
     old = {(p.name, f.check, f.rule.value, f.symbol, f.severity) for p in before.pairs for f in p.findings}
     appeared: list[AppearedFinding] = []
     for pair in after.pairs:
         for f in pair.findings:
-            key = (pair.name, f.check, f.rule.value, f.symbol, f.severity)
-            if key in old or f.severity is Severity.INFO or f.rule in _PIN_RULES:
+            key = (pair.name, f.check, f.rule.value, f.symbol)
+            if (*key, f.severity) in old or f.severity is Severity.INFO or f.rule in _PIN_RULES:
                 continue
             held = [
                 HeldBy(path, how)
@@ -150,7 +151,7 @@ def _culprit(
                 if (how := holds(f.symbol, path, lines, sources))
             ]
             held.sort(key=lambda h: (_HOW_ORDER.index(h.how), h.path))
-            appeared.append(AppearedFinding(pair.name, f, key[:4] in gated, tuple(held)))
+            appeared.append(AppearedFinding(pair.name, f, key in gated, tuple(held)))
     appeared.sort(key=lambda a: (not a.gated, a.finding.severity.rank, a.pair, a.finding.rule.value, a.finding.symbol))
     info = locker.git.commit_info(url, commit)
     return Culprit(info, position, before, after, tuple(appeared), tuple(changed))

@@ -432,18 +432,19 @@ def _defined_apart(hierarchy: Hierarchy, search: NameSearch, base: ClassRef, nam
         [paths] = search.files_defining([({name}, 1)], _MAX_DEFINING)
         index = hierarchy.index
         family_names = {n.qualname.rpartition(".")[2] for n in index.mro(base) if isinstance(n, ClassRef)}
-        apart = not paths
-        for path in paths:
-            module = index.tree.module_name(path)[0]
-            for qualname, methods in search.class_methods(path).items():
-                cls = ClassRef(module, qualname)
-                if name not in methods or apart:
-                    continue
-                if index.class_info(cls) is not None:
-                    apart = not _in_family(hierarchy, cls, base)
-                else:
-                    apart = not family_names & _header_bases(index.tree.read(path), qualname.rpartition(".")[2])
-        memo[key] = apart
+
+        def of_family(path: str, cls: ClassRef) -> bool:
+            if index.class_info(cls) is not None:
+                return _in_family(hierarchy, cls, base)
+            return bool(family_names & _header_bases(index.tree.read(path), cls.qualname.rpartition(".")[2]))
+
+        defining = (
+            (path, ClassRef(index.tree.module_name(path)[0], qualname))
+            for path in paths
+            for qualname, methods in search.class_methods(path).items()
+            if name in methods
+        )
+        memo[key] = not paths or not all(of_family(path, cls) for path, cls in defining)
     return memo[key]
 
 
