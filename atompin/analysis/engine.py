@@ -19,6 +19,8 @@ from atompin.analysis.conditions import Judgement
 from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
+from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.idle_hooks import check_idle_hooks, reads_outside_own
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
@@ -44,7 +46,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-25"
+SCAN_FORMAT = "atompin-scan-26"
 
 
 @without_gc
@@ -290,6 +292,13 @@ def analyse_trees(
         cache.put_raw(key, b"1" if found else b"0")
         return found
 
+    def consumer_reads(words: list[str]) -> set[str]:
+        """The words a scanned consumer file reads as `x.word` outside a function named `word`, or
+        writes as a string (asked about few words, in the contact rules' process: not cached)."""
+        shapes = [shape % word.encode() for word in words for shape in (b".%s", b'"%s"', b"'%s'")]
+        holding = consumer.files_containing(scanned, shapes)
+        return {found for _, text in consumer.read_many(holding) for found in reads_outside_own(text, words)}
+
     # What the consumer reaches of a table (or a module's `__getattr__`), under any module that
     # re-exports it, it may change (vllm-rbln adds its env vars to vLLM's table).
     reached = {part for name in provider_names_reached(usage) for part in name.split(".")}
@@ -304,6 +313,8 @@ def analyse_trees(
     contact.start()  # in a second process, while the names are checked here
     try:
         checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
+        # Before the checks here, which take shares of the caller search: it goes on meanwhile.
+        idle = check_idle_hooks(Hierarchy(usage, index), usage.contact, search, drift_baseline, consumer_reads)
         findings = checker.run()
         if options.relocations:
             findings += check_relocations(options.relocations, index, base_index, checker.sites_by_symbol())
@@ -315,7 +326,10 @@ def analyse_trees(
             # Its findings are waited for next: what the cache holds is written meanwhile (most of
             # what the run will write: the identifiers and indexes), not after.
             cache.flush()
-        findings += contact.findings()
+        contact_findings = contact.findings()
+        # A hook another rule reported already is not reported again as no longer called.
+        reported = {f.symbol for f in contact_findings if f.rule in (Rule.OVERRIDE_DRIFT, Rule.PROTOCOL_DRIFT)}
+        findings += contact_findings + [f for f in idle if f.symbol not in reported]
     finally:
         contact.close()
         checker.callers.close()

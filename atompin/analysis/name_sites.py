@@ -83,13 +83,16 @@ class Identifiers:
     def _set(self, i: int) -> AbstractSet[bytes]:
         found = self._sets[i]
         if found is None:
-            raw = self.raw  # only list i is copied out: the attribute list is most of the bytes
-            start = raw.find(b"\n") + 1 if i else 0
-            if i == 2:
-                start = raw.find(b"\n", start) + 1
-            end = raw.find(b"\n", start) if i < 2 else len(raw)
-            found = self._sets[i] = frozenset(raw[start:end].split())
+            found = self._sets[i] = frozenset(self._list(i).split())
         return found
+
+    def _list(self, i: int) -> bytes:
+        raw = self.raw  # only list i is copied out: the attribute list is most of the bytes
+        start = raw.find(b"\n") + 1 if i else 0
+        if i == 2:
+            start = raw.find(b"\n", start) + 1
+        end = raw.find(b"\n", start) if i < 2 else len(raw)
+        return raw[start:end]
 
     @property
     def defs(self) -> AbstractSet[bytes]:
@@ -98,6 +101,10 @@ class Identifiers:
     @property
     def attributes(self) -> AbstractSet[bytes]:
         return self._set(1)
+
+    def attribute_words(self) -> Iterable[bytes]:
+        """The words written after a dot, not kept as a set (for one pass over every file)."""
+        return self._sets[1] or self._list(1).split()
 
     def calls_any(self, reversed_names: AbstractSet[bytes]) -> bool:
         """Does the file write one of the names just before `(`? Every file that calls `f`
@@ -210,6 +217,18 @@ class NameSearch:
         for site in sites:
             out[site.name].append(site)
         return out
+
+    def unread(self, names: Iterable[str]) -> set[str]:
+        """Of `names`, those no file of the package writes after a dot (`x.name`), from the
+        identifiers (one set of every such word, built for the question and let go)."""
+        left = set(names)
+        if not left:
+            return set()
+        self._load_identifiers()
+        read: set[bytes] = set()
+        for path in self._files():
+            read.update(self._identifiers[path].attribute_words())
+        return {name for name in left if name.encode() not in read}
 
     def files_calling(self, names: Iterable[str], paths: list[str]) -> list[str]:
         """The files among `paths` (in their order) that write one of `names` just before `(`:

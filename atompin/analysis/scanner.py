@@ -57,6 +57,7 @@ from atompin.analysis.syntax import (
     annotated_type,
     breaks,
     class_body_names,
+    does_nothing,
     dotted,
     expr_children,
     instance_assignments,
@@ -1883,9 +1884,9 @@ class ConsumerScanner:
         or `Base.name(self, ...)`)."""
         calls_super = False
         delegates: list[ClassBase] = []
-        raises = only_raises(node)
+        raises, inert = only_raises(node), does_nothing(node)
         if not walk or not self._mentioned_again(ctx.file.path, node, node.name):
-            return ConsumerMethod(node.name, node.lineno, signature_of(node), raises=raises)
+            return ConsumerMethod(node.name, node.lineno, signature_of(node), raises=raises, inert=inert)
         args = [*node.args.posonlyargs, *node.args.args]
         receiver = args[0].arg if args else ""
         for call in every_node(node):
@@ -1901,7 +1902,7 @@ class ConsumerScanner:
                 and call.args[0].id == receiver
             ):
                 delegates.append(self._class_base(inner, ctx))
-        return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates), raises)
+        return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates), raises, inert)
 
     def _mentioned_again(self, path: str, node: ast.FunctionDef | ast.AsyncFunctionDef, word: str) -> bool:
         """Does the text of a definition hold `word` more than once (its name, then a use)? Read

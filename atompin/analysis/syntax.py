@@ -198,6 +198,19 @@ def only_raises(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None
 
 
+def does_nothing(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Is the body only a docstring, `pass`, `...` or `return None`: a call of it changes nothing?"""
+    for stmt in function_body(node):
+        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+            continue
+        if isinstance(stmt, ast.Return) and (
+            stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+        ):
+            continue
+        return False
+    return True
+
+
 def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A body that only says "implement me": `pass`, `...`, `raise NotImplementedError`, `return None`."""
     for stmt in function_body(node):

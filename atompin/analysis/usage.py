@@ -308,6 +308,8 @@ class ConsumerMethod:
     delegates_to: tuple[ClassBase, ...] = ()
     # Its body only raises (`raise NotImplementedError`): any call fails, whatever it passes.
     raises: bool = False
+    # Its body does nothing (`pass`, `...`, `return None`): no call of it changes anything.
+    inert: bool = False
 
 
 @dataclass(frozen=True)

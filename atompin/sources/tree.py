@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -76,6 +77,9 @@ class SourceTree(ABC):
     def files_containing(self, paths: list[str], words: Sequence[bytes]) -> list[str]:
         """The files among `paths` (in their order) whose bytes contain one of `words` (as is,
         not as a whole word): the few worth reading for a search of the many."""
+        if len(words) > 4:  # one pass of an alternation beats a search per word
+            pattern = re.compile(b"|".join(re.escape(word) for word in words))
+            return [path for path, data in self.read_many(paths) if pattern.search(data)]
         return [path for path, data in self.read_many(paths) if any(word in data for word in words)]
 
     def size(self, path: str) -> int:

@@ -1,0 +1,138 @@
+"""Hooks the provider stopped calling: override-drift (e) and protocol-drift.
+
+A method of a consumer class that derives from a provider class, or that the consumer hands to
+the provider, is a hook: the provider calls it by name (`self.model.get_num_mm_encoder_tokens(n)`).
+When provider code read the name (`x.name`) at the baseline and no provider file reads it at the
+pin, nor writes it as a string (`getattr(x, "name")`), nothing of the provider can call the
+method any more: what it customised is silently gone (vLLM 0.34 no longer asks a multimodal
+model for `get_num_mm_encoder_tokens`, which ATOM's wrapper answers). Warnings, and only:
+
+- with a baseline;
+- for classes whose every base is known (provider, consumer, `object`, `ABC`, `Protocol`...,
+  or torch's `nn.Module`, whose own members are left out: torch calls them itself);
+- for methods that do something (not `pass`, `return None` nor only a raise), other than
+  dunders (Python calls those), that the consumer does not read itself
+  outside a method of that name (a wrapper's `self.inner.m(...)` inside its own `m` does not
+  count); the engine drops those another rule reported already.
+
+Override-drift (d) says where the provider dropped the method from the class; this says where
+the provider, whatever its classes define, no longer uses the name at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
+from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.outside import TORCH_MODULE_BASES
+from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ContactSurface
+from atompin.model import Finding, Rule, Severity, Site
+from atompin.sources.tree import SourceTree
+
+
+def check_idle_hooks(
+    hierarchy: Hierarchy,
+    contact: ContactSurface,
+    search: NameSearch,
+    baseline: Baseline | None,
+    consumer_reads: Callable[[list[str]], set[str]],
+) -> list[Finding]:
+    """Warnings for the hooks the provider read at the baseline and reads nowhere at the pin
+    (see the module docstring). `consumer_reads(names)`: those the consumer reads as `x.name`
+    outside a method of that name, or writes as a string. None without a baseline."""
+    if baseline is None:
+        return []
+    handed = {h.target for h in contact.handovers}
+    hooks: dict[str, list[tuple[ConsumerClass, ConsumerMethod, bool]]] = {}  # name -> (class, method, derived)
+    for cls in hierarchy.classes.values():
+        derived = hierarchy.has_provider_base(cls.name)
+        if cls.muted or not (derived or cls.name in handed):
+            continue
+        outside = [n for n in hierarchy.mro(cls.name) if isinstance(n, str) and n not in PLAIN_BASES]
+        if any(n not in TORCH_MODULE_BASES for n in outside):
+            continue  # an outside base may call anything
+        served = frozenset().union(*(TORCH_MODULE_BASES[n] for n in outside))
+        for method in cls.methods:
+            name = method.name
+            if method.inert or method.raises or name.startswith("__") or name in served:
+                continue
+            hooks.setdefault(name, []).append((cls, method, derived))
+    unread = sorted(search.unread(hooks))  # at the pin
+    if not unread:
+        return []
+    base = baseline.index.tree
+    before = _first_reads(base, base.python_files(search.package), unread)
+    # The consumer reading one itself, or the pin writing one as a string, keeps it called.
+    kept = consumer_reads(sorted(before)) if before else set()
+    left = [name for name in sorted(before) if name not in kept]
+    pin = search.tree
+    quoted = [quote + name.encode() + quote for name in left for quote in (b'"', b"'")]
+    for _, text in pin.read_many(pin.files_containing(pin.python_files(search.package), quoted) if quoted else []):
+        left = [name for name in left if f'"{name}"'.encode() not in text and f"'{name}'".encode() not in text]
+    out: list[Finding] = []
+    for name in left:
+        for cls, method, derived in hooks[name]:
+            message = (
+                f"the provider read `{name}` at {baseline.label} ({before[name]}) and nothing of it reads "
+                f"`{name}` now, nor writes it as a string: it no longer calls this method, so what it "
+                "customised is silently gone"
+            )
+            out.append(
+                Finding(
+                    Rule.OVERRIDE_DRIFT if derived else Rule.PROTOCOL_DRIFT,
+                    Severity.WARNING,
+                    f"{cls.symbol}.{name}",
+                    (Site(cls.path, method.line),),
+                    message,
+                )
+            )
+    return out
+
+
+def _first_reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, Site]:
+    """Where `tree` first reads each of `names` as `x.name` (not an assignment to it), by file
+    order; names it never reads are left out. One pattern for all names, in the files holding
+    one of them."""
+    pattern = re.compile(rb"\.[ \t]*(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b(?![ \t]*=[^=])")
+    found: dict[str, Site] = {}
+    for path, text in tree.read_many(tree.files_containing(paths, [b"." + n.encode() for n in names])):
+        for match in pattern.finditer(text):
+            name = match.group(1).decode()
+            if name not in found:
+                found[name] = Site(path, text.count(b"\n", 0, match.start()) + 1)
+        if len(found) == len(names):
+            break
+    return found
+
+
+def reads_outside_own(text: bytes, names: Iterable[str]) -> set[str]:
+    """Of `names`, those `text` reads as `x.name` outside a function of that name, or writes as
+    a string: a consumer module calling one of its hooks itself (parsed only when the text
+    holds one of the names)."""
+    wanted = {name for name in names if name.encode() in text}
+    if not wanted:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return wanted  # unknown: as if read
+    found: set[str] = set()
+
+    def visit(node: ast.AST, inside: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, child.name)
+                continue
+            if isinstance(child, ast.Attribute) and child.attr in wanted and child.attr != inside:
+                if isinstance(child.ctx, ast.Load):
+                    found.add(child.attr)
+            elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value in wanted:
+                found.add(child.value)
+            visit(child, inside)
+
+    visit(tree, "")
+    return found

@@ -1,0 +1,128 @@
+"""Hooks the provider stopped calling (override-drift (e), protocol-drift).
+
+vLLM 0.27 asked a multimodal model for `get_num_mm_encoder_tokens` and an attention backend
+for `get_kv_cache_block_dim`; 0.33 asks neither, anywhere: ATOM's answers are silently
+ignored after the bump. A warning, only with a baseline that read the name."""
+
+from __future__ import annotations
+
+import pytest
+
+from atompin.sources.tree import MemoryTree
+from tests.test_contact import check, found
+
+MODEL = "class ModelBase:\n    def forward(self, x):\n        return x\n"
+REGISTRY = "def register_backend(name, cls):\n    pass\n"
+RUNNER_A = """
+def run(model, n):
+    tokens = model.get_encoder_tokens(n)
+    return model.forward(tokens)
+
+def pick(backend):
+    return backend.get_block_dim(16)
+"""
+RUNNER_B = "def run(model, n):\n    return model.forward(n)\n\ndef pick(backend):\n    return 16\n"
+BASELINE = {"pv/model.py": MODEL, "pv/registry.py": REGISTRY, "pv/runner.py": RUNNER_A}
+PIN = {"pv/model.py": MODEL, "pv/registry.py": REGISTRY, "pv/runner.py": RUNNER_B}
+
+CONSUMER = {
+    "plug/model.py": """
+        from pv.model import ModelBase
+
+        class MyModel(ModelBase):
+            def get_encoder_tokens(self, n):
+                return self.inner.get_encoder_tokens(n)
+
+            def forward(self, x):
+                return x
+    """,
+    "plug/backend.py": """
+        from pv.registry import register_backend
+
+        class MyBackend:
+            def get_block_dim(self, n):
+                return n * 2
+
+        register_backend("mine", MyBackend)
+    """,
+}
+
+
+def idle(consumer=CONSUMER, pin=PIN, baseline=BASELINE):
+    result = check(consumer, pin, baseline)
+    return [f for f in found(result, "override-drift") + found(result, "protocol-drift") if f[0] == "warning"], result
+
+
+def test_a_hook_the_provider_read_at_the_baseline_and_reads_nowhere_now_is_a_warning():
+    warnings, result = idle()
+    assert warnings == [
+        ("warning", "plug.model:MyModel.get_encoder_tokens", "plug/model.py:4"),
+        ("warning", "plug.backend:MyBackend.get_block_dim", "plug/backend.py:4"),
+    ]
+    message = next(f.message for f in result.findings if f.symbol.endswith("get_block_dim"))
+    assert "read `get_block_dim` at 1.0 (pv/runner.py:6)" in message and "silently gone" in message
+
+
+def test_nothing_without_a_baseline_or_while_the_provider_still_reads_the_name():
+    assert idle(baseline=None)[0] == []
+    assert idle(pin=BASELINE)[0] == []
+
+
+def test_a_name_the_provider_writes_as_a_string_may_still_be_called():
+    runner = (
+        RUNNER_B + '\ndef tokens(model, n):\n    fn = getattr(model, "get_encoder_tokens", None)\n    return fn(n)\n'
+    )
+    warnings, _ = idle(pin={**PIN, "pv/runner.py": runner})
+    assert [w[1] for w in warnings] == ["plug.backend:MyBackend.get_block_dim"]
+
+
+def test_a_hook_the_consumer_calls_itself_is_not_idle_but_a_wrapper_handing_on_is():
+    calling = {**CONSUMER, "plug/use.py": "def count(model):\n    return model.get_block_dim(4)\n"}
+    assert [w[1] for w in idle(calling)[0]] == ["plug.model:MyModel.get_encoder_tokens"]
+    # The wrapper's own `self.inner.get_encoder_tokens(n)` does not keep it called (the first test).
+
+
+def test_a_method_that_does_nothing_or_a_name_the_baseline_never_read_is_left_out():
+    inert = {**CONSUMER, "plug/backend.py": CONSUMER["plug/backend.py"].replace("return n * 2", "return None")}
+    assert [w[1] for w in idle(inert)[0]] == ["plug.model:MyModel.get_encoder_tokens"]
+    # Assigning the name at the baseline is no read of it.
+    assigning = RUNNER_B + "\ndef set_it(backend):\n    backend.get_block_dim = None\n"
+    baseline = {
+        **BASELINE,
+        "pv/runner.py": assigning.replace("return model.forward(n)", "return model.get_encoder_tokens(n)"),
+    }
+    assert [w[1] for w in idle(baseline=baseline)[0]] == ["plug.model:MyModel.get_encoder_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("base", "expected"),
+    [
+        # torch calls its own members (`extra_repr`); any other name is still the provider's to call.
+        ("nn.Module", ["plug.model:MyModel.get_encoder_tokens"]),
+        # An unknown outside base may call anything.
+        ("transformers.PreTrainedModel", []),
+    ],
+)
+def test_outside_bases(base, expected):
+    model = f"""
+        import torch.nn as nn
+        import transformers
+        from pv.model import ModelBase
+
+        class MyModel(ModelBase, {base}):
+            def get_encoder_tokens(self, n):
+                return n
+
+            def extra_repr(self):
+                return "mine"
+    """
+    baseline = {**BASELINE, "pv/runner.py": RUNNER_A + "\ndef show(m):\n    return m.extra_repr()\n"}
+    assert [w[1] for w in idle({"plug/model.py": model}, baseline=baseline)[0]] == expected
+
+
+def test_files_containing_many_words_finds_what_one_search_per_word_finds():
+    tree = MemoryTree({f"f{i}.py": f"x.name{i}()\n" for i in range(12)})
+    paths = sorted(tree.list_files())
+    words = [b"name3", b"name7(", b"nope", b"name1", b"x.name11", b"absent"]
+    assert tree.files_containing(paths, words) == ["f1.py", "f10.py", "f11.py", "f3.py", "f7.py"]
+    assert tree.files_containing(paths, words[:2]) == ["f3.py", "f7.py"]
