@@ -126,3 +126,22 @@ def test_files_containing_many_words_finds_what_one_search_per_word_finds():
     words = [b"name3", b"name7(", b"nope", b"name1", b"x.name11", b"absent"]
     assert tree.files_containing(paths, words) == ["f1.py", "f10.py", "f11.py", "f3.py", "f7.py"]
     assert tree.files_containing(paths, words[:2]) == ["f3.py", "f7.py"]
+
+
+def test_the_read_cited_is_one_in_a_base_s_module_where_there_is_one():
+    # Another model's processor calls its own hook first in file order; the base calls the
+    # consumer's: that is the read that reached it.
+    model = "class ModelBase:\n    def forward(self, x):\n        return self.get_encoder_tokens(x)\n"
+    baseline = {**BASELINE, "pv/model.py": model, "pv/a_other.py": "def f(m):\n    return m.get_encoder_tokens(1)\n"}
+    _, result = idle(baseline=baseline)
+    message = next(f.message for f in result.findings if f.symbol.endswith("get_encoder_tokens"))
+    assert "at 1.0 (pv/model.py:3)" in message
+
+
+def test_a_read_in_a_file_defining_the_name_is_cited_last():
+    # vLLM's own block table hands `add_row` on to its parts inside `def add_row`; the input
+    # batch's call is the one that reached the consumer's stand-in.
+    table = "class Table:\n    def get_block_dim(self, n):\n        return self.inner.get_block_dim(n)\n"
+    _, result = idle(baseline={**BASELINE, "pv/a_table.py": table})
+    message = next(f.message for f in result.findings if f.symbol.endswith("get_block_dim"))
+    assert "at 1.0 (pv/runner.py:6)" in message

@@ -26,9 +26,10 @@ import re
 from collections.abc import Callable, Iterable
 
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
+from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, Node
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.outside import TORCH_MODULE_BASES
+from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ContactSurface
 from atompin.model import Finding, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
@@ -65,7 +66,10 @@ def check_idle_hooks(
     if not unread:
         return []
     base = baseline.index.tree
-    before = _first_reads(base, base.python_files(search.package), unread)
+    before = {
+        name: _witness(sites, [hierarchy.mro(cls.name) for cls, _, _ in hooks[name]])
+        for name, sites in _reads(base, base.python_files(search.package), unread).items()
+    }
     # The consumer reading one itself, or the pin writing one as a string, keeps it called.
     kept = consumer_reads(sorted(before)) if before else set()
     left = [name for name in sorted(before) if name not in kept]
@@ -93,20 +97,30 @@ def check_idle_hooks(
     return out
 
 
-def _first_reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, Site]:
-    """Where `tree` first reads each of `names` as `x.name` (not an assignment to it), by file
-    order; names it never reads are left out. One pattern for all names, in the files holding
-    one of them."""
+def _reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, list[tuple[Site, bool]]]:
+    """Where `tree` reads each of `names` as `x.name` (not an assignment to it): the first such
+    line of each file, in file order, and whether that file defines the name; names it never
+    reads are left out. One pattern for all names, in the files holding one of them."""
     pattern = re.compile(rb"\.[ \t]*(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b(?![ \t]*=[^=])")
-    found: dict[str, Site] = {}
+    found: dict[str, list[tuple[Site, bool]]] = {}
     for path, text in tree.read_many(tree.files_containing(paths, [b"." + n.encode() for n in names])):
         for match in pattern.finditer(text):
-            name = match.group(1).decode()
-            if name not in found:
-                found[name] = Site(path, text.count(b"\n", 0, match.start()) + 1)
-        if len(found) == len(names):
-            break
+            name = match.group(1)
+            sites = found.setdefault(name.decode(), [])
+            if not sites or sites[-1][0].path != path:
+                defines = re.search(rb"def[ \t]+" + name + rb"\b", text) is not None
+                sites.append((Site(path, text.count(b"\n", 0, match.start()) + 1), defines))
     return found
+
+
+def _witness(sites: list[tuple[Site, bool]], orders: list[list[Node]]) -> Site:
+    """The read to cite: one in the module of a provider class the hook's classes derive from
+    (the base calling its own hook), else one in a file that does not define the name (not a
+    provider class handing on to its parts), else the first."""
+    modules = {node.module for order in orders for node in order if isinstance(node, ClassRef)}
+    files = {f"{m.replace('.', '/')}{end}" for m in modules for end in (".py", "/__init__.py")}
+    ranked = sorted(sites, key=lambda s: (s[0].path not in files, s[1]))  # stable: file order within a rank
+    return ranked[0][0]
 
 
 def reads_outside_own(text: bytes, names: Iterable[str]) -> set[str]:
