@@ -72,13 +72,9 @@ def check_idle_hooks(
     }
     # The consumer reading one itself, or the pin writing one as a string, keeps it called.
     kept = consumer_reads(sorted(before)) if before else set()
-    left = [name for name in sorted(before) if name not in kept]
-    pin = search.tree
-    quoted = [quote + name.encode() + quote for name in left for quote in (b'"', b"'")]
-    for _, text in pin.read_many(pin.files_containing(pin.python_files(search.package), quoted) if quoted else []):
-        left = [name for name in left if f'"{name}"'.encode() not in text and f"'{name}'".encode() not in text]
+    left = search.unused(name for name in before if name not in kept)
     out: list[Finding] = []
-    for name in left:
+    for name in sorted(left):
         for cls, method, derived in hooks[name]:
             message = (
                 f"the provider read `{name}` at {baseline.label} ({before[name]}) and nothing of it reads "

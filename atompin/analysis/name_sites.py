@@ -230,6 +230,16 @@ class NameSearch:
             read.update(self._identifiers[path].attribute_words())
         return {name for name in left if name.encode() not in read}
 
+    def unused(self, names: Iterable[str]) -> set[str]:
+        """Of `names`, those no file of the package writes after a dot (`unread`) nor as a string
+        (`"name"`, `'name'`): nothing of the provider names them. Only the names left are looked
+        for in the text."""
+        left = sorted(self.unread(names))
+        quoted = [quote + name.encode() + quote for name in left for quote in (b'"', b"'")]
+        for _, text in self.tree.read_many(self.tree.files_containing(self._files(), quoted) if quoted else []):
+            left = [name for name in left if f'"{name}"'.encode() not in text and f"'{name}'".encode() not in text]
+        return set(left)
+
     def files_calling(self, names: Iterable[str], paths: list[str]) -> list[str]:
         """The files among `paths` (in their order) that write one of `names` just before `(`:
         every file that calls one of them, by name or on an attribute, is among them. Nothing is
