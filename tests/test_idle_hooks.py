@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from atompin.analysis.cache import AnalysisCache
+from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.results import check_trees
 from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files
 from tests.test_contact import check, found
 
 MODEL = "class ModelBase:\n    def forward(self, x):\n        return x\n"
@@ -145,3 +149,25 @@ def test_a_read_in_a_file_defining_the_name_is_cited_last():
     _, result = idle(baseline={**BASELINE, "pv/a_table.py": table})
     message = next(f.message for f in result.findings if f.symbol.endswith("get_block_dim"))
     assert "at 1.0 (pv/runner.py:6)" in message
+
+
+def test_a_baseline_whose_identifiers_are_cached_is_searched_through_them(monkeypatch):
+    # A bump's baseline is the pin it moves away from: its identifiers were read by the last lock.
+    def tree(files, label):
+        return MemoryTree(dedent_files({"pv/__init__.py": "", **files}), label)
+
+    consumer = MemoryTree(dedent_files({"plug/__init__.py": "", **CONSUMER}), "consumer")
+    answers = []
+    readers = NameSearch.cached_readers
+    monkeypatch.setattr(
+        NameSearch, "cached_readers", lambda self, names: answers.append(readers(self, names)) or answers[-1]
+    )
+    cache = AnalysisCache()
+    NameSearch(tree(BASELINE, "baseline"), "pv", cache).load()  # as the lock at the old pin did
+    result = check_trees(
+        consumer, tree(PIN, "pin"), "pv", "plug", cache, baseline=tree(BASELINE, "baseline"), baseline_label="1.0"
+    )
+    assert answers == [{"get_block_dim": ["pv/runner.py"], "get_encoder_tokens": ["pv/runner.py"]}]
+    assert [(f.symbol, f.message) for f in result.findings if "silently gone" in f.message] == [
+        (f.symbol, f.message) for f in idle()[1].findings if "silently gone" in f.message
+    ]

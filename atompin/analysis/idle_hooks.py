@@ -66,9 +66,13 @@ def check_idle_hooks(
     if not unread:
         return []
     base = baseline.index.tree
+    # A baseline whose identifiers are cached (a bump's: the pin it moves away from) says which
+    # files read the names; otherwise every file is searched.
+    readers = NameSearch(base, search.package, search.cache).cached_readers(unread)
+    paths = sorted({p for files in readers.values() for p in files}) if readers is not None else None
+    reads = _reads(base, base.python_files(search.package) if paths is None else paths, unread)
     before = {
-        name: _witness(sites, [hierarchy.mro(cls.name) for cls, _, _ in hooks[name]])
-        for name, sites in _reads(base, base.python_files(search.package), unread).items()
+        name: _witness(sites, [hierarchy.mro(cls.name) for cls, _, _ in hooks[name]]) for name, sites in reads.items()
     }
     # The consumer reading one itself, or the pin writing one as a string, keeps it called.
     kept = consumer_reads(sorted(before)) if before else set()

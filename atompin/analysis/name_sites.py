@@ -230,6 +230,23 @@ class NameSearch:
             read.update(self._identifiers[path].attribute_words())
         return {name for name in left if name.encode() not in read}
 
+    def cached_readers(self, names: Iterable[str]) -> dict[str, list[str]] | None:
+        """For each of `names`, the files that write it after a dot (`x.name`), in file order,
+        from cached identifiers only (a provider at an earlier pin: a bump's baseline); None when
+        they are not all cached. Nothing is kept: the identifiers this process holds stay those
+        of its own search (a bisect's next step takes them)."""
+        if self.cache.get_raw(self._all_read_key()) is None:
+            return None
+        wanted = {name.encode() for name in names}
+        out: dict[str, list[str]] = {}
+        for path in self._files():
+            found = Identifiers.parse(self.cache.get_raw(self._identifiers_key(path)))
+            if found is None:
+                return None
+            for name in wanted.intersection(found.attribute_words()):
+                out.setdefault(name.decode(), []).append(path)
+        return out
+
     def unused(self, names: Iterable[str]) -> set[str]:
         """Of `names`, those no file of the package writes after a dot (`unread`) nor as a string
         (`"name"`, `'name'`): nothing of the provider names them. Only the names left are looked
