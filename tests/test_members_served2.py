@@ -121,6 +121,23 @@ def test_hook_delegation_through_two_argument_super():
     assert mm(consumer, HOOK_B, HOOK_A) == [("warning", "pv.proc:Proc.get_dummy", "plug/proc.py:5")]
 
 
+# A docstring naming the hook it overrides ("Override Base.m for ...") is no call of it.
+def test_a_dropped_hook_named_in_its_docstring_is_still_dropped():
+    consumer = {
+        "plug/proc.py": """
+        from pv.proc import Proc
+
+        class MyProc(Proc):
+            def get_dummy(self):
+                \"\"\"Override Proc.get_dummy for this device.\"\"\"
+                return super().get_dummy() + 1
+    """
+    }
+    assert mm(consumer, HOOK_B, HOOK_A) == [("warning", "pv.proc:Proc.get_dummy", "plug/proc.py:6")]
+    called = {**consumer, "plug/use.py": "def run(p):\n    return p.get_dummy()\n"}
+    assert mm(called, HOOK_B, HOOK_A) == [("error", "pv.proc:Proc.get_dummy", "plug/proc.py:6")]
+
+
 # A class-body annotation names a nested class (class scope), not the module's.
 def test_annotation_naming_a_nested_class():
     body = "\n\nclass Runner:\n    class Config:\n        def compute_hash(self):\n            return ''\n    cfg: Config\n"

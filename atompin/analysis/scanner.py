@@ -2332,7 +2332,10 @@ def _reads_attribute(source: bytes, word: bytes) -> bool:
         end = at + len(dot)
         after = source[end : end + 1]
         if not (after.isalnum() or after == b"_") and not _SUPER_BEFORE.search(source, max(0, at - 120), at):
-            return True
+            # Prose in a docstring ("Override Base.word for ...") is no read: an odd number of
+            # triple quotes before it opens one.
+            if source.count(b'"""', 0, at) % 2 == 0 and source.count(b"'''", 0, at) % 2 == 0:
+                return True
         at = source.find(dot, end)
     return False
 
