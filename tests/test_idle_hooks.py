@@ -171,3 +171,14 @@ def test_a_baseline_whose_identifiers_are_cached_is_searched_through_them(monkey
     assert [(f.symbol, f.message) for f in result.findings if "silently gone" in f.message] == [
         (f.symbol, f.message) for f in idle()[1].findings if "silently gone" in f.message
     ]
+
+
+def test_a_mention_in_a_comment_or_docstring_at_the_baseline_is_no_read():
+    runner = (
+        RUNNER_B
+        + '\ndef old(model):\n    # model.get_encoder_tokens(n) was asked here\n    """Asked model.get_encoder_tokens once."""\n'
+    )
+    warnings, _ = idle(
+        baseline={**BASELINE, "pv/runner.py": runner.replace("return 16", "return backend.get_block_dim(16)")}
+    )
+    assert [w[1] for w in warnings] == ["plug.backend:MyBackend.get_block_dim"]

@@ -105,12 +105,23 @@ def _reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, li
     found: dict[str, list[tuple[Site, bool]]] = {}
     for path, text in tree.read_many(tree.files_containing(paths, [b"." + n.encode() for n in names])):
         for match in pattern.finditer(text):
+            if _in_prose(text, match.start()):
+                continue
             name = match.group(1)
             sites = found.setdefault(name.decode(), [])
             if not sites or sites[-1][0].path != path:
                 defines = re.search(rb"def[ \t]+" + name + rb"\b", text) is not None
                 sites.append((Site(path, text.count(b"\n", 0, match.start()) + 1), defines))
     return found
+
+
+def _in_prose(text: bytes, at: int) -> bool:
+    """Is position `at` in a comment (a `#` before it on its line) or a docstring (after an odd
+    number of triple quotes)? A mention there is no read. (A `#` inside a string on the same line
+    also counts: the reads are then fewer, never more.)"""
+    if b"#" in text[text.rfind(b"\n", 0, at) + 1 : at]:
+        return True
+    return text.count(b'"""', 0, at) % 2 == 1 or text.count(b"'''", 0, at) % 2 == 1
 
 
 def _witness(sites: list[tuple[Site, bool]], orders: list[list[Node]]) -> Site:
