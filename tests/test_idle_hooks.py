@@ -160,7 +160,9 @@ def test_a_baseline_whose_identifiers_are_cached_is_searched_through_them(monkey
     answers = []
     readers = NameSearch.cached_readers
     monkeypatch.setattr(
-        NameSearch, "cached_readers", lambda self, names: answers.append(readers(self, names)) or answers[-1]
+        NameSearch,
+        "cached_readers",
+        lambda self, names, paths: answers.append(readers(self, names, paths)) or answers[-1],
     )
     cache = AnalysisCache()
     NameSearch(tree(BASELINE, "baseline"), "pv", cache).load()  # as the lock at the old pin did

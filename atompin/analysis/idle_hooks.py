@@ -68,9 +68,15 @@ def check_idle_hooks(
     base = baseline.index.tree
     # A baseline whose identifiers are cached (a bump's: the pin it moves away from) says which
     # files read the names; otherwise every file is searched.
-    readers = NameSearch(base, search.package, search.cache).cached_readers(unread)
-    paths = sorted({p for files in readers.values() for p in files}) if readers is not None else None
-    reads = _reads(base, base.python_files(search.package) if paths is None else paths, unread)
+    # A baseline file the same as the pin's reads none of the names (the pin reads them nowhere).
+    pin = search.tree
+    same = set(pin.python_files(search.package))
+    changed = [p for p in base.python_files(search.package) if p not in same or base.stamp(p) != pin.stamp(p)]
+    readers = NameSearch(base, search.package, search.cache).cached_readers(unread, changed)
+    if readers is not None:  # only the names read, in only the files reading them
+        unread = sorted(readers)
+        changed = sorted({p for files in readers.values() for p in files})
+    reads = _reads(base, changed, unread) if unread else {}
     before = {
         name: _witness(sites, [hierarchy.mro(cls.name) for cls, _, _ in hooks[name]]) for name, sites in reads.items()
     }

@@ -175,6 +175,7 @@ class NameSearch:
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
         self._looked_up: dict[str, bytes | None] | None = None
         self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
+        self._read_words: set[bytes] | None = None  # every word written after a dot (`unread`)
         self.parsed = 0
 
     def _files(self) -> list[str]:
@@ -220,26 +221,27 @@ class NameSearch:
 
     def unread(self, names: Iterable[str]) -> set[str]:
         """Of `names`, those no file of the package writes after a dot (`x.name`), from the
-        identifiers (one set of every such word, built for the question and let go)."""
+        identifiers (one set of every such word, built on the first question)."""
         left = set(names)
         if not left:
             return set()
-        self._load_identifiers()
-        read: set[bytes] = set()
-        for path in self._files():
-            read.update(self._identifiers[path].attribute_words())
-        return {name for name in left if name.encode() not in read}
+        if self._read_words is None:
+            self._load_identifiers()
+            self._read_words = set()
+            for path in self._files():
+                self._read_words.update(self._identifiers[path].attribute_words())
+        return {name for name in left if name.encode() not in self._read_words}
 
-    def cached_readers(self, names: Iterable[str]) -> dict[str, list[str]] | None:
-        """For each of `names`, the files that write it after a dot (`x.name`), in file order,
-        from cached identifiers only (a provider at an earlier pin: a bump's baseline); None when
-        they are not all cached. Nothing is kept: the identifiers this process holds stay those
-        of its own search (a bisect's next step takes them)."""
+    def cached_readers(self, names: Iterable[str], paths: list[str]) -> dict[str, list[str]] | None:
+        """For each of `names`, the files among `paths` that write it after a dot (`x.name`), in
+        their order, from cached identifiers only (a provider at an earlier pin: a bump's
+        baseline); None when they are not all cached. Nothing is kept: the identifiers this process
+        holds stay those of its own search (a bisect's next step takes them)."""
         if self.cache.get_raw(self._all_read_key()) is None:
             return None
         wanted = {name.encode() for name in names}
         out: dict[str, list[str]] = {}
-        for path in self._files():
+        for path in paths:
             found = Identifiers.parse(self.cache.get_raw(self._identifiers_key(path)))
             if found is None:
                 return None
