@@ -184,3 +184,61 @@ def test_a_mention_in_a_comment_or_docstring_at_the_baseline_is_no_read():
         baseline={**BASELINE, "pv/runner.py": runner.replace("return 16", "return backend.get_block_dim(16)")}
     )
     assert [w[1] for w in warnings] == ["plug.backend:MyBackend.get_block_dim"]
+
+
+def test_a_hook_inherited_from_a_consumer_base_or_mixin_is_judged_where_it_is_defined():
+    backend = """
+        from pv.registry import register_backend
+
+        class CommonBackend:
+            def get_block_dim(self, n):
+                return n * 2
+
+        class MyBackend(CommonBackend):
+            pass
+
+        register_backend("mine", MyBackend)
+    """
+    model = """
+        from pv.model import ModelBase
+
+        class TokensMixin:
+            def get_encoder_tokens(self, n):
+                return n + 1
+
+        class MyModel(TokensMixin, ModelBase):
+            def forward(self, x):
+                return x
+    """
+    warnings, _ = idle({"plug/backend.py": backend, "plug/model.py": model})
+    assert warnings == [
+        ("warning", "plug.model:TokensMixin.get_encoder_tokens", "plug/model.py:4"),
+        ("warning", "plug.backend:CommonBackend.get_block_dim", "plug/backend.py:4"),
+    ]
+
+
+@pytest.mark.parametrize("stray", ['QUOTE = \'"""\'\n', '# strip """ from the prompt\n'])
+def test_triple_quotes_in_a_one_line_string_or_on_a_comment_line_open_no_docstring(stray):
+    warnings, _ = idle(baseline={**BASELINE, "pv/runner.py": stray + RUNNER_A})
+    assert [w[1] for w in warnings] == ["plug.model:MyModel.get_encoder_tokens", "plug.backend:MyBackend.get_block_dim"]
+
+
+def test_a_name_written_apart_from_its_dot_is_no_read_whatever_else_the_file_holds():
+    # `backend. get_block_dim(16)` is picked by neither the identifiers nor the text search.
+    spaced = RUNNER_A.replace("backend.get_block_dim", "backend. get_block_dim")
+    warnings, _ = idle(baseline={**BASELINE, "pv/runner.py": spaced})
+    assert [w[1] for w in warnings] == ["plug.model:MyModel.get_encoder_tokens"]
+
+
+def test_a_non_ascii_hook_name_is_not_judged():
+    # The identifiers hold ASCII words only: such a name would always look unread at the pin.
+    consumer = {"plug/model.py": CONSUMER["plug/model.py"].replace("get_encoder_tokens", "größe")}
+    baseline = {**BASELINE, "pv/runner.py": RUNNER_A.replace("get_encoder_tokens", "größe")}
+    pin = {**PIN, "pv/runner.py": RUNNER_B.replace("model.forward(n)", "model.forward(model.größe(n))")}
+    assert idle(consumer, pin=pin, baseline=baseline)[0] == []
+
+
+def test_a_consumer_file_too_deep_to_read_counts_as_reading_the_hook():
+    deep = "def f(m):\n    return m.get_block_dim(1)" + " + 1" * 3000 + "\n"
+    warnings, result = idle({**CONSUMER, "plug/deep.py": deep})
+    assert [w[1] for w in warnings] == ["plug.model:MyModel.get_encoder_tokens"]

@@ -136,6 +136,9 @@ def test_a_dropped_hook_named_in_its_docstring_is_still_dropped():
     assert mm(consumer, HOOK_B, HOOK_A) == [("warning", "pv.proc:Proc.get_dummy", "plug/proc.py:6")]
     called = {**consumer, "plug/use.py": "def run(p):\n    return p.get_dummy()\n"}
     assert mm(called, HOOK_B, HOOK_A) == [("error", "pv.proc:Proc.get_dummy", "plug/proc.py:6")]
+    # Triple quotes inside a one-line string open no docstring: the call after them counts.
+    quoted = {**consumer, "plug/use.py": 'QUOTE = \'"""\'\n\ndef run(p):\n    return p.get_dummy()\n'}
+    assert mm(quoted, HOOK_B, HOOK_A) == [("error", "pv.proc:Proc.get_dummy", "plug/proc.py:6")]
 
 
 # A class-body annotation names a nested class (class scope), not the module's.

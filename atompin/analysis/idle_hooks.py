@@ -4,7 +4,7 @@ A method of a consumer class that derives from a provider class, or that the con
 the provider, is a hook: the provider calls it by name (`self.model.get_num_mm_encoder_tokens(n)`).
 When provider code read the name (`x.name`) at the baseline and no provider file reads it at the
 pin, nor writes it as a string (`getattr(x, "name")`), nothing of the provider can call the
-method any more: what it customised is silently gone (vLLM 0.34 no longer asks a multimodal
+method any more: what it customised is silently gone (vLLM 0.33 no longer asks a multimodal
 model for `get_num_mm_encoder_tokens`, which ATOM's wrapper answers). Warnings, and only:
 
 - with a baseline;
@@ -26,9 +26,11 @@ import re
 from collections.abc import Callable, Iterable
 
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, Node
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.outside import TORCH_MODULE_BASES
+from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ContactSurface
 from atompin.model import Finding, Rule, Severity, Site
@@ -48,20 +50,36 @@ def check_idle_hooks(
     if baseline is None:
         return []
     handed = {h.target for h in contact.handovers}
-    hooks: dict[str, list[tuple[ConsumerClass, ConsumerMethod, bool]]] = {}  # name -> (class, method, derived)
+    # (defining class, name) -> its method, and whether a class running it derives from the provider
+    found: dict[tuple[str, str], tuple[ConsumerClass, ConsumerMethod, bool]] = {}
     for cls in hierarchy.classes.values():
         derived = hierarchy.has_provider_base(cls.name)
         if cls.muted or not (derived or cls.name in handed):
             continue
-        outside = [n for n in hierarchy.mro(cls.name) if isinstance(n, str) and n not in PLAIN_BASES]
+        order = hierarchy.mro(cls.name)
+        outside = [n for n in order if isinstance(n, str) and n not in PLAIN_BASES]
         if any(n not in TORCH_MODULE_BASES for n in outside):
             continue  # an outside base may call anything
         served = frozenset().union(*(TORCH_MODULE_BASES[n] for n in outside))
-        for method in cls.methods:
-            name = method.name
-            if method.inert or method.raises or name.startswith("__") or name in served:
+        seen: set[str] = set()
+        # Its own methods and those it inherits from consumer bases and mixins, each from the
+        # first class of its order that defines it (a provider class's shadows the rest).
+        for node in order:
+            owner = hierarchy.consumer(node) if isinstance(node, ConsumerRef) else None
+            if owner is None:
                 continue
-            hooks.setdefault(name, []).append((cls, method, derived))
+            for method in owner.methods:
+                name = method.name
+                if name in seen or method.inert or method.raises or name.startswith("__") or name in served:
+                    continue
+                seen.add(name)
+                # Names the identifiers read ASCII only: another name is never known unread.
+                if name.isascii() and hierarchy.definitions(cls.name, name)[0].node == node:
+                    was = found.get((owner.name, name), (owner, method, False))[2]
+                    found[(owner.name, name)] = (owner, method, was or derived)
+    hooks: dict[str, list[tuple[ConsumerClass, ConsumerMethod, bool]]] = {}  # name -> (class, method, derived)
+    for (_, name), hook in sorted(found.items()):
+        hooks.setdefault(name, []).append(hook)
     unread = sorted(search.unread(hooks))  # at the pin
     if not unread:
         return []
@@ -107,11 +125,13 @@ def _reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, li
     """Where `tree` reads each of `names` as `x.name` (not an assignment to it): the first such
     line of each file, in file order, and whether that file defines the name; names it never
     reads are left out. One pattern for all names, in the files holding one of them."""
-    pattern = re.compile(rb"\.[ \t]*(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b(?![ \t]*=[^=])")
+    # As written (`.name`): what the files are picked by, so a read counts whatever else the file holds.
+    pattern = re.compile(rb"\.(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b(?![ \t]*=[^=])")
     found: dict[str, list[tuple[Site, bool]]] = {}
     for path, text in tree.read_many(tree.files_containing(paths, [b"." + n.encode() for n in names])):
+        prose = ProseFinder(text)
         for match in pattern.finditer(text):
-            if _in_prose(text, match.start()):
+            if prose.at(match.start()):
                 continue
             name = match.group(1)
             sites = found.setdefault(name.decode(), [])
@@ -119,15 +139,6 @@ def _reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, li
                 defines = re.search(rb"def[ \t]+" + name + rb"\b", text) is not None
                 sites.append((Site(path, text.count(b"\n", 0, match.start()) + 1), defines))
     return found
-
-
-def _in_prose(text: bytes, at: int) -> bool:
-    """Is position `at` in a comment (a `#` before it on its line) or a docstring (after an odd
-    number of triple quotes)? A mention there is no read. (A `#` inside a string on the same line
-    also counts: the reads are then fewer, never more.)"""
-    if b"#" in text[text.rfind(b"\n", 0, at) + 1 : at]:
-        return True
-    return text.count(b'"""', 0, at) % 2 == 1 or text.count(b"'''", 0, at) % 2 == 1
 
 
 def _witness(sites: list[tuple[Site, bool]], orders: list[list[Node]]) -> Site:
@@ -148,8 +159,8 @@ def reads_outside_own(text: bytes, names: Iterable[str]) -> set[str]:
     if not wanted:
         return set()
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        tree = parse_limited(text)
+    except (SyntaxError, ValueError, RecursionError):
         return wanted  # unknown: as if read
     found: set[str] = set()
 
@@ -165,5 +176,8 @@ def reads_outside_own(text: bytes, names: Iterable[str]) -> set[str]:
                 found.add(child.value)
             visit(child, inside)
 
-    visit(tree, "")
+    try:
+        visit(tree, "")
+    except RecursionError:  # hostile nesting: unknown, as if read
+        return wanted
     return found

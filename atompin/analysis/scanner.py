@@ -51,6 +51,7 @@ from atompin.analysis.guards import (
 )
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package
+from atompin.analysis.prose import ProseFinder
 from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
@@ -2328,13 +2329,12 @@ def _reads_attribute(source: bytes, word: bytes) -> bool:
         return True
     dot = b"." + word
     at = source.find(dot)
+    prose = ProseFinder(source)
     while at >= 0:
         end = at + len(dot)
         after = source[end : end + 1]
         if not (after.isalnum() or after == b"_") and not _SUPER_BEFORE.search(source, max(0, at - 120), at):
-            # Prose in a docstring ("Override Base.word for ...") is no read: an odd number of
-            # triple quotes before it opens one.
-            if source.count(b'"""', 0, at) % 2 == 0 and source.count(b"'''", 0, at) % 2 == 0:
+            if not prose.at(at):  # a docstring's "Override Base.word for ..." is no read
                 return True
         at = source.find(dot, end)
     return False
