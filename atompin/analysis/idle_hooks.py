@@ -10,8 +10,10 @@ model for `get_num_mm_encoder_tokens`, which ATOM's wrapper answers). Warnings, 
 - with a baseline;
 - for classes whose every base is known (provider, consumer, `object`, `ABC`, `Protocol`...,
   or torch's `nn.Module`, whose own members are left out: torch calls them itself);
-- for methods that do something (not `pass`, `return None` nor only a raise), other than
-  dunders (Python calls those), that the consumer does not read itself
+- for methods that do something (not `pass`, `return None` nor only a raise), the class's own
+  or inherited from a consumer base or mixin (reported once, where defined), other than
+  dunders (Python calls those) and non-ASCII names (the identifiers hold ASCII words), that
+  the consumer does not read itself
   outside a method of that name (a wrapper's `self.inner.m(...)` inside its own `m` does not
   count); the engine drops those another rule reported already.
 
