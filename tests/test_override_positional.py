@@ -118,5 +118,10 @@ def test_an_override_of_a_method_the_provider_dropped_is_a_warning():
     calling = {
         "plug/b.py": DRAFTING["plug/b.py"] + "\n    def build(self, x):\n        return self.build_for_drafting(x)\n"
     }
+    # An override handing on to the dropped original (`super().build_for_drafting(x)`) is dropped too.
+    handing_on = {"plug/b.py": DRAFTING["plug/b.py"].replace("return x", "return super().build_for_drafting(x)")}
+    assert ("warning", "plug.b:MyBuilder.build_for_drafting", "plug/b.py:4") in found(
+        check(handing_on, BUILDER_B, BUILDER_A), "override-drift"
+    )
     # (Its new `build` is idle: the provider read `.build` at the baseline only; see test_idle_hooks.)
     assert [f[1] for f in found(check(calling, BUILDER_B, BUILDER_A), "override-drift")] == ["plug.b:MyBuilder.build"]

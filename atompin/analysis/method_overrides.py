@@ -137,7 +137,8 @@ def _dropped_hooks(hierarchy: Hierarchy, baseline: Baseline) -> list[Finding]:
     `self.m(...)`). Judged only where every base at the pin is known and the class that had the
     method is still there (a class renamed or gone fails louder elsewhere). Warnings."""
     before = hierarchy.at(baseline.index)
-    called = {use.method.name for use in hierarchy.usage.contact.member_uses}
+    # A read of the name is the consumer calling it itself, but an override's own `super().m()`.
+    called = {use.method.name for use in hierarchy.usage.contact.member_uses if not use.hands_on}
     out: list[Finding] = []
     for cls in hierarchy.classes.values():
         if cls.muted or not hierarchy.has_provider_base(cls.name):
