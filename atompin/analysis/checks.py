@@ -488,10 +488,13 @@ class UsageChecker:
             if o.target is not None
         ):
             return  # a `for name in (...): ... break` loop: another name is patched instead
-        if is_addition(patch, reads):
-            self._addition(patch, target, res, guard)
-            return
         read_sites = self._original_reads.get(patch.key(), [])
+        # Reads only in other files than the patch's call the name it installs (`m.f = mine` here,
+        # `m.f(...)` in the consumer's runner): they keep no original.
+        elsewhere = bool(read_sites) and all(site.path != patch.site.path for site in read_sites)
+        if is_addition(patch, reads - {ReadKind.PLAIN} if elsewhere else reads):
+            self._addition(patch, target, res, guard, read_sites if elsewhere else [])
+            return
         message = f"{res.reason}; {_effect(guard)}{_via(patch)}"
         if guard is not Guard.NONE and not patch.declared and self._missing_at_baseline(patch):
             # Inert at the provider the consumer was written against too, where it works: a patch
@@ -516,8 +519,11 @@ class UsageChecker:
             )
         self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites], message)
 
-    def _addition(self, patch: PatchSite, target: str, res: Resolution, guard: Guard) -> None:
-        """An attribute the provider does not have: the consumer's own, unless the baseline had it."""
+    def _addition(
+        self, patch: PatchSite, target: str, res: Resolution, guard: Guard, uses: list[Site] | None = None
+    ) -> None:
+        """An attribute the provider does not have: the consumer's own, unless the baseline had it.
+        `uses`: where the consumer reads it itself, through the same object, in other files."""
         absent = installed_when_absent(patch)
         if absent is not None and not patch.stash:
             message = (
@@ -527,6 +533,24 @@ class UsageChecker:
             self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
             return
         before = None if patch.stash or patch.literal_value else self._at_baseline(patch)
+        if before is not None and uses:
+            where = ", ".join(str(site) for site in uses[:3]) + (f" and {len(uses) - 3} more" if len(uses) > 3 else "")
+            if not (patch.function or patch.nested or patch.when):
+                # Installed whenever the module is imported: the consumer's reads get its value.
+                message = (
+                    f"{res.reason}, but {before} existed at the baseline: this assignment adds the name back, "
+                    f"and the consumer's own reads of it ({where}) get the replacement; the provider's code "
+                    f"that used it at the baseline no longer does{_via(patch)}"
+                )
+                self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *uses], message)
+                return
+            message = (
+                f"{res.reason}, but {before} existed at the baseline: the consumer reads it itself ({where}), "
+                "which raises AttributeError wherever this assignment did not run (it runs only under a "
+                f"condition, or when its function is called){_via(patch)}"
+            )
+            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *uses], message)
+            return
         if before is not None:
             message = (
                 f"{res.reason}, but {before} existed at the baseline: the assignment installs the replacement "

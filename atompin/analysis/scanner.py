@@ -182,6 +182,8 @@ class _Ctx:
     catching_import: str = ""
     # In a function read again for a call (and in what it defines): the values bound, as text.
     bound: tuple[tuple[str, str], ...] = ()
+    # Inside an `if`, a try, a loop or a `match`: what the block does may not happen.
+    nested: bool = False
 
 
 def _evolve(ctx: _Ctx, **changes: object) -> _Ctx:
@@ -543,6 +545,7 @@ class ConsumerScanner:
                 stash=isinstance(value, ProviderValue) and value.choices != owner.attr(attr).choices,
                 declared=declared,
                 variants=variants,
+                nested=ctx.nested,
             )
         )
 
@@ -707,6 +710,7 @@ class ConsumerScanner:
     def _visit_If(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
         """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs;
         a version gate conditions both branches (`gates`)."""
+        ctx = _evolve(ctx, nested=True)
         if is_type_checking(node.test):
             self._block(node.orelse, ctx)
             return None
@@ -786,6 +790,7 @@ class ConsumerScanner:
         provider again (first importable wins); a handler that does not says what
         happens when every alternative fails.
         """
+        ctx = _evolve(ctx, nested=True)
         body_ctx = _evolve(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
         if catches_import_error(node.handlers):
             body_ctx = _evolve(body_ctx, catching_import=f"{ctx.file.path}:{node.lineno}")
@@ -867,6 +872,7 @@ class ConsumerScanner:
     def _visit_For(self, node: ast.For | ast.AsyncFor, ctx: _Ctx) -> None:
         """A loop over a literal tuple or dict is unrolled; when its body breaks, its patches are alternatives."""
         items = self._eval(node.iter, ctx)
+        ctx = _evolve(ctx, nested=True)
         if isinstance(items, dict):
             items = tuple(items)
         if isinstance(items, tuple) and 0 < len(items) <= _MAX_UNROLL:
@@ -893,6 +899,7 @@ class ConsumerScanner:
 
     def _visit_While(self, node: ast.While, ctx: _Ctx) -> None:
         self._eval(node.test, ctx)
+        ctx = _evolve(ctx, nested=True)
         self._block(node.body, ctx)
         self._block(node.orelse, ctx)
 
@@ -911,6 +918,7 @@ class ConsumerScanner:
 
     def _visit_Match(self, node: ast.Match, ctx: _Ctx) -> None:
         self._eval(node.subject, ctx)
+        ctx = _evolve(ctx, nested=True)
         for case in node.cases:
             self._block(case.body, ctx)
 

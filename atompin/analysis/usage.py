@@ -161,6 +161,8 @@ class PatchSite:
     # The replacement's name is defined more than once (under different conditions): every
     # definition, in order; the checks take the first that runs at the provider checked.
     variants: tuple[ReplacementVariant, ...] = ()
+    # Inside an `if`, a try, a loop or a `match`: it may not run.
+    nested: bool = False
 
     def key(self) -> tuple[tuple[Ref, ...], str]:
         return self.owner, self.attr
