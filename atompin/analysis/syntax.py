@@ -198,27 +198,25 @@ def only_raises(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return len(body) == 1 and isinstance(body[0], ast.Raise) and body[0].exc is not None
 
 
+def _inert(stmt: ast.stmt) -> bool:
+    """A docstring, `pass`, `...`, `return` or `return None`: a statement that changes nothing."""
+    if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+        return True
+    return isinstance(stmt, ast.Return) and (
+        stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+    )
+
+
 def does_nothing(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Is the body only a docstring, `pass`, `...` or `return None`: a call of it changes nothing?"""
-    for stmt in function_body(node):
-        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
-            continue
-        if isinstance(stmt, ast.Return) and (
-            stmt.value is None or (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
-        ):
-            continue
-        return False
-    return True
+    return all(_inert(stmt) for stmt in function_body(node))
 
 
 def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A body that only says "implement me": `pass`, `...`, `raise NotImplementedError`, `return None`."""
+    """A body that only says "implement me": `pass`, `...`, `raise NotImplementedError`, `return None`
+    (or another constant)."""
     for stmt in function_body(node):
-        if isinstance(stmt, ast.Pass):
-            continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue
-        if isinstance(stmt, ast.Return) and (stmt.value is None or isinstance(stmt.value, ast.Constant)):
+        if _inert(stmt) or (isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Constant)):
             continue
         if isinstance(stmt, ast.Raise) and stmt.exc is not None:
             exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
