@@ -63,22 +63,24 @@ def check_idle_hooks(
         if any(n not in TORCH_MODULE_BASES for n in outside):
             continue  # an outside base may call anything
         served = frozenset().union(*(TORCH_MODULE_BASES[n] for n in outside))
-        seen: set[str] = set()
         # Its own methods and those it inherits from consumer bases and mixins, each from the
-        # first class of its order that defines it (a provider class's shadows the rest).
+        # first class of its order that defines the name (a provider class's shadows the rest).
+        defined: set[str] = set()
         for node in order:
             owner = hierarchy.consumer(node) if isinstance(node, ConsumerRef) else None
             if owner is None:
+                info = hierarchy.provider(node) if isinstance(node, ClassRef) else None
+                defined.update(info.members if info is not None else ())
                 continue
             for method in owner.methods:
                 name = method.name
-                if name in seen or method.inert or method.raises or name.startswith("__") or name in served:
-                    continue
-                seen.add(name)
                 # Names the identifiers read ASCII only: another name is never known unread.
-                if name.isascii() and hierarchy.definitions(cls.name, name)[0].node == node:
+                judged = not (method.inert or method.raises or name.startswith("__") or name in served)
+                if judged and name not in defined and name.isascii():
                     was = found.get((owner.name, name), (owner, method, False))[2]
                     found[(owner.name, name)] = (owner, method, was or derived)
+                defined.add(name)  # a name defined twice in a class body: the first definition
+            defined.update(owner.attributes)
     hooks: dict[str, list[tuple[ConsumerClass, ConsumerMethod, bool]]] = {}  # name -> (class, method, derived)
     for (_, name), hook in sorted(found.items()):
         hooks.setdefault(name, []).append(hook)
