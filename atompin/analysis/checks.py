@@ -931,7 +931,7 @@ class UsageChecker:
         """For a call made inside provider method (class symbol, name): the consumer class that took
         that method over (`Hierarchy.taken_over_by`), or ""."""
         module, _, qualname = caller_key[0].partition(":")
-        return self._hierarchy.taken_over_by(ClassRef(module, qualname), caller_key[1]) if qualname else ""
+        return self.hierarchy.taken_over_by(ClassRef(module, qualname), caller_key[1]) if qualname else ""
 
     def _covered_elsewhere(self, name: str) -> str:
         """For a patch target the provider no longer has where the consumer patches it: "C.name
@@ -946,7 +946,7 @@ class UsageChecker:
             if cls.muted or cls.method(name) is None:
                 continue
             # The provider classes defining it in the class's order: the last is where it starts.
-            provider = [d.node for d in self._hierarchy.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
+            provider = [d.node for d in self.hierarchy.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
             if provider and self._defined_only_below(name, provider[-1]):
                 return f"{cls.symbol}.{name} overrides {provider[-1]}.{name}"
         return ""
@@ -966,7 +966,8 @@ class UsageChecker:
         return bool(files)
 
     @cached_property
-    def _hierarchy(self) -> Hierarchy:
+    def hierarchy(self) -> Hierarchy:
+        """The consumer's classes over the provider's, built once (the idle-hook rule reads it too)."""
         return Hierarchy(self.usage, self.index)
 
     def _substituted_caller(self, owner: str) -> bool:

@@ -19,7 +19,6 @@ from atompin.analysis.conditions import Judgement
 from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
-from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.idle_hooks import check_idle_hooks, reads_outside_own
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
@@ -314,7 +313,7 @@ def analyse_trees(
     try:
         checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
         # Before the checks here, which take shares of the caller search: it goes on meanwhile.
-        idle = check_idle_hooks(Hierarchy(usage, index), usage.contact, search, drift_baseline, consumer_reads)
+        idle = check_idle_hooks(checker.hierarchy, usage.contact, search, drift_baseline, consumer_reads)
         findings = checker.run()
         if options.relocations:
             findings += check_relocations(options.relocations, index, base_index, checker.sites_by_symbol())
