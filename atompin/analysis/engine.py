@@ -293,7 +293,7 @@ def analyse_trees(
 
     def consumer_reads(words: list[str]) -> set[str]:
         """The words a scanned consumer file reads as `x.word` outside a function named `word`, or
-        writes as a string (asked about few words, in the contact rules' process: not cached)."""
+        writes as a string (asked about few words, by the idle-hook rule: not cached)."""
         shapes = [shape % word.encode() for word in words for shape in (b".%s", b'"%s"', b"'%s'")]
         holding = consumer.files_containing(scanned, shapes)
         return {found for _, text in consumer.read_many(holding) for found in reads_outside_own(text, words)}
