@@ -64,7 +64,6 @@ def run_check(
 ) -> CheckOutcome:
     """`atompin check`: the consumer (a folder or an installed distribution) against the
     provider (a folder, or with `installed` the installed distribution)."""
-    from atompin.relocations import entries_from
     from atompin.sources.version import version_from_tree
 
     if (provider is None) == (installed is None):
@@ -99,6 +98,8 @@ def run_check(
     # The provider's version (for tables and version gates): given, installed, or its version file.
     version = provider_version or installed_version or version_from_tree(provider_tree, package)
     if relocations is not None:
+        from atompin.relocations import entries_from  # pydantic and tomlkit: only for tables
+
         entries = entries_from(relocations, package, version)
     baseline_tree = FolderTree(baseline) if baseline else None
     label = ""

@@ -137,3 +137,28 @@ def test_every_rule_has_a_description_and_sarif_help():
     from atompin.report.sarif import _RULE_HELP
 
     assert set(RULE_DESCRIPTIONS) == set(Rule) and set(_RULE_HELP) == set(Rule)
+
+
+@pytest.mark.parametrize("format", ["text", "json", "markdown", "sarif"])
+def test_a_check_without_tables_loads_no_file_format_library(tmp_path, format):
+    """pydantic and tomlkit serve the manifest, the lock and relocation tables: a check of two
+    folders reads none of them, so its start-up need not pay for them."""
+    (tmp_path / "prov" / "pv").mkdir(parents=True)
+    (tmp_path / "prov" / "pv" / "__init__.py").write_text("def f(a):\n    return a\n")
+    (tmp_path / "cons" / "cn").mkdir(parents=True)
+    (tmp_path / "cons" / "cn" / "__init__.py").write_text("from pv import f\nf(1)\n")
+    code = textwrap.dedent(
+        f"""
+        import atexit, sys
+        atexit.register(lambda: print("MODULES", " ".join(sorted(sys.modules)), file=sys.stderr))
+        sys.argv = ["atompin", "check", {str(tmp_path / "cons")!r}, {str(tmp_path / "prov")!r},
+                    "--package", "pv", "--format", {format!r}, "--no-cache"]
+        from atompin.cli import main
+        main()
+        """
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    loaded = set(run.stderr.split("MODULES", 1)[1].split())
+    assert "atompin.analysis.engine" in loaded  # the check did run
+    assert not loaded & {"pydantic", "tomlkit", "atompin.relocations", "atompin.lockfile"}

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from atompin.lockdiff import LockDiff
-from atompin.lockfile import Lock
 from atompin.model import COUNT_FIELDS, CheckResult, Finding
+
+if TYPE_CHECKING:  # the lock models bring pydantic, which rendering a check does not need
+    from atompin.lockdiff import LockDiff
+    from atompin.lockfile import Lock
 
 CHECK_SCHEMA = "atompin.check/1"
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from atompin.lockdiff import LockDiff
-from atompin.lockfile import Lock, LockedFinding
 from atompin.model import CheckResult, Finding, Severity, Verdict
+
+if TYPE_CHECKING:  # the lock models bring pydantic, which rendering a check does not need
+    from atompin.lockdiff import LockDiff
+    from atompin.lockfile import Lock, LockedFinding
 
 _MARK = {Verdict.PASS: "✅ pass", Verdict.WARN: "⚠️ warn", Verdict.FAIL: "❌ fail"}
 _MAX_ROWS = 50

@@ -23,13 +23,15 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from atompin import __version__
-from atompin.lockfile import Lock, LockedPair
 from atompin.model import RULE_DESCRIPTIONS, CheckResult, Rule, Severity
 from atompin.refs import is_local
+
+if TYPE_CHECKING:  # the lock models bring pydantic, which rendering a check does not need
+    from atompin.lockfile import Lock, LockedPair
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 # Where atompin's README (the rule tables) is read; each rule's helpUri is an anchor in it.

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
-from atompin.lockdiff import LockDiff
-from atompin.lockfile import Lock
 from atompin.model import CheckResult, Finding, RefKind, Severity
+
+if TYPE_CHECKING:  # the lock models bring pydantic, which rendering a check does not need
+    from atompin.lockdiff import LockDiff
+    from atompin.lockfile import Lock
 
 _MAX_SITES = 6
 
