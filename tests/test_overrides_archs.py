@@ -100,6 +100,30 @@ def test_valid_overrides_produce_no_finding(run_check):
     assert result.findings == () and result.summary.overrides == 3
 
 
+def test_an_alias_of_a_provider_class_is_looked_up_in_the_provider(run_check):
+    """vllm-spyre's descendant registers "GraniteSWAForCausalLM" as vLLM's own GraniteForCausalLM by
+    path: the path is the provider's, so the provider is where it must resolve (it did, and the
+    pin worked; this was an error saying it does not resolve in the consumer). A path into a third
+    package cannot be read: no finding either way."""
+    provider = {**PROVIDER, "pv/models/llama.py": "class LlamaForCausalLM:\n    pass\n"}
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/register.py": """
+            def register_model():
+                from pv.models.registry import ModelRegistry
+                ModelRegistry.register_model("LlamaAlias", "pv.models.llama:LlamaForCausalLM")
+                ModelRegistry.register_model("GoneAlias", "pv.models.llama:GoneForCausalLM")
+                ModelRegistry.register_model("ThirdParty", "fms.models.hf:Granite")
+                ModelRegistry.register_model("OwnMissing", "plug.models:Missing")
+        """,
+    }
+    result = run_check(provider, consumer, consumer_package="plug")
+    errors = {f.symbol: f.message for f in result.findings if f.severity.value == "error"}
+    assert sorted(errors) == ["plug.models:Missing", "pv.models.llama:GoneForCausalLM"]
+    assert "does not resolve in the provider" in errors["pv.models.llama:GoneForCausalLM"]
+    assert "does not resolve in the consumer" in errors["plug.models:Missing"]
+
+
 # -- arch coverage -------------------------------------------------------------------
 
 ARCH_FILES = {

@@ -317,7 +317,9 @@ def analyse_trees(
         findings = checker.run()
         if options.relocations:
             findings += check_relocations(options.relocations, index, base_index, checker.sites_by_symbol())
-        override_findings, replaced = check_overrides(usage, index, in_consumer, base_index)
+        override_findings, replaced = check_overrides(
+            usage, index, in_consumer, base_index, lambda top: consumer.find_module(top) is not None
+        )
         gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
         findings += gate_flips(gates, provider_version, baseline_version)
         findings += override_findings

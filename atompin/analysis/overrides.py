@@ -2,9 +2,11 @@
 
 Found through the consumer's calls of the provider's `register_model(arch, "module:Class")`
 (directly, or in a loop over a dict literal, which the scanner unrolls). Each
-override must name a class that exists in the consumer's own tree, and an
-architecture the provider's registry knows: otherwise the replacement is
-silently inactive, or fails when the model loads.
+override must name a class that exists where its path points (the consumer's own
+tree, or the provider's for an architecture registered as an alias of a provider
+class), and an architecture the provider's registry knows: otherwise the
+replacement is silently inactive, or fails when the model loads. A class of a
+third package is not read: nothing here can tell whether it exists.
 """
 
 from __future__ import annotations
@@ -44,6 +46,27 @@ def find_overrides(usage: ConsumerUsage, index: ProviderIndex) -> list[Override]
     return sorted(out.values(), key=lambda o: (o.arch, o.wrapper))
 
 
+def _wrapper_missing(
+    o: Override, index: ProviderIndex, in_consumer: Callable[[str], Resolution], consumer_has: Callable[[str], bool]
+) -> list[Finding]:
+    """An error when the class an override names by path is not where the path points: in the
+    provider (an alias of one of its own classes) or in the consumer; nothing for a third package."""
+    top = o.wrapper.partition(":")[0].split(".")[0]
+    if top == index.package:
+        res, where = index.resolve_symbol(o.wrapper), "provider"
+    elif consumer_has(top):
+        res, where = in_consumer(o.wrapper), "consumer"
+    else:
+        return []
+    if res.status.value != "missing":
+        return []
+    message = (
+        f"the override of {o.arch} names {o.wrapper}, which does not resolve in the {where} ({res.reason}): "
+        "loading the model fails"
+    )
+    return [Finding(Rule.MODEL_OVERRIDE, Severity.ERROR, o.wrapper, (o.site,), message)]
+
+
 def known_architectures(index: ProviderIndex, module: str) -> set[str]:
     """Keys of the registry module's model tables (dict literals whose name says MODELS)."""
     info = index.module(module)
@@ -58,10 +81,12 @@ def check_overrides(
     index: ProviderIndex,
     in_consumer: Callable[[str], Resolution],
     baseline: ProviderIndex | None = None,
+    consumer_has: Callable[[str], bool] = lambda top: True,
 ) -> tuple[list[Finding], int]:
     """Findings for the overrides, and how many provider architectures they replace.
 
-    `in_consumer` resolves a "module:Class" in the consumer's own tree.
+    `in_consumer` resolves a "module:Class" in the consumer's own tree; `consumer_has` says
+    whether a top-level package is the consumer's.
     """
     findings: list[Finding] = []
     replaced = 0
@@ -78,18 +103,7 @@ def check_overrides(
                     )
                 )
             else:
-                res = in_consumer(o.wrapper)
-                if res.status.value == "missing":
-                    findings.append(
-                        Finding(
-                            Rule.MODEL_OVERRIDE,
-                            Severity.ERROR,
-                            o.wrapper,
-                            (o.site,),
-                            f"the override of {o.arch} names {o.wrapper}, which does not resolve in the "
-                            f"consumer ({res.reason}): loading the model fails",
-                        )
-                    )
+                findings += _wrapper_missing(o, index, in_consumer, consumer_has)
         known = known_architectures(index, o.registry_module)
         if not known:
             continue
