@@ -282,6 +282,19 @@ def test_a_call_whose_typeerror_is_caught_is_degraded(run_check):
     # Work after the failing call is skipped too: that is no longer only its own effect.
     more = src.replace("skip_if_decorated=True)", "skip_if_decorated=True)\n                register_all()")
     assert only(run_check(PROVIDER, consumer(more)), "arity-drift")[0].severity.value == "error"
+    # Work after it that only sets names from its result (gridbook's diagnostics: `cls, _ =
+    # registry.resolve(arch)` then `module = getattr(cls, "__module__", module)`) is its own work.
+    names = src.replace(
+        'decorate_logs("APIServer", skip_if_decorated=True)',
+        'cls, _ = decorate_logs("APIServer", skip_if_decorated=True)\n'
+        '                module = getattr(cls, "__module__", "?")\n'
+        '                label: str = str(module) + "!"',
+    )
+    assert only(run_check(PROVIDER, consumer(names)), "arity-drift")[0].severity.value == "warning"
+    stored = names.replace("label: str =", "self.label =")
+    assert only(run_check(PROVIDER, consumer(stored)), "arity-drift")[0].severity.value == "error"
+    called = names.replace("str(module)", "describe(module)")
+    assert only(run_check(PROVIDER, consumer(called)), "arity-drift")[0].severity.value == "error"
 
 
 def test_the_older_form_in_a_typeerror_handler_is_a_fallback_when_the_newer_form_fits(run_check):

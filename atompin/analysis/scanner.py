@@ -65,6 +65,7 @@ from atompin.analysis.syntax import (
     is_type_checking,
     literal_strings,
     only_raises,
+    sets_locals_only,
     statements,
     target_names,
 )
@@ -860,9 +861,13 @@ class ConsumerScanner:
 
     def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "") -> None:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that
-        statement's work (degraded); one raised earlier skips the rest of the body as well."""
+        statement's work (degraded); one raised earlier skips the rest of the body as well, which
+        loses more unless the rest only sets names from values (`sets_locals_only`)."""
+        quiet = len(body)  # body[quiet:] only sets names
+        while caught and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet]):
+            quiet -= 1
         for i, stmt in enumerate(body):
-            last = caught and i == len(body) - 1
+            last = caught and i + 1 >= quiet
             inner = _evolve(ctx, type_error_handler=caught, type_error_try=try_site) if last else ctx
             ctx = self._stmt(stmt, inner) or ctx
 

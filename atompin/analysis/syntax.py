@@ -207,6 +207,38 @@ def _inert(stmt: ast.stmt) -> bool:
     )
 
 
+# Builtins whose call only computes a value: a statement calling nothing else changes nothing
+# outside the function's own names.
+_PURE_BUILTINS = frozenset(
+    {"getattr", "hasattr", "isinstance", "issubclass", "len", "str", "repr", "int", "float", "bool", "type"}
+    | {"tuple", "list", "dict", "set", "frozenset", "sorted", "min", "max", "format", "id", "callable", "vars"}
+)
+
+
+def sets_locals_only(stmts: list[ast.stmt]) -> bool:
+    """Do these statements only bind plain names to values computed without calls (but of pure
+    builtins such as `getattr(cls, "__module__", default)`), or change nothing: losing them loses
+    no work beyond those names? A try body's tail after a call whose TypeError the handler
+    swallows (the call's own result is such a name)."""
+    for stmt in stmts:
+        if _inert(stmt):
+            continue
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        else:
+            return False
+        if not all(isinstance(t, ast.Name) or (isinstance(t, ast.Tuple) and target_names(t)) for t in targets):
+            return False
+        for node in walk(value):
+            if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda)):
+                return False
+            if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS):
+                return False
+    return True
+
+
 def does_nothing(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Is the body only a docstring, `pass`, `...` or `return None`: a call of it changes nothing?"""
     return all(_inert(stmt) for stmt in function_body(node))
