@@ -5,6 +5,9 @@ ATOM registers its DeepSeek-V3.2 indexer cache (an `nn.Module`) under vLLM's
 
 from __future__ import annotations
 
+import pytest
+
+from atompin.analysis.protocols import passes_on
 from tests.test_contact import MY_BACKEND, check, found, one_of
 
 CONSUMER = """
@@ -189,6 +192,25 @@ def test_classes_a_helper_picks_for_a_layer_are_handed_over():
     assert "stored as plug.layer:MyLayer.attn_backend" in one_of(result, errors[0]).message
 
 
+def test_an_object_kept_in_a_member_the_provider_never_names_is_not_handed_over():
+    # sendnn-inference's sampler keeps a ring buffer in `self._noise_buffer`, which nothing of vLLM
+    # reads: the buffer is the plugin's own, whatever provider class it happens to look like.
+    private = {**PICKED, "plug/layer.py": PICKED["plug/layer.py"].replace("self.attn_backend =", "self._picked =")}
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
+    assert found(check(private, b, a), "protocol-drift") == []
+    # Named by the provider as a string (`getattr(layer, "_picked")`): it can get it.
+    named = {**b, "pv/runner.py": SPECS.replace("layer.get_attn_backend()", 'getattr(layer, "_picked")')}
+    assert [severity for severity, _, _ in found(check(private, named, a), "protocol-drift")] == ["error", "error"]
+    # The consumer hands it on itself (ATOM's layers: `self.attn_backend = self.attn_backend_cls`).
+    handed_on = {
+        **private,
+        "plug/layer.py": private["plug/layer.py"]
+        + "\n            def get_attn_backend(self):\n                return self._picked\n",
+    }
+    assert [severity for severity, _, _ in found(check(handed_on, b, a), "protocol-drift")] == ["error", "error"]
+
+
 def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
     # vLLM's composite backend: `supports_x` asks its two parts; only `cls.supports_x()` calls it.
     composite = (
@@ -202,3 +224,22 @@ def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
         "warning",
         "warning",
     ]  # one per stand-in
+
+
+@pytest.mark.parametrize(
+    ("text", "passed"),
+    [
+        (b"self._buf.borrow_rows(n)", False),
+        (b"self._buf = Ring()", False),
+        (b"self._buf[0]", False),
+        (b"self._buf()", False),
+        (b"self._bufs.append(x)", False),
+        (b"return self._buf", True),
+        (b"f(self._buf)", True),
+        (b"self.other = self._buf\n", True),
+        (b"if self._buf == x:", True),  # compared, so read as itself: counted
+        (b'getattr(self, "_buf")', True),
+    ],
+)
+def test_what_passes_a_kept_member_on(text, passed):
+    assert passes_on(text, "_buf") is passed

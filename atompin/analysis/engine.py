@@ -33,6 +33,7 @@ from atompin.analysis.prefetch import (
     store,
     written_there,
 )
+from atompin.analysis.protocols import held_members, passes_on
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
@@ -178,12 +179,14 @@ class ContactRules:
         search: NameSearch,
         baseline: Baseline | None,
         judge: Callable[[Sequence[Condition]], Judgement],
+        kept_only: frozenset[str] = frozenset(),
     ) -> None:
         self.usage, self.index, self.search, self.baseline, self.judge = usage, index, search, baseline, judge
+        self.kept_only = kept_only
         self.worker: Worker | None = None
 
     def run(self) -> list[Finding]:
-        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge)
+        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, self.kept_only)
 
     def start(self) -> None:
         if self.usage.files < self.MIN_FILES:
@@ -308,7 +311,14 @@ def analyse_trees(
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
-    contact = ContactRules(usage, index, search, drift_baseline, checker.judge)
+    # Members consumer classes keep handed classes in and only use themselves (read here: the
+    # consumer's files are read in this process only).
+    held = sorted(held_members(usage.contact))
+    shapes = [shape % m.encode() for m in held for shape in (b".%s", b'"%s"', b"'%s'")]
+    holding = consumer.files_containing(scanned, shapes) if shapes else []
+    texts = [text for _, text in consumer.read_many(holding)]
+    kept_only = frozenset(m for m in held if not any(passes_on(text, m) for text in texts))
+    contact = ContactRules(usage, index, search, drift_baseline, checker.judge, kept_only)
     contact.start()  # in a second process, while the names are checked here
     try:
         checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks

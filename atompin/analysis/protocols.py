@@ -95,6 +95,22 @@ class Evidence:
     how: str
     holder: str = ""
     member: str = ""
+    stored: bool = False  # kept in the member (not returned by it)
+
+
+def held_members(contact: ContactSurface) -> set[str]:
+    """The members consumer classes keep handed classes in (`self.member = Cls(...)`, `member = Cls`)."""
+    return {h.member for h in contact.handovers if h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED)}
+
+
+def passes_on(text: bytes, member: str) -> bool:
+    """Does `text` read `x.member` for the object itself (to pass, return or bind it), not only as a
+    receiver (`x.member.m()`, `x.member[i]`, `x.member(...)`) or to set it, or write `"member"`
+    (a getattr)? Read from the bytes: a mention in a comment counts, erring on the side of a read."""
+    word = member.encode()
+    if b'"' + word + b'"' in text or b"'" + word + b"'" in text:
+        return True
+    return re.search(rb"\." + re.escape(word) + rb"\b(?!\s*(?:[.(\[]|=(?!=)))", text) is not None
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
@@ -109,13 +125,29 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
         elif h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED) and h.holder in hierarchy.classes:
             if hierarchy.has_provider_base(h.holder):
                 how = f"stored as {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
-                evidence = Evidence(how, h.holder, h.member)
+                evidence = Evidence(how, h.holder, h.member, stored=True)
         elif h.kind is HandoverKind.RETURNED and h.holder in hierarchy.classes:
             if any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(h.holder, h.member)):
                 how = f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
                 evidence = Evidence(how, h.holder, h.member)
         if evidence is not None and evidence not in out.setdefault(h.target, []):
             out[h.target].append(evidence)
+    return out
+
+
+def _reachable(
+    handed: dict[str, list[Evidence]], search: NameSearch, kept_only: frozenset[str]
+) -> dict[str, list[Evidence]]:
+    """The evidence through which the provider can get the object: one kept in a member that the
+    consumer never passes on (`kept_only`) and nothing of the provider names (`x.member`, or
+    `"member"` for a getattr) is no evidence. sendnn-inference's sampler keeps a ring buffer in
+    `self._noise_buffer`, which only it uses and nothing of vLLM reads: the buffer is its own."""
+    private = search.unused(kept_only) if kept_only else set()
+    out: dict[str, list[Evidence]] = {}
+    for name, found in handed.items():
+        kept = [e for e in found if not (e.stored and e.member in private)]
+        if kept:
+            out[name] = kept
     return out
 
 
@@ -206,9 +238,12 @@ def _registered(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, tupl
     return out
 
 
-def find_stand_ins(hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch) -> list[StandIn]:
-    """Every consumer class that stands in for a provider class, with its role."""
-    handed = handed_classes(hierarchy, contact)
+def find_stand_ins(
+    hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch, kept_only: frozenset[str] = frozenset()
+) -> list[StandIn]:
+    """Every consumer class that stands in for a provider class, with its role. `kept_only`: the
+    `held_members` the consumer never passes on (`passes_on`)."""
+    handed = _reachable(handed_classes(hierarchy, contact), search, kept_only)
     registered = _registered(hierarchy, contact)
     out: list[StandIn] = []
     for name, (abc, how) in sorted(registered.items()):
@@ -337,9 +372,14 @@ def _is_abstract(member: Member) -> bool:
 
 
 def check_protocols(
-    hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch, baseline: Baseline | None = None
+    hierarchy: Hierarchy,
+    contact: ContactSurface,
+    search: NameSearch,
+    baseline: Baseline | None = None,
+    kept_only: frozenset[str] = frozenset(),
 ) -> list[Finding]:
-    served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search)}
+    """protocol-drift; `kept_only` as `find_stand_ins` takes it."""
+    served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search, kept_only)}
     stand_ins = [s for s, names in served.items() if names is not None]
     lacking = {
         s.cls.name: {n: pair for n, pair in _lacking(hierarchy, s).items() if n not in (served[s] or ())}
