@@ -1238,7 +1238,14 @@ MY_PUBLISHER = """
 
 def test_a_stand_in_kept_apart_is_not_what_the_provider_factory_made():
     assert "get_config" in PUBLISHER_B["pv/events.py"] and "get_config" not in PUBLISHER_A["pv/events.py"]
-    kept_apart = {"plug/sched.py": MY_PUBLISHER.replace("{attribute}", "_metrics")}
+    # Kept in a member nothing of the provider names and the consumer only sets: not handed over.
+    private = {"plug/sched.py": MY_PUBLISHER.replace("{attribute}", "_metrics")}
+    assert found(check(private, PUBLISHER_B, baseline=PUBLISHER_A), "protocol-drift") == []
+    # Handed on by the consumer from there (`return self._metrics`): it may reach the provider, but
+    # not where the provider's factory-made publisher is called.
+    kept_apart = {
+        "plug/sched.py": private["plug/sched.py"] + "\n        def metrics(self):\n            return self._metrics\n"
+    }
     result = check(kept_apart, PUBLISHER_B, baseline=PUBLISHER_A)
     assert [sev for sev, _, _ in found(result, "protocol-drift")] == ["warning"]
     assert "get_config (new since 1.0)" in one_of(result, "plug.sched:MetricsPublisher").message
@@ -1315,6 +1322,9 @@ MY_CONNECTOR = (
     class MyConnector(ConnectorBase):
         def __init__(self):
             self.manager = OffloadManager()
+
+        def scheduler_side(self):
+            return self.manager
 """
 )
 

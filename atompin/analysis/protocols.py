@@ -104,13 +104,14 @@ def held_members(contact: ContactSurface) -> set[str]:
 
 
 def passes_on(text: bytes, member: str) -> bool:
-    """Does `text` read `x.member` for the object itself (to pass, return or bind it), not only as a
-    receiver (`x.member.m()`, `x.member[i]`, `x.member(...)`) or to set it, or write `"member"`
-    (a getattr)? Read from the bytes: a mention in a comment counts, erring on the side of a read."""
+    """Does `text` read `x.member` for the object itself (to pass, return or bind it, call it for
+    an instance, take an item of it), not only for its attributes (`x.member.m()`) or to set it,
+    or write `"member"` (a getattr)? Read from the bytes: a mention in a comment counts, erring on
+    the side of a read."""
     word = member.encode()
     if b'"' + word + b'"' in text or b"'" + word + b"'" in text:
         return True
-    return re.search(rb"\." + re.escape(word) + rb"\b(?!\s*(?:[.(\[]|=(?!=)))", text) is not None
+    return re.search(rb"\." + re.escape(word) + rb"\b(?!\s*(?:\.|=(?!=)))", text) is not None
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
