@@ -174,6 +174,34 @@ def test_ladder_with_fallback_is_degraded_warning(run_check):
     assert "degraded" in finding.message and "sets fast_path = None" in finding.message
 
 
+def test_an_import_computed_in_a_try_that_catches_it_is_a_ladder(run_check):
+    """vllm-sabi-mla and eagle-harness try each of several module names in a loop
+    (`import_module(name)` in a try whose handler goes on to the next): the one missing is caught,
+    as a literal import there would be. It was an error saying the import raises."""
+    src = """
+        import importlib
+
+        def runner_classes():
+            found = []
+            for name in ("pv.old_runner", "pv.core.utils"):
+                try:
+                    found.append(importlib.import_module(name))
+                except Exception:
+                    continue
+            return found
+    """
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value, finding.symbol) == (
+        "unresolved-import",
+        "warning",
+        "pv.old_runner",
+    )
+    assert "degraded" in finding.message and "skips to the next iteration" in finding.message
+    # A handler that raises again catches nothing.
+    reraised = src.replace("continue", "raise")
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(reraised)).findings] == ["error"]
+
+
 @pytest.mark.parametrize("suppress", ["contextlib.suppress(ImportError)", "suppress(ImportError, AttributeError)"])
 def test_an_import_under_suppress_is_read_as_a_try_that_catches_it(run_check, suppress: str):
     src = f"""

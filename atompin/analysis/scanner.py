@@ -179,8 +179,10 @@ class _Ctx:
     branch: str = ""
     # The consumer class whose method this is (dotted; "" elsewhere): what `super()` means.
     owner: str = ""
-    # In the body of a try that catches ImportError: that try ("path:line"; "" elsewhere).
+    # In the body of a try that catches ImportError: that try ("path:line"; "" elsewhere), and the
+    # first of its handlers that does.
     catching_import: str = ""
+    import_handler: ast.ExceptHandler | None = None
     # In a function read again for a call (and in what it defines): the values bound, as text.
     bound: tuple[tuple[str, str], ...] = ()
     # Inside an `if`, a try, a loop or a `match`: what the block does may not happen.
@@ -488,7 +490,13 @@ class ConsumerScanner:
                 use = replace(use, when=ctx.when[len(ctx.ladder.when) :])
             ctx.collector.append(use)
         else:
-            group = ImportGroup(ctx.file.path, use.site.line, ctx.function, False, [[use]], when=ctx.when)
+            # An import the try around it catches, with a name computed there (`for name in (...):
+            # try: import_module(name) except ImportError: continue`): a ladder of one alternative.
+            handler = ctx.import_handler
+            group = ImportGroup(ctx.file.path, use.site.line, ctx.function, handler is not None, [[use]], when=ctx.when)
+            if handler is not None:
+                group.fallback = describe_fallback(handler.body)
+                group.leaves, group.exits = leaves(handler.body), exits(handler.body)
             self.usage.groups.append(group)
 
     def _record_read(self, owner: ProviderValue, attr: str, kind: ReadKind) -> None:
@@ -794,7 +802,8 @@ class ConsumerScanner:
         ctx = _evolve(ctx, nested=True)
         body_ctx = _evolve(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
         if catches_import_error(node.handlers):
-            body_ctx = _evolve(body_ctx, catching_import=f"{ctx.file.path}:{node.lineno}")
+            handler = next(h for h in node.handlers if catches_import_error([h]))
+            body_ctx = _evolve(body_ctx, catching_import=f"{ctx.file.path}:{node.lineno}", import_handler=handler)
         caught = type_error_handling(node.handlers)
         if catches_import_error(node.handlers) and self._imports_provider(node.body, ctx):
             if ctx.in_handler and ctx.ladder is not None:
