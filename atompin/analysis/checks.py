@@ -26,6 +26,7 @@ from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
+from atompin.analysis.names import quoted
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.signature import Signature
@@ -906,8 +907,7 @@ class UsageChecker:
         if not callers or not all(self._replaced_without_original(key) for key in callers):
             return []
         tree = self.index.tree
-        quoted = [f'"{name}"'.encode(), f"'{name}'".encode()]
-        if tree.files_containing(tree.python_files(self.index.package), quoted):
+        if tree.files_containing(tree.python_files(self.index.package), list(quoted(name))):
             return []
         return callers
 

@@ -26,6 +26,7 @@ from enum import Enum
 from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
+from atompin.analysis.names import quoted, writes_as_string
 from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
@@ -254,9 +255,9 @@ class NameSearch:
         (`"name"`, `'name'`): nothing of the provider names them. Only the names left are looked
         for in the text."""
         left = sorted(self.unread(names))
-        quoted = [quote + name.encode() + quote for name in left for quote in (b'"', b"'")]
-        for _, text in self.tree.read_many(self.tree.files_containing(self._files(), quoted) if quoted else []):
-            left = [name for name in left if f'"{name}"'.encode() not in text and f"'{name}'".encode() not in text]
+        shapes = [shape for name in left for shape in quoted(name)]
+        for _, text in self.tree.read_many(self.tree.files_containing(self._files(), shapes) if shapes else []):
+            left = [name for name in left if not writes_as_string(text, name)]
         return set(left)
 
     def files_calling(self, names: Iterable[str], paths: list[str]) -> list[str]:
@@ -502,7 +503,7 @@ _OWN_RECEIVER = re.compile(rb"(?<![\w.])(?:self|cls|super\(\))\s*$")
 def _text_sites(text: bytes, path: str, name: str) -> list[NameSite]:
     """`x.name(...)` and `x.name` on receivers other than self/cls/super(), from the text alone."""
     needle = b"." + name.encode()
-    guarded = f'"{name}"'.encode() in text or f"'{name}'".encode() in text
+    guarded = writes_as_string(text, name)
     out: list[NameSite] = []
     start = 0
     while (i := text.find(needle, start)) >= 0:

@@ -26,6 +26,18 @@ def absolute_module(current: str, is_package: bool, level: int, module: str | No
     return base
 
 
+def quoted(name: str) -> tuple[bytes, bytes]:
+    """`"name"` and `'name'` as bytes: how code writes a name it looks up by string (a getattr)."""
+    word = name.encode()
+    return b'"' + word + b'"', b"'" + word + b"'"
+
+
+def writes_as_string(text: bytes, name: str) -> bool:
+    """Does `text` write `name` as a string literal (`"name"` or `'name'`)?"""
+    double, single = quoted(name)
+    return double in text or single in text
+
+
 def split_symbol(symbol: str) -> tuple[str, str]:
     """ "pkg.mod:Cls.meth" -> ("pkg.mod", "Cls.meth"); a bare module -> (module, "")."""
     module, _, qualname = symbol.partition(":")

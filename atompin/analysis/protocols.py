@@ -46,6 +46,7 @@ from atompin.analysis.makers import stored_maker
 from atompin.analysis.method_overrides import OverridePair, narrowing, same_kind
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
+from atompin.analysis.names import writes_as_string
 from atompin.analysis.outside import STRUCT_BASES, TORCH_MODULE_BASES
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind
@@ -108,10 +109,9 @@ def passes_on(text: bytes, member: str) -> bool:
     an instance, take an item of it), not only for its attributes (`x.member.m()`) or to set it,
     or write `"member"` (a getattr)? Read from the bytes: a mention in a comment counts, erring on
     the side of a read."""
-    word = member.encode()
-    if b'"' + word + b'"' in text or b"'" + word + b"'" in text:
+    if writes_as_string(text, member):
         return True
-    return re.search(rb"\." + re.escape(word) + rb"\b(?!\s*(?:\.|=(?!=)))", text) is not None
+    return re.search(rb"\." + re.escape(member.encode()) + rb"\b(?!\s*(?:\.|=(?!=)))", text) is not None
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:

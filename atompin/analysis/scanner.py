@@ -50,7 +50,7 @@ from atompin.analysis.guards import (
     type_error_handling,
 )
 from atompin.analysis.limits import TOO_DEEP, parse_limited
-from atompin.analysis.names import absolute_module, in_package
+from atompin.analysis.names import absolute_module, in_package, writes_as_string
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
@@ -1169,8 +1169,7 @@ class ConsumerScanner:
             text = self._text(path, fn.node) if fn is not None else None
             self._function_texts[key] = text or b""
         text = self._function_texts[key]
-        word = name.encode()
-        return word in text and (b'"' + word + b'"' in text or b"'" + word + b"'" in text)
+        return writes_as_string(text, name)
 
     def _eval_arguments(self, node: ast.Call, ctx: _Ctx) -> tuple[list[Value], dict[str, Value]]:
         """A call's positional and keyword arguments (`**kw` read for its uses, not kept)."""
@@ -2347,7 +2346,7 @@ def _reads_attribute(source: bytes, word: bytes) -> bool:
     it as a string (`"word"`)? Plain byte searches: the names are few, the files many."""
     if word not in source:
         return False
-    if b'"' + word + b'"' in source or b"'" + word + b"'" in source:
+    if writes_as_string(source, word.decode()):
         return True
     dot = b"." + word
     at = source.find(dot)
