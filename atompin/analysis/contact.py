@@ -38,15 +38,15 @@ def check_contact(
     search: NameSearch,
     baseline: Baseline | None = None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
-    kept_only: frozenset[str] = frozenset(),
+    passed_on: Callable[[str], bool] = lambda member: True,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
-    `judge` decides the branch conditions a consumer call sits under (version gates); `kept_only`
-    are the members the consumer keeps handed classes in and never passes on (`protocols.passes_on`)."""
+    `judge` decides the branch conditions a consumer call sits under (version gates); `passed_on`
+    says whether the consumer passes on what it keeps in a member (`protocols.passes_on`)."""
     hierarchy = Hierarchy(usage, index)
     findings = check_method_overrides(hierarchy, search, baseline)
-    findings += check_protocols(hierarchy, usage.contact, search, baseline, kept_only)
+    findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)

@@ -21,6 +21,7 @@ from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.idle_hooks import check_idle_hooks, reads_outside_own
 from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.names import quoted
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
 from atompin.analysis.prefetch import (
@@ -33,7 +34,7 @@ from atompin.analysis.prefetch import (
     store,
     written_there,
 )
-from atompin.analysis.protocols import held_members, passes_on
+from atompin.analysis.protocols import passes_on
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
@@ -179,14 +180,14 @@ class ContactRules:
         search: NameSearch,
         baseline: Baseline | None,
         judge: Callable[[Sequence[Condition]], Judgement],
-        kept_only: frozenset[str] = frozenset(),
+        passed_on: Callable[[str], bool] = lambda member: True,
     ) -> None:
         self.usage, self.index, self.search, self.baseline, self.judge = usage, index, search, baseline, judge
-        self.kept_only = kept_only
+        self.passed_on = passed_on
         self.worker: Worker | None = None
 
     def run(self) -> list[Finding]:
-        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, self.kept_only)
+        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, self.passed_on)
 
     def start(self) -> None:
         if self.usage.files < self.MIN_FILES:
@@ -311,14 +312,14 @@ def analyse_trees(
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
-    # Members consumer classes keep handed classes in and only use themselves (read here: the
-    # consumer's files are read in this process only).
-    held = sorted(held_members(usage.contact))
-    shapes = [shape % m.encode() for m in held for shape in (b".%s", b'"%s"', b"'%s'")]
-    holding = consumer.files_containing(scanned, shapes) if shapes else []
-    texts = [text for _, text in consumer.read_many(holding)]
-    kept_only = frozenset(m for m in held if not any(passes_on(text, m) for text in texts))
-    contact = ContactRules(usage, index, search, drift_baseline, checker.judge, kept_only)
+    @functools.cache
+    def consumer_passes_on(member: str) -> bool:
+        """Does a scanned consumer file pass on what it keeps in `member` (asked by the contact rules
+        about the few members that alone would make a class a stand-in)?"""
+        holding = consumer.files_containing(scanned, [b"." + member.encode(), *quoted(member)])
+        return any(passes_on(text, member) for _, text in consumer.read_many(holding))
+
+    contact = ContactRules(usage, index, search, drift_baseline, checker.judge, consumer_passes_on)
     contact.start()  # in a second process, while the names are checked here
     try:
         checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from atompin.analysis.arity import checkable
@@ -99,11 +100,6 @@ class Evidence:
     stored: bool = False  # kept in the member (not returned by it)
 
 
-def held_members(contact: ContactSurface) -> set[str]:
-    """The members consumer classes keep handed classes in (`self.member = Cls(...)`, `member = Cls`)."""
-    return {h.member for h in contact.handovers if h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED)}
-
-
 def passes_on(text: bytes, member: str) -> bool:
     """Does `text` read `x.member` for the object itself (to pass, return or bind it, call it for
     an instance, take an item of it), not only for its attributes (`x.member.m()`) or to set it,
@@ -136,20 +132,21 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
     return out
 
 
-def _reachable(
-    handed: dict[str, list[Evidence]], search: NameSearch, kept_only: frozenset[str]
-) -> dict[str, list[Evidence]]:
-    """The evidence through which the provider can get the object: one kept in a member that the
-    consumer never passes on (`kept_only`) and nothing of the provider names (`x.member`, or
-    `"member"` for a getattr) is no evidence. sendnn-inference's sampler keeps a ring buffer in
-    `self._noise_buffer`, which only it uses and nothing of vLLM reads: the buffer is its own."""
-    private = search.unused(kept_only) if kept_only else set()
-    out: dict[str, list[Evidence]] = {}
-    for name, found in handed.items():
-        kept = [e for e in found if not (e.stored and e.member in private)]
-        if kept:
-            out[name] = kept
-    return out
+class _MemberReach:
+    """Can the provider get what a consumer class keeps in a member: does provider code name the
+    member (`x.member`, or `"member"` for a getattr), or the consumer pass the object on from it
+    (`passed_on`)? Asked only where it decides (each member once): sendnn-inference's sampler keeps
+    a ring buffer in `self._noise_buffer`, which only it uses and nothing of vLLM reads, and two
+    shared method names made it a stand-in for vLLM's `WorkerBase`."""
+
+    def __init__(self, search: NameSearch, passed_on: Callable[[str], bool]) -> None:
+        self.search, self.passed_on = search, passed_on
+        self.known: dict[str, bool] = {}
+
+    def __call__(self, member: str) -> bool:
+        if member not in self.known:
+            self.known[member] = self.passed_on(member) or not self.search.unused([member])
+        return self.known[member]
 
 
 def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> list[Evidence]:
@@ -240,11 +237,15 @@ def _registered(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, tupl
 
 
 def find_stand_ins(
-    hierarchy: Hierarchy, contact: ContactSurface, search: NameSearch, kept_only: frozenset[str] = frozenset()
+    hierarchy: Hierarchy,
+    contact: ContactSurface,
+    search: NameSearch,
+    passed_on: Callable[[str], bool] = lambda member: True,
 ) -> list[StandIn]:
-    """Every consumer class that stands in for a provider class, with its role. `kept_only`: the
-    `held_members` the consumer never passes on (`passes_on`)."""
-    handed = _reachable(handed_classes(hierarchy, contact), search, kept_only)
+    """Every consumer class that stands in for a provider class, with its role. `passed_on` says
+    whether the consumer passes on what it keeps in a member (`passes_on`)."""
+    handed = handed_classes(hierarchy, contact)
+    reached = _MemberReach(search, passed_on)
     registered = _registered(hierarchy, contact)
     out: list[StandIn] = []
     for name, (abc, how) in sorted(registered.items()):
@@ -267,6 +268,8 @@ def find_stand_ins(
         role = _best_role(hierarchy, search, paths, public, need)
         if role is None:
             continue
+        if role[1] < _MIN_SHAPED and evidence and all(e.stored and not reached(e.member) for e in evidence):
+            continue  # its shape alone would not do, and the provider cannot get it where it is kept
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
         if how or _guessed_from_shape(hierarchy, cls, role[0], role[1]):
@@ -377,10 +380,10 @@ def check_protocols(
     contact: ContactSurface,
     search: NameSearch,
     baseline: Baseline | None = None,
-    kept_only: frozenset[str] = frozenset(),
+    passed_on: Callable[[str], bool] = lambda member: True,
 ) -> list[Finding]:
-    """protocol-drift; `kept_only` as `find_stand_ins` takes it."""
-    served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search, kept_only)}
+    """protocol-drift; `passed_on` as `find_stand_ins` takes it."""
+    served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search, passed_on)}
     stand_ins = [s for s, names in served.items() if names is not None]
     lacking = {
         s.cls.name: {n: pair for n, pair in _lacking(hierarchy, s).items() if n not in (served[s] or ())}
