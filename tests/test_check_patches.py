@@ -138,6 +138,45 @@ def test_loop_with_break_is_a_set_of_alternatives(run_check):
     }
 
 
+def test_a_name_a_breaking_loop_picks_is_any_of_its_names(run_check):
+    """flash-head's shape: the loop picks the first name the provider has ("name varies across
+    vLLM versions"), the patch after it installs under that name. It was judged as the last
+    name alone: an error saying the guarded patch installs nothing, where one name exists."""
+    src = """
+        from pv.worker.runner import Runner
+
+        def patch():
+            method_name = None
+            for name in ("_dummy_run", "dummy_run", "_run_dummy"):
+                if hasattr(Runner, name):
+                    method_name = name
+                    break
+            if method_name is None:
+                return
+            original = getattr(Runner, method_name)
+
+            def patched(self, n):
+                return original(self, n)
+
+            setattr(Runner, method_name, patched)
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+    # None of them there: each is reported.
+    none = src.replace('"_dummy_run", ', "")
+    assert {f.symbol for f in run_check(PROVIDER, consumer(none)).findings} == {
+        "pv.worker.runner:Runner.dummy_run",
+        "pv.worker.runner:Runner._run_dummy",
+    }
+    # The class gone and the installer returning: one patch is lost, under one of the names.
+    gone = src.replace(
+        "        from pv.worker.runner import Runner\n\n        def patch():\n",
+        "        def patch():\n            try:\n                from pv.worker.gone import Runner\n"
+        "            except ImportError:\n                return\n",
+    )
+    [finding] = run_check(PROVIDER, consumer(gone)).findings
+    assert "1 patch(es) are never installed: pv.worker.gone:Runner._dummy_run or " in finding.message
+
+
 def test_target_through_getattr_of_a_class_and_local_variables(run_check):
     src = """
         import importlib

@@ -342,10 +342,14 @@ class UsageChecker:
         in_function = [p for p in self.usage.patches if p.site.path == group.path and p.function == group.function]
         lost = [p for p in in_function if p.site.line > group.line]
         if lost and group.function and "return" in group.fallback:
-            names = ", ".join(sorted({self.symbol(p.owner[0].attr(p.attr)) for p in lost}))
+            # Patches that are alternatives of one another (one name of several) are one patch.
+            by_group: dict[str, set[str]] = {}
+            for i, p in enumerate(lost):
+                by_group.setdefault(p.alternative_group or str(i), set()).add(self.symbol(p.owner[0].attr(p.attr)))
+            names = ", ".join(sorted(" or ".join(sorted(each)) for each in by_group.values()))
             message = (
                 f"the import ladder at {where} fails ({missing}) and the installer {group.function}() "
-                f"{group.fallback}: {len(lost)} patch(es) are never installed: {names}"
+                f"{group.fallback}: {len(by_group)} patch(es) are never installed: {names}"
             )
             self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites, message, alternatives)
             return

@@ -110,6 +110,7 @@ from atompin.analysis.values import (
     MemberChain,
     MethodValue,
     ModuleProbe,
+    NameChoice,
     ProviderValue,
     ReceiverValue,
     Scope,
@@ -890,16 +891,35 @@ class ConsumerScanner:
         if isinstance(items, dict):
             items = tuple(items)
         if isinstance(items, tuple) and 0 < len(items) <= _MAX_UNROLL:
-            group = f"{ctx.file.path}:{node.lineno}" if breaks(node.body) else ctx.loop_group
+            breaking = breaks(node.body)
+            group = f"{ctx.file.path}:{node.lineno}" if breaking else ctx.loop_group
+            before = dict(ctx.scope.names) if breaking else {}
+            picked: dict[str, list[Value]] = {}  # what each turn of a loop that breaks binds
             for item in items:
                 self._assign(node.target, item, None, ctx)
                 self._block(node.body, _evolve(ctx, loop_group=group))
+                for name, value in ctx.scope.names.items() if breaking else ():
+                    if name not in before or before[name] is not value:
+                        picked.setdefault(name, []).append(value)
+            if picked:
+                self._bind_choices(node, picked, group, ctx)
         else:
             self._assign(node.target, None, None, ctx)
             self._block(node.body, ctx)
         self._block(node.orelse, ctx)
 
     _visit_AsyncFor = _visit_For
+
+    def _bind_choices(
+        self, node: ast.For | ast.AsyncFor, picked: dict[str, list[Value]], group: str, ctx: _Ctx
+    ) -> None:
+        """After a loop that breaks, a name its turns set to different strings (not the loop's own
+        variable) holds any one of them: the turn that broke is not known here."""
+        own = set(target_names(node.target))
+        for name, values in picked.items():
+            names = tuple(dict.fromkeys(v for v in values if isinstance(v, str)))
+            if name not in own and len(names) > 1 and len(names) == len(values):
+                ctx.scope.names[name] = NameChoice(names, group)
 
     def _visit_Assert(self, node: ast.Assert, ctx: _Ctx) -> _Ctx | None:
         """`assert <version gate>`: the rest of the block runs only when it holds. At module level it is a
@@ -1276,6 +1296,8 @@ class ConsumerScanner:
             self.usage.contact.member_stores.append(args[1])  # set by name, from wherever
         if name == "all":
             return self._all_hasattr(node.args[0], ctx) if len(node.args) == 1 and not node.keywords else None
+        if len(args) >= 2 and isinstance(args[0], ProviderValue) and isinstance(args[1], NameChoice):
+            return self._chosen_attr_call(name, node, args[0], args[1], args, ctx)
         if len(args) < 2 or not isinstance(args[0], ProviderValue) or not isinstance(args[1], str):
             return None
         owner, attr = args[0], args[1]
@@ -1307,6 +1329,18 @@ class ConsumerScanner:
                 )
             return value
         return None
+
+    def _chosen_attr_call(
+        self, name: str, node: ast.Call, owner: ProviderValue, choice: NameChoice, args: list[Value], ctx: _Ctx
+    ) -> Value:
+        """`getattr`/`setattr` with a name a loop picked (`NameChoice`): each name in turn, the
+        patches alternatives of one another (one installs wherever one of the names exists)."""
+        inner = _evolve(ctx, loop_group=choice.group)
+        values = [self._builtin_attr_call(name, node, [owner, attr, *args[2:]], inner) for attr in choice.names]
+        if name != "getattr":
+            return None
+        found = [v for v in values if isinstance(v, ProviderValue)]
+        return ProviderValue(tuple(ref for v in found for ref in v.choices)) if found else None
 
     # -- functions and helper calls --------------------------------------------------
 

@@ -145,6 +145,16 @@ class AttributeProbe:
         return AttributeProbe(self.owner, self.names, not self.present)
 
 
+@dataclass(frozen=True)
+class NameChoice:
+    """One of several attribute names, whichever a loop that breaks picked (`for name in ("a", "b"):
+    if hasattr(X, name): chosen = name; break`): names differ across the provider's releases, and
+    the loop at `group` ("path:line") takes the first one there."""
+
+    names: tuple[str, ...]
+    group: str
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
@@ -157,6 +167,7 @@ Value: TypeAlias = (
     | MemberChain
     | ModuleProbe
     | AttributeProbe
+    | NameChoice
     | str
     | tuple["Value", ...]
     | dict[str, "Value"]
