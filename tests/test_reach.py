@@ -83,6 +83,51 @@ def test_a_module_imported_only_under_a_false_version_gate(run_check):
     assert only_finding(run_check, files, "0.0.9").severity.value == "error"
 
 
+def test_a_platform_a_plugin_declines_past_an_early_return_is_not_reached(run_check):
+    """pace-vllm's shape: `register()` returns None on a provider outside the range it supports, so
+    the platform it names (and the worker that names) never load there; the test is false past
+    the early return, and the message says so."""
+    files = plugin(platform=BROKEN)
+    files["plug/register.py"] = """
+        import pv
+        from packaging.version import Version
+
+        def _supported():
+            return Version(pv.__version__) <= Version("0.1")
+
+        def register():
+            if not _supported():
+                return None
+            return "plug.platform.Platform"
+    """
+    blocked = only_finding(run_check, files, "0.2.0")
+    assert blocked.severity.value == "warning"
+    assert "imported only under `not _supported()` being false at plug/register.py:10" in blocked.message
+    assert only_finding(run_check, files, "0.0.9").severity.value == "error"
+    # The helper answering True and False under the test, as pace-vllm's does.
+    branches = {
+        **files,
+        "plug/register.py": files["plug/register.py"].replace(
+            '            return Version(pv.__version__) <= Version("0.1")\n',
+            '            if Version(pv.__version__) <= Version("0.1"):\n                return True\n            return False\n',
+        ),
+    }
+    assert "return True" in branches["plug/register.py"]
+    assert only_finding(run_check, branches, "0.2.0").severity.value == "warning"
+    assert only_finding(run_check, branches, "0.0.9").severity.value == "error"
+    # True also on another path that is no version test: not a gate, the platform may load.
+    runtime = {
+        **branches,
+        "plug/register.py": branches["plug/register.py"]
+        .replace(
+            "            return False\n",
+            '            if os.environ.get("PLUG_FORCE"):\n                return True\n            return False\n',
+        )
+        .replace("        import pv\n", "        import os\n        import pv\n"),
+    }
+    assert only_finding(run_check, runtime, "0.2.0").severity.value == "error"
+
+
 def test_a_module_imported_only_under_a_flag_a_version_gate_sets(run_check):
     # vllm-ascend's shape: a module flag set to opposite literals in the two branches of a gate,
     # then an import under the flag (in another module).

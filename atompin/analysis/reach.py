@@ -112,6 +112,15 @@ class Unreached:
     why: str
 
 
+def _branch(when: tuple[Condition, ...], site: object) -> str:
+    """The branch an edge at `site` sits in, as its test reads: "`test` at site", or where the edge
+    runs when the test is false (past an early return), "`test` being false at site"."""
+    last = next((c for c in reversed(when) if c.text), None)
+    if last is None:
+        return f"`a branch` at {site}"
+    return f"`{last.text}`{'' if last.expect else ' being false'} at {site}"
+
+
 class Reachability:
     """The consumer modules reached from the roots over live edges."""
 
@@ -137,8 +146,7 @@ class Reachability:
                 if judgement.reach in (Reach.LIVE, Reach.UNDECIDED):
                     live.setdefault(edge.source, set()).add(target)
                 else:
-                    text = next((c.text for c in reversed(edge.when) if c.text), "a branch")
-                    dead.setdefault(edge.source, {}).setdefault(target, f"`{text}` at {edge.site}")
+                    dead.setdefault(edge.source, {}).setdefault(target, _branch(edge.when, edge.site))
         self.reached = self._closure(roots, live)
         # Modules the entry points would reach but for branches that cannot run at this provider.
         self.blocked: dict[str, str] = {}

@@ -174,8 +174,10 @@ class _Ctx:
     type_error_try: str = ""
     # In a handler that catches TypeError: the try ("path:line") it falls back from.
     type_error_fallback: str = ""
-    # While a helper's return value is evaluated (a version gate helper): its returned values.
-    returns: list[Value] | None = None
+    # While a helper's return value is evaluated (a version gate helper): its returned values, and
+    # the conditions each return sits under.
+    returns: list[Value | bool] | None = None
+    returned_when: list[tuple[Condition, ...]] | None = None
     # Which side of a plain `if`/`else` this is ("path:line#0" the body, "#1" the else; "" elsewhere).
     branch: str = ""
     # The consumer class whose method this is (dotted; "" elsewhere): what `super()` means.
@@ -684,7 +686,11 @@ class ConsumerScanner:
             if isinstance(child, ast.expr):
                 value = self._eval(child, ctx)
                 if ctx.returns is not None and isinstance(node, ast.Return):
-                    ctx.returns.append(value)
+                    # `return True` / `return False`: what a helper testing the version answers.
+                    literal = child.value if isinstance(child, ast.Constant) else None
+                    ctx.returns.append(literal if isinstance(literal, bool) else value)
+                    if ctx.returned_when is not None:
+                        ctx.returned_when.append(ctx.when)
         if isinstance(node, ast.Return):
             self._record_returned_class(node, ctx)
 
@@ -1635,13 +1641,18 @@ class ConsumerScanner:
                 scope.names[param] = None
             scope.names.update(zip(positional, args))
             scope.names.update({k: v for k, v in kwargs.items() if k in fn.params})
-            returns: list[Value] = []
-            body_ctx = _Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returns)
+            returns: list[Value | bool] = []
+            whens: list[tuple[Condition, ...]] = []
+            body_ctx = _Ctx(
+                fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returns, returned_when=whens
+            )
             self._block(fn.node.body, body_ctx)
             if returns and all(r == returns[0] for r in returns) and isinstance(returns[0], (Gate, ProviderVersion)):
                 value = returns[0]
             elif any(isinstance(r, Gate) for r in returns):
                 value = Gate(GateOp.OPAQUE, f"{callee.dotted.rpartition('.')[2]}(...)")
+            else:
+                value = _returned_gate(returns, whens)
         if isinstance(value, Gate):
             call_text = f"{callee.dotted.rpartition('.')[2]}({', '.join(repr(a) for a in args)})"
             value = replace(value, text=call_text)
@@ -2367,6 +2378,28 @@ _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
 
 # "pkg.mod.Class" or "pkg.mod:Class": how plugins name classes they hand over by path.
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
+
+
+def _returned_gate(returns: list[Value | bool], whens: list[tuple[Condition, ...]]) -> Gate | None:
+    """What a helper returning only `True` and `False`, each under version gates, computes: `if
+    Version(v) <= Version("0.28"): return True` then `return False` is that gate (pace-vllm's
+    supported-range check). None when a return sits under anything but a gate, or returns another
+    value."""
+    if len(returns) != len(whens) or {type(r) for r in returns} != {bool} or len(set(returns)) != 2:
+        return None
+    paths: list[Gate] = []
+    for value, when in zip(returns, whens):
+        parts = [
+            c.gate if c.expect else Gate(GateOp.NOT, f"not {c.text}", parts=(c.gate,))
+            for c in when
+            if c.kind is ConditionKind.GATE and c.gate is not None
+        ]
+        if len(parts) != len(when) or not parts:
+            return None  # under something else, or under nothing (then it always returns)
+        if value:
+            text = " and ".join(g.text for g in parts)
+            paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
+    return paths[0] if len(paths) == 1 else Gate(GateOp.ANY, " or ".join(p.text for p in paths), parts=tuple(paths))
 
 
 def _text(node: ast.AST) -> str:
