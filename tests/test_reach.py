@@ -128,6 +128,48 @@ def test_a_platform_a_plugin_declines_past_an_early_return_is_not_reached(run_ch
     assert only_finding(run_check, runtime, "0.2.0").severity.value == "error"
 
 
+PACE_REGISTER = """
+    _RANGE = ">=0.1.0,<=0.1.9"
+
+    def _check():
+        try:
+            import pv
+        except ImportError as exc:
+            return False, "(not installed)", f"{exc}"
+        current = getattr(pv, "__version__", None) or "(unknown)"
+        try:
+            from packaging.specifiers import SpecifierSet
+            from packaging.version import InvalidVersion, Version
+        except ImportError as exc:
+            return False, current, f"{exc}"
+        try:
+            version = Version(current)
+        except InvalidVersion as exc:
+            return False, current, f"{exc}"
+        if SpecifierSet(_RANGE).contains(version, prereleases=True):
+            return True, current, ""
+        return False, current, "outside the supported range"
+
+    def register():
+        supported, current, reason = _check()
+        if not supported:
+            return None
+        return "plug.platform.Platform"
+"""
+
+
+def test_a_platform_past_a_supported_range_check_is_not_reached_outside_it(run_check):
+    """pace-vllm's own check: a helper answers (supported, version, reason), testing the running
+    version against a PEP 440 range; `register()` returns None outside it."""
+    files = {**plugin(platform=BROKEN), "plug/register.py": PACE_REGISTER}
+    blocked = only_finding(run_check, files, "0.2.0")
+    assert blocked.severity.value == "warning"
+    assert "imported only under `not supported` being false" in blocked.message
+    assert only_finding(run_check, files, "0.1.5").severity.value == "error"
+    flip = run_check(PROVIDER, files, version="0.2.0", baseline=PROVIDER, baseline_version="0.1.5").findings
+    assert ("gate-flip", "not supported") in {(f.rule.value, f.symbol) for f in flip}
+
+
 def test_a_module_imported_only_under_a_flag_a_version_gate_sets(run_check):
     # vllm-ascend's shape: a module flag set to opposite literals in the two branches of a gate,
     # then an import under the flag (in another module).

@@ -344,3 +344,47 @@ def test_a_gate_helper_is_read_whatever_its_file_s_line_endings(run_check, newli
     assert run_check(PROVIDER, consumer("", **files), version="0.25.1").findings == ()
     at_025 = run_check(PROVIDER, consumer("", **files), version="0.25.0")
     assert brief(at_025) == [("unresolved-import", "error", "pv.layers.old_attn:decode", ["plug/mod.py:4"])]
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        'SpecifierSet(">=0.25.0,<0.26").contains(Version(pv.__version__))',
+        "Version(pv.__version__) in SpecifierSet(SUPPORTED)",
+        "SpecifierSet(SUPPORTED).contains(Version(pv.__version__), prereleases=True)",
+        "not Version(pv.__version__) not in SpecifierSet(SUPPORTED)",
+    ],
+)
+def test_a_supported_range_written_as_a_specifier_set_is_a_gate(run_check, test: str):
+    """pace-vllm declares the vLLM releases it supports as a PEP 440 specifier set and tests the
+    running version against it."""
+    source = f"""
+        import pv
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        SUPPORTED = ">=0.25.0,<0.26"
+
+        if {test}:
+            from pv.layers.new_attn import decode
+        else:
+            from pv.layers.old_attn import decode
+    """
+    assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
+    at_026 = run_check(PROVIDER, consumer(source), version="0.26.0")
+    assert [f.symbol for f in at_026.findings] == ["pv.layers.old_attn:decode"]
+
+
+def test_a_specifier_set_gate_is_decided_as_packaging_decides_it():
+    version = gates.ProviderVersion(VersionForm.VERSION)
+    strict = gates.contained(version, gates.VersionSpecifier(">=0.32.0rc1"), "t")
+    loose = gates.contained(version, gates.VersionSpecifier(">=0.32.0rc1"), "t", prereleases=True)
+    assert gates.evaluate(strict, "0.32.0rc2.dev283") is True  # the set names a pre-release itself
+    assert gates.evaluate(gates.contained(version, gates.VersionSpecifier(">=0.31,<0.32"), "t"), "0.32.0") is False
+    assert gates.evaluate(loose, "0.32.0rc2.dev283") is True
+    assert gates.specifier("not a specifier") is None
+    assert (
+        gates.contained(gates.ProviderVersion(VersionForm.TUPLE), gates.VersionSpecifier(">=1"), "t").op
+        is GateOp.OPAQUE
+    )
+    assert isinstance(strict, Gate)

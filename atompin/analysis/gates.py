@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 
@@ -47,6 +48,40 @@ class VersionMethod:
 
     version: ProviderVersion
     attr: str
+
+
+@dataclass(frozen=True)
+class VersionSpecifier:
+    """A literal PEP 440 specifier set, `SpecifierSet(">=0.25.0,<=0.28.0")`: the releases a plugin
+    says it supports, tested with `.contains(version)` or `version in ...`."""
+
+    spec: str
+
+
+@dataclass(frozen=True)
+class SpecifierContains:
+    """`<specifier set>.contains` before it is called."""
+
+    specifier: VersionSpecifier
+
+
+def specifier(text: object) -> VersionSpecifier | None:
+    """`SpecifierSet(text)` of a literal that parses; None for anything else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        SpecifierSet(text)
+    except InvalidSpecifier:
+        return None
+    return VersionSpecifier(text)
+
+
+def contained(version: ProviderVersion, specifier: VersionSpecifier, text: str, prereleases: bool = False) -> Gate:
+    """`specifier.contains(version)` / `version in specifier`: a test of the whole set ("in"; "in+pre"
+    when pre-releases are let in, as `contains(v, prereleases=True)` does)."""
+    if version.form not in (VersionForm.TEXT, VersionForm.VERSION):
+        return Gate(GateOp.OPAQUE, text)
+    return Gate(GateOp.TEST, text, "in+pre" if prereleases else "in", specifier.spec, VersionForm.VERSION)
 
 
 def version_slice(version: ProviderVersion, index: object) -> ProviderVersion:
@@ -86,7 +121,7 @@ class Gate:
 
     op: GateOp
     text: str = ""
-    compare: str = ""  # TEST: "==", "!=", "<", "<=", ">", ">=", "startswith"
+    compare: str = ""  # TEST: "==", "!=", "<", "<=", ">", ">=", "startswith", "in" (a specifier set)
     version: str = ""  # TEST: the literal ("0.31.0"; "0.26" for a tuple (0, 26))
     form: VersionForm = VersionForm.VERSION  # TEST: how the two sides compare
     prefix: int = 0  # TEST on a tuple: compare the first `prefix` parts (0: all)
@@ -129,6 +164,9 @@ def compare(op_name: str, left: Any, right: Any, text: str) -> Gate | None:
     compare_op = _COMPARE.get(op_name)
     version, literal = (left, right) if left_version else (right, left)
     if compare_op is None:
+        if op_name in ("In", "NotIn") and isinstance(literal, VersionSpecifier) and left_version:
+            inside = contained(version, literal, text)
+            return inside if op_name == "In" else Gate(GateOp.NOT, text, parts=(inside,))
         if op_name in ("In", "NotIn") and isinstance(literal, tuple):
             tests = [compare("Eq", version, item, text) for item in literal]
             if any(t is None or t.op is GateOp.OPAQUE for t in tests):
@@ -219,8 +257,11 @@ def _leaf(gate: Gate, version: str) -> bool | None:
         return _OPS[gate.compare](version, gate.version)
     if gate.form is VersionForm.VERSION:
         try:
+            if gate.compare in ("in", "in+pre"):
+                allowed = True if gate.compare == "in+pre" else None  # None: as the set itself says
+                return SpecifierSet(gate.version).contains(Version(version), prereleases=allowed)
             return _OPS[gate.compare](Version(version), Version(gate.version))
-        except InvalidVersion:
+        except (InvalidVersion, InvalidSpecifier):
             return None
     mine = _release_tuple(version)
     if mine is None:

@@ -29,9 +29,11 @@ from atompin.analysis.gates import (
     Gate,
     GateOp,
     ProviderVersion,
+    SpecifierContains,
     VersionForm,
     VersionLiteral,
     VersionMethod,
+    VersionSpecifier,
     version_slice,
 )
 from atompin.analysis.guards import (
@@ -176,7 +178,7 @@ class _Ctx:
     type_error_fallback: str = ""
     # While a helper's return value is evaluated (a version gate helper): its returned values, and
     # the conditions each return sits under.
-    returns: list[Value | bool] | None = None
+    returns: list[object] | None = None
     returned_when: list[tuple[Condition, ...]] | None = None
     # Which side of a plain `if`/`else` this is ("path:line#0" the body, "#1" the else; "" elsewhere).
     branch: str = ""
@@ -687,8 +689,7 @@ class ConsumerScanner:
                 value = self._eval(child, ctx)
                 if ctx.returns is not None and isinstance(node, ast.Return):
                     # `return True` / `return False`: what a helper testing the version answers.
-                    literal = child.value if isinstance(child, ast.Constant) else None
-                    ctx.returns.append(literal if isinstance(literal, bool) else value)
+                    ctx.returns.append(_with_flags(child, value))
                     if ctx.returned_when is not None:
                         ctx.returned_when.append(ctx.when)
         if isinstance(node, ast.Return):
@@ -1081,10 +1082,8 @@ class ConsumerScanner:
                 site = self._site(ctx, node)
                 self.usage.attributes.append(AttributeUse(value.choices, site, guard, self._when(ctx), ctx.function))
             return self._as_version(value) or value
-        if isinstance(base, ProviderVersion):
-            if node.attr == "release" and base.form is VersionForm.VERSION:
-                return ProviderVersion(VersionForm.TUPLE)  # `Version(vllm_version).release >= (0, 29)`
-            return VersionMethod(base, node.attr)
+        if isinstance(base, (ProviderVersion, VersionSpecifier)):
+            return _version_attribute(base, node.attr)
         if isinstance(inner, ast.Name) and inner.id == "self" and isinstance(node.ctx, ast.Load):
             state = self._state_gate(node.attr, ctx)  # `self.use_v2` reset under a version gate in __init__
             if state is not None:
@@ -1263,7 +1262,7 @@ class ConsumerScanner:
         """Calls that compute a version, a gate, a module name or a split dotted path; registry patches."""
         if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
             return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
-        if callee is None or isinstance(callee, VersionMethod):
+        if callee is None or isinstance(callee, (VersionMethod, SpecifierContains)):
             found = self._version_call(name, callee, node, args, ctx)
             if found is not None:
                 return found
@@ -1610,9 +1609,18 @@ class ConsumerScanner:
             if callee.attr == "startswith" and len(args) == 1:
                 return gates.startswith(callee.version, args[0], _text(node))
             return ProviderVersion(VersionForm.OPAQUE)
+        if isinstance(callee, SpecifierContains) and len(args) == 1:
+            version = self._as_version(args[0])
+            if version is None:
+                return None
+            pre = next((k.value for k in node.keywords if k.arg == "prereleases"), None)
+            allowed = isinstance(pre, ast.Constant) and pre.value is True
+            return gates.contained(version, callee.specifier, _text(node), prereleases=allowed)
+        last = name.rpartition(".")[2]
+        if last == "SpecifierSet" and len(args) == 1 and not node.keywords:
+            return gates.specifier(args[0])
         if len(args) != 1 or node.keywords:
             return None
-        last = name.rpartition(".")[2]
         arg = self._as_version(args[0]) or args[0]
         if last in ("Version", "parse", "parse_version", "LooseVersion"):
             if isinstance(arg, ProviderVersion):
@@ -1641,7 +1649,7 @@ class ConsumerScanner:
                 scope.names[param] = None
             scope.names.update(zip(positional, args))
             scope.names.update({k: v for k, v in kwargs.items() if k in fn.params})
-            returns: list[Value | bool] = []
+            returns: list[object] = []
             whens: list[tuple[Condition, ...]] = []
             body_ctx = _Ctx(
                 fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returns, returned_when=whens
@@ -2380,15 +2388,47 @@ _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 
 
-def _returned_gate(returns: list[Value | bool], whens: list[tuple[Condition, ...]]) -> Gate | None:
-    """What a helper returning only `True` and `False`, each under version gates, computes: `if
-    Version(v) <= Version("0.28"): return True` then `return False` is that gate (pace-vllm's
-    supported-range check). None when a return sits under anything but a gate, or returns another
-    value."""
-    if len(returns) != len(whens) or {type(r) for r in returns} != {bool} or len(set(returns)) != 2:
+def _version_attribute(base: ProviderVersion | VersionSpecifier, attr: str) -> Value:
+    """An attribute of the provider's version (`Version(v).release >= (0, 29)`; any other is a
+    method, `.startswith`) or of a specifier set (`.contains`)."""
+    if isinstance(base, VersionSpecifier):
+        return SpecifierContains(base) if attr == "contains" else None
+    if attr == "release" and base.form is VersionForm.VERSION:
+        return ProviderVersion(VersionForm.TUPLE)
+    return VersionMethod(base, attr)
+
+
+def _with_flags(node: ast.expr, value: Value) -> object:
+    """A returned value with its literal `True`/`False` kept (alone, or as an element of a tuple:
+    `return True, version, ""`): what a helper testing the version answers."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Tuple) and isinstance(value, tuple) and len(value) == len(node.elts):
+        return tuple(
+            e.value if isinstance(e, ast.Constant) and isinstance(e.value, bool) else v
+            for e, v in zip(node.elts, value)
+        )
+    return value
+
+
+def _returned_gate(returns: list[object], whens: list[tuple[Condition, ...]]) -> Value:
+    """What a helper answering `True` or `False` under version gates computes: `if Version(v) <=
+    Version("0.28"): return True` then `return False` is that gate. Answered as the first element
+    of a tuple (`return True, version, ""`), the tuple holds the gate there (pace-vllm's
+    supported-range check). None when a `True` is returned under anything but gates, or other
+    values are returned."""
+    if len(returns) != len(whens) or not returns:
+        return None
+    if all(isinstance(r, tuple) and r and isinstance(r[0], bool) for r in returns):
+        sizes = {len(r) for r in returns if isinstance(r, tuple)}
+        first = _returned_gate([r[0] for r in returns if isinstance(r, tuple)], whens)
+        return (first, *(None,) * (sizes.pop() - 1)) if first is not None and len(sizes) == 1 else None
+    if not all(isinstance(r, bool) for r in returns) or len(set(returns)) != 2:
         return None
     paths: list[Gate] = []
     for value, when in zip(returns, whens):
+        if not value:
+            continue  # where it answers False does not matter: the gate is where it answers True
         parts = [
             c.gate if c.expect else Gate(GateOp.NOT, f"not {c.text}", parts=(c.gate,))
             for c in when
@@ -2396,9 +2436,8 @@ def _returned_gate(returns: list[Value | bool], whens: list[tuple[Condition, ...
         ]
         if len(parts) != len(when) or not parts:
             return None  # under something else, or under nothing (then it always returns)
-        if value:
-            text = " and ".join(g.text for g in parts)
-            paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
+        text = " and ".join(g.text for g in parts)
+        paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
     return paths[0] if len(paths) == 1 else Gate(GateOp.ANY, " or ".join(p.text for p in paths), parts=tuple(paths))
 
 

@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from atompin.analysis.gates import Gate, ProviderVersion, VersionLiteral, VersionMethod
+from atompin.analysis.gates import (
+    Gate,
+    ProviderVersion,
+    SpecifierContains,
+    VersionLiteral,
+    VersionMethod,
+    VersionSpecifier,
+)
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Guard, MethodRef, Receiver, Ref
 
@@ -176,6 +183,8 @@ Value: TypeAlias = (
     | ProviderVersion
     | VersionLiteral
     | VersionMethod
+    | VersionSpecifier
+    | SpecifierContains
     | Gate
 )
 
