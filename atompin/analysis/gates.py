@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 
@@ -67,6 +66,8 @@ class SpecifierContains:
 
 def specifier(text: object) -> VersionSpecifier | None:
     """`SpecifierSet(text)` of a literal that parses; None for anything else."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # only where a plugin writes one
+
     if not isinstance(text, str):
         return None
     try:
@@ -258,10 +259,9 @@ def _leaf(gate: Gate, version: str) -> bool | None:
     if gate.form is VersionForm.VERSION:
         try:
             if gate.compare in ("in", "in+pre"):
-                allowed = True if gate.compare == "in+pre" else None  # None: as the set itself says
-                return SpecifierSet(gate.version).contains(Version(version), prereleases=allowed)
+                return _contains(gate.version, version, gate.compare == "in+pre")
             return _OPS[gate.compare](Version(version), Version(gate.version))
-        except (InvalidVersion, InvalidSpecifier):
+        except InvalidVersion:
             return None
     mine = _release_tuple(version)
     if mine is None:
@@ -270,6 +270,17 @@ def _leaf(gate: Gate, version: str) -> bool | None:
     if gate.prefix:
         mine = mine[: gate.prefix]
     return _OPS[gate.compare](mine, theirs)
+
+
+def _contains(spec: str, version: str, prereleases: bool) -> bool | None:
+    """Is `version` in the specifier set `spec` (pre-releases let in when asked, else as the set
+    itself says)? None when either does not parse."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(spec).contains(Version(version), prereleases=True if prereleases else None)
+    except (InvalidSpecifier, InvalidVersion):
+        return None
 
 
 def evaluate(gate: Gate, version: str | None) -> bool | None:
