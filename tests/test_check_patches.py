@@ -175,6 +175,29 @@ def test_a_name_a_breaking_loop_picks_is_any_of_its_names(run_check):
     )
     [finding] = run_check(PROVIDER, consumer(gone)).findings
     assert "1 patch(es) are never installed: pv.worker.gone:Runner._dummy_run or " in finding.message
+    # Only read under the name it picks: the read resolves wherever one of them exists.
+    read = src.replace("            setattr(Runner, method_name, patched)\n", "            return patched\n")
+    assert run_check(PROVIDER, consumer(read)).findings == ()
+
+
+def test_a_module_name_a_breaking_loop_picks_is_a_ladder(run_check):
+    src = """
+        import importlib
+        import importlib.util
+
+        def load():
+            mod_name = None
+            for candidate in ("pv.gone_a", "pv.core.utils"):
+                if importlib.util.find_spec(candidate) is not None:
+                    mod_name = candidate
+                    break
+            return importlib.import_module(mod_name)
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+    neither = src.replace('"pv.core.utils"', '"pv.gone_b"')
+    [finding] = run_check(PROVIDER, consumer(neither)).findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "error")
+    assert "every alternative of the import ladder" in finding.message
 
 
 def test_target_through_getattr_of_a_class_and_local_variables(run_check):

@@ -124,6 +124,20 @@ def test_an_alias_of_a_provider_class_is_looked_up_in_the_provider(run_check):
     assert "does not resolve in the consumer" in errors["plug.models:Missing"]
 
 
+@pytest.mark.parametrize("path", [":Foo", "pv.models.llama:", ".plug.models:Foo", "pv.models.llama"])
+def test_an_override_path_not_module_colon_class_is_an_error(run_check, path):
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/register.py": f"""
+            def register_model():
+                from pv.models.registry import ModelRegistry
+                ModelRegistry.register_model("LlamaForCausalLM", "{path}")
+        """,
+    }
+    [finding] = run_check(PROVIDER, consumer, consumer_package="plug").findings
+    assert finding.severity.value == "error" and "not module:Class" in finding.message
+
+
 # -- arch coverage -------------------------------------------------------------------
 
 ARCH_FILES = {

@@ -231,6 +231,8 @@ def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
     [
         (b"self._buf.borrow_rows(n)", False),
         (b"self._buf = Ring()", False),
+        (b"self._buf: Ring = Ring()", False),
+        (b"self._buf += [x]", False),
         (b"self._buf[0]", True),  # an item of it may be what is handed on
         (b"self._buf()", True),  # a class kept there: calling it makes the instance
         (b"self._bufs.append(x)", False),

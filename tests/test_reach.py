@@ -126,6 +126,29 @@ def test_a_platform_a_plugin_declines_past_an_early_return_is_not_reached(run_ch
         .replace("        import pv\n", "        import os\n        import pv\n"),
     }
     assert only_finding(run_check, runtime, "0.2.0").severity.value == "error"
+    # True only under a plain test as well, the answer blocking the platform: where the gate holds
+    # the platform still loads unless the environment says otherwise, so its error stays one.
+    inverted = {
+        **files,
+        "plug/register.py": """
+            import os
+            import pv
+            from packaging.version import Version
+
+            def _unsupported():
+                if os.environ.get("PLUG_STRICT"):
+                    if Version(pv.__version__) > Version("0.1"):
+                        return True
+                return False
+
+            def register():
+                if _unsupported():
+                    return None
+                return "plug.platform.Platform"
+        """,
+    }
+    assert only_finding(run_check, inverted, "0.2.0").severity.value == "error"
+    assert only_finding(run_check, inverted, "0.0.9").severity.value == "error"
 
 
 PACE_REGISTER = """
@@ -166,8 +189,11 @@ def test_a_platform_past_a_supported_range_check_is_not_reached_outside_it(run_c
     assert blocked.severity.value == "warning"
     assert "imported only under `not supported` being false" in blocked.message
     assert only_finding(run_check, files, "0.1.5").severity.value == "error"
+    # Its answer depends on more than the range (an exception handler answers False too): the
+    # range test itself is what flips between the two releases.
     flip = run_check(PROVIDER, files, version="0.2.0", baseline=PROVIDER, baseline_version="0.1.5").findings
-    assert ("gate-flip", "not supported") in {(f.rule.value, f.symbol) for f in flip}
+    flips = {f.symbol for f in flip if f.rule.value == "gate-flip"}
+    assert flips == {"SpecifierSet(_RANGE).contains(version, prereleases=True)"}
 
 
 def test_a_module_imported_only_under_a_flag_a_version_gate_sets(run_check):

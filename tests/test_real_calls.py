@@ -295,6 +295,22 @@ def test_a_call_whose_typeerror_is_caught_is_degraded(run_check):
     assert only(run_check(PROVIDER, consumer(stored)), "arity-drift")[0].severity.value == "error"
     called = names.replace("str(module)", "describe(module)")
     assert only(run_check(PROVIDER, consumer(called)), "arity-drift")[0].severity.value == "error"
+    # A name the function shares (`global`), a name at module level, an attribute in a tuple:
+    # work beyond the function's own names.
+    shared = names.replace("        def standby():\n", "        def standby():\n            global label\n")
+    assert "global label" in shared
+    assert only(run_check(PROVIDER, consumer(shared)), "arity-drift")[0].severity.value == "error"
+    tupled = names.replace('label: str = str(module) + "!"', 'label, self.x = str(module), "!"')
+    assert only(run_check(PROVIDER, consumer(tupled)), "arity-drift")[0].severity.value == "error"
+    module_level = """
+        try:
+            from pv.utils import decorate_logs
+            cls, _ = decorate_logs("APIServer", skip_if_decorated=True)
+            READY = True
+        except Exception:
+            pass
+    """
+    assert only(run_check(PROVIDER, consumer(module_level)), "arity-drift")[0].severity.value == "error"
 
 
 def test_the_older_form_in_a_typeerror_handler_is_a_fallback_when_the_newer_form_fits(run_check):

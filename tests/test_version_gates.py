@@ -375,6 +375,21 @@ def test_a_supported_range_written_as_a_specifier_set_is_a_gate(run_check, test:
     assert [f.symbol for f in at_026.findings] == ["pv.layers.old_attn:decode"]
 
 
+def test_a_specifier_set_gate_keeps_prereleases_out_when_asked(run_check):
+    source = """
+        import pv
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        if SpecifierSet(">=0.26.0rc1").contains(Version(pv.__version__), prereleases=False):
+            from pv.layers.new_attn import decode
+        else:
+            from pv.layers.old_attn import decode
+    """
+    result = run_check(PROVIDER, consumer(source), version="0.26.0rc2")
+    assert [f.symbol for f in result.findings] == ["pv.layers.old_attn:decode"]
+
+
 def test_a_specifier_set_gate_is_decided_as_packaging_decides_it():
     version = gates.ProviderVersion(VersionForm.VERSION)
     strict = gates.contained(version, gates.VersionSpecifier(">=0.32.0rc1"), "t")

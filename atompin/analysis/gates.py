@@ -77,12 +77,18 @@ def specifier(text: object) -> VersionSpecifier | None:
     return VersionSpecifier(text)
 
 
-def contained(version: ProviderVersion, specifier: VersionSpecifier, text: str, prereleases: bool = False) -> Gate:
-    """`specifier.contains(version)` / `version in specifier`: a test of the whole set ("in"; "in+pre"
-    when pre-releases are let in, as `contains(v, prereleases=True)` does)."""
+# How a specifier-set test treats pre-releases: as the set says, let in, kept out.
+_IN = {None: "in", True: "in+pre", False: "in-pre"}
+
+
+def contained(
+    version: ProviderVersion, specifier: VersionSpecifier, text: str, prereleases: bool | None = None
+) -> Gate:
+    """`specifier.contains(version[, prereleases=...])` / `version in specifier`: a test of the whole
+    set ("in"; "in+pre" / "in-pre" when pre-releases are let in / kept out)."""
     if version.form not in (VersionForm.TEXT, VersionForm.VERSION):
         return Gate(GateOp.OPAQUE, text)
-    return Gate(GateOp.TEST, text, "in+pre" if prereleases else "in", specifier.spec, VersionForm.VERSION)
+    return Gate(GateOp.TEST, text, _IN[prereleases], specifier.spec, VersionForm.VERSION)
 
 
 def version_slice(version: ProviderVersion, index: object) -> ProviderVersion:
@@ -122,7 +128,8 @@ class Gate:
 
     op: GateOp
     text: str = ""
-    compare: str = ""  # TEST: "==", "!=", "<", "<=", ">", ">=", "startswith", "in" (a specifier set)
+    # TEST: "==", "!=", "<", "<=", ">", ">=", "startswith"; a specifier set: "in", "in+pre", "in-pre"
+    compare: str = ""
     version: str = ""  # TEST: the literal ("0.31.0"; "0.26" for a tuple (0, 26))
     form: VersionForm = VersionForm.VERSION  # TEST: how the two sides compare
     prefix: int = 0  # TEST on a tuple: compare the first `prefix` parts (0: all)
@@ -258,8 +265,9 @@ def _leaf(gate: Gate, version: str) -> bool | None:
         return _OPS[gate.compare](version, gate.version)
     if gate.form is VersionForm.VERSION:
         try:
-            if gate.compare in ("in", "in+pre"):
-                return _contains(gate.version, version, gate.compare == "in+pre")
+            if gate.compare in _IN.values():
+                pre = next(flag for flag, name in _IN.items() if name == gate.compare)
+                return _contains(gate.version, version, pre)
             return _OPS[gate.compare](Version(version), Version(gate.version))
         except InvalidVersion:
             return None
@@ -272,13 +280,13 @@ def _leaf(gate: Gate, version: str) -> bool | None:
     return _OPS[gate.compare](mine, theirs)
 
 
-def _contains(spec: str, version: str, prereleases: bool) -> bool | None:
-    """Is `version` in the specifier set `spec` (pre-releases let in when asked, else as the set
-    itself says)? None when either does not parse."""
+def _contains(spec: str, version: str, prereleases: bool | None) -> bool | None:
+    """Is `version` in the specifier set `spec` (pre-releases let in, kept out, or as the set itself
+    says: None)? None when either does not parse."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     try:
-        return SpecifierSet(spec).contains(Version(version), prereleases=True if prereleases else None)
+        return SpecifierSet(spec).contains(Version(version), prereleases=prereleases)
     except (InvalidSpecifier, InvalidVersion):
         return None
 

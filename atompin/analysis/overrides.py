@@ -92,7 +92,8 @@ def check_overrides(
     replaced = 0
     for o in find_overrides(usage, index):
         if o.wrapper:
-            if ":" not in o.wrapper:
+            module, _, cls = o.wrapper.partition(":")
+            if not module or not cls or module.startswith("."):
                 findings.append(
                     Finding(
                         Rule.MODEL_OVERRIDE,

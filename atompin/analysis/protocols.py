@@ -102,12 +102,14 @@ class Evidence:
 
 def passes_on(text: bytes, member: str) -> bool:
     """Does `text` read `x.member` for the object itself (to pass, return or bind it, call it for
-    an instance, take an item of it), not only for its attributes (`x.member.m()`) or to set it,
-    or write `"member"` (a getattr)? Read from the bytes: a mention in a comment counts, erring on
-    the side of a read."""
+    an instance, take an item of it), not only for its attributes (`x.member.m()`) or to set it
+    (`x.member = v`, `x.member: T = v`, `x.member += v`), or write `"member"` (a getattr)? Read
+    from the bytes: a mention in a comment counts, erring on the side of a read."""
     if writes_as_string(text, member):
         return True
-    return re.search(rb"\." + re.escape(member.encode()) + rb"\b(?!\s*(?:\.|=(?!=)))", text) is not None
+    # Not followed by `.` (its attribute), `=` / `: T =` (set), an augmented `+=` (set).
+    after = rb"\b(?!\s*(?:\.|=(?!=)|:|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=))"
+    return re.search(rb"\." + re.escape(member.encode()) + after, text) is not None
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:

@@ -68,8 +68,10 @@ from atompin.analysis.syntax import (
     literal_strings,
     only_raises,
     sets_locals_only,
+    shared_names,
     statements,
     target_names,
+    walk_shallow,
 )
 from atompin.analysis.syntax import walk as every_node
 from atompin.analysis.usage import (
@@ -497,12 +499,10 @@ class ConsumerScanner:
         else:
             # An import the try around it catches, with a name computed there (`for name in (...):
             # try: import_module(name) except ImportError: continue`): a ladder of one alternative.
-            handler = ctx.import_handler
-            group = ImportGroup(ctx.file.path, use.site.line, ctx.function, handler is not None, [[use]], when=ctx.when)
-            if handler is not None:
-                group.fallback = describe_fallback(handler.body)
-                group.leaves, group.exits = leaves(handler.body), exits(handler.body)
-            self.usage.groups.append(group)
+            group = ImportGroup(
+                ctx.file.path, use.site.line, ctx.function, ctx.import_handler is not None, [[use]], when=ctx.when
+            )
+            self.usage.groups.append(_caught_by(group, ctx.import_handler))
 
     def _record_read(self, owner: ProviderValue, attr: str, kind: ReadKind) -> None:
         if not self._quiet:
@@ -880,8 +880,10 @@ class ConsumerScanner:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that
         statement's work (degraded); one raised earlier skips the rest of the body as well, which
         loses more unless the rest only sets names from values (`sets_locals_only`)."""
-        quiet = len(body)  # body[quiet:] only sets names
-        while caught and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet]):
+        quiet = len(body)  # body[quiet:] only sets the function's own names
+        fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if caught and ctx.function else None
+        shared = shared_names(fn.node) if fn is not None else set()
+        while fn is not None and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet], shared):
             quiet -= 1
         for i, stmt in enumerate(body):
             last = caught and i + 1 >= quiet
@@ -1244,6 +1246,8 @@ class ConsumerScanner:
             if isinstance(args[0], ProviderValue) and isinstance(args[1], str):
                 self._record_patch(ctx, node, args[0], args[1], node.args[2], args[2], literal=True)
             return None
+        if name.endswith("import_module") and args and isinstance(args[0], NameChoice):
+            return self._import_choice(node, args[0], ctx)
         if name.endswith("import_module") and args and isinstance(args[0], str) and not args[0].startswith("."):
             module = args[0]
             if self._is_provider(module):
@@ -1297,8 +1301,9 @@ class ConsumerScanner:
         return AttributeProbe(owner.choices, tuple(names))
 
     def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
-        if name == "setattr" and len(args) >= 2 and isinstance(args[1], str) and ctx.record:
-            self.usage.contact.member_stores.append(args[1])  # set by name, from wherever
+        if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
+            # Set by name, from wherever.
+            self.usage.contact.member_stores.extend([args[1]] if isinstance(args[1], str) else args[1].names)
         if name == "all":
             return self._all_hasattr(node.args[0], ctx) if len(node.args) == 1 and not node.keywords else None
         if len(args) >= 2 and isinstance(args[0], ProviderValue) and isinstance(args[1], NameChoice):
@@ -1335,17 +1340,42 @@ class ConsumerScanner:
             return value
         return None
 
+    def _import_choice(self, node: ast.Call, choice: NameChoice, ctx: _Ctx) -> Value:
+        """`import_module(name)` of a name a loop picked (`if find_spec(candidate): name = candidate;
+        break`): a ladder whose alternatives are the provider modules among its names."""
+        modules = [n for n in choice.names if not n.startswith(".") and self._is_provider(n)]
+        if not modules:
+            return None
+        if ctx.record:
+            site = self._site(ctx, node)
+            uses = [[ImportUse(Ref(m), site, ImportKind.IMPORTLIB, ctx.via)] for m in modules]
+            group = ImportGroup(ctx.file.path, site.line, ctx.function, True, uses, when=ctx.when)
+            self.usage.groups.append(_caught_by(group, ctx.import_handler))
+        return ProviderValue(tuple(Ref(m) for m in modules))
+
     def _chosen_attr_call(
         self, name: str, node: ast.Call, owner: ProviderValue, choice: NameChoice, args: list[Value], ctx: _Ctx
     ) -> Value:
-        """`getattr`/`setattr` with a name a loop picked (`NameChoice`): each name in turn, the
-        patches alternatives of one another (one installs wherever one of the names exists)."""
-        inner = _evolve(ctx, loop_group=choice.group)
-        values = [self._builtin_attr_call(name, node, [owner, attr, *args[2:]], inner) for attr in choice.names]
+        """`getattr`/`setattr` with a name a loop picked (`NameChoice`): any one of its names. The
+        patches are alternatives of one another (one installs wherever one of the names exists); a
+        read is one use whose choices are the names (it resolves wherever one of them exists)."""
+        if name == "setattr":
+            inner = _evolve(ctx, loop_group=choice.group)
+            for attr in choice.names:
+                self._builtin_attr_call(name, node, [owner, attr, *args[2:]], inner)
+            return None
         if name != "getattr":
             return None
-        found = [v for v in values if isinstance(v, ProviderValue)]
-        return ProviderValue(tuple(ref for v in found for ref in v.choices)) if found else None
+        has_default = len(args) >= 3 or any(k.arg == "default" for k in node.keywords)
+        for attr in choice.names:
+            self._record_read(owner, attr, ReadKind.DEFAULT if has_default else ReadKind.PLAIN)
+        refs = tuple(ref for attr in choice.names for ref in owner.attr(attr).choices)
+        guard = Guard.GETATTR_DEFAULT if has_default else self._patch_guard(ctx, owner, choice.names[0])
+        if ctx.record:
+            self.usage.attributes.append(
+                AttributeUse(refs, self._site(ctx, node), guard, self._when(ctx), ctx.function)
+            )
+        return ProviderValue(refs, Guard.GETATTR_DEFAULT) if has_default else ProviderValue(refs)
 
     # -- functions and helper calls --------------------------------------------------
 
@@ -1614,7 +1644,10 @@ class ConsumerScanner:
             if version is None:
                 return None
             pre = next((k.value for k in node.keywords if k.arg == "prereleases"), None)
-            allowed = isinstance(pre, ast.Constant) and pre.value is True
+            flag = pre.value if isinstance(pre, ast.Constant) else None
+            if pre is not None and not isinstance(flag, bool):
+                return Gate(GateOp.OPAQUE, _text(node))  # decided at run time
+            allowed = flag if isinstance(flag, bool) else None
             return gates.contained(version, callee.specifier, _text(node), prereleases=allowed)
         last = name.rpartition(".")[2]
         if last == "SpecifierSet" and len(args) == 1 and not node.keywords:
@@ -1660,7 +1693,7 @@ class ConsumerScanner:
             elif any(isinstance(r, Gate) for r in returns):
                 value = Gate(GateOp.OPAQUE, f"{callee.dotted.rpartition('.')[2]}(...)")
             else:
-                value = _returned_gate(returns, whens)
+                value = _returned_gate(returns, whens, fn.node)
         if isinstance(value, Gate):
             call_text = f"{callee.dotted.rpartition('.')[2]}({', '.join(repr(a) for a in args)})"
             value = replace(value, text=call_text)
@@ -2388,6 +2421,15 @@ _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)
 _DOTTED_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 
 
+def _caught_by(group: ImportGroup, handler: ast.ExceptHandler | None) -> ImportGroup:
+    """`group`, with what the handler of the try around it does when its imports fail (none: the
+    error propagates)."""
+    if handler is not None:
+        group.fallback = describe_fallback(handler.body)
+        group.leaves, group.exits = leaves(handler.body), exits(handler.body)
+    return group
+
+
 def _version_attribute(base: ProviderVersion | VersionSpecifier, attr: str) -> Value:
     """An attribute of the provider's version (`Version(v).release >= (0, 29)`; any other is a
     method, `.startswith`) or of a specifier set (`.contains`)."""
@@ -2411,34 +2453,63 @@ def _with_flags(node: ast.expr, value: Value) -> object:
     return value
 
 
-def _returned_gate(returns: list[object], whens: list[tuple[Condition, ...]]) -> Value:
+def _returned_gate(
+    returns: list[object], whens: list[tuple[Condition, ...]], function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> Value:
     """What a helper answering `True` or `False` under version gates computes: `if Version(v) <=
-    Version("0.28"): return True` then `return False` is that gate. Answered as the first element
-    of a tuple (`return True, version, ""`), the tuple holds the gate there (pace-vllm's
-    supported-range check). None when a `True` is returned under anything but gates, or other
-    values are returned."""
+    Version("0.28"): return True` then `return False` is that gate. It answers True only where one
+    of its `return True`s runs, each under the gates recorded for it; where anything else decides
+    too (a plain `if` around a return, a return in an exception handler), True needs that as well:
+    the gate and a runtime condition (False where the gate is, undecided elsewhere). Answered as
+    the first element of a tuple (`return True, version, ""`), the tuple holds it there (pace-vllm's
+    supported-range check). None when a `True` is returned under no gate, or other values are."""
     if len(returns) != len(whens) or not returns:
         return None
     if all(isinstance(r, tuple) and r and isinstance(r[0], bool) for r in returns):
         sizes = {len(r) for r in returns if isinstance(r, tuple)}
-        first = _returned_gate([r[0] for r in returns if isinstance(r, tuple)], whens)
+        first = _returned_gate([r[0] for r in returns if isinstance(r, tuple)], whens, function)
         return (first, *(None,) * (sizes.pop() - 1)) if first is not None and len(sizes) == 1 else None
     if not all(isinstance(r, bool) for r in returns) or len(set(returns)) != 2:
         return None
     paths: list[Gate] = []
     for value, when in zip(returns, whens):
-        if not value:
-            continue  # where it answers False does not matter: the gate is where it answers True
         parts = [
-            c.gate if c.expect else Gate(GateOp.NOT, f"not {c.text}", parts=(c.gate,))
+            c.gate if c.expect else gates.negate(c.gate, f"not {c.text}")
             for c in when
             if c.kind is ConditionKind.GATE and c.gate is not None
         ]
-        if len(parts) != len(when) or not parts:
-            return None  # under something else, or under nothing (then it always returns)
-        text = " and ".join(g.text for g in parts)
-        paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
-    return paths[0] if len(paths) == 1 else Gate(GateOp.ANY, " or ".join(p.text for p in paths), parts=tuple(paths))
+        if value and not parts:
+            return None  # True under no gate at all
+        if value:
+            text = " and ".join(g.text for g in parts)
+            paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
+    gate = paths[0] if len(paths) == 1 else Gate(GateOp.ANY, " or ".join(p.text for p in paths), parts=tuple(paths))
+    lines = {c.site.line for when in whens for c in when if c.kind is ConditionKind.GATE}
+    if _returns_only_under(function, lines):
+        return gate
+    return Gate(GateOp.ALL, gate.text, parts=(gate, Gate(GateOp.RUNTIME, "its other tests")))
+
+
+def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> bool:
+    """Is every `return` and `raise` of `function` (not of functions in it) inside nothing but `if`
+    statements whose tests are on `lines` (the version gates recorded)?"""
+
+    def inside(body: list[ast.stmt], gated: bool) -> bool:
+        for stmt in body:
+            if isinstance(stmt, (ast.Return, ast.Raise)):
+                if not gated:
+                    return False
+            elif isinstance(stmt, ast.If):
+                here = gated and stmt.test.lineno in lines
+                if not (inside(stmt.body, here) and inside(stmt.orelse, here)):
+                    return False
+            elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                # In a try, a loop, a `with`: not decided by the gates alone.
+                if any(isinstance(n, (ast.Return, ast.Raise)) for n in walk_shallow([stmt])):
+                    return False
+        return True
+
+    return inside(function.body, True)
 
 
 def _text(node: ast.AST) -> str:

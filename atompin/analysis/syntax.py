@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import hashlib
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 
 from atompin.analysis.limits import parse_expression
 
@@ -215,10 +216,11 @@ _PURE_BUILTINS = frozenset(
 )
 
 
-def sets_locals_only(stmts: list[ast.stmt]) -> bool:
-    """Do these statements only bind plain names to values computed without calls (but of pure
-    builtins such as `getattr(cls, "__module__", default)`), or change nothing: losing them loses
-    no work beyond those names? A try body's tail after a call whose TypeError the handler
+def sets_locals_only(stmts: list[ast.stmt], shared: AbstractSet[str] = frozenset()) -> bool:
+    """Do these statements only bind plain names (none of `shared`: the function's `global` and
+    `nonlocal` names) to values computed without calls (but of pure builtins such as
+    `getattr(cls, "__module__", default)`), or change nothing: losing them loses no work beyond
+    those names? A try body's tail, in a function, after a call whose TypeError the handler
     swallows (the call's own result is such a name)."""
     for stmt in stmts:
         if _inert(stmt):
@@ -229,7 +231,9 @@ def sets_locals_only(stmts: list[ast.stmt]) -> bool:
             targets, value = [stmt.target], stmt.value
         else:
             return False
-        if not all(isinstance(t, ast.Name) or (isinstance(t, ast.Tuple) and target_names(t)) for t in targets):
+        # Every leaf a plain name (`a, (b, *c)`), none shared beyond the function.
+        leaves = [n for t in targets for n in walk(t) if not isinstance(n, (ast.Tuple, ast.List, ast.Starred))]
+        if not all(isinstance(n, ast.Name) and n.id not in shared for n in leaves):
             return False
         for node in walk(value):
             if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda)):
@@ -237,6 +241,15 @@ def sets_locals_only(stmts: list[ast.stmt]) -> bool:
             if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _PURE_BUILTINS):
                 return False
     return True
+
+
+def shared_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names a function declares `global` or `nonlocal`: what it sets of them is not its own."""
+    out: set[str] = set()
+    for stmt in statements(node.body):
+        if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+            out.update(stmt.names)
+    return out
 
 
 def does_nothing(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

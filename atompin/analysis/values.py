@@ -154,9 +154,10 @@ class AttributeProbe:
 
 @dataclass(frozen=True)
 class NameChoice:
-    """One of several attribute names, whichever a loop that breaks picked (`for name in ("a", "b"):
-    if hasattr(X, name): chosen = name; break`): names differ across the provider's releases, and
-    the loop at `group` ("path:line") takes the first one there."""
+    """One of several strings, whichever a loop that breaks picked (`for name in ("a", "b"): if
+    hasattr(X, name): chosen = name; break`): attribute or module names that differ across the
+    provider's releases, the loop at `group` ("path:line") taking the first one there. Used as a
+    getattr/setattr name or an `import_module` name, it is any one of them."""
 
     names: tuple[str, ...]
     group: str
