@@ -211,6 +211,39 @@ def test_an_object_kept_in_a_member_the_provider_never_names_is_not_handed_over(
     assert [severity for severity, _, _ in found(check(handed_on, b, a), "protocol-drift")] == ["error", "error"]
 
 
+def test_what_the_consumer_passes_on_is_searched_once_per_consumer_content(monkeypatch):
+    """A bump checks the same consumer again: the search of its files is answered from the cache.
+    The check's own result is cached too, so the provider changes between the two checks."""
+    from conftest import dedent_files
+
+    from atompin.analysis.cache import AnalysisCache
+    from atompin.analysis.results import check_trees
+    from atompin.sources.tree import MemoryTree
+
+    asked: list[object] = []
+    original = MemoryTree.files_containing
+
+    def counting(self, paths, words):
+        if self.label == "consumer" and any(b"_picked" in word for word in words):
+            asked.append(words)
+        return original(self, paths, words)
+
+    monkeypatch.setattr(MemoryTree, "files_containing", counting)
+    private = {**PICKED, "plug/layer.py": PICKED["plug/layer.py"].replace("self.attn_backend =", "self._picked =")}
+    consumer = MemoryTree(dedent_files({"plug/__init__.py": "", **private}), "consumer")
+    cache = AnalysisCache()
+    for specs in (SPECS, SPECS + "\n"):
+        provider = {
+            "pv/__init__.py": "",
+            "pv/backend.py": HOOK_ROLE_B,
+            "pv/layer.py": LAYER_BASE,
+            "pv/runner.py": specs,
+        }
+        result = check_trees(consumer, MemoryTree(dedent_files(provider), "provider"), "pv", "plug", cache)
+        assert not [f for f in result.findings if f.rule.value == "protocol-drift"]
+    assert len(asked) == 1
+
+
 def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
     # vLLM's composite backend: `supports_x` asks its two parts; only `cls.supports_x()` calls it.
     composite = (

@@ -10,6 +10,7 @@ and on provider code it copied (`shadows`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import Judgement
@@ -38,12 +39,12 @@ def check_contact(
     search: NameSearch,
     baseline: Baseline | None = None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
-    passed_on: Callable[[str], bool] = lambda member: True,
+    passed_on: Callable[[AbstractSet[str]], set[str]] = set,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
     `judge` decides the branch conditions a consumer call sits under (version gates); `passed_on`
-    says whether the consumer passes on what it keeps in a member (`protocols.passes_on`)."""
+    says which of some members the consumer passes on what it keeps there (`protocols.passes_on`)."""
     hierarchy = Hierarchy(usage, index)
     findings = check_method_overrides(hierarchy, search, baseline)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)

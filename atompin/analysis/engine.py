@@ -11,6 +11,7 @@ import hashlib
 import json
 import pickle
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
@@ -180,7 +181,7 @@ class ContactRules:
         search: NameSearch,
         baseline: Baseline | None,
         judge: Callable[[Sequence[Condition]], Judgement],
-        passed_on: Callable[[str], bool] = lambda member: True,
+        passed_on: Callable[[AbstractSet[str]], set[str]] = set,
     ) -> None:
         self.usage, self.index, self.search, self.baseline, self.judge = usage, index, search, baseline, judge
         self.passed_on = passed_on
@@ -312,12 +313,20 @@ def analyse_trees(
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
-    @functools.cache
-    def consumer_passes_on(member: str) -> bool:
-        """Does a scanned consumer file pass on what it keeps in `member` (asked by the contact rules
-        about the few members that alone would make a class a stand-in)?"""
-        holding = consumer.files_containing(scanned, [b"." + member.encode(), *quoted(member)])
-        return any(passes_on(text, member) for _, text in consumer.read_many(holding))
+    def consumer_passes_on(members: AbstractSet[str]) -> set[str]:
+        """Those of `members` from which a scanned consumer file passes on what it keeps there
+        (asked by the contact rules, once, about the few members that alone would make a class a
+        stand-in: one search of the consumer's files, cached by their stamps as a bump asks again)."""
+        # Through the index's cache: in the contact rules' process, the one that process writes to.
+        key = f"consumer-passes-on:{scanned_id()}:{','.join(sorted(members))}"
+        cached = index.cache.get_raw(key)
+        if cached is not None:
+            return set(json.loads(cached)) & set(members)
+        shapes = [shape for m in sorted(members) for shape in (b"." + m.encode(), *quoted(m))]
+        texts = [text for _, text in consumer.read_many(consumer.files_containing(scanned, shapes))]
+        found = {m for m in members if any(passes_on(text, m) for text in texts)}
+        index.cache.put_raw(key, json.dumps(sorted(found)).encode())
+        return found
 
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, consumer_passes_on)
     contact.start()  # in a second process, while the names are checked here

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from atompin.analysis.arity import checkable
@@ -134,21 +135,20 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
     return out
 
 
-class _MemberReach:
-    """Can the provider get what a consumer class keeps in a member: does provider code name the
-    member (`x.member`, or `"member"` for a getattr), or the consumer pass the object on from it
-    (`passed_on`)? Asked only where it decides (each member once): sendnn-inference's sampler keeps
-    a ring buffer in `self._noise_buffer`, which only it uses and nothing of vLLM reads, and two
-    shared method names made it a stand-in for vLLM's `WorkerBase`."""
-
-    def __init__(self, search: NameSearch, passed_on: Callable[[str], bool]) -> None:
-        self.search, self.passed_on = search, passed_on
-        self.known: dict[str, bool] = {}
-
-    def __call__(self, member: str) -> bool:
-        if member not in self.known:
-            self.known[member] = self.passed_on(member) or not self.search.unused([member])
-        return self.known[member]
+def _reached_members(
+    members: set[str], search: NameSearch, passed_on: Callable[[AbstractSet[str]], set[str]]
+) -> set[str]:
+    """Of the members consumer classes keep objects in, those through which the provider can get
+    them: the consumer passes the object on from there (`passed_on`, asked once for all), or
+    provider code names the member (`x.member`, or `"member"` for a getattr). Asked only where it
+    decides: sendnn-inference's sampler keeps a ring buffer in `self._noise_buffer`, which only it
+    uses and nothing of vLLM reads, and two shared method names made it a stand-in for vLLM's
+    `WorkerBase`."""
+    if not members:
+        return set()
+    passed = passed_on(members)
+    rest = members - passed
+    return passed | (rest - search.unused(rest) if rest else set())
 
 
 def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> list[Evidence]:
@@ -242,12 +242,12 @@ def find_stand_ins(
     hierarchy: Hierarchy,
     contact: ContactSurface,
     search: NameSearch,
-    passed_on: Callable[[str], bool] = lambda member: True,
+    passed_on: Callable[[AbstractSet[str]], set[str]] = set,
 ) -> list[StandIn]:
     """Every consumer class that stands in for a provider class, with its role. `passed_on` says
-    whether the consumer passes on what it keeps in a member (`passes_on`)."""
+    which of some members the consumer passes on what it keeps there (`passes_on`; by default,
+    all of them)."""
     handed = handed_classes(hierarchy, contact)
-    reached = _MemberReach(search, passed_on)
     registered = _registered(hierarchy, contact)
     out: list[StandIn] = []
     for name, (abc, how) in sorted(registered.items()):
@@ -266,18 +266,27 @@ def find_stand_ins(
             candidates.append((cls, public, need, evidence))
     # One search for every candidate's method names; the files found are read through the index.
     found = search.files_defining([(public, need) for _, public, need, _ in candidates], _MAX_CANDIDATES)
-    for (cls, public, need, evidence), paths in zip(candidates, found):
-        role = _best_role(hierarchy, search, paths, public, need)
+    roles = [(c, _best_role(hierarchy, search, paths, c[1], c[2])) for c, paths in zip(candidates, found)]
+    # Members whose evidence alone would make a class a stand-in (its shape would not), asked together.
+    kept = {e.member for (_, _, _, evidence), role in roles if _only_kept(evidence, role) for e in evidence}
+    reached = _reached_members(kept, search, passed_on)
+    for (cls, public, _, evidence), role in roles:
         if role is None:
             continue
-        if role[1] < _MIN_SHAPED and evidence and all(e.stored and not reached(e.member) for e in evidence):
-            continue  # its shape alone would not do, and the provider cannot get it where it is kept
+        if _only_kept(evidence, role) and not any(e.member in reached for e in evidence):
+            continue  # the provider cannot get it where it is kept
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
         if how or _guessed_from_shape(hierarchy, cls, role[0], role[1]):
             held_by = _held_by(hierarchy, cls.name, role[0], in_role)
             out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, tuple(in_role)))
     return out
+
+
+def _only_kept(evidence: list[Evidence], role: tuple[ClassRef, int] | None) -> bool:
+    """Is the class handed over only by being kept in members, while its shape alone (the methods
+    it shares with its role) would not make it a stand-in?"""
+    return role is not None and role[1] < _MIN_SHAPED and bool(evidence) and all(e.stored for e in evidence)
 
 
 def _guessed_from_shape(hierarchy: Hierarchy, cls: ConsumerClass, role: ClassRef, matched: int) -> bool:
@@ -382,7 +391,7 @@ def check_protocols(
     contact: ContactSurface,
     search: NameSearch,
     baseline: Baseline | None = None,
-    passed_on: Callable[[str], bool] = lambda member: True,
+    passed_on: Callable[[AbstractSet[str]], set[str]] = set,
 ) -> list[Finding]:
     """protocol-drift; `passed_on` as `find_stand_ins` takes it."""
     served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search, passed_on)}
