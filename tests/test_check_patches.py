@@ -194,6 +194,9 @@ def test_a_module_name_a_breaking_loop_picks_is_a_ladder(run_check):
             return importlib.import_module(mod_name)
     """
     assert run_check(PROVIDER, consumer(src)).findings == ()
+    # The plugin's own module as the other name: always there, nothing can fail.
+    own = src.replace('"pv.core.utils"', '"plug.compat"')
+    assert run_check(PROVIDER, {**consumer(own), "plug/compat.py": "X = 1\n"}).findings == ()
     neither = src.replace('"pv.core.utils"', '"pv.gone_b"')
     [finding] = run_check(PROVIDER, consumer(neither)).findings
     assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "error")

@@ -242,6 +242,16 @@ def test_what_the_consumer_passes_on_is_searched_once_per_consumer_content(monke
         result = check_trees(consumer, MemoryTree(dedent_files(provider), "provider"), "pv", "plug", cache)
         assert not [f for f in result.findings if f.rule.value == "protocol-drift"]
     assert len(asked) == 1
+    # A damaged entry is searched again, not trusted nor raised on.
+    original_get = AnalysisCache.get_raw
+    monkeypatch.setattr(
+        AnalysisCache,
+        "get_raw",
+        lambda self, key: b"\x00damaged" if key.startswith("consumer-passes-on:") else original_get(self, key),
+    )
+    provider = {"pv/__init__.py": "", "pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
+    check_trees(consumer, MemoryTree(dedent_files(provider), "provider"), "pv", "plug", AnalysisCache())
+    assert len(asked) == 2
 
 
 def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
@@ -265,6 +275,9 @@ def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
         (b"self._buf.borrow_rows(n)", False),
         (b"self._buf = Ring()", False),
         (b"self._buf: Ring = Ring()", False),
+        (b"    self._buf: Ring\n", False),
+        (b"for row in self._buf:\n    hand(row)\n", True),  # its items
+        (b"registry = {self._buf: spec}\n", True),  # a key of what is handed on
         (b"self._buf += [x]", False),
         (b"self._buf[0]", True),  # an item of it may be what is handed on
         (b"self._buf()", True),  # a class kept there: calling it makes the instance

@@ -302,6 +302,23 @@ def test_a_call_whose_typeerror_is_caught_is_degraded(run_check):
     assert only(run_check(PROVIDER, consumer(shared)), "arity-drift")[0].severity.value == "error"
     tupled = names.replace('label: str = str(module) + "!"', 'label, self.x = str(module), "!"')
     assert only(run_check(PROVIDER, consumer(tupled)), "arity-drift")[0].severity.value == "error"
+    redefined = """
+        import os
+
+        if os.environ.get("PLUG_QUIET"):
+            def standby():
+                pass
+        else:
+            def standby():
+                global label
+                try:
+                    from pv.utils import decorate_logs
+                    cls, _ = decorate_logs("APIServer", skip_if_decorated=True)
+                    label = str(cls)
+                except Exception:
+                    pass
+    """
+    assert only(run_check(PROVIDER, consumer(redefined)), "arity-drift")[0].severity.value == "error"
     module_level = """
         try:
             from pv.utils import decorate_logs

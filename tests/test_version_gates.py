@@ -390,6 +390,22 @@ def test_a_specifier_set_gate_keeps_prereleases_out_when_asked(run_check):
     assert [f.symbol for f in result.findings] == ["pv.layers.old_attn:decode"]
 
 
+def test_a_specifier_set_gate_with_prereleases_none_is_the_default(run_check):
+    source = """
+        import pv
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        if SpecifierSet(">=0.26.0").contains(Version(pv.__version__){keyword}):
+            from pv.layers.new_attn import decode
+        else:
+            from pv.layers.old_attn import decode
+    """
+    default = run_check(PROVIDER, consumer(source.format(keyword="")), version="0.27.0")
+    explicit = run_check(PROVIDER, consumer(source.format(keyword=", prereleases=None")), version="0.27.0")
+    assert default.findings == explicit.findings == ()
+
+
 def test_a_specifier_set_gate_is_decided_as_packaging_decides_it():
     version = gates.ProviderVersion(VersionForm.VERSION)
     strict = gates.contained(version, gates.VersionSpecifier(">=0.32.0rc1"), "t")

@@ -48,7 +48,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-33"
+SCAN_FORMAT = "atompin-scan-34"
 
 
 @without_gc
@@ -313,19 +313,21 @@ def analyse_trees(
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
+
     def consumer_passes_on(members: AbstractSet[str]) -> set[str]:
         """Those of `members` from which a scanned consumer file passes on what it keeps there
         (asked by the contact rules, once, about the few members that alone would make a class a
         stand-in: one search of the consumer's files, cached by their stamps as a bump asks again)."""
         # Through the index's cache: in the contact rules' process, the one that process writes to.
-        key = f"consumer-passes-on:{scanned_id()}:{','.join(sorted(members))}"
+        key = f"consumer-passes-on:{SCAN_FORMAT}:{code_digest()}:{scanned_id()}:{','.join(sorted(members))}"
         cached = index.cache.get_raw(key)
-        if cached is not None:
-            return set(json.loads(cached)) & set(members)
+        found_before = load_json(list[str], cached) if cached is not None else None  # None: damaged too
+        if found_before is not None:
+            return set(found_before) & set(members)
         shapes = [shape for m in sorted(members) for shape in (b"." + m.encode(), *quoted(m))]
         texts = [text for _, text in consumer.read_many(consumer.files_containing(scanned, shapes))]
         found = {m for m in members if any(passes_on(text, m) for text in texts)}
-        index.cache.put_raw(key, json.dumps(sorted(found)).encode())
+        index.cache.put_raw(key, dump_json(list[str], sorted(found)))
         return found
 
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, consumer_passes_on)

@@ -108,9 +108,12 @@ def passes_on(text: bytes, member: str) -> bool:
     from the bytes: a mention in a comment counts, erring on the side of a read."""
     if writes_as_string(text, member):
         return True
-    # Not followed by `.` (its attribute), `=` / `: T =` (set), an augmented `+=` (set).
-    after = rb"\b(?!\s*(?:\.|=(?!=)|:|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=))"
-    return re.search(rb"\." + re.escape(member.encode()) + after, text) is not None
+    word = re.escape(member.encode())
+    # Not followed by `.` (its attribute), `=` or an augmented `+=` (set); `x.member: T = v` at a
+    # statement's start is set too (a colon elsewhere, `for r in x.member:`, reads it).
+    annotated = {m.end() for m in re.finditer(rb"(?m)^[ \t]*[\w.]*\." + word + rb"\b(?=\s*:(?!=))", text)}
+    after = rb"\b(?!\s*(?:\.|=(?!=)|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=))"
+    return any(m.end() not in annotated for m in re.finditer(rb"\." + word + after, text))
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:

@@ -194,6 +194,8 @@ class _Ctx:
     bound: tuple[tuple[str, str], ...] = ()
     # Inside an `if`, a try, a loop or a `match`: what the block does may not happen.
     nested: bool = False
+    # The definition whose body this is (None at module level): its `global` names are not its own.
+    definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
 
 
 def _evolve(ctx: _Ctx, **changes: object) -> _Ctx:
@@ -881,9 +883,8 @@ class ConsumerScanner:
         statement's work (degraded); one raised earlier skips the rest of the body as well, which
         loses more unless the rest only sets names from values (`sets_locals_only`)."""
         quiet = len(body)  # body[quiet:] only sets the function's own names
-        fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if caught and ctx.function else None
-        shared = shared_names(fn.node) if fn is not None else set()
-        while fn is not None and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet], shared):
+        shared = shared_names(ctx.definition) if caught and ctx.definition is not None else set()
+        while caught and ctx.definition is not None and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet], shared):
             quiet -= 1
         for i, stmt in enumerate(body):
             last = caught and i + 1 >= quiet
@@ -1342,10 +1343,11 @@ class ConsumerScanner:
 
     def _import_choice(self, node: ast.Call, choice: NameChoice, ctx: _Ctx) -> Value:
         """`import_module(name)` of a name a loop picked (`if find_spec(candidate): name = candidate;
-        break`): a ladder whose alternatives are the provider modules among its names."""
+        break`): a ladder whose alternatives are its names, when all of them are provider modules
+        (one of the consumer's own, always there, or of another package, unknown: nothing)."""
         modules = [n for n in choice.names if not n.startswith(".") and self._is_provider(n)]
-        if not modules:
-            return None
+        if len(modules) != len(choice.names):
+            return None  # one is the consumer's own or another package's: not a ladder of the provider
         if ctx.record:
             site = self._site(ctx, node)
             uses = [[ImportUse(Ref(m), site, ImportKind.IMPORTLIB, ctx.via)] for m in modules]
@@ -1407,6 +1409,7 @@ class ConsumerScanner:
             owner=fn.owner,
             when=fn.when,
             bound=bound,
+            definition=fn.node,
         )
         test = feature_test(fn.node)
         if test is not None:
@@ -1645,7 +1648,7 @@ class ConsumerScanner:
                 return None
             pre = next((k.value for k in node.keywords if k.arg == "prereleases"), None)
             flag = pre.value if isinstance(pre, ast.Constant) else None
-            if pre is not None and not isinstance(flag, bool):
+            if pre is not None and not (isinstance(pre, ast.Constant) and (flag is None or isinstance(flag, bool))):
                 return Gate(GateOp.OPAQUE, _text(node))  # decided at run time
             allowed = flag if isinstance(flag, bool) else None
             return gates.contained(version, callee.specifier, _text(node), prereleases=allowed)
@@ -2460,9 +2463,10 @@ def _returned_gate(
     Version("0.28"): return True` then `return False` is that gate. It answers True only where one
     of its `return True`s runs, each under the gates recorded for it; where anything else decides
     too (a plain `if` around a return, a return in an exception handler), True needs that as well:
-    the gate and a runtime condition (False where the gate is, undecided elsewhere). Answered as
-    the first element of a tuple (`return True, version, ""`), the tuple holds it there (pace-vllm's
-    supported-range check). None when a `True` is returned under no gate, or other values are."""
+    the gate and a runtime condition (False where the gate is false, undecided where it holds).
+    Answered as the first element of a tuple (`return True, version, ""`), the tuple holds it there
+    (pace-vllm's supported-range check). None when a `True` is returned under no gate, when it
+    always answers the same, or when it returns other values."""
     if len(returns) != len(whens) or not returns:
         return None
     if all(isinstance(r, tuple) and r and isinstance(r[0], bool) for r in returns):
@@ -2491,12 +2495,12 @@ def _returned_gate(
 
 
 def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> bool:
-    """Is every `return` and `raise` of `function` (not of functions in it) inside nothing but `if`
-    statements whose tests are on `lines` (the version gates recorded)?"""
+    """Is every `return`, `raise` and `assert` of `function` (not of functions in it) inside nothing
+    but `if` statements whose tests are on `lines` (the version gates recorded)?"""
 
     def inside(body: list[ast.stmt], gated: bool) -> bool:
         for stmt in body:
-            if isinstance(stmt, (ast.Return, ast.Raise)):
+            if isinstance(stmt, (ast.Return, ast.Raise, ast.Assert)):
                 if not gated:
                     return False
             elif isinstance(stmt, ast.If):
@@ -2505,7 +2509,7 @@ def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines:
                     return False
             elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 # In a try, a loop, a `with`: not decided by the gates alone.
-                if any(isinstance(n, (ast.Return, ast.Raise)) for n in walk_shallow([stmt])):
+                if any(isinstance(n, (ast.Return, ast.Raise, ast.Assert)) for n in walk_shallow([stmt])):
                     return False
         return True
 
