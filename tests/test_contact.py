@@ -1393,6 +1393,20 @@ def test_a_stand_in_seen_only_by_its_shape_gives_warnings():
     result = check(shaped, role_b, baseline=ROLE_A)
     assert {s for s, _, _ in found(result, "protocol-drift")} == {"warning"}
     assert "guess from its shape" in one(result, "protocol-drift").message
+    # A mixin of the consumer's provider-derived classes is never an object of its own
+    # (vllm-gguf-plugin's `_GGUFParamLoadMixin`, mixed only into vLLM parameter subclasses).
+    mixin = {
+        "plug/backend.py": shaped["plug/backend.py"]
+        + "\n\nclass Mixed(MyBackend, pv.backend.AttentionBackend):\n    pass\n"
+        + "\n\nfrom extlib import Parameter\n\n\nclass Outside(MyBackend, Parameter):\n    pass\n"
+    }
+    assert found(check(mixin, role_b, baseline=ROLE_A), "protocol-drift") == []
+    # Also mixed into a class of its own without a provider base: it may stand in by itself.
+    alone = {
+        "plug/backend.py": mixin["plug/backend.py"]
+        + "\n\nfrom abc import ABC\n\n\nclass Plain(MyBackend, ABC):\n    pass\n"
+    }
+    assert "warning" in {s for s, _, _ in found(check(alone, role_b, baseline=ROLE_A), "protocol-drift")}
 
 
 def test_a_hook_the_provider_tests_for_with_hasattr_is_not_reported():

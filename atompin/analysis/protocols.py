@@ -298,13 +298,43 @@ def _guessed_from_shape(hierarchy: Hierarchy, cls: ConsumerClass, role: ClassRef
     nothing over by itself), it is not a same-named copy of the role (a vendored
     `GroupCoordinator` kept beside the provider's, as sglang and vllm-omni keep vLLM's), and it
     does not keep an instance of the role it delegates to (vLLM's `AiterCustomAllreduce` keeps
-    aiter's `CustomAllreduce` in `self._impl`: a wrapper the provider never sees)."""
+    aiter's `CustomAllreduce` in `self._impl`: a wrapper the provider never sees), nor is a mixin
+    of other classes (vllm-gguf-plugin's `_GGUFParamLoadMixin`, mixed only into subclasses of
+    vLLM's `BasevLLMParameter` and torch's `UninitializedParameter`: never an object of its own)."""
     return (
         matched >= _MIN_SHAPED
         and not cls.muted
         and cls.names_provider
         and cls.name.rpartition(".")[2] != role.qualname.rpartition(".")[2]
         and role not in hierarchy.made_instances(cls.name)
+        and not _mixin_of_provider_classes(hierarchy, cls.name)
+    )
+
+
+def _mixin_of_provider_classes(hierarchy: Hierarchy, name: str) -> bool:
+    """Is the consumer class `name` a base of consumer classes, every one of which derives from a
+    class not the consumer's (a provider class, or an outside one but `object`, `ABC`, `Generic`,
+    `Protocol` and the like)?"""
+    subclasses: dict[str, list[str]] | None = hierarchy.memo.get("consumer_subclasses")
+    if subclasses is None:
+        subclasses = {}
+        for cls in hierarchy.classes.values():
+            for base in cls.bases:
+                if base.consumer:
+                    subclasses.setdefault(base.consumer, []).append(cls.name)
+        hierarchy.memo["consumer_subclasses"] = subclasses
+    below = subclasses.get(name, [])
+    return bool(below) and all(_mixes_in_other(hierarchy, sub) for sub in below)
+
+
+def _mixes_in_other(hierarchy: Hierarchy, name: str) -> bool:
+    """Does the consumer class `name` derive from a class not the consumer's (provider or outside,
+    a plain one such as `ABC` left out)?"""
+    if hierarchy.has_provider_base(name):
+        return True
+    return any(
+        not base.provider and not base.consumer and base.text not in PLAIN_BASES
+        for base in hierarchy.classes[name].bases
     )
 
 
