@@ -252,6 +252,17 @@ def test_what_the_consumer_passes_on_is_searched_once_per_consumer_content(monke
     provider = {"pv/__init__.py": "", "pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
     check_trees(consumer, MemoryTree(dedent_files(provider), "provider"), "pv", "plug", AnalysisCache())
     assert len(asked) == 2
+    # Where the scan read the member for its object (`return self._picked`), nothing is searched.
+    monkeypatch.setattr(AnalysisCache, "get_raw", original_get)
+    handed_on = {
+        **private,
+        "plug/layer.py": private["plug/layer.py"]
+        + "\n            def get_attn_backend(self):\n                return self._picked\n",
+    }
+    tree = MemoryTree(dedent_files({"plug/__init__.py": "", **handed_on}), "consumer")
+    result = check_trees(tree, MemoryTree(dedent_files(provider), "provider"), "pv", "plug", AnalysisCache())
+    assert [f.rule.value for f in result.findings].count("protocol-drift") == 2  # a stand-in all the same
+    assert len(asked) == 2
 
 
 def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():

@@ -48,7 +48,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-34"
+SCAN_FORMAT = "atompin-scan-35"
 
 
 @without_gc
@@ -317,18 +317,23 @@ def analyse_trees(
     def consumer_passes_on(members: AbstractSet[str]) -> set[str]:
         """Those of `members` from which a scanned consumer file passes on what it keeps there
         (asked by the contact rules, once, about the few members that alone would make a class a
-        stand-in: one search of the consumer's files, cached by their stamps as a bump asks again)."""
+        stand-in): what the scan saw read for the object, else one search of the consumer's files,
+        cached by their stamps as a bump asks again."""
+        seen = set(usage.contact.passed_members) & set(members)  # in the files the scan read
+        rest = set(members) - seen
+        if not rest:
+            return seen
         # Through the index's cache: in the contact rules' process, the one that process writes to.
-        key = f"consumer-passes-on:{SCAN_FORMAT}:{code_digest()}:{scanned_id()}:{','.join(sorted(members))}"
+        key = f"consumer-passes-on:{SCAN_FORMAT}:{code_digest()}:{scanned_id()}:{','.join(sorted(rest))}"
         cached = index.cache.get_raw(key)
         found_before = load_json(list[str], cached) if cached is not None else None  # None: damaged too
         if found_before is not None:
-            return set(found_before) & set(members)
-        shapes = [shape for m in sorted(members) for shape in (b"." + m.encode(), *quoted(m))]
+            return seen | (set(found_before) & rest)
+        shapes = [shape for m in sorted(rest) for shape in (b"." + m.encode(), *quoted(m))]
         texts = [text for _, text in consumer.read_many(consumer.files_containing(scanned, shapes))]
-        found = {m for m in members if any(passes_on(text, m) for text in texts)}
+        found = {m for m in rest if any(passes_on(text, m) for text in texts)}
         index.cache.put_raw(key, dump_json(list[str], sorted(found)))
-        return found
+        return seen | found
 
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, consumer_passes_on)
     contact.start()  # in a second process, while the names are checked here

@@ -318,6 +318,7 @@ class ConsumerScanner:
         # In order, once each (bodies are read again), with where they are read: whether the
         # function tests the name is read from its text for the uses kept (`_finish_contact`).
         self._member_uses: dict[MemberUse, tuple[str, str]] = {}
+        self._value_reads: set[str] = set()  # attributes read for their object (`f(x.a)`): see `passed_members`
         self._baseless: dict[str, ast.ClassDef] = {}  # classes without bases, by dotted name
         self._reaching: dict[str, bool] = {}  # see `_may_reach_provider`
         self._recording: dict[str, bool] = {}  # see `_may_record`
@@ -1072,6 +1073,8 @@ class ConsumerScanner:
 
     def _eval_Attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool = True) -> Value:
         # Of a chain `a.b.c`, only the whole chain (`outer`) is a use; `a.b` is a read on the way.
+        if outer and isinstance(node.ctx, ast.Load):
+            self._value_reads.add(node.attr)
         inner = node.value
         if isinstance(inner, ast.Attribute):
             base = self._eval_Attribute(inner, ctx, outer=False)
@@ -1160,6 +1163,8 @@ class ConsumerScanner:
         ]
         contact.member_stores = sorted(set(contact.member_stores))
         contact.hooks_named = self._hooks_named(contact.member_uses)
+        held = {h.member for h in contact.handovers if h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED)}
+        contact.passed_members = sorted(held & self._value_reads)
 
     def _hooks_named(self, uses: list[MemberUse]) -> list[str]:
         """Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
@@ -1302,6 +1307,8 @@ class ConsumerScanner:
         return AttributeProbe(owner.choices, tuple(names))
 
     def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
+        if name == "getattr" and len(args) >= 2 and isinstance(args[1], str):
+            self._value_reads.add(args[1])
         if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
             # Set by name, from wherever.
             self.usage.contact.member_stores.extend([args[1]] if isinstance(args[1], str) else args[1].names)

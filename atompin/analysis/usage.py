@@ -478,3 +478,7 @@ class ContactSurface:
     replacements: list[Replacement] = field(default_factory=list)
     # Every `self.x = ...` of the consumer's classes (who keeps what where).
     stores: list[Stored] = field(default_factory=list)
+    # Of the members classes are kept in (handovers `ATTRIBUTE`, `STORED`), those read somewhere
+    # for the object itself (`f(x.member)`, `return x.member`, `getattr(x, "member")`), not only for
+    # its attributes: what the consumer passes on (in the files read; `protocols.passes_on` for the rest).
+    passed_members: list[str] = field(default_factory=list)
