@@ -178,10 +178,9 @@ class _Ctx:
     type_error_try: str = ""
     # In a handler that catches TypeError: the try ("path:line") it falls back from.
     type_error_fallback: str = ""
-    # While a helper's return value is evaluated (a version gate helper): its returned values, and
-    # the conditions each return sits under.
-    returns: list[object] | None = None
-    returned_when: list[tuple[Condition, ...]] | None = None
+    # While a helper's return value is evaluated (a version gate helper): each value it returns,
+    # with the conditions that return sits under.
+    returns: list[tuple[object, tuple[Condition, ...]]] | None = None
     # Which side of a plain `if`/`else` this is ("path:line#0" the body, "#1" the else; "" elsewhere).
     branch: str = ""
     # The consumer class whose method this is (dotted; "" elsewhere): what `super()` means.
@@ -692,9 +691,7 @@ class ConsumerScanner:
                 value = self._eval(child, ctx)
                 if ctx.returns is not None and isinstance(node, ast.Return):
                     # `return True` / `return False`: what a helper testing the version answers.
-                    ctx.returns.append(_with_flags(child, value))
-                    if ctx.returned_when is not None:
-                        ctx.returned_when.append(ctx.when)
+                    ctx.returns.append((_with_flags(child, value), ctx.when))
         if isinstance(node, ast.Return):
             self._record_returned_class(node, ctx)
 
@@ -1326,27 +1323,25 @@ class ConsumerScanner:
             self._record_patch(ctx, node, owner, attr, node.args[2], args[2])
             return None
         if name == "getattr":
-            has_default = len(args) >= 3 or any(k.arg == "default" for k in node.keywords)
-            self._record_read(owner, attr, ReadKind.DEFAULT if has_default else ReadKind.PLAIN)
-            value = owner.attr(attr)
-            if has_default:
-                if ctx.record:  # judged only against a baseline that had it (see checks)
-                    site = self._site(ctx, node)
-                    use = AttributeUse(value.choices, site, Guard.GETATTR_DEFAULT, self._when(ctx), ctx.function)
-                    self.usage.attributes.append(use)
-                return ProviderValue(value.choices, Guard.GETATTR_DEFAULT)
-            if ctx.record:
-                self.usage.attributes.append(
-                    AttributeUse(
-                        value.choices,
-                        self._site(ctx, node),
-                        self._patch_guard(ctx, owner, attr),
-                        self._when(ctx),
-                        ctx.function,
-                    )
-                )
-            return value
+            return self._getattr(node, owner, (attr,), args, ctx)
         return None
+
+    def _getattr(
+        self, node: ast.Call, owner: ProviderValue, names: tuple[str, ...], args: list[Value], ctx: _Ctx
+    ) -> ProviderValue:
+        """`getattr(owner, name[, default])`, or with a name a loop picked among `names`: one read whose
+        choices are the names (it resolves wherever one of them exists)."""
+        has_default = len(args) >= 3 or any(k.arg == "default" for k in node.keywords)
+        for attr in names:
+            self._record_read(owner, attr, ReadKind.DEFAULT if has_default else ReadKind.PLAIN)
+        value = ProviderValue(tuple(ref for attr in names for ref in owner.attr(attr).choices), owner.guard)
+        # With a default, judged only against a baseline that had it (see checks).
+        guard = Guard.GETATTR_DEFAULT if has_default else self._patch_guard(ctx, owner, names[0])
+        if ctx.record:
+            self.usage.attributes.append(
+                AttributeUse(value.choices, self._site(ctx, node), guard, self._when(ctx), ctx.function)
+            )
+        return ProviderValue(value.choices, Guard.GETATTR_DEFAULT) if has_default else value
 
     def _import_choice(self, node: ast.Call, choice: NameChoice, ctx: _Ctx) -> Value:
         """`import_module(name)` of a name a loop picked (`if find_spec(candidate): name = candidate;
@@ -1368,23 +1363,12 @@ class ConsumerScanner:
         """`getattr`/`setattr` with a name a loop picked (`NameChoice`): any one of its names. The
         patches are alternatives of one another (one installs wherever one of the names exists); a
         read is one use whose choices are the names (it resolves wherever one of them exists)."""
-        if name == "setattr":
+        if name == "setattr" and len(args) >= 3:
             inner = _evolve(ctx, loop_group=choice.group)
             for attr in choice.names:
-                self._builtin_attr_call(name, node, [owner, attr, *args[2:]], inner)
+                self._record_patch(inner, node, owner, attr, node.args[2], args[2])
             return None
-        if name != "getattr":
-            return None
-        has_default = len(args) >= 3 or any(k.arg == "default" for k in node.keywords)
-        for attr in choice.names:
-            self._record_read(owner, attr, ReadKind.DEFAULT if has_default else ReadKind.PLAIN)
-        refs = tuple(ref for attr in choice.names for ref in owner.attr(attr).choices)
-        guard = Guard.GETATTR_DEFAULT if has_default else self._patch_guard(ctx, owner, choice.names[0])
-        if ctx.record:
-            self.usage.attributes.append(
-                AttributeUse(refs, self._site(ctx, node), guard, self._when(ctx), ctx.function)
-            )
-        return ProviderValue(refs, Guard.GETATTR_DEFAULT) if has_default else ProviderValue(refs)
+        return self._getattr(node, owner, choice.names, args, ctx) if name == "getattr" else None
 
     # -- functions and helper calls --------------------------------------------------
 
@@ -1653,12 +1637,10 @@ class ConsumerScanner:
             version = self._as_version(args[0])
             if version is None:
                 return None
-            pre = next((k.value for k in node.keywords if k.arg == "prereleases"), None)
-            flag = pre.value if isinstance(pre, ast.Constant) else None
-            if pre is not None and not (isinstance(pre, ast.Constant) and (flag is None or isinstance(flag, bool))):
+            pre = next((k.value for k in node.keywords if k.arg == "prereleases"), ast.Constant(None))
+            if not (isinstance(pre, ast.Constant) and (pre.value is None or isinstance(pre.value, bool))):
                 return Gate(GateOp.OPAQUE, _text(node))  # decided at run time
-            allowed = flag if isinstance(flag, bool) else None
-            return gates.contained(version, callee.specifier, _text(node), prereleases=allowed)
+            return gates.contained(version, callee.specifier, _text(node), prereleases=pre.value)
         last = name.rpartition(".")[2]
         if last == "SpecifierSet" and len(args) == 1 and not node.keywords:
             return gates.specifier(args[0])
@@ -1692,18 +1674,16 @@ class ConsumerScanner:
                 scope.names[param] = None
             scope.names.update(zip(positional, args))
             scope.names.update({k: v for k, v in kwargs.items() if k in fn.params})
-            returns: list[object] = []
-            whens: list[tuple[Condition, ...]] = []
-            body_ctx = _Ctx(
-                fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returns, returned_when=whens
-            )
+            returned: list[tuple[object, tuple[Condition, ...]]] = []
+            body_ctx = _Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returned)
             self._block(fn.node.body, body_ctx)
+            returns = [r for r, _ in returned]
             if returns and all(r == returns[0] for r in returns) and isinstance(returns[0], (Gate, ProviderVersion)):
                 value = returns[0]
             elif any(isinstance(r, Gate) for r in returns):
                 value = Gate(GateOp.OPAQUE, f"{callee.dotted.rpartition('.')[2]}(...)")
             else:
-                value = _returned_gate(returns, whens, fn.node)
+                value = _returned_gate(returned, fn.node)
         if isinstance(value, Gate):
             call_text = f"{callee.dotted.rpartition('.')[2]}({', '.join(repr(a) for a in args)})"
             value = replace(value, text=call_text)
@@ -2464,26 +2444,25 @@ def _with_flags(node: ast.expr, value: Value) -> object:
 
 
 def _returned_gate(
-    returns: list[object], whens: list[tuple[Condition, ...]], function: ast.FunctionDef | ast.AsyncFunctionDef
+    returned: list[tuple[object, tuple[Condition, ...]]], function: ast.FunctionDef | ast.AsyncFunctionDef
 ) -> Value:
-    """What a helper answering `True` or `False` under version gates computes: `if Version(v) <=
-    Version("0.28"): return True` then `return False` is that gate. It answers True only where one
-    of its `return True`s runs, each under the gates recorded for it; where anything else decides
-    too (a plain `if` around a return, a return in an exception handler), True needs that as well:
-    the gate and a runtime condition (False where the gate is false, undecided where it holds).
-    Answered as the first element of a tuple (`return True, version, ""`), the tuple holds it there
-    (pace-vllm's supported-range check). None when a `True` is returned under no gate, when it
-    always answers the same, or when it returns other values."""
-    if len(returns) != len(whens) or not returns:
-        return None
-    if all(isinstance(r, tuple) and r and isinstance(r[0], bool) for r in returns):
-        sizes = {len(r) for r in returns if isinstance(r, tuple)}
-        first = _returned_gate([r[0] for r in returns if isinstance(r, tuple)], whens, function)
+    """What a helper answering `True` or `False` under version gates computes (`returned`: each value
+    it returns, with the conditions it returns it under): `if Version(v) <= Version("0.28"): return
+    True` then `return False` is that gate. It answers True only where one of its `return True`s
+    runs, each under the gates recorded for it; where anything else decides too (a plain `if`
+    around a return, a return in an exception handler), True needs that as well: the gate and a
+    runtime condition (False where the gate is false, undecided where it holds). Answered as the
+    first element of a tuple (`return True, version, ""`), the tuple holds it there (pace-vllm's
+    supported-range check). None when a `True` is returned under no gate, when it always answers
+    the same, or when it returns other values."""
+    if returned and all(isinstance(r, tuple) and r and isinstance(r[0], bool) for r, _ in returned):
+        sizes = {len(r) for r, _ in returned if isinstance(r, tuple)}
+        first = _returned_gate([(r[0], when) for r, when in returned if isinstance(r, tuple)], function)
         return (first, *(None,) * (sizes.pop() - 1)) if first is not None and len(sizes) == 1 else None
-    if not all(isinstance(r, bool) for r in returns) or len(set(returns)) != 2:
+    if not returned or not all(isinstance(r, bool) for r, _ in returned) or len({r for r, _ in returned}) != 2:
         return None
     paths: list[Gate] = []
-    for value, when in zip(returns, whens):
+    for value, when in returned:
         parts = [
             c.gate if c.expect else gates.negate(c.gate, f"not {c.text}")
             for c in when
@@ -2495,7 +2474,7 @@ def _returned_gate(
             text = " and ".join(g.text for g in parts)
             paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
     gate = paths[0] if len(paths) == 1 else Gate(GateOp.ANY, " or ".join(p.text for p in paths), parts=tuple(paths))
-    lines = {c.site.line for when in whens for c in when if c.kind is ConditionKind.GATE}
+    lines = {c.site.line for _, when in returned for c in when if c.kind is ConditionKind.GATE}
     if _returns_only_under(function, lines):
         return gate
     return Gate(GateOp.ALL, gate.text, parts=(gate, Gate(GateOp.RUNTIME, "its other tests")))
