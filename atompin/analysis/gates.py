@@ -77,8 +77,9 @@ def specifier(text: object) -> VersionSpecifier | None:
     return VersionSpecifier(text)
 
 
-# How a specifier-set test treats pre-releases: as the set says, let in, kept out.
+# How a specifier-set test treats pre-releases: as the set says, let in, kept out; and back.
 _IN = {None: "in", True: "in+pre", False: "in-pre"}
+_PRERELEASES = {name: flag for flag, name in _IN.items()}
 
 
 def contained(
@@ -265,9 +266,8 @@ def _leaf(gate: Gate, version: str) -> bool | None:
         return _OPS[gate.compare](version, gate.version)
     if gate.form is VersionForm.VERSION:
         try:
-            if gate.compare in _IN.values():
-                pre = next(flag for flag, name in _IN.items() if name == gate.compare)
-                return _contains(gate.version, version, pre)
+            if gate.compare in _PRERELEASES:
+                return _contains(gate.version, version, _PRERELEASES[gate.compare])
             return _OPS[gate.compare](Version(version), Version(gate.version))
         except InvalidVersion:
             return None

@@ -307,11 +307,11 @@ def _guessed_from_shape(hierarchy: Hierarchy, cls: ConsumerClass, role: ClassRef
         and cls.names_provider
         and cls.name.rpartition(".")[2] != role.qualname.rpartition(".")[2]
         and role not in hierarchy.made_instances(cls.name)
-        and not _mixin_of_provider_classes(hierarchy, cls.name)
+        and not _mixin_of_other_classes(hierarchy, cls.name)
     )
 
 
-def _mixin_of_provider_classes(hierarchy: Hierarchy, name: str) -> bool:
+def _mixin_of_other_classes(hierarchy: Hierarchy, name: str) -> bool:
     """Is the consumer class `name` a base of consumer classes, every one of which derives from a
     class not the consumer's (a provider class, or an outside one but `object`, `ABC`, `Generic`,
     `Protocol` and the like)?"""
