@@ -6,23 +6,21 @@ caches are passed in; nothing here prints, touches git, or imports the code it r
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import pickle
 from collections.abc import Callable, Sequence
-from collections.abc import Set as AbstractSet
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
 from atompin.analysis.checks import UsageChecker
 from atompin.analysis.conditions import Judgement
+from atompin.analysis.consumer_text import ConsumerText
 from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import describe, evaluate
 from atompin.analysis.gcpause import without_gc
-from atompin.analysis.idle_hooks import check_idle_hooks, reads_outside_own
+from atompin.analysis.idle_hooks import check_idle_hooks
 from atompin.analysis.name_sites import NameSearch
-from atompin.analysis.names import quoted
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
 from atompin.analysis.prefetch import (
@@ -35,7 +33,6 @@ from atompin.analysis.prefetch import (
     store,
     written_there,
 )
-from atompin.analysis.protocols import passes_on
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import demote_unreached, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
@@ -181,14 +178,16 @@ class ContactRules:
         search: NameSearch,
         baseline: Baseline | None,
         judge: Callable[[Sequence[Condition]], Judgement],
-        passed_on: Callable[[AbstractSet[str]], set[str]] = set,
+        text: ConsumerText | None = None,
     ) -> None:
+        """`text`: the consumer's scanned files, asked what it passes on (none: all of it)."""
         self.usage, self.index, self.search, self.baseline, self.judge = usage, index, search, baseline, judge
-        self.passed_on = passed_on
+        self.text = text
         self.worker: Worker | None = None
 
     def run(self) -> list[Finding]:
-        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, self.passed_on)
+        passed_on = self.text.passes_on if self.text is not None else set
+        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, passed_on)
 
     def start(self) -> None:
         if self.usage.files < self.MIN_FILES:
@@ -197,9 +196,11 @@ class ContactRules:
             # In memory before the fork: the child then has them at no cost (this process loads
             # them next anyway, for the caller search's second process).
             self.search.load()
-        holders: list[ProviderIndex | NameSearch] = [self.index, self.search]
+        holders: list[ProviderIndex | NameSearch | ConsumerText] = [self.index, self.search]
         if self.baseline is not None:
             holders.append(self.baseline.index)
+        if self.text is not None:
+            holders.append(self.text)
 
         def task() -> list[tuple[str, bytes]]:
             recorder = RecordingCache(self.index.cache.reopened())
@@ -279,29 +280,7 @@ def analyse_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     scanned = [path for each in packages for path in consumer.python_files(each)]
-
-    @functools.cache
-    def scanned_id() -> str:
-        """The scanned files' `stamps_id`, taken when first asked."""
-        return consumer.stamps_id(scanned)
-
-    def consumer_mentions(word: str) -> bool:
-        """Does a scanned consumer file's text hold `word`? Cached by the files' stamps: a re-lock
-        after a bump asks the same words of the same consumer (each a `git grep` of every file)."""
-        key = f"consumer-mentions:{scanned_id()}:{word}"
-        cached = cache.get_raw(key)
-        if cached in (b"0", b"1"):
-            return cached == b"1"
-        found = bool(consumer.files_containing(scanned, [word.encode()]))
-        cache.put_raw(key, b"1" if found else b"0")
-        return found
-
-    def consumer_reads(words: list[str]) -> set[str]:
-        """The words a scanned consumer file reads as `x.word` outside a function named `word`, or
-        writes as a string (asked about few words, by the idle-hook rule: not cached)."""
-        shapes = [shape % word.encode() for word in words for shape in (b".%s", b'"%s"', b"'%s'")]
-        holding = consumer.files_containing(scanned, shapes)
-        return {found for _, text in consumer.read_many(holding) for found in reads_outside_own(text, words)}
+    text = ConsumerText(consumer, scanned, cache, set(usage.contact.passed_members))
 
     # What the consumer reaches of a table (or a module's `__getattr__`), under any module that
     # re-exports it, it may change (vllm-rbln adds its env vars to vLLM's table).
@@ -309,38 +288,17 @@ def analyse_trees(
     for each in (index, base_index):
         if each is not None:
             each.table_changed_outside = lambda name: name.rpartition(".")[2] in reached
-    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, consumer_mentions, search)
+    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, text.mentions, search)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
 
-    def consumer_passes_on(members: AbstractSet[str]) -> set[str]:
-        """Those of `members` from which a scanned consumer file passes on what it keeps there
-        (asked by the contact rules, once, about the few members that alone would make a class a
-        stand-in): what the scan saw read for the object, else one search of the consumer's files,
-        cached by their stamps as a bump asks again."""
-        seen = set(usage.contact.passed_members) & set(members)  # in the files the scan read
-        rest = set(members) - seen
-        if not rest:
-            return seen
-        # Through the index's cache: in the contact rules' process, the one that process writes to.
-        key = f"consumer-passes-on:{SCAN_FORMAT}:{code_digest()}:{scanned_id()}:{','.join(sorted(rest))}"
-        cached = index.cache.get_raw(key)
-        found_before = load_json(list[str], cached) if cached is not None else None  # None: damaged too
-        if found_before is not None:
-            return seen | (set(found_before) & rest)
-        shapes = [shape for m in sorted(rest) for shape in (b"." + m.encode(), *quoted(m))]
-        texts = [text for _, text in consumer.read_many(consumer.files_containing(scanned, shapes))]
-        found = {m for m in rest if any(passes_on(text, m) for text in texts)}
-        index.cache.put_raw(key, dump_json(list[str], sorted(found)))
-        return seen | found
-
-    contact = ContactRules(usage, index, search, drift_baseline, checker.judge, consumer_passes_on)
+    contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)
     contact.start()  # in a second process, while the names are checked here
     try:
         checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
         # Before the checks here, which take shares of the caller search: it goes on meanwhile.
-        idle = check_idle_hooks(checker.hierarchy, usage.contact, search, drift_baseline, consumer_reads)
+        idle = check_idle_hooks(checker.hierarchy, usage.contact, search, drift_baseline, text.reads)
         findings = checker.run()
         if options.relocations:
             findings += check_relocations(options.relocations, index, base_index, checker.sites_by_symbol())

@@ -1,0 +1,79 @@
+"""Questions about the text of the consumer's scanned files, answered by byte searches.
+
+Some rules ask whether the consumer itself writes a name: a word anywhere (a hook it may call),
+a read `x.word` outside a function of that name (the idle-hook rule), an object passed on from a
+member a class is kept in (protocol-drift). A search of every file is a `git grep` in a lock, so
+the answers that a bump asks again of the same consumer are cached by the files' stamps.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Set as AbstractSet
+
+from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
+from atompin.analysis.idle_hooks import reads_outside_own
+from atompin.analysis.names import quoted
+from atompin.analysis.protocols import passes_on
+from atompin.sources.tree import SourceTree
+
+# Bump when what an answer means changes (a cached answer is also keyed by atompin's code).
+TEXT_FORMAT = "atompin-consumer-text-1"
+
+
+class ConsumerText:
+    """The scanned files (`paths`) of the consumer `tree`. `cache` is where answers are kept (a
+    second process running the contact rules sets its own). `passed_members` are the members the
+    scan itself saw read for their object (`f(x.member)`): asked about those, nothing is searched."""
+
+    def __init__(
+        self, tree: SourceTree, paths: list[str], cache: AnalysisCache, passed_members: AbstractSet[str] = frozenset()
+    ) -> None:
+        self.tree, self.paths, self.cache = tree, paths, cache
+        self.passed_members = frozenset(passed_members)
+
+    @functools.cached_property
+    def stamps_id(self) -> str:
+        """The files' `stamps_id`, taken when first asked."""
+        return self.tree.stamps_id(self.paths)
+
+    def mentions(self, word: str) -> bool:
+        """Does a file's text hold `word`? A re-lock after a bump asks the same words of the same
+        consumer (each a `git grep` of every file)."""
+        key = f"consumer-mentions:{self.stamps_id}:{word}"
+        cached = self.cache.get_raw(key)
+        if cached in (b"0", b"1"):
+            return cached == b"1"
+        found = bool(self.tree.files_containing(self.paths, [word.encode()]))
+        self.cache.put_raw(key, b"1" if found else b"0")
+        return found
+
+    def texts(self, words: list[str]) -> list[bytes]:
+        """The texts of the files that write one of `words` after a dot or as a string."""
+        shapes = [shape for word in words for shape in (b"." + word.encode(), *quoted(word))]
+        return (
+            [text for _, text in self.tree.read_many(self.tree.files_containing(self.paths, shapes))] if shapes else []
+        )
+
+    def reads(self, words: list[str]) -> set[str]:
+        """The words a file reads as `x.word` outside a function named `word`, or writes as a string
+        (the idle-hook rule asks about few words: not cached)."""
+        return {found for text in self.texts(words) for found in reads_outside_own(text, words)}
+
+    def passes_on(self, members: AbstractSet[str]) -> set[str]:
+        """Those of `members` from which a file passes on what a class is kept in there (asked by the
+        contact rules, once, about the few members that alone would make a class a stand-in): what
+        the scan saw, else one search of the files (`protocols.passes_on`), cached."""
+        seen = set(self.passed_members & members)
+        rest = set(members) - seen
+        if not rest:
+            return seen
+        key = f"consumer-passes-on:{TEXT_FORMAT}:{code_digest()}:{self.stamps_id}:{','.join(sorted(rest))}"
+        cached = self.cache.get_raw(key)
+        found_before = load_json(list[str], cached) if cached is not None else None  # None: damaged too
+        if found_before is not None:
+            return seen | (set(found_before) & rest)
+        texts = self.texts(sorted(rest))
+        found = {m for m in rest if any(passes_on(text, m) for text in texts)}
+        self.cache.put_raw(key, dump_json(list[str], sorted(found)))
+        return seen | found
