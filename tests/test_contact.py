@@ -1728,7 +1728,41 @@ def test_self_calls_of_a_method_the_consumer_defines_are_its_own():
     assert found(check(consumer, ATTN_B), "arity-drift") == []
 
 
+def test_an_annotated_call_a_consumer_subclass_takes_is_a_warning():
+    """vllm-omni's shape: a handler keeps `engine_client: EngineClient` (vLLM's protocol) and
+    calls `abort(request_id, timeout=...)`, which vLLM's abort does not take; the engine it is
+    given is its own `AsyncOmni(EngineClient)`, whose abort does. Not an error: the call lands on
+    the consumer's override whenever the object is the consumer's."""
+    consumer = {
+        "plug/serve.py": """
+            from pv.attn import SlidingSpec
+
+            class MySpec(SlidingSpec):
+                def blocks(self, window, old_kw=None, timeout=None):
+                    return window
+
+            class Handler:
+                def __init__(self, spec: SlidingSpec):
+                    self.spec = spec
+
+                def run(self):
+                    return self.spec.blocks(4, timeout=1)
+
+            def direct(spec: SlidingSpec):
+                return spec.blocks(4, other=1)
+        """
+    }
+    result = check(consumer, ATTN_A)
+    assert sorted(found(result, "arity-drift")) == [
+        ("error", "pv.attn:SlidingSpec.blocks", "plug/serve.py:15"),  # no subclass takes other=
+        ("warning", "pv.attn:SlidingSpec.blocks", "plug/serve.py:12"),
+    ]
+    [warning] = [f for f in result.findings if f.severity.value == "warning"]
+    assert "plug.serve:MySpec.blocks takes it" in warning.message
+
+
 # -- shadow-drift --------------------------------------------------------------------------
+
 
 GDN_A = {
     "pv/gdn.py": """

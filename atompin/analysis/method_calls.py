@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
-from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.hierarchy import Hierarchy, provider_class
 from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiver
 from atompin.model import Finding, Rule, Severity
 
@@ -70,6 +70,12 @@ def check_method_calls(
                     # It failed the same way at the baseline, where the consumer works: a path not taken.
                     severity = Severity.WARNING
                     change = f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
+        taker = _subclass_taking(hierarchy, call, bound)
+        if taker:
+            # `engine: EngineClient` given the consumer's own `AsyncOmni(EngineClient)`, whose
+            # override takes the call: it fails only on an object of the provider's making.
+            severity = Severity.WARNING
+            change += f" ({taker} takes it: the call fits when the object is the consumer's)"
         other = _other_side(call)
         if other and (other, call.method) in fitting:
             # `if <probe>: super().m(a, b) else: super().m(a)`: one side fits this provider; the other is
@@ -83,6 +89,24 @@ def check_method_calls(
         severity, message = judgement.adjust(severity, message)
         findings.append(Finding(Rule.ARITY_DRIFT, severity, symbol, (call.site,), message))
     return findings
+
+
+def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool) -> str:
+    """For a call through a receiver annotated with a provider class: the consumer override, in a
+    consumer class deriving from it, whose signature takes the call ("" when none does)."""
+    if call.method.receiver is not Receiver.INSTANCE:
+        return ""
+    cls = provider_class(hierarchy.resolve, call.method.choices)
+    if cls is None:
+        return ""
+    for derived in hierarchy.derived_from(cls):
+        definitions = hierarchy.definitions(derived.name, call.method.name)
+        first = definitions[0] if definitions else None
+        owner = hierarchy.consumer(first.node) if first is not None else None
+        sig = first.method.signature if first is not None and first.method is not None else None
+        if owner is not None and sig is not None and checkable(sig) and call_problem(sig, call.shape, bound) is None:
+            return f"{owner.symbol}.{call.method.name}"
+    return ""
 
 
 def _other_side(call: MethodCall) -> str:
