@@ -1170,7 +1170,7 @@ class ConsumerScanner:
         delegating = {u.method.name for u in uses if u.hands_on}
         sources = (*self._sources.values(), *self._unscanned)
         return [
-            name for name in sorted(delegating) if any(_reads_attribute(source, name.encode()) for source in sources)
+            name for name in sorted(delegating) if any(_reads_attribute(source, name) for source in sources)
         ]
 
     def _may_reach_provider(self, ref: MethodRef) -> bool:
@@ -2508,14 +2508,14 @@ def _text(node: ast.AST) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _reads_attribute(source: bytes, word: bytes) -> bool:
+def _reads_attribute(source: bytes, word: str) -> bool:
     """Does the text read attribute `word` (`x.word`, not `super().word` nor `x.wordier`) or write
     it as a string (`"word"`)? Plain byte searches: the names are few, the files many."""
-    if word not in source:
+    if word.encode() not in source:
         return False
-    if writes_as_string(source, word.decode()):
+    if writes_as_string(source, word):
         return True
-    dot = b"." + word
+    dot = b"." + word.encode()
     at = source.find(dot)
     prose = ProseFinder(source)
     while at >= 0:
