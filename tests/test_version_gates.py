@@ -419,3 +419,108 @@ def test_a_specifier_set_gate_is_decided_as_packaging_decides_it():
         is GateOp.OPAQUE
     )
     assert isinstance(strict, Gate)
+
+
+# vllm-ascend 0.29's helper: the public part of the version (a "+empty" build is its release),
+# asked through another module's helper (`if not pp_utils.use_legacy_spec_pp():`).
+PUBLIC_HELPER = """
+    import functools
+    import os
+    from packaging.version import InvalidVersion, Version
+
+    @functools.cache
+    def pv_version_is(target):
+        if os.environ.get("PV_VERSION") is not None:
+            version = os.environ["PV_VERSION"]
+        else:
+            import pv
+            version = pv.__version__
+        try:
+            parsed = Version(version)
+            return Version(parsed.public) == Version(target)
+        except InvalidVersion:
+            raise ValueError("not a version")
+"""
+PP_UTILS = """
+    import pv
+    from plug.utils import pv_version_is
+
+    def use_legacy():
+        return pv_version_is("0.25.1")
+"""
+PUBLIC_GATED = """
+    from plug import pp_utils
+
+    if not pp_utils.use_legacy():
+        from pv.layers.old_attn import decode
+"""
+
+
+@pytest.mark.parametrize("version", ["0.25.1", "0.25.1+empty"])
+def test_the_public_part_of_the_version_through_another_modules_helper(run_check, version):
+    files = {"plug/__init__.py": "", "plug/utils.py": PUBLIC_HELPER, "plug/pp_utils.py": PP_UTILS}
+    files["plug/mod.py"] = PUBLIC_GATED
+    assert run_check(PROVIDER, files, version=version).findings == ()
+    # At another release the branch runs, and its import of a module that is gone is an error.
+    assert brief(run_check(PROVIDER, files, version="0.26.0")) == [
+        ("unresolved-import", "error", "pv.layers.old_attn:decode", ["plug/mod.py:4"])
+    ]
+    # Without `.public`, a local segment makes the versions differ, as at run time.
+    files["plug/utils.py"] = PUBLIC_HELPER.replace("Version(parsed.public)", "parsed")
+    assert len(run_check(PROVIDER, files, version="0.25.1+empty").findings) == 1
+
+
+def test_a_release_selector_that_only_answers_false_makes_its_branch_dead(run_check):
+    """vllm-ascend 0.30 retires a workaround by making its selector `return False`; the code behind
+    it (`bypass = support is not None and use_legacy()`, then `if bypass:`) never runs."""
+    selector = '''
+        import pv
+
+        def use_legacy() -> bool:
+            """Whether the legacy transport is needed: no longer."""
+            return False
+    '''
+    gated = """
+        import os
+        from plug.selector import use_legacy
+
+        def install():
+            bypass = os.environ.get("PP") is not None and use_legacy()
+            if bypass:
+                from pv.layers.old_attn import decode
+    """
+    files = {"plug/__init__.py": "", "plug/selector.py": selector, "plug/mod.py": gated}
+    assert run_check(PROVIDER, files, version="0.25.1").findings == ()
+    # A selector that decides anything else, or a method answering a default, is not a fixed answer.
+    for other in (
+        selector.replace("return False", "return os.environ.get('LEGACY') == '1'").replace(
+            "def", "import os\n        def", 1
+        ),
+        "import pv\n\nclass Base:\n    def use_legacy(self):\n        return False\n\nuse_legacy = Base().use_legacy\n",
+    ):
+        files["plug/selector.py"] = other
+        assert [f.rule for f in run_check(PROVIDER, files, version="0.25.1").findings] == ["unresolved-import"]
+
+
+def test_what_follows_a_version_gate_in_an_and_runs_only_where_it_holds(run_check):
+    """vllm-ascend 0.29: `elif vllm_version_is("0.29.0") and self.uses_xdrope_dim > 0:` reads a
+    member vLLM 0.30 dropped; at 0.30 the read never runs. Past an `or`, only where it fails."""
+    runner = "class Runner:\n    def __init__(self):\n        self.{} = 0\n"
+    before = {**PROVIDER, "pv/layers/base.py": runner.format("xdims")}
+    after = {**PROVIDER, "pv/layers/base.py": runner.format("dims")}
+    source = """
+        from plug.utils import pv_version_is
+        from pv.layers.base import Runner
+
+        class MyRunner(Runner):
+            def step(self):
+                if pv_version_is("0.25.0") and self.xdims > 0:
+                    return 1
+                return 0
+    """
+    either = source.replace('pv_version_is("0.25.0") and', 'pv_version_is("0.25.1") or')
+    for gated in (source, either):
+        assert run_check(after, consumer(gated), version="0.25.1", baseline=before).findings == ()
+        # Where the gate lets the read run, it is reported.
+        found = run_check(after, consumer(gated), version="0.25.0", baseline=before).findings
+        assert [f.rule for f in found] == ["missing-member"]

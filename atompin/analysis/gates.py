@@ -35,10 +35,12 @@ class VersionForm(str, Enum):
 
 @dataclass(frozen=True)
 class ProviderVersion:
-    """The provider's version as a consumer expression holds it; `prefix` > 0: `tuple[:prefix]`."""
+    """The provider's version as a consumer expression holds it; `prefix` > 0: `tuple[:prefix]`;
+    `public`: without its local segment (`Version(v).public`: "0.29.0" of "0.29.0+rocm")."""
 
     form: VersionForm
     prefix: int = 0
+    public: bool = False
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,7 @@ class GateOp(str, Enum):
     ANY = "any"  # or
     OPAQUE = "opaque"  # uses the provider's version in a way not evaluated: undecidable
     RUNTIME = "runtime"  # a condition that has nothing to do with the version (state, environment)
+    FIXED = "fixed"  # the same at every version (a helper that only answers one literal): `compare` is its value
 
 
 @dataclass(frozen=True)
@@ -135,11 +138,12 @@ class Gate:
     form: VersionForm = VersionForm.VERSION  # TEST: how the two sides compare
     prefix: int = 0  # TEST on a tuple: compare the first `prefix` parts (0: all)
     parts: tuple[Gate, ...] = ()
+    public: bool = False  # TEST: the provider's version without its local segment
 
     @property
     def is_version(self) -> bool:
         """Does this formula depend on the provider's version at all?"""
-        if self.op in (GateOp.TEST, GateOp.OPAQUE):
+        if self.op in (GateOp.TEST, GateOp.OPAQUE, GateOp.FIXED):
             return True
         return any(p.is_version for p in self.parts)
 
@@ -190,9 +194,9 @@ def compare(op_name: str, left: Any, right: Any, text: str) -> Gate | None:
 
 def _test(version: ProviderVersion, compare_op: str, literal: Any, text: str) -> Gate:
     if version.form is VersionForm.TEXT and isinstance(literal, str):
-        return Gate(GateOp.TEST, text, compare_op, literal, VersionForm.TEXT)
+        return Gate(GateOp.TEST, text, compare_op, literal, VersionForm.TEXT, public=version.public)
     if version.form is VersionForm.VERSION and isinstance(literal, VersionLiteral) and _valid(literal.text):
-        return Gate(GateOp.TEST, text, compare_op, literal.text, VersionForm.VERSION)
+        return Gate(GateOp.TEST, text, compare_op, literal.text, VersionForm.VERSION, public=version.public)
     if version.form is VersionForm.TUPLE and isinstance(literal, tuple) and all(isinstance(x, int) for x in literal):
         joined = ".".join(str(x) for x in literal)
         return Gate(GateOp.TEST, text, compare_op, joined, VersionForm.TUPLE, version.prefix)
@@ -260,6 +264,8 @@ def _release_tuple(version: str) -> tuple[int, ...] | None:
 
 
 def _leaf(gate: Gate, version: str) -> bool | None:
+    if gate.public:
+        version = version.partition("+")[0]
     if gate.form is VersionForm.TEXT:
         if gate.compare == "startswith":
             return version.startswith(gate.version)
@@ -298,6 +304,8 @@ def evaluate(gate: Gate, version: str | None) -> bool | None:
     """
     if gate.op is GateOp.TEST:
         return _leaf(gate, version) if version else None
+    if gate.op is GateOp.FIXED:
+        return gate.compare == "True"
     if gate.op in (GateOp.OPAQUE, GateOp.RUNTIME):
         return None
     values = [evaluate(p, version) for p in gate.parts]

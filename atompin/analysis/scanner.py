@@ -1040,7 +1040,14 @@ class ConsumerScanner:
             value = self._eval(operand, inner)
             values.append(value)
             absent = self._getattr_default(operand, value) if isinstance(node.op, ast.Or) else None
-            if absent is not None:
+            if isinstance(value, Gate) and value.is_version:
+                # `vllm_version_is("0.29.0") and self.uses_xdrope_dim`: what follows runs only where
+                # the gate holds (past an `or`, only where it fails).
+                site = self._site(ctx, operand)
+                expect = isinstance(node.op, ast.And)
+                condition = Condition(ConditionKind.GATE, site, _text(operand), gate=value, expect=expect)
+                inner = _evolve(inner, when=(*inner.when, condition))
+            elif absent is not None:
                 # `getattr(X, "new", None) or getattr(X, "old")`: what follows runs only when X.new is absent.
                 owner, attr = absent
                 site = self._site(ctx, operand)
@@ -1649,7 +1656,7 @@ class ConsumerScanner:
         arg = self._as_version(args[0]) or args[0]
         if last in ("Version", "parse", "parse_version", "LooseVersion"):
             if isinstance(arg, ProviderVersion):
-                return ProviderVersion(VersionForm.VERSION if arg.form is VersionForm.TEXT else VersionForm.OPAQUE)
+                return replace(arg, form=VersionForm.VERSION if arg.form is VersionForm.TEXT else VersionForm.OPAQUE)
             if isinstance(arg, str):
                 return VersionLiteral(arg)
         if last == "version" and isinstance(arg, str) and _distribution(arg) == _distribution(self.provider_package):
@@ -1667,7 +1674,12 @@ class ConsumerScanner:
         # Helpers are looked for in the scanned packages only: a gate is evaluated from what is read anyway.
         fn = self._function(callee.dotted, load=False)
         value: Value = None
-        if fn is not None and self._mentions_version(fn):
+        # A module-level function only: a method answering a literal is a default subclasses override.
+        answer = _only_answer(fn.node) if fn is not None and "." not in fn.qualname else None
+        if answer is not None:
+            # vllm-ascend retires a workaround by making its release selector `return False`.
+            value = Gate(GateOp.FIXED, compare=str(answer))
+        elif fn is not None and self._mentions_version(fn):
             scope = Scope(fn.closure)
             positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
             for param in fn.params:
@@ -2427,6 +2439,9 @@ def _version_attribute(base: ProviderVersion | VersionSpecifier, attr: str) -> V
         return SpecifierContains(base) if attr == "contains" else None
     if attr == "release" and base.form is VersionForm.VERSION:
         return ProviderVersion(VersionForm.TUPLE)
+    if attr == "public" and base.form is VersionForm.VERSION:
+        # vllm-ascend's `vllm_version_is` compares `Version(parsed.public)`: a "+empty" build is its release.
+        return ProviderVersion(VersionForm.TEXT, public=True)
     return VersionMethod(base, attr)
 
 
@@ -2441,6 +2456,18 @@ def _with_flags(node: ast.expr, value: Value) -> object:
             for e, v in zip(node.elts, value)
         )
     return value
+
+
+def _only_answer(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
+    """The literal `True` or `False` a function's body does nothing but return (after its
+    docstring); None for any other body."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
+        answer = body[0].value.value
+        return answer if isinstance(answer, bool) else None
+    return None
 
 
 def _returned_gate(
