@@ -671,6 +671,30 @@ def test_a_call_that_fails_at_the_baseline_too_is_a_warning_and_a_new_failure_an
     ]
 
 
+def test_a_real_call_the_replacement_missed_at_the_baseline_too_is_a_warning(run_check):
+    """vllm-ascend 0.29's `fused_kda_gate` takes no `lower_bound=`, which vLLM's bailing_moe_v3
+    passed at 0.29 already (line 777) and still passes at 0.30 (line 783): not drift, so a warning
+    at the bump. A call that newly misses it stays an error."""
+    src = """
+        import pv.ops
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        pv.ops.conv = conv
+    """
+    # The same call, two lines down.
+    moved = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace("from", "# a\n        # b\n        from", 1)}
+    [finding] = run_check(moved, consumer(src), baseline=PROVIDER).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "cannot take the real call at pv/mixer.py:7" in finding.message
+    assert "fails at the baseline too" in finding.message
+    # The call newly passing block_idx= (it did not at the baseline): an error.
+    before = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", "")}
+    [finding] = run_check(moved, consumer(src), baseline=before).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+
+
 # ATOM wraps `BlockPool.free_blocks` as `(self, ordered_blocks)`; vLLM 0.34 added `evict_first=` and
 # passes it in `pool.free_blocks(blocks, evict_first=...)` on a pool it was handed: the keyword, new
 # since the baseline, says which method the call is.

@@ -385,7 +385,7 @@ class CallerSearch:
         out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
         pattern = call_pattern(names)
         tree = self.index.tree
-        holding = {*self.names.files_calling(names, files), *known}
+        holding = {*(self.names.files_calling(names, files) if files else ()), *known}
         for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:
@@ -417,6 +417,13 @@ class CallerSearch:
             ):
                 self.index.adopt(module, is_package, content, data, parsed)
         return out
+
+    def file_calls(self, path: str, name: str) -> list[RawCall]:
+        """The calls of `name` written in the file at `path` (none when it is not in the tree): that
+        file alone is read, not the package's identifiers."""
+        if path not in self.index.tree.files:
+            return []
+        return self._calls_in([name], [], [path])[name].get(path, [])
 
     def calling_functions(self, name: str) -> list[tuple[str, str]]:
         """Where the provider calls `name`, by any receiver: the (owner symbol, function name) of

@@ -154,6 +154,7 @@ class UsageChecker:
         self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
         self.callers = CallerSearch(index, names)
+        self._baseline_callers: CallerSearch | None = None  # see `_made_at_baseline`
         self._caller_names: set[str] | None = None
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
@@ -685,10 +686,12 @@ class UsageChecker:
                 misfit = call_problem(patch.replacement, shape, bound)
                 misfit = f"it {misfit}" if misfit else binding_problem(original, patch.replacement, shape, bound)
                 if misfit:
-                    misfits.append((site, shape, self._why_not_run(caller) if caller[0] else "", misfit))
+                    misfits.append((site, shape, self._why_not_run(caller) if caller[0] else "", misfit, caller))
         misfits.sort(key=lambda m: bool(m[2]))
         if misfits:
-            site, shape, not_run, misfit = misfits[0]
+            site, shape, not_run, misfit, caller = misfits[0]
+            if not not_run and caller[0] and self._made_at_baseline(patch, site, shape, caller):
+                not_run = _at_baseline_too("the provider made the same call there")
             severity = Severity.WARNING if not_run else Severity.ERROR
             where = f" ({not_run})" if not_run else ""
             same_kind = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(not_run))
@@ -716,6 +719,20 @@ class UsageChecker:
             f"provider or the consumer fails ({len(calls)} checked). {both}"
         )
         self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)
+
+    def _made_at_baseline(self, patch: PatchSite, site: Site, shape: CallShape, caller: tuple[str, str]) -> bool:
+        """Did the baseline provider make this call of the patched callable too: in the same file, in
+        a function of the same name, passing the same? (Lines move between releases.) Then the
+        replacement missed it where the consumer works: not drift."""
+        if self.baseline is None:
+            return False
+        if self._baseline_callers is None:
+            self._baseline_callers = CallerSearch(self.baseline)
+        return any(
+            raw.shape == shape and raw.function.rpartition(".")[2] == caller[1]
+            for _, name in self._call_targets(patch)
+            for raw in self._baseline_callers.file_calls(site.path, name)
+        )
 
     def _passing_new_keyword(self, patch: PatchSite, target: Target, original: Signature) -> tuple[Site, str] | None:
         """A provider call of a method of the patched name, on an object it was handed, that passes by
