@@ -139,19 +139,38 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
 
 
 def _reached_members(
-    members: set[str], search: NameSearch, passed_on: Callable[[AbstractSet[str]], set[str]]
+    kept: dict[str, set[str]],
+    hierarchy: Hierarchy,
+    search: NameSearch,
+    passed_on: Callable[[AbstractSet[str]], set[str]],
 ) -> set[str]:
-    """Of the members consumer classes keep objects in, those through which the provider can get
-    them: the consumer passes the object on from there (`passed_on`, asked once for all), or
-    provider code names the member (`x.member`, or `"member"` for a getattr). Asked only where it
-    decides: sendnn-inference's sampler keeps a ring buffer in `self._noise_buffer`, which only it
-    uses and nothing of vLLM reads, and two shared method names made it a stand-in for vLLM's
-    `WorkerBase`."""
-    if not members:
+    """Of the members consumer classes keep objects in (`kept`: each member, with the classes
+    holding it), those through which the provider can get them: the consumer passes the object on
+    from there (`passed_on`, asked once for all), or provider code writes the member as a string
+    (a getattr), or reads `x.member` on an object it was handed, or `self.member` in a class one of
+    the holders derives from (vllm-ascend keeps its Mooncake scheduler in `connector_scheduler`,
+    which vLLM reads only in the methods of its own `MooncakeConnector`). sendnn-inference's
+    sampler keeps a ring buffer in `self._noise_buffer`, which only it uses and nothing of vLLM
+    reads, and two shared method names made it a stand-in for vLLM's `WorkerBase`."""
+    if not kept:
         return set()
-    passed = passed_on(members)
-    rest = members - passed
-    return passed | (rest - search.unused(rest) if rest else set())
+    passed = passed_on(set(kept))
+    named = set(kept) - passed
+    named -= search.unused(named) if named else set()
+    read = named - search.unread(named) if named else set()  # the rest are written as strings
+    sites = search.find(sorted(read)) if read else {}
+    return passed | (named - read) | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
+
+
+def _gets(hierarchy: Hierarchy, site: NameSite, holders: set[str]) -> bool:
+    """Does this provider read of a member get what the consumer's `holders` keep there? A read on
+    an object the provider was handed does; `self.member` only in a class a holder derives from."""
+    if site.kind is SiteKind.DEF:
+        return False
+    if site.receiver is SiteReceiver.OTHER or not site.cls:
+        return True
+    owner = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
+    return any(owner in hierarchy.mro(holder) for holder in holders)
 
 
 def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> list[Evidence]:
@@ -270,14 +289,20 @@ def find_stand_ins(
     # One search for every candidate's method names; the files found are read through the index.
     found = search.files_defining([(public, need) for _, public, need, _ in candidates], _MAX_CANDIDATES)
     roles = [(c, _best_role(hierarchy, search, paths, c[1], c[2])) for c, paths in zip(candidates, found)]
-    # Members whose evidence alone would make a class a stand-in (its shape would not), asked together.
-    kept = {e.member for (_, _, _, evidence), role in roles if _only_kept(evidence, role) for e in evidence}
-    reached = _reached_members(kept, search, passed_on)
+    # The members of classes handed over only by being kept there, asked together.
+    kept: dict[str, set[str]] = {}
+    for (_, _, _, evidence), role in roles:
+        if role is not None and evidence and all(e.stored for e in evidence):
+            for e in evidence:
+                kept.setdefault(e.member, set()).add(e.holder)
+    reached = _reached_members(kept, hierarchy, search, passed_on)
     for (cls, public, _, evidence), role in roles:
         if role is None:
             continue
-        if _only_kept(evidence, role) and not any(e.member in reached for e in evidence):
-            continue  # the provider cannot get it where it is kept
+        if evidence and all(e.stored for e in evidence) and not any(e.member in reached for e in evidence):
+            if _only_kept(evidence, role):
+                continue  # the provider cannot get it where it is kept
+            evidence = []  # nor is it evidence: the class is a stand-in by its shape, if at all
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
         if how or _guessed_from_shape(hierarchy, cls, role[0], role[1]):
