@@ -2178,3 +2178,54 @@ def test_every_call_of_a_name_leaves_it_among_the_words_written_before_a_parenth
     assert all(identifiers.calls_any({name.encode()[::-1]}) for name in found)
     assert identifiers.calls_any({b"nur"})  # a definition
     assert not identifiers.calls_any({b"yek", b"elbat"})
+
+
+# vllm-omni's runners: a shared base overrides `execute_model`, and every runner it makes derives
+# from that base and overrides `execute_model` again; vLLM 0.31's dummy run passes a new keyword.
+RUNNER_A = {
+    "pv/runner.py": """
+        class Runner:
+            def execute(self, batch, dummy=False):
+                return batch
+
+            def dummy_run(self):
+                return self.execute(None, dummy=True)
+    """
+}
+RUNNER_B = {"pv/runner.py": RUNNER_A["pv/runner.py"].replace("dummy=True)", "dummy=True, randomize=False)")}
+RUNNER_B["pv/runner.py"] = RUNNER_B["pv/runner.py"].replace("dummy=False)", "dummy=False, randomize=False)")
+OMNI_RUNNERS = """
+    from pv.runner import Runner
+
+    class BaseRunner(Runner):
+        def execute(self, batch, dummy=False):
+            return batch
+
+    class ARRunner(BaseRunner):
+        def execute(self, batch, dummy=False, **kwargs):
+            return super().execute(batch, dummy=dummy)
+
+    class GenRunner(BaseRunner):
+        def execute(self, batch, dummy=False, randomize=False):
+            return super().execute(batch, dummy=dummy)
+
+    def make(kind):
+        return ARRunner() if kind == "ar" else GenRunner()
+"""
+
+
+def test_an_override_every_consumer_subclass_overrides_again_is_a_warning_unless_made():
+    result = check({"plug/runners.py": OMNI_RUNNERS}, RUNNER_B, baseline=RUNNER_A)
+    assert found(result, "override-drift") == [("warning", "plug.runners:BaseRunner.execute", "plug/runners.py:4")]
+    assert "every consumer class deriving from plug.runners:BaseRunner overrides execute" in (
+        one(result, "override-drift").message
+    )
+    # A leaf that does not take it is the error it always was.
+    leaf = OMNI_RUNNERS.replace("dummy=False, **kwargs", "dummy=False")
+    assert ("error", "plug.runners:ARRunner.execute", "plug/runners.py:8") in found(
+        check({"plug/runners.py": leaf}, RUNNER_B, baseline=RUNNER_A), "override-drift"
+    )
+    # The base made itself (or a subclass inheriting its override): the call lands on it.
+    for more in ("\n    def base():\n        return BaseRunner()\n", "\n    class Plain(BaseRunner):\n        pass\n"):
+        made = check({"plug/runners.py": OMNI_RUNNERS + more}, RUNNER_B, baseline=RUNNER_A)
+        assert found(made, "override-drift") == [("error", "plug.runners:BaseRunner.execute", "plug/runners.py:4")]

@@ -211,7 +211,6 @@ def test_an_object_kept_in_a_member_the_provider_never_names_is_not_handed_over(
     assert [severity for severity, _, _ in found(check(handed_on, b, a), "protocol-drift")] == ["error", "error"]
 
 
-
 def test_a_member_read_only_by_the_provider_classes_own_methods_does_not_reach_another_holder():
     """vllm-ascend keeps its Mooncake scheduler in `self.connector_scheduler` of its own connector
     (a `KVConnectorBase_V1`); vLLM reads `self.connector_scheduler` only in the methods of its own
@@ -230,8 +229,10 @@ def test_a_class_shaped_like_its_role_but_kept_where_the_provider_cannot_get_it_
     """With enough of its role's methods, the class is still taken for a stand-in by its shape (a
     warning); the member it is kept in is no evidence it is handed over (no error)."""
     role = HOOK_ROLE + "".join(f"\n    def m{i}(self):\n        return {i}\n" for i in range(4))
-    mine = "\n        import pv\n" + PICKED["plug/backend.py"] + "".join(
-        f"\n            def m{i}(self):\n                return {i}\n" for i in range(4)
+    mine = (
+        "\n        import pv\n"
+        + PICKED["plug/backend.py"]
+        + "".join(f"\n            def m{i}(self):\n                return {i}\n" for i in range(4))
     )
     consumer = {**PICKED, "plug/backend.py": mine}
     consumer["plug/layer.py"] = PICKED["plug/layer.py"].replace("self.attn_backend =", "self._picked =")
@@ -240,6 +241,7 @@ def test_a_class_shaped_like_its_role_but_kept_where_the_provider_cannot_get_it_
     b = {"pv/backend.py": role + "\n    @classmethod\n    def customize_spec(cls, spec):\n        return spec\n"}
     b |= {"pv/layer.py": own_reads, "pv/runner.py": SPECS}
     assert {severity for severity, _, _ in found(check(consumer, b, a), "protocol-drift")} == {"warning"}
+
 
 def test_what_the_consumer_passes_on_is_searched_once_per_consumer_content(monkeypatch):
     """A bump checks the same consumer again: the search of its files is answered from the cache.

@@ -2,13 +2,14 @@
 
 Some rules ask whether the consumer itself writes a name: a word anywhere (a hook it may call),
 a read `x.word` outside a function of that name (the idle-hook rule), an object passed on from a
-member a class is kept in (protocol-drift). A search of every file is a `git grep` in a lock, so
+member a class is kept in (protocol-drift), a call of a class (override-drift). A search of every file is a `git grep` in a lock, so
 the answers that a bump asks again of the same consumer are cached by the files' stamps.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
@@ -59,6 +60,14 @@ class ConsumerText:
         """The words a file reads as `x.word` outside a function named `word`, or writes as a string
         (the idle-hook rule asks about few words: not cached)."""
         return {found for text in self.texts(words) for found in reads_outside_own(text, words)}
+
+    def makes(self, name: str) -> bool:
+        """Does a file call the class `name` (`Name(...)`, `mod.Name(...)`), besides its own
+        `class Name(...)` line? (Asked of the few classes it decides; not cached.)"""
+        needle = re.escape(name.encode())
+        call, definition = re.compile(rb"(?<!\w)" + needle + rb"\s*\("), re.compile(rb"\bclass\s+" + needle + rb"\s*\(")
+        texts = self.tree.read_many(self.tree.files_containing(self.paths, [name.encode()]))
+        return any(len(call.findall(text)) > len(definition.findall(text)) for _, text in texts)
 
     def passes_on(self, members: AbstractSet[str]) -> set[str]:
         """Those of `members` from which a file passes on what a class is kept in there (asked by the

@@ -40,13 +40,15 @@ def check_contact(
     baseline: Baseline | None = None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
     passed_on: Callable[[AbstractSet[str]], set[str]] = set,
+    makes: Callable[[str], bool] = lambda name: True,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
     `judge` decides the branch conditions a consumer call sits under (version gates); `passed_on`
-    says which of some members the consumer passes on what it keeps there (`protocols.passes_on`)."""
+    says which of some members the consumer passes on what it keeps there (`protocols.passes_on`);
+    `makes` whether the consumer calls a class of that name (by default, every one)."""
     hierarchy = Hierarchy(usage, index)
-    findings = check_method_overrides(hierarchy, search, baseline)
+    findings = check_method_overrides(hierarchy, search, baseline, makes)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge)

@@ -186,8 +186,10 @@ class ContactRules:
         self.worker: Worker | None = None
 
     def run(self) -> list[Finding]:
-        passed_on = self.text.passes_on if self.text is not None else set
-        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, passed_on)
+        if self.text is None:
+            return check_contact(self.usage, self.index, self.search, self.baseline, self.judge)
+        text = self.text
+        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, text.passes_on, text.makes)
 
     def start(self) -> None:
         if self.usage.files < self.MIN_FILES:

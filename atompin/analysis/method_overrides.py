@@ -113,14 +113,20 @@ def same_kind(a: Signature, b: Signature) -> bool:
     return (a.is_staticmethod, a.is_classmethod) == (b.is_staticmethod, b.is_classmethod)
 
 
-def check_method_overrides(hierarchy: Hierarchy, search: NameSearch, baseline: Baseline | None = None) -> list[Finding]:
+def check_method_overrides(
+    hierarchy: Hierarchy,
+    search: NameSearch,
+    baseline: Baseline | None = None,
+    makes: Callable[[str], bool] = lambda name: True,
+) -> list[Finding]:
+    """override-drift. `makes` says whether the consumer calls a class of that name (`Name(...)`)."""
     findings: list[Finding] = _dropped_hooks(hierarchy, baseline) if baseline is not None else []
     for pair in override_pairs(hierarchy):
         if not same_kind(pair.method.signature, pair.base_signature):
             continue
         if pair.method.raises:
             continue  # every call of it fails (a stub the consumer never expects called): what it takes does not matter
-        finding = _hierarchy_calls(hierarchy, pair, baseline, search)
+        finding = _hierarchy_calls(hierarchy, pair, baseline, search, makes)
         if finding is not None:
             findings.append(finding)
         elif not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
@@ -188,7 +194,11 @@ def _reaches(hierarchy: Hierarchy, cls: str, pair: OverridePair, call: SelfCall,
 
 
 def _hierarchy_calls(
-    hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None, search: NameSearch
+    hierarchy: Hierarchy,
+    pair: OverridePair,
+    baseline: Baseline | None,
+    search: NameSearch,
+    makes: Callable[[str], bool],
 ) -> Finding | None:
     name = pair.method.name
     problems: list[tuple[ClassRef, SelfCall, str]] = []
@@ -241,7 +251,26 @@ def _hierarchy_calls(
         f"TypeError when that path runs{beside}"
     )
     severity = Severity.ERROR if new and not beside else Severity.WARNING
+    if severity is Severity.ERROR and _overridden_below(hierarchy, pair, makes):
+        severity = Severity.WARNING
+        message += (
+            f" (but every consumer class deriving from {pair.owner.symbol} overrides {name} again, and "
+            f"{pair.owner.symbol} is not seen made: the provider's calls land on those overrides)"
+        )
     return Finding(Rule.OVERRIDE_DRIFT, severity, pair.symbol, (pair.site,), message)
+
+
+def _overridden_below(hierarchy: Hierarchy, pair: OverridePair, makes: Callable[[str], bool]) -> bool:
+    """Is the override met first only by its own class, which the consumer derives other classes
+    from (each overriding it again) but never makes, nor hands over? vllm-omni's runner base: the
+    runners it makes are its subclasses, and they get only what their overrides pass on."""
+    owner = pair.owner
+    if [c.name for c in pair.classes] != [owner.name] or makes(owner.name.rpartition(".")[2]):
+        return False
+    if any(h.target == owner.name for h in hierarchy.usage.contact.handovers):
+        return False
+    below = ConsumerRef(owner.name)
+    return any(c.name != owner.name and below in hierarchy.mro(c.name) for c in hierarchy.classes.values())
 
 
 def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: ClassRef, method: str) -> str:

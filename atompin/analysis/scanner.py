@@ -1176,9 +1176,7 @@ class ConsumerScanner:
         `"m"` (`getattr(x, "m")`). A mention in prose (a docstring's ``m``) is no call."""
         delegating = {u.method.name for u in uses if u.hands_on}
         sources = (*self._sources.values(), *self._unscanned)
-        return [
-            name for name in sorted(delegating) if any(_reads_attribute(source, name) for source in sources)
-        ]
+        return [name for name in sorted(delegating) if any(_reads_attribute(source, name) for source in sources)]
 
     def _may_reach_provider(self, ref: MethodRef) -> bool:
         """Can a lookup through this receiver meet a provider class? An annotated one does; `self`
