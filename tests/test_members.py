@@ -411,3 +411,55 @@ def test_a_class_setting_attributes_by_computed_names_serves_only_names_written_
         "pv/make.py": "from pv.config import Config\n\ndef f(c: Config):\n    c.update(dict(compute_hash=str))\n",
     }
     assert found(check(CONFIG_CONSUMER, passed, PV_A), "missing-member") == []
+
+
+# vLLM 0.32 keeps `self.cascade_attn_enabled = False` in its model runner ("kept for out-of-tree
+# model runners") and drops `_compute_cascade_attn_prefix_lens`; vllm-omni's runners call it only
+# `if self.cascade_attn_enabled and ...:`, which they never turn on.
+def _runner(init: str, method: str) -> dict[str, str]:
+    return {
+        "pv/runner.py": f"""
+            class Runner:
+                def __init__(self, config):
+                    self.config = config
+                    {init}
+
+                {method}
+        """
+    }
+
+
+CASCADE_A = _runner("self.cascade = not config.off", "def _prefix_lens(self):\n                    return 0")
+CASCADE_B = _runner("self.cascade = False  # deprecated", "def other(self):\n                    return 1")
+CASCADE_USER = """
+    from pv.runner import Runner
+
+    class MyRunner(Runner):
+        def step(self, ready):
+            if self.cascade and ready:
+                return self._prefix_lens()
+            return 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "where", "severity"),
+    [
+        ("", "plug/runner.py", None),  # never on: the call never runs
+        ("        def turn_on(self):\n            self.cascade = True\n", "plug/runner.py", "error"),
+        ("    def enable(r):\n        r.cascade = True\n", "plug/runner.py", "error"),  # set from outside
+    ],
+)
+def test_a_call_under_a_flag_the_provider_keeps_false_never_runs(change: str, where: str, severity: str | None):
+    result = check({where: CASCADE_USER + change}, CASCADE_B, baseline=CASCADE_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ([severity] if severity else [])
+
+
+def test_a_flag_the_provider_sets_anywhere_else_may_be_on():
+    elsewhere = {**CASCADE_B, "pv/toggle.py": "def on(runner):\n    runner.cascade = True\n"}
+    result = check({"plug/runner.py": CASCADE_USER}, elsewhere, baseline=CASCADE_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]
+    # Not a literal false: it may be on.
+    computed = _runner("self.cascade = config.cascade", "def other(self):\n                    return 1")
+    result = check({"plug/runner.py": CASCADE_USER}, computed, baseline=CASCADE_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]

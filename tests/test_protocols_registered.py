@@ -312,6 +312,16 @@ def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
     ]  # one per stand-in
 
 
+
+def test_a_member_only_tested_for_none_is_not_passed_on_by_the_scan_either():
+    """vllm-ascend asserts `self.connector_scheduler is not None` before each use of it: no read for
+    the object (the scan's own reading, which answers before the text is searched)."""
+    private = {**PICKED, "plug/layer.py": PICKED["plug/layer.py"].replace("self.attn_backend =", "self._picked =")}
+    private["plug/layer.py"] += "\n            def ready(self):\n                assert self._picked is not None\n"
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
+    assert found(check(private, b, a), "protocol-drift") == []
+
 @pytest.mark.parametrize(
     ("text", "passed"),
     [
@@ -329,6 +339,8 @@ def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
         (b"f(self._buf)", True),
         (b"self.other = self._buf\n", True),
         (b"if self._buf == x:", True),  # compared, so read as itself: counted
+        (b"assert self._buf is not None", False),  # tested for None: nothing is handed on
+        (b"if self._buf is None:\n    return\n", False),
         (b'getattr(self, "_buf")', True),
     ],
 )

@@ -25,6 +25,7 @@ from atompin.analysis.callsites import CallerSearch, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.members import kept_false
 from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
 from atompin.analysis.names import quoted
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
@@ -155,6 +156,7 @@ class UsageChecker:
         self._read_kinds = usage.read_kinds()
         self.callers = CallerSearch(index, names)
         self._baseline_callers: CallerSearch | None = None  # see `_made_at_baseline`
+        self._flags_off: dict[tuple[str, str], bool] = {}  # see `_kept_false`
         self._caller_names: set[str] | None = None
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
@@ -195,7 +197,16 @@ class UsageChecker:
 
     def judge(self, when: Sequence[Condition]) -> Judgement:
         """Can a use under these conditions run at this provider?"""
-        return judge(when, self.version, lambda ref: self.resolve(ref).status) if when else LIVE
+        if not when:
+            return LIVE
+        return judge(when, self.version, lambda ref: self.resolve(ref).status, self._kept_false)
+
+    def _kept_false(self, owner: str, attr: str) -> bool:
+        """`members.kept_false`, once per (class, attribute)."""
+        key = (owner, attr)
+        if key not in self._flags_off:
+            self._flags_off[key] = kept_false(self.hierarchy, owner, attr)
+        return self._flags_off[key]
 
     def _judged(self, when: Sequence[Condition]) -> bool:
         """Set the judgement findings of the next use get; False when the use cannot run here."""

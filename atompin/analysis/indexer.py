@@ -371,9 +371,15 @@ class _ModuleVisitor:
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == receiver:
                         # Set on the instance: a class body's value for it is not what it holds.
+                        created = t.attr not in cls.members
                         member = cls.members.setdefault(t.attr, Member(MemberKind.INSTANCE, t.lineno))
-                        member.truth = None
-                        if member.kind is MemberKind.INSTANCE:
+                        if member.kind is not MemberKind.INSTANCE:
+                            member.truth = None
+                        else:
+                            # Every statement storing it stores the same constant (vLLM's deprecated
+                            # `self.cascade_attn_enabled = False`): whether it is true.
+                            value = _stored_truth(node, t) if t is target else None  # type: ignore[arg-type]
+                            member.truth = value if created or member.truth == value else None
                             # What every statement storing it says it holds (one disagreeing: unknown).
                             stored = _stored_class(node, typed) if t is target else ""  # type: ignore[arg-type]
                             first = member.line == t.lineno and not member.annotation
@@ -407,6 +413,13 @@ def _is_own_class(node: ast.expr, receiver: str) -> bool:
         and isinstance(node.args[0], ast.Name)
         and node.args[0].id == receiver
     )
+
+
+def _stored_truth(stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, target: ast.expr) -> bool | None:
+    """`self.x = False` (or `self.x: bool = True`): whether the constant stored is true; None for
+    any other value, and for an augmented assignment."""
+    value = None if isinstance(stmt, ast.AugAssign) else stmt.value
+    return bool(value.value) if isinstance(value, ast.Constant) else None
 
 
 def _constant_truth(stmt: ast.stmt) -> bool | None:

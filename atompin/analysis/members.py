@@ -294,6 +294,31 @@ _READ_BEFORE = re.compile(rb"\b(?:has|get)attr\(\s*[\w.\[\]]+\s*,\s*$")
 _READ_AFTER = re.compile(rb"\s*(?:not\s+)?in\b")
 
 
+def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
+    """Is `attr` false on every instance of consumer class `owner`? The provider classes of its
+    order that define it set it only to a false constant (in the class body, or on the instance:
+    vLLM 0.32's deprecated `self.cascade_attn_enabled = False`), and nothing else may set it: no
+    consumer class (deriving from them, from outside a class, by a patch), no computed-name
+    setter or outside base in the order, no provider code on another object or by a string."""
+    if owner not in h.classes:
+        return False
+    defined = h.definitions(owner, attr)
+    if not defined or any(
+        not isinstance(d.node, ClassRef) or d.member is None or d.member.truth is not False for d in defined
+    ):
+        return False
+    order = h.mro(owner)
+    if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
+        return False
+    if any((info := h.provider(node)) is not None and info.sets_computed for node in order):
+        return False
+    if attr in h.usage.contact.member_stores or attr in h.patched_names:
+        return False
+    if any(isinstance(d.node, ClassRef) and h.sets_attribute(d.node, attr) for d in defined):
+        return False
+    return (attr, None) not in _set_elsewhere(h, [attr], set(), set())
+
+
 def _may_store(text: bytes, match: re.Match[bytes]) -> bool:
     """Can this occurrence of a name put it on an object: an attribute store (`x.n = ...`), or
     the name written as a string, unless the string is one that surely only reads it?"""

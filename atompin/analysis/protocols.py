@@ -103,8 +103,9 @@ class Evidence:
 
 def passes_on(text: bytes, member: str) -> bool:
     """Does `text` read `x.member` for the object itself (to pass, return or bind it, call it for
-    an instance, take an item of it), not only for its attributes (`x.member.m()`) or to set it
-    (`x.member = v`, `x.member: T = v`, `x.member += v`), or write `"member"` (a getattr)? Read
+    an instance, take an item of it), not only for its attributes (`x.member.m()`), to set it
+    (`x.member = v`, `x.member: T = v`, `x.member += v`) or to test it for None, or write
+    `"member"` (a getattr)? Read
     from the bytes: a mention in a comment counts, erring on the side of a read."""
     if writes_as_string(text, member):
         return True
@@ -112,7 +113,8 @@ def passes_on(text: bytes, member: str) -> bool:
     # Not followed by `.` (its attribute), `=` or an augmented `+=` (set); `x.member: T = v` at a
     # statement's start is set too (a colon elsewhere, `for r in x.member:`, reads it).
     annotated = {m.end() for m in re.finditer(rb"(?m)^[ \t]*[\w.]*\." + word + rb"\b(?=\s*:(?!=))", text)}
-    after = rb"\b(?!\s*(?:\.|=(?!=)|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=))"
+    # Nor tested for None (`assert x.member is not None`): that hands nothing on.
+    after = rb"\b(?!\s*(?:\.|=(?!=)|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|is\s+(?:not\s+)?None\b))"
     return any(m.end() not in annotated for m in re.finditer(rb"\." + word + after, text))
 
 

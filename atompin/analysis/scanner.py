@@ -740,17 +740,32 @@ class ConsumerScanner:
             return self._probed_branches(node, test, ctx)
         guard, negated = direct or self._hasattr_guard(node.test, ctx)
         if guard is None:
+            # `if self.cascade_attn_enabled and ...:`: the body runs only where the flags are on.
+            flags = self._self_flags(node.test, ctx)
+            body = _evolve(ctx, when=(*ctx.when, *flags)) if flags else ctx
             if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
                 side = f"{ctx.file.path}:{node.lineno}#"
-                body, orelse = _evolve(ctx, branch=side + "0"), _evolve(ctx, branch=side + "1")
+                body, orelse = _evolve(body, branch=side + "0"), _evolve(ctx, branch=side + "1")
                 self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope)
             else:
-                self._branches([(node.body, ctx), (node.orelse, ctx)], ctx.scope)
+                self._branches([(node.body, body), (node.orelse, ctx)], ctx.scope)
             return None
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
         # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
         absent = self._absent(node, guard[0], (guard[1],), ctx) if direct is not None else ctx
         return self._hasattr_branches(node, guarded, absent, negated)
+
+    def _self_flags(self, test: ast.expr, ctx: _Ctx) -> tuple[Condition, ...]:
+        """The conditions `self.x` puts on the body of an `if` in a method (the test, or an operand of
+        an `and` test): the checks decide them where the provider keeps x false."""
+        if not ctx.owner:
+            return ()
+        operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        return tuple(
+            Condition(ConditionKind.FLAG, self._site(ctx, test), _text(op), attr=op.attr, owner=ctx.owner)
+            for op in operands
+            if isinstance(op, ast.Attribute) and isinstance(op.value, ast.Name) and op.value.id == "self"
+        )
 
     def _probed_branches(self, node: ast.If, probe: AttributeProbe, ctx: _Ctx) -> _Ctx | None:
         """The branches of an `if` on a kept `hasattr` test, read as a written test's are: where it
@@ -1595,7 +1610,12 @@ class ConsumerScanner:
 
     def _eval_Compare(self, node: ast.Compare, ctx: _Ctx) -> Value:
         sides = [node.left, *node.comparators]
+        # `x.member is not None` hands nothing on (see `passed_members`): not a read for the object.
+        tested = _none_tested(node)
+        unread = tested if tested is not None and tested not in self._value_reads else None
         values = [self._comparable(self._eval(n, ctx), n) for n in sides]
+        if unread is not None:
+            self._value_reads.discard(unread)
         probe = next((v for v in values if isinstance(v, ModuleProbe)), None)
         if probe is not None and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             if any(isinstance(n, ast.Constant) and n.value is None for n in sides):  # find_spec(...) is not None
@@ -2454,6 +2474,18 @@ def _with_flags(node: ast.expr, value: Value) -> object:
             for e, v in zip(node.elts, value)
         )
     return value
+
+
+def _none_tested(node: ast.Compare) -> str | None:
+    """The attribute `x.a is None` (or `is not None`) tests; None for any other comparison."""
+    if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+        return None
+    left, right = node.left, node.comparators[0]
+    if isinstance(left, ast.Constant) and left.value is None:
+        left, right = right, left
+    if isinstance(left, ast.Attribute) and isinstance(right, ast.Constant) and right.value is None:
+        return left.attr
+    return None
 
 
 def _only_answer(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
