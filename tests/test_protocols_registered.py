@@ -312,7 +312,6 @@ def test_a_call_inside_a_method_of_the_same_name_hands_on_and_is_no_evidence():
     ]  # one per stand-in
 
 
-
 def test_a_member_only_tested_for_none_is_not_passed_on_by_the_scan_either():
     """vllm-ascend asserts `self.connector_scheduler is not None` before each use of it: no read for
     the object (the scan's own reading, which answers before the text is searched)."""
@@ -321,6 +320,7 @@ def test_a_member_only_tested_for_none_is_not_passed_on_by_the_scan_either():
     a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
     b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
     assert found(check(private, b, a), "protocol-drift") == []
+
 
 @pytest.mark.parametrize(
     ("text", "passed"),
