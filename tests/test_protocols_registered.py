@@ -5,6 +5,8 @@ ATOM registers its DeepSeek-V3.2 indexer cache (an `nn.Module`) under vLLM's
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from atompin.analysis.protocols import passes_on
@@ -322,6 +324,30 @@ def test_a_member_only_tested_for_none_is_not_passed_on_by_the_scan_either():
     assert found(check(private, b, a), "protocol-drift") == []
 
 
+@pytest.mark.parametrize("where", ["plug/other.py", "plug/layer.py"])
+def test_another_class_passing_on_its_own_member_of_that_name_hands_nothing_over(where):
+    """vllm-ascend: each connector keeps its own `connector_scheduler`; one of them passes its own
+    on (`for c in (self.connector_worker, self.connector_scheduler):`), which says nothing of the
+    Mooncake connector's."""
+    private = {**PICKED, "plug/layer.py": PICKED["plug/layer.py"].replace("self.attn_backend =", "self._picked =")}
+    other = """
+        class Other:
+            def __init__(self):
+                self._picked = []
+
+            def parts(self):
+                return self._picked
+    """
+    consumer = {**private, where: private.get(where, "") + textwrap.dedent(other).replace("\n", "\n" + " " * 8)}
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
+    assert found(check(consumer, b, a), "protocol-drift") == []
+    # Passed on through an object, not `self`: any holder's may be.
+    through = {**consumer, where: consumer[where].replace("return self._picked", "return layer._picked")}
+    through[where] = through[where].replace("def parts(self):", "def parts(self, layer):")
+    assert [severity for severity, _, _ in found(check(through, b, a), "protocol-drift")] == ["error", "error"]
+
+
 @pytest.mark.parametrize(
     ("text", "passed"),
     [
@@ -346,3 +372,5 @@ def test_a_member_only_tested_for_none_is_not_passed_on_by_the_scan_either():
 )
 def test_what_passes_a_kept_member_on(text, passed):
     assert passes_on(text, "_buf") is passed
+    # In a file holding no method of the holder's line, only a read on another object counts.
+    assert passes_on(text, "_buf", on_self=False) is (passed and b"self._buf" not in text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
@@ -19,19 +20,26 @@ from atompin.analysis.protocols import passes_on
 from atompin.sources.tree import SourceTree
 
 # Bump when what an answer means changes (a cached answer is also keyed by atompin's code).
-TEXT_FORMAT = "atompin-consumer-text-1"
+TEXT_FORMAT = "atompin-consumer-text-2"
 
 
 class ConsumerText:
     """The scanned files (`paths`) of the consumer `tree`. `cache` is where answers are kept (a
-    second process running the contact rules sets its own). `passed_members` are the members the
-    scan itself saw read for their object (`f(x.member)`): asked about those, nothing is searched."""
+    second process running the contact rules sets its own). `passed_members` ("holder:member") are
+    the members the scan itself saw read for their object (`f(x.member)`) in the files it read
+    through (`read_paths`): asked about those, nothing is searched, and those files never are."""
 
     def __init__(
-        self, tree: SourceTree, paths: list[str], cache: AnalysisCache, passed_members: AbstractSet[str] = frozenset()
+        self,
+        tree: SourceTree,
+        paths: list[str],
+        cache: AnalysisCache,
+        passed_members: AbstractSet[str] = frozenset(),
+        read_paths: AbstractSet[str] = frozenset(),
     ) -> None:
         self.tree, self.paths, self.cache = tree, paths, cache
         self.passed_members = frozenset(passed_members)
+        self.read_paths = frozenset(read_paths)
 
     @functools.cached_property
     def stamps_id(self) -> str:
@@ -49,12 +57,12 @@ class ConsumerText:
         self.cache.put_raw(key, b"1" if found else b"0")
         return found
 
-    def texts(self, words: list[str]) -> list[bytes]:
-        """The texts of the files that write one of `words` after a dot or as a string."""
+    def texts(self, words: list[str], unread_only: bool = False) -> list[bytes]:
+        """The texts of the files that write one of `words` after a dot or as a string (with
+        `unread_only`, of the files the scan did not read through)."""
         shapes = [shape for word in words for shape in (b"." + word.encode(), *quoted(word))]
-        return (
-            [text for _, text in self.tree.read_many(self.tree.files_containing(self.paths, shapes))] if shapes else []
-        )
+        paths = [p for p in self.paths if p not in self.read_paths] if unread_only else self.paths
+        return [text for _, text in self.tree.read_many(self.tree.files_containing(paths, shapes))] if shapes else []
 
     def reads(self, words: list[str]) -> set[str]:
         """The words a file reads as `x.word` outside a function named `word`, or writes as a string
@@ -69,20 +77,28 @@ class ConsumerText:
         texts = self.tree.read_many(self.tree.files_containing(self.paths, [name.encode()]))
         return any(len(call.findall(text)) > len(definition.findall(text)) for _, text in texts)
 
-    def passes_on(self, members: AbstractSet[str]) -> set[str]:
-        """Those of `members` from which a file passes on what a class is kept in there (asked by the
-        contact rules, once, about the few members that alone would make a class a stand-in): what
-        the scan saw, else one search of the files (`protocols.passes_on`), cached."""
-        seen = set(self.passed_members & members)
-        rest = set(members) - seen
+    def passes_on(self, kept: Mapping[str, AbstractSet[str]]) -> set[str]:
+        """Of the members in `kept` (each with the classes holding objects there), those from which
+        a file passes on what is kept (asked by the contact rules, once, about the members whose
+        objects are handed over only by being kept there): what the scan saw, else one search of
+        the files it did not read (`protocols.passes_on`; a read on `self` counts only in a file
+        that names one of the holders: a method of their line), cached."""
+        seen = {m for m, holders in kept.items() if any(f"{h}:{m}" in self.passed_members for h in holders)}
+        rest = {m: sorted(kept[m]) for m in sorted(set(kept) - seen)}
         if not rest:
             return seen
-        key = f"consumer-passes-on:{TEXT_FORMAT}:{code_digest()}:{self.stamps_id}:{','.join(sorted(rest))}"
+        asked = ",".join(f"{m}@{'+'.join(holders)}" for m, holders in rest.items())
+        key = f"consumer-passes-on:{TEXT_FORMAT}:{code_digest()}:{self.stamps_id}:{asked}"
         cached = self.cache.get_raw(key)
         found_before = load_json(list[str], cached) if cached is not None else None  # None: damaged too
         if found_before is not None:
-            return seen | (set(found_before) & rest)
-        texts = self.texts(sorted(rest))
-        found = {m for m in rest if any(passes_on(text, m) for text in texts)}
+            return seen | (set(found_before) & set(rest))
+        texts = self.texts(sorted(rest), unread_only=True)
+        found = {m for m, holders in rest.items() if any(passes_on(t, m, _names_any(t, holders)) for t in texts)}
         self.cache.put_raw(key, dump_json(list[str], sorted(found)))
         return seen | found
+
+
+def _names_any(text: bytes, classes: list[str]) -> bool:
+    """Does `text` write the (last) name of one of these dotted class names as a word?"""
+    return any(re.search(rb"\b" + re.escape(c.rpartition(".")[2].encode()) + rb"\b", text) for c in classes)

@@ -9,7 +9,7 @@ and on provider code it copied (`shadows`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
 from atompin.analysis.baseline import Baseline
@@ -39,7 +39,7 @@ def check_contact(
     search: NameSearch,
     baseline: Baseline | None = None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
-    passed_on: Callable[[AbstractSet[str]], set[str]] = set,
+    passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]] = set,
     makes: Callable[[str], bool] = lambda name: True,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver

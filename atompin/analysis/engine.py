@@ -45,7 +45,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-37"
+SCAN_FORMAT = "atompin-scan-38"
 
 
 @without_gc
@@ -282,7 +282,7 @@ def analyse_trees(
         return consumer_indexes[top].resolve_symbol(symbol)
 
     scanned = [path for each in packages for path in consumer.python_files(each)]
-    text = ConsumerText(consumer, scanned, cache, set(usage.contact.passed_members))
+    text = ConsumerText(consumer, scanned, cache, set(usage.contact.passed_members), set(usage.read_paths))
 
     # What the consumer reaches of a table (or a module's `__getattr__`), under any module that
     # re-exports it, it may change (vllm-rbln adds its env vars to vLLM's table).

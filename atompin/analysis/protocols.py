@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
@@ -101,12 +101,13 @@ class Evidence:
     stored: bool = False  # kept in the member (not returned by it)
 
 
-def passes_on(text: bytes, member: str) -> bool:
+def passes_on(text: bytes, member: str, on_self: bool = True) -> bool:
     """Does `text` read `x.member` for the object itself (to pass, return or bind it, call it for
     an instance, take an item of it), not only for its attributes (`x.member.m()`), to set it
     (`x.member = v`, `x.member: T = v`, `x.member += v`) or to test it for None, or write
-    `"member"` (a getattr)? Read
-    from the bytes: a mention in a comment counts, erring on the side of a read."""
+    `"member"` (a getattr)? With `on_self` False, a read of `self.member` does not count (the file
+    holds no method of the holder's line). Read from the bytes: a mention in a comment counts,
+    erring on the side of a read."""
     if writes_as_string(text, member):
         return True
     word = re.escape(member.encode())
@@ -115,7 +116,16 @@ def passes_on(text: bytes, member: str) -> bool:
     annotated = {m.end() for m in re.finditer(rb"(?m)^[ \t]*[\w.]*\." + word + rb"\b(?=\s*:(?!=))", text)}
     # Nor tested for None (`assert x.member is not None`): that hands nothing on.
     after = rb"\b(?!\s*(?:\.|=(?!=)|[-+*/%@&|^]=|//=|\*\*=|>>=|<<=|is\s+(?:not\s+)?None\b))"
-    return any(m.end() not in annotated for m in re.finditer(rb"\." + word + after, text))
+    return any(
+        m.end() not in annotated and (on_self or not _on_self(text, m.start()))
+        for m in re.finditer(rb"\." + word + after, text)
+    )
+
+
+def _on_self(text: bytes, dot: int) -> bool:
+    """Is the attribute read whose dot is at `dot` a read on `self` (`self.x`, not `myself.x`)?"""
+    before = text[max(0, dot - 5) : dot]
+    return before.endswith(b"self") and (len(before) < 5 or not (before[:1].isalnum() or before[:1] in b"_."))
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
@@ -144,7 +154,7 @@ def _reached_members(
     kept: dict[str, set[str]],
     hierarchy: Hierarchy,
     search: NameSearch,
-    passed_on: Callable[[AbstractSet[str]], set[str]],
+    passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]],
 ) -> set[str]:
     """Of the members consumer classes keep objects in (`kept`: each member, with the classes
     holding it), those through which the provider can get them: the consumer passes the object on
@@ -156,7 +166,7 @@ def _reached_members(
     reads, and two shared method names made it a stand-in for vLLM's `WorkerBase`."""
     if not kept:
         return set()
-    passed = passed_on(set(kept))
+    passed = passed_on(kept)
     named = set(kept) - passed
     named -= search.unused(named) if named else set()
     read = named - search.unread(named) if named else set()  # the rest are written as strings
@@ -266,7 +276,7 @@ def find_stand_ins(
     hierarchy: Hierarchy,
     contact: ContactSurface,
     search: NameSearch,
-    passed_on: Callable[[AbstractSet[str]], set[str]] = set,
+    passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]] = set,
 ) -> list[StandIn]:
     """Every consumer class that stands in for a provider class, with its role. `passed_on` says
     which of some members the consumer passes on what it keeps there (`passes_on`; by default,
@@ -451,7 +461,7 @@ def check_protocols(
     contact: ContactSurface,
     search: NameSearch,
     baseline: Baseline | None = None,
-    passed_on: Callable[[AbstractSet[str]], set[str]] = set,
+    passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]] = set,
 ) -> list[Finding]:
     """protocol-drift; `passed_on` as `find_stand_ins` takes it."""
     served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search, passed_on)}

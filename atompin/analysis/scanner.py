@@ -317,7 +317,9 @@ class ConsumerScanner:
         # In order, once each (bodies are read again), with where they are read: whether the
         # function tests the name is read from its text for the uses kept (`_finish_contact`).
         self._member_uses: dict[MemberUse, tuple[str, str]] = {}
-        self._value_reads: set[str] = set()  # attributes read for their object (`f(x.a)`): see `passed_members`
+        # Attributes read for their object (`f(x.a)`), with the class whose `self` they are read on
+        # ("" for any other receiver): see `passed_members`.
+        self._value_reads: set[tuple[str, str]] = set()
         self._baseless: dict[str, ast.ClassDef] = {}  # classes without bases, by dotted name
         self._reaching: dict[str, bool] = {}  # see `_may_reach_provider`
         self._recording: dict[str, bool] = {}  # see `_may_record`
@@ -368,6 +370,7 @@ class ConsumerScanner:
         self._finish_contact()
         self._caught_calls()
         self._dedupe()
+        self.usage.read_paths = sorted(file.path for file, _ in parsed)
         return self.usage
 
     def _hands_provider(self, values: Iterable[Value]) -> bool:
@@ -1092,9 +1095,9 @@ class ConsumerScanner:
 
     def _eval_Attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool = True) -> Value:
         # Of a chain `a.b.c`, only the whole chain (`outer`) is a use; `a.b` is a read on the way.
-        if outer and isinstance(node.ctx, ast.Load):
-            self._value_reads.add(node.attr)
         inner = node.value
+        if outer and isinstance(node.ctx, ast.Load):
+            self._value_reads.add((_self_owner(inner, ctx), node.attr))
         if isinstance(inner, ast.Attribute):
             base = self._eval_Attribute(inner, ctx, outer=False)
         else:
@@ -1182,8 +1185,36 @@ class ConsumerScanner:
         ]
         contact.member_stores = sorted(set(contact.member_stores))
         contact.hooks_named = self._hooks_named(contact.member_uses)
-        held = {h.member for h in contact.handovers if h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED)}
-        contact.passed_members = sorted(held & self._value_reads)
+        held = {
+            (h.holder, h.member) for h in contact.handovers if h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED)
+        }
+        contact.passed_members = sorted(
+            f"{holder}:{member}" for holder, member in held if self._passes_on(holder, member)
+        )
+
+    def _passes_on(self, holder: str, member: str) -> bool:
+        """Is `member` read for its object on something not `self`, or on `self` in a method of
+        `holder` or of a consumer class it derives from or that derives from it? (vllm-ascend's
+        connectors each keep their own `connector_scheduler`.)"""
+        if ("", member) in self._value_reads:
+            return True
+        owners = {owner for owner, attr in self._value_reads if attr == member and owner}
+        return any(
+            owner == holder or holder in self._consumer_bases(owner) or owner in self._consumer_bases(holder)
+            for owner in owners
+        )
+
+    def _consumer_bases(self, name: str) -> set[str]:
+        """The consumer classes `name` derives from, through the consumer's own bases."""
+        out: set[str] = set()
+        todo = [name]
+        while todo:
+            cls = self._classes.get(todo.pop())
+            for base in cls.bases if cls is not None else ():
+                if base.consumer and base.consumer not in out:
+                    out.add(base.consumer)
+                    todo.append(base.consumer)
+        return out
 
     def _hooks_named(self, uses: list[MemberUse]) -> list[str]:
         """Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
@@ -1325,7 +1356,7 @@ class ConsumerScanner:
 
     def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], str):
-            self._value_reads.add(args[1])
+            self._value_reads.add((_self_owner(node.args[0], ctx), args[1]))
         if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
             # Set by name, from wherever.
             self.usage.contact.member_stores.extend([args[1]] if isinstance(args[1], str) else args[1].names)
@@ -1612,7 +1643,8 @@ class ConsumerScanner:
         sides = [node.left, *node.comparators]
         # `x.member is not None` hands nothing on (see `passed_members`): not a read for the object.
         tested = _none_tested(node)
-        unread = tested if tested is not None and tested not in self._value_reads else None
+        read = (_self_owner(tested.value, ctx), tested.attr) if tested is not None else None
+        unread = read if read is not None and read not in self._value_reads else None
         values = [self._comparable(self._eval(n, ctx), n) for n in sides]
         if unread is not None:
             self._value_reads.discard(unread)
@@ -2476,7 +2508,12 @@ def _with_flags(node: ast.expr, value: Value) -> object:
     return value
 
 
-def _none_tested(node: ast.Compare) -> str | None:
+def _self_owner(receiver: ast.expr, ctx: _Ctx) -> str:
+    """The consumer class whose instance `receiver` is when it is `self` in one of its methods; ""."""
+    return ctx.owner if isinstance(receiver, ast.Name) and receiver.id == "self" else ""
+
+
+def _none_tested(node: ast.Compare) -> ast.Attribute | None:
     """The attribute `x.a is None` (or `is not None`) tests; None for any other comparison."""
     if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Is, ast.IsNot)):
         return None
@@ -2484,7 +2521,7 @@ def _none_tested(node: ast.Compare) -> str | None:
     if isinstance(left, ast.Constant) and left.value is None:
         left, right = right, left
     if isinstance(left, ast.Attribute) and isinstance(right, ast.Constant) and right.value is None:
-        return left.attr
+        return left
     return None
 
 

@@ -253,6 +253,8 @@ class ConsumerUsage:
     unparseable: list[tuple[str, int, str]] = field(default_factory=list)
     # Consumer modules read outside the scanned packages (helpers), with their content ids.
     helper_modules: dict[str, str] = field(default_factory=dict)
+    # The files whose every body the scan read (the rest are searched as text where it matters).
+    read_paths: list[str] = field(default_factory=list)
     # Version gates met (kind GATE), for --verbose and `gate-flip`.
     gates: list[Condition] = field(default_factory=list)
     version_asserts: list[VersionAssert] = field(default_factory=list)
@@ -480,7 +482,8 @@ class ContactSurface:
     replacements: list[Replacement] = field(default_factory=list)
     # Every `self.x = ...` of the consumer's classes (who keeps what where).
     stores: list[Stored] = field(default_factory=list)
-    # Of the members classes are kept in (handovers `ATTRIBUTE`, `STORED`), those read somewhere
-    # for the object itself (`f(x.member)`, `return x.member`, `getattr(x, "member")`), not only for
-    # its attributes: what the consumer passes on (in the files read; `protocols.passes_on` for the rest).
+    # Of the members classes are kept in (handovers `ATTRIBUTE`, `STORED`), as "holder:member",
+    # those read somewhere for the object itself (`f(x.member)`, `return x.member`, `getattr(x,
+    # "member")`; on `self`, in a method of the holder's line), not only for its attributes or to
+    # test it for None: what the consumer passes on (in the files read; `protocols.passes_on` for the rest).
     passed_members: list[str] = field(default_factory=list)
