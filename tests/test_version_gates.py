@@ -524,3 +524,57 @@ def test_what_follows_a_version_gate_in_an_and_runs_only_where_it_holds(run_chec
         # Where the gate lets the read run, it is reported.
         found = run_check(after, consumer(gated), version="0.25.0", baseline=before).findings
         assert [f.rule for f in found] == ["missing-member"]
+
+
+# vllm-ascend 0.28's helpers: an override read first (`envs.VLLM_VERSION or vllm.__version__`),
+# the local segment cut by hand, and a second test whose answer is another helper's.
+HELPER_028 = """
+    import os
+    from packaging.version import InvalidVersion, Version
+
+    def _empty_device_matches(target):
+        return os.environ.get("EMPTY") == target
+
+    def pv_version_is(target):
+        if os.environ.get("PV_VERSION") is not None:
+            version = os.environ["PV_VERSION"]
+        else:
+            import pv
+            version = pv.__version__
+        try:
+            version = version.split("+")[0]
+            parsed = Version(version)
+            if parsed == Version(target):
+                return True
+            if parsed.release[:2] == (0, 1) and parsed.dev is not None:
+                return _empty_device_matches(target)
+            return False
+        except InvalidVersion:
+            raise ValueError("not a version")
+"""
+PP_UTILS_028 = """
+    import os
+    import pv
+    from packaging.version import Version
+    from plug.utils import pv_version_is
+
+    def use_legacy():
+        version = Version(os.environ.get("PV_VERSION") or pv.__version__)
+        return version.release[:2] in ((0, 25), (0, 26)) or pv_version_is("0.25.1")
+"""
+
+
+@pytest.mark.parametrize("version", ["0.25.1", "0.25.1+empty"])
+def test_helpers_with_an_override_a_hand_cut_local_segment_and_a_runtime_answer(run_check, version):
+    files = {"plug/__init__.py": "", "plug/utils.py": HELPER_028, "plug/pp_utils.py": PP_UTILS_028}
+    files["plug/mod.py"] = PUBLIC_GATED
+    assert run_check(PROVIDER, files, version=version).findings == ()
+    assert len(run_check(PROVIDER, files, version="0.27.0").findings) == 1
+    direct = {
+        **files,
+        "plug/mod.py": 'from plug.utils import pv_version_is\n\nif not pv_version_is("0.25.1"):\n'
+        "    from pv.layers.old_attn import decode\n",
+    }
+    assert run_check(PROVIDER, direct, version=version).findings == ()
+    # At a release the helper does not name, its runtime answer leaves the branch undecided: checked.
+    assert len(run_check(PROVIDER, direct, version="0.27.0").findings) == 1

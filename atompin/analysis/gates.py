@@ -30,7 +30,9 @@ class VersionForm(str, Enum):
     TEXT = "text"  # vllm.__version__, importlib.metadata.version("vllm"): compared as a string
     VERSION = "version"  # Version(...) / parse(...) of it: compared as a PEP 440 version
     TUPLE = "tuple"  # vllm.__version_tuple__ (or a slice of it): compared as a tuple of ints
-    OPAQUE = "opaque"  # derived from it in a way not followed (.split(...), int(...), ...)
+    OPAQUE = "opaque"  # derived from it in a way not followed (.split("."), int(...), ...)
+    # `v.split("+")` / `v.partition("+")` of the text: its first part is the public version.
+    SPLIT_AT_PLUS = "split-at-plus"
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,10 @@ def contained(
 
 
 def version_slice(version: ProviderVersion, index: object) -> ProviderVersion:
-    """`__version_tuple__[:2]` keeps comparing as a tuple; any other subscript is not followed."""
+    """`__version_tuple__[:2]` keeps comparing as a tuple; `v.split("+")[0]` is the public version
+    text; any other subscript is not followed."""
+    if version.form is VersionForm.SPLIT_AT_PLUS and isinstance(index, ast.Constant) and index.value == 0:
+        return ProviderVersion(VersionForm.TEXT, public=True)
     if (
         version.form is VersionForm.TUPLE
         and isinstance(index, ast.Slice)

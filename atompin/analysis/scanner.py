@@ -1071,6 +1071,9 @@ class ConsumerScanner:
                 site = self._site(ctx, operand)
                 condition = Condition(ConditionKind.ATTR_ABSENT, site, _text(operand), refs=owner, attr=attr)
                 inner = _evolve(inner, when=(*inner.when, condition))
+        if isinstance(node.op, ast.Or) and isinstance(values[-1], ProviderVersion):
+            if not any(isinstance(v, (ProviderVersion, Gate)) for v in values[:-1]):
+                return values[-1]  # `envs.VLLM_VERSION or vllm.__version__`: an override, unset as a rule
         if any(isinstance(v, Gate) for v in values):
             texts = [_text(v) for v in node.values]
             return gates.combine(isinstance(node.op, ast.And), values, texts, _text(node))
@@ -1689,6 +1692,9 @@ class ConsumerScanner:
         if isinstance(callee, VersionMethod):
             if callee.attr == "startswith" and len(args) == 1:
                 return gates.startswith(callee.version, args[0], _text(node))
+            text = callee.version.form is VersionForm.TEXT
+            if text and callee.attr in ("split", "partition") and args[:1] == ["+"] and not node.keywords:
+                return ProviderVersion(VersionForm.SPLIT_AT_PLUS)  # vllm-ascend 0.28 cuts "+empty" by hand
             return ProviderVersion(VersionForm.OPAQUE)
         if isinstance(callee, SpecifierContains) and len(args) == 1:
             version = self._as_version(args[0])
@@ -2547,13 +2553,14 @@ def _returned_gate(
     around a return, a return in an exception handler), True needs that as well: the gate and a
     runtime condition (False where the gate is false, undecided where it holds). Answered as the
     first element of a tuple (`return True, version, ""`), the tuple holds it there (pace-vllm's
-    supported-range check). None when a `True` is returned under no gate, when it always answers
-    the same, or when it returns other values."""
+    supported-range check). Any other value returned (another helper's answer: vllm-ascend 0.28's
+    `vllm_version_is` for CPU builds) may be true where its gates hold: a runtime condition there.
+    None when a `True` is returned under no gate, or it never answers both `True` and `False`."""
     if returned and all(isinstance(r, tuple) and r and isinstance(r[0], bool) for r, _ in returned):
         sizes = {len(r) for r, _ in returned if isinstance(r, tuple)}
         first = _returned_gate([(r[0], when) for r, when in returned if isinstance(r, tuple)], function)
         return (first, *(None,) * (sizes.pop() - 1)) if first is not None and len(sizes) == 1 else None
-    if not returned or not all(isinstance(r, bool) for r, _ in returned) or len({r for r, _ in returned}) != 2:
+    if not {True, False} <= {r for r, _ in returned if isinstance(r, bool)}:
         return None
     paths: list[Gate] = []
     for value, when in returned:
@@ -2562,11 +2569,14 @@ def _returned_gate(
             for c in when
             if c.kind is ConditionKind.GATE and c.gate is not None
         ]
-        if value and not parts:
+        if value is False:
+            continue
+        if value is not True:  # another helper's answer, say: true or not, decided at run time
+            parts.append(Gate(GateOp.RUNTIME, "its other answers"))
+        elif not parts:
             return None  # True under no gate at all
-        if value:
-            text = " and ".join(g.text for g in parts)
-            paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
+        text = " and ".join(g.text for g in parts)
+        paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
     gate = paths[0] if len(paths) == 1 else Gate(GateOp.ANY, " or ".join(p.text for p in paths), parts=tuple(paths))
     lines = {c.site.line for _, when in returned for c in when if c.kind is ConditionKind.GATE}
     if _returns_only_under(function, lines):
@@ -2586,6 +2596,12 @@ def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines:
             elif isinstance(stmt, ast.If):
                 here = gated and stmt.test.lineno in lines
                 if not (inside(stmt.body, here) and inside(stmt.orelse, here)):
+                    return False
+            elif isinstance(stmt, ast.Try) and all(
+                all(isinstance(s, ast.Raise) for s in h.body) for h in stmt.handlers
+            ):
+                # Handlers that only raise (`except InvalidVersion: raise ValueError(...)`) answer nothing.
+                if not all(inside(part, gated) for part in (stmt.body, stmt.orelse, stmt.finalbody)):
                     return False
             elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 # In a try, a loop, a `with`: not decided by the gates alone.
