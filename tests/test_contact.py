@@ -1759,6 +1759,15 @@ def test_an_annotated_call_a_consumer_subclass_takes_is_a_warning():
     ]
     [warning] = [f for f in result.findings if f.severity.value == "warning"]
     assert "plug.serve:MySpec.blocks takes it" in warning.message
+    # The consumer makes the provider's class itself, or another subclass cannot take it: an error.
+    made = consumer["plug/serve.py"].replace("self.spec = spec", "self.spec = SlidingSpec()")
+    sibling = consumer["plug/serve.py"].replace(
+        "class Handler:",
+        "class Other(SlidingSpec):\n                def blocks(self, window):\n                    return window\n\n            class Handler:",
+    )
+    for source in (made, sibling):
+        severities = {sev for sev, symbol, _ in found(check({"plug/serve.py": source}, ATTN_A), "arity-drift")}
+        assert severities == {"error"}
 
 
 # -- shadow-drift --------------------------------------------------------------------------
@@ -2202,7 +2211,7 @@ OMNI_RUNNERS = """
             return batch
 
     class ARRunner(BaseRunner):
-        def execute(self, batch, dummy=False, **kwargs):
+        def execute(self, batch, dummy=False, randomize=False):
             return super().execute(batch, dummy=dummy)
 
     class GenRunner(BaseRunner):
@@ -2221,9 +2230,20 @@ def test_an_override_every_consumer_subclass_overrides_again_is_a_warning_unless
         one(result, "override-drift").message
     )
     # A leaf that does not take it is the error it always was.
-    leaf = OMNI_RUNNERS.replace("dummy=False, **kwargs", "dummy=False")
+    leaf = OMNI_RUNNERS.replace(
+        "dummy=False, randomize=False):\n            return super()", "dummy=False):\n            return super()"
+    )
     assert ("error", "plug.runners:ARRunner.execute", "plug/runners.py:8") in found(
         check({"plug/runners.py": leaf}, RUNNER_B, baseline=RUNNER_A), "override-drift"
+    )
+    # A subclass passing any keyword on through super(): the call comes down to the base's override.
+    forwards = OMNI_RUNNERS.replace(
+        "dummy=False, randomize=False):\n            return super().execute(batch, dummy=dummy)",
+        "dummy=False, **kwargs):\n            return super().execute(batch, dummy=dummy, **kwargs)",
+    )
+    assert forwards != OMNI_RUNNERS
+    assert ("error", "plug.runners:BaseRunner.execute", "plug/runners.py:4") in found(
+        check({"plug/runners.py": forwards}, RUNNER_B, baseline=RUNNER_A), "override-drift"
     )
     # The base made itself (or a subclass inheriting its override): the call lands on it.
     for more in ("\n    def base():\n        return BaseRunner()\n", "\n    class Plain(BaseRunner):\n        pass\n"):

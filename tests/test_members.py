@@ -463,3 +463,21 @@ def test_a_flag_the_provider_sets_anywhere_else_may_be_on():
     computed = _runner("self.cascade = config.cascade", "def other(self):\n                    return 1")
     result = check({"plug/runner.py": CASCADE_USER}, computed, baseline=CASCADE_A)
     assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]
+
+
+def test_a_flag_the_constructor_takes_as_a_field_may_be_on():
+    fields = {
+        "pv/runner.py": """
+            from dataclasses import dataclass
+
+            @dataclass
+            class Runner:
+                cascade: bool = False
+
+                def other(self):
+                    return 1
+        """
+    }
+    made = CASCADE_USER + "\n    def make():\n        return MyRunner(cascade=True)\n"
+    result = check({"plug/runner.py": made}, fields, baseline=CASCADE_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]

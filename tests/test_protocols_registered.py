@@ -348,6 +348,35 @@ def test_another_class_passing_on_its_own_member_of_that_name_hands_nothing_over
     assert [severity for severity, _, _ in found(check(through, b, a), "protocol-drift")] == ["error", "error"]
 
 
+def _drift_with(layer: str, more: dict[str, str] | None = None, provider_layer: str = LAYER_BASE, specs: str = SPECS):
+    private = {**PICKED, "plug/layer.py": PICKED["plug/layer.py"].replace("self.attn_backend =", "self._picked =")}
+    consumer = {**private, "plug/layer.py": private["plug/layer.py"] + layer, **(more or {})}
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": provider_layer}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": provider_layer, "pv/runner.py": specs}
+    return [severity for severity, _, _ in found(check(consumer, b, a), "protocol-drift")]
+
+
+def test_every_way_the_kept_object_may_reach_the_provider_counts():
+    both = ["error", "error"]
+    # The provider names the member in a string, and reads `self._picked` in an unrelated class too.
+    named = SPECS.replace("layer.get_attn_backend()", 'getattr(layer, "_picked")')
+    own_reads = LAYER_BASE + "\n\nclass OtherLayer:\n    def picked(self):\n        return self._picked\n"
+    assert _drift_with("", provider_layer=own_reads, specs=named) == both
+    # A provider class reading `self._picked`, mixed in by a consumer subclass of the holder.
+    reader = LAYER_BASE + "\n\nclass Reader:\n    def picked(self):\n        return self._picked\n"
+    mixed = "\n        from pv.layer import Reader\n\n        class Combined(MyLayer, Reader):\n            pass\n"
+    assert _drift_with(mixed, provider_layer=reader) == both
+    # A consumer mixin (in a file the scan does not read) passing it on, mixed into a subclass.
+    mixin = {"plug/mixin.py": "class PassMixin:\n    def get_attn_backend(self):\n        return self._picked\n"}
+    combined = (
+        "\n        from plug.mixin import PassMixin\n\n        class Combined(PassMixin, MyLayer):\n            pass\n"
+    )
+    assert _drift_with(combined, mixin) == both
+    # Named in a string in a file the scan read (`vars(self)[...]`).
+    by_name = '\n            def get_attn_backend(self):\n                return vars(self)["_picked"]\n'
+    assert _drift_with(by_name) == both
+
+
 @pytest.mark.parametrize(
     ("text", "passed"),
     [

@@ -689,6 +689,11 @@ def test_a_real_call_the_replacement_missed_at_the_baseline_too_is_a_warning(run
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
     assert "cannot take the real call at pv/mixer.py:7" in finding.message
     assert "fails at the baseline too" in finding.message
+    # Beside it, a call new since the baseline that misses it too: an error citing that one.
+    more = {**moved, "pv/zz.py": "from pv.ops import conv\n\ndef run(x, w):\n    return conv(x, w, block_idx=1)\n"}
+    [finding] = run_check(more, consumer(src), baseline=PROVIDER).findings
+    assert finding.severity.value == "error"
+    assert "real call at pv/zz.py:4" in finding.message
     # The call newly passing block_idx= (it did not at the baseline): an error.
     before = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", "")}
     [finding] = run_check(moved, consumer(src), baseline=before).findings

@@ -578,3 +578,47 @@ def test_helpers_with_an_override_a_hand_cut_local_segment_and_a_runtime_answer(
     assert run_check(PROVIDER, direct, version=version).findings == ()
     # At a release the helper does not name, its runtime answer leaves the branch undecided: checked.
     assert len(run_check(PROVIDER, direct, version="0.27.0").findings) == 1
+
+
+def test_a_selector_defined_per_release_or_per_import_is_no_fixed_answer(run_check):
+    """Each definition answers for the releases it is made at: neither branch is dead everywhere."""
+    per_release = """
+        import pv
+        from plug.utils import pv_version_is
+
+        if pv_version_is("0.25.0"):
+            def use_new():
+                return False
+        else:
+            def use_new():
+                return True
+    """
+    per_import = """
+        import pv
+        try:
+            from pv.layers.new_attn import decode
+            def use_new():
+                return True
+        except ImportError:
+            def use_new():
+                return False
+    """
+    gated = """
+        from plug.selector import use_new
+
+        def install():
+            if use_new():
+                from pv.layers.gone_new import decode
+            else:
+                from pv.layers.gone_old import decode
+    """
+    for selector in (per_release, per_import):
+        files = consumer(gated, **{"plug/selector.py": selector})
+        assert {f.symbol for f in run_check(PROVIDER, files, version="0.25.1").findings} == {
+            "pv.layers.gone_new:decode",
+            "pv.layers.gone_old:decode",
+        }
+    # A fixed answer is not listed among the version gates.
+    fixed = consumer(gated, **{"plug/selector.py": "import pv\n\ndef use_new():\n    return False\n"})
+    result = run_check(PROVIDER, fixed, version="0.25.1")
+    assert [f.symbol for f in result.findings] == ["pv.layers.gone_old:decode"] and result.gates == ()

@@ -699,10 +699,13 @@ class UsageChecker:
                 if misfit:
                     misfits.append((site, shape, self._why_not_run(caller) if caller[0] else "", misfit, caller))
         misfits.sort(key=lambda m: bool(m[2]))
+        # An error needs a call that may run and that the baseline provider did not make too.
+        new = [m for m in misfits if not m[2] and not (m[4][0] and self._made_at_baseline(patch, *m[0:2], m[4]))]
+        if misfits and not new and not misfits[0][2]:
+            misfits[0] = (*misfits[0][:2], _at_baseline_too("the provider made the same call there"), *misfits[0][3:])
+        misfits = new + [m for m in misfits if m not in new]
         if misfits:
             site, shape, not_run, misfit, caller = misfits[0]
-            if not not_run and caller[0] and self._made_at_baseline(patch, site, shape, caller):
-                not_run = _at_baseline_too("the provider made the same call there")
             severity = Severity.WARNING if not_run else Severity.ERROR
             where = f" ({not_run})" if not_run else ""
             same_kind = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(not_run))
@@ -739,8 +742,9 @@ class UsageChecker:
             return False
         if self._baseline_callers is None:
             self._baseline_callers = CallerSearch(self.baseline)
+        owner = caller[0].partition(":")[2]  # the calling class's qualname ("" for a function)
         return any(
-            raw.shape == shape and raw.function.rpartition(".")[2] == caller[1]
+            raw.shape == shape and raw.function.rpartition(".")[::2] == (owner, caller[1])
             for _, name in self._call_targets(patch)
             for raw in self._baseline_callers.file_calls(site.path, name)
         )

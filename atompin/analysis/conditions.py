@@ -2,12 +2,14 @@
 
 The scanner records each use with the conditions of the branch it is in
 (`usage.Condition`): version gates, the other branch of a `hasattr` test, an
-`except ImportError` handler, the rest of a try body after its imports. Here
-they are decided against a provider's version and names:
+`except ImportError` handler, the rest of a try body after its imports, a
+`self.flag` test in a method. Here they are decided against a provider's
+version and names:
 
 - a gate that is false, a `find_spec` test of a provider module that fails here,
-  or an import before the use that fails, means the use never runs: it is
-  skipped, like code under `if TYPE_CHECKING:`;
+  an import before the use that fails, or a flag the provider keeps false
+  (`switched_off`), means the use never runs: it is skipped, like code under
+  `if TYPE_CHECKING:`;
 - a fallback that only runs when something the provider has is missing (a
   hasattr's other branch, an import handler whose imports all resolve) is
   kept as information: "a fallback for older providers";

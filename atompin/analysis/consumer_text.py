@@ -15,12 +15,12 @@ from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.analysis.idle_hooks import reads_outside_own
-from atompin.analysis.names import quoted
+from atompin.analysis.names import quoted, writes_as_string
 from atompin.analysis.protocols import passes_on
 from atompin.sources.tree import SourceTree
 
 # Bump when what an answer means changes (a cached answer is also keyed by atompin's code).
-TEXT_FORMAT = "atompin-consumer-text-2"
+TEXT_FORMAT = "atompin-consumer-text-3"
 
 
 class ConsumerText:
@@ -57,12 +57,13 @@ class ConsumerText:
         self.cache.put_raw(key, b"1" if found else b"0")
         return found
 
-    def texts(self, words: list[str], unread_only: bool = False) -> list[bytes]:
-        """The texts of the files that write one of `words` after a dot or as a string (with
-        `unread_only`, of the files the scan did not read through)."""
+    def texts(self, words: list[str]) -> list[bytes]:
+        """The texts of the files that write one of `words` after a dot or as a string."""
+        return [text for _, text in self._files_writing(words)]
+
+    def _files_writing(self, words: list[str]) -> list[tuple[str, bytes]]:
         shapes = [shape for word in words for shape in (b"." + word.encode(), *quoted(word))]
-        paths = [p for p in self.paths if p not in self.read_paths] if unread_only else self.paths
-        return [text for _, text in self.tree.read_many(self.tree.files_containing(paths, shapes))] if shapes else []
+        return list(self.tree.read_many(self.tree.files_containing(self.paths, shapes))) if shapes else []
 
     def reads(self, words: list[str]) -> set[str]:
         """The words a file reads as `x.word` outside a function named `word`, or writes as a string
@@ -93,10 +94,19 @@ class ConsumerText:
         found_before = load_json(list[str], cached) if cached is not None else None  # None: damaged too
         if found_before is not None:
             return seen | (set(found_before) & set(rest))
-        texts = self.texts(sorted(rest), unread_only=True)
-        found = {m for m, holders in rest.items() if any(passes_on(t, m, _names_any(t, holders)) for t in texts)}
+        files = self._files_writing(sorted(rest))
+        found = {
+            m for m, holders in rest.items() if any(self._passed_in(path, text, m, holders) for path, text in files)
+        }
         self.cache.put_raw(key, dump_json(list[str], sorted(found)))
         return seen | found
+
+    def _passed_in(self, path: str, text: bytes, member: str, holders: list[str]) -> bool:
+        """Does this file pass on what `holders` keep in `member`? In a file the scan read through,
+        only a string naming it can (`vars(self)["m"]`, an attrgetter): the scan saw the rest."""
+        if path in self.read_paths:
+            return writes_as_string(text, member)
+        return passes_on(text, member, _names_any(text, holders))
 
 
 def _names_any(text: bytes, classes: list[str]) -> bool:

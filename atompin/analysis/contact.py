@@ -51,7 +51,7 @@ def check_contact(
     findings = check_method_overrides(hierarchy, search, baseline, makes)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
-    findings += check_method_calls(hierarchy, usage.contact, baseline, judge)
+    findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_members(usage, hierarchy, search, baseline, judge)
     return findings

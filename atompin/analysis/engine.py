@@ -17,7 +17,7 @@ from atompin.analysis.checks import UsageChecker
 from atompin.analysis.conditions import Judgement
 from atompin.analysis.consumer_text import ConsumerText
 from atompin.analysis.contact import check_contact, searches_names
-from atompin.analysis.gates import describe, evaluate
+from atompin.analysis.gates import GateOp, describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.idle_hooks import check_idle_hooks
 from atompin.analysis.name_sites import NameSearch
@@ -45,7 +45,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-39"
+SCAN_FORMAT = "atompin-scan-40"
 
 
 @without_gc
@@ -341,8 +341,8 @@ def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: s
     """Every version gate of the consumer, evaluated at the provider's version (and the baseline's)."""
     out: dict[tuple[str, int, str], GateReading] = {}
     for condition in usage.gates:
-        if condition.gate is None:
-            continue
+        if condition.gate is None or condition.gate.op is GateOp.FIXED:
+            continue  # a helper answering one literal is the same at every version
         key = (condition.site.path, condition.site.line, condition.text)
         before = describe(evaluate(condition.gate, baseline_version)) if baseline_version else ""
         out.setdefault(

@@ -52,6 +52,10 @@ class Definition:
     member: Member | None = None
 
 
+# Outside bases whose classes take their annotated class attributes as constructor fields.
+_FIELD_BASES = frozenset({"BaseModel", "NamedTuple", "Struct", "TypedDict"})
+
+
 def first_found(index: ProviderIndex) -> Callable[[tuple[Ref, ...]], Resolution | None]:
     """A resolver of ladder choices: the first that is found (None when none is)."""
     memo: dict[tuple[Ref, ...], Resolution | None] = {}
@@ -131,6 +135,13 @@ class Hierarchy:
             for stored in self.usage.contact.stores:
                 stores.setdefault((stored.holder, stored.member), []).append(stored)
         return stores
+
+    def takes_as_field(self, ref: ClassRef) -> bool:
+        """Does provider class `ref`'s constructor take its annotated class attributes as fields (a
+        generated `__init__`: a dataclass; a pydantic model, a named tuple, a msgspec struct)?"""
+        return self.index.generates_init(ref) or any(
+            isinstance(node, str) and node.rpartition(".")[2] in _FIELD_BASES for node in self.index.mro(ref)
+        )
 
     def made_instances(self, name: str) -> set[ClassRef]:
         """The provider classes consumer class `name` keeps instances of (`self.x = Cls(...)`)."""

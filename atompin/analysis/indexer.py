@@ -378,7 +378,7 @@ class _ModuleVisitor:
                         else:
                             # Every statement storing it stores the same constant (vLLM's deprecated
                             # `self.cascade_attn_enabled = False`): whether it is true.
-                            value = _stored_truth(node, t) if t is target else None  # type: ignore[arg-type]
+                            value = _stored_truth(node) if t is target else None  # type: ignore[arg-type]
                             member.truth = value if created or member.truth == value else None
                             # What every statement storing it says it holds (one disagreeing: unknown).
                             stored = _stored_class(node, typed) if t is target else ""  # type: ignore[arg-type]
@@ -415,7 +415,7 @@ def _is_own_class(node: ast.expr, receiver: str) -> bool:
     )
 
 
-def _stored_truth(stmt: ast.Assign | ast.AnnAssign | ast.AugAssign, target: ast.expr) -> bool | None:
+def _stored_truth(stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> bool | None:
     """`self.x = False` (or `self.x: bool = True`): whether the constant stored is true; None for
     any other value, and for an augmented assignment."""
     value = None if isinstance(stmt, ast.AugAssign) else stmt.value

@@ -298,8 +298,9 @@ def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
     """Is `attr` false on every instance of consumer class `owner`? The provider classes of its
     order that define it set it only to a false constant (in the class body, or on the instance:
     vLLM 0.32's deprecated `self.cascade_attn_enabled = False`), and nothing else may set it: no
-    consumer class (deriving from them, from outside a class, by a patch), no computed-name
-    setter or outside base in the order, no provider code on another object or by a string."""
+    consumer class (deriving from them, from outside a class, by a patch), no constructor taking
+    it as a field, no computed-name setter or outside base in the order, no provider code on
+    another object or by a string."""
     if owner not in h.classes:
         return False
     defined = h.definitions(owner, attr)
@@ -314,8 +315,9 @@ def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
         return False
     if attr in h.usage.contact.member_stores or attr in h.patched_names:
         return False
-    if any(isinstance(d.node, ClassRef) and h.sets_attribute(d.node, attr) for d in defined):
-        return False
+    providers = [d.node for d in defined if isinstance(d.node, ClassRef)]
+    if any(h.sets_attribute(node, attr) or h.takes_as_field(node) for node in providers):
+        return False  # a consumer class sets it, or the constructor takes it (`Runner(cascade=True)`)
     return (attr, None) not in _set_elsewhere(h, [attr], set(), set())
 
 

@@ -32,7 +32,9 @@ def check_method_calls(
     contact: ContactSurface,
     baseline: Baseline | None = None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
+    makes: Callable[[str], bool] = lambda name: True,
 ) -> list[Finding]:
+    """`makes` says whether the consumer calls a class of that name (`Name(...)`)."""
     findings: list[Finding] = []
     fitting = _fitting_sides(hierarchy, contact)
     for call in contact.method_calls:
@@ -70,7 +72,7 @@ def check_method_calls(
                     # It failed the same way at the baseline, where the consumer works: a path not taken.
                     severity = Severity.WARNING
                     change = f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
-        taker = _subclass_taking(hierarchy, call, bound)
+        taker = _subclass_taking(hierarchy, call, bound, makes)
         if taker:
             # `engine: EngineClient` given the consumer's own `AsyncOmni(EngineClient)`, whose
             # override takes the call: it fails only on an object of the provider's making.
@@ -91,22 +93,25 @@ def check_method_calls(
     return findings
 
 
-def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool) -> str:
-    """For a call through a receiver annotated with a provider class: the consumer override, in a
-    consumer class deriving from it, whose signature takes the call ("" when none does)."""
+def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool, makes: Callable[[str], bool]) -> str:
+    """For a call through a receiver annotated with (or assigned) a provider class the consumer never
+    makes itself (`makes`): the consumer override that takes the call, when every consumer class
+    deriving from that class overrides the method so ("" otherwise)."""
     if call.method.receiver is not Receiver.INSTANCE:
         return ""
     cls = provider_class(hierarchy.resolve, call.method.choices)
-    if cls is None:
+    if cls is None or makes(cls.qualname.rpartition(".")[2]):
         return ""
+    takers: list[str] = []
     for derived in hierarchy.derived_from(cls):
         definitions = hierarchy.definitions(derived.name, call.method.name)
         first = definitions[0] if definitions else None
         owner = hierarchy.consumer(first.node) if first is not None else None
         sig = first.method.signature if first is not None and first.method is not None else None
-        if owner is not None and sig is not None and checkable(sig) and call_problem(sig, call.shape, bound) is None:
-            return f"{owner.symbol}.{call.method.name}"
-    return ""
+        if owner is None or sig is None or not checkable(sig) or call_problem(sig, call.shape, bound) is not None:
+            return ""  # an object of this class would fail the same way
+        takers.append(f"{owner.symbol}.{call.method.name}")
+    return takers[0] if takers else ""
 
 
 def _other_side(call: MethodCall) -> str:

@@ -36,7 +36,7 @@ from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.signature import Signature
+from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
 from atompin.model import Finding, Rule, Severity, Site
 
@@ -265,12 +265,25 @@ def _overridden_below(hierarchy: Hierarchy, pair: OverridePair, makes: Callable[
     from (each overriding it again) but never makes, nor hands over? vllm-omni's runner base: the
     runners it makes are its subclasses, and they get only what their overrides pass on."""
     owner = pair.owner
-    if [c.name for c in pair.classes] != [owner.name] or makes(owner.name.rpartition(".")[2]):
-        return False
-    if any(h.target == owner.name for h in hierarchy.usage.contact.handovers):
+    if [c.name for c in pair.classes] != [owner.name]:
         return False
     below = ConsumerRef(owner.name)
-    return any(c.name != owner.name and below in hierarchy.mro(c.name) for c in hierarchy.classes.values())
+    subclasses = [c for c in hierarchy.classes.values() if c.name != owner.name and below in hierarchy.mro(c.name)]
+    if not subclasses or any(_forwards_any_keyword(hierarchy, c.name, pair.method.name) for c in subclasses):
+        return False  # an override passing on `**kwargs` through super() brings the provider's call down
+    if any(h.target == owner.name for h in hierarchy.usage.contact.handovers):
+        return False
+    return not makes(owner.name.rpartition(".")[2])  # a text search: asked last
+
+
+def _forwards_any_keyword(hierarchy: Hierarchy, cls: str, name: str) -> bool:
+    """Does the override of `name` consumer class `cls` meets first take any keyword (`**kwargs`) and
+    call the overridden method (`super().name(...)`, `Base.name(self, ...)`)?"""
+    first = next(iter(hierarchy.definitions(cls, name)), None)
+    method = first.method if first is not None else None
+    if method is None or not (method.calls_super or method.delegates_to):
+        return False
+    return any(p.kind is ParamKind.VAR_KEYWORD for p in method.signature.params)
 
 
 def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: ClassRef, method: str) -> str:
@@ -600,17 +613,10 @@ def _switched_off(hierarchy: Hierarchy, pair: OverridePair, flag: str) -> str:
         defined = hierarchy.definitions(cls.name, attr)
         if any(d.member is not None and d.member.kind is MemberKind.INSTANCE for d in defined):
             return ""  # a provider class's method sets it on the instance
-        if hierarchy.index.generates_init(found.node) or any(
-            isinstance(node, str) and node.rpartition(".")[2] in _FIELD_BASES
-            for node in hierarchy.index.mro(found.node)
-        ):
+        if hierarchy.takes_as_field(found.node):
             return ""  # a field: the constructor sets it
         holders.add(str(found.node))
     return ", ".join(sorted(holders))
-
-
-# Outside bases whose classes take their annotated class attributes as constructor fields.
-_FIELD_BASES = frozenset({"BaseModel", "NamedTuple", "Struct", "TypedDict"})
 
 
 def _kept_apart(

@@ -254,11 +254,17 @@ class NameSearch:
         """Of `names`, those no file of the package writes after a dot (`unread`) nor as a string
         (`"name"`, `'name'`): nothing of the provider names them. Only the names left are looked
         for in the text."""
-        left = sorted(self.unread(names))
+        left = self.unread(names)
+        return left - self.written_as_string(left)
+
+    def written_as_string(self, names: Iterable[str]) -> set[str]:
+        """Of `names`, those a file of the package writes as a string (`"name"`, `'name'`)."""
+        left = sorted(set(names))
         shapes = [shape for name in left for shape in quoted(name)]
+        found: set[str] = set()
         for _, text in self.tree.read_many(self.tree.files_containing(self._files(), shapes) if shapes else []):
-            left = [name for name in left if not writes_as_string(text, name)]
-        return set(left)
+            found.update(name for name in left if writes_as_string(text, name))
+        return found
 
     def files_calling(self, names: Iterable[str], paths: list[str]) -> list[str]:
         """The files among `paths` (in their order) that write one of `names` just before `(`:

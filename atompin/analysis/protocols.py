@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.arity import checkable
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.method_overrides import OverridePair, narrowing, same_kind
 from atompin.analysis.moduleinfo import Member, MemberKind
@@ -166,12 +166,25 @@ def _reached_members(
     reads, and two shared method names made it a stand-in for vLLM's `WorkerBase`."""
     if not kept:
         return set()
-    passed = passed_on(kept)
+    # What a file must name for its `self.member` to be of such an object: the classes an instance
+    # of a holder may be, and the consumer classes they mix in.
+    lines = {
+        member: {
+            n.name if isinstance(n, ConsumerRef) else n  # a base not read: its name as written
+            for c in _holders_line(hierarchy, holders)
+            for n in hierarchy.mro(c.name)
+            if isinstance(n, ConsumerRef) or (isinstance(n, str) and n not in PLAIN_BASES)
+        }
+        | set(holders)
+        for member, holders in kept.items()
+    }
+    passed = passed_on(lines)
     named = set(kept) - passed
     named -= search.unused(named) if named else set()
-    read = named - search.unread(named) if named else set()  # the rest are written as strings
+    stringed = search.written_as_string(named) if named else set()  # a getattr may read it anywhere
+    read = named - stringed - search.unread(named - stringed) if named - stringed else set()
     sites = search.find(sorted(read)) if read else {}
-    return passed | (named - read) | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
+    return passed | stringed | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
 
 
 def _gets(hierarchy: Hierarchy, site: NameSite, holders: set[str]) -> bool:
@@ -181,8 +194,15 @@ def _gets(hierarchy: Hierarchy, site: NameSite, holders: set[str]) -> bool:
         return False
     if site.receiver is SiteReceiver.OTHER or not site.cls:
         return True
+    # In the order of a holder, or of a consumer class deriving from one (a provider class mixed in).
     owner = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
-    return any(owner in hierarchy.mro(holder) for holder in holders)
+    return any(owner in hierarchy.mro(c.name) for c in _holders_line(hierarchy, holders))
+
+
+def _holders_line(hierarchy: Hierarchy, holders: AbstractSet[str]) -> list[ConsumerClass]:
+    """The holders and the consumer classes deriving from one of them."""
+    refs = {ConsumerRef(h) for h in holders}
+    return [c for c in hierarchy.classes.values() if c.name in holders or refs & set(hierarchy.mro(c.name))]
 
 
 def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> list[Evidence]:
@@ -304,14 +324,14 @@ def find_stand_ins(
     # The members of classes handed over only by being kept there, asked together.
     kept: dict[str, set[str]] = {}
     for (_, _, _, evidence), role in roles:
-        if role is not None and evidence and all(e.stored for e in evidence):
+        if role is not None and _kept_only(evidence):
             for e in evidence:
                 kept.setdefault(e.member, set()).add(e.holder)
     reached = _reached_members(kept, hierarchy, search, passed_on)
     for (cls, public, _, evidence), role in roles:
         if role is None:
             continue
-        if evidence and all(e.stored for e in evidence) and not any(e.member in reached for e in evidence):
+        if _kept_only(evidence) and not any(e.member in reached for e in evidence):
             if _only_kept(evidence, role):
                 continue  # the provider cannot get it where it is kept
             evidence = []  # nor is it evidence: the class is a stand-in by its shape, if at all
@@ -323,10 +343,15 @@ def find_stand_ins(
     return out
 
 
+def _kept_only(evidence: list[Evidence]) -> bool:
+    """Is the class handed over only by being kept in members?"""
+    return bool(evidence) and all(e.stored for e in evidence)
+
+
 def _only_kept(evidence: list[Evidence], role: tuple[ClassRef, int] | None) -> bool:
     """Is the class handed over only by being kept in members, while its shape alone (the methods
     it shares with its role) would not make it a stand-in?"""
-    return role is not None and role[1] < _MIN_SHAPED and bool(evidence) and all(e.stored for e in evidence)
+    return role is not None and role[1] < _MIN_SHAPED and _kept_only(evidence)
 
 
 def _guessed_from_shape(hierarchy: Hierarchy, cls: ConsumerClass, role: ClassRef, matched: int) -> bool:

@@ -370,7 +370,8 @@ class ConsumerScanner:
         self._finish_contact()
         self._caught_calls()
         self._dedupe()
-        self.usage.read_paths = sorted(file.path for file, _ in parsed)
+        cut_short = {path for path, _, _ in self.usage.unparseable}  # a body too deep to read
+        self.usage.read_paths = sorted(file.path for file, _ in parsed if file.path not in cut_short)
         return self.usage
 
     def _hands_provider(self, values: Iterable[Value]) -> bool:
@@ -1196,16 +1197,17 @@ class ConsumerScanner:
         )
 
     def _passes_on(self, holder: str, member: str) -> bool:
-        """Is `member` read for its object on something not `self`, or on `self` in a method of
-        `holder` or of a consumer class it derives from or that derives from it? (vllm-ascend's
-        connectors each keep their own `connector_scheduler`.)"""
+        """Is `member` read for its object on something not `self`, or on `self` in a method of a
+        class an instance of `holder` may be: one of the consumer classes in the order of `holder`
+        or of a class deriving from it (a mixin too)? (vllm-ascend's connectors each keep their own
+        `connector_scheduler`.)"""
         if ("", member) in self._value_reads:
             return True
         owners = {owner for owner, attr in self._value_reads if attr == member and owner}
-        return any(
-            owner == holder or holder in self._consumer_bases(owner) or owner in self._consumer_bases(holder)
-            for owner in owners
-        )
+        if not owners:
+            return False
+        line = [name for name in self._classes if name == holder or holder in self._consumer_bases(name)]
+        return any(owners & ({name} | self._consumer_bases(name)) for name in line)
 
     def _consumer_bases(self, name: str) -> set[str]:
         """The consumer classes `name` derives from, through the consumer's own bases."""
@@ -1730,8 +1732,10 @@ class ConsumerScanner:
         # Helpers are looked for in the scanned packages only: a gate is evaluated from what is read anyway.
         fn = self._function(callee.dotted, load=False)
         value: Value = None
-        # A module-level function only: a method answering a literal is a default subclasses override.
-        answer = _only_answer(fn.node) if fn is not None and "." not in fn.qualname else None
+        # A module-level function defined once, unconditionally: a method answering a literal is a
+        # default subclasses override, and a definition per release answers per release.
+        single = fn is not None and not fn.when and len(self._definitions.get(callee.dotted, [])) == 1
+        answer = _only_answer(fn.node) if fn is not None and single and "." not in fn.qualname else None
         if answer is not None:
             # vllm-ascend retires a workaround by making its release selector `return False`.
             value = Gate(GateOp.FIXED, compare=str(answer))
