@@ -593,3 +593,23 @@ def test_a_guarded_patch_of_a_class_attribute_is_not_taken_as_moved(run_check):
     files = consumer(patch, **{"plug/platform.py": OVERRIDE_NEW_HOME})
     result = run_check(provider, files)
     assert [(f.rule.value, f.severity.value) for f in result.findings] == [("missing-patch-target", "error")]
+
+
+def test_an_addition_under_a_helper_testing_the_name_is_absent(run_check):
+    """vllm-ascend 0.27: `_USES_LEGACY = _needs_legacy()`, whose body is `return not hasattr(enc,
+    "PROMPTS")`, then `if _USES_LEGACY: enc.PROMPTS = ...`: the name is added where it is missing."""
+    src = """
+        import pv.worker.runner as runner
+
+        def _needs_legacy():
+            \"\"\"Older releases lack ADDED.\"\"\"
+            return not hasattr(runner, "ADDED")
+
+        LEGACY = _needs_legacy()
+
+        if LEGACY:
+            runner.ADDED = {}
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("patch-addition", "info", "pv.worker.runner:ADDED", ["plug/mod.py:10"])
+    ]

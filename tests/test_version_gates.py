@@ -622,3 +622,27 @@ def test_a_selector_defined_per_release_or_per_import_is_no_fixed_answer(run_che
     fixed = consumer(gated, **{"plug/selector.py": "import pv\n\ndef use_new():\n    return False\n"})
     result = run_check(PROVIDER, fixed, version="0.25.1")
     assert [f.symbol for f in result.findings] == ["pv.layers.gone_old:decode"] and result.gates == ()
+
+
+def test_a_replacement_installed_only_under_a_gate_runs_only_where_it_holds(run_check):
+    """vllm-ascend 0.28: `_ascend_pool_bytes_per_block` calls helpers vLLM 0.28 lacks, and is
+    installed only `if not vllm_version_is("0.28.0"):`; at 0.28.0 its body never runs."""
+    source = """
+        import pv.layers.new_attn as attn
+        from plug.utils import pv_version_is
+
+        def _decode(x):
+            return attn.decode_v2(x)
+
+        if not pv_version_is("0.25.1"):
+            attn.decode = _decode
+    """
+    assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
+    assert {f.rule.value for f in run_check(PROVIDER, consumer(source), version="0.26.0").findings} == {
+        "unresolved-import"
+    }
+    # Installed elsewhere too (or named by another module): its body may run.
+    also = source + "\n        def install():\n            attn.decode = _decode\n"
+    assert [f.rule.value for f in run_check(PROVIDER, consumer(also), version="0.25.1").findings] == [
+        "unresolved-import"
+    ]

@@ -324,6 +324,8 @@ class ConsumerScanner:
         self._reaching: dict[str, bool] = {}  # see `_may_reach_provider`
         self._recording: dict[str, bool] = {}  # see `_may_record`
         self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
+        # Each consumer function installed as a patch: the version gates of each install (see `_installed_when`).
+        self._installs: dict[str, list[tuple[Condition, ...]]] = {}
 
     # -- entry point ------------------------------------------------------------
 
@@ -542,6 +544,8 @@ class ConsumerScanner:
         if isinstance(value, ConsumerValue):
             fn = self._function(value.dotted)  # its module is read first when it is not yet (or not scanned)
             replacement = signature_of(fn.node) if fn else None
+            gates_here = tuple(c for c in ctx.when if c.kind is ConditionKind.GATE)
+            self._installs.setdefault(value.dotted, []).append(gates_here)
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
             made = self._definitions.get(value.dotted, [])
@@ -1454,7 +1458,7 @@ class ConsumerScanner:
             via=job.via,
             depth=job.depth,
             owner=fn.owner,
-            when=fn.when,
+            when=(*fn.when, *self._installed_when(fn)),
             bound=bound,
             definition=fn.node,
         )
@@ -1462,6 +1466,18 @@ class ConsumerScanner:
         if test is not None:
             self._feature_tests.add(id(test))
         self._block(fn.node.body, ctx)
+
+    def _installed_when(self, fn: _Function) -> tuple[Condition, ...]:
+        """The version gates a module-level function runs under because it is only ever installed
+        as a patch, once, under them, and named nowhere else (vllm-ascend 0.28 installs
+        `_ascend_pool_bytes_per_block` only `if not vllm_version_is("0.28.0"):`). Installs at
+        module level are all recorded before any function body is read."""
+        installs = self._installs.get(f"{fn.file.module}.{fn.qualname}", [])
+        if "." in fn.qualname or len(installs) != 1 or not installs[0]:
+            return ()
+        word = re.compile(rb"\b" + re.escape(fn.node.name.encode()) + rb"\b")
+        holding = (source for source in (*self._sources.values(), *self._unscanned) if fn.node.name.encode() in source)
+        return installs[0] if sum(len(word.findall(source)) for source in holding) == 2 else ()
 
     def _version_params(self, fn: _Function) -> dict[str, Value]:
         """The parameters of a private module-level function that every call of it passes the
@@ -1739,7 +1755,8 @@ class ConsumerScanner:
         if answer is not None:
             # vllm-ascend retires a workaround by making its release selector `return False`.
             value = Gate(GateOp.FIXED, compare=str(answer))
-        elif fn is not None and self._mentions_version(fn):
+        elif fn is not None and (self._mentions_version(fn) or (single and _only_returns(fn.node))):
+            # (A helper doing nothing but return a test, `return not hasattr(m, "X")`, answers it.)
             scope = Scope(fn.closure)
             positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
             for param in fn.params:
@@ -1750,7 +1767,11 @@ class ConsumerScanner:
             body_ctx = _Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returned)
             self._block(fn.node.body, body_ctx)
             returns = [r for r, _ in returned]
-            if returns and all(r == returns[0] for r in returns) and isinstance(returns[0], (Gate, ProviderVersion)):
+            if (
+                returns
+                and all(r == returns[0] for r in returns)
+                and isinstance(returns[0], (Gate, ProviderVersion, AttributeProbe, ModuleProbe))
+            ):
                 value = returns[0]
             elif any(isinstance(r, Gate) for r in returns):
                 value = Gate(GateOp.OPAQUE, f"{callee.dotted.rpartition('.')[2]}(...)")
@@ -2533,6 +2554,14 @@ def _none_tested(node: ast.Compare) -> ast.Attribute | None:
     if isinstance(left, ast.Attribute) and isinstance(right, ast.Constant) and right.value is None:
         return left
     return None
+
+
+def _only_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Is the function's body (after its docstring) one `return` of a value?"""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
 
 
 def _only_answer(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
