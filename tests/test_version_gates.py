@@ -423,18 +423,20 @@ def test_a_specifier_set_gate_is_decided_as_packaging_decides_it():
 
 # vllm-ascend 0.29's helper: the public part of the version (a "+empty" build is its release),
 # asked through another module's helper (`if not pp_utils.use_legacy_spec_pp():`).
-PUBLIC_HELPER = """
+# How vllm-ascend's helpers read the version: an environment override first.
+_READ_VERSION = """
+        if os.environ.get("PV_VERSION") is not None:
+            version = os.environ["PV_VERSION"]
+        else:
+            import pv
+            version = pv.__version__"""
+PUBLIC_HELPER = f"""
     import functools
     import os
     from packaging.version import InvalidVersion, Version
 
     @functools.cache
-    def pv_version_is(target):
-        if os.environ.get("PV_VERSION") is not None:
-            version = os.environ["PV_VERSION"]
-        else:
-            import pv
-            version = pv.__version__
+    def pv_version_is(target):{_READ_VERSION}
         try:
             parsed = Version(version)
             return Version(parsed.public) == Version(target)
@@ -528,19 +530,14 @@ def test_what_follows_a_version_gate_in_an_and_runs_only_where_it_holds(run_chec
 
 # vllm-ascend 0.28's helpers: an override read first (`envs.VLLM_VERSION or vllm.__version__`),
 # the local segment cut by hand, and a second test whose answer is another helper's.
-HELPER_028 = """
+HELPER_028 = f"""
     import os
     from packaging.version import InvalidVersion, Version
 
     def _empty_device_matches(target):
         return os.environ.get("EMPTY") == target
 
-    def pv_version_is(target):
-        if os.environ.get("PV_VERSION") is not None:
-            version = os.environ["PV_VERSION"]
-        else:
-            import pv
-            version = pv.__version__
+    def pv_version_is(target):{_READ_VERSION}
         try:
             version = version.split("+")[0]
             parsed = Version(version)
