@@ -145,6 +145,22 @@ def test_a_stand_in_method_that_cannot_take_a_new_parameter_the_provider_passes_
     assert ".get_supported_kernel_block_sizes(1 positional) at pv/runner.py:2" in finding.message
 
 
+def test_a_class_named_only_in_the_consumers_own_enum_of_paths_is_not_handed_over():
+    """vllm-omni lists its diffusion attention backends in its own `Enum` of dotted paths, which it
+    resolves itself: naming a class there hands nothing to the provider."""
+    registry = (
+        "import enum\nimport pv\n\n\nclass Backends(enum.Enum):\n"
+        '    MINE = "plug.backend.MyBackend"\n\n    def get_path(self):\n        return self.value\n'
+    )
+    own = {"plug/backend.py": STAND_IN["plug/backend.py"], "plug/registry.py": registry}
+    assert found(check(own, role("kv_cache_spec=None", "spec"), role("", "")), "protocol-drift") == []
+    # Named elsewhere as well (returned to the provider by the platform): handed over.
+    both = {**STAND_IN, "plug/registry.py": registry}
+    assert [
+        sev for sev, _, _ in found(check(both, role("kv_cache_spec=None", "spec"), role("", "")), "protocol-drift")
+    ] == ["error"]
+
+
 def test_no_error_while_the_provider_does_not_pass_it_or_at_the_baseline():
     assert found(check(STAND_IN, role("kv_cache_spec=None", ""), role("", "")), "protocol-drift") == []
     assert found(check(STAND_IN, role("", ""), role("", "")), "protocol-drift") == []

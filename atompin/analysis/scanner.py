@@ -326,6 +326,7 @@ class ConsumerScanner:
         self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
         # Each consumer function installed as a patch: the version gates of each install (see `_installed_when`).
         self._installs: dict[str, list[tuple[Condition, ...]]] = {}
+        self._registry_sites: set[Site] = set()  # string members of the consumer's own enums
 
     # -- entry point ------------------------------------------------------------
 
@@ -2017,6 +2018,7 @@ class ConsumerScanner:
         assigned: dict[str, set[tuple[Ref, ...]]] = {}
         if not node.bases:
             self._baseless[name] = node
+        self._record_registry(node, ctx)
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
@@ -2063,6 +2065,19 @@ class ConsumerScanner:
             muted=not ctx.record,
             names_provider=self._names_provider(ctx.file.path),
         )
+
+    def _record_registry(self, node: ast.ClassDef, ctx: _Ctx) -> None:
+        """The string members of an enum of the consumer's: its own registry of dotted paths
+        (vllm-omni's diffusion backends), which it resolves itself. A path kept there is no
+        handover (`_resolved_handovers`)."""
+        if any(_last_name(base) in _ENUM_BASES for base in node.bases):
+            self._registry_sites.update(
+                Site(ctx.file.path, stmt.lineno)
+                for stmt in node.body
+                if isinstance(stmt, ast.Assign)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            )
 
     def _names_provider(self, path: str) -> bool:
         """Does the scanned file `path` name the provider package (once per file)?"""
@@ -2430,25 +2445,30 @@ class ConsumerScanner:
         explicit = tuple(sorted((b for b in seen if b.text != "super" or b.provider or b.consumer), key=repr))
         return replace(method, calls_super=any(b == ClassBase(text="super") for b in seen), delegates_to=explicit)
 
-    def _finish_contact(self) -> None:
-        """Resolve what was handed over and the consumer bases of every class found (loading
-        helper modules outside the scan), dedupe, and store."""
-        contact = self.usage.contact
-        self._finishing = True
-        handovers = []
-        for handover in dict.fromkeys(contact.handovers):
-            # What was handed, by the dotted name of the class that defines it (re-exports followed).
-            # A class set as a class attribute or named by dotted path may live outside the scan
-            # (its module is read when the name looks like a class's); others are looked up among
-            # the classes already read.
+    def _resolved_handovers(self, handovers: list[Handover]) -> list[Handover]:
+        """What was handed, by the dotted name of the class that defines it (re-exports followed).
+        A class set as a class attribute or named by dotted path may live outside the scan (its
+        module is read when the name looks like a class's); others are looked up among the
+        classes already read. A path kept in the consumer's own enum is no handover."""
+        out = []
+        for handover in dict.fromkeys(handovers):
+            if handover.kind is HandoverKind.PATH and handover.site in self._registry_sites:
+                continue
             last = handover.target.replace(":", ".").rpartition(".")[2]
             load = (
                 handover.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED, HandoverKind.PATH) and last[:1].isupper()
             )
             found = self._consumer_class(handover.target.replace(":", "."), load=load)
             if found is not None:
-                handovers.append(replace(handover, target=found.name))
-        contact.handovers = list(dict.fromkeys(handovers))
+                out.append(replace(handover, target=found.name))
+        return list(dict.fromkeys(out))
+
+    def _finish_contact(self) -> None:
+        """Resolve what was handed over and the consumer bases of every class found (loading
+        helper modules outside the scan), dedupe, and store."""
+        contact = self.usage.contact
+        self._finishing = True
+        contact.handovers = self._resolved_handovers(contact.handovers)
         stores = []
         for stored in dict.fromkeys(contact.stores):
             if stored.holder not in self._classes:
@@ -2537,6 +2557,15 @@ def _with_flags(node: ast.expr, value: Value) -> object:
             for e, v in zip(node.elts, value)
         )
     return value
+
+
+# Bases that make a class an enum: its members are the class's own values.
+_ENUM_BASES = frozenset({"Enum", "StrEnum", "IntEnum"})
+
+
+def _last_name(node: ast.expr) -> str:
+    """The last name of a dotted expression (`enum.Enum` -> "Enum"; "" for anything else)."""
+    return dotted(node).rpartition(".")[2]
 
 
 def _self_owner(receiver: ast.expr, ctx: _Ctx) -> str:
