@@ -154,6 +154,10 @@ def test_a_class_named_only_in_the_consumers_own_enum_of_paths_is_not_handed_ove
     )
     own = {"plug/backend.py": STAND_IN["plug/backend.py"], "plug/registry.py": registry}
     assert found(check(own, role("kv_cache_spec=None", "spec"), role("", "")), "protocol-drift") == []
+    # Nor as an example in a docstring or a comment.
+    loader = 'import pv\n\n\ndef load(path):\n    """path: e.g. "plug.backend.MyBackend"."""\n    return path  # "plug.backend.MyBackend"\n'
+    prose = {"plug/backend.py": STAND_IN["plug/backend.py"], "plug/loader.py": loader}
+    assert found(check(prose, role("kv_cache_spec=None", "spec"), role("", "")), "protocol-drift") == []
     # Named elsewhere as well (returned to the provider by the platform): handed over.
     both = {**STAND_IN, "plug/registry.py": registry}
     assert [

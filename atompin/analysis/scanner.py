@@ -2379,9 +2379,12 @@ class ConsumerScanner:
             if b'"' + top.encode() not in source and b"'" + top.encode() not in source:
                 continue  # no string starts with it (every file is read here: the pattern is the slow part)
             pattern = rb"[\"'](" + re.escape(top.encode()) + rb"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?)[\"']"
+            prose = ProseFinder(source)
             for match in re.finditer(pattern, source):
                 if _MOCK_TARGET.search(source, max(0, match.start() - 64), match.start()):
                     continue  # what a test double replaces (`patch("plug.mod.Cls", fake)`), not a handover
+                if prose.at(match.start()):
+                    continue  # an example in a docstring or a comment (`e.g. "plug.mod.Cls"`)
                 line = source.count(b"\n", 0, match.start()) + 1
                 text = match.group(1).decode()
                 self.usage.contact.handovers.append(Handover(HandoverKind.PATH, text, Site(path, line)))
