@@ -2588,20 +2588,24 @@ def _none_tested(node: ast.Compare) -> ast.Attribute | None:
     return None
 
 
-def _only_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Is the function's body (after its docstring) one `return` of a value?"""
+def _body_after_docstring(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The function's body without its docstring."""
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]
+        return body[1:]
+    return body
+
+
+def _only_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Is the function's body (after its docstring) one `return` of a value?"""
+    body = _body_after_docstring(function)
     return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
 
 
 def _only_answer(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
     """The literal `True` or `False` a function's body does nothing but return (after its
     docstring); None for any other body."""
-    body = function.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
+    body = _body_after_docstring(function)
     if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
         answer = body[0].value.value
         return answer if isinstance(answer, bool) else None
