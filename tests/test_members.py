@@ -16,7 +16,7 @@ from atompin.analysis.results import check_trees
 from atompin.model import Severity
 from atompin.sources.tree import MemoryTree
 from atompin.testing import dedent_files
-from tests.test_contact import check, found
+from tests.test_contact import check, found, one
 
 
 def src(text: str) -> str:
@@ -480,4 +480,46 @@ def test_a_flag_the_constructor_takes_as_a_field_may_be_on():
     }
     made = CASCADE_USER + "\n    def make():\n        return MyRunner(cascade=True)\n"
     result = check({"plug/runner.py": made}, fields, baseline=CASCADE_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]
+
+
+# vLLM 0.29 dropped the multimodal processor's `_call_hf_processor` hooks together with the helpers
+# they called; vllm-omni's overrides of them still call those helpers, but nothing calls the overrides.
+HOOKS_A = {
+    "pv/processor.py": """
+        class Processor:
+            def apply(self, prompt):
+                return self._call_hf(prompt)
+
+            def _call_hf(self, prompt):
+                return self._text_mm(prompt)
+
+            def _text_mm(self, prompt):
+                return prompt
+    """
+}
+HOOKS_B = {
+    "pv/processor.py": "class Processor:\n    def apply(self, prompt):\n    return prompt\n".replace(
+        "\n    return", "\n        return"
+    )
+}
+MY_PROCESSOR = """
+    from pv.processor import Processor
+
+    class MyProcessor(Processor):
+        def _call_hf(self, prompt):
+            return self._text_mm(prompt.strip())
+"""
+
+
+def test_a_member_read_inside_an_override_of_a_hook_the_provider_dropped_is_a_warning():
+    result = check({"plug/proc.py": MY_PROCESSOR}, HOOKS_B, baseline=HOOKS_A)
+    assert found(result, "missing-member") == [("warning", "pv.processor:Processor._text_mm", "plug/proc.py:5")]
+    assert (
+        "which overrides pv.processor:Processor._call_hf, gone since the baseline"
+        in one(result, "missing-member").message
+    )
+    # The consumer calls the override itself: its body still runs.
+    called = MY_PROCESSOR + "\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
+    result = check({"plug/proc.py": called}, HOOKS_B, baseline=HOOKS_A)
     assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]

@@ -41,17 +41,19 @@ def check_contact(
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
     passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]] = set,
     makes: Callable[[str], bool] = lambda name: True,
+    reads: Callable[[list[str]], set[str]] = set,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
     `judge` decides the branch conditions a consumer call sits under (version gates); `passed_on`
     says which of some members the consumer passes on what it keeps there (`protocols.passes_on`);
-    `makes` whether the consumer calls a class of that name (by default, every one)."""
+    `makes` whether the consumer calls a class of that name (by default, every one); `reads` which
+    of some names the consumer reads itself (by default, all of them)."""
     hierarchy = Hierarchy(usage, index)
     findings = check_method_overrides(hierarchy, search, baseline, makes)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)
-    findings += check_members(usage, hierarchy, search, baseline, judge)
+    findings += check_members(usage, hierarchy, search, baseline, judge, reads)
     return findings

@@ -45,7 +45,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-43"
+SCAN_FORMAT = "atompin-scan-44"
 
 
 @without_gc
@@ -189,7 +189,9 @@ class ContactRules:
         if self.text is None:
             return check_contact(self.usage, self.index, self.search, self.baseline, self.judge)
         text = self.text
-        return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, text.passes_on, text.makes)
+        return check_contact(
+            self.usage, self.index, self.search, self.baseline, self.judge, text.passes_on, text.makes, text.reads
+        )
 
     def start(self) -> None:
         if self.usage.files < self.MIN_FILES:

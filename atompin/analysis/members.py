@@ -83,8 +83,10 @@ def check_members(
     search: NameSearch,
     baseline: Baseline | None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
+    reads: Callable[[list[str]], set[str]] = set,
 ) -> list[Finding]:
-    """`missing-member` findings for the members the consumer reads through receivers."""
+    """`missing-member` findings for the members the consumer reads through receivers. `reads`
+    says which of some names the consumer reads itself (`x.name`, `"name"`)."""
     if baseline is None or not usage.contact.member_uses:
         return []
     before = hierarchy.at(baseline.index)
@@ -129,6 +131,12 @@ def check_members(
                 f" (it is read in `{name}`, which overrides {g.holder}.{name}, gone too: "
                 "the provider no longer calls it, so it runs only where the consumer does)"
             )
+        elif hook := _in_dropped_hook(use, hierarchy, before, search, reads):
+            severity = Severity.WARNING
+            message += (
+                f" (it is read in `{use.function}`, which overrides {hook}, gone since the baseline: "
+                "the provider no longer calls it, nor does the consumer, so this code no longer runs)"
+            )
         severity, message = judgement.adjust(severity, message)
         grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
     return [
@@ -144,6 +152,29 @@ def _dropped_hook(use: MemberUse, named: set[str], search: NameSearch) -> bool:
     `super().get_dummy_processor_inputs()` in its override)?"""
     name = use.method.name
     return use.hands_on and name not in named and not search.find_text([name]).get(name)
+
+
+def _in_dropped_hook(
+    use: MemberUse,
+    hierarchy: Hierarchy,
+    before: Hierarchy,
+    search: NameSearch,
+    reads: Callable[[list[str]], set[str]],
+) -> str:
+    """The provider method (at the baseline) that the consumer method reading `use` overrides, when
+    no provider class of its order has it at the pin and nothing calls it: neither provider code
+    (by name) nor the consumer (`x.m` outside `m`, `"m"`). vLLM 0.29 dropped the multimodal
+    processor's `_call_hf_processor` hooks; vllm-omni's overrides of them call what went with
+    them. "" otherwise."""
+    owner, (cls, _, name) = use.method.owner, use.function.rpartition(".")
+    if not owner or not cls or "." in cls or not owner.endswith("." + cls) or name.startswith("__"):
+        return ""  # not a method of the class whose `self` the use reads through
+    if owner not in hierarchy.classes or any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(owner, name)):
+        return ""
+    was = [d.node for d in before.definitions(owner, name) if isinstance(d.node, ClassRef)]
+    if not was or search.find_text([name]).get(name) or reads([name]):
+        return ""
+    return f"{was[0]}.{name}"
 
 
 def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:

@@ -1171,7 +1171,7 @@ class ConsumerScanner:
             Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
             for owner, attr in sorted(tests, key=repr)
         )
-        use = MemberUse(ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), hands_on)
+        use = MemberUse(ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), hands_on, ctx.function)
         self._member_uses.setdefault(use, (ctx.file.module, ctx.function))
 
     def _read_mixins(self) -> None:

@@ -394,6 +394,7 @@ class MemberUse:
     guarded: bool = False
     # `super().m` inside the consumer's own method `m`: an override handing on to the original.
     hands_on: bool = False
+    function: str = ""  # the enclosing function's qualname ("Cls.m"; "" at module level)
 
 
 @dataclass(frozen=True)
