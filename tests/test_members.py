@@ -519,6 +519,12 @@ def test_a_member_read_inside_an_override_of_a_hook_the_provider_dropped_is_a_wa
         "which overrides pv.processor:Processor._call_hf, gone since the baseline"
         in one(result, "missing-member").message
     )
+    # Another class of the consumer calling its own `_call_hf` says nothing of this one's.
+    other = (
+        MY_PROCESSOR + "\n    class Other:\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
+    )
+    result = check({"plug/proc.py": other}, HOOKS_B, baseline=HOOKS_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ["warning"]
     # The consumer calls the override itself: its body still runs.
     called = MY_PROCESSOR + "\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
     result = check({"plug/proc.py": called}, HOOKS_B, baseline=HOOKS_A)

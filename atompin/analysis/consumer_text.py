@@ -65,10 +65,11 @@ class ConsumerText:
         shapes = [shape for word in words for shape in (b"." + word.encode(), *quoted(word))]
         return list(self.tree.read_many(self.tree.files_containing(self.paths, shapes))) if shapes else []
 
-    def reads(self, words: list[str]) -> set[str]:
+    def reads(self, words: list[str], classes: AbstractSet[str] | None = None) -> set[str]:
         """The words a file reads as `x.word` outside a function named `word`, or writes as a string
-        (the idle-hook rule asks about few words: not cached)."""
-        return {found for text in self.texts(words) for found in reads_outside_own(text, words)}
+        (the idle-hook rule asks about few words: not cached). With `classes` (simple names), a read
+        on `self` counts only in a class of those names or deriving from one."""
+        return {found for text in self.texts(words) for found in reads_outside_own(text, words, classes)}
 
     def makes(self, name: str) -> bool:
         """Does a file call the class `name` (`Name(...)`, `mod.Name(...)`), besides its own

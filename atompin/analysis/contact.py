@@ -41,7 +41,7 @@ def check_contact(
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
     passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]] = set,
     makes: Callable[[str], bool] = lambda name: True,
-    reads: Callable[[list[str]], set[str]] = set,
+    reads: Callable[[list[str], AbstractSet[str]], set[str]] = lambda words, classes: set(words),
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node
@@ -34,6 +35,7 @@ from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.outside import TORCH_MODULE_BASES
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef
+from atompin.analysis.syntax import dotted
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ContactSurface
 from atompin.model import Finding, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
@@ -155,10 +157,11 @@ def _witness(sites: list[tuple[Site, bool]], orders: list[list[Node]]) -> Site:
     return ranked[0][0]
 
 
-def reads_outside_own(text: bytes, names: Iterable[str]) -> set[str]:
+def reads_outside_own(text: bytes, names: Iterable[str], classes: AbstractSet[str] | None = None) -> set[str]:
     """Of `names`, those `text` reads as `x.name` outside a function of that name, or writes as
     a string: a consumer module calling one of its hooks itself (parsed only when the text
-    holds one of the names)."""
+    holds one of the names). With `classes` (simple names), a read on `self` or `cls` counts
+    only in a class of those names or deriving from one (by the name its header writes)."""
     wanted = {name for name in names if name.encode() in text}
     if not wanted:
         return set()
@@ -168,20 +171,25 @@ def reads_outside_own(text: bytes, names: Iterable[str]) -> set[str]:
         return wanted  # unknown: as if read
     found: set[str] = set()
 
-    def visit(node: ast.AST, inside: str) -> None:
+    def visit(node: ast.AST, inside: str, related: bool) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(child, child.name)
+                visit(child, child.name, related)
+                continue
+            if isinstance(child, ast.ClassDef) and classes is not None:
+                header = {child.name, *(dotted(b).rpartition(".")[2] for b in child.bases)}
+                visit(child, inside, bool(header & classes))
                 continue
             if isinstance(child, ast.Attribute) and child.attr in wanted and child.attr != inside:
-                if isinstance(child.ctx, ast.Load):
+                on_own = isinstance(child.value, ast.Name) and child.value.id in ("self", "cls")
+                if isinstance(child.ctx, ast.Load) and (related or not on_own):
                     found.add(child.attr)
             elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value in wanted:
                 found.add(child.value)
-            visit(child, inside)
+            visit(child, inside, related)
 
     try:
-        visit(tree, "")
+        visit(tree, "", True)
     except RecursionError:  # hostile nesting: unknown, as if read
         return wanted
     return found

@@ -32,6 +32,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from atompin.analysis.baseline import Baseline
@@ -83,7 +84,7 @@ def check_members(
     search: NameSearch,
     baseline: Baseline | None,
     judge: Callable[[Sequence[Condition]], Judgement] | None = None,
-    reads: Callable[[list[str]], set[str]] = set,
+    reads: Callable[[list[str], AbstractSet[str]], set[str]] = lambda words, classes: set(words),
 ) -> list[Finding]:
     """`missing-member` findings for the members the consumer reads through receivers. `reads`
     says which of some names the consumer reads itself (`x.name`, `"name"`)."""
@@ -159,7 +160,7 @@ def _in_dropped_hook(
     hierarchy: Hierarchy,
     before: Hierarchy,
     search: NameSearch,
-    reads: Callable[[list[str]], set[str]],
+    reads: Callable[[list[str], AbstractSet[str]], set[str]],
 ) -> str:
     """The provider method (at the baseline) that the consumer method reading `use` overrides, when
     no provider class of its order has it at the pin and nothing calls it: neither provider code
@@ -172,7 +173,13 @@ def _in_dropped_hook(
     if owner not in hierarchy.classes or any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(owner, name)):
         return ""
     was = [d.node for d in before.definitions(owner, name) if isinstance(d.node, ClassRef)]
-    if not was or search.find_text([name]).get(name) or reads([name]):
+    if not was or search.find_text([name]).get(name):
+        return ""
+    # The consumer's own calls: on an object, or on `self` in a class an instance of `owner` may be.
+    below = ConsumerRef(owner)
+    line = {c.name for c in hierarchy.classes.values() if below in hierarchy.mro(c.name)}
+    line |= {n.name for n in hierarchy.mro(owner) if isinstance(n, ConsumerRef)}
+    if reads([name], {c.rpartition(".")[2] for c in line}):
         return ""
     return f"{was[0]}.{name}"
 
