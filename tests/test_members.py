@@ -521,11 +521,24 @@ def test_a_member_read_inside_an_override_of_a_hook_the_provider_dropped_is_a_wa
     )
     # Another class of the consumer calling its own `_call_hf` says nothing of this one's.
     other = (
-        MY_PROCESSOR + "\n    class Other:\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
+        MY_PROCESSOR
+        + "\n    class Other:\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
+        "\n        def base(self, prompt):\n            return super()._call_hf(prompt)\n"
     )
     result = check({"plug/proc.py": other}, HOOKS_B, baseline=HOOKS_A)
     assert [sev for sev, _, _ in found(result, "missing-member")] == ["warning"]
     # The consumer calls the override itself: its body still runs.
     called = MY_PROCESSOR + "\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
     result = check({"plug/proc.py": called}, HOOKS_B, baseline=HOOKS_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]
+
+
+def test_a_provider_class_keeping_its_own_dead_override_of_the_hook_does_not_call_it():
+    """vLLM 0.29 still defines `_call_hf_processor` in one model's processor, which nothing calls."""
+    dead = {**HOOKS_B, "pv/model.py": "class ModelProcessor:\n    def _call_hf(self, p):\n        return p\n"}
+    result = check({"plug/proc.py": MY_PROCESSOR}, dead, baseline=HOOKS_A)
+    assert [sev for sev, _, _ in found(result, "missing-member")] == ["warning"]
+    # A provider call of it on an object: it may run.
+    calls = {**HOOKS_B, "pv/model.py": "def run(proc, p):\n    return proc._call_hf(p)\n"}
+    result = check({"plug/proc.py": MY_PROCESSOR}, calls, baseline=HOOKS_A)
     assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]

@@ -68,7 +68,7 @@ class ConsumerText:
     def reads(self, words: list[str], classes: AbstractSet[str] | None = None) -> set[str]:
         """The words a file reads as `x.word` outside a function named `word`, or writes as a string
         (the idle-hook rule asks about few words: not cached). With `classes` (simple names), a read
-        on `self` counts only in a class of those names or deriving from one."""
+        on `self` counts only in a class of those names."""
         return {found for text in self.texts(words) for found in reads_outside_own(text, words, classes)}
 
     def makes(self, name: str) -> bool:

@@ -35,7 +35,6 @@ from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.outside import TORCH_MODULE_BASES
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.syntax import dotted
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ContactSurface
 from atompin.model import Finding, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
@@ -160,8 +159,8 @@ def _witness(sites: list[tuple[Site, bool]], orders: list[list[Node]]) -> Site:
 def reads_outside_own(text: bytes, names: Iterable[str], classes: AbstractSet[str] | None = None) -> set[str]:
     """Of `names`, those `text` reads as `x.name` outside a function of that name, or writes as
     a string: a consumer module calling one of its hooks itself (parsed only when the text
-    holds one of the names). With `classes` (simple names), a read on `self` or `cls` counts
-    only in a class of those names or deriving from one (by the name its header writes)."""
+    holds one of the names). With `classes` (simple names), a read on `self`, `cls` or `super()`
+    counts only in a class of those names."""
     wanted = {name for name in names if name.encode() in text}
     if not wanted:
         return set()
@@ -177,11 +176,13 @@ def reads_outside_own(text: bytes, names: Iterable[str], classes: AbstractSet[st
                 visit(child, child.name, related)
                 continue
             if isinstance(child, ast.ClassDef) and classes is not None:
-                header = {child.name, *(dotted(b).rpartition(".")[2] for b in child.bases)}
-                visit(child, inside, bool(header & classes))
+                visit(child, inside, child.name in classes)
                 continue
             if isinstance(child, ast.Attribute) and child.attr in wanted and child.attr != inside:
-                on_own = isinstance(child.value, ast.Name) and child.value.id in ("self", "cls")
+                value = child.value
+                on_own = (isinstance(value, ast.Name) and value.id in ("self", "cls")) or (
+                    isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
+                )
                 if isinstance(child.ctx, ast.Load) and (related or not on_own):
                     found.add(child.attr)
             elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value in wanted:

@@ -39,7 +39,7 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
 from atompin.analysis.moduleinfo import Member
-from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.name_sites import NameSearch, SiteKind
 from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodRef, Receiver
@@ -173,15 +173,24 @@ def _in_dropped_hook(
     if owner not in hierarchy.classes or any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(owner, name)):
         return ""
     was = [d.node for d in before.definitions(owner, name) if isinstance(d.node, ClassRef)]
-    if not was or search.find_text([name]).get(name):
+    if not was or _provider_calls(search, name):
         return ""
-    # The consumer's own calls: on an object, or on `self` in a class an instance of `owner` may be.
+    # The consumer's own calls: on an object, or on `self` in a class of the override's line (its
+    # subclasses, and the consumer classes it derives from, whose methods may call it on it).
     below = ConsumerRef(owner)
     line = {c.name for c in hierarchy.classes.values() if below in hierarchy.mro(c.name)}
     line |= {n.name for n in hierarchy.mro(owner) if isinstance(n, ConsumerRef)}
     if reads([name], {c.rpartition(".")[2] for c in line}):
         return ""
     return f"{was[0]}.{name}"
+
+
+def _provider_calls(search: NameSearch, name: str) -> bool:
+    """Does provider code call or read `name` anywhere but in a method of that name (a provider
+    class's own dead override of it, handing on with `super().name(...)`), a definition aside?"""
+    return any(
+        site.kind is not SiteKind.DEF and site.function != name for site in search.find_text([name]).get(name, [])
+    )
 
 
 def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
