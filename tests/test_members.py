@@ -521,8 +521,7 @@ def test_a_member_read_inside_an_override_of_a_hook_the_provider_dropped_is_a_wa
     )
     # Another class of the consumer calling its own `_call_hf` says nothing of this one's.
     other = (
-        MY_PROCESSOR
-        + "\n    class Other:\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
+        MY_PROCESSOR + "\n    class Other:\n        def run(self, prompt):\n            return self._call_hf(prompt)\n"
         "\n        def base(self, prompt):\n            return super()._call_hf(prompt)\n"
     )
     result = check({"plug/proc.py": other}, HOOKS_B, baseline=HOOKS_A)
