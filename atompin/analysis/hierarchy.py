@@ -9,6 +9,7 @@ and what a `super()` call reaches.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +136,23 @@ class Hierarchy:
             for stored in self.usage.contact.stores:
                 stores.setdefault((stored.holder, stored.member), []).append(stored)
         return stores
+
+    def line(self, names: AbstractSet[str]) -> list[ConsumerClass]:
+        """The consumer classes `names` and those deriving from one of them: what an instance of
+        one of `names` may be."""
+        refs = {ConsumerRef(name) for name in names}
+        return [c for c in self.classes.values() if c.name in names or not refs.isdisjoint(self.mro(c.name))]
+
+    def line_names(self, names: AbstractSet[str]) -> set[str]:
+        """The classes of the order of a class of the `line` of `names`, but the provider's: the
+        consumer's by dotted name, outside ones (not `object` and the like) as their headers write
+        them. Whose methods may run on an instance of one of `names`."""
+        return {
+            node.name if isinstance(node, ConsumerRef) else node
+            for cls in self.line(names)
+            for node in self.mro(cls.name)
+            if isinstance(node, ConsumerRef) or (isinstance(node, str) and node not in PLAIN_BASES)
+        } | set(names)
 
     def takes_as_field(self, ref: ClassRef) -> bool:
         """Does provider class `ref`'s constructor take its annotated class attributes as fields (a

@@ -92,7 +92,6 @@ def check_members(
         return []
     before = hierarchy.at(baseline.index)
     outside = set(usage.contact.member_stores) | hierarchy.patched_names
-    named = set(usage.contact.hooks_named)
     gone: dict[MethodRef, _Gone | None] = {}
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
@@ -126,12 +125,6 @@ def check_members(
         if use.guarded:
             severity = Severity.WARNING
             message += " (the code handles its absence there: a try that catches AttributeError, or a test of the name)"
-        elif _dropped_hook(use, named, search):
-            severity = Severity.WARNING
-            message += (
-                f" (it is read in `{name}`, which overrides {g.holder}.{name}, gone too: "
-                "the provider no longer calls it, so it runs only where the consumer does)"
-            )
         elif hook := _in_dropped_hook(use, hierarchy, before, search, reads):
             severity = Severity.WARNING
             message += (
@@ -146,15 +139,6 @@ def check_members(
     ]
 
 
-def _dropped_hook(use: MemberUse, named: set[str], search: NameSearch) -> bool:
-    """Is the gone member read by an override handing on to it (`super().m(...)` inside `m`) that
-    nobody calls any more: the consumer names it nowhere else, nor does the provider at the pin
-    call it on an object it was handed (a hook the provider dropped:
-    `super().get_dummy_processor_inputs()` in its override)?"""
-    name = use.method.name
-    return use.hands_on and name not in named and not search.find_text([name]).get(name)
-
-
 def _in_dropped_hook(
     use: MemberUse,
     hierarchy: Hierarchy,
@@ -164,9 +148,10 @@ def _in_dropped_hook(
 ) -> str:
     """The provider method (at the baseline) that the consumer method reading `use` overrides, when
     no provider class of its order has it at the pin and nothing calls it: neither provider code
-    (by name) nor the consumer (`x.m` outside `m`, `"m"`). vLLM 0.29 dropped the multimodal
-    processor's `_call_hf_processor` hooks; vllm-omni's overrides of them call what went with
-    them. "" otherwise."""
+    (by name) nor the consumer (`x.m` outside `m`, `"m"`). An override's own `super().m()` of a
+    dropped `get_dummy_processor_inputs`; vLLM 0.29 dropped the multimodal processor's
+    `_call_hf_processor` hooks, and vllm-omni's overrides of them call what went with them. ""
+    otherwise."""
     owner, (cls, _, name) = use.method.owner, use.function.rpartition(".")
     if not owner or not cls or "." in cls or not owner.endswith("." + cls) or name.startswith("__"):
         return ""  # not a method of the class whose `self` the use reads through
@@ -176,11 +161,8 @@ def _in_dropped_hook(
     if not was or _provider_calls(search, name):
         return ""
     # The consumer's own calls: on an object, or on `self` in a class of the override's line (its
-    # subclasses, and the consumer classes it derives from, whose methods may call it on it).
-    below = ConsumerRef(owner)
-    line = {c.name for c in hierarchy.classes.values() if below in hierarchy.mro(c.name)}
-    line |= {n.name for n in hierarchy.mro(owner) if isinstance(n, ConsumerRef)}
-    if reads([name], {c.rpartition(".")[2] for c in line}):
+    # subclasses, and the classes they derive from, whose methods may call it on it).
+    if reads([name], {c.rpartition(".")[2] for c in hierarchy.line_names({owner})}):
         return ""
     return f"{was[0]}.{name}"
 

@@ -267,8 +267,7 @@ def _overridden_below(hierarchy: Hierarchy, pair: OverridePair, makes: Callable[
     owner = pair.owner
     if [c.name for c in pair.classes] != [owner.name]:
         return False
-    below = ConsumerRef(owner.name)
-    subclasses = [c for c in hierarchy.classes.values() if c.name != owner.name and below in hierarchy.mro(c.name)]
+    subclasses = [c for c in hierarchy.line({owner.name}) if c.name != owner.name]
     if not subclasses or any(_forwards_any_keyword(hierarchy, c.name, pair.method.name) for c in subclasses):
         return False  # an override passing on `**kwargs` through super() brings the provider's call down
     if any(h.target == owner.name for h in hierarchy.usage.contact.handovers):

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.arity import checkable
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
+from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.method_overrides import OverridePair, narrowing, same_kind
 from atompin.analysis.moduleinfo import Member, MemberKind
@@ -168,21 +168,10 @@ def _reached_members(
         return set()
     # What a file must name for its `self.member` to be of such an object: the classes an instance
     # of a holder may be, and the consumer classes they mix in.
-    lines = {
-        member: {
-            n.name if isinstance(n, ConsumerRef) else n  # a base not read: its name as written
-            for c in _holders_line(hierarchy, holders)
-            for n in hierarchy.mro(c.name)
-            if isinstance(n, ConsumerRef) or (isinstance(n, str) and n not in PLAIN_BASES)
-        }
-        | set(holders)
-        for member, holders in kept.items()
-    }
-    passed = passed_on(lines)
+    passed = passed_on({member: hierarchy.line_names(holders) for member, holders in kept.items()})
     named = set(kept) - passed
-    named -= search.unused(named) if named else set()
     stringed = search.written_as_string(named) if named else set()  # a getattr may read it anywhere
-    read = named - stringed - search.unread(named - stringed) if named - stringed else set()
+    read = named - stringed - search.unread(named) if named else set()  # the rest nothing names
     sites = search.find(sorted(read)) if read else {}
     return passed | stringed | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
 
@@ -196,13 +185,7 @@ def _gets(hierarchy: Hierarchy, site: NameSite, holders: set[str]) -> bool:
         return True
     # In the order of a holder, or of a consumer class deriving from one (a provider class mixed in).
     owner = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
-    return any(owner in hierarchy.mro(c.name) for c in _holders_line(hierarchy, holders))
-
-
-def _holders_line(hierarchy: Hierarchy, holders: AbstractSet[str]) -> list[ConsumerClass]:
-    """The holders and the consumer classes deriving from one of them."""
-    refs = {ConsumerRef(h) for h in holders}
-    return [c for c in hierarchy.classes.values() if c.name in holders or refs & set(hierarchy.mro(c.name))]
+    return any(owner in hierarchy.mro(c.name) for c in hierarchy.line(holders))
 
 
 def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> list[Evidence]:

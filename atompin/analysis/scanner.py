@@ -1193,7 +1193,6 @@ class ConsumerScanner:
             if self._may_reach_provider(use.method)
         ]
         contact.member_stores = sorted(set(contact.member_stores))
-        contact.hooks_named = self._hooks_named(contact.member_uses)
         held = {
             (h.holder, h.member) for h in contact.handovers if h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED)
         }
@@ -1225,14 +1224,6 @@ class ConsumerScanner:
                     out.add(base.consumer)
                     todo.append(base.consumer)
         return out
-
-    def _hooks_named(self, uses: list[MemberUse]) -> list[str]:
-        """Of the methods that hand on to their original (`super().m(...)` inside `m`), those the
-        consumer's files (scanned or not) may call: they read `x.m` (but `super().m`) or write
-        `"m"` (`getattr(x, "m")`). A mention in prose (a docstring's ``m``) is no call."""
-        delegating = {u.method.name for u in uses if u.hands_on}
-        sources = (*self._sources.values(), *self._unscanned)
-        return [name for name in sorted(delegating) if any(_reads_attribute(source, name) for source in sources)]
 
     def _may_reach_provider(self, ref: MethodRef) -> bool:
         """Can a lookup through this receiver meet a provider class? An annotated one does; `self`
@@ -2687,28 +2678,6 @@ def _text(node: ast.AST) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _reads_attribute(source: bytes, word: str) -> bool:
-    """Does the text read attribute `word` (`x.word`, not `super().word` nor `x.wordier`) or write
-    it as a string (`"word"`)? Plain byte searches: the names are few, the files many."""
-    if word.encode() not in source:
-        return False
-    if writes_as_string(source, word):
-        return True
-    dot = b"." + word.encode()
-    at = source.find(dot)
-    prose = ProseFinder(source)
-    while at >= 0:
-        end = at + len(dot)
-        after = source[end : end + 1]
-        if not (after.isalnum() or after == b"_") and not _SUPER_BEFORE.search(source, max(0, at - 120), at):
-            if not prose.at(at):  # a docstring's "Override Base.word for ..." is no read
-                return True
-        at = source.find(dot, end)
-    return False
-
-
-# `super()` or `super(Cls, self)` just before a position (searched in the text before it).
-_SUPER_BEFORE = re.compile(rb"\bsuper\([^()\n]*\)$")
 
 
 def _bound_text(binding: dict[str, Value]) -> tuple[tuple[str, str], ...]:

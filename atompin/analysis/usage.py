@@ -475,9 +475,6 @@ class ContactSurface:
     # Attribute names the consumer sets from outside a class (`x.name = ...` on anything but
     # `self`, `setattr(x, "name", ...)`): it may put such a member on a provider object itself.
     member_stores: list[str] = field(default_factory=list)
-    # Of the methods whose `super().m(...)` hands on (`MemberUse.hands_on`), those the consumer
-    # names elsewhere (it may call them itself).
-    hooks_named: list[str] = field(default_factory=list)
     unpacks: list[Unpack] = field(default_factory=list)
     handovers: list[Handover] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)
