@@ -2678,8 +2678,6 @@ def _text(node: ast.AST) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-
-
 def _bound_text(binding: dict[str, Value]) -> tuple[tuple[str, str], ...]:
     """The values a read of a function binds to its parameters, as sortable text (a key)."""
     return tuple(sorted((k, repr(v)) for k, v in binding.items()))
