@@ -697,15 +697,14 @@ class UsageChecker:
                 misfit = call_problem(patch.replacement, shape, bound)
                 misfit = f"it {misfit}" if misfit else binding_problem(original, patch.replacement, shape, bound)
                 if misfit:
-                    misfits.append((site, shape, self._why_not_run(caller) if caller[0] else "", misfit, caller))
+                    # An error needs a call that may run and that the baseline provider did not make too.
+                    why = self._why_not_run(caller) if caller[0] else ""
+                    if not why and caller[0] and self._made_at_baseline(patch, site, shape, caller):
+                        why = _at_baseline_too("the provider made the same call there")
+                    misfits.append((site, shape, why, misfit))
         misfits.sort(key=lambda m: bool(m[2]))
-        # An error needs a call that may run and that the baseline provider did not make too.
-        new = [m for m in misfits if not m[2] and not (m[4][0] and self._made_at_baseline(patch, *m[0:2], m[4]))]
-        if misfits and not new and not misfits[0][2]:
-            misfits[0] = (*misfits[0][:2], _at_baseline_too("the provider made the same call there"), *misfits[0][3:])
-        misfits = new + [m for m in misfits if m not in new]
         if misfits:
-            site, shape, not_run, misfit, caller = misfits[0]
+            site, shape, not_run, misfit = misfits[0]
             severity = Severity.WARNING if not_run else Severity.ERROR
             where = f" ({not_run})" if not_run else ""
             same_kind = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(not_run))
