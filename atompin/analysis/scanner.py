@@ -391,12 +391,16 @@ class ConsumerScanner:
             tries = sorted(set(calls.values()))
             if not tries or "" in tries:
                 continue
-            needle = name.encode()
-            # The word pattern is read only where the plain bytes are (it is the slow part).
-            holding = [source for source in (*self._sources.values(), *self._unscanned) if needle in source]
-            word = re.compile(rb"\b" + re.escape(needle) + rb"\b")
-            if sum(len(word.findall(source)) for source in holding) == 1 + len(calls):
+            if self._times_written(name) == 1 + len(calls):
                 self.usage.caught_calls[f"{path}:{name}"] = tries[0]
+
+    def _times_written(self, name: str) -> int:
+        """How many times the consumer's files (scanned or not) write `name` as a word."""
+        needle = name.encode()
+        # The word pattern is read only where the plain bytes are (it is the slow part).
+        holding = [source for source in (*self._sources.values(), *self._unscanned) if needle in source]
+        word = re.compile(rb"\b" + re.escape(needle) + rb"\b")
+        return sum(len(word.findall(source)) for source in holding)
 
     def _within_limits(self, path: str, read: Callable[..., object], *args: object) -> None:
         """Read a body; hostile nesting that exhausts the recursion makes the file unknown, not a crash."""
@@ -1467,9 +1471,7 @@ class ConsumerScanner:
         installs = self._installs.get(f"{fn.file.module}.{fn.qualname}", [])
         if "." in fn.qualname or len(installs) != 1 or not installs[0]:
             return ()
-        word = re.compile(rb"\b" + re.escape(fn.node.name.encode()) + rb"\b")
-        holding = (source for source in (*self._sources.values(), *self._unscanned) if fn.node.name.encode() in source)
-        return installs[0] if sum(len(word.findall(source)) for source in holding) == 2 else ()
+        return installs[0] if self._times_written(fn.node.name) == 2 else ()  # its definition and the install
 
     def _version_params(self, fn: _Function) -> dict[str, Value]:
         """The parameters of a private module-level function that every call of it passes the
