@@ -100,7 +100,7 @@ def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool, makes:
     if call.method.receiver is not Receiver.INSTANCE:
         return ""
     cls = provider_class(hierarchy.resolve, call.method.choices)
-    if cls is None or makes(cls.qualname.rpartition(".")[2]):
+    if cls is None:
         return ""
     takers: list[str] = []
     for derived in hierarchy.derived_from(cls):
@@ -111,7 +111,8 @@ def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool, makes:
         if owner is None or sig is None or not checkable(sig) or call_problem(sig, call.shape, bound) is not None:
             return ""  # an object of this class would fail the same way
         takers.append(f"{owner.symbol}.{call.method.name}")
-    return takers[0] if takers else ""
+    # A text search of every consumer file: asked last.
+    return takers[0] if takers and not makes(cls.qualname.rpartition(".")[2]) else ""
 
 
 def _other_side(call: MethodCall) -> str:
