@@ -1083,6 +1083,37 @@ def test_a_handed_over_stand_in_missing_a_new_abstract_and_a_new_called_hook():
     assert "old_uncalled" not in messages  # the provider never calls it: not reported
 
 
+# vLLM 0.27's `checkpoint_prepare`, new on its GPU worker, is also a method of its communicators
+# and of FlashInfer's workspaces, which `checkpoint_prepare_fi_ar_workspaces` calls: a call by that
+# name, in a file that never names the worker, is no call on a class standing in for the worker.
+WORKSPACES = """
+    class Workspace:
+        def indexes_kv_by_block_stride(self):
+            return True
+
+    def sweep(workspaces):
+        return [w.indexes_kv_by_block_stride() for w in workspaces]
+"""
+
+
+def test_a_new_method_other_provider_classes_define_counts_where_the_calling_file_names_the_role():
+    shared = {**ROLE_B, "pv/workspace.py": WORKSPACES}
+    result = check(STAND_IN, shared, baseline=ROLE_A)
+    assert found(result, "protocol-drift") == [
+        ("warning", "plug.backend:MyBackend", "plug/backend.py:1"),
+        ("error", "plug.backend:MyBackend.get_kv_cache_shape", "plug/backend.py:1"),
+    ]
+    assert "indexes_kv_by_block_stride (new since 1.0)" in one_of(result, "plug.backend:MyBackend").message
+    # The runner names the role: its call may be on the stand-in, whatever else defines the name.
+    runner = "from pv.backend import AttentionBackend\n" + textwrap.dedent(ROLE_B["pv/runner.py"])
+    result = check(STAND_IN, {**shared, "pv/runner.py": runner}, baseline=ROLE_A)
+    assert [symbol for severity, symbol, _ in found(result, "protocol-drift") if severity == "error"] == [
+        "plug.backend:MyBackend.get_kv_cache_shape",
+        "plug.backend:MyBackend.indexes_kv_by_block_stride",
+    ]
+    assert "pv/runner.py:7" in one_of(result, "plug.backend:MyBackend.indexes_kv_by_block_stride").message
+
+
 # A base imported in a ladder whose handler defines a stand-in of its own for running without the
 # provider (vllm-musa's `except ImportError: class Platform: pass`): where the plugin runs, the
 # provider is installed and its class is the base, so the subclass inherits what it lacks.

@@ -394,7 +394,7 @@ def narrowing(
     # A call by position found by the name may be another class's method of that name, unless
     # the receiver is typed as one of the base's family (`self.scheduler` of a class annotating
     # `scheduler: SchedulerInterface`).
-    apart = bool(by_position) and _defined_apart(hierarchy, search, pair.base, name)
+    apart = bool(by_position) and defined_apart(hierarchy, search, pair.base, name)
     also = [] if by_position else [f"{m}=" for m in searched]
     sites = search.find([name], also=also, called=[name]).get(name, []) if searched else []
     for site in sites:
@@ -459,7 +459,7 @@ def _in_family(hierarchy: Hierarchy, cls: ClassRef, base: ClassRef) -> bool:
     return cls in hierarchy.index.mro(base) or base in hierarchy.index.mro(cls)
 
 
-def _defined_apart(hierarchy: Hierarchy, search: NameSearch, base: ClassRef, name: str) -> bool:
+def defined_apart(hierarchy: Hierarchy, search: NameSearch, base: ClassRef, name: str) -> bool:
     """Does a provider class outside `base`'s family (`_in_family`) define `name`, or are there
     too many to tell, or is it a built-in type's method name? A call found by the name alone, passing a new parameter by position, may
     then be that class's (vLLM 0.34's `sampler.profile_run(hidden_states)` beside

@@ -45,7 +45,7 @@ from atompin.analysis.arity import checkable
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
 from atompin.analysis.makers import stored_maker
-from atompin.analysis.method_overrides import OverridePair, narrowing, same_kind
+from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing, same_kind
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.names import writes_as_string
@@ -493,7 +493,7 @@ def check_protocols(
     parsed = search.find({name for name, _ in confirm}, called={name for name, method in confirm if method})
     findings: list[Finding] = []
     for stand_in in stand_ins:
-        findings += _check_stand_in(hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline)
+        findings += _check_stand_in(hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline, search)
         if stand_in.handed:
             findings += _narrower_methods(hierarchy, stand_in, search, baseline)
     return findings
@@ -560,6 +560,7 @@ def _check_stand_in(
     text_sites: dict[str, list[NameSite]],
     parsed_sites: dict[str, list[NameSite]],
     baseline: Baseline | None,
+    search: NameSearch,
 ) -> list[Finding]:
     site = Site(s.cls.path, s.cls.line)
     what = f"{s.cls.symbol} stands in for {s.role} (it defines {s.matched} of its methods" + (
@@ -591,6 +592,13 @@ def _check_stand_in(
             # Not the calls a class's `m` makes on another object (`backend.m()` inside a composite's
             # own `m`): they run only where that `m` is called, and those calls count themselves.
             used = [x for x in used if not _delegates(x)]
+            if not used:
+                error, used = False, _uses(text_sites, name, kinds)
+        if error and member.kind is MemberKind.DEF and defined_apart(hierarchy, search, s.role, name):
+            # Provider classes outside the role's family define the method too (vLLM 0.27's
+            # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
+            # call by the name counts where the calling file names the role.
+            used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
             if not used:
                 error, used = False, _uses(text_sites, name, kinds)
         if error and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
