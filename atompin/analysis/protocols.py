@@ -553,6 +553,30 @@ def _lacking(hierarchy: Hierarchy, s: StandIn) -> dict[str, tuple[ClassRef, Memb
     }
 
 
+def _confirming(
+    hierarchy: Hierarchy, s: StandIn, name: str, member: Member, used: list[NameSite], search: NameSearch
+) -> list[NameSite]:
+    """Of the provider's parsed uses of a member the stand-in lacks, those that make its lack an
+    error (none: a warning)."""
+    # Not the calls a class's `m` makes on another object (`backend.m()` inside a composite's own
+    # `m`): they run only where that `m` is called, and those calls count themselves.
+    used = [x for x in used if not _delegates(x)]
+    if used and member.kind is MemberKind.DEF and defined_apart(hierarchy, search, s.role, name):
+        # Provider classes outside the role's family define the method too (vLLM 0.27's
+        # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
+        # call by the name counts where the calling file names the role.
+        used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
+    if used and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
+        # Only calls on what other methods return (`x.get_class().name()`) or what provider
+        # classes make: not the stand-in, which the provider reaches through its holders.
+        return []
+    if used and member.kind is not MemberKind.DEF:
+        # A registered stand-in's attribute: read by a name any object may have (`.dtype`), it
+        # counts where the reading file names the role (`get_layers(config, AttentionLayerBase)`).
+        used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
+    return used
+
+
 def _check_stand_in(
     hierarchy: Hierarchy,
     s: StandIn,
@@ -589,30 +613,8 @@ def _check_stand_in(
             error, used = False, _uses(text_sites, name, kinds)
             why = f"{why}; its holders have it" if why else "its holders have it"
         if error:
-            # Not the calls a class's `m` makes on another object (`backend.m()` inside a composite's
-            # own `m`): they run only where that `m` is called, and those calls count themselves.
-            used = [x for x in used if not _delegates(x)]
-            if not used:
-                error, used = False, _uses(text_sites, name, kinds)
-        if error and member.kind is MemberKind.DEF and defined_apart(hierarchy, search, s.role, name):
-            # Provider classes outside the role's family define the method too (vLLM 0.27's
-            # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
-            # call by the name counts where the calling file names the role.
-            used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
-            if not used:
-                error, used = False, _uses(text_sites, name, kinds)
-        if error and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
-            # Only calls on what other methods return (`x.get_class().name()`) or what provider
-            # classes make: not the stand-in, which the provider reaches through its holders. The
-            # text's evidence is a warning.
-            error, used = False, _uses(text_sites, name, kinds)
-        if error and member.kind is not MemberKind.DEF:
-            # A registered stand-in's attribute: read by a name any object may have (`.dtype`), it
-            # counts where the reading file names the role (`get_layers(config, AttentionLayerBase)`).
-            naming = [x for x in used if _names_role(hierarchy, x.path, s.role)]
-            if naming:
-                used = naming
-            else:
+            used = _confirming(hierarchy, s, name, member, used, search)
+            if not used:  # the text's evidence is a warning
                 error, used = False, _uses(text_sites, name, kinds)
         if not used:
             continue
