@@ -455,6 +455,59 @@ def test_a_provider_call_on_an_attribute_where_the_consumer_keeps_other_classes_
         )
 
 
+# vLLM 0.29's scheduler calls `NewRequestData.from_request(..., uses_mrope=...)` on its own class
+# by name: vllm-omni's `OmniNewRequestData.from_request` override is never looked up there.
+NEW_DATA_A = """
+    class NewData:
+        @classmethod
+        def from_request(cls, request, blocks):
+            return cls()
+"""
+NEW_DATA_B = NEW_DATA_A.replace("request, blocks)", "request, blocks, uses_mrope=False)")
+SCHEDULE = """
+    from pv import output
+    from pv.output import NewData
+
+    def schedule(request, old):
+        if old:
+            return output.NewData.from_request(request, [], uses_mrope=True)
+        return NewData.from_request(request, [], uses_mrope=True)
+"""
+MY_DATA = """
+    from pv.output import NewData
+
+    class MyData(NewData):
+        @classmethod
+        def from_request(cls, request, blocks):
+            return cls()
+"""
+
+
+@pytest.mark.parametrize(
+    ("patch", "severity"),
+    [("", "warning"), ("\n\ndef install():\n    sched.NewData = MyData\n", "error")],
+)
+def test_a_provider_call_on_its_own_class_by_name_does_not_reach_an_override(patch: str, severity: str):
+    consumer = {"plug/data.py": "from pv import sched\n" + textwrap.dedent(MY_DATA) + patch}
+    a = {"pv/output.py": NEW_DATA_A, "pv/sched.py": SCHEDULE.replace(", uses_mrope=True", "")}
+    b = {"pv/output.py": NEW_DATA_B, "pv/sched.py": SCHEDULE}
+    result = check(consumer, b, baseline=a)
+    assert found(result, "override-drift") == [(severity, "plug.data:MyData.from_request", "plug/data.py:7")]
+    if severity == "warning":
+        message = one(result, "override-drift").message
+        assert "at pv/sched.py:6 on output.NewData, a provider class named as written" in message
+
+
+def test_a_receiver_the_calling_function_binds_is_no_class_named_as_written():
+    # `def schedule(request, NewData)`: whatever the caller hands over, perhaps the consumer's class.
+    consumer = {"plug/data.py": MY_DATA}
+    a = {"pv/output.py": NEW_DATA_A, "pv/sched.py": SCHEDULE.replace(", uses_mrope=True", "")}
+    handed = SCHEDULE.replace("def schedule(request, old):", "def schedule(request, old, NewData, output):")
+    b = {"pv/output.py": NEW_DATA_B, "pv/sched.py": handed}
+    result = check(consumer, b, baseline=a)
+    assert found(result, "override-drift") == [("error", "plug.data:MyData.from_request", "plug/data.py:5")]
+
+
 def test_a_mixin_that_keeps_something_else_in_the_attribute_leaves_the_error():
     # vllm-omni's workers mix in `OmniWorkerMixin`, a class with no base: what it stores counts too.
     runner = _keeping("self.drafter = self.drafter_cls()").replace(

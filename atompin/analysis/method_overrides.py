@@ -35,10 +35,10 @@ from atompin.analysis.makers import stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
-from atompin.analysis.provider import ClassRef
+from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
-from atompin.model import Finding, Rule, Severity, Site
+from atompin.model import Finding, Rule, Severity, Site, Status
 
 
 @dataclass(frozen=True)
@@ -516,8 +516,9 @@ def _typed_in_family(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bo
 
 # The order in which the warning tells why a call does not reach the override: the consumer took
 # the calling method over (or stands in for its class), the call failed at the baseline too, a
-# flag keeps it off, the consumer keeps other classes where the call is made.
-_TAKEN_OVER, _FAILED_BEFORE, _SWITCHED_OFF, _KEPT_APART = range(4)
+# flag keeps it off, the consumer keeps other classes where the call is made, the call is on a
+# provider class by name.
+_TAKEN_OVER, _FAILED_BEFORE, _SWITCHED_OFF, _KEPT_APART, _ON_NAMED_CLASS = range(5)
 
 
 def _excuse(
@@ -562,6 +563,11 @@ def _excuse(
             f"the provider passes them at {site.where} only when {site.flag} is true, and {running} has "
             f"{site.flag.rpartition('.')[2]} False (set in {off}'s body, and by none of the consumer's classes)"
         )
+    if _on_named_class(hierarchy, site):
+        return _ON_NAMED_CLASS, (
+            f"the provider passes them at {site.where} on {site.named}, a provider class named as written: "
+            "a call on that class itself, where no override is looked up"
+        )
     if by_position and not old and baseline is not None and _site_failed_at_baseline(baseline, pair, site):
         return _FAILED_BEFORE, (
             f"the provider calls .{pair.method.name}{site.shape.render() if site.shape else ''} at {site.where}, "
@@ -575,6 +581,17 @@ def _excuse(
             "it failed there as well, and the consumer works there, so it does not run that call"
         )
     return None
+
+
+def _on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
+    """Is the call's receiver a provider class named as written (`NewRequestData.from_request(...)`
+    in vLLM's scheduler), a name the consumer patches nowhere? Then the call runs that class's own
+    method, never a consumer subclass's."""
+    if not site.named or site.named.rpartition(".")[2] in hierarchy.patched_names:
+        return False
+    module, _ = hierarchy.index.tree.module_name(site.path)
+    found = hierarchy.index.resolve(module, tuple(site.named.split(".")))
+    return found.status is Status.FOUND and found.target is not None and found.target.kind is TargetKind.CLASS
 
 
 def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:

@@ -32,7 +32,7 @@ from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-8"
+SITES_FORMAT = "atompin-sites-9"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -158,6 +158,9 @@ class NameSite:
     # The call runs only when an attribute of its receiver is true: it sits in the body of
     # `if R.flag:` (or of an `and` of tests holding it), R the receiver as written: "R.flag".
     flag: str = ""
+    # The receiver is a name as written that no enclosing function binds (`NewData` in
+    # `NewData.from_request(...)`, `output.NewData`): that name ("" for any other receiver).
+    named: str = ""
 
     @property
     def where(self) -> str:
@@ -576,6 +579,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.made_by,
             s.attribute,
             s.flag,
+            s.named,
         ]
         for s in sites
     ]
@@ -601,6 +605,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 made_by,
                 attribute,
                 flag,
+                named,
             )
             for (
                 name,
@@ -617,6 +622,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 made_by,
                 attribute,
                 flag,
+                named,
             ) in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
@@ -730,6 +736,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 unpack=self.unpacked.get(id(node)),
                 source=self._source(func.value),
                 flag=self._flag(func.value),
+                named=self._named(func.value),
                 **self._made_by(func.value),
             )
         elif dotted(func) == "getattr" and len(node.args) == 2:
@@ -747,6 +754,20 @@ class _SiteVisitor(ast.NodeVisitor):
         """The innermost `R.flag` test around this call whose R is the call's receiver as written."""
         written = dotted(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else ""
         return next((f for f in reversed(self.flags) if written and f.rpartition(".")[0] == written), "")
+
+    def _named(self, receiver: ast.expr) -> str:
+        """The receiver as written when it is a name, or a dotted path from one, that no enclosing
+        function binds: a module-level name (`NewData`, `output.NewData`)."""
+        written = dotted(receiver) if isinstance(receiver, (ast.Name, ast.Attribute)) else ""
+        root = written.partition(".")[0]
+        if not root or root in {"self", "cls"}:
+            return ""
+        for function, own in self.functions:
+            if id(function) not in self.locals:
+                self.locals[id(function)] = _local_values(function)
+            if root == own or root in self.locals[id(function)]:
+                return ""
+        return written
 
     def _value(self, node: ast.expr) -> ast.expr:
         """What a local holds that the function binding it (this one, or one it is nested in)
