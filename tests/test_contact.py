@@ -1188,6 +1188,18 @@ class AttentionBackend:
 """
 
 
+def test_a_new_method_called_only_on_the_role_class_by_name_is_a_warning():
+    # `AttentionBackend.indexes_kv_by_block_stride()` runs the role's own method, not the stand-in's.
+    runner = "from pv.backend import AttentionBackend\n" + textwrap.dedent(ROLE_B["pv/runner.py"]).replace(
+        "backend.indexes_kv_by_block_stride()", "AttentionBackend.indexes_kv_by_block_stride()"
+    )
+    result = check(STAND_IN, {**ROLE_B, "pv/runner.py": runner}, baseline=ROLE_A)
+    assert found(result, "protocol-drift") == [
+        ("warning", "plug.backend:MyBackend", "plug/backend.py:1"),
+        ("error", "plug.backend:MyBackend.get_kv_cache_shape", "plug/backend.py:1"),
+    ]
+
+
 def test_a_class_deriving_from_a_provider_class_a_ladder_stubs_out_is_no_stand_in():
     result = check({**STAND_IN, "plug/backend.py": LADDER_STUB + SUBCLASS}, ROLE_B, baseline=ROLE_A)
     assert found(result, "protocol-drift") == []

@@ -5,8 +5,9 @@ x. When the class stores there only what one provider class's constructor makes
 (`self.processor = OutputProcessor(...)`), that is exactly an instance of that class; when
 only what one of its factories makes (`Engine.from_args(...)`, or the class its return
 annotation names), or a class handed in as a parameter annotated `type[Engine]` makes, that
-class or a subclass. The override and protocol rules use this to leave out calls that cannot
-reach the consumer's class.
+class or a subclass. A call on a provider class named as written (`NewData.from_request(...)`)
+runs that class's own method. The override and protocol rules use this to leave out calls that
+cannot reach the consumer's class.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from atompin.analysis.hierarchy import Hierarchy, provider_class
 from atompin.analysis.name_sites import NameSite
 from atompin.analysis.names import split_symbol
-from atompin.analysis.provider import ClassRef
+from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import Ref
+from atompin.model import Status
 
 
 @dataclass(frozen=True)
@@ -67,3 +69,14 @@ def _annotated_product(hierarchy: Hierarchy, factory: Ref, of: ClassRef) -> Clas
         return of
     written_in = split_symbol(target.symbol)[0]  # the annotation is read where the factory is defined
     return provider_class(hierarchy.resolve, (Ref(written_in, tuple(named.split("."))),))
+
+
+def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
+    """Is the call's receiver a provider class named as written (`NewRequestData.from_request(...)`
+    in vLLM's scheduler), a name the consumer patches nowhere? Then the call runs that class's own
+    method, never a consumer subclass's or stand-in's."""
+    if not site.named or site.named.rpartition(".")[2] in hierarchy.patched_names:
+        return False
+    module, _ = hierarchy.index.tree.module_name(site.path)
+    found = hierarchy.index.resolve(module, tuple(site.named.split(".")))
+    return found.status is Status.FOUND and found.target is not None and found.target.kind is TargetKind.CLASS

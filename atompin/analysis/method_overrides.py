@@ -31,14 +31,14 @@ from atompin.analysis.arity import (
 )
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
-from atompin.analysis.makers import stored_maker
+from atompin.analysis.makers import on_named_class, stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
-from atompin.analysis.provider import ClassRef, TargetKind
+from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
-from atompin.model import Finding, Rule, Severity, Site, Status
+from atompin.model import Finding, Rule, Severity, Site
 
 
 @dataclass(frozen=True)
@@ -563,7 +563,7 @@ def _excuse(
             f"the provider passes them at {site.where} only when {site.flag} is true, and {running} has "
             f"{site.flag.rpartition('.')[2]} False (set in {off}'s body, and by none of the consumer's classes)"
         )
-    if _on_named_class(hierarchy, site):
+    if on_named_class(hierarchy, site):
         return _ON_NAMED_CLASS, (
             f"the provider passes them at {site.where} on {site.named}, a provider class named as written: "
             "a call on that class itself, where no override is looked up"
@@ -581,17 +581,6 @@ def _excuse(
             "it failed there as well, and the consumer works there, so it does not run that call"
         )
     return None
-
-
-def _on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
-    """Is the call's receiver a provider class named as written (`NewRequestData.from_request(...)`
-    in vLLM's scheduler), a name the consumer patches nowhere? Then the call runs that class's own
-    method, never a consumer subclass's."""
-    if not site.named or site.named.rpartition(".")[2] in hierarchy.patched_names:
-        return False
-    module, _ = hierarchy.index.tree.module_name(site.path)
-    found = hierarchy.index.resolve(module, tuple(site.named.split(".")))
-    return found.status is Status.FOUND and found.target is not None and found.target.kind is TargetKind.CLASS
 
 
 def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
