@@ -69,14 +69,20 @@ def _at_baseline_too(how: str = "") -> str:
 
 def _callable_run(index: ProviderIndex, target: Target | None) -> tuple[Target, bool] | None:
     """The function a call of `target` runs, with whether it is bound (a class runs its `__init__`),
-    when its signature can judge the call; None for a class that writes its own `__init__` (a
-    dataclass), or no function with a checkable signature."""
+    when its signature can judge the call; None for a class whose `__init__` a decorator writes
+    unless it is a standard-library dataclass (`ProviderIndex.dataclass_init`), or no function
+    with a checkable signature."""
     if target is None:
         return None
     bound = target.bound
     if target.kind is TargetKind.CLASS:
         if target.cls is not None and index.generates_init(target.cls):
-            return None  # a dataclass (or attrs class) writes its own __init__
+            # A dataclass (or attrs class) writes its own __init__: read from the standard
+            # library's fields, else not known.
+            generated = index.dataclass_init(target.cls)
+            if generated is None:
+                return None
+            return Target(TargetKind.FUNCTION, f"{target.cls}.__init__", generated, owner=target.cls), True
         init = index.getattr(target, "__init__")
         if not init.found or init.target is None:
             return None

@@ -307,6 +307,8 @@ class _ModuleVisitor:
         bases = tuple(b for b in (dotted(x) for x in exprs) if b)
         cls = ClassInfo(qualname=qualname, line=node.lineno, bases=bases, decorators=decorators)
         cls.opaque = len(bases) < len(exprs)
+        deco = next((d for d in node.decorator_list if self._is_stdlib_dataclass(d)), None)
+        cls.fields = dataclass_fields(node, deco) if deco is not None else None
         self.info.classes[qualname] = cls
         self.class_body(node.body, cls)
 
@@ -334,6 +336,18 @@ class _ModuleVisitor:
                         member.annotation = annotated_class(stmt.annotation)
                 for nested in runtime_bodies(stmt):
                     self.class_body(nested, cls, top=False)
+
+    def _is_stdlib_dataclass(self, decorator: ast.expr) -> bool:
+        """`@dataclass` or `@dataclasses.dataclass` (called or not), imported from the standard
+        library (pydantic's `dataclass` takes other arguments: left alone)."""
+        written = dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+        head, _, last = written.rpartition(".")
+        if last != "dataclass":
+            return False
+        binding = self.info.bindings.get(head or last)
+        if binding is None:
+            return False
+        return binding.target == ("dataclasses" if head else "dataclasses:dataclass")
 
     def instance_attributes(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
         """`self.x = ...` anywhere in a method makes `x` an (instance) member; calls the method
@@ -475,3 +489,58 @@ def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
         value = value.args[0]
     names = literal_strings(value)
     return tuple(names) if names else None
+
+
+def dataclass_fields(node: ast.ClassDef, decorator: ast.expr) -> tuple[str, ...] | None:
+    """The fields a `@dataclass` class body declares, as `ClassInfo.fields` keeps them; None when
+    the decorator's options or a field's are not literal, `init=False`, or a field is declared
+    inside a compound statement (its presence depends on the branch)."""
+    options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
+    if None in options or (isinstance(decorator, ast.Call) and decorator.args):
+        return None
+    literal = {k: v.value for k, v in options.items() if isinstance(v, ast.Constant)}
+    if len(literal) < len(options) or literal.get("init", True) is not True:
+        return None
+    keyword_only = literal.get("kw_only", False) is True
+    fields: list[str] = []
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign):
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+                isinstance(n, ast.AnnAssign) for n in walk(stmt)
+            ):
+                return None
+            continue
+        if not isinstance(stmt.target, ast.Name):
+            continue
+        kind = _field_kind(stmt.annotation)
+        if kind == "ClassVar":
+            continue
+        if kind == "KW_ONLY":
+            keyword_only = True
+            continue
+        default, field_keyword_only = stmt.value is not None, keyword_only
+        value = stmt.value
+        if isinstance(value, ast.Call) and dotted(value.func).rpartition(".")[2] == "field":
+            given = {k.arg: k.value for k in value.keywords}
+            if None in given or value.args:
+                return None
+            flags = {k: v.value for k, v in given.items() if k in ("init", "kw_only") and isinstance(v, ast.Constant)}
+            if len(flags) < len({k for k in given if k in ("init", "kw_only")}):
+                return None
+            if flags.get("init", True) is not True:
+                continue
+            default = "default" in given or "default_factory" in given
+            field_keyword_only = flags.get("kw_only", keyword_only) is True
+        fields.append(("*" if field_keyword_only else "") + stmt.target.id + ("=" if default else ""))
+    return tuple(fields)
+
+
+def _field_kind(annotation: ast.expr) -> str:
+    """What an annotation marks: "ClassVar" (a class variable) or "KW_ONLY" (the keyword-only
+    sentinel), also when written as a string; "" for a field's."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+        head = text.partition("[")[0].rpartition(".")[2]
+    else:
+        head = dotted(annotation).rpartition(".")[2]
+    return head if head in ("ClassVar", "KW_ONLY") else ""

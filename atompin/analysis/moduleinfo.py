@@ -88,6 +88,10 @@ class ClassInfo:
     sets_computed: bool = False
     # Decorator names (a @dataclass writes its own __init__).
     decorators: tuple[str, ...] = ()
+    # A standard-library `@dataclass`'s own fields, in order, as its generated `__init__` takes them:
+    # "name", "name=" (has a default), "*name" (keyword-only); ClassVar and `init=False` fields
+    # left out. None when it is no such dataclass or its fields cannot be read for sure.
+    fields: tuple[str, ...] | None = None
     self_calls: list[SelfCall] = field(default_factory=list)
 
 

@@ -19,7 +19,7 @@ from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, Modu
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import in_package, join_symbol, split_symbol
 from atompin.analysis.prefetch import Task, Worker, fork_worker
-from atompin.analysis.signature import Signature
+from atompin.analysis.signature import Param, ParamKind, Signature
 from atompin.model import Rule, Status
 from atompin.sources.tree import ModuleFile, ModuleKind, SourceTree
 
@@ -88,6 +88,9 @@ _PLAIN_BASE_MEMBERS = {
     *("args", "with_traceback", "add_note"),  # exceptions
 }
 
+
+# Bases outside the provider that declare no dataclass fields.
+_FIELDLESS_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 
 # Class decorators that write the class's __init__: its signature is not in the source.
 GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
@@ -474,6 +477,49 @@ class ProviderIndex:
             if "__init__" in info.members:
                 return False
         return False
+
+    def dataclass_init(self, ref: ClassRef) -> Signature | None:
+        """The `__init__` a standard-library `@dataclass` writes, when that is what a call of `ref`
+        runs (the first class of its order defining `__init__` or generating one is such a
+        dataclass): every field of the dataclasses in that class's order, the bases' first (one
+        redeclared keeps its place), keyword-only ones last. None when it is not known for sure:
+        another library writes the `__init__`, a class's fields cannot be read, or a base is outside
+        the provider (it may declare fields)."""
+        runs: ClassRef | None = None
+        for node in self.mro(ref):
+            info = self.class_info(node) if isinstance(node, ClassRef) else None
+            if info is None or "__init__" in info.members:
+                return None
+            if info.fields is not None and isinstance(node, ClassRef):
+                runs = node
+                break
+            if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
+                return None
+        if runs is None:
+            return None
+        fields: dict[str, str] = {}
+        for node in reversed(self.mro(runs)):
+            if isinstance(node, str):
+                if node.rpartition(".")[2] not in _FIELDLESS_BASES:
+                    return None
+                continue
+            info = self.class_info(node)
+            if info is None or (
+                info.fields is None and any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators)
+            ):
+                return None
+            for field in info.fields or ():
+                fields[field.strip("*=")] = field
+        params = [Param("self", ParamKind.POSITIONAL_OR_KEYWORD)]
+        for keyword_only in (False, True):
+            params += [
+                Param(
+                    name, ParamKind.KEYWORD_ONLY if keyword_only else ParamKind.POSITIONAL_OR_KEYWORD, f.endswith("=")
+                )
+                for name, f in fields.items()
+                if f.startswith("*") is keyword_only
+            ]
+        return Signature(tuple(params))
 
     def bases(self, node: ClassRef | str) -> list[ClassRef | str]:
         """The direct bases of a provider class, resolved (those outside the provider as strings)."""
