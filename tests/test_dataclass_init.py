@@ -110,3 +110,22 @@ def test_a_dataclass_defining_its_own_init_or_with_a_base_outside_the_provider_i
     )
     result = check({"plug/specs.py": CONSUMER}, {"pv/specs.py": outside}, baseline={"pv/specs.py": SPECS_A})
     assert [f for f in found(result, "arity-drift") if "AttentionSpec" in f[1]] == []
+
+
+def test_a_consumer_replacing_the_dataclass_s_init_with_one_that_takes_the_call_is_no_error():
+    # vllm-ascend 0.29 wraps `ModelRunnerOutput.__init__` to take `spec_token_ids=` it then passes.
+    patch = """
+        from pv import specs
+
+        def install():
+            cls = specs.AttentionSpec
+            original = cls.__init__
+
+            def init(self, *args, indexes_kv=False, **kwargs):
+                original(self, *args, **kwargs)
+
+            cls.__init__ = init
+    """
+    consumer = {"plug/specs.py": CONSUMER, "plug/patch.py": patch}
+    result = check(consumer, {"pv/specs.py": SPECS}, baseline={"pv/specs.py": SPECS_A})
+    assert [f for f in found(result, "arity-drift") if "AttentionSpec" in f[1]] == []

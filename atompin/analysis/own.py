@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from atompin.analysis.provider import ProviderIndex, Resolution
+from atompin.analysis.provider import ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.usage import (
     Condition,
     ConditionKind,
@@ -90,7 +90,7 @@ class ConsumerOwn:
             res = index.getattr(owner.target, patch.attr)
             if res.status is Status.MISSING and is_addition(patch, reads.get((patch.owner, patch.attr), set())):
                 own.additions.setdefault(key, patch.site)
-            elif res.found and patch.replacement is not None:
+            elif patch.replacement is not None and (res.found or _constructor(owner.target, patch.attr)):
                 own.replacements.setdefault(key, []).append(patch)
         return own
 
@@ -117,3 +117,9 @@ class ConsumerOwn:
 
     def registered_as(self, name: str) -> list[Registration]:
         return self.registrations.get(name, [])
+
+
+def _constructor(target: Target, attr: str) -> bool:
+    """Is `attr` the `__init__` of a provider class? Replaced, it is what a call of the class runs,
+    whether the provider wrote its own or a decorator writes it (a dataclass's is not a member)."""
+    return attr == "__init__" and target.kind is TargetKind.CLASS

@@ -292,6 +292,9 @@ class ConsumerScanner:
         self._scopes: dict[str, Scope] = {}
         self._private_names: dict[str, dict[str, tuple[list[ast.Call], int]]] = {}  # see `_private_calls`
         self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
+        # What held where a consumer function was called, by the call node (`_called_when`).
+        self._call_when: dict[int, tuple[Condition, ...]] = {}
+        self._deferring = True  # plain reads of functions called once wait for their caller
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
         # that catches ImportError ("" when none does). See `_caught_calls`.
         self._own_calls: dict[tuple[str, str], dict[str, str]] = {}
@@ -358,8 +361,17 @@ class ConsumerScanner:
         pending, self._pending = self._pending, None
         for call in pending:
             self._call_helper(*call)
-        while self._queue:
+        deferred: list[_Rescan] = []
+        while self._queue or deferred:
+            if not self._queue:  # the callers read so far: what held at their calls is known
+                ready = [job for job in deferred if not self._waits_for_caller(job.function)]
+                self._queue.extend(ready or deferred)  # none ready: their callers are never read
+                deferred = [job for job in deferred if ready and job not in ready]
+                self._deferring = bool(ready)
             job = self._queue.popleft()
+            if self._deferring and not job.binding and self._waits_for_caller(job.function):
+                deferred.append(job)
+                continue
             if job.binding:  # every body is read once; re-reads with arguments are bounded
                 if self._hands_provider(job.binding.values()):
                     self._rescans += 1
@@ -395,12 +407,13 @@ class ConsumerScanner:
                 self.usage.caught_calls[f"{path}:{name}"] = tries[0]
 
     def _times_written(self, name: str) -> int:
-        """How many times the consumer's files (scanned or not) write `name` as a word."""
+        """How many times the consumer's files (scanned or not) write `name` as a word, outside
+        comments (a comment naming a function is no use of it)."""
         needle = name.encode()
         # The word pattern is read only where the plain bytes are (it is the slow part).
         holding = [source for source in (*self._sources.values(), *self._unscanned) if needle in source]
         word = re.compile(rb"\b" + re.escape(needle) + rb"\b")
-        return sum(len(word.findall(source)) for source in holding)
+        return sum(1 for source in holding for match in word.finditer(source) if not _in_comment(source, match.start()))
 
     def _within_limits(self, path: str, read: Callable[..., object], *args: object) -> None:
         """Read a body; hostile nesting that exhausts the recursion makes the file unknown, not a crash."""
@@ -1454,7 +1467,7 @@ class ConsumerScanner:
             via=job.via,
             depth=job.depth,
             owner=fn.owner,
-            when=(*fn.when, *self._installed_when(fn)),
+            when=(*fn.when, *self._installed_when(fn), *(() if job.binding else self._called_when(fn))),
             bound=bound,
             definition=fn.node,
         )
@@ -1472,6 +1485,29 @@ class ConsumerScanner:
         if "." in fn.qualname or len(installs) != 1 or not installs[0]:
             return ()
         return installs[0] if self._times_written(fn.node.name) == 2 else ()  # its definition and the install
+
+    def _sole_call(self, fn: _Function) -> ast.Call | None:
+        """The one call of a private module-level function, in its own module, when the function
+        is named nowhere else (a module that mentions a version: `_private_calls`)."""
+        name = fn.node.name
+        if fn.owner or "." in fn.qualname or not name.startswith("_"):
+            return None
+        calls, uses = self._private_calls(fn.file).get(name, ([], 0))
+        if len(calls) != 1 or uses != 1 or self._named_in_other_files(fn):
+            return None
+        return calls[0]
+
+    def _waits_for_caller(self, fn: _Function) -> bool:
+        """Is `fn` called once (`_sole_call`) at a place not read yet? Its plain reading waits."""
+        call = self._sole_call(fn)
+        return call is not None and id(call) not in self._call_when
+
+    def _called_when(self, fn: _Function) -> tuple[Condition, ...]:
+        """What held at the one call of `fn` (`_sole_call`): its body runs only there (vllm-ascend
+        0.28 calls its stride-aware KV planner only past `if vllm_version_is("0.28.0") or ...:
+        return`)."""
+        call = self._sole_call(fn)
+        return self._call_when.get(id(call), ()) if call is not None else ()
 
     def _version_params(self, fn: _Function) -> dict[str, Value]:
         """The parameters of a private module-level function that every call of it passes the
@@ -1492,15 +1528,19 @@ class ConsumerScanner:
                 return {}
         finally:
             self._quiet = quiet
-        key = (fn.file.path, name)
-        if key not in self._named_elsewhere:  # a function is read once per way it is called
-            word = name.encode()
+        if self._named_in_other_files(fn):
+            return {}  # imported by another module, whose calls are not looked at
+        return self._versions_passed(fn, calls)
+
+    def _named_in_other_files(self, fn: _Function) -> bool:
+        """Does another file the scan read write the function's name (it may import it)?"""
+        key = (fn.file.path, fn.node.name)
+        if key not in self._named_elsewhere:  # asked once per function
+            word = fn.node.name.encode()
             self._named_elsewhere[key] = any(
                 word in source for path, source in self._sources.items() if path != fn.file.path
             )
-        if self._named_elsewhere[key]:
-            return {}  # imported by another module, whose calls are not looked at
-        return self._versions_passed(fn, calls)
+        return self._named_elsewhere[key]
 
     def _versions_passed(self, fn: _Function, calls: list[ast.Call]) -> dict[str, Value]:
         """The parameters of `fn` that every one of `calls` passes the same provider version."""
@@ -1541,6 +1581,7 @@ class ConsumerScanner:
         if self._pending is not None:  # module bodies are still being read
             self._pending.append((callee, node, args, kwargs, ctx))
             return
+        self._call_when[id(node)] = ctx.when
         defined = self._functions.get(callee.dotted)
         if defined is not None and "." not in defined.qualname:
             calls = self._own_calls.setdefault((defined.file.path, defined.qualname), {})
@@ -2672,6 +2713,14 @@ def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines:
         return True
 
     return inside(function.body, True)
+
+
+def _in_comment(source: bytes, at: int) -> bool:
+    """Is the byte at `at` in a comment: after a `#` on its line that no quote opened before?
+    (Read from the line alone: a string spanning lines is not followed.)"""
+    line = source[source.rfind(b"\n", 0, at) + 1 : at]
+    hash_at = line.find(b"#")
+    return hash_at >= 0 and line.count(b'"', 0, hash_at) % 2 == 0 and line.count(b"'", 0, hash_at) % 2 == 0
 
 
 def _text(node: ast.AST) -> str:
