@@ -687,3 +687,25 @@ def test_a_helper_called_once_after_a_gate_that_returns_runs_only_where_the_gate
     assert [f.rule.value for f in run_check(PROVIDER, consumer(twice), version="0.25.1").findings] == [
         "unresolved-import"
     ]
+
+
+def test_a_helper_called_once_after_a_gate_with_a_provider_object_runs_only_where_the_gate_fails(run_check):
+    # The call hands the helper a provider module: the helper is read again for it, under the same gate.
+    source = """
+        import pv.layers.new_attn as attn
+        from plug.utils import pv_version_is
+
+        def _decode_main(mod, x):
+            return mod.decode_v2(x)
+
+        def _decode(x):
+            if pv_version_is("0.25.1") or x is None:
+                return x
+            return _decode_main(attn, x)
+
+        attn.decode = _decode
+    """
+    assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
+    assert {f.rule.value for f in run_check(PROVIDER, consumer(source), version="0.26.0").findings} == {
+        "unresolved-import"
+    }

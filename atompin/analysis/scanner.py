@@ -1467,7 +1467,7 @@ class ConsumerScanner:
             via=job.via,
             depth=job.depth,
             owner=fn.owner,
-            when=(*fn.when, *self._installed_when(fn), *(() if job.binding else self._called_when(fn))),
+            when=(*fn.when, *self._installed_when(fn), *self._called_when(fn)),
             bound=bound,
             definition=fn.node,
         )
@@ -1503,7 +1503,8 @@ class ConsumerScanner:
         return call is not None and id(call) not in self._call_when
 
     def _called_when(self, fn: _Function) -> tuple[Condition, ...]:
-        """What held at the one call of `fn` (`_sole_call`): its body runs only there (vllm-ascend
+        """What held at the one call of `fn` (`_sole_call`): its body runs only there, also when read
+        again with the values that call passes (vllm-ascend
         0.28 calls its stride-aware KV planner only past `if vllm_version_is("0.28.0") or ...:
         return`)."""
         call = self._sole_call(fn)
