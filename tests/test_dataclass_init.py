@@ -43,8 +43,8 @@ def fields_of(source: str, name: str) -> tuple[str, ...] | None:
 
 
 def test_a_dataclass_s_fields_are_read_in_order_with_defaults_and_keyword_only_marks():
-    assert fields_of(SPECS, "Spec") == ("block_size", "dtype=")
-    assert fields_of(SPECS, "AttentionSpec") == ("*num_heads", "*strided=", "*cache=")
+    assert fields_of(SPECS, "Spec") == ("block_size", "!registry", "dtype=")
+    assert fields_of(SPECS, "AttentionSpec") == ("*num_heads", "*strided=", "*cache=", "!hidden")
     assert fields_of(SPECS, "Mixed") == ("a", "*b=", "c=")
 
 

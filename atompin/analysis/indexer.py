@@ -492,9 +492,12 @@ def _string_collection(value: ast.expr) -> tuple[str, ...] | None:
 
 
 def dataclass_fields(node: ast.ClassDef, decorator: ast.expr) -> tuple[str, ...] | None:
-    """The fields a `@dataclass` class body declares, as `ClassInfo.fields` keeps them; None when
-    the decorator's options or a field's are not literal, `init=False`, or a field is declared
-    inside a compound statement (its presence depends on the branch)."""
+    """The fields a `@dataclass` class body declares, in order, as `ClassInfo.fields` keeps them:
+    "name", "name=" (it has a default: a value, or another binding of the name in the body),
+    "*name" (keyword-only), "!name" (declared, but no parameter of `__init__`: a `ClassVar`, or
+    `field(init=False)`; it still takes an inherited field's place). None when the decorator's
+    options or a field's are not literal, `init=False`, or a field is declared inside a compound
+    statement (its presence depends on the branch)."""
     options = {k.arg: k.value for k in decorator.keywords} if isinstance(decorator, ast.Call) else {}
     if None in options or (isinstance(decorator, ast.Call) and decorator.args):
         return None
@@ -502,6 +505,9 @@ def dataclass_fields(node: ast.ClassDef, decorator: ast.expr) -> tuple[str, ...]
     if len(literal) < len(options) or literal.get("init", True) is not True:
         return None
     keyword_only = literal.get("kw_only", False) is True
+    # The default of a field written without a value is the class attribute of that name.
+    bound = {name for stmt in node.body if not isinstance(stmt, ast.AnnAssign) for name in _class_names(stmt)}
+    bound |= {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
     fields: list[str] = []
     for stmt in node.body:
         if not isinstance(stmt, ast.AnnAssign):
@@ -512,13 +518,15 @@ def dataclass_fields(node: ast.ClassDef, decorator: ast.expr) -> tuple[str, ...]
             continue
         if not isinstance(stmt.target, ast.Name):
             continue
+        name = stmt.target.id
         kind = _field_kind(stmt.annotation)
         if kind == "ClassVar":
+            fields.append("!" + name)
             continue
         if kind == "KW_ONLY":
             keyword_only = True
             continue
-        default, field_keyword_only = stmt.value is not None, keyword_only
+        default, field_keyword_only = stmt.value is not None or name in bound, keyword_only
         value = stmt.value
         if isinstance(value, ast.Call) and dotted(value.func).rpartition(".")[2] == "field":
             given = {k.arg: k.value for k in value.keywords}
@@ -528,10 +536,11 @@ def dataclass_fields(node: ast.ClassDef, decorator: ast.expr) -> tuple[str, ...]
             if len(flags) < len({k for k in given if k in ("init", "kw_only")}):
                 return None
             if flags.get("init", True) is not True:
+                fields.append("!" + name)
                 continue
             default = "default" in given or "default_factory" in given
             field_keyword_only = flags.get("kw_only", keyword_only) is True
-        fields.append(("*" if field_keyword_only else "") + stmt.target.id + ("=" if default else ""))
+        fields.append(("*" if field_keyword_only else "") + name + ("=" if default else ""))
     return tuple(fields)
 
 

@@ -12,6 +12,7 @@ cannot reach the consumer's class.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from atompin.analysis.hierarchy import Hierarchy, provider_class
@@ -76,6 +77,10 @@ def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
     in vLLM's scheduler), a name the consumer patches nowhere? Then the call runs that class's own
     method, never a consumer subclass's or stand-in's."""
     if not site.named or site.named.rpartition(".")[2] in hierarchy.patched_names:
+        return False
+    root = site.named.partition(".")[0]
+    # A provider function may rebind the module's name (`global NewData; NewData = cls`).
+    if re.search(rb"\bglobal\b[^\n]*\b" + re.escape(root.encode()) + rb"\b", hierarchy.index.tree.read(site.path)):
         return False
     module, _ = hierarchy.index.tree.module_name(site.path)
     found = hierarchy.index.resolve(module, tuple(site.named.split(".")))

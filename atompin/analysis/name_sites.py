@@ -654,6 +654,8 @@ class _SiteVisitor(ast.NodeVisitor):
         self.unpacked: dict[int, int] = {}
         self.called: set[int] = set()
         self.flags: list[str] = []  # the `R.flag` tests whose `if` body is being visited, innermost last
+        # Every enclosing function, class bodies between them included (`_named`).
+        self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
     def _site(self, node: ast.AST, name: str, kind: SiteKind, receiver: SiteReceiver, **extra: object) -> None:
         function, guarded = "", frozenset[str]()
@@ -697,9 +699,11 @@ class _SiteVisitor(ast.NodeVisitor):
         if self.functions and not receiver:
             receiver = self.functions[-1][1]  # a closure inside a method sees the method's self
         self.functions.append((node, receiver))
+        self.enclosing.append(node)
         saved, self.flags = self.flags, []  # a function defined in an `if` body runs when called
         self.generic_visit(node)
         self.flags = saved
+        self.enclosing.pop()
         self.functions.pop()
 
     def visit_If(self, node: ast.If) -> None:
@@ -762,10 +766,13 @@ class _SiteVisitor(ast.NodeVisitor):
         root = written.partition(".")[0]
         if not root or root in {"self", "cls"}:
             return ""
-        for function, own in self.functions:
+        own = self.functions[-1][1] if self.functions else ""
+        if root == own:
+            return ""
+        for function in self.enclosing:  # a class body between does not hide an outer binding
             if id(function) not in self.locals:
                 self.locals[id(function)] = _local_values(function)
-            if root == own or root in self.locals[id(function)]:
+            if root in self.locals[id(function)]:
                 return ""
         return written
 

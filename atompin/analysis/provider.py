@@ -89,6 +89,8 @@ _PLAIN_BASE_MEMBERS = {
 }
 
 
+# Class decorators that leave a dataclass's generated __init__ as it is.
+_PLAIN_CLASS_DECORATORS = frozenset({"dataclass", "final", "total_ordering", "runtime_checkable"})
 # Bases outside the provider that declare no dataclass fields.
 _FIELDLESS_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 
@@ -481,45 +483,62 @@ class ProviderIndex:
     def dataclass_init(self, ref: ClassRef) -> Signature | None:
         """The `__init__` a standard-library `@dataclass` writes, when that is what a call of `ref`
         runs (the first class of its order defining `__init__` or generating one is such a
-        dataclass): every field of the dataclasses in that class's order, the bases' first (one
-        redeclared keeps its place), keyword-only ones last. None when it is not known for sure:
-        another library writes the `__init__`, a class's fields cannot be read, or a base is outside
-        the provider (it may declare fields)."""
-        runs: ClassRef | None = None
-        for node in self.mro(ref):
-            info = self.class_info(node) if isinstance(node, ClassRef) else None
-            if info is None or "__init__" in info.members:
-                return None
-            if info.fields is not None and isinstance(node, ClassRef):
-                runs = node
-                break
-            if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
-                return None
+        dataclass, with no other decorator that might replace it): every field of the dataclasses
+        in that class's order, the bases' first (one redeclared keeps its place), keyword-only
+        ones last; a field written without a value has a default when a class of the order binds
+        the name otherwise. None when it is not known for sure: another library writes the
+        `__init__`, a class's fields or bases cannot be read, or a base is outside the provider
+        (it may declare fields)."""
+        runs = self._generating_dataclass(ref)
         if runs is None:
             return None
         fields: dict[str, str] = {}
+        elsewhere: set[str] = set()  # names some class of the order binds otherwise than as a bare field
         for node in reversed(self.mro(runs)):
             if isinstance(node, str):
                 if node.rpartition(".")[2] not in _FIELDLESS_BASES:
                     return None
                 continue
             info = self.class_info(node)
-            if info is None or (
-                info.fields is None and any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators)
-            ):
+            if info is None or info.opaque:
                 return None
-            for field in info.fields or ():
-                fields[field.strip("*=")] = field
+            if info.fields is None:
+                if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
+                    return None  # another library's generated __init__, or unread fields
+                elsewhere |= set(info.members)  # a plain class's attribute may be a default
+                continue
+            for field in info.fields:
+                fields[field.strip("!*=")] = field
+                if field.endswith("="):
+                    elsewhere.add(field.strip("!*="))
         params = [Param("self", ParamKind.POSITIONAL_OR_KEYWORD)]
         for keyword_only in (False, True):
             params += [
                 Param(
-                    name, ParamKind.KEYWORD_ONLY if keyword_only else ParamKind.POSITIONAL_OR_KEYWORD, f.endswith("=")
+                    name,
+                    ParamKind.KEYWORD_ONLY if keyword_only else ParamKind.POSITIONAL_OR_KEYWORD,
+                    f.endswith("=") or name in elsewhere,
                 )
                 for name, f in fields.items()
-                if f.startswith("*") is keyword_only
+                if not f.startswith("!") and f.startswith("*") is keyword_only
             ]
         return Signature(tuple(params))
+
+    def _generating_dataclass(self, ref: ClassRef) -> ClassRef | None:
+        """The standard-library dataclass whose generated `__init__` a call of `ref` runs: the first
+        class of its order that defines `__init__` or has one generated, when it is such a
+        dataclass with no other decorator that might replace it; None otherwise."""
+        for node in self.mro(ref):
+            info = self.class_info(node) if isinstance(node, ClassRef) else None
+            if info is None or info.opaque or "__init__" in info.members:
+                return None
+            if info.fields is not None and isinstance(node, ClassRef):
+                if any(d.rpartition(".")[2] not in _PLAIN_CLASS_DECORATORS for d in info.decorators):
+                    return None  # another decorator may write or wrap __init__
+                return node
+            if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
+                return None
+        return None
 
     def bases(self, node: ClassRef | str) -> list[ClassRef | str]:
         """The direct bases of a provider class, resolved (those outside the provider as strings)."""

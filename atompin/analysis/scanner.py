@@ -366,7 +366,8 @@ class ConsumerScanner:
             if not self._queue:  # the callers read so far: what held at their calls is known
                 ready = [job for job in deferred if not self._waits_for_caller(job.function)]
                 self._queue.extend(ready or deferred)  # none ready: their callers are never read
-                deferred = [job for job in deferred if ready and job not in ready]
+                taken = {id(job) for job in ready}
+                deferred = [job for job in deferred if ready and id(job) not in taken]
                 self._deferring = bool(ready)
             job = self._queue.popleft()
             if self._deferring and not job.binding and self._waits_for_caller(job.function):
@@ -1534,13 +1535,13 @@ class ConsumerScanner:
         return self._versions_passed(fn, calls)
 
     def _named_in_other_files(self, fn: _Function) -> bool:
-        """Does another file the scan read write the function's name (it may import it)?"""
+        """Does another file of the consumer (scanned or not) write the function's name (it may
+        import it)?"""
         key = (fn.file.path, fn.node.name)
         if key not in self._named_elsewhere:  # asked once per function
             word = fn.node.name.encode()
-            self._named_elsewhere[key] = any(
-                word in source for path, source in self._sources.items() if path != fn.file.path
-            )
+            others = (source for path, source in self._sources.items() if path != fn.file.path)
+            self._named_elsewhere[key] = any(word in source for source in (*others, *self._unscanned))
         return self._named_elsewhere[key]
 
     def _versions_passed(self, fn: _Function, calls: list[ast.Call]) -> dict[str, Value]:
@@ -2717,11 +2718,27 @@ def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines:
 
 
 def _in_comment(source: bytes, at: int) -> bool:
-    """Is the byte at `at` in a comment: after a `#` on its line that no quote opened before?
-    (Read from the line alone: a string spanning lines is not followed.)"""
+    """Is the byte at `at` in a comment: after a `#` on its line outside the strings the line opens
+    and closes before it? (Read from the line alone: a string spanning lines is not followed.)"""
     line = source[source.rfind(b"\n", 0, at) + 1 : at]
-    hash_at = line.find(b"#")
-    return hash_at >= 0 and line.count(b'"', 0, hash_at) % 2 == 0 and line.count(b"'", 0, hash_at) % 2 == 0
+    quote = b""
+    i = 0
+    while i < len(line):
+        if quote:
+            if line[i : i + 1] == b"\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i, quote = i + len(quote), b""
+                continue
+        elif line[i : i + 1] == b"#":
+            return True
+        elif line[i : i + 1] in (b'"', b"'"):
+            quote = line[i : i + 3] if line[i : i + 3] in (b'"""', b"'''") else line[i : i + 1]
+            i += len(quote)
+            continue
+        i += 1
+    return False
 
 
 def _text(node: ast.AST) -> str:
