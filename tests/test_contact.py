@@ -485,7 +485,12 @@ MY_DATA = """
 
 @pytest.mark.parametrize(
     ("patch", "severity"),
-    [("", "warning"), ("\n\ndef install():\n    sched.NewData = MyData\n", "error")],
+    [
+        ("", "warning"),
+        ("\n\ndef install():\n    sched.NewData = MyData\n", "error"),
+        # vllm-omni sets `module.Request = OmniRequest` on every vLLM module in `sys.modules`.
+        ("\n\ndef install(modules):\n    for module in modules:\n        module.NewData = MyData\n", "error"),
+    ],
 )
 def test_a_provider_call_on_its_own_class_by_name_does_not_reach_an_override(patch: str, severity: str):
     consumer = {"plug/data.py": "from pv import sched\n" + textwrap.dedent(MY_DATA) + patch}

@@ -74,9 +74,12 @@ def _annotated_product(hierarchy: Hierarchy, factory: Ref, of: ClassRef) -> Clas
 
 def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
     """Is the call's receiver a provider class named as written (`NewRequestData.from_request(...)`
-    in vLLM's scheduler), a name the consumer patches nowhere? Then the call runs that class's own
-    method, never a consumer subclass's or stand-in's."""
-    if not site.named or site.named.rpartition(".")[2] in hierarchy.patched_names:
+    in vLLM's scheduler), a name the consumer replaces nowhere and the provider rebinds nowhere?
+    Then the call runs that class's own method, never a consumer subclass's or stand-in's."""
+    last = site.named.rpartition(".")[2]
+    # Replaced by the consumer: patched, or set on any object (vllm-omni sets `module.Request =
+    # OmniRequest` on every vLLM module it finds in `sys.modules`).
+    if not site.named or last in hierarchy.patched_names or last in hierarchy.usage.contact.member_stores:
         return False
     root = site.named.partition(".")[0]
     # A provider function may rebind the module's name (`global NewData; NewData = cls`).
