@@ -84,14 +84,6 @@ CLOSURE = """
 """
 
 
-def test_a_name_bound_by_a_function_around_the_class_is_not_a_class_named_as_written():
-    use = "\n    from pv.sched import make_scheduler\n    S = make_scheduler(MyData)\n"
-    a = {"pv/output.py": NEW_DATA_A, "pv/sched.py": CLOSURE.format(extra="")}
-    b = {"pv/output.py": NEW_DATA_B, "pv/sched.py": CLOSURE.format(extra=", uses_mrope=True")}
-    result = check({"plug/data.py": MY_DATA + use}, b, baseline=a)
-    assert found(result, "override-drift") == [("error", "plug.data:MyData.from_request", "plug/data.py:5")]
-
-
 GLOBAL = """
     from pv.output import NewData
 
@@ -104,10 +96,17 @@ GLOBAL = """
 """
 
 
-def test_a_module_name_a_provider_function_rebinds_is_not_a_class_named_as_written():
-    use = "\n    from pv import sched\n    sched.set_data_cls(MyData)\n"
-    a = {"pv/output.py": NEW_DATA_A, "pv/sched.py": GLOBAL.format(extra="")}
-    b = {"pv/output.py": NEW_DATA_B, "pv/sched.py": GLOBAL.format(extra=", uses_mrope=True")}
+@pytest.mark.parametrize(
+    ("module", "use"),
+    [
+        (CLOSURE, "\n    from pv.sched import make_scheduler\n    S = make_scheduler(MyData)\n"),
+        (GLOBAL, "\n    from pv import sched\n    sched.set_data_cls(MyData)\n"),
+    ],
+    ids=["bound-around-the-class", "rebound-by-global"],
+)
+def test_a_name_the_provider_rebinds_is_not_a_class_named_as_written(module: str, use: str):
+    a = {"pv/output.py": NEW_DATA_A, "pv/sched.py": module.format(extra="")}
+    b = {"pv/output.py": NEW_DATA_B, "pv/sched.py": module.format(extra=", uses_mrope=True")}
     result = check({"plug/data.py": MY_DATA + use}, b, baseline=a)
     assert found(result, "override-drift") == [("error", "plug.data:MyData.from_request", "plug/data.py:5")]
 
@@ -135,23 +134,9 @@ SWAPPED = CHAIN.replace(
     "    def _decode_main(x):\n        return attn.decode_v2(x)\n\n    def _run(mod, x):\n        return _decode_main(x)\n",
     "    def _run(mod, x):\n        return _decode_main(x)\n\n    def _decode_main(x):\n        return attn.decode_v2(x)\n",
 )
-HANDED = """
-    import pv.layers.new_attn as attn
-    from plug.utils import pv_version_is
-
-    def _decode_main(mod, x):
-        return mod.decode_v2(x)
-
-    def _decode(x):
-        if pv_version_is("0.25.1") or x is None:
-            return x
-        return _decode_main(attn, x)
-
-    attn.decode = _decode
-"""
 
 
-@pytest.mark.parametrize("source", [CHAIN, SWAPPED, HANDED], ids=["chain", "swapped", "handed"])
+@pytest.mark.parametrize("source", [CHAIN, SWAPPED], ids=["chain", "swapped"])
 def test_a_helper_called_once_past_a_gate(run_check, source):
     assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
 

@@ -638,6 +638,9 @@ def test_a_replacement_installed_only_under_a_gate_runs_only_where_it_holds(run_
     assert {f.rule.value for f in run_check(PROVIDER, consumer(source), version="0.26.0").findings} == {
         "unresolved-import"
     }
+    # A comment naming it is no other use.
+    commented = source.replace("        if not pv_", "        # _decode: the newer releases' decode.\n        if not pv_")
+    assert run_check(PROVIDER, consumer(commented), version="0.25.1").findings == ()
     # Installed elsewhere too (or named by another module): its body may run.
     also = source + "\n        def install():\n            attn.decode = _decode\n"
     assert [f.rule.value for f in run_check(PROVIDER, consumer(also), version="0.25.1").findings] == [
@@ -645,67 +648,39 @@ def test_a_replacement_installed_only_under_a_gate_runs_only_where_it_holds(run_
     ]
 
 
-def test_a_comment_naming_a_replacement_installed_under_a_gate_is_no_other_use(run_check):
-    source = """
-        import pv.layers.new_attn as attn
-        from plug.utils import pv_version_is
+ONCE_PAST_A_GATE = """
+    import pv.layers.new_attn as attn
+    from plug.utils import pv_version_is
 
-        def _decode(x):
-            return attn.decode_v2(x)
+    def _decode_main(x):
+        return attn.decode_v2(x)
 
-        # 0.25.1 renamed decode; _decode is the newer releases' planner.
-        if not pv_version_is("0.25.1"):
-            attn.decode = _decode
-    """
-    assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
+    def _decode(x):
+        if pv_version_is("0.25.1") or x is None:
+            return x
+        return _decode_main(x)
+
+    attn.decode = _decode
+"""
+# The call hands the helper a provider module: the helper is read again for it, under the same gate.
+HANDED_PAST_A_GATE = ONCE_PAST_A_GATE.replace("_decode_main(x)", "_decode_main(attn, x)").replace(
+    "def _decode_main(attn, x):\n        return attn.decode_v2(x)",
+    "def _decode_main(mod, x):\n        return mod.decode_v2(x)",
+)
 
 
-def test_a_helper_called_once_after_a_gate_that_returns_runs_only_where_the_gate_fails(run_check):
+@pytest.mark.parametrize("source", [ONCE_PAST_A_GATE, HANDED_PAST_A_GATE], ids=["plain", "handed"])
+def test_a_helper_called_once_after_a_gate_that_returns_runs_only_where_the_gate_fails(run_check, source: str):
     """vllm-ascend 0.28's `_ascend_get_kv_cache_config_from_groups` returns early
     `if vllm_version_is("0.28.0") or ...:`; the planner it calls after builds specs only newer
     vLLM takes."""
-    source = """
-        import pv.layers.new_attn as attn
-        from plug.utils import pv_version_is
-
-        def _decode_main(x):
-            return attn.decode_v2(x)
-
-        def _decode(x):
-            if pv_version_is("0.25.1") or x is None:
-                return x
-            return _decode_main(x)
-
-        attn.decode = _decode
-    """
     assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
     assert {f.rule.value for f in run_check(PROVIDER, consumer(source), version="0.26.0").findings} == {
         "unresolved-import"
     }
     # Called from a second place too: its body may run anywhere.
-    twice = source + "\n        def other(x):\n            return _decode_main(x)\n"
-    assert [f.rule.value for f in run_check(PROVIDER, consumer(twice), version="0.25.1").findings] == [
-        "unresolved-import"
-    ]
-
-
-def test_a_helper_called_once_after_a_gate_with_a_provider_object_runs_only_where_the_gate_fails(run_check):
-    # The call hands the helper a provider module: the helper is read again for it, under the same gate.
-    source = """
-        import pv.layers.new_attn as attn
-        from plug.utils import pv_version_is
-
-        def _decode_main(mod, x):
-            return mod.decode_v2(x)
-
-        def _decode(x):
-            if pv_version_is("0.25.1") or x is None:
-                return x
-            return _decode_main(attn, x)
-
-        attn.decode = _decode
-    """
-    assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
-    assert {f.rule.value for f in run_check(PROVIDER, consumer(source), version="0.26.0").findings} == {
-        "unresolved-import"
-    }
+    twice = source + "\n    def other(x):\n        return _decode_main(x)\n"
+    if source is ONCE_PAST_A_GATE:
+        assert [f.rule.value for f in run_check(PROVIDER, consumer(twice), version="0.25.1").findings] == [
+            "unresolved-import"
+        ]
