@@ -292,8 +292,8 @@ class ConsumerScanner:
         self._scopes: dict[str, Scope] = {}
         self._private_names: dict[str, dict[str, tuple[list[ast.Call], int]]] = {}  # see `_private_calls`
         self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
-        # What held where a consumer function was called, by the call node (`_called_when`).
-        self._call_when: dict[int, tuple[Condition, ...]] = {}
+        # What held where each consumer function was called, by function and call site (`_called_when`).
+        self._call_sites: dict[str, dict[str, tuple[Condition, ...]]] = {}
         self._deferring = True  # plain reads of functions called once wait for their caller
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
         # that catches ImportError ("" when none does). See `_caught_calls`.
@@ -1487,29 +1487,27 @@ class ConsumerScanner:
             return ()
         return installs[0] if self._times_written(fn.node.name) == 2 else ()  # its definition and the install
 
-    def _sole_call(self, fn: _Function) -> ast.Call | None:
-        """The one call of a private module-level function, in its own module, when the function
-        is named nowhere else (a module that mentions a version: `_private_calls`)."""
+    def _called_once(self, fn: _Function) -> bool:
+        """Is `fn` a private module-level function whose name its file writes twice only (its
+        definition and one call)? Read from the bytes: cheap enough to ask of every function."""
         name = fn.node.name
         if fn.owner or "." in fn.qualname or not name.startswith("_"):
-            return None
-        calls, uses = self._private_calls(fn.file).get(name, ([], 0))
-        if len(calls) != 1 or uses != 1 or self._named_in_other_files(fn):
-            return None
-        return calls[0]
+            return False
+        return self._sources.get(fn.file.path, b"").count(name.encode()) == 2
 
     def _waits_for_caller(self, fn: _Function) -> bool:
-        """Is `fn` called once (`_sole_call`) at a place not read yet? Its plain reading waits."""
-        call = self._sole_call(fn)
-        return call is not None and id(call) not in self._call_when
+        """Is `fn` called once (`_called_once`) at a place not read yet? Its plain reading waits."""
+        return self._called_once(fn) and f"{fn.file.module}.{fn.qualname}" not in self._call_sites
 
     def _called_when(self, fn: _Function) -> tuple[Condition, ...]:
-        """What held at the one call of `fn` (`_sole_call`): its body runs only there, also when read
-        again with the values that call passes (vllm-ascend
-        0.28 calls its stride-aware KV planner only past `if vllm_version_is("0.28.0") or ...:
-        return`)."""
-        call = self._sole_call(fn)
-        return self._call_when.get(id(call), ()) if call is not None else ()
+        """What held at the one call of `fn` (`_called_once`, named in no other file): its body runs
+        only there, also when read again with the values that call passes (vllm-ascend 0.28 calls
+        its stride-aware KV planner only past `if vllm_version_is("0.28.0") or ...: return`)."""
+        if not self._called_once(fn):
+            return ()
+        sites = self._call_sites.get(f"{fn.file.module}.{fn.qualname}", {})
+        when = next(iter(sites.values())) if len(sites) == 1 else ()
+        return when if when and not self._named_in_other_files(fn) else ()
 
     def _version_params(self, fn: _Function) -> dict[str, Value]:
         """The parameters of a private module-level function that every call of it passes the
@@ -1583,7 +1581,7 @@ class ConsumerScanner:
         if self._pending is not None:  # module bodies are still being read
             self._pending.append((callee, node, args, kwargs, ctx))
             return
-        self._call_when[id(node)] = ctx.when
+        self._call_sites.setdefault(callee.dotted, {})[f"{ctx.file.path}:{node.lineno}:{node.col_offset}"] = ctx.when
         defined = self._functions.get(callee.dotted)
         if defined is not None and "." not in defined.qualname:
             calls = self._own_calls.setdefault((defined.file.path, defined.qualname), {})
