@@ -334,6 +334,13 @@ class Hierarchy:
             return list(self.index.bases(node))
         return []
 
+    def provider_text(self, path: str) -> bytes:
+        """The text of a provider file, read once per check (the rules ask about a few files often)."""
+        texts: dict[str, bytes] = self.memo.setdefault("provider_texts", {})
+        if path not in texts:
+            texts[path] = self.index.tree.read(path)
+        return texts[path]
+
     def has_provider_base(self, name: str) -> bool:
         return any(isinstance(n, ClassRef) for n in self.mro(name))
 

@@ -81,10 +81,10 @@ def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
     # OmniRequest` on every vLLM module it finds in `sys.modules`).
     if not site.named or last in hierarchy.patched_names or last in hierarchy.usage.contact.member_stores:
         return False
-    root = site.named.partition(".")[0]
-    # A provider function may rebind the module's name (`global NewData; NewData = cls`).
-    if re.search(rb"\bglobal\b[^\n]*\b" + re.escape(root.encode()) + rb"\b", hierarchy.index.tree.read(site.path)):
-        return False
     module, _ = hierarchy.index.tree.module_name(site.path)
     found = hierarchy.index.resolve(module, tuple(site.named.split(".")))
-    return found.status is Status.FOUND and found.target is not None and found.target.kind is TargetKind.CLASS
+    if found.status is not Status.FOUND or found.target is None or found.target.kind is not TargetKind.CLASS:
+        return False
+    # A provider function may rebind the module's name (`global NewData; NewData = cls`).
+    root = re.escape(site.named.partition(".")[0].encode())
+    return re.search(rb"\bglobal\b[^\n]*\b" + root + rb"\b", hierarchy.provider_text(site.path)) is None

@@ -88,9 +88,10 @@ class ClassInfo:
     sets_computed: bool = False
     # Decorator names (a @dataclass writes its own __init__).
     decorators: tuple[str, ...] = ()
-    # A standard-library `@dataclass`'s own fields, in order, as its generated `__init__` takes them:
-    # "name", "name=" (has a default), "*name" (keyword-only); ClassVar and `init=False` fields
-    # left out. None when it is no such dataclass or its fields cannot be read for sure.
+    # A standard-library `@dataclass`'s own fields, in order: "name", "name=" (has a default),
+    # "*name" (keyword-only), "!name" (a ClassVar or `init=False`: no parameter, but it takes an
+    # inherited field's place). None when it is no such dataclass or its fields cannot be read for
+    # sure (`indexer.dataclass_fields`).
     fields: tuple[str, ...] | None = None
     self_calls: list[SelfCall] = field(default_factory=list)
 

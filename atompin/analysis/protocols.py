@@ -453,10 +453,8 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
 
 def _names_role(hierarchy: Hierarchy, path: str, role: ClassRef) -> bool:
     """Does the provider file at `path` write the role's class name?"""
-    texts: dict[str, bytes] = hierarchy.memo.setdefault("provider_texts", {})
-    if path not in texts:
-        texts[path] = hierarchy.index.tree.read(path)
-    return re.search(rb"\b" + re.escape(role.qualname.rpartition(".")[2].encode()) + rb"\b", texts[path]) is not None
+    word = rb"\b" + re.escape(role.qualname.rpartition(".")[2].encode()) + rb"\b"
+    return re.search(word, hierarchy.provider_text(path)) is not None
 
 
 def _is_abstract(member: Member) -> bool:

@@ -97,6 +97,12 @@ _FIELDLESS_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 # Class decorators that write the class's __init__: its signature is not in the source.
 GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
 
+
+def _writes_init(decorator: str) -> bool:
+    """Is this class decorator (dotted, as written) one that writes `__init__`?"""
+    return decorator.rpartition(".")[2] in GENERATED_INIT
+
+
 # Less uncached source than this (bytes) named by the consumer: a second process would not pay
 # (about a tenth of a second of parsing).
 _MIN_UNCACHED = 300_000
@@ -467,18 +473,23 @@ class ProviderIndex:
             self._mro[ref] = c3_linearize(ref, self.bases)  # type: ignore[arg-type]
         return self._mro[ref]
 
-    def generates_init(self, ref: ClassRef) -> bool:
-        """Is this class, or a base before the one that defines __init__, a class whose decorator
-        writes __init__ (a dataclass, an attrs class)? Its signature is then not in the source."""
+    def init_writer(self, ref: ClassRef) -> ClassRef | None:
+        """The class, this one or a base before the one that defines `__init__`, whose decorator
+        writes the `__init__` a call of `ref` runs (a dataclass, an attrs class): its signature is
+        not in the source. None when a class defines it, or the order is not known that far."""
         for node in self.mro(ref):
             info = self.class_info(node) if isinstance(node, ClassRef) else None
             if info is None:
-                return False
-            if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
-                return True
+                return None
+            if any(_writes_init(d) for d in info.decorators):
+                return node if isinstance(node, ClassRef) else None
             if "__init__" in info.members:
-                return False
-        return False
+                return None
+        return None
+
+    def generates_init(self, ref: ClassRef) -> bool:
+        """Does a decorator write the `__init__` a call of `ref` runs (`init_writer`)?"""
+        return self.init_writer(ref) is not None
 
     def dataclass_init(self, ref: ClassRef) -> Signature | None:
         """The `__init__` a standard-library `@dataclass` writes, when that is what a call of `ref`
@@ -489,9 +500,16 @@ class ProviderIndex:
         the name otherwise. None when it is not known for sure: another library writes the
         `__init__`, a class's fields or bases cannot be read, or a base is outside the provider
         (it may declare fields)."""
-        runs = self._generating_dataclass(ref)
-        if runs is None:
-            return None
+        runs = self.init_writer(ref)
+        info = self.class_info(runs) if runs is not None else None
+        if runs is None or info is None or info.fields is None or "__init__" in info.members:
+            return None  # another library's, or a dataclass defining its own
+        if any(d.rpartition(".")[2] not in _PLAIN_CLASS_DECORATORS for d in info.decorators):
+            return None  # another decorator may write or wrap __init__
+        order = self.mro(ref)
+        before = [n for n in order[: order.index(runs)] if isinstance(n, ClassRef)]
+        if any((i := self.class_info(n)) is None or i.opaque for n in before):
+            return None  # a base the index cannot follow may define __init__
         fields: dict[str, str] = {}
         elsewhere: set[str] = set()  # names some class of the order binds otherwise than as a bare field
         for node in reversed(self.mro(runs)):
@@ -503,7 +521,7 @@ class ProviderIndex:
             if info is None or info.opaque:
                 return None
             if info.fields is None:
-                if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
+                if any(_writes_init(d) for d in info.decorators):
                     return None  # another library's generated __init__, or unread fields
                 elsewhere |= set(info.members)  # a plain class's attribute may be a default
                 continue
@@ -523,22 +541,6 @@ class ProviderIndex:
                 if not f.startswith("!") and f.startswith("*") is keyword_only
             ]
         return Signature(tuple(params))
-
-    def _generating_dataclass(self, ref: ClassRef) -> ClassRef | None:
-        """The standard-library dataclass whose generated `__init__` a call of `ref` runs: the first
-        class of its order that defines `__init__` or has one generated, when it is such a
-        dataclass with no other decorator that might replace it; None otherwise."""
-        for node in self.mro(ref):
-            info = self.class_info(node) if isinstance(node, ClassRef) else None
-            if info is None or info.opaque or "__init__" in info.members:
-                return None
-            if info.fields is not None and isinstance(node, ClassRef):
-                if any(d.rpartition(".")[2] not in _PLAIN_CLASS_DECORATORS for d in info.decorators):
-                    return None  # another decorator may write or wrap __init__
-                return node
-            if any(d.split(".")[-1] in GENERATED_INIT for d in info.decorators):
-                return None
-        return None
 
     def bases(self, node: ClassRef | str) -> list[ClassRef | str]:
         """The direct bases of a provider class, resolved (those outside the provider as strings)."""
