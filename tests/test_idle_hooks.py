@@ -242,3 +242,36 @@ def test_a_consumer_file_too_deep_to_read_counts_as_reading_the_hook():
     deep = "def f(m):\n    return m.get_block_dim(1)" + " + 1" * 3000 + "\n"
     warnings, result = idle({**CONSUMER, "plug/deep.py": deep})
     assert [w[1] for w in warnings] == ["plug.model:MyModel.get_encoder_tokens"]
+
+
+OTHER_MODEL = """
+    from pv.model import ModelBase
+
+    class OtherModel(ModelBase):
+        def get_encoder_tokens(self, n):
+            return n + 3
+
+        def forward(self, x):
+            return self.get_encoder_tokens(x)
+"""
+
+
+def test_a_hook_a_class_calls_on_self_stays_called_for_its_own_line_only():
+    # vllm-omni 0.28: one model's processor calls its own `_call_hf_processor` on `self`; vLLM 0.29
+    # calls it nowhere, so the other models' overrides of it are silently lost all the same.
+    warnings, _ = idle({**CONSUMER, "plug/other.py": OTHER_MODEL})
+    assert [w[1] for w in warnings] == ["plug.model:MyModel.get_encoder_tokens", "plug.backend:MyBackend.get_block_dim"]
+    # A subclass of MyModel calling it on `self` keeps MyModel's called; so does a call on any object.
+    sub = "from plug.model import MyModel\n\nclass Sub(MyModel):\n    def go(self, n):\n        return self.get_encoder_tokens(n)\n"
+    assert [w[1] for w in idle({**CONSUMER, "plug/other.py": OTHER_MODEL, "plug/sub.py": sub})[0]] == [
+        "plug.backend:MyBackend.get_block_dim"
+    ]
+    on_object = OTHER_MODEL.replace("self.get_encoder_tokens(x)", "x.get_encoder_tokens(3)")
+    assert [w[1] for w in idle({**CONSUMER, "plug/other.py": on_object})[0]] == ["plug.backend:MyBackend.get_block_dim"]
+
+
+def test_a_self_call_in_a_mixin_keeps_the_hook_of_a_class_deriving_from_both_called():
+    mixin = "class Calls:\n    def go(self, n):\n        return self.get_encoder_tokens(n)\n"
+    both = "from plug.mixin import Calls\nfrom plug.model import MyModel\n\nclass Both(Calls, MyModel):\n    pass\n"
+    consumer = {**CONSUMER, "plug/mixin.py": mixin, "plug/both.py": both}
+    assert [w[1] for w in idle(consumer)[0]] == ["plug.backend:MyBackend.get_block_dim"]

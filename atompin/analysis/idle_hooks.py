@@ -15,7 +15,9 @@ model for `get_num_mm_encoder_tokens`, which ATOM's wrapper answers). Warnings, 
   dunders (Python calls those) and non-ASCII names (the identifiers hold ASCII words), that
   the consumer does not read itself
   outside a method of that name (a wrapper's `self.inner.m(...)` inside its own `m` does not
-  count); the engine drops those another rule reported already.
+  count; a read on `self` counts only in a class whose instances the method may run on: one
+  of vllm-omni's processors calling its own `_call_hf_processor` keeps the other models'
+  overrides of it no more called); the engine drops those another rule reported already.
 
 Override-drift (d) says where the provider dropped the method from the class; this says where
 the provider, whatever its classes define, no longer uses the name at all.
@@ -45,11 +47,12 @@ def check_idle_hooks(
     contact: ContactSurface,
     search: NameSearch,
     baseline: Baseline | None,
-    consumer_reads: Callable[[list[str]], set[str]],
+    consumer_reads: Callable[[list[str], AbstractSet[str]], set[str]],
 ) -> list[Finding]:
     """Warnings for the hooks the provider read at the baseline and reads nowhere at the pin
-    (see the module docstring). `consumer_reads(names)`: those the consumer reads as `x.name`
-    outside a method of that name, or writes as a string. None without a baseline."""
+    (see the module docstring). `consumer_reads(names, classes)`: those the consumer reads as
+    `x.name` outside a method of that name, or writes as a string; a read on `self` counting only
+    in a class of those simple names. None without a baseline."""
     if baseline is None:
         return []
     handed = {h.target for h in contact.handovers}
@@ -103,12 +106,16 @@ def check_idle_hooks(
     before = {
         name: _witness(sites, [hierarchy.mro(cls.name) for cls, _, _ in hooks[name]]) for name, sites in reads.items()
     }
-    # The consumer reading one itself, or the pin writing one as a string, keeps it called.
-    kept = consumer_reads(sorted(before)) if before else set()
-    left = search.unused(name for name in before if name not in kept)
+    # The consumer reading one itself keeps it called: on an object, or as a string, for every
+    # class; on `self` (`cls`, `super()`), only for the classes whose instances that method may
+    # run on. The pin writing one as a string keeps it called too.
+    on_objects = consumer_reads(sorted(before), frozenset()) if before else set()
+    left = search.unused(name for name in before if name not in on_objects)
     out: list[Finding] = []
     for name in sorted(left):
         for cls, method, derived in hooks[name]:
+            if consumer_reads([name], {c.rpartition(".")[2] for c in hierarchy.line_names({cls.name})}):
+                continue
             message = (
                 f"the provider read `{name}` at {baseline.label} ({before[name]}) and nothing of it reads "
                 f"`{name}` now, nor writes it as a string: it no longer calls this method, so what it "
