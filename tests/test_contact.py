@@ -1170,6 +1170,13 @@ def test_a_new_method_other_provider_classes_define_counts_where_the_calling_fil
         "plug.backend:MyBackend.indexes_kv_by_block_stride",
     ]
     assert "pv/runner.py:7" in one_of(result, "plug.backend:MyBackend.indexes_kv_by_block_stride").message
+    # A comment or a docstring naming it is no use of the role.
+    for prose in ("# see AttentionBackend\n", '"""Backends are AttentionBackend subclasses."""\n'):
+        runner = prose + textwrap.dedent(ROLE_B["pv/runner.py"])
+        result = check(STAND_IN, {**shared, "pv/runner.py": runner}, baseline=ROLE_A)
+        assert "plug.backend:MyBackend.indexes_kv_by_block_stride" not in [
+            s for _, s, _ in found(result, "protocol-drift")
+        ]
 
 
 # A base imported in a ladder whose handler defines a stand-in of its own for running without the

@@ -50,6 +50,7 @@ from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.names import writes_as_string
 from atompin.analysis.outside import STRUCT_BASES, TORCH_MODULE_BASES
+from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind
 from atompin.model import Finding, Rule, Severity, Site, Status
@@ -452,9 +453,12 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
 
 
 def _names_role(hierarchy: Hierarchy, path: str, role: ClassRef) -> bool:
-    """Does the provider file at `path` write the role's class name?"""
+    """Does the provider file at `path` write the role's class name (in its code: a comment or a
+    docstring naming it is no use of the role)?"""
     word = rb"\b" + re.escape(role.qualname.rpartition(".")[2].encode()) + rb"\b"
-    return re.search(word, hierarchy.provider_text(path)) is not None
+    text = hierarchy.provider_text(path)
+    prose = ProseFinder(text)
+    return any(not prose.at(match.start()) for match in re.finditer(word, text))
 
 
 def _is_abstract(member: Member) -> bool:
