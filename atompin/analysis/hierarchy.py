@@ -98,6 +98,8 @@ class Hierarchy:
         self.patched: set[str] = set()
         # Every attribute name the consumer assigns on a provider module or class.
         self.patched_names = {patch.attr for patch in usage.patches}
+        # Every attribute name the consumer sets on an object from outside its class.
+        self.member_stores = frozenset(usage.contact.member_stores)
         for patch in usage.patches:
             cls = provider_class(self.resolve, patch.owner)
             if cls is not None:

@@ -79,7 +79,7 @@ def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
     last = site.named.rpartition(".")[2]
     # Replaced by the consumer: patched, or set on any object (vllm-omni sets `module.Request =
     # OmniRequest` on every vLLM module it finds in `sys.modules`).
-    if not site.named or last in hierarchy.patched_names or last in hierarchy.usage.contact.member_stores:
+    if not site.named or last in hierarchy.patched_names or last in hierarchy.member_stores:
         return False
     module, _ = hierarchy.index.tree.module_name(site.path)
     found = hierarchy.index.resolve(module, tuple(site.named.split(".")))

@@ -91,7 +91,7 @@ def check_members(
     if baseline is None or not usage.contact.member_uses:
         return []
     before = hierarchy.at(baseline.index)
-    outside = set(usage.contact.member_stores) | hierarchy.patched_names
+    outside = hierarchy.member_stores | hierarchy.patched_names
     gone: dict[MethodRef, _Gone | None] = {}
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
@@ -342,7 +342,7 @@ def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
         return False
     if any((info := h.provider(node)) is not None and info.sets_computed for node in order):
         return False
-    if attr in h.usage.contact.member_stores or attr in h.patched_names:
+    if attr in h.member_stores or attr in h.patched_names:
         return False
     providers = [d.node for d in defined if isinstance(d.node, ClassRef)]
     if any(h.sets_attribute(node, attr) or h.takes_as_field(node) for node in providers):
