@@ -6,20 +6,23 @@ x. When the class stores there only what one provider class's constructor makes
 only what one of its factories makes (`Engine.from_args(...)`, or the class its return
 annotation names), or a class handed in as a parameter annotated `type[Engine]` makes, that
 class or a subclass. A call on a provider class named as written (`NewData.from_request(...)`)
-runs that class's own method. The override and protocol rules use this to leave out calls that
-cannot reach the consumer's class.
+runs that class's own method. A provider class that only one provider method makes (vLLM's
+elastic-EP executor, made only in its GPU Worker's `__init__`) exists only where that method runs.
+The override and protocol rules use this to leave out calls that cannot reach the consumer's class.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
 from atompin.analysis.hierarchy import Hierarchy, provider_class
-from atompin.analysis.name_sites import NameSite
-from atompin.analysis.names import split_symbol
+from atompin.analysis.limits import parse_limited
+from atompin.analysis.name_sites import NameSearch, NameSite
+from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.provider import ClassRef, TargetKind
-from atompin.analysis.usage import Ref
+from atompin.analysis.usage import ConsumerClass, Ref
 from atompin.model import Status
 
 
@@ -88,3 +91,163 @@ def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
     # A provider function may rebind the module's name (`global NewData; NewData = cls`).
     root = re.escape(site.named.partition(".")[0].encode())
     return re.search(rb"\bglobal\b[^\n]*\b" + root + rb"\b", hierarchy.provider_text(site.path)) is None
+
+
+@dataclass(frozen=True)
+class MadeBeside:
+    """Provider class `made` is made only in `maker.method`, which `stand_in`, handed to the
+    provider in the maker's place, implements itself (`Hierarchy.standing_in`)."""
+
+    made: ClassRef
+    maker: ClassRef
+    method: str
+    stand_in: ConsumerClass
+
+    def telling(self) -> str:
+        return (
+            f"{self.made} is made only in {self.maker.qualname}.{self.method}, which {self.stand_in.symbol}, "
+            "handed to the provider in that class's place, implements itself"
+        )
+
+
+def made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -> MadeBeside | None:
+    """Is the call at `site` made in a method of a provider class that only one provider method
+    makes, a method a consumer stand-in implements itself? Then the class is never made beside the
+    consumer's stand-in, and the call never runs there (vLLM's elastic-EP executor, made only in
+    its GPU Worker's `__init__`, beside vllm-spyre's and vllm-ascend's own workers)."""
+    if not site.cls or "." in site.cls:
+        return None
+    made = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
+    memo: dict[ClassRef, MadeBeside | None] = hierarchy.memo.setdefault("made_beside_stand_in", {})
+    if made not in memo:
+        memo[made] = _made_beside_stand_in(hierarchy, search, made)
+    return memo[made]
+
+
+def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassRef) -> MadeBeside | None:
+    """Every use of the class's name in provider code must be a call of it inside one method, but
+    its definition, its imports and prose: not made in two places, nor named otherwise (a base, a
+    registry, a dotted path, an annotation), nor named by the consumer (which may make one)."""
+    name = made.qualname
+    if name in _consumer_words(hierarchy):
+        return None
+    tree = hierarchy.index.tree
+    everything = tree.python_files(hierarchy.index.package)
+    # The files calling it first (from the identifiers: nothing read), and only when a stand-in
+    # implements the one method making it, every file naming it (each file read).
+    calling = search.files_calling([name], everything)
+    makers = _makers(hierarchy, made, calling)
+    if makers is None or len(makers) != 1:
+        return None
+    [(module, holder, method)] = makers
+    stand_in = hierarchy.standing_in(ClassRef(module, holder), method) if holder and method else None
+    if stand_in is None:
+        return None
+    naming = [path for path in tree.files_containing(everything, [name.encode()]) if path not in calling]
+    if _makers(hierarchy, made, naming) != set():
+        return None
+    return MadeBeside(made, ClassRef(module, holder), method, stand_in)
+
+
+def _makers(hierarchy: Hierarchy, made: ClassRef, paths: list[str]) -> set[tuple[str, str, str]] | None:
+    """(module, class, method) of each call of class `made` in these files; None when one of them
+    names it any other way (see `_ClassUses`) or cannot be read."""
+    tree = hierarchy.index.tree
+    word = re.compile(rb"\b" + re.escape(made.qualname.encode()) + rb"\b")
+    makers: set[tuple[str, str, str]] = set()
+    for path, text in tree.read_many(paths):
+        if word.search(text) is None:
+            continue
+        module, is_package = tree.module_name(path)
+        try:
+            found = _ClassUses(made, module, is_package).read(parse_limited(text))
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        if found is None:
+            return None
+        makers |= found
+    return makers
+
+
+def _consumer_words(hierarchy: Hierarchy) -> set[str]:
+    """Every name of a provider path the consumer imports, reads, calls or patches."""
+    words: set[str] = hierarchy.memo.get("consumer_words", set())
+    if not words:
+        usage = hierarchy.usage
+        refs = [use.ref for group in usage.groups for alternative in group.alternatives for use in alternative]
+        refs += [ref for use in usage.attributes for ref in use.choices]
+        refs += [ref for call in usage.calls for ref in call.choices]
+        refs += [ref for patch in usage.patches for ref in patch.owner]
+        words = hierarchy.memo["consumer_words"] = {part for ref in refs for part in ref.dotted.split(".")}
+        words.update(patch.attr for patch in usage.patches)
+    return words
+
+
+class _ClassUses:
+    """Where one provider module uses the name of class `cls`: the (module, class, method) of each
+    call of it, or None when the module uses the name any other way than by calling it, defining
+    it (in its own module) or importing it (from there) under its own name."""
+
+    def __init__(self, cls: ClassRef, module: str, is_package: bool) -> None:
+        self.cls, self.module, self.is_package = cls, module, is_package
+        self.calls: set[tuple[str, str, str]] = set()
+        self.other = False
+
+    def read(self, tree: ast.Module) -> set[tuple[str, str, str]] | None:
+        self._visit(tree, "", "")
+        return None if self.other else self.calls
+
+    def _visit(self, node: ast.AST, cls: str, method: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if self.other:
+                return
+            self._child(child, node, cls, method)
+
+    def _child(self, child: ast.AST, parent: ast.AST, cls: str, method: str) -> None:
+        """Read one node under `parent`, inside class `cls` and its method `method` ("": none)."""
+        name = self.cls.qualname
+        if isinstance(child, ast.ClassDef):
+            if child.name == name and (self.module != self.cls.module or cls or method):
+                self.other = True  # another class of the name
+            self._visit(child, f"{cls}.{child.name}" if cls else child.name, method)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.other = self.other or child.name == name
+            # A nested function runs where its method made it: it counts as that method.
+            self._visit(child, cls, method or (child.name if cls else ""))
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            self.other = self.other or not self._imports_own(child)
+        elif isinstance(child, ast.Call) and _names(child.func, name):
+            self.calls.add((self.module, cls, method))
+            for part in (*child.args, *(keyword.value for keyword in child.keywords)):
+                self._child(part, child, cls, method)
+            if isinstance(child.func, ast.Attribute):
+                self._child(child.func.value, child.func, cls, method)
+        elif _names(child, name) or (
+            isinstance(child, ast.Constant)
+            and isinstance(child.value, str)
+            and re.search(rf"\b{re.escape(name)}\b", child.value)
+            and not (isinstance(parent, ast.Expr) and parent.value is child)  # a docstring
+        ):
+            self.other = True
+        else:
+            self._visit(child, cls, method)
+
+    def _imports_own(self, node: ast.Import | ast.ImportFrom) -> bool:
+        """Does this import, where it names the class, import it from its module under its name?"""
+        name = self.cls.qualname
+        for alias in node.names:
+            if isinstance(node, ast.Import):
+                if name in alias.name.split(".") or alias.asname == name:
+                    return False
+                continue
+            source = absolute_module(self.module, self.is_package, node.level, node.module)
+            if alias.name == name and (source != self.cls.module or (alias.asname or name) != name):
+                return False
+            if alias.asname == name and alias.name != name:
+                return False
+        return True
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    """Is `node` the name as written (`Name`, `module.Name`)?"""
+    return (isinstance(node, ast.Name) and node.id == name) or (isinstance(node, ast.Attribute) and node.attr == name)

@@ -31,7 +31,7 @@ from atompin.analysis.arity import (
 )
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
-from atompin.analysis.makers import on_named_class, stored_maker
+from atompin.analysis.makers import made_beside_stand_in, on_named_class, stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
@@ -413,7 +413,7 @@ def narrowing(
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
             # Keywords the override could not take at the baseline either: did the call fail there too?
             old = [k for k in site.shape.keywords if k in missing and k not in added]
-            excuse = _excuse(hierarchy, pair, site, old, baseline, by_position=any(k in filled for k in passed))
+            excuse = _excuse(hierarchy, search, pair, site, old, baseline, by_position=any(k in filled for k in passed))
             if excuse is None:
                 hits.append((site, passed))
             else:
@@ -523,6 +523,7 @@ _TAKEN_OVER, _FAILED_BEFORE, _SWITCHED_OFF, _KEPT_APART, _ON_NAMED_CLASS = range
 
 def _excuse(
     hierarchy: Hierarchy,
+    search: NameSearch,
     pair: OverridePair,
     site: NameSite,
     old: list[str],
@@ -547,6 +548,12 @@ def _excuse(
             f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which "
             f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
             "the consumer does not make run that call"
+        )
+    beside = made_beside_stand_in(hierarchy, search, site)
+    if beside is not None:
+        return _TAKEN_OVER, (
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}; {beside.telling()}: "
+            "only instances the consumer does not make run that call"
         )
     apart = _kept_apart(hierarchy, pair, site, holder) if site.cls else None
     if apart:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from atompin.analysis.arity import checkable
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
-from atompin.analysis.makers import on_named_class, stored_maker
+from atompin.analysis.makers import made_beside_stand_in, on_named_class, stored_maker
 from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing, same_kind
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -565,6 +565,8 @@ def _confirming(
     used = [x for x in used if not _delegates(x)]
     # Nor calls on a provider class named as written (`AttentionBackend.m()`): that class's own method.
     used = [x for x in used if not on_named_class(hierarchy, x)]
+    # Nor calls in a class made only where the consumer stands in (vLLM's elastic-EP executor).
+    used = [x for x in used if made_beside_stand_in(hierarchy, search, x) is None]
     if used and member.kind is MemberKind.DEF and defined_apart(hierarchy, search, s.role, name):
         # Provider classes outside the role's family define the method too (vLLM 0.27's
         # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
