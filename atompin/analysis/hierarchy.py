@@ -218,6 +218,17 @@ class Hierarchy:
             )
         return memo[key]
 
+    def stands_in_anywhere(self) -> bool:
+        """Might a consumer class stand in for some provider class (`standing_in`): is one handed
+        to the provider that derives from a provider class? Asked before searching for one."""
+        found: bool | None = self.memo.get("stands_in_anywhere")
+        if found is None:
+            handed = {h.target for h in self.usage.contact.handovers if h.kind in _REGISTERED}
+            found = self.memo["stands_in_anywhere"] = any(
+                name in self.classes and self.has_provider_base(name) for name in handed
+            )
+        return found
+
     def running(self, provider: ClassRef, method: str) -> list[ConsumerClass]:
         """The consumer classes deriving from provider class `provider` that still run its `method`
         (no override of theirs takes it over: see `taken_over_by`)."""

@@ -115,7 +115,7 @@ def made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, site: NameSit
     makes, a method a consumer stand-in implements itself? Then the class is never made beside the
     consumer's stand-in, and the call never runs there (vLLM's elastic-EP executor, made only in
     its GPU Worker's `__init__`, beside vllm-spyre's and vllm-ascend's own workers)."""
-    if not site.cls or "." in site.cls:
+    if not site.cls or "." in site.cls or not hierarchy.stands_in_anywhere():
         return None
     made = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
     memo: dict[ClassRef, MadeBeside | None] = hierarchy.memo.setdefault("made_beside_stand_in", {})
