@@ -32,7 +32,7 @@ GPU_WORKER = """
             pass
 """
 ELASTIC = """
-    class Elastic:
+    class Elastic(object):
         def __init__(self, worker):
             self.worker = worker
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
-from atompin.analysis.idle_hooks import reads_outside_own
+from atompin.analysis.idle_hooks import reading_classes, reads_outside_own
 from atompin.analysis.names import quoted, writes_as_string
 from atompin.analysis.protocols import passes_on
 from atompin.sources.tree import SourceTree
@@ -67,9 +67,17 @@ class ConsumerText:
 
     def reads(self, words: list[str], classes: AbstractSet[str] | None = None) -> set[str]:
         """The words a file reads as `x.word` outside a function named `word`, or writes as a string
-        (the idle-hook rule asks about few words: not cached). With `classes` (simple names), a read
-        on `self` counts only in a class of those names."""
+        (the rules ask about few words: not cached). With `classes` (simple names), a read on
+        `self` counts only in a class of those names."""
         return {found for text in self.texts(words) for found in reads_outside_own(text, words, classes)}
+
+    def reading_classes(self, words: list[str]) -> dict[str, set[str]]:
+        """Where the files read each word (`idle_hooks.reading_classes`), every file's answers merged."""
+        out: dict[str, set[str]] = {}
+        for text in self.texts(words):
+            for word, where in reading_classes(text, words).items():
+                out.setdefault(word, set()).update(where)
+        return out
 
     def makes(self, name: str) -> bool:
         """Does a file call the class `name` (`Name(...)`, `mod.Name(...)`), besides its own

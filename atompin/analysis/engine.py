@@ -302,7 +302,7 @@ def analyse_trees(
     try:
         checker.callers.start_search(checker.caller_names())  # in another: a core is free for most of the checks
         # Before the checks here, which take shares of the caller search: it goes on meanwhile.
-        idle = check_idle_hooks(checker.hierarchy, usage.contact, search, drift_baseline, text.reads)
+        idle = check_idle_hooks(checker.hierarchy, usage.contact, search, drift_baseline, text.reading_classes)
         findings = checker.run()
         if options.relocations:
             findings += check_relocations(options.relocations, index, base_index, checker.sites_by_symbol())

@@ -47,12 +47,12 @@ def check_idle_hooks(
     contact: ContactSurface,
     search: NameSearch,
     baseline: Baseline | None,
-    consumer_reads: Callable[[list[str], AbstractSet[str]], set[str]],
+    consumer_reads: Callable[[list[str]], dict[str, set[str]]],
 ) -> list[Finding]:
     """Warnings for the hooks the provider read at the baseline and reads nowhere at the pin
-    (see the module docstring). `consumer_reads(names, classes)`: those the consumer reads as
-    `x.name` outside a method of that name, or writes as a string; a read on `self` counting only
-    in a class of those simple names. None without a baseline."""
+    (see the module docstring). `consumer_reads(names)`: where the consumer reads each as `x.name`
+    outside a method of that name, or writes it as a string (`reading_classes`: the classes
+    reading it on `self`, "" for anywhere else). None without a baseline."""
     if baseline is None:
         return []
     handed = {h.target for h in contact.handovers}
@@ -109,13 +109,20 @@ def check_idle_hooks(
     # The consumer reading one itself keeps it called: on an object, or as a string, for every
     # class; on `self` (`cls`, `super()`), only for the classes whose instances that method may
     # run on. The pin writing one as a string keeps it called too.
-    on_objects = consumer_reads(sorted(before), frozenset()) if before else set()
-    left = search.unused(name for name in before if name not in on_objects)
+    reading = consumer_reads(sorted(before)) if before else {}
+    unkept = {
+        name: [
+            (cls, method, derived)
+            for cls, method, derived in hooks[name]
+            if not reading.get(name, set()) & {c.rpartition(".")[2] for c in hierarchy.line_names({cls.name})}
+        ]
+        for name in before
+        if "" not in reading.get(name, ())
+    }
+    left = search.unused(name for name, kept_out in unkept.items() if kept_out)
     out: list[Finding] = []
     for name in sorted(left):
-        for cls, method, derived in hooks[name]:
-            if consumer_reads([name], {c.rpartition(".")[2] for c in hierarchy.line_names({cls.name})}):
-                continue
+        for cls, method, derived in unkept[name]:
             message = (
                 f"the provider read `{name}` at {baseline.label} ({before[name]}) and nothing of it reads "
                 f"`{name}` now, nor writes it as a string: it no longer calls this method, so what it "
@@ -168,36 +175,48 @@ def reads_outside_own(text: bytes, names: Iterable[str], classes: AbstractSet[st
     a string: a consumer module calling one of its hooks itself (parsed only when the text
     holds one of the names). With `classes` (simple names), a read on `self`, `cls` or `super()`
     counts only in a class of those names."""
+    return {
+        name
+        for name, where in reading_classes(text, names).items()
+        if "" in where or (where if classes is None else where & classes)
+    }
+
+
+def reading_classes(text: bytes, names: Iterable[str]) -> dict[str, set[str]]:
+    """Where `text` reads each of `names` as `x.name` outside a function of that name, or writes
+    it as a string (names it never reads are left out): the simple names of the classes whose
+    methods read it on `self`, `cls` or `super()`, and "" for a read anywhere else (on another
+    object, outside a class, a string; and for every name when the text cannot be read)."""
     wanted = {name for name in names if name.encode() in text}
     if not wanted:
-        return set()
+        return {}
     try:
         tree = parse_limited(text)
     except (SyntaxError, ValueError, RecursionError):
-        return wanted  # unknown: as if read
-    found: set[str] = set()
+        return {name: {""} for name in wanted}  # unknown: as if read
+    found: dict[str, set[str]] = {}
 
-    def visit(node: ast.AST, inside: str, related: bool) -> None:
+    def visit(node: ast.AST, inside: str, cls: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(child, child.name, related)
+                visit(child, child.name, cls)
                 continue
-            if isinstance(child, ast.ClassDef) and classes is not None:
-                visit(child, inside, child.name in classes)
+            if isinstance(child, ast.ClassDef):
+                visit(child, inside, child.name)
                 continue
             if isinstance(child, ast.Attribute) and child.attr in wanted and child.attr != inside:
                 value = child.value
                 on_own = (isinstance(value, ast.Name) and value.id in ("self", "cls")) or (
                     isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
                 )
-                if isinstance(child.ctx, ast.Load) and (related or not on_own):
-                    found.add(child.attr)
+                if isinstance(child.ctx, ast.Load):
+                    found.setdefault(child.attr, set()).add(cls if on_own else "")
             elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value in wanted:
-                found.add(child.value)
-            visit(child, inside, related)
+                found.setdefault(child.value, set()).add("")
+            visit(child, inside, cls)
 
     try:
-        visit(tree, "", True)
+        visit(tree, "", "")
     except RecursionError:  # hostile nesting: unknown, as if read
-        return wanted
+        return {name: {""} for name in wanted}
     return found

@@ -21,6 +21,7 @@ from atompin.analysis.hierarchy import Hierarchy, provider_class
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.name_sites import NameSearch, NameSite
 from atompin.analysis.names import absolute_module, split_symbol
+from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, Ref
 from atompin.model import Status
@@ -132,21 +133,61 @@ def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassR
     if name in _consumer_words(hierarchy):
         return None
     tree = hierarchy.index.tree
-    everything = tree.python_files(hierarchy.index.package)
+    everything: list[str] = hierarchy.memo.get("provider_files") or hierarchy.memo.setdefault(
+        "provider_files", tree.python_files(hierarchy.index.package)
+    )
     # The files calling it first (from the identifiers: nothing read), and only when a stand-in
     # implements the one method making it, every file naming it (each file read).
     calling = search.files_calling([name], everything)
-    makers = _makers(hierarchy, made, calling)
-    if makers is None or len(makers) != 1:
+    # Where the text calls it (by indentation, nothing parsed): most classes are made in several
+    # places or in no method a stand-in implements, and are let go here.
+    guessed = {
+        (tree.module_name(path)[0], *where)
+        for path, text in tree.read_many(calling)
+        for where in _calls_by_text(text, name)
+    }
+    if len(guessed) != 1:
         return None
-    [(module, holder, method)] = makers
+    [(module, holder, method)] = guessed
     stand_in = hierarchy.standing_in(ClassRef(module, holder), method) if holder and method else None
-    if stand_in is None:
+    if stand_in is None or _makers(hierarchy, made, calling) != guessed:
         return None
     naming = [path for path in tree.files_containing(everything, [name.encode()]) if path not in calling]
     if _makers(hierarchy, made, naming) != set():
         return None
     return MadeBeside(made, ClassRef(module, holder), method, stand_in)
+
+
+# A line opening a class or a function, with its indentation (as `name_sites` reads classes' methods).
+_BLOCK = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(class|def)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def _calls_by_text(text: bytes, name: str) -> set[tuple[str, str]]:
+    """(top-level class, its method) around each call of `name` the text writes (`Name(`,
+    `.Name(`), told by indentation; ("", "") outside a method. A guess: the syntax tree decides."""
+    prose = ProseFinder(text)
+    # Not its own `class Name(Base):` line (nor a `def` of the name: the syntax tree refuses those).
+    pattern = re.compile(rb"(?<![\w])(?<!class )(?<!def )" + re.escape(name.encode()) + rb"\s*\(")
+    calls = [m.start() for m in pattern.finditer(text) if not prose.at(m.start())]
+    out: set[tuple[str, str]] = set()
+    blocks = list(_BLOCK.finditer(text))
+    for at in calls:
+        line_start = text.rfind(b"\n", 0, at) + 1
+        indent = len(text[line_start:at]) - len(text[line_start:at].lstrip())
+        stack: list[tuple[int, str, str]] = []
+        for block in blocks:
+            if block.start() >= line_start:
+                break
+            depth = len(block.group(1).expandtabs())
+            while stack and stack[-1][0] >= depth:
+                stack.pop()
+            stack.append((depth, block.group(2).decode(), block.group(3).decode()))
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        top = stack[0] if stack and stack[0][1] == "class" and stack[0][0] == 0 else None
+        method = stack[1] if top is not None and len(stack) > 1 and stack[1][1] == "def" else None
+        out.add((top[2], method[2]) if top is not None and method is not None else ("", ""))
+    return out
 
 
 def _makers(hierarchy: Hierarchy, made: ClassRef, paths: list[str]) -> set[tuple[str, str, str]] | None:
