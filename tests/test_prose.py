@@ -34,3 +34,10 @@ def test_prose(needle, nth, prose):
         at = TEXT.find(needle, at + 1)
     assert at >= 0
     assert ProseFinder(TEXT).at(at) is prose
+
+
+def test_the_other_kind_of_triple_quote_inside_a_docstring_opens_nothing():
+    text = b"\"\"\"Write ''' in examples.\"\"\"\nx = obj.name\n'''doc'''\ny = obj.name\n"
+    finder = ProseFinder(text)
+    assert not finder.at(text.index(b"obj.name")) and not finder.at(text.rindex(b"obj.name"))
+    assert finder.at(text.index(b"examples")) and finder.at(text.index(b"doc"))

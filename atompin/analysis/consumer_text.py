@@ -74,8 +74,8 @@ class ConsumerText:
     def reading_classes(self, words: list[str]) -> dict[str, set[str]]:
         """Where the files read each word (`idle_hooks.reading_classes`), every file's answers merged."""
         out: dict[str, set[str]] = {}
-        for text in self.texts(words):
-            for word, where in reading_classes(text, words).items():
+        for path, text in self._files_writing(words):
+            for word, where in reading_classes(text, words, self.tree.module_name(path)[0]).items():
                 out.setdefault(word, set()).update(where)
         return out
 

@@ -42,14 +42,17 @@ def check_contact(
     passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]] = set,
     makes: Callable[[str], bool] = lambda name: True,
     reads: Callable[[list[str], AbstractSet[str]], set[str]] = lambda words, classes: set(words),
+    mentions: Callable[[str], bool] = lambda word: True,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
     `judge` decides the branch conditions a consumer call sits under (version gates); `passed_on`
     says which of some members the consumer passes on what it keeps there (`protocols.passes_on`);
     `makes` whether the consumer calls a class of that name (by default, every one); `reads` which
-    of some names the consumer reads itself (by default, all of them)."""
+    of some names the consumer reads itself (by default, all of them); `mentions` whether its text
+    writes a word (by default, every one)."""
     hierarchy = Hierarchy(usage, index)
+    hierarchy.consumer_mentions = mentions
     findings = check_method_overrides(hierarchy, search, baseline, makes)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)

@@ -190,7 +190,15 @@ class ContactRules:
             return check_contact(self.usage, self.index, self.search, self.baseline, self.judge)
         text = self.text
         return check_contact(
-            self.usage, self.index, self.search, self.baseline, self.judge, text.passes_on, text.makes, text.reads
+            self.usage,
+            self.index,
+            self.search,
+            self.baseline,
+            self.judge,
+            text.passes_on,
+            text.makes,
+            text.reads,
+            text.mentions,
         )
 
     def start(self) -> None:

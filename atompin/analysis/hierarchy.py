@@ -100,6 +100,8 @@ class Hierarchy:
         self.patched_names = {patch.attr for patch in usage.patches}
         # Every attribute name the consumer sets on an object from outside its class.
         self.member_stores = frozenset(usage.contact.member_stores)
+        # Does the consumer's text write this word anywhere? Unknown (True) unless the caller says.
+        self.consumer_mentions: Callable[[str], bool] = lambda word: True
         for patch in usage.patches:
             cls = provider_class(self.resolve, patch.owner)
             if cls is not None:

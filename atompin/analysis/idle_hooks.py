@@ -51,8 +51,8 @@ def check_idle_hooks(
 ) -> list[Finding]:
     """Warnings for the hooks the provider read at the baseline and reads nowhere at the pin
     (see the module docstring). `consumer_reads(names)`: where the consumer reads each as `x.name`
-    outside a method of that name, or writes it as a string (`reading_classes`: the classes
-    reading it on `self`, "" for anywhere else). None without a baseline."""
+    outside a method of that name, or writes it as a string (`reading_classes`: the dotted names
+    of the classes reading it on `self`, "" for anywhere else). None without a baseline."""
     if baseline is None:
         return []
     handed = {h.target for h in contact.handovers}
@@ -114,7 +114,7 @@ def check_idle_hooks(
         name: [
             (cls, method, derived)
             for cls, method, derived in hooks[name]
-            if not reading.get(name, set()) & {c.rpartition(".")[2] for c in hierarchy.line_names({cls.name})}
+            if not (reading.get(name) and _read_in_line(reading[name], hierarchy, cls.name))
         ]
         for name in before
         if "" not in reading.get(name, ())
@@ -138,6 +138,15 @@ def check_idle_hooks(
                 )
             )
     return out
+
+
+def _read_in_line(where: set[str], hierarchy: Hierarchy, name: str) -> bool:
+    """Is one of the classes reading a name on `self` (dotted names) one whose instances may run
+    consumer class `name`'s methods? A class the scan read is matched by its dotted name; one it
+    did not (a mixin outside the scan, known by its header's name) by its last name."""
+    line = hierarchy.line_names({name})
+    unread = {n.rpartition(".")[2] for n in line if n not in hierarchy.classes}
+    return any(w in line or w.rpartition(".")[2] in unread for w in where)
 
 
 def _reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, list[tuple[Site, bool]]]:
@@ -178,15 +187,17 @@ def reads_outside_own(text: bytes, names: Iterable[str], classes: AbstractSet[st
     return {
         name
         for name, where in reading_classes(text, names).items()
-        if "" in where or (where if classes is None else where & classes)
+        if "" in where or (where if classes is None else {w.rpartition(".")[2] for w in where} & classes)
     }
 
 
-def reading_classes(text: bytes, names: Iterable[str]) -> dict[str, set[str]]:
-    """Where `text` reads each of `names` as `x.name` outside a function of that name, or writes
-    it as a string (names it never reads are left out): the simple names of the classes whose
-    methods read it on `self`, `cls` or `super()`, and "" for a read anywhere else (on another
-    object, outside a class, a string; and for every name when the text cannot be read)."""
+def reading_classes(text: bytes, names: Iterable[str], module: str = "") -> dict[str, set[str]]:
+    """Where `text` (module `module`'s) reads each of `names` as `x.name` outside a function of
+    that name, or writes it as a string (names it never reads are left out): the dotted names
+    (`module.Class`, `module.Outer.Inner`) of the classes whose methods read it on `self`, `cls` or
+    `super()` (the class whose method binds `self`: a class defined inside a method reads the
+    method's `self` as a closure), and "" for a read anywhere else (on another object, outside a
+    class, a string; and for every name when the text cannot be read)."""
     wanted = {name for name in names if name.encode() in text}
     if not wanted:
         return {}
@@ -195,14 +206,17 @@ def reading_classes(text: bytes, names: Iterable[str]) -> dict[str, set[str]]:
     except (SyntaxError, ValueError, RecursionError):
         return {name: {""} for name in wanted}  # unknown: as if read
     found: dict[str, set[str]] = {}
+    prefix = f"{module}." if module else ""
 
-    def visit(node: ast.AST, inside: str, cls: str) -> None:
+    def visit(node: ast.AST, inside: str, qualname: str, owner: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(child, child.name, cls)
+                first = (*child.args.posonlyargs, *child.args.args)[:1]
+                binds = isinstance(node, ast.ClassDef) and any(a.arg in ("self", "cls") for a in first)
+                visit(child, child.name, qualname, prefix + qualname if binds else owner)
                 continue
             if isinstance(child, ast.ClassDef):
-                visit(child, inside, child.name)
+                visit(child, inside, f"{qualname}.{child.name}" if qualname else child.name, owner)
                 continue
             if isinstance(child, ast.Attribute) and child.attr in wanted and child.attr != inside:
                 value = child.value
@@ -210,13 +224,13 @@ def reading_classes(text: bytes, names: Iterable[str]) -> dict[str, set[str]]:
                     isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"
                 )
                 if isinstance(child.ctx, ast.Load):
-                    found.setdefault(child.attr, set()).add(cls if on_own else "")
+                    found.setdefault(child.attr, set()).add(owner if on_own else "")
             elif isinstance(child, ast.Constant) and isinstance(child.value, str) and child.value in wanted:
                 found.setdefault(child.value, set()).add("")
-            visit(child, inside, cls)
+            visit(child, inside, qualname, owner)
 
     try:
-        visit(tree, "", "")
+        visit(tree, "", "", "")
     except RecursionError:  # hostile nesting: unknown, as if read
         return {name: {""} for name in wanted}
     return found

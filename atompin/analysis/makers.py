@@ -130,8 +130,6 @@ def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassR
     its definition, its imports and prose: not made in two places, nor named otherwise (a base, a
     registry, a dotted path, an annotation), nor named by the consumer (which may make one)."""
     name = made.qualname
-    if name in _consumer_words(hierarchy):
-        return None
     tree = hierarchy.index.tree
     everything: list[str] = hierarchy.memo.get("provider_files") or hierarchy.memo.setdefault(
         "provider_files", tree.python_files(hierarchy.index.package)
@@ -149,13 +147,38 @@ def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassR
     if len(guessed) != 1:
         return None
     [(module, holder, method)] = guessed
-    stand_in = hierarchy.standing_in(ClassRef(module, holder), method) if holder and method else None
-    if stand_in is None or _makers(hierarchy, made, calling) != guessed:
+    maker = ClassRef(module, holder)
+    stand_in = hierarchy.standing_in(maker, method) if holder and method else None
+    if stand_in is None or not _runs_on_instances(hierarchy, maker, method):
+        return None
+    # A consumer class deriving from the maker and keeping its method runs it; so does a consumer
+    # call naming it (`Worker.__init__(self)`); and the consumer naming the class may make one.
+    if hierarchy.running(maker, method) or _consumer_names_method(hierarchy, maker, method):
+        return None
+    if hierarchy.consumer_mentions(name) or _makers(hierarchy, made, calling) != guessed:
         return None
     naming = [path for path in tree.files_containing(everything, [name.encode()]) if path not in calling]
     if _makers(hierarchy, made, naming) != set():
         return None
-    return MadeBeside(made, ClassRef(module, holder), method, stand_in)
+    return MadeBeside(made, maker, method, stand_in)
+
+
+def _runs_on_instances(hierarchy: Hierarchy, maker: ClassRef, method: str) -> bool:
+    """Is the maker's method a plain method of its instances (not a static or class method, which
+    the provider may call on the class as written, whatever instance it has)?"""
+    info = hierarchy.index.class_info(maker)
+    member = info.members.get(method) if info is not None else None
+    signature = member.signature if member is not None else None
+    return signature is not None and not (signature.is_staticmethod or signature.is_classmethod)
+
+
+def _consumer_names_method(hierarchy: Hierarchy, maker: ClassRef, method: str) -> bool:
+    """Does the consumer read or call `Maker.method` itself (`Worker.__init__(self, config)`)?"""
+    usage = hierarchy.usage
+    refs = [ref for use in usage.attributes for ref in use.choices] + [
+        ref for call in usage.calls for ref in call.choices
+    ]
+    return any(ref.dotted.split(".")[-2:] == [maker.qualname, method] for ref in refs)
 
 
 # A line opening a class or a function, with its indentation (as `name_sites` reads classes' methods).
@@ -208,20 +231,6 @@ def _makers(hierarchy: Hierarchy, made: ClassRef, paths: list[str]) -> set[tuple
             return None
         makers |= found
     return makers
-
-
-def _consumer_words(hierarchy: Hierarchy) -> set[str]:
-    """Every name of a provider path the consumer imports, reads, calls or patches."""
-    words: set[str] = hierarchy.memo.get("consumer_words", set())
-    if not words:
-        usage = hierarchy.usage
-        refs = [use.ref for group in usage.groups for alternative in group.alternatives for use in alternative]
-        refs += [ref for use in usage.attributes for ref in use.choices]
-        refs += [ref for call in usage.calls for ref in call.choices]
-        refs += [ref for patch in usage.patches for ref in patch.owner]
-        words = hierarchy.memo["consumer_words"] = {part for ref in refs for part in ref.dotted.split(".")}
-        words.update(patch.attr for patch in usage.patches)
-    return words
 
 
 class _ClassUses:

@@ -42,5 +42,9 @@ def _triple_quotes(text: bytes) -> dict[bytes, list[int]]:
             continue  # inside a one-line string ('"""'), or the tail of a longer run of quotes
         if text[text.rfind(b"\n", 0, at) + 1 : at].lstrip().startswith(b"#"):
             continue  # on a comment line
-        out[match.group()].append(at)
+        kind = match.group()
+        opened = next((k for k, found in out.items() if len(found) % 2), None)
+        if opened is not None and opened != kind:
+            continue  # the other kind of triple quote, inside an open triple-quoted string
+        out[kind].append(at)
     return out
