@@ -541,32 +541,3 @@ def test_a_provider_class_keeping_its_own_dead_override_of_the_hook_does_not_cal
     calls = {**HOOKS_B, "pv/model.py": "def run(proc, p):\n    return proc._call_hf(p)\n"}
     result = check({"plug/proc.py": MY_PROCESSOR}, calls, baseline=HOOKS_A)
     assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]
-
-
-# vllm-ascend 0.23's scheduler persists routed experts only under
-# `if getattr(self, "enable_return_routed_experts", False) and ...:`; vLLM 0.34's `Scheduler` sets
-# no such attribute (the flag moved elsewhere), so the block under the probe never runs there.
-CASCADE_GONE = _runner("self.other_flag = True", "def other(self):\n                    return 1")
-PROBING_USER = CASCADE_USER.replace("if self.cascade and ready:", 'if getattr(self, "cascade", False) and ready:')
-
-
-def test_a_call_under_a_getattr_probe_of_a_flag_the_provider_no_longer_has_never_runs():
-    result = check({"plug/runner.py": PROBING_USER}, CASCADE_GONE, baseline=CASCADE_A)
-    assert found(result, "missing-member") == []
-    # A plain `self.cascade` read of an absent flag raises: that is no switch kept off.
-    result = check({"plug/runner.py": CASCADE_USER}, CASCADE_GONE, baseline=CASCADE_A)
-    assert [sev for sev, _, _ in found(result, "missing-member")] == ["error", "error"]
-    # The consumer sets it, or a default that is true: the block may run.
-    setting = PROBING_USER + "\n        def turn_on(self):\n            self.cascade = True\n"
-    assert [s for s, _, _ in found(check({"plug/runner.py": setting}, CASCADE_GONE, CASCADE_A), "missing-member")] == [
-        "error"
-    ]
-    truthy = PROBING_USER.replace('"cascade", False', '"cascade", True')
-    assert [s for s, _, _ in found(check({"plug/runner.py": truthy}, CASCADE_GONE, CASCADE_A), "missing-member")] == [
-        "error"
-    ]
-    # The provider sets it somewhere else (on a runner it was handed): it may be on.
-    elsewhere = {**CASCADE_GONE, "pv/toggle.py": "def on(runner):\n    runner.cascade = True\n"}
-    assert [
-        s for s, _, _ in found(check({"plug/runner.py": PROBING_USER}, elsewhere, CASCADE_A), "missing-member")
-    ] == ["error"]

@@ -162,7 +162,7 @@ class UsageChecker:
         self._read_kinds = usage.read_kinds()
         self.callers = CallerSearch(index, names)
         self._baseline_callers: CallerSearch | None = None  # see `_made_at_baseline`
-        self._flags_off: dict[tuple[str, str, bool], bool] = {}  # see `_kept_false`
+        self._flags_off: dict[tuple[str, str], bool] = {}  # see `_kept_false`
         self._caller_names: set[str] | None = None
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
@@ -207,11 +207,11 @@ class UsageChecker:
             return LIVE
         return judge(when, self.version, lambda ref: self.resolve(ref).status, self._kept_false)
 
-    def _kept_false(self, owner: str, attr: str, absent: bool) -> bool:
-        """`members.kept_false`, once per (class, attribute, whether absent counts as false)."""
-        key = (owner, attr, absent)
+    def _kept_false(self, owner: str, attr: str) -> bool:
+        """`members.kept_false`, once per (class, attribute)."""
+        key = (owner, attr)
         if key not in self._flags_off:
-            self._flags_off[key] = kept_false(self.hierarchy, owner, attr, absent)
+            self._flags_off[key] = kept_false(self.hierarchy, owner, attr)
         return self._flags_off[key]
 
     def _judged(self, when: Sequence[Condition]) -> bool:

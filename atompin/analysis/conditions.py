@@ -59,16 +59,14 @@ def judge(
     when: Sequence[Condition],
     version: str | None,
     status: Callable[[Ref], Status],
-    switched_off: Callable[[str, str, bool], bool] = lambda owner, attr, absent: False,
+    switched_off: Callable[[str, str], bool] = lambda owner, attr: False,
 ) -> Judgement:
     """The worst of what the conditions say at a provider of `version`, whose names `status` resolves;
-    `switched_off(owner, attr, absent)` says whether instances of consumer class `owner` always have
-    `attr` false (with `absent`, also by having no such attribute at all: `getattr(self, "a", False)`)."""
+    `switched_off(owner, attr)` says whether instances of consumer class `owner` always have `attr` false."""
     found = LIVE
     for condition in when:
-        if condition.kind in (ConditionKind.FLAG, ConditionKind.GETATTR_FLAG):
-            absent = condition.kind is ConditionKind.GETATTR_FLAG
-            judgement = Judgement(Reach.DEAD) if switched_off(condition.owner, condition.attr, absent) else LIVE
+        if condition.kind is ConditionKind.FLAG:
+            judgement = Judgement(Reach.DEAD) if switched_off(condition.owner, condition.attr) else LIVE
         else:
             judgement = _one(condition, version, status)
         if _ORDER[judgement.reach] > _ORDER[found.reach]:

@@ -323,27 +323,21 @@ _READ_BEFORE = re.compile(rb"\b(?:has|get)attr\(\s*[\w.\[\]]+\s*,\s*$")
 _READ_AFTER = re.compile(rb"\s*(?:not\s+)?in\b")
 
 
-def kept_false(h: Hierarchy, owner: str, attr: str, absent: bool = False) -> bool:
+def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
     """Is `attr` false on every instance of consumer class `owner`? The provider classes of its
     order that define it set it only to a false constant (in the class body, or on the instance:
     vLLM 0.32's deprecated `self.cascade_attn_enabled = False`), and nothing else may set it: no
     consumer class (deriving from them, from outside a class, by a patch), no constructor taking
     it as a field, no computed-name setter or outside base in the order, no provider code on
-    another object or by a string. With `absent` (`getattr(self, "attr", False)`), also when no
-    class of its order defines it: vllm-ascend's scheduler probes a flag vLLM 0.34's `Scheduler`
-    no longer sets, and the block under the probe never runs there."""
+    another object or by a string."""
     if owner not in h.classes:
         return False
     defined = h.definitions(owner, attr)
-    if any(not isinstance(d.node, ClassRef) or d.member is None or d.member.truth is not False for d in defined):
+    if not defined or any(
+        not isinstance(d.node, ClassRef) or d.member is None or d.member.truth is not False for d in defined
+    ):
         return False
     order = h.mro(owner)
-    if not defined:
-        # Absent everywhere: false only through getattr's default, and only where provider classes
-        # of the order say so (a consumer class deriving from one sets nothing of that name).
-        providers = [node for node in order if isinstance(node, ClassRef)]
-        if not absent or not providers or any(h.sets_attribute(node, attr) for node in providers):
-            return False
     if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
         return False
     if any((info := h.provider(node)) is not None and info.sets_computed for node in order):

@@ -783,20 +783,16 @@ class ConsumerScanner:
         return self._hasattr_branches(node, guarded, absent, negated)
 
     def _self_flags(self, test: ast.expr, ctx: _Ctx) -> tuple[Condition, ...]:
-        """The conditions `self.x` (or `getattr(self, "x", False)`) puts on the body of an `if` in a
-        method (the test, or an operand of an `and` test): the checks decide them where the provider
-        keeps x false (or, for the getattr, has no x at all)."""
+        """The conditions `self.x` puts on the body of an `if` in a method (the test, or an operand of
+        an `and` test): the checks decide them where the provider keeps x false."""
         if not ctx.owner:
             return ()
         operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-        out = []
-        for op in operands:
-            if isinstance(op, ast.Attribute) and isinstance(op.value, ast.Name) and op.value.id == "self":
-                out.append(Condition(ConditionKind.FLAG, self._site(ctx, test), _text(op), attr=op.attr, owner=ctx.owner))
-            elif attr := _getattr_flag(op):
-                kind = ConditionKind.GETATTR_FLAG
-                out.append(Condition(kind, self._site(ctx, test), _text(op), attr=attr, owner=ctx.owner))
-        return tuple(out)
+        return tuple(
+            Condition(ConditionKind.FLAG, self._site(ctx, test), _text(op), attr=op.attr, owner=ctx.owner)
+            for op in operands
+            if isinstance(op, ast.Attribute) and isinstance(op.value, ast.Name) and op.value.id == "self"
+        )
 
     def _probed_branches(self, node: ast.If, probe: AttributeProbe, ctx: _Ctx) -> _Ctx | None:
         """The branches of an `if` on a kept `hasattr` test, read as a written test's are: where it
@@ -2762,20 +2758,6 @@ def _consumer_first(ctx: _Ctx) -> bool:
     """Is this the handler of a try that imports only the consumer's own modules, all present?"""
     last = ctx.when[-1] if ctx.when else None
     return last is not None and last.kind is ConditionKind.TRY_FAILED and not last.refs and last.others_present
-
-
-def _getattr_flag(node: ast.expr) -> str:
-    """`getattr(self, "x", <a false constant>)` -> "x"; "" for any other expression."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"):
-        return ""
-    if len(node.args) != 3 or node.keywords:
-        return ""
-    receiver, name, default = node.args
-    if not (isinstance(receiver, ast.Name) and receiver.id == "self"):
-        return ""
-    if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value.isidentifier()):
-        return ""
-    return name.value if isinstance(default, ast.Constant) and not default.value else ""
 
 
 def _flags_set(node: ast.If) -> dict[str, bool]:

@@ -76,8 +76,6 @@ class ConditionKind(str, Enum):
     AFTER_IMPORTS = "after-imports"  # in a try body after imports: runs only when they succeeded
     MODULE_FOUND = "module-found"  # a find_spec test: runs when the provider has module `refs[0]` is `expect`
     FLAG = "flag"  # `if self.attr:` in a method of consumer class `owner`: runs only when the flag is true
-    # `if getattr(self, "attr", False):` there: runs only when the instance has the flag, and it is true.
-    GETATTR_FLAG = "getattr-flag"
 
 
 @dataclass(frozen=True)
@@ -95,11 +93,11 @@ class Condition:
     expect: bool = True  # GATE, MODULE_FOUND: the branch runs when the test has this value
     # ATTR_ABSENT / ATTR_PRESENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports.
     refs: tuple[Ref, ...] = ()
-    attr: str = ""  # ATTR_ABSENT / ATTR_PRESENT / FLAG / GETATTR_FLAG
+    attr: str = ""  # ATTR_ABSENT / ATTR_PRESENT / FLAG
     also: tuple[str, ...] = ()  # ATTR_ABSENT: more names; the branch runs when any of them is absent
     # TRY_FAILED: every import of the try body that is not the provider's is the consumer's own, present.
     others_present: bool = False
-    owner: str = ""  # FLAG / GETATTR_FLAG: the consumer class (dotted) whose instance `self` is
+    owner: str = ""  # FLAG: the consumer class (dotted) whose instance `self` is
 
 
 @dataclass
