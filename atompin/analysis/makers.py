@@ -134,11 +134,10 @@ def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassR
     everything: list[str] = hierarchy.memo.get("provider_files") or hierarchy.memo.setdefault(
         "provider_files", tree.python_files(hierarchy.index.package)
     )
-    # The files calling it first (from the identifiers: nothing read), and only when a stand-in
-    # implements the one method making it, every file naming it (each file read).
+    # The files calling it (told by the identifiers), their calls placed by indentation, nothing
+    # parsed: most classes are made in several places, or in no method a stand-in implements, and
+    # are let go here. Only then are those files parsed, and every other file naming it.
     calling = search.files_calling([name], everything)
-    # Where the text calls it (by indentation, nothing parsed): most classes are made in several
-    # places or in no method a stand-in implements, and are let go here.
     guessed = {
         (tree.module_name(path)[0], *where)
         for path, text in tree.read_many(calling)
