@@ -14,17 +14,20 @@ The override and protocol rules use this to leave out calls that cannot reach th
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from atompin.analysis.hierarchy import Hierarchy, provider_class
 from atompin.analysis.limits import parse_limited
-from atompin.analysis.name_sites import NameSearch, NameSite
+from atompin.analysis.name_sites import NameSearch, NameSite, open_blocks
 from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, Ref
 from atompin.model import Status
+from atompin.sources.tree import SourceTree
 
 
 @dataclass(frozen=True)
@@ -131,17 +134,15 @@ def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassR
     registry, a dotted path, an annotation), nor named by the consumer (which may make one)."""
     name = made.qualname
     tree = hierarchy.index.tree
-    everything: list[str] = hierarchy.memo.get("provider_files") or hierarchy.memo.setdefault(
-        "provider_files", tree.python_files(hierarchy.index.package)
-    )
+    everything: list[str] | None = hierarchy.memo.get("provider_files")
+    if everything is None:
+        everything = hierarchy.memo["provider_files"] = tree.python_files(hierarchy.index.package)
     # The files calling it (told by the identifiers), their calls placed by indentation, nothing
     # parsed: most classes are made in several places, or in no method a stand-in implements, and
     # are let go here. Only then are those files parsed, and every other file naming it.
-    calling = search.files_calling([name], everything)
+    calling = dict(tree.read_many(search.files_calling([name], everything)))
     guessed = {
-        (tree.module_name(path)[0], *where)
-        for path, text in tree.read_many(calling)
-        for where in _calls_by_text(text, name)
+        (tree.module_name(path)[0], *where) for path, text in calling.items() for where in _calls_by_text(text, name)
     }
     if len(guessed) != 1:
         return None
@@ -154,10 +155,10 @@ def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassR
     # call naming it (`Worker.__init__(self)`); and the consumer naming the class may make one.
     if hierarchy.running(maker, method) or _consumer_names_method(hierarchy, maker, method):
         return None
-    if hierarchy.consumer_mentions(name) or _makers(hierarchy, made, calling) != guessed:
+    if hierarchy.consumer_mentions(name) or _makers(tree, made, calling.items()) != guessed:
         return None
     naming = [path for path in tree.files_containing(everything, [name.encode()]) if path not in calling]
-    if _makers(hierarchy, made, naming) != set():
+    if _makers(tree, made, tree.read_many(naming)) != set():
         return None
     return MadeBeside(made, maker, method, stand_in)
 
@@ -180,45 +181,34 @@ def _consumer_names_method(hierarchy: Hierarchy, maker: ClassRef, method: str) -
     return any(ref.dotted.split(".")[-2:] == [maker.qualname, method] for ref in refs)
 
 
-# A line opening a class or a function, with its indentation (as `name_sites` reads classes' methods).
-_BLOCK = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(class|def)[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
-
-
 def _calls_by_text(text: bytes, name: str) -> set[tuple[str, str]]:
     """(top-level class, its method) around each call of `name` the text writes (`Name(`,
-    `.Name(`), told by indentation; ("", "") outside a method. A guess: the syntax tree decides."""
+    `.Name(`), told by indentation (`name_sites.open_blocks`); ("", "") outside a method. A guess:
+    the syntax tree decides."""
     prose = ProseFinder(text)
     # Not its own `class Name(Base):` line (nor a `def` of the name: the syntax tree refuses those).
     pattern = re.compile(rb"(?<![\w])(?<!class )(?<!def )" + re.escape(name.encode()) + rb"\s*\(")
-    calls = [m.start() for m in pattern.finditer(text) if not prose.at(m.start())]
+    blocks = list(open_blocks(text))
+    starts = [start for start, _ in blocks]
     out: set[tuple[str, str]] = set()
-    blocks = list(_BLOCK.finditer(text))
-    for at in calls:
-        line_start = text.rfind(b"\n", 0, at) + 1
-        indent = len(text[line_start:at]) - len(text[line_start:at].lstrip())
-        stack: list[tuple[int, str, str]] = []
-        for block in blocks:
-            if block.start() >= line_start:
-                break
-            depth = len(block.group(1).expandtabs())
-            while stack and stack[-1][0] >= depth:
-                stack.pop()
-            stack.append((depth, block.group(2).decode(), block.group(3).decode()))
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        top = stack[0] if stack and stack[0][1] == "class" and stack[0][0] == 0 else None
-        method = stack[1] if top is not None and len(stack) > 1 and stack[1][1] == "def" else None
-        out.add((top[2], method[2]) if top is not None and method is not None else ("", ""))
+    for match in pattern.finditer(text):
+        if prose.at(match.start()):
+            continue
+        line_start = text.rfind(b"\n", 0, match.start()) + 1
+        indent = len(text[line_start : match.start()]) - len(text[line_start : match.start()].lstrip())
+        before = bisect.bisect_left(starts, line_start)  # the blocks opened on earlier lines
+        around = [b for b in (blocks[before - 1][1] if before else ()) if b[0] < indent]
+        inside = len(around) > 1 and around[0][:2] == (0, "class") and around[1][1] == "def"
+        out.add((around[0][2], around[1][2]) if inside else ("", ""))
     return out
 
 
-def _makers(hierarchy: Hierarchy, made: ClassRef, paths: list[str]) -> set[tuple[str, str, str]] | None:
-    """(module, class, method) of each call of class `made` in these files; None when one of them
-    names it any other way (see `_ClassUses`) or cannot be read."""
-    tree = hierarchy.index.tree
+def _makers(tree: SourceTree, made: ClassRef, texts: Iterable[tuple[str, bytes]]) -> set[tuple[str, str, str]] | None:
+    """(module, class, method) of each call of class `made` in these files (path, text); None when
+    one of them names it any other way (see `_ClassUses`) or cannot be read."""
     word = re.compile(rb"\b" + re.escape(made.qualname.encode()) + rb"\b")
     makers: set[tuple[str, str, str]] = set()
-    for path, text in tree.read_many(paths):
+    for path, text in texts:
         if word.search(text) is None:
             continue
         module, is_package = tree.module_name(path)

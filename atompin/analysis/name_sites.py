@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from enum import Enum
@@ -363,18 +363,12 @@ class NameSearch:
         if isinstance(cached, dict) and all(isinstance(names, list) for names in cached.values()):
             return {cls: set(names) for cls, names in cached.items()}
         out: dict[str, set[str]] = {}
-        stack: list[tuple[int, str, str]] = []  # (indent, "class" | "def", qualname)
-        for match in _BLOCK.finditer(self.tree.read(path)):
-            indent = len(match.group(1).expandtabs())
-            while stack and stack[-1][0] >= indent:
-                stack.pop()
-            kind, name = match.group(2).decode(), match.group(3).decode()
-            if kind == "def" and stack and stack[-1][1] == "class":
-                out[stack[-1][2]].add(name)
-            qualname = f"{stack[-1][2]}.{name}" if stack else name
+        for _, blocks in open_blocks(self.tree.read(path)):
+            *outer, (_, kind, name) = blocks
+            if kind == "def" and outer and outer[-1][1] == "class":
+                out[".".join(b[2] for b in outer)].add(name)
             if kind == "class":
-                out.setdefault(qualname, set())
-            stack.append((indent, kind, qualname))
+                out.setdefault(".".join(b[2] for b in blocks), set())
         self.cache.put_raw(key, json.dumps({cls: sorted(names) for cls, names in out.items()}).encode())
         return out
 
@@ -504,6 +498,19 @@ class NameSearch:
                 self.cache.put_raw(keys[name], _dump_sites(mine))
                 out += mine
         return out
+
+
+def open_blocks(text: bytes) -> Iterator[tuple[int, tuple[tuple[int, str, str], ...]]]:
+    """Each line of `text` opening a class or a function, told by indentation without parsing: its
+    offset, and the blocks open there, outermost first and itself last, each (indentation,
+    "class" | "def", name)."""
+    stack: list[tuple[int, str, str]] = []
+    for match in _BLOCK.finditer(text):
+        indent = len(match.group(1).expandtabs())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        stack.append((indent, match.group(2).decode(), match.group(3).decode()))
+        yield match.start(), tuple(stack)
 
 
 _OWN_RECEIVER = re.compile(rb"(?<![\w.])(?:self|cls|super\(\))\s*$")
