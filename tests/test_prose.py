@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import tokenize
+from pathlib import Path
+
 import pytest
 
-from atompin.analysis.prose import ProseFinder
+import atompin
+from atompin.analysis.prose import ProseFinder, ProseReader
 
 TEXT = b'''QUOTE = '"""'
 # strip """ from the prompt
@@ -41,3 +46,61 @@ def test_the_other_kind_of_triple_quote_inside_a_docstring_opens_nothing():
     finder = ProseFinder(text)
     assert not finder.at(text.index(b"obj.name")) and not finder.at(text.rindex(b"obj.name"))
     assert finder.at(text.index(b"examples")) and finder.at(text.index(b"doc"))
+
+
+# Where ProseFinder's shortcuts guess and ProseReader reads: a `#` in a string, a triple quote
+# after a comment's `#` or inside a one-line string, an f-string's braces, escapes, raw strings.
+HARD = b'''TAG = "#"; import pv.core
+x = 1  # a """ in a comment opens nothing
+QUOTED = "a\\"\\"\\" b"; RAW = r'\\''
+def f():
+    r"""Raw docstring \\""" still open: pv.in_docstring"""
+    return f"""{pv.in_braces}"""
+B = rb\'\'\'pv.in_bytes\'\'\'
+pv.after_all
+'''
+
+
+@pytest.mark.parametrize(
+    ("needle", "prose"),
+    [
+        (b"import pv.core", False),  # after a `#` that is in a string
+        (b'a """ in', True),  # a comment
+        (b"pv.in_docstring", True),  # an escaped triple quote does not close the docstring
+        (b"pv.in_braces", False),  # a triple-quoted f-string's braces hold code
+        (b"pv.in_bytes", True),
+        (b"pv.after_all", False),
+    ],
+)
+def test_the_reader_tells_prose_exactly(needle: bytes, prose: bool):
+    assert ProseReader(HARD).at(HARD.index(needle)) is prose
+
+
+def test_the_reader_agrees_with_pythons_tokenizer_on_this_projects_sources():
+    # Every comment and every triple-quoted string but an f-string is prose, from its first
+    # byte to its last; every other token is not. Asked in any order.
+    root = Path(atompin.__file__).parent
+    checked = 0
+    for path in sorted(root.rglob("*.py")) + sorted(Path(__file__).parent.glob("test_*.py"))[:20]:
+        source = path.read_bytes()
+        starts = [0]
+        for line in source.splitlines(keepends=True):
+            starts.append(starts[-1] + len(line))
+        reader = ProseReader(source)
+        expected = []
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type in (tokenize.ENCODING, tokenize.ENDMARKER, tokenize.NEWLINE, tokenize.NL):
+                continue
+            if token.type in (tokenize.INDENT, tokenize.DEDENT) or not token.string:
+                continue
+            begin = starts[token.start[0] - 1] + len(token.line[: token.start[1]].encode())
+            head = token.string.lstrip("rRbBuU")
+            prose = token.type == tokenize.COMMENT or (token.type == tokenize.STRING and head[:3] in ('"""', "'''"))
+            end = begin + len(token.string.encode()) - 1
+            expected += [(begin, prose), (end, prose)]
+        for position, prose in expected:  # in order: read as far as asked
+            assert reader.at(position) is prose, (path.name, position)
+        backwards = ProseReader(source)
+        assert [backwards.at(position) for position, _ in reversed(expected)] == [p for _, p in reversed(expected)]
+        checked += len(expected)
+    assert checked > 10_000

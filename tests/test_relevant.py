@@ -7,7 +7,7 @@ import pytest
 from conftest import brief
 
 from atompin.analysis import engine
-from atompin.analysis.relevant import relevant_files
+from atompin.analysis.relevant import names_the_provider_in_code, relevant_files
 from atompin.analysis.results import check_trees
 from atompin.sources.tree import MemoryTree
 from atompin.testing import dedent_files
@@ -33,10 +33,12 @@ CONSUMER = {
     """,
     "plug/patcher.py": """
         from plug import reexport
+        from plug.docstring_only import poke
 
         def install():
             reexport.BaseEngine.stepp = lambda self, batch: batch
             reexport.BaseEngine.gone_method(1)
+        poke(reexport.BaseEngine)
     """,
     "plug/pkg/__init__.py": """
         from pv.core import Engine as Exported
@@ -87,6 +89,35 @@ CONSUMER = {
     "plug/unrelated.py": """
         def helper(x):
             return x + 1
+    """,
+    # Name the provider only in prose, or as a part of a consumer module's dotted name: cannot
+    # reach it. A provider object a scanned file hands such a file is read there all the same.
+    "plug/docstring_only.py": '''
+        """Helpers for pv.core.Engine (named here in prose only)."""
+        import plug.adapters.pv
+        from .adapters.pv import ADAPTED
+        MODULE = "plug.adapters.pv"
+
+
+        def poke(engine):
+            """Pokes a pv engine."""
+            engine.gone_in_prose_helper(1)
+    ''',
+    "plug/adapters/__init__.py": "",
+    "plug/adapters/pv.py": """
+        ADAPTED = True
+    """,
+    # Name it where code can: a one-line string, an f-string's braces, an attribute of an object.
+    "plug/string_path.py": """
+        PATCHED = "pv.core.Engine.step"
+    """,
+    "plug/fstring.py": '''
+        import sys
+        MESSAGE = f"""{sys.modules['pv']}"""
+    ''',
+    "plug/attribute.py": """
+        def core(context):
+            return context.pv.core
     """,
     "plug/broken.py": "def (:\n",
     # Names the provider only inside a function: it hands nothing on, so its importers are not read
@@ -176,6 +207,11 @@ def test_the_files_that_can_matter_are_found_from_their_bytes():
         "plug/tried.py",
         "plug/tried_user.py",  # imports a module that binds a provider object at module level
         "plug/through_package.py",  # spells a path below a package it imports
+        "plug/string_path.py",
+        "plug/fstring.py",
+        "plug/attribute.py",
+        # not plug/docstring_only.py: it names the provider in docstrings and as a part of the
+        # consumer's own plug.adapters.pv only (nor that module, which never names it)
         # not plug/same_word.py: it imports the package above plug.pkg.relative but never spells the
         # path below it; nor plug/commented.py; nor plug/entry.py or plug/lazy_user.py (see above); nor plug/backend_impl.py,
         # named by dotted path (a class handed over so is read when the scan finishes)
@@ -204,6 +240,7 @@ def test_findings_are_those_of_a_scan_of_every_file(monkeypatch: pytest.MonkeyPa
         "pv.core:Engine.missing_attr",
         "pv.core:Engine.gone_via_try",
         "pv.core:Engine.gone_after_hash",
+        "pv.core:Engine.gone_in_prose_helper",  # in a file not scanned, handed a provider object
     }
     if consumer_package:  # reached from the entry point through two files that are not read
         lazy = [f for f in filtered.findings if f.symbol == "pv.core:Engine.gone_in_lazy"]
@@ -345,3 +382,26 @@ def test_a_module_loaded_for_a_handed_class_is_read_before_its_tree_is_freed():
     loaded = [fn for name, fn in scanner._functions.items() if name.startswith("plug.backend.")]
     assert loaded and all(fn.node.body == [] for fn in loaded)
     assert all(fn.node.body for name, fn in scanner._functions.items() if name.startswith("plug.platform."))
+
+
+@pytest.mark.parametrize(
+    ("source", "names"),
+    [
+        (b"import pv\n", True),
+        (b"# pv\n", False),
+        (b'"""pv docs"""\nx = 1\n', False),
+        (b"'''pv docs'''\n", False),
+        (b'"""Docs."""\nimport pv\n', True),
+        (b"x = 'pv.core'\n", True),  # a one-line string may be a module path
+        (b'x = f"""{pv}"""\n', True),  # an f-string's braces are code
+        (b"import plug.adapters.pv\n", False),  # the consumer's own package
+        (b"y = plug.adapters.pv.thing\n", False),
+        (b"from .pv import x\n", False),  # relative imports are the consumer's
+        (b"from ..adapters.pv import x\n", False),
+        (b"x = other.pv\n", True),  # an attribute of another object may hold the provider
+        (b"x = f().pv\n", True),
+        (b"from importlib import import_module\nm = import_module(name)\n", True),
+    ],
+)
+def test_a_file_names_the_provider_where_code_can(source: bytes, names: bool):
+    assert names_the_provider_in_code(source, "pv", ("plug",)) is names

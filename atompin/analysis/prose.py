@@ -6,6 +6,11 @@ its line; a docstring is told by the triple quotes before the place: after an od
 them the place is inside one. Triple quotes inside a one-line string (`'\"\"\"'`) or on a comment
 line are not counted. A place inside a triple-quoted f-string's braces counts as prose: the
 searches then find fewer reads, never more.
+
+`ProseReader` answers the same question exactly, for the choice of files to scan, where a
+place wrongly taken for prose could leave a file unread: it reads the text's comments and
+strings in order, as Python's tokenizer does, and a triple-quoted f-string is not prose there.
+It is slower, so it reads only as far as it is asked.
 """
 
 from __future__ import annotations
@@ -14,6 +19,16 @@ import bisect
 import re
 
 _TRIPLE = re.compile(rb"\"\"\"|'''")
+# What opens a comment or a string (with its prefix: `f`, `rb`...), and what ends each kind of
+# string from just after its opening quote (a backslash escapes any character, in raw strings
+# too; a one-line string ends at its line's end when unterminated, any string at the text's end).
+_OPENING = re.compile(rb"#|(?P<prefix>(?<![\w])[rRbBuUfF]{1,2})?(?P<quote>\"\"\"|'''|\"|')")
+_CLOSING = {
+    b'"': re.compile(rb'(?:[^"\\\n]|\\.)*(?:"|\n|\Z)', re.S),
+    b"'": re.compile(rb"(?:[^'\\\n]|\\.)*(?:'|\n|\Z)", re.S),
+    b'"""': re.compile(rb'(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)', re.S),
+    b"'''": re.compile(rb"(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)", re.S),
+}
 
 
 class ProseFinder:
@@ -48,3 +63,44 @@ def _triple_quotes(text: bytes) -> dict[bytes, list[int]]:
             continue  # the other kind of triple quote, inside an open triple-quoted string
         out[kind].append(at)
     return out
+
+
+class ProseReader:
+    """Answers `at(position)` for one text exactly: is the place in a comment, or in a
+    triple-quoted string that is not an f-string (whose braces may hold code)? The comments and
+    strings are read in order from the start, only as far as the places asked need."""
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        self._read_to = 0  # every comment and string that starts before this is read
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+        self._prose: list[bool] = []
+
+    def at(self, position: int) -> bool:
+        """Is `position` in a comment or a triple-quoted string other than an f-string?"""
+        while self._read_to <= position:
+            self._read_next()
+        i = bisect.bisect_right(self._starts, position) - 1
+        return i >= 0 and position < self._ends[i] and self._prose[i]
+
+    def _read_next(self) -> None:
+        text = self.text
+        found = _OPENING.search(text, self._read_to)
+        if found is None:
+            self._read_to = len(text) + 1
+            return
+        start = found.start()
+        quote = found.group("quote")
+        if quote is None:  # a comment, to its line's end
+            end = text.find(b"\n", start)
+            end, prose = (len(text) if end < 0 else end), True
+        else:
+            closing = _CLOSING[quote].match(text, found.end())
+            assert closing is not None  # every pattern matches the empty tail
+            end = closing.end()
+            prose = len(quote) == 3 and b"f" not in (found.group("prefix") or b"").lower()
+        self._starts.append(start)
+        self._ends.append(end)
+        self._prose.append(prose)
+        self._read_to = max(end, start + 1)

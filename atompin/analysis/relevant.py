@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from atompin.analysis.names import absolute_module
+from atompin.analysis.prose import ProseReader
 
 _COMPUTED_IMPORT = re.compile(rb"import_module|__import__")
 # A string literal holding a dotted name, and what follows a colon ("pkg.mod:Cls"): its dotted part.
@@ -44,6 +45,8 @@ _IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
 _NAME = re.compile(rb"[A-Za-z_]\w*")
 _DOTTED = re.compile(rb"[A-Za-z_][\w.]*")
 _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]")
+_DOTTED_HEAD = re.compile(rb"[\w.]*$")  # the dotted name that ends where the search ends
+_FROM_RELATIVE = re.compile(rb"(?<![\w.])from[ \t]+\.[\w.]*$")
 
 
 @dataclass
@@ -111,8 +114,8 @@ def relevant_files(
     by_path = {path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files}
     for f in by_path.values():
         f.imports = _imports(f)
-    tops = tuple(f"{top}." for top in consumer_tops)
-    included = {f.path for f in by_path.values() if names_the_provider(f.source, provider)}
+    tops = tuple(consumer_tops)
+    included = {f.path for f in by_path.values() if names_the_provider_in_code(f.source, provider, tops)}
     handing_on = {f.module for f in by_path.values() if f.path in included and _hands_on_provider(f, provider)}
     by_basename: dict[bytes, list[str]] = {}
     for path in by_path:
@@ -139,7 +142,8 @@ def relevant_files(
                     handing_on.add(f.module)
                     changed = True
         if not changed:
-            edges = {f.path: _edges(f, tops) for f in by_path.values() if f.path not in included}
+            heads = tuple(f"{top}." for top in tops)
+            edges = {f.path: _edges(f, heads) for f in by_path.values() if f.path not in included}
             return included, edges
 
 
@@ -153,6 +157,36 @@ def names_the_provider(source: bytes, provider: str) -> bool:
             if not _in_comment(source, match.start()):
                 return True
     return (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source) is not None
+
+
+def names_the_provider_in_code(source: bytes, provider: str, consumer_tops: tuple[str, ...]) -> bool:
+    """`names_the_provider`, read exactly and only where the word can be the provider: not in a
+    comment, a docstring or another triple-quoted string (an f-string's braces may hold code), nor
+    as a later part of a consumer module's dotted name (`atom.plugin.vllm`, `from .vllm import x`:
+    ATOM's model files name its vLLM plugin package, not vLLM). What decides which files are read."""
+    name = provider.encode()
+    if name in source:
+        prose: ProseReader | None = None
+        for match in re.finditer(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])", source):
+            at = match.start()
+            if _in_consumer_name(source, at, consumer_tops):
+                continue
+            prose = prose or ProseReader(source)
+            if not prose.at(at):
+                return True
+    return (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source) is not None
+
+
+def _in_consumer_name(source: bytes, offset: int, consumer_tops: tuple[str, ...]) -> bool:
+    """Is the word at `offset` a later part of a dotted name that starts with one of the consumer's
+    top-level packages (`atom.plugin.vllm`), or of a relative import's module (`from ..vllm import x`)?"""
+    if source[offset - 1 : offset] != b".":
+        return False
+    head = _DOTTED_HEAD.search(source, max(0, offset - 500), offset)
+    chain = head.group() if head is not None else b"."
+    if chain.startswith(b"."):  # a relative import's module, or an attribute of an expression (`f().vllm`)
+        return _FROM_RELATIVE.search(source, max(0, offset - 500), offset) is not None
+    return chain.split(b".")[0].decode() in consumer_tops
 
 
 def _in_comment(source: bytes, offset: int) -> bool:
