@@ -45,8 +45,9 @@ _IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
 _NAME = re.compile(rb"[A-Za-z_]\w*")
 _DOTTED = re.compile(rb"[A-Za-z_][\w.]*")
 _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]")
-_DOTTED_HEAD = re.compile(rb"[\w.]*$")  # the dotted name that ends where the search ends
-_FROM_RELATIVE = re.compile(rb"(?<![\w.])from[ \t]+\.[\w.]*$")
+_WORD_BYTES = frozenset(bytes([b]) for b in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_DOTTED_BYTES = _WORD_BYTES | {b"."}
+_FROM_BEFORE = re.compile(rb"(?:^|[^\w.])from[ \t]+\Z")  # `from ` just before a relative module
 
 
 @dataclass
@@ -165,15 +166,19 @@ def names_the_provider_in_code(source: bytes, provider: str, consumer_tops: tupl
     as a later part of a consumer module's dotted name (`atom.plugin.vllm`, `from .vllm import x`:
     ATOM's model files name its vLLM plugin package, not vLLM). What decides which files are read."""
     name = provider.encode()
-    if name in source:
-        prose: ProseReader | None = None
-        for match in re.finditer(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])", source):
-            at = match.start()
-            if _in_consumer_name(source, at, consumer_tops):
-                continue
+    prose: ProseReader | None = None
+    at = source.find(name)
+    while at >= 0:  # plain searches: a pattern with a look-behind tried at every byte is slower
+        end = at + len(name)
+        if (
+            source[at - 1 : at] not in _WORD_BYTES
+            and source[end : end + 1] not in _WORD_BYTES
+            and not _in_consumer_name(source, at, consumer_tops)
+        ):
             prose = prose or ProseReader(source)
             if not prose.at(at):
                 return True
+        at = source.find(name, end)
     return (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source) is not None
 
 
@@ -182,10 +187,12 @@ def _in_consumer_name(source: bytes, offset: int, consumer_tops: tuple[str, ...]
     top-level packages (`atom.plugin.vllm`), or of a relative import's module (`from ..vllm import x`)?"""
     if source[offset - 1 : offset] != b".":
         return False
-    head = _DOTTED_HEAD.search(source, max(0, offset - 500), offset)
-    chain = head.group() if head is not None else b"."
+    start = offset - 1
+    while start > 0 and source[start - 1 : start] in _DOTTED_BYTES:
+        start -= 1
+    chain = source[start:offset]
     if chain.startswith(b"."):  # a relative import's module, or an attribute of an expression (`f().vllm`)
-        return _FROM_RELATIVE.search(source, max(0, offset - 500), offset) is not None
+        return _FROM_BEFORE.search(source[max(0, start - 32) : start]) is not None
     return chain.split(b".")[0].decode() in consumer_tops
 
 
