@@ -6,8 +6,10 @@ re-export, `from pv.core import Engine`, or a class built on one), or compute a 
 that gates code (`vllm_version_is(...)`). A module that only imports the provider inside its
 functions hands nothing on, so its importers need not be read. The set is grown to a fixpoint:
 
-- a file that names the provider (as a word: `vllm_config` does not name vllm; in a comment it
-  does not count) or computes an import is in;
+- a file that names the provider where code can (as a word: `vllm_config` does not name vllm;
+  in a comment, a docstring or another triple-quoted string that is not an f-string it does not
+  count, read exactly as the tokenizer reads them; nor as a later part of the consumer's own
+  dotted module names, `atom.plugin.vllm` or `from .vllm import x`) or computes an import is in;
 - a file that imports a module that hands provider objects on, or a name from it (import
   statements are read with a pattern, function-local ones too, relative ones resolved), is in;
   so is a file that imports a package above such a module and spells the path below it
