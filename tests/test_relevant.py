@@ -398,10 +398,12 @@ def test_a_module_loaded_for_a_handed_class_is_read_before_its_tree_is_freed():
         (b"y = plug.adapters.pv.thing\n", False),
         (b"from .pv import x\n", False),  # relative imports are the consumer's
         (b"from ..adapters.pv import x\n", False),
+        (b"import plug\ny = plug.pv.core\n", True),  # not a module of the consumer: plug may bind pv
         (b"x = other.pv\n", True),  # an attribute of another object may hold the provider
         (b"x = f().pv\n", True),
         (b"from importlib import import_module\nm = import_module(name)\n", True),
     ],
 )
 def test_a_file_names_the_provider_where_code_can(source: bytes, names: bool):
-    assert names_the_provider_in_code(source, "pv", ("plug",)) is names
+    modules = {"plug", "plug.adapters", "plug.adapters.pv"}
+    assert names_the_provider_in_code(source, "pv", modules) is names

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from atompin.analysis.names import absolute_module
@@ -117,8 +118,8 @@ def relevant_files(
     by_path = {path: _File(path, module, path.endswith("/__init__.py"), source) for path, module, source in files}
     for f in by_path.values():
         f.imports = _imports(f)
-    tops = tuple(consumer_tops)
-    included = {f.path for f in by_path.values() if names_the_provider_in_code(f.source, provider, tops)}
+    modules = {f.module for f in by_path.values()}
+    included = {f.path for f in by_path.values() if names_the_provider_in_code(f.source, provider, modules)}
     handing_on = {f.module for f in by_path.values() if f.path in included and _hands_on_provider(f, provider)}
     by_basename: dict[bytes, list[str]] = {}
     for path in by_path:
@@ -145,7 +146,7 @@ def relevant_files(
                     handing_on.add(f.module)
                     changed = True
         if not changed:
-            heads = tuple(f"{top}." for top in tops)
+            heads = tuple(f"{top}." for top in consumer_tops)
             edges = {f.path: _edges(f, heads) for f in by_path.values() if f.path not in included}
             return included, edges
 
@@ -162,11 +163,12 @@ def names_the_provider(source: bytes, provider: str) -> bool:
     return (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source) is not None
 
 
-def names_the_provider_in_code(source: bytes, provider: str, consumer_tops: tuple[str, ...]) -> bool:
+def names_the_provider_in_code(source: bytes, provider: str, consumer_modules: AbstractSet[str]) -> bool:
     """`names_the_provider`, read exactly and only where the word can be the provider: not in a
     comment, a docstring or another triple-quoted string (an f-string's braces may hold code), nor
-    as a later part of a consumer module's dotted name (`atom.plugin.vllm`, `from .vllm import x`:
-    ATOM's model files name its vLLM plugin package, not vLLM). What decides which files are read."""
+    as the last part of the dotted name of one of `consumer_modules` (`atom.plugin.vllm`: ATOM's
+    model files name its vLLM plugin package, not vLLM) or of a relative import's module (`from
+    .vllm import x`). What decides which files are read."""
     name = provider.encode()
     prose: ProseReader | None = None
     at = source.find(name)
@@ -175,7 +177,7 @@ def names_the_provider_in_code(source: bytes, provider: str, consumer_tops: tupl
         if (
             source[at - 1 : at] not in _WORD_BYTES
             and source[end : end + 1] not in _WORD_BYTES
-            and not _in_consumer_name(source, at, consumer_tops)
+            and not _in_consumer_name(source, at, end, consumer_modules)
         ):
             prose = prose or ProseReader(source)
             if not prose.at(at):
@@ -184,9 +186,10 @@ def names_the_provider_in_code(source: bytes, provider: str, consumer_tops: tupl
     return (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source) is not None
 
 
-def _in_consumer_name(source: bytes, offset: int, consumer_tops: tuple[str, ...]) -> bool:
-    """Is the word at `offset` a later part of a dotted name that starts with one of the consumer's
-    top-level packages (`atom.plugin.vllm`), or of a relative import's module (`from ..vllm import x`)?"""
+def _in_consumer_name(source: bytes, offset: int, end: int, consumer_modules: AbstractSet[str]) -> bool:
+    """Does the word from `offset` to `end` end the dotted name of a consumer module (`atom.plugin.vllm`;
+    `atom.vllm` only when that is a module, not the provider bound in `atom/__init__.py`), or a
+    relative import's module (`from ..vllm import x`: relative imports stay in the consumer)?"""
     if source[offset - 1 : offset] != b".":
         return False
     start = offset - 1
@@ -195,7 +198,7 @@ def _in_consumer_name(source: bytes, offset: int, consumer_tops: tuple[str, ...]
     chain = source[start:offset]
     if chain.startswith(b"."):  # a relative import's module, or an attribute of an expression (`f().vllm`)
         return _FROM_BEFORE.search(source[max(0, start - 32) : start]) is not None
-    return chain.split(b".")[0].decode() in consumer_tops
+    return (chain + source[offset:end]).decode() in consumer_modules
 
 
 def _in_comment(source: bytes, offset: int) -> bool:
