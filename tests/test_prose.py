@@ -104,3 +104,24 @@ def test_the_reader_agrees_with_pythons_tokenizer_on_this_projects_sources():
         assert [backwards.at(position) for position, _ in reversed(expected)] == [p for _, p in reversed(expected)]
         checked += len(expected)
     assert checked > 10_000
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b'x = f"{a:<{width}}"\n"""doc pv"""\n',  # a format spec's nested field
+        b"x = f\"{'{' if a else b}\"\n'''doc pv'''\n",  # a brace inside a string inside a field
+        b'x = f"{{literal"\n"""doc pv"""\n',  # a literal brace
+    ],
+)
+def test_an_f_string_whose_fields_close_leaves_later_docstrings_prose(source: bytes):
+    assert ProseReader(source).at(source.index(b"pv"))
+
+
+def test_a_t_string_is_code_and_an_f_string_left_open_makes_nothing_after_it_prose():
+    assert not ProseReader(b"x = t'''{pv}'''\n").at(8)
+    # Python 3.12 reads `'"""'` inside the field and the f-string goes on; read as 3.11 reads it,
+    # its field is left open, so nothing after it is taken for prose.
+    source = b'x = f\'{"""\'"""}\'\n"""doc"""\nimport pv\n'
+    reader = ProseReader(source)
+    assert not reader.at(source.index(b"doc")) and not reader.at(source.index(b"pv"))

@@ -19,16 +19,19 @@ import bisect
 import re
 
 _TRIPLE = re.compile(rb"\"\"\"|'''")
-# What opens a comment or a string (with its prefix: `f`, `rb`...), and what ends each kind of
-# string from just after its opening quote (a backslash escapes any character, in raw strings
-# too; a one-line string ends at its line's end when unterminated, any string at the text's end).
-_OPENING = re.compile(rb"#|(?P<prefix>(?<![\w])[rRbBuUfF]{1,2})?(?P<quote>\"\"\"|'''|\"|')")
+# What opens a comment or a string (with its prefix: `f`, `rb`, `t`...), and what ends each kind
+# of string from just after its opening quote (a backslash escapes any character, a line's end
+# too, in raw strings as well; a one-line string ends at its line's end when unterminated, any
+# string at the text's end). Lines end at "\n", "\r\n" or a lone "\r", as CPython reads them.
+_OPENING = re.compile(rb"#|(?P<prefix>(?<![\w])[rRbBuUfFtT]{1,2})?(?P<quote>\"\"\"|'''|\"|')")
+_ESCAPE = rb"\\(?:\r\n|.)"
 _CLOSING = {
-    b'"': re.compile(rb'(?:[^"\\\n]|\\.)*(?:"|\n|\Z)', re.S),
-    b"'": re.compile(rb"(?:[^'\\\n]|\\.)*(?:'|\n|\Z)", re.S),
-    b'"""': re.compile(rb'(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z)', re.S),
-    b"'''": re.compile(rb"(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z)", re.S),
+    b'"': re.compile(rb'(?:[^"\\\r\n]|' + _ESCAPE + rb')*(?:"|[\r\n]|\Z)', re.S),
+    b"'": re.compile(rb"(?:[^'\\\r\n]|" + _ESCAPE + rb")*(?:'|[\r\n]|\Z)", re.S),
+    b'"""': re.compile(rb'(?:[^"\\]|' + _ESCAPE + rb'|"(?!""))*(?:"""|\Z)', re.S),
+    b"'''": re.compile(rb"(?:[^'\\]|" + _ESCAPE + rb"|'(?!''))*(?:'''|\Z)", re.S),
 }
+_LINE_END = re.compile(rb"[\r\n]")
 
 
 class ProseFinder:
@@ -93,14 +96,44 @@ class ProseReader:
         start = found.start()
         quote = found.group("quote")
         if quote is None:  # a comment, to its line's end
-            end = text.find(b"\n", start)
-            end, prose = (len(text) if end < 0 else end), True
+            line_end = _LINE_END.search(text, start)
+            end, prose = (len(text) if line_end is None else line_end.start()), True
         else:
             closing = _CLOSING[quote].match(text, found.end())
             assert closing is not None  # every pattern matches the empty tail
             end = closing.end()
-            prose = len(quote) == 3 and b"f" not in (found.group("prefix") or b"").lower()
+            prefix = (found.group("prefix") or b"").lower()
+            code_inside = b"f" in prefix or b"t" in prefix  # f- and t-strings: their braces are code
+            prose = len(quote) == 3 and not code_inside
+            if code_inside and _unclosed_brace(text[found.end() : end]):
+                # A brace left open: a string of the same quote inside it (Python 3.12's f-strings)
+                # ended it early here. Where it really ends is not read: nothing after is prose.
+                end = len(text)
         self._starts.append(start)
         self._ends.append(end)
         self._prose.append(prose)
         self._read_to = max(end, start + 1)
+
+
+def _unclosed_brace(body: bytes) -> bool:
+    """Does an f-string's body, as read, leave a replacement field open? Outside a field `{{` and
+    `}}` are literal braces; inside one, braces nest (`{x:<{width}}`) and a string's are its own
+    (`{'{' if a else b}`)."""
+    depth = i = 0
+    while i < len(body):
+        brace = body[i : i + 1]
+        if depth == 0 and brace in (b"{", b"}") and body[i + 1 : i + 2] == brace:
+            i += 2  # a literal brace
+            continue
+        if depth and brace in (b"'", b'"'):  # a string inside a field: its braces are its own
+            close = body.find(brace, i + 1)
+            if close < 0:
+                return True
+            i = close + 1
+            continue
+        if brace == b"{":
+            depth += 1
+        elif brace == b"}" and depth:
+            depth -= 1
+        i += 1
+    return depth > 0

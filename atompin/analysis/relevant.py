@@ -195,6 +195,8 @@ def _in_consumer_name(source: bytes, offset: int, end: int, consumer_modules: Ab
     start = offset - 1
     while start > 0 and source[start - 1 : start] in _DOTTED_BYTES:
         start -= 1
+    if start > 0 and source[start - 1] >= 0x80:
+        return False  # a name written with other letters (`éatom.plugin.vllm`): an attribute of it
     chain = source[start:offset]
     if chain.startswith(b"."):  # a relative import's module, or an attribute of an expression (`f().vllm`)
         return _FROM_BEFORE.search(source[max(0, start - 32) : start]) is not None
