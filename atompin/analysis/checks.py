@@ -1009,7 +1009,7 @@ class UsageChecker:
     @cached_property
     def hierarchy(self) -> Hierarchy:
         """The consumer's classes over the provider's, built once (the idle-hook rule reads it too)."""
-        return Hierarchy(self.usage, self.index)
+        return Hierarchy(self.usage, self.index, self.consumer_mentions)
 
     def _substituted_caller(self, owner: str) -> bool:
         """Is the caller's class one the provider hands out as the consumer's class (registered out of tree)?"""

@@ -51,8 +51,7 @@ def check_contact(
     `makes` whether the consumer calls a class of that name (by default, every one); `reads` which
     of some names the consumer reads itself (by default, all of them); `mentions` whether its text
     writes a word (by default, every one)."""
-    hierarchy = Hierarchy(usage, index)
-    hierarchy.consumer_mentions = mentions
+    hierarchy = Hierarchy(usage, index, mentions)
     findings = check_method_overrides(hierarchy, search, baseline, makes)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)

@@ -84,7 +84,10 @@ def provider_class(
 class Hierarchy:
     """Mixed consumer/provider method resolution orders for the consumer's classes."""
 
-    def __init__(self, usage: ConsumerUsage, index: ProviderIndex) -> None:
+    def __init__(
+        self, usage: ConsumerUsage, index: ProviderIndex, mentions: Callable[[str], bool] = lambda word: True
+    ) -> None:
+        """`mentions`: does the consumer's text write a word anywhere (unknown, so True, by default)."""
         self.index = index
         self.usage = usage
         self.classes = {c.name: c for c in usage.contact.classes}
@@ -100,8 +103,7 @@ class Hierarchy:
         self.patched_names = {patch.attr for patch in usage.patches}
         # Every attribute name the consumer sets on an object from outside its class.
         self.member_stores = frozenset(usage.contact.member_stores)
-        # Does the consumer's text write this word anywhere? Unknown (True) unless the caller says.
-        self.consumer_mentions: Callable[[str], bool] = lambda word: True
+        self.consumer_mentions = mentions
         for patch in usage.patches:
             cls = provider_class(self.resolve, patch.owner)
             if cls is not None:
@@ -307,7 +309,7 @@ class Hierarchy:
         the rules that ask."""
         others: dict[ProviderIndex, Hierarchy] = self.memo.setdefault("at", {})
         if index not in others:
-            others[index] = Hierarchy(self.usage, index)
+            others[index] = Hierarchy(self.usage, index, self.consumer_mentions)
         return others[index]
 
     def annotated_class(self, holder: ClassRef, member: Member) -> ClassRef | None:
