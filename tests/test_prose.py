@@ -125,3 +125,12 @@ def test_a_t_string_is_code_and_an_f_string_left_open_makes_nothing_after_it_pro
     source = b'x = f\'{"""\'"""}\'\n"""doc"""\nimport pv\n'
     reader = ProseReader(source)
     assert not reader.at(source.index(b"doc")) and not reader.at(source.index(b"pv"))
+
+
+def test_the_reader_tells_comments_apart_from_strings_that_hold_a_hash():
+    source = b"s = '''\n# text of a string\n'''\nx = \"#\"  # a comment\n"
+    reader = ProseReader(source)
+    assert not reader.in_comment(source.index(b"text of"))  # inside a string spanning lines
+    assert not reader.in_comment(source.index(b'#"'))
+    assert reader.in_comment(source.index(b"a comment"))
+    assert reader.at(source.index(b"text of")) and not reader.in_comment(source.index(b"s ="))

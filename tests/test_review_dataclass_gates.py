@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from atompin.analysis.scanner import _in_comment
+from atompin.analysis.prose import ProseReader
 from tests.test_contact import MY_DATA, NEW_DATA_A, NEW_DATA_B, check, found
 from tests.test_version_gates import PROVIDER, consumer
 
@@ -157,7 +157,7 @@ QUOTED_HASH = """
 
 def test_a_hash_in_a_string_is_no_comment(run_check):
     line = b'HANDLERS = {"it\'s": \'#\', "decode": _decode}'
-    assert not _in_comment(line, line.index(b"_decode"))
+    assert not ProseReader(line).in_comment(line.index(b"_decode"))
     # HANDLERS may call _decode anywhere: its body is not only under the install's gate
     assert [f.rule.value for f in run_check(PROVIDER, consumer(QUOTED_HASH), version="0.25.1").findings] == [
         "unresolved-import"

@@ -70,8 +70,9 @@ def _triple_quotes(text: bytes) -> dict[bytes, list[int]]:
 
 class ProseReader:
     """Answers `at(position)` for one text exactly: is the place in a comment, or in a
-    triple-quoted string that is not an f-string (whose braces may hold code)? The comments and
-    strings are read in order from the start, only as far as the places asked need."""
+    triple-quoted string that is not an f-string (whose braces may hold code)? And `in_comment`:
+    in a comment? The comments and strings are read in order from the start, only as far as the
+    places asked need."""
 
     def __init__(self, text: bytes) -> None:
         self.text = text
@@ -79,13 +80,24 @@ class ProseReader:
         self._starts: list[int] = []
         self._ends: list[int] = []
         self._prose: list[bool] = []
+        self._comment: list[bool] = []
 
     def at(self, position: int) -> bool:
         """Is `position` in a comment or a triple-quoted string other than an f-string?"""
+        i = self._around(position)
+        return i is not None and self._prose[i]
+
+    def in_comment(self, position: int) -> bool:
+        """Is `position` in a comment (a `#` in a string opens none)?"""
+        i = self._around(position)
+        return i is not None and self._comment[i]
+
+    def _around(self, position: int) -> int | None:
+        """The comment or string `position` is in, by its order in the text; None: in neither."""
         while self._read_to <= position:
             self._read_next()
         i = bisect.bisect_right(self._starts, position) - 1
-        return i >= 0 and position < self._ends[i] and self._prose[i]
+        return i if i >= 0 and position < self._ends[i] else None
 
     def _read_next(self) -> None:
         text = self.text
@@ -112,6 +124,7 @@ class ProseReader:
         self._starts.append(start)
         self._ends.append(end)
         self._prose.append(prose)
+        self._comment.append(quote is None)
         self._read_to = max(end, start + 1)
 
 

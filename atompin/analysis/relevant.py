@@ -157,8 +157,9 @@ def names_the_provider(source: bytes, provider: str) -> bool:
     look-behind is slow on a file without the word.)"""
     name = provider.encode()
     if name in source:
+        prose = ProseReader(source)
         for match in re.finditer(rb"(?<![\w])" + re.escape(name) + rb"(?![\w])", source):
-            if not _in_comment(source, match.start()):
+            if not prose.in_comment(match.start()):
                 return True
     return (b"import_module" in source or b"__import__" in source) and _COMPUTED_IMPORT.search(source) is not None
 
@@ -203,14 +204,6 @@ def _in_consumer_name(source: bytes, offset: int, end: int, consumer_modules: Ab
     return (chain + source[offset:end]).decode() in consumer_modules
 
 
-def _in_comment(source: bytes, offset: int) -> bool:
-    """Is byte `offset` surely inside a comment: after a `#` with no quote before it on its line?
-    (A `#` after a quote may be inside a string: then the answer is no, so a file is read.)"""
-    start = source.rfind(b"\n", 0, offset) + 1
-    hash_at = source.find(b"#", start, offset)
-    return hash_at >= 0 and b'"' not in source[start:hash_at] and b"'" not in source[start:hash_at]
-
-
 def _edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]:
     """(target, 1-based line) for every module a file imports, every consumer module (or a name in
     one) it writes in a string ("pkg.mod.Cls", "pkg.mod:Cls"), and every file name it writes in
@@ -238,13 +231,14 @@ def _hands_on_provider(f: _File, provider: str) -> bool:
         if not f.in_function(match.start()):
             return True
     word = re.compile(rb"(?<![\w.])" + re.escape(provider.encode()) + rb"(?!\w)")
+    prose = ProseReader(f.source)
     lowered = f.source.lower()  # "version" in any case (finding it in lowered bytes beats a pattern)
     at = lowered.find(b"version")
     while at >= 0:
         start = f.source.rfind(b"\n", 0, at) + 1
         end = f.source.find(b"\n", at)
         for match in word.finditer(f.source, start, end if end >= 0 else len(f.source)):
-            if not _in_comment(f.source, match.start()):
+            if not prose.in_comment(match.start()):
                 return True
         at = lowered.find(b"version", end) if end >= 0 else -1
     return False

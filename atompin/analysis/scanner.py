@@ -53,7 +53,7 @@ from atompin.analysis.guards import (
 )
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package, writes_as_string
-from atompin.analysis.prose import ProseFinder
+from atompin.analysis.prose import ProseFinder, ProseReader
 from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
@@ -330,6 +330,7 @@ class ConsumerScanner:
         # Each consumer function installed as a patch: the version gates of each install (see `_installed_when`).
         self._installs: dict[str, list[tuple[Condition, ...]]] = {}
         self._registry_sites: set[Site] = set()  # string members of the consumer's own enums
+        self._comments: dict[bytes, ProseReader] = {}  # see `_in_comment`
 
     # -- entry point ------------------------------------------------------------
 
@@ -414,7 +415,16 @@ class ConsumerScanner:
         # The word pattern is read only where the plain bytes are (it is the slow part).
         holding = [source for source in (*self._sources.values(), *self._unscanned) if needle in source]
         word = re.compile(rb"\b" + re.escape(needle) + rb"\b")
-        return sum(1 for source in holding for match in word.finditer(source) if not _in_comment(source, match.start()))
+        return sum(
+            1 for source in holding for match in word.finditer(source) if not self._in_comment(source, match.start())
+        )
+
+    def _in_comment(self, source: bytes, at: int) -> bool:
+        """Is byte `at` of one of the consumer's sources in a comment (each source read once)?"""
+        reader = self._comments.get(source)
+        if reader is None:
+            reader = self._comments[source] = ProseReader(source)
+        return reader.in_comment(at)
 
     def _within_limits(self, path: str, read: Callable[..., object], *args: object) -> None:
         """Read a body; hostile nesting that exhausts the recursion makes the file unknown, not a crash."""
@@ -2713,30 +2723,6 @@ def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines:
         return True
 
     return inside(function.body, True)
-
-
-def _in_comment(source: bytes, at: int) -> bool:
-    """Is the byte at `at` in a comment: after a `#` on its line outside the strings the line opens
-    and closes before it? (Read from the line alone: a string spanning lines is not followed.)"""
-    line = source[source.rfind(b"\n", 0, at) + 1 : at]
-    quote = b""
-    i = 0
-    while i < len(line):
-        if quote:
-            if line[i : i + 1] == b"\\":
-                i += 2
-                continue
-            if line.startswith(quote, i):
-                i, quote = i + len(quote), b""
-                continue
-        elif line[i : i + 1] == b"#":
-            return True
-        elif line[i : i + 1] in (b'"', b"'"):
-            quote = line[i : i + 3] if line[i : i + 3] in (b'"""', b"'''") else line[i : i + 1]
-            i += len(quote)
-            continue
-        i += 1
-    return False
 
 
 def _text(node: ast.AST) -> str:
