@@ -134,3 +134,29 @@ def test_the_reader_tells_comments_apart_from_strings_that_hold_a_hash():
     assert not reader.in_comment(source.index(b'#"'))
     assert reader.in_comment(source.index(b"a comment"))
     assert reader.at(source.index(b"text of")) and not reader.in_comment(source.index(b"s ="))
+
+
+@pytest.mark.parametrize(
+    ("source", "needle", "prose"),
+    [
+        (b'x = f"""{pv.a}"""', b"pv.a", False),  # a one-letter prefix
+        (b'x = Rb"""pv.a"""', b"pv.a", True),  # two letters, either case
+        (b'x = fR"""{pv.a}"""', b"pv.a", False),
+        (b'x = elf"""pv.a"""', b"pv.a", True),  # `elf` is a name: the string is plain
+        (b'x = _f"""pv.a"""', b"pv.a", True),
+        (b'x = 2f"""pv.a"""', b"pv.a", True),
+        (b'f"""{pv.a}"""', b"pv.a", False),  # a prefix at the text's start
+        (b'x=(t"""{pv.a}""")', b"pv.a", False),
+    ],
+)
+def test_a_strings_prefix_is_the_letters_just_before_its_quote_after_no_word(
+    source: bytes, needle: bytes, prose: bool
+) -> None:
+    assert ProseReader(source).at(source.index(needle)) is prose
+
+
+@pytest.mark.parametrize("source", [b'x = "a\\', b"x = '''a\\", b'x = f"{a}\\', b"\\"])
+def test_a_backslash_ending_the_text_inside_a_string_ends_it_there(source: bytes) -> None:
+    reader = ProseReader(source)
+    assert reader.at(len(source) - 1) is source.startswith(b"x = '''")
+    assert not reader.in_comment(len(source) - 1)

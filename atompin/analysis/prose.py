@@ -23,8 +23,13 @@ _TRIPLE = re.compile(rb"\"\"\"|'''")
 # of string from just after its opening quote (a backslash escapes any character, a line's end
 # too, in raw strings as well; a one-line string ends at its line's end when unterminated, any
 # string at the text's end). Lines end at "\n", "\r\n" or a lone "\r", as CPython reads them.
-_OPENING = re.compile(rb"#|(?P<prefix>(?<![\w])[rRbBuUfFtT]{1,2})?(?P<quote>\"\"\"|'''|\"|')")
-_ESCAPE = rb"\\(?:\r\n|.)"
+# A string's prefix is the one or two of those letters just before its quote, when no other
+# letter, digit or underscore comes before them (`xf"` is a name, then a plain string); the
+# quote is found first (a search for one of three bytes is fast), the prefix read back from it.
+_OPENING = re.compile(rb"[#\"']")
+_PREFIX = frozenset(b"rRbBuUfFtT")
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_ESCAPE = rb"\\(?:\r\n|.|\Z)"  # a backslash ending the text escapes nothing, and ends the string
 _CLOSING = {
     b'"': re.compile(rb'(?:[^"\\\r\n]|' + _ESCAPE + rb')*(?:"|[\r\n]|\Z)', re.S),
     b"'": re.compile(rb"(?:[^'\\\r\n]|" + _ESCAPE + rb")*(?:'|[\r\n]|\Z)", re.S),
@@ -106,18 +111,23 @@ class ProseReader:
             self._read_to = len(text) + 1
             return
         start = found.start()
-        quote = found.group("quote")
-        if quote is None:  # a comment, to its line's end
+        quote: bytes | None = None
+        if text[start] == 35:  # "#": a comment, to its line's end
             line_end = _LINE_END.search(text, start)
             end, prose = (len(text) if line_end is None else line_end.start()), True
         else:
-            closing = _CLOSING[quote].match(text, found.end())
+            quote = text[start : start + 3]
+            if quote != b'"""' and quote != b"'''":
+                quote = quote[:1]
+            body = start + len(quote)
+            prefix = text[start - _prefix_length(text, start) : start].lower()
+            start -= len(prefix)
+            closing = _CLOSING[quote].match(text, body)
             assert closing is not None  # every pattern matches the empty tail
             end = closing.end()
-            prefix = (found.group("prefix") or b"").lower()
             code_inside = b"f" in prefix or b"t" in prefix  # f- and t-strings: their braces are code
             prose = len(quote) == 3 and not code_inside
-            if code_inside and _unclosed_brace(text[found.end() : end]):
+            if code_inside and _unclosed_brace(text[body:end]):
                 # A brace left open: a string of the same quote inside it (Python 3.12's f-strings)
                 # ended it early here. Where it really ends is not read: nothing after is prose.
                 end = len(text)
@@ -126,6 +136,15 @@ class ProseReader:
         self._prose.append(prose)
         self._comment.append(quote is None)
         self._read_to = max(end, start + 1)
+
+
+def _prefix_length(text: bytes, quote: int) -> int:
+    """How many letters before the quote at `quote` are the string's prefix (0, 1 or 2)."""
+    for length in (2, 1):
+        first = quote - length
+        if first >= 0 and all(c in _PREFIX for c in text[first:quote]) and (first == 0 or text[first - 1] not in _WORD):
+            return length
+    return 0
 
 
 def _unclosed_brace(body: bytes) -> bool:
