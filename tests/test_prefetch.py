@@ -317,7 +317,7 @@ def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.
 
     monkeypatch.setattr(engine, "fork_worker", fork)
 
-    def fail(self: ConsumerScanner, files: object, unscanned: object = ()) -> object:
+    def fail(self: ConsumerScanner, files: object, unscanned: object = (), bodies_read: object = None) -> object:
         raise RuntimeError("the scan broke")
 
     monkeypatch.setattr(ConsumerScanner, "scan", fail)
@@ -668,3 +668,181 @@ def test_a_child_that_ends_once_the_parent_waits_for_it_sends_what_it_made_at_on
     writes = _recording_writes(monkeypatch)
     cache.flush()
     assert writes == [["b"]] and _on_disk(tmp_path / "cache") == {"a": b"1", "b": b"2"}
+
+
+def _narrower_conv_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str, patch: bool = True
+) -> list[tuple[str, str, str]]:
+    """A check of a consumer replacing `pv.ops.conv` with a narrower function (or, without
+    `patch`, only importing it), with `jobs` processes, cached in tmp_path / cache-JOBS: the
+    findings (rule, severity, message)."""
+    import test_real_calls
+
+    monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+    source = "import pv.ops\n\ndef conv(x, weight, bias=None, cache_indices=None):\n    return x\n"
+    consumer = test_real_calls.consumer(source + ("\npv.ops.conv = conv\n" if patch else "\nx = pv.ops.conv\n"))
+    result = check_trees(
+        MemoryTree(dedent_files(consumer), "consumer"),
+        MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider"),
+        "pv",
+        "plug",
+        SqliteAnalysisCache(tmp_path / f"cache-{jobs}"),
+    )
+    return [(f.rule.value, f.severity.value, f.message) for f in result.findings]
+
+
+def test_the_caller_search_starts_while_the_scan_ends_from_what_is_indexed_at_idle_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once every body is read, the patches are known: where the second process has indexed the
+    provider module a replacement narrows, the search for its calls starts then, before what was
+    handed over is resolved, in a process that runs only where a core idles. The findings are
+    those of a check in one process."""
+    from atompin.analysis import callsites
+    from atompin.analysis.scanner import ConsumerScanner
+
+    monkeypatch.setattr(callsites.CallerSearch, "MIN_FILES", 0)
+    events: list[str] = []
+    real_start, real_finish = callsites.CallerSearch.start_search, ConsumerScanner._finish_contact
+
+    def start_search(self: callsites.CallerSearch, names: set[str], ahead: bool = False) -> None:
+        events.append(f"search {' '.join(sorted(names))}{' ahead' if ahead else ''}")
+        real_start(self, names, ahead)
+
+    def finish_contact(self: ConsumerScanner) -> None:
+        events.append("finish scan")
+        real_finish(self)
+
+    monkeypatch.setattr(callsites.CallerSearch, "start_search", start_search)
+    monkeypatch.setattr(ConsumerScanner, "_finish_contact", finish_contact)
+    log = tmp_path / "searched"
+    log.write_text("")
+    real_calls_in = callsites.CallerSearch._calls_in
+    pid = os.getpid()
+
+    def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
+        if os.getpid() != pid:
+            with log.open("a") as out:
+                out.write(f"{os.nice(0)} {int(self._by_text)} {' '.join(paths)}\n")
+        return real_calls_in(self, names, paths, known)
+
+    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+    # The module the replacement narrows is indexed already (the cache of an earlier check of a
+    # consumer that only reads it): what the second process would have written by then.
+    _narrower_conv_check(tmp_path, monkeypatch, "2", patch=False)
+    events.clear()
+    found = _narrower_conv_check(tmp_path, monkeypatch, "2")
+    assert events[:2] == ["search conv ahead", "finish scan"]
+    searched = [line.split(" ") for line in log.read_text().splitlines()]
+    assert searched and all(nice == "19" and by_text == "1" for nice, by_text, *_ in searched)
+    assert found == _narrower_conv_check(tmp_path, monkeypatch, "1")
+    assert any(rule == "arity-drift" and severity == "error" and "pv/mixer.py:5" in m for rule, severity, m in found)
+
+
+def test_nothing_is_searched_ahead_from_a_provider_not_indexed_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guess reads only what the cache holds: nothing indexed, no name to search ahead, and
+    the search starts after the scan (the same findings)."""
+    from atompin.analysis import callsites
+
+    monkeypatch.setattr(callsites.CallerSearch, "MIN_FILES", 0)
+    started: list[tuple[tuple[str, ...], bool]] = []
+    real_start = callsites.CallerSearch.start_search
+
+    def start_search(self: callsites.CallerSearch, names: set[str], ahead: bool = False) -> None:
+        started.append((tuple(sorted(names)), ahead))
+        real_start(self, names, ahead)
+
+    monkeypatch.setattr(callsites.CallerSearch, "start_search", start_search)
+    found = _narrower_conv_check(tmp_path, monkeypatch, "2")
+    assert started == [((), True), (("conv",), False)]
+    assert found == _narrower_conv_check(tmp_path, monkeypatch, "1")
+
+
+def test_a_caller_search_started_ahead_is_stopped_when_the_scan_then_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from atompin.analysis import callsites
+    from atompin.analysis.scanner import ConsumerScanner
+
+    monkeypatch.setattr(callsites.CallerSearch, "MIN_FILES", 0)
+    _narrower_conv_check(tmp_path, monkeypatch, "2", patch=False)  # the module is indexed
+    started: list[prefetch.Worker | None] = []
+    real_fork = prefetch.fork_worker
+    monkeypatch.setattr(callsites, "fork_worker", lambda *tasks: started.append(real_fork(*tasks)) or started[-1])
+
+    def fail(self: ConsumerScanner) -> None:
+        raise RuntimeError("resolving what was handed over broke")
+
+    monkeypatch.setattr(ConsumerScanner, "_finish_contact", fail)
+    with pytest.raises(RuntimeError, match="handed over broke"):
+        _narrower_conv_check(tmp_path, monkeypatch, "2")
+    [worker] = started
+    assert worker is not None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(worker.pid, os.WNOHANG)
+
+
+@pytest.mark.parametrize("names", [["conv"], ["get_coordinator", "forward_native"], ["conv", "forward", "nowhere"]])
+def test_the_files_told_by_their_text_give_the_calls_the_identifiers_give(names: list[str]) -> None:
+    """Started ahead, the caller search cannot wait for the identifiers: it reads every file
+    holding a name's bytes (in a comment, a definition, a longer word) and finds the same calls."""
+    import test_real_calls
+
+    from atompin.analysis.callsites import CallerSearch
+    from atompin.analysis.provider import ProviderIndex
+
+    files = dedent_files(
+        {
+            **test_real_calls.PROVIDER,
+            "pv/noise.py": """
+                # conv(x) and forward_native(y) in a comment
+                def get_coordinator_old(a):
+                    return convert(a) + reconv (a)
+                s = "conv(1)"
+            """,
+            "pv/spaced.py": "import pv.ops\n\ndef f(x):\n    return pv.ops.conv (x, 1,\n        bias=2)\n",
+        }
+    )
+    tree = MemoryTree(files, "provider")
+    paths = tree.python_files("pv")
+    by_identifiers = CallerSearch(ProviderIndex(tree, "pv"))._calls_in(names, paths, [])
+    by_text = CallerSearch(ProviderIndex(tree, "pv"), by_text=True)._calls_in(names, paths, [])
+    assert by_text == by_identifiers
+    assert any(by_text.values())
+
+
+def test_the_scan_is_freed_while_the_contact_rules_process_ends_not_before_the_checks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Freeing a big scan's syntax trees takes tens of milliseconds: they are dropped where this
+    process waits for the contact rules' process anyway, not on the way to the checks."""
+    import weakref
+
+    from atompin.analysis import engine
+    from atompin.analysis.scanner import ConsumerScanner
+
+    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
+    scanners: list[weakref.ref[ConsumerScanner]] = []
+    alive: dict[str, bool] = {}
+    real_scan, real_run, real_findings = ConsumerScanner.scan, engine.UsageChecker.run, engine.ContactRules.findings
+
+    def scan(self: ConsumerScanner, *args: object) -> object:
+        scanners.append(weakref.ref(self))
+        return real_scan(self, *args)  # type: ignore[arg-type]
+
+    def run(self: engine.UsageChecker) -> object:
+        alive["checks"] = scanners[0]() is not None
+        return real_run(self)
+
+    def findings(self: engine.ContactRules) -> object:
+        alive["contact"] = scanners[0]() is not None
+        return real_findings(self)
+
+    monkeypatch.setattr(ConsumerScanner, "scan", scan)
+    monkeypatch.setattr(engine.UsageChecker, "run", run)
+    monkeypatch.setattr(engine.ContactRules, "findings", findings)
+    found = _narrower_conv_check(tmp_path, monkeypatch, "2")
+    assert alive == {"checks": True, "contact": False}
+    assert any(rule == "arity-drift" for rule, _, _ in found)

@@ -177,6 +177,20 @@ def test_lazy_only_reached_modules_are_parsed(index: ProviderIndex):
     assert "pv.broken" not in index._modules and "pv.api" not in index._modules
 
 
+def test_an_index_that_may_not_parse_reads_only_what_the_cache_holds(tmp_path: Path):
+    """A guess made while another process indexes: a module no cache holds is unknown (never
+    missing), nothing is parsed or written; what the cache holds resolves as it would anyway."""
+    tree = FolderTree(write_files(tmp_path / "p", FILES))
+    cache = AnalysisCache()
+    guess = ProviderIndex(tree, "pv", cache, parses=False)
+    res = guess.resolve_symbol("pv.engine.llm:LLM.generate")
+    assert res.status is Status.UNKNOWN and "not indexed yet" in res.reason
+    assert guess.parsed == 0 and cache._entries == {}
+    ProviderIndex(tree, "pv", cache).warm(["pv.engine.llm:LLM"])  # indexed, as a second process would
+    res = ProviderIndex(tree, "pv", cache, parses=False).resolve_symbol("pv.engine.llm:LLM.generate")
+    assert res.status is Status.FOUND and res.target is not None and res.target.signature is not None
+
+
 def test_warming_indexes_classes_down_their_bases_and_the_modules_named(index: ProviderIndex):
     # `from pv.engine import llm` names a module: what is read next is in it, so it is indexed ahead;
     # naming a package indexes its __init__ only.

@@ -24,7 +24,7 @@ from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.names import absolute_module, split_symbol
-from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker
+from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, idle_priority
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.model import Site
 from atompin.sources.tree import blob_id
@@ -249,22 +249,27 @@ class CallerSearch:
     # Fewer provider files than this: searching them takes less than a second process costs.
     MIN_FILES = 200
 
-    def __init__(self, index: ProviderIndex, names: NameSearch | None = None) -> None:
+    def __init__(self, index: ProviderIndex, names: NameSearch | None = None, by_text: bool = False) -> None:
         """`names`: the same package's name search, whose identifiers say which files can call a
-        name without reading them (one of its own when not given)."""
+        name without reading them (one of its own when not given); `by_text`: the files are
+        told by their text instead, where the identifiers are not read yet (`start_search`)."""
         self.index = index
         self.names = names or NameSearch(index.tree, index.package, index.cache)
+        self._by_text = by_text
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
         self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
         # Its names, all the files, the files of each share, and the shares not taken yet.
         self._shared: tuple[list[str], list[str], list[list[str]], Shares] | None = None
         self._earlier: dict[str, _Searched] = {}  # see `_searched`
 
-    def start_search(self, names: set[str]) -> None:
+    def start_search(self, names: set[str], ahead: bool = False) -> None:
         """Search for the calls of `names` in two processes (see `prefetch`): the provider's files
         are cut in shares (`Shares`), and a second process takes them one after the other from now
         on, while this one goes on; `prime` takes the shares left here and takes in the second
-        one's. Nothing when they are cached, the provider is small, or no second process can run."""
+        one's. Nothing when they are cached, the provider is small, a search is under way, or no
+        second process can run. `ahead`: started while the consumer is still scanned, before the
+        provider's identifiers are read: the second process tells the files that can call a name
+        by their text, and runs only on a core nothing else wants (`prefetch.idle_priority`)."""
         index = self.index
         todo = sorted(n for n in names if n not in self._raw and index.cache.get_raw(self._key(n)) is None)
         files = index.tree.python_files(index.package)
@@ -273,14 +278,17 @@ class CallerSearch:
         fresh, _ = self._unsettled(todo, files)
         if len(fresh) < self.MIN_FILES:
             return
-        self.names.load()  # the second process finds them in memory
+        if not ahead:
+            self.names.load()  # the second process finds them in memory
         count = min(_SHARES, len(fresh))
         parts = [fresh[i::count] for i in range(count)]  # every count-th file: shares of a like size
         shares = Shares(count)
 
         def task() -> list[tuple[str, bytes]]:
+            if ahead:
+                idle_priority()
             recorder = RecordingCache(index.cache.reopened())
-            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder), self.names)
+            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder), self.names, by_text=ahead)
             found = [(share, search._calls_in(todo, parts[share], [])) for share in shares]
             return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
@@ -385,7 +393,12 @@ class CallerSearch:
         out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
         pattern = call_pattern(names)
         tree = self.index.tree
-        holding = {*(self.names.files_calling(names, files) if files else ()), *known}
+        if not files:
+            holding = set(known)
+        elif self._by_text:  # a file that calls one writes it: the same files, a few more read
+            holding = {*tree.files_containing(files, [name.encode() for name in names]), *known}
+        else:
+            holding = {*self.names.files_calling(names, files), *known}
         for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:

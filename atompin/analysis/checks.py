@@ -145,11 +145,13 @@ class UsageChecker:
         in_consumer: Callable[[str], Resolution] | None = None,
         consumer_mentions: Callable[[str], bool] = lambda word: True,
         names: NameSearch | None = None,
+        callers: CallerSearch | None = None,
     ) -> None:
         """`version`: the provider's, for version gates; `baseline`: the provider the consumer was
         written against; `in_consumer` resolves "module:qualname" in the consumer's own tree;
         `consumer_mentions` says whether the scanned consumer files' text holds a word; `names`:
-        the provider's name search (its identifiers pick the files the caller search reads)."""
+        the provider's name search (its identifiers pick the files the caller search reads);
+        `callers`: the provider's caller search, when one was started already (made here otherwise)."""
         self.usage = usage
         self.index = index
         self.version = version
@@ -160,7 +162,7 @@ class UsageChecker:
         self._memo: dict[Ref, Resolution] = {}
         self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
-        self.callers = CallerSearch(index, names)
+        self.callers = callers or CallerSearch(index, names)
         self._baseline_callers: CallerSearch | None = None  # see `_made_at_baseline`
         self._flags_off: dict[tuple[str, str], bool] = {}  # see `_kept_false`
         self._caller_names: set[str] | None = None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
+from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.checks import UsageChecker
 from atompin.analysis.conditions import Judgement
 from atompin.analysis.consumer_text import ConsumerText
@@ -55,11 +56,16 @@ def scan_consumer(
     provider: str,
     cache: AnalysisCache | None = None,
     before_parse: Callable[[list[bytes]], None] | None = None,
+    bodies_read: Callable[[ConsumerUsage], None] | None = None,
+    kept: list[object] | None = None,
 ) -> ConsumerUsage:
     """Scan the consumer's packages for what they use of `provider` (cached by content).
     `before_parse` is handed every file's source as soon as they are read, before the files to
     scan are chosen (on a cache miss only): what they import of the provider is what the scanned
-    ones import (a file that imports the provider is scanned)."""
+    ones import (a file that imports the provider is scanned). `bodies_read` is handed the usage
+    once its patches are known, before the scan ends (`ConsumerScanner.scan`; on a miss only).
+    `kept` is handed the scanner, syntax trees and all, instead of freeing them here (tens of
+    milliseconds for a big consumer): its owner frees them where it waits anyway."""
     cache = cache or AnalysisCache()
     paths = [path for package in packages for path in tree.python_files(package)]
     ids = [(path, tree.content_id(path)) for path in paths]
@@ -99,7 +105,10 @@ def scan_consumer(
             return None
         return found.path, found.is_package, tree.read(found.path)
 
-    usage = ConsumerScanner(provider, tops, load).scan(files, unscanned)
+    scanner = ConsumerScanner(provider, tops, load)
+    usage = scanner.scan(files, unscanned, bodies_read)
+    if kept is not None:
+        kept.append(scanner)
     usage.helper_modules = dict(sorted(helpers.items()))
     usage.module_edges += unread_edges
     cache.put_raw(key, dump_json(ConsumerUsage, usage))
@@ -113,12 +122,15 @@ def scan_beside_provider(
     index: ProviderIndex,
     baseline: ProviderIndex | None,
     search: NameSearch,
+    bodies_read: Callable[[ConsumerUsage], None] | None = None,
+    kept: list[object] | None = None,
 ) -> ConsumerUsage:
     """Scan the consumer while second processes do the provider's side (see `prefetch`): index
     the provider modules its import statements name (here and at the baseline) and read the
     provider's identifiers for the contact rules' searches. When the scan is cached, what it
     names is known and the provider's side is shared between the two processes. The indexes and
-    the search hold what the workers made when this returns."""
+    the search hold what the workers made when this returns. `bodies_read`, `kept`: see
+    `scan_consumer`."""
     also = [baseline] if baseline is not None else []
     workers: list[Worker | None] = []
     reading: list[Task] = []  # reading the identifiers, shared by whoever is free (`Shares`)
@@ -138,7 +150,7 @@ def scan_beside_provider(
             workers.extend(fork_worker(each) if each is not None else None for each in (found, task))
 
     try:
-        usage = scan_consumer(consumer, packages, index.package, cache, start)
+        usage = scan_consumer(consumer, packages, index.package, cache, start, bodies_read, kept)
         for shares in ahead:  # a child that ends from now on is waited for: it sends at once
             shares.take_rest()
         if not workers:  # the scan was cached: what it names is known, and is indexed in two halves
@@ -276,13 +288,45 @@ def analyse_trees(
     """Run every part of one check (`results.check_trees` says what the arguments are; it
     reads a cached result first). `cache` is handed to every part: what second processes
     send is found there."""
-    provider_version, baseline_version = options.provider_version, options.baseline_version
     package = provider_package(provider, options.package)
     packages = consumer_packages(consumer, options.consumer_package, package)
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     search = NameSearch(provider, package, cache)
-    usage = scan_beside_provider(consumer, packages, cache, index, base_index, search)
+    callers = CallerSearch(index, search)
+    left_by_scan: list[object] = []  # the scan's syntax trees, freed while the contact rules end
+    try:
+        usage = scan_beside_provider(
+            consumer,
+            packages,
+            cache,
+            index,
+            base_index,
+            search,
+            search_callers_ahead(callers, options.provider_version),
+            left_by_scan,
+        )
+        return _check_usage(consumer, packages, usage, index, base_index, search, callers, options, cache, left_by_scan)
+    finally:
+        callers.close()  # a search started ahead whose answer was never asked for (the check failed)
+
+
+def _check_usage(
+    consumer: SourceTree,
+    packages: list[str],
+    usage: ConsumerUsage,
+    index: ProviderIndex,
+    base_index: ProviderIndex | None,
+    search: NameSearch,
+    callers: CallerSearch,
+    options: CheckOptions,
+    cache: AnalysisCache,
+    left_by_scan: list[object],
+) -> CheckResult:
+    """`analyse_trees` once the consumer is scanned: every check of what it uses. `left_by_scan`
+    holds what the scan left to free (`scan_consumer`'s `kept`)."""
+    provider, package = index.tree, index.package
+    provider_version, baseline_version = options.provider_version, options.baseline_version
     consumer_indexes: dict[str, ProviderIndex] = {}
 
     def in_consumer(symbol: str) -> Resolution:
@@ -300,7 +344,7 @@ def analyse_trees(
     for each in (index, base_index):
         if each is not None:
             each.table_changed_outside = lambda name: name.rpartition(".")[2] in reached
-    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, text.mentions, search)
+    checker = UsageChecker(usage, index, provider_version, base_index, in_consumer, text.mentions, search, callers)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label) if base_index is not None else None
     )
@@ -317,13 +361,14 @@ def analyse_trees(
         override_findings, replaced = check_overrides(
             usage, index, in_consumer, base_index, lambda top: consumer.find_module(top) is not None
         )
-        gates = gate_readings(usage, provider_version, baseline_version if baseline is not None else None)
+        gates = gate_readings(usage, provider_version, baseline_version if base_index is not None else None)
         findings += gate_flips(gates, provider_version, baseline_version)
         findings += override_findings
         if contact.worker is not None:
             # Its findings are waited for next: what the cache holds is written meanwhile (most of
             # what the run will write: the identifiers and indexes), not after.
             cache.flush()
+            left_by_scan.clear()  # freed now, not on the way to the checks
         contact_findings = contact.findings()
         # A hook another rule reported already is not reported again as no longer called.
         reported = {f.symbol for f in contact_findings if f.rule in (Rule.OVERRIDE_DRIFT, Rule.PROTOCOL_DRIFT)}
@@ -345,6 +390,26 @@ def analyse_trees(
         gates=tuple(gates),
     )
     return result
+
+
+def search_callers_ahead(callers: CallerSearch, version: str | None) -> Callable[[ConsumerUsage], None]:
+    """The scan's `bodies_read`: once its patches are known, start the search for the provider's
+    calls of what they replace with a narrower function (`UsageChecker.caller_names`), while the
+    scan resolves what was handed over, on a core the provider's side leaves idle. The names are
+    told from what the second process has indexed so far (parsing here would hold up the scan):
+    a module it has not is unknown to this guess. A guess from part of the usage costs time when
+    wrong, never a finding: the checks search whatever names it missed, after the scan, as
+    they would anyway."""
+
+    def start(usage: ConsumerUsage) -> None:
+        index = callers.index
+        if parallel_jobs() < 2 or not any(patch.replacement for patch in usage.patches):
+            return  # no second process would search, or nothing is replaced by a function
+        # Read through, so that the guess's lookups are not counted as the run's own.
+        cached = ProviderIndex(index.tree, index.package, RecordingCache(index.cache), parses=False)
+        callers.start_search(UsageChecker(usage, cached, version).caller_names(), ahead=True)
+
+    return start
 
 
 def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[GateReading]:

@@ -165,6 +165,15 @@ def _wrote(cache: _Cache, entries: list[tuple[str, bytes]]) -> bool:
         return False
 
 
+def idle_priority() -> None:
+    """Run this process only where a core would idle (the lowest priority): for work done ahead,
+    on a guess, which must never slow what the run waits for. Left as it is where not allowed."""
+    try:
+        os.nice(19)
+    except OSError:
+        pass
+
+
 def fork_worker(*tasks: Task) -> Worker | None:
     """Run `tasks` in a forked child, one after the other, their results in one list; None (and
     nothing run) where that is not worth it or safe."""

@@ -108,13 +108,21 @@ def _writes_init(decorator: str) -> bool:
 _MIN_UNCACHED = 300_000
 
 
+# What an index that may not parse says of a module no cache holds (see `ProviderIndex`).
+NOT_INDEXED = "not indexed yet"
+
+
 class ProviderIndex:
     """Static view of one provider package inside a source tree."""
 
-    def __init__(self, tree: SourceTree, package: str, cache: AnalysisCache | None = None) -> None:
+    def __init__(self, tree: SourceTree, package: str, cache: AnalysisCache | None = None, parses: bool = True) -> None:
+        """`parses`: False for an index that only reads what the cache holds (a guess made while
+        another process indexes): a module it would have to parse is unknown to it, as one that
+        does not parse is."""
         self.tree = tree
         self.package = package
         self.cache = cache or AnalysisCache()
+        self.parses = parses
         self._modules: dict[str, ModuleInfo | None] = {}
         self._found: dict[str, ModuleFile | None] = {}
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
@@ -153,7 +161,9 @@ class ProviderIndex:
                 content = self.tree.content_id(found.path)
                 key = cache_key(content, name, found.is_package)
                 info = self.cache.get(key)
-                if info is None:
+                if info is None and not self.parses:
+                    info = ModuleInfo(name=name, is_package=found.is_package, error=NOT_INDEXED)
+                elif info is None:
                     info = index_module(self.tree.read(found.path), name, found.is_package)
                     self.parsed += 1
                     self.cache.put(key, info)

@@ -335,11 +335,16 @@ class ConsumerScanner:
     # -- entry point ------------------------------------------------------------
 
     def scan(
-        self, files: Iterable[tuple[str, str, bool, bytes]], unscanned: Iterable[tuple[str, bytes]] = ()
+        self,
+        files: Iterable[tuple[str, str, bool, bytes]],
+        unscanned: Iterable[tuple[str, bytes]] = (),
+        bodies_read: Callable[[ConsumerUsage], None] | None = None,
     ) -> ConsumerUsage:
         """`files`: (path, module name, is package, source). `unscanned`: (path, source) of the
         consumer's other files, not scanned: a class they name by dotted path is handed over all
-        the same (its module is read when it is not scanned). Returns the usage found."""
+        the same (its module is read when it is not scanned). `bodies_read` is handed the usage
+        as soon as every body has been read, before what was handed over is resolved: its
+        imports, patches and calls are then complete. Returns the usage found."""
         for path, source in unscanned:
             self._record_class_paths(path, source)
             self._unscanned.append(source)
@@ -384,6 +389,8 @@ class ConsumerScanner:
                     if self._member_rescans > _MAX_MEMBER_RESCANS:
                         continue
             self._within_limits(job.function.file.path, self._run_function, job)
+        if bodies_read is not None:
+            bodies_read(self.usage)
         self._finish_contact()
         self._caught_calls()
         self._dedupe()
