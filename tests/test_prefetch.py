@@ -691,23 +691,24 @@ def _narrower_conv_check(
     return [(f.rule.value, f.severity.value, f.message) for f in result.findings]
 
 
-def test_the_caller_search_starts_while_the_scan_ends_from_what_is_indexed_at_idle_priority(
+def test_the_caller_search_starts_while_the_scan_ends_on_the_core_the_provider_side_frees(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once every body is read, the patches are known: where the second process has indexed the
-    provider module a replacement narrows, the search for its calls starts then, before what was
-    handed over is resolved, in a process that runs only where a core idles. The findings are
-    those of a check in one process."""
-    from atompin.analysis import callsites
+    provider module a replacement narrows, the search for its calls is started then, before what
+    was handed over is resolved, in a process that waits until the provider side's child is
+    done, and tells the files by their text. The findings are those of a check in one process."""
+    from atompin.analysis import callsites, name_sites
     from atompin.analysis.scanner import ConsumerScanner
 
     monkeypatch.setattr(callsites.CallerSearch, "MIN_FILES", 0)
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)  # a child reads the provider's identifiers
     events: list[str] = []
     real_start, real_finish = callsites.CallerSearch.start_search, ConsumerScanner._finish_contact
 
-    def start_search(self: callsites.CallerSearch, names: set[str], ahead: bool = False) -> None:
-        events.append(f"search {' '.join(sorted(names))}{' ahead' if ahead else ''}")
-        real_start(self, names, ahead)
+    def start_search(self: callsites.CallerSearch, names: set[str], ahead: object = None) -> None:
+        events.append(f"search {' '.join(sorted(names))}{' ahead' if ahead is not None else ''}")
+        real_start(self, names, ahead)  # type: ignore[arg-type]
 
     def finish_contact(self: ConsumerScanner) -> None:
         events.append("finish scan")
@@ -715,26 +716,42 @@ def test_the_caller_search_starts_while_the_scan_ends_from_what_is_indexed_at_id
 
     monkeypatch.setattr(callsites.CallerSearch, "start_search", start_search)
     monkeypatch.setattr(ConsumerScanner, "_finish_contact", finish_contact)
-    log = tmp_path / "searched"
+    log = tmp_path / "log"
     log.write_text("")
-    real_calls_in = callsites.CallerSearch._calls_in
+    real_calls_in, real_read = callsites.CallerSearch._calls_in, name_sites.NameSearch._read_identifiers
     pid = os.getpid()
 
     def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
         if os.getpid() != pid:
             with log.open("a") as out:
-                out.write(f"{os.nice(0)} {int(self._by_text)} {' '.join(paths)}\n")
+                out.write(f"search {time.monotonic()} {int(self._by_text)}\n")
         return real_calls_in(self, names, paths, known)
 
+    def read_identifiers(self: name_sites.NameSearch, paths: list[str]) -> object:
+        found = real_read(self, paths)
+        if os.getpid() != pid:
+            time.sleep(0.05)  # a provider side that ends late
+            with log.open("a") as out:
+                out.write(f"read {time.monotonic()} -\n")
+        return found
+
     monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+    monkeypatch.setattr(name_sites.NameSearch, "_read_identifiers", read_identifiers)
     # The module the replacement narrows is indexed already (the cache of an earlier check of a
     # consumer that only reads it): what the second process would have written by then.
     _narrower_conv_check(tmp_path, monkeypatch, "2", patch=False)
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "cache-2" / "index.sqlite") as db:  # the identifiers are read again
+        db.execute("DELETE FROM modules WHERE key LIKE 'identifiers%'")
     events.clear()
+    log.write_text("")
     found = _narrower_conv_check(tmp_path, monkeypatch, "2")
     assert events[:2] == ["search conv ahead", "finish scan"]
-    searched = [line.split(" ") for line in log.read_text().splitlines()]
-    assert searched and all(nice == "19" and by_text == "1" for nice, by_text, *_ in searched)
+    lines = [line.split(" ") for line in log.read_text().splitlines()]
+    searched = [float(at) for what, at, by_text in lines if what == "search" and by_text == "1"]
+    read = [float(at) for what, at, _ in lines if what == "read"]
+    assert searched and read and min(searched) > max(read)  # once the identifiers are read
     assert found == _narrower_conv_check(tmp_path, monkeypatch, "1")
     assert any(rule == "arity-drift" and severity == "error" and "pv/mixer.py:5" in m for rule, severity, m in found)
 
@@ -750,9 +767,9 @@ def test_nothing_is_searched_ahead_from_a_provider_not_indexed_yet(
     started: list[tuple[tuple[str, ...], bool]] = []
     real_start = callsites.CallerSearch.start_search
 
-    def start_search(self: callsites.CallerSearch, names: set[str], ahead: bool = False) -> None:
-        started.append((tuple(sorted(names)), ahead))
-        real_start(self, names, ahead)
+    def start_search(self: callsites.CallerSearch, names: set[str], ahead: object = None) -> None:
+        started.append((tuple(sorted(names)), ahead is not None))
+        real_start(self, names, ahead)  # type: ignore[arg-type]
 
     monkeypatch.setattr(callsites.CallerSearch, "start_search", start_search)
     found = _narrower_conv_check(tmp_path, monkeypatch, "2")
@@ -846,3 +863,51 @@ def test_the_scan_is_freed_while_the_contact_rules_process_ends_not_before_the_c
     found = _narrower_conv_check(tmp_path, monkeypatch, "2")
     assert alive == {"checks": True, "contact": False}
     assert any(rule == "arity-drift" for rule, _, _ in found)
+
+
+@pytest.mark.parametrize("identifiers_cached", [False, True])
+def test_a_search_started_ahead_reads_the_identifiers_from_the_cache_when_all_are_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, identifiers_cached: bool
+) -> None:
+    """Once the provider side's children are done, what they read is on disk when they ended
+    before the scan: the search started ahead takes the identifiers from there, else it tells the
+    files by their text. The same calls either way."""
+    import test_real_calls
+
+    from atompin.analysis import callsites, name_sites
+    from atompin.analysis.callsites import CallerSearch
+    from atompin.analysis.name_sites import NameSearch
+    from atompin.analysis.provider import ProviderIndex
+
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(CallerSearch, "MIN_FILES", 0)
+    tree = MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider")
+    cache = SqliteAnalysisCache(tmp_path / "cache")
+    if identifiers_cached:
+        NameSearch(tree, "pv", cache).load()
+        cache.flush()
+    name_sites._LAST_LOADED.clear()  # as in a new process: only the cache holds them
+    log = tmp_path / "log"
+    log.write_text("")
+    real_calls_in = callsites.CallerSearch._calls_in
+    pid = os.getpid()
+
+    def calls_in(self: CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
+        if os.getpid() != pid:
+            with log.open("a") as out:
+                out.write(f"{int(self._by_text)}\n")
+        else:  # let the second process take a share first
+            deadline = time.monotonic() + 30
+            while not log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return real_calls_in(self, names, paths, known)
+
+    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+    callers = CallerSearch(ProviderIndex(tree, "pv", cache), NameSearch(tree, "pv", cache))
+    callers.start_search({"conv", "get_coordinator"}, ahead=[])
+    callers.prime({"conv", "get_coordinator"})
+    modes = set(log.read_text().split())
+    assert modes == ({"0"} if identifiers_cached else {"1"})
+    alone = CallerSearch(ProviderIndex(tree, "pv"))
+    alone.prime({"conv", "get_coordinator"})
+    assert callers._raw == alone._raw and callers._raw["conv"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from atompin.analysis.arity import CallShape
@@ -24,7 +24,7 @@ from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.names import absolute_module, split_symbol
-from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, idle_priority
+from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, wait_until_ended
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.model import Site
 from atompin.sources.tree import blob_id
@@ -256,20 +256,22 @@ class CallerSearch:
         self.index = index
         self.names = names or NameSearch(index.tree, index.package, index.cache)
         self._by_text = by_text
+        self._holding: tuple[list[str], set[str]] | None = None  # see `_files_holding`
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
         self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
         # Its names, all the files, the files of each share, and the shares not taken yet.
         self._shared: tuple[list[str], list[str], list[list[str]], Shares] | None = None
         self._earlier: dict[str, _Searched] = {}  # see `_searched`
 
-    def start_search(self, names: set[str], ahead: bool = False) -> None:
+    def start_search(self, names: set[str], ahead: Sequence[Worker] | None = None) -> None:
         """Search for the calls of `names` in two processes (see `prefetch`): the provider's files
         are cut in shares (`Shares`), and a second process takes them one after the other from now
         on, while this one goes on; `prime` takes the shares left here and takes in the second
         one's. Nothing when they are cached, the provider is small, a search is under way, or no
-        second process can run. `ahead`: started while the consumer is still scanned, before the
-        provider's identifiers are read: the second process tells the files that can call a name
-        by their text, and runs only on a core nothing else wants (`prefetch.idle_priority`)."""
+        second process can run. `ahead`: started while the consumer is still scanned, beside these
+        children doing the provider's side: the second process waits until they are done (a core
+        is free then), and takes the identifiers they read from the cache, or, where they are not
+        all there, tells the files that can call a name by their text."""
         index = self.index
         todo = sorted(n for n in names if n not in self._raw and index.cache.get_raw(self._key(n)) is None)
         files = index.tree.python_files(index.package)
@@ -278,17 +280,21 @@ class CallerSearch:
         fresh, _ = self._unsettled(todo, files)
         if len(fresh) < self.MIN_FILES:
             return
-        if not ahead:
+        if ahead is None:
             self.names.load()  # the second process finds them in memory
         count = min(_SHARES, len(fresh))
         parts = [fresh[i::count] for i in range(count)]  # every count-th file: shares of a like size
         shares = Shares(count)
 
         def task() -> list[tuple[str, bytes]]:
-            if ahead:
-                idle_priority()
             recorder = RecordingCache(index.cache.reopened())
-            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder), self.names, by_text=ahead)
+            names = self.names
+            if ahead is not None:
+                wait_until_ended(ahead)
+                # What those children read is on disk by now when they ended while the scan went on.
+                names = NameSearch(index.tree, index.package, recorder)
+            by_text = not names.all_cached()
+            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder), names, by_text=by_text)
             found = [(share, search._calls_in(todo, parts[share], [])) for share in shares]
             return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
@@ -396,7 +402,7 @@ class CallerSearch:
         if not files:
             holding = set(known)
         elif self._by_text:  # a file that calls one writes it: the same files, a few more read
-            holding = {*tree.files_containing(files, [name.encode() for name in names]), *known}
+            holding = {*(path for path in files if path in self._files_holding(names)), *known}
         else:
             holding = {*self.names.files_calling(names, files), *known}
         for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
@@ -430,6 +436,15 @@ class CallerSearch:
             ):
                 self.index.adopt(module, is_package, content, data, parsed)
         return out
+
+    def _files_holding(self, names: list[str]) -> set[str]:
+        """The package's files whose text holds one of `names`, found in one pass for every share
+        of a search (a git tree greps them all at once)."""
+        if self._holding is None or self._holding[0] != names:
+            tree = self.index.tree
+            every = tree.python_files(self.index.package)
+            self._holding = (names, set(tree.files_containing(every, [name.encode() for name in names])))
+        return self._holding[1]
 
     def file_calls(self, path: str, name: str) -> list[RawCall]:
         """The calls of `name` written in the file at `path` (none when it is not in the tree): that

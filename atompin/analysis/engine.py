@@ -122,15 +122,15 @@ def scan_beside_provider(
     index: ProviderIndex,
     baseline: ProviderIndex | None,
     search: NameSearch,
-    bodies_read: Callable[[ConsumerUsage], None] | None = None,
+    bodies_read: Callable[[ConsumerUsage, Sequence[Worker]], None] | None = None,
     kept: list[object] | None = None,
 ) -> ConsumerUsage:
     """Scan the consumer while second processes do the provider's side (see `prefetch`): index
     the provider modules its import statements name (here and at the baseline) and read the
     provider's identifiers for the contact rules' searches. When the scan is cached, what it
     names is known and the provider's side is shared between the two processes. The indexes and
-    the search hold what the workers made when this returns. `bodies_read`, `kept`: see
-    `scan_consumer`."""
+    the search hold what the workers made when this returns. `bodies_read`: see `scan_consumer`;
+    it is also handed the children doing the provider's side. `kept`: see `scan_consumer`."""
     also = [baseline] if baseline is not None else []
     workers: list[Worker | None] = []
     reading: list[Task] = []  # reading the identifiers, shared by whoever is free (`Shares`)
@@ -150,7 +150,8 @@ def scan_beside_provider(
             workers.extend(fork_worker(each) if each is not None else None for each in (found, task))
 
     try:
-        usage = scan_consumer(consumer, packages, index.package, cache, start, bodies_read, kept)
+        read = None if bodies_read is None else (lambda usage: bodies_read(usage, [w for w in workers if w]))
+        usage = scan_consumer(consumer, packages, index.package, cache, start, read, kept)
         for shares in ahead:  # a child that ends from now on is waited for: it sends at once
             shares.take_rest()
         if not workers:  # the scan was cached: what it names is known, and is indexed in two halves
@@ -392,22 +393,25 @@ def _check_usage(
     return result
 
 
-def search_callers_ahead(callers: CallerSearch, version: str | None) -> Callable[[ConsumerUsage], None]:
-    """The scan's `bodies_read`: once its patches are known, start the search for the provider's
-    calls of what they replace with a narrower function (`UsageChecker.caller_names`), while the
-    scan resolves what was handed over, on a core the provider's side leaves idle. The names are
+def search_callers_ahead(
+    callers: CallerSearch, version: str | None
+) -> Callable[[ConsumerUsage, Sequence[Worker]], None]:
+    """The scan's `bodies_read`, given the children doing the provider's side: once its patches
+    are known, start the search for the provider's calls of what they replace with a narrower
+    function (`UsageChecker.caller_names`), while the scan resolves what was handed over, in a
+    process that starts once those children are done, on the core they free. The names are
     told from what the second process has indexed so far (parsing here would hold up the scan):
     a module it has not is unknown to this guess. A guess from part of the usage costs time when
     wrong, never a finding: the checks search whatever names it missed, after the scan, as
     they would anyway."""
 
-    def start(usage: ConsumerUsage) -> None:
+    def start(usage: ConsumerUsage, busy: Sequence[Worker]) -> None:
         index = callers.index
         if parallel_jobs() < 2 or not any(patch.replacement for patch in usage.patches):
             return  # no second process would search, or nothing is replaced by a function
         # Read through, so that the guess's lookups are not counted as the run's own.
         cached = ProviderIndex(index.tree, index.package, RecordingCache(index.cache), parses=False)
-        callers.start_search(UsageChecker(usage, cached, version).caller_names(), ahead=True)
+        callers.start_search(UsageChecker(usage, cached, version).caller_names(), ahead=busy)
 
     return start
 

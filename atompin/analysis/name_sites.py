@@ -417,6 +417,10 @@ class NameSearch:
         shares = Shares(count)
         return lambda: [entry for share in shares for entry in self._read_identifiers(parts[share])]
 
+    def all_cached(self) -> bool:
+        """Are every file's identifiers at hand, in memory or in the cache (nothing to read)?"""
+        return self._all_loaded or all(cached is not None for cached in self._lookup().values())
+
     def _unread(self) -> list[str]:
         """The files whose identifiers are not cached; none when too few are to pay for a process."""
         if self.cache.get_raw(self._all_read_key()) is not None:

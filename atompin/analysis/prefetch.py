@@ -33,10 +33,11 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 
@@ -165,13 +166,14 @@ def _wrote(cache: _Cache, entries: list[tuple[str, bytes]]) -> bool:
         return False
 
 
-def idle_priority() -> None:
-    """Run this process only where a core would idle (the lowest priority): for work done ahead,
-    on a guess, which must never slow what the run waits for. Left as it is where not allowed."""
-    try:
-        os.nice(19)
-    except OSError:
-        pass
+def wait_until_ended(workers: Sequence[Worker]) -> None:
+    """Wait until each of these children (of the process that forked this one) has done its work:
+    it is sending what it made, or has ended. For work done ahead, on a guess, which must not take
+    a core from what the run waits for. Nothing is read: the parent reads it all."""
+    left = [worker.fd for worker in workers if not worker.done]
+    while left:
+        ready, _, _ = select.select(left, [], [])
+        left = [fd for fd in left if fd not in ready]
 
 
 def fork_worker(*tasks: Task) -> Worker | None:
