@@ -22,7 +22,7 @@ from atompin.analysis.arity import CallShape
 from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
-from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.name_sites import NameSearch, called_words
 from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, wait_until_ended
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
@@ -401,7 +401,7 @@ class CallerSearch:
         tree = self.index.tree
         if not files:
             holding = set(known)
-        elif self._by_text:  # a file that calls one writes it: the same files, a few more read
+        elif self._by_text:
             holding = {*(path for path in files if path in self._files_holding(names)), *known}
         else:
             holding = {*self.names.files_calling(names, files), *known}
@@ -438,12 +438,17 @@ class CallerSearch:
         return out
 
     def _files_holding(self, names: list[str]) -> set[str]:
-        """The package's files whose text holds one of `names`, found in one pass for every share
+        """The package's files that write one of `names` just before `(`, as their identifiers
+        would say (`NameSearch.files_calling`: a search told either way finds the same calls),
+        read from the text of those holding the name at all, found in one pass for every share
         of a search (a git tree greps them all at once)."""
         if self._holding is None or self._holding[0] != names:
             tree = self.index.tree
             every = tree.python_files(self.index.package)
-            self._holding = (names, set(tree.files_containing(every, [name.encode() for name in names])))
+            holding = tree.files_containing(every, [name.encode() for name in names])
+            wanted = {name.encode()[::-1] for name in names}
+            calling = {path for path, text in tree.read_many(holding) if not called_words(text).isdisjoint(wanted)}
+            self._holding = (names, calling)
         return self._holding[1]
 
     def file_calls(self, path: str, name: str) -> list[RawCall]:

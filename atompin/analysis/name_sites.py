@@ -72,8 +72,7 @@ class Identifiers:
     @classmethod
     def read(cls, source: bytes) -> Identifiers:
         """A file's identifiers, from its text."""
-        called = set(_CALLED_REVERSED.findall(source[::-1]))  # kept reversed: see `calls_any`
-        lists = (set(_DEFS.findall(source)), set(_ATTRIBUTES.findall(source)), called)
+        lists = (set(_DEFS.findall(source)), set(_ATTRIBUTES.findall(source)), called_words(source))
         return cls(b"\n".join(b" ".join(names) for names in lists))
 
     @classmethod
@@ -118,6 +117,12 @@ class Identifiers:
 # next search (a bisect's next step, the next pair of a lock) takes those of the files it shares.
 # One package's worth: each search replaces them.
 _LAST_LOADED: dict[str, Identifiers] = {}
+
+
+def called_words(source: bytes) -> set[bytes]:
+    """The words a text writes just before `(`, reversed (as `Identifiers` keeps them: see
+    `calls_any`)."""
+    return set(_CALLED_REVERSED.findall(source[::-1]))
 
 
 class SiteKind(str, Enum):
