@@ -11,7 +11,9 @@ checks run, so on a machine with a second core it is forked off:
   shares (`Shares`) that whoever is free takes: this process takes those left after its scan;
 - while the names, patches and calls are checked, a child runs the contact rules
   (`engine.ContactRules`), and another searches the provider for its own calls of what the
-  consumer replaced with a narrower function (`CallerSearch.start_search`).
+  consumer replaced with a narrower function (`CallerSearch.start_search`). That one is
+  started as soon as the scan knows the patches, before it ends, and waits until the children
+  above are done (`wait_until_ended`): the core they free is idle until the scan ends.
 
 Each child sends back bytes: its results and what it would have written to the cache (it
 reads the cache through a connection of its own). What a child did not do is done here on
