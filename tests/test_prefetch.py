@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from atompin.analysis.results import check_trees
 from atompin.model import Finding
 from atompin.sources.git import GitTree
 from atompin.sources.tree import FolderTree, MemoryTree, SourceTree
-from atompin.testing import dedent_files, git_repo
+from atompin.testing import dedent_files, git_repo, write_files
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="second processes run on Linux only")
 
@@ -402,6 +403,46 @@ def test_git_finds_the_files_containing_words_as_a_folder_does(tmp_path: Path, m
     monkeypatch.setattr(git_sources, "_PATHS_PER_COMMAND", 50)
     assert tree.files_containing(paths, [b"g3(", b"h(1)"]) == real(folder, paths, [b"g3(", b"h(1)"])
     assert read_here == [p for p in paths if len(files[p]) >= 32]
+
+
+def test_a_folder_finds_the_files_containing_words_with_git_as_by_reading_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git grep` searches a folder as the folder would be read: files with spaces, brackets or a
+    dash in their names, a folder named like a glob, a file at the top, a file git ignores, binary
+    bytes, a folder that is a repository of its own, a file name that is not UTF-8, a FIFO (never
+    opened); a symlinked file (git does not follow it) is read here."""
+    files = {f"pv/m{i:03}.py": f"def f{i}():\n    return g{i % 7}(x)\n" for i in range(120)}
+    files["pv/with space [x].py"] = "y = g3(*)\n"
+    files["w[e]ird*/m.py"] = "g3(4)\n"
+    files["top.py"] = "g3(5)\n"
+    files["pv/native.so"] = "g3(6)\n"  # not asked about
+    files["pv/-e.py"] = "-e = h(1)\n"
+    files["pv/ignored.py"] = "g3(1)\n"
+    files["pv/.gitignore"] = "ignored.py\n*.py\n"
+    files["pv/nested/inner.py"] = "g3(2)\n"
+    files["pv/.hidden/skipped.py"] = "g3(3)\n"  # a hidden folder: not listed, never asked about
+    root = write_files(tmp_path / "p", files)
+    (root / "pv" / "binary.py").write_bytes(b"\0\1g3(\0")
+    (root / os.fsdecode(b"pv/caf\xe9.py")).write_bytes(b"h(1)\n")
+    subprocess.run(["git", "init", "-q", str(root / "pv" / "nested")], check=True)
+    (root / "pv" / "linked.py").symlink_to("m003.py")
+    os.mkfifo(root / "pv" / "fifo.py")
+    folder = FolderTree(root)
+    paths = sorted(path for path in folder.files if path.endswith(".py"))
+    assert "pv/linked.py" in paths and "pv/.hidden/skipped.py" not in paths
+    read_here: list[str] = []  # files git did not search, read one by one instead
+    real = SourceTree.files_containing
+    monkeypatch.setattr(SourceTree, "files_containing", lambda self, p, w: read_here.extend(p) or real(self, p, w))
+    for words in ([b"g3("], [b"g3(", b"f11("], [b"-e"], [b"(*)"], [b"h(1)"], [b"nowhere"]):
+        expected = real(folder, paths, words)
+        assert folder.files_containing(paths, words) == expected, words
+        assert folder.files_containing(paths[::2], words) == real(folder, paths[::2], words), words
+    assert set(read_here) == {"pv/linked.py"}
+    found = folder.files_containing(paths, [b"g3("])
+    assert {"pv/with space [x].py", "pv/ignored.py", "pv/binary.py", "pv/nested/inner.py", "pv/linked.py"} <= set(found)
+    assert {"w[e]ird*/m.py", "top.py"} <= set(found) and "pv/native.so" not in found
+    assert os.fsdecode(b"pv/caf\xe9.py") in folder.files_containing(paths, [b"h(1)"])
 
 
 @pytest.mark.parametrize("child_fails", [False, True])
