@@ -24,12 +24,27 @@ from atompin.testing import dedent_files, write_files
 runner = CliRunner()
 
 
+class SearchedInPlace(MemoryTree):
+    """A memory tree whose name searches read the identifiers of only the files with a line that
+    can write a name (`NameSearch.in_place`), as a folder's are: every other tree reads them all."""
+
+    @property
+    def searches_in_place(self) -> bool:
+        return True
+
+
 def check(consumer: dict[str, str], provider: dict[str, str], baseline: dict[str, str] | None = None) -> CheckResult:
-    c = MemoryTree(dedent_files({"plug/__init__.py": "", **consumer}), "consumer")
-    p = MemoryTree(dedent_files({"pv/__init__.py": "", **provider}), "provider")
-    b = MemoryTree(dedent_files({"pv/__init__.py": "", **baseline}), "baseline") if baseline is not None else None
-    result = check_trees(c, p, "pv", "plug", baseline=b, baseline_label="1.0" if b is not None else "")
+    """The check of `consumer` against `provider` (at `baseline` before); it finds the same with
+    the provider's identifiers all read and read only for the files searched in place."""
+    results = []
+    for kind in (MemoryTree, SearchedInPlace):
+        c = MemoryTree(dedent_files({"plug/__init__.py": "", **consumer}), "consumer")
+        p = kind(dedent_files({"pv/__init__.py": "", **provider}), "provider")
+        b = kind(dedent_files({"pv/__init__.py": "", **baseline}), "baseline") if baseline is not None else None
+        results.append(check_trees(c, p, "pv", "plug", baseline=b, baseline_label="1.0" if b is not None else ""))
+    result, in_place = results
     assert not [f for f in result.findings if f.rule.value == "unparseable"]  # a test's own typo
+    assert in_place.findings == result.findings
     return result
 
 

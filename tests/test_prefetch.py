@@ -269,6 +269,8 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     )
     monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
     monkeypatch.setattr(provider, "_MIN_UNCACHED", 0)
+    # Every file's identifiers read ahead, as for a git tree (a folder is searched in place).
+    monkeypatch.setattr(FolderTree, "searches_in_place", False)
     asked: list[object] = []
     real_task = name_sites.NameSearch.reading_task
     monkeypatch.setattr(name_sites.NameSearch, "reading_task", lambda self: asked.append(real_task(self)) or asked[-1])
@@ -332,8 +334,9 @@ def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.
             os.waitpid(worker.pid, os.WNOHANG)
 
 
+@pytest.mark.parametrize("in_place", [False, True])
 def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_place: bool
 ) -> None:
     import sqlite3
 
@@ -350,10 +353,12 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
         FolderTree(write_files(tmp_path / "new", PROVIDER_2)),
     )
     monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
+    monkeypatch.setattr(FolderTree, "searches_in_place", in_place)
     forked: list[object] = []
     real_fork = prefetch.fork_worker
     monkeypatch.setattr(engine, "fork_worker", lambda task: forked.append(task) or real_fork(task))
-    # The identifiers are in memory before the rules' process is forked: it has them at no cost.
+    # The identifiers are in memory before the rules' process is forked: it has them at no cost
+    # (searching the files in place, none is read ahead).
     loaded_before: list[bool] = []
     real_start = engine.ContactRules.start
 
@@ -373,7 +378,7 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
         with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
             searches.append(db.execute("SELECT count(*) FROM modules WHERE key LIKE 'name-query:%'").fetchone()[0])
     assert len(forked) == 2
-    assert loaded_before == [True, True]
+    assert loaded_before == [not in_place, not in_place]
     assert seen[0] == seen[1]
     assert {rule for rule, _, _ in seen[1]} >= {"override-drift", "shadow-drift"}
     # What the second process searched is in the cache, as when the rules ran here.

@@ -533,7 +533,7 @@ def test_with_the_name_search_the_caller_search_reads_only_files_that_write_the_
     searched = _grepped_paths(monkeypatch)
     read = _paths_given(monkeypatch, SourceTree, "read_many", 0)
     index = ProviderIndex(FolderTree(root), "pv", AnalysisCache())
-    names = NameSearch(index.tree, "pv", index.cache)
+    names = NameSearch(index.tree, "pv", index.cache, in_place=False)
     names.load()
     read.clear()
     target = index.resolve_symbol("pv.base:Base.step").target
@@ -544,3 +544,46 @@ def test_with_the_name_search_the_caller_search_reads_only_files_that_write_the_
     # pv/base.py writes `step(` in its definition, pv/mention.py in a comment: read, and found to
     # make no call; pv/__init__.py and pv/quiet.py are not read
     assert read == ["pv/base.py", "pv/mention.py", "pv/mixer.py", "pv/other.py"]
+
+
+def test_searching_in_place_the_caller_search_reads_only_files_that_can_write_the_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Searching a folder in place (git's grep), nothing is read ahead; the package is searched
+    once for a line that can call `step`, only those files are read, and every call is found."""
+    from atompin.analysis import name_sites
+    from atompin.analysis.name_sites import NameSearch
+    from atompin.sources.tree import SourceTree
+
+    files = {
+        **_STEP_FILES,
+        "pv/other.py": "from pv.mixer import Mixer\n\n\ndef go(mixer: Mixer):\n    mixer.step(2)\n",
+        "pv/mention.py": "# step(1) is what a mixer does\nSTEP = 'step'\n",
+        # the parenthesis on the next line
+        "pv/late.py": "from pv.mixer import Mixer\n\n\ndef go(mixer: Mixer):\n    return (mixer.step\n        (3))\n",
+        "pv/steps.py": "def stepper():\n    return 'step', steps(1), 2step(4)\n",  # no call of `step`
+        # enough files for git's grep to search them (fewer are read here)
+        **{f"pv/filler_{i}.py": f"X = {i}\n" for i in range(64)},
+    }
+    root = write_files(tmp_path / "p", files)
+    expected = [
+        ("pv/late.py", 5, "pv.late:go"),
+        ("pv/mixer.py", 6, "pv.mixer:Mixer.run"),
+        ("pv/other.py", 5, "pv.other:go"),
+    ]
+    assert _step_calls(root, AnalysisCache()) == expected
+    searched = _paths_given(monkeypatch, FolderTree, "files_matching", 0)
+    read = _paths_given(monkeypatch, SourceTree, "read_many", 0)
+    index = ProviderIndex(FolderTree(root), "pv", AnalysisCache())
+    name_sites._LAST_LOADED.clear()  # as a new process: the identifiers read above are not at hand
+    names = NameSearch(index.tree, "pv", index.cache)
+    names.search_in_place_unless_read()
+    assert names.in_place
+    names.load()
+    assert read == []  # nothing is read ahead
+    target = index.resolve_symbol("pv.base:Base.step").target
+    assert target is not None
+    calls = CallerSearch(index, names).calls(target, "step")
+    assert [(c.site.path, c.site.line, c.function) for c in calls] == expected
+    assert sorted(searched) == sorted(files)  # one search of the package
+    assert set(read) == {"pv/base.py", "pv/mention.py", "pv/mixer.py", "pv/other.py", "pv/late.py"}

@@ -156,18 +156,25 @@ def scan_beside_provider(
             shares.take_rest()
         if not workers:  # the scan was cached: what it names is known, and is indexed in two halves
             symbols = used_symbols(usage)
-            task = search.reading_task() if searches_names(usage) else None
+            # A tree that searches its files in place is searched so (`search_in_place_unless_read`)
+            # rather than every file's identifiers read now.
+            task = search.reading_task() if searches_names(usage) and not search.tree.searches_in_place else None
             reading.extend([task] if task is not None else [])
             workers += [index.start_indexing(symbols[::2], also), fork_worker(task) if task is not None else None]
             for each in (index, *also):
                 each.warm(symbols[1::2])
-        if reading and any(workers) and searches_names(usage):
+        if reading and search.tree.searches_in_place:
+            # The files are searched in place instead: what the second process read while the
+            # scan went on is used if it is every file's (see `search_in_place_unless_read`).
+            search.stop_reading()
+        elif reading and any(workers) and searches_names(usage):
             # The shares no second process has taken yet. What this process reads stays in memory
             # (the contact rules' process, forked later, has it at no cost); the rest is loaded
             # from the cache where it is asked for.
             store(reading[0](), cache)
         index.collect(workers.pop(0))
         search.collect(workers.pop(0))
+        search.search_in_place_unless_read()
     finally:
         for worker in workers:  # the scan failed: nobody will read what they send
             if worker is not None:

@@ -8,7 +8,8 @@ searched for the name first (one pass per file collects the identifiers written 
 `.` or `def`), and only the files that contain it are parsed. Each step is cached:
 a file's identifiers and its sites of a name by the file's content id (so a bump
 re-reads only the files it changed), and a whole query by a stamp of every file (so a
-second run reads nothing).
+second run reads nothing). A folder whose identifiers were not all read while the consumer
+was scanned is searched in place instead (git's grep), and only the files it finds are read.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import hashlib
 import json
 import re
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
 
 from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
@@ -53,6 +55,21 @@ _ATTRIBUTES = re.compile(rb"\.\s*([A-Za-z_]\w*)")
 # reversed text, where the parenthesis comes first and the engine finds it as fast as the dot
 # above (in the text as written, every word would have to be tried). Kept reversed.
 _CALLED_REVERSED = re.compile(rb"\(\s*(\w+)")
+IdentifierKind = Literal["defs", "attributes", "called"]
+
+# What a line must match for a file to write one of the names (`{names}`) as each kind of
+# identifier above, searched in place (`NameSearch.in_place`): every file the identifiers of that
+# kind hold a name for matches, with a few more (a name only in a longer match, say). `\s` may
+# span lines there: a `def` at a line's end may define a name on the next line, a name after a
+# dot and a line break (`(x.\n    name)`) starts its line, a call's parenthesis on the next line
+# (`name\n(`) follows a name that ends its line.
+_SPACE = r"[ \t\r\f\x0b]"  # `\s` but the line break, as Python reads it on bytes
+_WORD_ENDS = r"(?![A-Za-z0-9_])"
+_KIND_PATTERNS: dict[IdentifierKind, tuple[str, ...]] = {
+    "defs": (rf"def{_SPACE}+{{names}}{_WORD_ENDS}", rf"def{_SPACE}*$"),
+    "attributes": (rf"\.{_SPACE}*{{names}}{_WORD_ENDS}", rf"^{_SPACE}*{{names}}{_WORD_ENDS}"),
+    "called": (rf"(?<![A-Za-z0-9_]){{names}}{_SPACE}*(?:\(|$)",),
+}
 
 
 class Identifiers:
@@ -72,7 +89,7 @@ class Identifiers:
     @classmethod
     def read(cls, source: bytes) -> Identifiers:
         """A file's identifiers, from its text."""
-        lists = (set(_DEFS.findall(source)), set(_ATTRIBUTES.findall(source)), called_words(source))
+        lists = [_KIND_WORDS[kind](source) for kind in ("defs", "attributes", "called")]
         return cls(b"\n".join(b" ".join(names) for names in lists))
 
     @classmethod
@@ -102,6 +119,11 @@ class Identifiers:
     def attributes(self) -> AbstractSet[bytes]:
         return self._set(1)
 
+    @property
+    def called(self) -> AbstractSet[bytes]:
+        """The words written just before `(`, reversed."""
+        return self._set(2)
+
     def attribute_words(self) -> Iterable[bytes]:
         """The words written after a dot, not kept as a set (for one pass over every file)."""
         return self._sets[1] or self._list(1).split()
@@ -110,7 +132,7 @@ class Identifiers:
         """Does the file write one of the names just before `(`? Every file that calls `f`
         (`f(...)`, `x.f (...)`) does. The names are given reversed, as the words are kept:
         turning the few names asked about costs less than turning every word of every file."""
-        return not self._set(2).isdisjoint(reversed_names)
+        return not self.called.isdisjoint(reversed_names)
 
 
 # The identifiers the last search of this process loaded, by cache key (path and stamp): the
@@ -123,6 +145,15 @@ def called_words(source: bytes) -> set[bytes]:
     """The words a text writes just before `(`, reversed (as `Identifiers` keeps them: see
     `calls_any`)."""
     return set(_CALLED_REVERSED.findall(source[::-1]))
+
+
+# How each kind of identifier is read from a file's text: all three kept by `Identifiers`, or one
+# by a search in place (`NameSearch.in_place`).
+_KIND_WORDS: dict[IdentifierKind, Callable[[bytes], set[bytes]]] = {
+    "defs": lambda source: set(_DEFS.findall(source)),
+    "attributes": lambda source: set(_ATTRIBUTES.findall(source)),
+    "called": called_words,
+}
 
 
 class SiteKind(str, Enum):
@@ -175,10 +206,19 @@ class NameSite:
 class NameSearch:
     """Sites of names in one provider package of a tree, searched lazily and cached."""
 
-    def __init__(self, tree: SourceTree, package: str, cache: AnalysisCache | None = None) -> None:
+    def __init__(
+        self, tree: SourceTree, package: str, cache: AnalysisCache | None = None, in_place: bool = False
+    ) -> None:
+        """`in_place`: read the identifiers of only the files whose lines can write a name asked
+        about, found by a search of the tree in place (`SourceTree.files_matching`), rather than
+        every file's once (and cached: a bump reads few again). See `search_in_place_unless_read`."""
         self.tree = tree
         self.package = package
         self.cache = cache or AnalysisCache()
+        self.in_place = in_place
+        self._reading: Shares | None = None  # the shares of `reading_task`, see `stop_reading`
+        self._holding: dict[tuple[IdentifierKind, frozenset[bytes]], frozenset[str]] = {}  # see `_loaded`
+        self._words_read: dict[IdentifierKind, dict[str, AbstractSet[bytes]]] = {kind: {} for kind in _KIND_PATTERNS}
         self._identifiers: dict[str, Identifiers] = {}
         self._all_loaded = False
         self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
@@ -218,7 +258,10 @@ class NameSearch:
         if sites is None:
             sites = []
             encoded = {name.encode() for name in wanted}
-            holding = {path: _decoded(self.identifiers(path).attributes & encoded) for path in self._files()}
+            holding = {
+                path: _decoded(self._words("attributes", path) & encoded)
+                for path in self._loaded("attributes", encoded)
+            }
             # Read in one batch: a git tree reads many blobs at once far faster than one by one.
             for path, text in self.tree.read_many([path for path, found in holding.items() if found]):
                 sites += [site for name in sorted(holding[path]) for site in _text_sites(text, path, name)]
@@ -234,6 +277,11 @@ class NameSearch:
         left = set(names)
         if not left:
             return set()
+        if self.in_place:
+            encoded = {name.encode() for name in left}
+            paths = self._loaded("attributes", encoded)
+            read = {word for path in paths for word in self._words("attributes", path) & encoded}
+            return {name for name in left if name.encode() not in read}
         if self._read_words is None:
             self._load_identifiers()
             self._read_words = set()
@@ -278,14 +326,19 @@ class NameSearch:
         """The files among `paths` (in their order) that write one of `names` just before `(`:
         every file that calls one of them, by name or on an attribute, is among them. Nothing is
         read but the identifiers."""
-        wanted = {name.encode()[::-1] for name in names}
-        self._load_identifiers()
-        return [path for path in paths if self._identifiers[path].calls_any(wanted)]
+        encoded = {name.encode() for name in names}
+        wanted = {name[::-1] for name in encoded}
+        return [
+            path
+            for path in self._loaded("called", encoded, paths)
+            if not self._words("called", path).isdisjoint(wanted)
+        ]
 
     def load(self) -> None:
         """Every file's identifiers in memory now: a process forked after has them at no cost
-        (and never reads this process's cache)."""
-        self._load_identifiers()
+        (and never reads this process's cache). Nothing searching in place (`in_place`)."""
+        if not self.in_place:
+            self._load_identifiers()
 
     def files_defining(self, requests: list[tuple[AbstractSet[str], int]], at_most: int = 0) -> list[list[str]]:
         """For each (names, at_least) request: the files that define (`def`) at least `at_least`
@@ -300,9 +353,8 @@ class NameSearch:
             return cached
         asked = {name.encode() for names, _ in wanted for name in names}
         defined_in: dict[bytes, list[str]] = {}
-        self._load_identifiers()
-        for path in self._files():
-            for name in self._identifiers[path].defs & asked:
+        for path in self._loaded("defs", asked):
+            for name in self._words("defs", path) & asked:
                 defined_in.setdefault(name, []).append(path)
         answer = []
         for names, at_least in wanted:
@@ -344,9 +396,9 @@ class NameSearch:
     ) -> list[NameSite]:
         matched: list[tuple[str, frozenset[str]]] = []
         encoded = {name.encode() for name in names}
-        for path in self._files():
-            identifiers = self.identifiers(path)
-            found = _decoded((identifiers.defs if kind == "defs" else identifiers.attributes) & encoded)
+        identifier_kind: IdentifierKind = "defs" if kind == "defs" else "attributes"
+        for path in self._loaded(identifier_kind, encoded):
+            found = _decoded(self._words(identifier_kind, path) & encoded)
             if found & calls:
                 text = self.tree.read(path)
                 found = frozenset(n for n in found if n not in calls or _called_on_others(text, n))
@@ -376,6 +428,37 @@ class NameSearch:
                 out.setdefault(".".join(b[2] for b in blocks), set())
         self.cache.put_raw(key, json.dumps({cls: sorted(names) for cls, names in out.items()}).encode())
         return out
+
+    def _loaded(self, kind: IdentifierKind, names: AbstractSet[bytes], paths: list[str] | None = None) -> list[str]:
+        """The files among `paths` (default: every file of the package) whose identifiers of `kind`
+        may hold one of `names`, those identifiers at hand (`_words`): every file, or, searching in
+        place, those with a line that can write one (`_KIND_PATTERNS`, searched once per question),
+        whose identifiers of that kind alone are read."""
+        files = self._files() if paths is None else paths
+        if not self.in_place:
+            self._load_identifiers()
+            return files
+        key = (kind, frozenset(names))
+        if key not in self._holding:
+            alternatives = "(?:" + "|".join(re.escape(name.decode()) for name in sorted(names)) + ")"
+            patterns = [each.format(names=alternatives) for each in _KIND_PATTERNS[kind]]
+            self._holding[key] = frozenset(self.tree.files_matching(self._files(), patterns) if names else ())
+        holding = self._holding[key]
+        found = [path for path in files if path in holding]
+        # Kept in memory, not cached: the next run searches in place again, and reads as few.
+        words = self._words_read[kind]
+        for path, source in self.tree.read_many([path for path in found if path not in words]):
+            words[path] = _KIND_WORDS[kind](source)
+        return found
+
+    def _words(self, kind: IdentifierKind, path: str) -> AbstractSet[bytes]:
+        """A file's identifiers of `kind` (the called words reversed), once `_loaded`."""
+        if self.in_place:
+            return self._words_read[kind][path]
+        identifiers = self._identifiers[path]
+        if kind == "defs":
+            return identifiers.defs
+        return identifiers.attributes if kind == "attributes" else identifiers.called
 
     def _load_identifiers(self) -> None:
         """Every file's identifiers, in memory: those this process read are kept as they were read
@@ -413,18 +496,43 @@ class NameSearch:
         """Read the identifiers of every file not cached yet, share by share (`prefetch.Shares`):
         the task may run in several processes at once (a second one started now, this one once it
         is free), each reading the next share until none is left, and returns what it read. None
-        when they are cached, or too few are missing to pay for a process."""
-        missing = self._unread()
+        when they are cached, too few are missing to pay for a process, or the files are searched
+        in place (`in_place`)."""
+        missing = [] if self.in_place else self._unread()
         if not missing:
             return None
         count = min(_SHARES, len(missing))
         parts = [missing[i::count] for i in range(count)]  # every count-th file: shares of a like size
-        shares = Shares(count)
+        shares = self._reading = Shares(count)
         return lambda: [entry for share in shares for entry in self._read_identifiers(parts[share])]
 
+    def stop_reading(self) -> None:
+        """Leave unread the shares of `reading_task` no process has taken yet: a process reading
+        them stops after its share."""
+        if self._reading is not None:
+            self._reading.take_rest()
+
+    def search_in_place_unless_read(self) -> None:
+        """From now on, search the files in place (`in_place`) where the tree does so (a folder,
+        with git's grep) and the identifiers are not all at hand: a question then costs a search
+        and the reading of the few files it finds, far less than reading every file. A process
+        that read them while the consumer was scanned (a big consumer takes long enough) has them
+        at hand."""
+        if not self.in_place and self.tree.searches_in_place and not self.all_cached():
+            self.in_place = True
+
     def all_cached(self) -> bool:
-        """Are every file's identifiers at hand, in memory or in the cache (nothing to read)?"""
-        return self._all_loaded or all(cached is not None for cached in self._lookup().values())
+        """Are every file's identifiers at hand, in memory or in the cache (nothing to read)?
+        Searching in place, nothing is read ahead."""
+        if self._all_loaded or self.in_place:
+            return True
+        looked_up = self._lookup()
+        for path, cached in looked_up.items():
+            if cached is None:  # a second process may have read it since it was looked up
+                cached = looked_up[path] = self.cache.get_raw(self._identifiers_key(path))
+                if cached is None:
+                    return False
+        return True
 
     def _unread(self) -> list[str]:
         """The files whose identifiers are not cached; none when too few are to pay for a process."""
@@ -458,12 +566,6 @@ class NameSearch:
 
     def _identifiers_key(self, path: str) -> str:
         return f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
-
-    def identifiers(self, path: str) -> Identifiers:
-        """The names a file defines with `def`, and the names it writes after a dot (cached by the
-        file's stamp: its content id, or for a folder its size and time)."""
-        self._load_identifiers()
-        return self._identifiers[path]
 
     def _parse(self, path: str) -> ast.Module | None:
         """A file's syntax tree; the last few are kept, as queries often meet the same files."""

@@ -15,7 +15,7 @@ import shutil
 import stat
 import subprocess
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import cache, cached_property
@@ -93,6 +93,20 @@ class SourceTree(ABC):
             pattern = re.compile(b"|".join(re.escape(word) for word in words))
             return [path for path, data in self.read_many(paths) if pattern.search(data)]
         return [path for path, data in self.read_many(paths) if any(word in data for word in words)]
+
+    def files_matching(self, paths: list[str], patterns: Sequence[str]) -> list[str]:
+        """The files among `paths` (in their order) with a line matching one of `patterns`: regular
+        expressions read on bytes, in the syntax Python's and Perl's share (`^` and `$` are a line's
+        ends; ASCII only)."""
+        pattern = re.compile("|".join(f"(?:{each})" for each in patterns).encode(), re.MULTILINE)
+        return [path for path, data in self.read_many(paths) if pattern.search(data)]
+
+    @property
+    def searches_in_place(self) -> bool:
+        """Do `files_containing` and `files_matching` search the files where they are (in C, on
+        every core), not read here? A search for a few names then costs far less than reading every
+        file once."""
+        return False
 
     def size(self, path: str) -> int:
         """A file's size in bytes (to judge how much work it is before reading it)."""
@@ -259,28 +273,49 @@ class FolderTree(SourceTree):
     def _resolved_root(self) -> str:
         return str(self.root.resolve())
 
+    @property
+    def searches_in_place(self) -> bool:
+        return _git_grep_perl() is not None
+
     def files_containing(self, paths: list[str], words: Sequence[bytes]) -> list[str]:
         """`git grep --no-index` searches the folder (in C, on every core) without sending each file
-        here; read one by one when there are few, or when git cannot answer. Git walks the folders
-        itself, and skips symlinks: the linked files among `paths` are read here."""
-        git = _git()
-        if git is None or len(paths) < 64 or not words or any(b"\n" in word or b"\0" in word for word in words):
+        here; read one by one when there are few, or when git cannot answer."""
+        if len(paths) < 64 or not words or any(b"\n" in word or b"\0" in word for word in words):
             return super().files_containing(paths, words)
+        args = ["-F", *(arg for word in words for arg in ("-e", os.fsdecode(word)))]
+        found = self._grep(paths, args, lambda links: SourceTree.files_containing(self, links, words))
+        return super().files_containing(paths, words) if found is None else found
+
+    def files_matching(self, paths: list[str], patterns: Sequence[str]) -> list[str]:
+        """As `files_containing`, with Perl's regular expressions (where git has them)."""
+        found = None
+        if _git_grep_perl() is not None and paths and patterns:
+            args = ["-P", *(arg for each in patterns for arg in ("-e", each))]
+            found = self._grep(paths, args, lambda links: SourceTree.files_matching(self, links, patterns))
+        return super().files_matching(paths, patterns) if found is None else found
+
+    def _grep(
+        self, paths: list[str], args: list[str], search_here: Callable[[list[str]], list[str]]
+    ) -> list[str] | None:
+        """The files among `paths` that `git grep` with `args` finds (None when it fails). Git walks
+        the folders itself, and skips symlinks: the linked files among `paths` are searched here
+        (`search_here`)."""
+        git = _git()
+        if git is None:
+            return None
         self.files  # noqa: B018 -- the listing tells the links apart
-        links = [path for path in paths if path in self._links]
-        patterns = [arg for word in words for arg in ("-e", os.fsdecode(word))]
         proc = subprocess.run(
-            [git, "grep", "--no-index", "-l", "-z", "-F", "--no-color", "--no-textconv", *patterns]
-            + ["--", *_pathspecs(paths)],
+            [git, "grep", "--no-index", "-l", "-z", "--no-color", "--no-textconv", *args, "--", *_pathspecs(paths)],
             cwd=self.root,
             capture_output=True,
             # No repository and no configuration of this machine: the folder is searched as it is.
             env={**os.environ, **_GREP_ENV},
         )
         if proc.returncode not in (0, 1):  # 1: no file matched
-            return super().files_containing(paths, words)
+            return None
         found = {os.fsdecode(entry) for entry in proc.stdout.split(b"\0") if entry}
-        found.update(super().files_containing(links, words))
+        links = [path for path in paths if path in self._links]
+        found.update(search_here(links) if links else ())
         return [path for path in paths if path in found]
 
 
@@ -310,6 +345,25 @@ def _git() -> str | None:
     """The git program that searches folders (`FolderTree.files_containing`); none: the files are
     read here instead."""
     return shutil.which("git")
+
+
+@cache
+def _git_grep_perl() -> str | None:
+    """The git program, when its grep reads Perl's regular expressions (git built with PCRE): asked
+    once, of no file."""
+    git = _git()
+    if git is None:
+        return None
+    try:
+        proc = subprocess.run(
+            [git, "grep", "--no-index", "-q", "-P", "-e", "(?<![A-Za-z])x", "--", ":(literal)atompin-none"],
+            cwd=os.path.dirname(os.path.abspath(__file__)),
+            capture_output=True,
+            env={**os.environ, **_GREP_ENV},
+        )
+    except OSError:
+        return None
+    return git if proc.returncode == 1 else None  # 1: nothing matched (128: no Perl expressions)
 
 
 def _regular_inside(path: str, real_root: str) -> bool:

@@ -1,0 +1,130 @@
+"""A provider folder searched in place (git's grep, `NameSearch.in_place`) answers every question
+about names as reading every file's identifiers does, however the name is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from atompin.analysis import name_sites
+from atompin.analysis.cache import AnalysisCache
+from atompin.analysis.name_sites import NameSearch
+from atompin.sources import tree as tree_module
+from atompin.sources.tree import FolderTree, SourceTree
+from atompin.testing import write_files
+
+# Each file writes `name` (or `t`) one way; the identifiers read every one of them the same way in
+# both searches, including the ways a line-by-line search must not miss.
+EDGES = {
+    "pv/__init__.py": "",
+    "pv/attr_after_break.py": "x = (obj.\n    name)\n",
+    "pv/attr_tab.py": "y = obj.\tname\n",
+    "pv/attr_in_comment.py": "# see obj.name for more\n",
+    "pv/attr_longer.py": "z = obj.names + obj._name + obj.name2\n",
+    "pv/sentence.py": '"""Ends here.\n    name is the next word."""\n',
+    "pv/def_continued.py": '"""A def\n    name, in words."""\n',  # the identifiers read text, not code
+    "pv/def_twice.py": "# def def name\n",
+    "pv/def_plain.py": "class A:\n    def name(self, x):\n        return x\n",
+    "pv/def_other.py": "def named(self):\n    pass\n\ndef rename(self):\n    pass\n",
+    "pv/call_next_line.py": "v = (run.name\n    (1))\n",
+    "pv/call_vtab.py": "w = name\x0b(2)\n",
+    "pv/call_cr.py": "w = name\r(2)\n",
+    "pv/call_digit.py": "w = 2name(3) + _name(4) + namex(5)\n",
+    "pv/call_accent.py": "w = ét(1)\n",  # the identifiers read ASCII words: a call of `t`
+    "pv/call_t.py": "w = t (1)\n",
+    "pv/string.py": "s = 'name(' + \".name\"\n",
+    "pv/nothing.py": "x = 1\n",
+    **{f"pv/filler_{i:02}.py": f"X{i} = {i}\n" for i in range(64)},  # enough files for git to search
+}
+
+NAMES = ["name", "t", "named", "nowhere"]
+
+
+def _answers(search: NameSearch) -> dict[str, object]:
+    every = search.tree.python_files("pv")
+    return {
+        "defining": search.files_defining([({"name"}, 1), ({"name", "named", "rename"}, 2), ({"nowhere"}, 1)]),
+        "calling": {name: search.files_calling([name], every) for name in NAMES},
+        "calling some": search.files_calling(["name", "t"], every[::3]),
+        "unread": sorted(search.unread(NAMES)),
+        "text": {name: [(s.path, s.line) for s in sites] for name, sites in search.find_text(NAMES).items()},
+        "uses": {name: [(s.path, s.line, s.kind) for s in sites] for name, sites in search.find(NAMES).items()},
+    }
+
+
+@pytest.mark.parametrize("with_git", [True, False])
+def test_a_folder_searched_in_place_answers_as_every_file_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_git: bool
+) -> None:
+    root = write_files(tmp_path / "p", EDGES)
+    if not with_git:  # git without Perl's expressions, or none: the files are searched here
+        monkeypatch.setattr(tree_module, "_git_grep_perl", lambda: None)
+    searched_here: list[str] = []
+    real = SourceTree.files_matching
+    monkeypatch.setattr(SourceTree, "files_matching", lambda self, p, w: searched_here.extend(p) or real(self, p, w))
+    every_file = _answers(NameSearch(FolderTree(root), "pv", AnalysisCache(), in_place=False))
+    name_sites._LAST_LOADED.clear()  # as a new process: nothing at hand
+    in_place = NameSearch(FolderTree(root), "pv", AnalysisCache())
+    in_place.search_in_place_unless_read()
+    assert in_place.in_place is with_git
+    in_place.in_place = True
+    assert _answers(in_place) == every_file
+    assert bool(searched_here) is not with_git
+    # The answers are not empty: each way of writing a name is read as one.
+    assert every_file["defining"] == [["pv/def_continued.py", "pv/def_plain.py"], ["pv/def_other.py"], []]
+    calling = every_file["calling"]
+    assert isinstance(calling, dict)
+    assert calling["name"] == [
+        "pv/call_cr.py",
+        "pv/call_next_line.py",
+        "pv/call_vtab.py",
+        "pv/def_plain.py",
+        "pv/string.py",
+    ]
+    assert calling["t"] == ["pv/call_accent.py", "pv/call_t.py"]
+    assert every_file["unread"] == ["named", "nowhere", "t"]
+
+
+def test_searching_in_place_reads_only_the_files_with_a_line_that_can_write_the_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing is read ahead, and a question reads the identifiers of only the files git finds."""
+    root = write_files(tmp_path / "p", EDGES)
+    read: list[str] = []
+    real = SourceTree.read_many
+    monkeypatch.setattr(SourceTree, "read_many", lambda self, paths: read.extend(paths) or real(self, paths))
+    search = NameSearch(FolderTree(root), "pv", AnalysisCache())
+    search.search_in_place_unless_read()
+    assert search.in_place
+    search.load()
+    assert search.reading_task() is None and read == []
+    assert search.files_defining([({"name"}, 1)]) == [["pv/def_continued.py", "pv/def_plain.py"]]
+    # the definitions (and `def def name`, which the identifiers read as a definition of `def`), and
+    # a file with a line ending in `def` (the name may be on the next one)
+    assert sorted(read) == ["pv/def_continued.py", "pv/def_plain.py", "pv/def_twice.py"]
+
+
+@pytest.mark.parametrize("read_first", [False, True])
+def test_a_folder_is_searched_in_place_unless_every_file_was_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_first: bool
+) -> None:
+    """The identifiers of every file, read by a second process while the consumer was scanned,
+    are used; when the scan ends first, the shares no process has taken are left unread, and the
+    folder is searched in place."""
+    from atompin.analysis.prefetch import store
+
+    monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
+    name_sites._LAST_LOADED.clear()  # as a new process: nothing at hand
+    root = write_files(tmp_path / "p", EDGES)
+    cache = AnalysisCache()
+    search = NameSearch(FolderTree(root), "pv", cache)
+    task = search.reading_task()
+    assert task is not None
+    if read_first:
+        store(task(), cache)
+    search.stop_reading()
+    assert task() == []  # nothing is left to read
+    search.search_in_place_unless_read()
+    assert search.in_place is not read_first
+    assert search.files_defining([({"name"}, 1)]) == [["pv/def_continued.py", "pv/def_plain.py"]]
