@@ -439,15 +439,20 @@ def test_a_folder_finds_the_files_containing_words_with_git_as_by_reading_them(
     read_here: list[str] = []  # files git did not search, read one by one instead
     real = SourceTree.files_containing
     monkeypatch.setattr(SourceTree, "files_containing", lambda self, p, w: read_here.extend(p) or real(self, p, w))
-    for words in ([b"g3("], [b"g3(", b"f11("], [b"-e"], [b"(*)"], [b"h(1)"], [b"nowhere"]):
+    absent = [b"absent-%d" % i for i in range(4)]  # more than four words: git searches them
+    for asked in ([b"g3("], [b"g3(", b"f11("], [b"-e"], [b"(*)"], [b"h(1)"], [b"nowhere"]):
+        words = asked + absent
         expected = real(folder, paths, words)
         assert folder.files_containing(paths, words) == expected, words
         assert folder.files_containing(paths[::2], words) == real(folder, paths[::2], words), words
     assert set(read_here) == {"pv/linked.py"}
-    found = folder.files_containing(paths, [b"g3("])
+    found = folder.files_containing(paths, [b"g3(", *absent])
     assert {"pv/with space [x].py", "pv/ignored.py", "pv/binary.py", "pv/nested/inner.py", "pv/linked.py"} <= set(found)
     assert {"w[e]ird*/m.py", "top.py"} <= set(found) and "pv/native.so" not in found
-    assert os.fsdecode(b"pv/caf\xe9.py") in folder.files_containing(paths, [b"h(1)"])
+    assert os.fsdecode(b"pv/caf\xe9.py") in folder.files_containing(paths, [b"h(1)", *absent])
+    read_here.clear()
+    assert folder.files_containing(paths, [b"g3("]) == real(folder, paths, [b"g3("])
+    assert read_here == paths  # a word or four: found here as fast
 
 
 @pytest.mark.parametrize("child_fails", [False, True])

@@ -282,8 +282,8 @@ class CallerSearch:
             return
         if ahead is None:
             self.names.load()  # the second process finds them in memory
-            # Searched in place, the files that can call them are found once, for both processes.
-            self.names.files_calling(todo, fresh)
+            if self.names.in_place:  # the files that can call them are found once, for both processes
+                self.names.files_calling(todo, fresh)
         count = min(_SHARES, len(fresh))
         parts = [fresh[i::count] for i in range(count)]  # every count-th file: shares of a like size
         shares = Shares(count)
