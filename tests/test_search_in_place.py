@@ -40,6 +40,10 @@ EDGES = {
 
 NAMES = ["name", "t", "named", "nowhere"]
 
+# Git with Perl's regular expressions searches the folders here (else the tests that need it are
+# skipped: atompin then reads every file's identifiers, as the other tests check).
+needs_git_grep = pytest.mark.skipif(not tree_module.FolderTree(".").searches_in_place, reason="git grep -P")
+
 
 def _answers(search: NameSearch) -> dict[str, object]:
     every = search.tree.python_files("pv")
@@ -53,7 +57,7 @@ def _answers(search: NameSearch) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("with_git", [True, False])
+@pytest.mark.parametrize("with_git", [pytest.param(True, marks=needs_git_grep), False])
 def test_a_folder_searched_in_place_answers_as_every_file_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_git: bool
 ) -> None:
@@ -86,6 +90,7 @@ def test_a_folder_searched_in_place_answers_as_every_file_read(
     assert every_file["unread"] == ["named", "nowhere", "t"]
 
 
+@needs_git_grep
 def test_searching_in_place_reads_only_the_files_with_a_line_that_can_write_the_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,6 +110,7 @@ def test_searching_in_place_reads_only_the_files_with_a_line_that_can_write_the_
     assert sorted(read) == ["pv/def_continued.py", "pv/def_plain.py", "pv/def_twice.py"]
 
 
+@needs_git_grep
 @pytest.mark.parametrize("read_first", [False, True])
 def test_a_folder_is_searched_in_place_unless_every_file_was_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_first: bool
@@ -128,3 +134,33 @@ def test_a_folder_is_searched_in_place_unless_every_file_was_read(
     search.search_in_place_unless_read()
     assert search.in_place is not read_first
     assert search.files_defining([({"name"}, 1)]) == [["pv/def_continued.py", "pv/def_plain.py"]]
+
+
+@needs_git_grep
+def test_git_searches_a_folder_whatever_the_environment_says_of_pathspecs_and_however_many_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`git --literal-pathspecs` (as some editors run git) sets GIT_LITERAL_PATHSPECS for the hooks
+    it runs: the folder's files are still searched. Thousands of names are searched a few hundred
+    at a time (git's Perl expressions take patterns of some 30 kB at most); an argument git cannot
+    take (a NUL) is searched here."""
+    root = write_files(tmp_path / "p", EDGES)
+    searched_here: list[str] = []
+    real = SourceTree.files_matching
+    monkeypatch.setattr(SourceTree, "files_matching", lambda self, p, w: searched_here.extend(p) or real(self, p, w))
+    many = {f"generated_name_{i:05}" for i in range(5000)}
+    every_file = NameSearch(FolderTree(root), "pv", AnalysisCache(), in_place=False)
+    answer = every_file.files_defining([({"name"} | many, 1), (many, 1)])
+    name_sites._LAST_LOADED.clear()  # as a new process: nothing at hand
+    in_place = NameSearch(FolderTree(root), "pv", AnalysisCache(), in_place=True)
+    assert answer == [["pv/def_continued.py", "pv/def_plain.py"], []]
+    assert in_place.files_defining([({"name"} | many, 1), (many, 1)]) == answer
+    assert searched_here == []  # git answered every search
+    monkeypatch.setenv("GIT_LITERAL_PATHSPECS", "1")
+    monkeypatch.setenv("GIT_NOGLOB_PATHSPECS", "1")
+    assert in_place.files_calling(["t"], FolderTree(root).python_files("pv")) == ["pv/call_accent.py", "pv/call_t.py"]
+    assert searched_here == []
+    folder = FolderTree(root)
+    paths = folder.python_files("pv")
+    assert folder.files_matching(paths, ["a\0b", "name"]) == real(folder, paths, ["a\0b", "name"])
+    assert searched_here == paths

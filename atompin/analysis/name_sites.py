@@ -63,6 +63,7 @@ IdentifierKind = Literal["defs", "attributes", "called"]
 # span lines there: a `def` at a line's end may define a name on the next line, a name after a
 # dot and a line break (`(x.\n    name)`) starts its line, a call's parenthesis on the next line
 # (`name\n(`) follows a name that ends its line.
+_NAMES_PER_SEARCH = 300
 _SPACE = r"[ \t\r\f\x0b]"  # `\s` but the line break, as Python reads it on bytes
 _WORD_ENDS = r"(?![A-Za-z0-9_])"
 _KIND_PATTERNS: dict[IdentifierKind, tuple[str, ...]] = {
@@ -440,9 +441,7 @@ class NameSearch:
             return files
         key = (kind, frozenset(names))
         if key not in self._holding:
-            alternatives = "(?:" + "|".join(re.escape(name.decode()) for name in sorted(names)) + ")"
-            patterns = [each.format(names=alternatives) for each in _KIND_PATTERNS[kind]]
-            self._holding[key] = frozenset(self.tree.files_matching(self._files(), patterns) if names else ())
+            self._holding[key] = self._files_matching(kind, sorted(names))
         holding = self._holding[key]
         found = [path for path in files if path in holding]
         # Kept in memory, not cached: the next run searches in place again, and reads as few.
@@ -450,6 +449,16 @@ class NameSearch:
         for path, source in self.tree.read_many([path for path in found if path not in words]):
             words[path] = _KIND_WORDS[kind](source)
         return found
+
+    def _files_matching(self, kind: IdentifierKind, names: list[bytes]) -> frozenset[str]:
+        """The package's files with a line that can write one of `names` as `kind`, a few hundred
+        names a search (git's Perl expressions take patterns of some 30 kB at most)."""
+        found: set[str] = set()
+        for start in range(0, len(names), _NAMES_PER_SEARCH):
+            alternatives = "|".join(re.escape(name.decode()) for name in names[start : start + _NAMES_PER_SEARCH])
+            patterns = [each.format(names=f"(?:{alternatives})") for each in _KIND_PATTERNS[kind]]
+            found.update(self.tree.files_matching(self._files(), patterns))
+        return frozenset(found)
 
     def _words(self, kind: IdentifierKind, path: str) -> AbstractSet[bytes]:
         """A file's identifiers of `kind` (the called words reversed), once `_loaded`."""

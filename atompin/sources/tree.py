@@ -31,6 +31,11 @@ _GREP_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
     "GIT_TERMINAL_PROMPT": "0",
+    # `git --literal-pathspecs` (as some editors run git) sets the first for the hooks it runs.
+    "GIT_LITERAL_PATHSPECS": "0",
+    "GIT_GLOB_PATHSPECS": "0",
+    "GIT_NOGLOB_PATHSPECS": "0",
+    "GIT_ICASE_PATHSPECS": "0",
     "LC_ALL": "C",  # bytes are bytes
 }
 
@@ -299,20 +304,23 @@ class FolderTree(SourceTree):
     def _grep(
         self, paths: list[str], args: list[str], search_here: Callable[[list[str]], list[str]]
     ) -> list[str] | None:
-        """The files among `paths` that `git grep` with `args` finds (None when it fails). Git walks
-        the folders itself, and skips symlinks: the linked files among `paths` are searched here
-        (`search_here`)."""
+        """The files among `paths` that `git grep` with `args` finds (None when it fails: it cannot
+        start, its arguments are too long, its pattern too big). Git walks the folders itself, and
+        skips symlinks: the linked files among `paths` are searched here (`search_here`)."""
         git = _git()
         if git is None:
             return None
         self.files  # noqa: B018 -- the listing tells the links apart
-        proc = subprocess.run(
-            [git, "grep", "--no-index", "-l", "-z", "--no-color", "--no-textconv", *args, "--", *_pathspecs(paths)],
-            cwd=self.root,
-            capture_output=True,
-            # No repository and no configuration of this machine: the folder is searched as it is.
-            env={**os.environ, **_GREP_ENV},
-        )
+        try:
+            proc = subprocess.run(
+                [git, "grep", "--no-index", "-l", "-z", "--no-color", "--no-textconv", *args, "--", *_pathspecs(paths)],
+                cwd=self.root,
+                capture_output=True,
+                # No repository and no configuration of this machine: the folder is searched as it is.
+                env={**os.environ, **_GREP_ENV},
+            )
+        except (OSError, ValueError):  # ValueError: a NUL in an argument
+            return None
         if proc.returncode not in (0, 1):  # 1: no file matched
             return None
         found = {os.fsdecode(entry) for entry in proc.stdout.split(b"\0") if entry}
