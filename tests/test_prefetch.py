@@ -247,13 +247,16 @@ def test_a_forked_child_reads_git_objects_through_its_own_git_process(
     assert tree.read("pv/b.py") == b"B = 2\n"  # and the parent's is still in step
 
 
+@pytest.mark.parametrize("in_place", [False, True])
 @pytest.mark.parametrize("cached", [True, False])
 def test_identifiers_read_by_a_second_process_give_the_same_findings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: bool, in_place: bool
 ) -> None:
     """The contact rules' name searches (an override that cannot take a new keyword the provider
     passes) find the same with the provider's identifiers read in a second process, with or
-    without a cache."""
+    without a cache; a folder searched in place leaves the shares not read when the scan ends,
+    and finds the same whether it is then searched in place or not (the second process may have
+    read them all by then)."""
     from test_baseline import CONSUMER as DRIFT_CONSUMER
     from test_baseline import PROVIDER_1, PROVIDER_2
 
@@ -269,8 +272,11 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     )
     monkeypatch.setattr(name_sites, "_MIN_UNREAD", 0)
     monkeypatch.setattr(provider, "_MIN_UNCACHED", 0)
-    # Every file's identifiers read ahead, as for a git tree (a folder is searched in place).
-    monkeypatch.setattr(FolderTree, "searches_in_place", False)
+    # Every file's identifiers read ahead (as for a git tree), or searched in place
+    monkeypatch.setattr(FolderTree, "searches_in_place", in_place)
+    stopped: list[bool] = []
+    real_stop = name_sites.NameSearch.stop_reading
+    monkeypatch.setattr(name_sites.NameSearch, "stop_reading", lambda self: stopped.append(True) or real_stop(self))
     asked: list[object] = []
     real_task = name_sites.NameSearch.reading_task
     monkeypatch.setattr(name_sites.NameSearch, "reading_task", lambda self: asked.append(real_task(self)) or asked[-1])
@@ -298,6 +304,7 @@ def test_identifiers_read_by_a_second_process_give_the_same_findings(
     # Handed to the child wrapped, to write what it reads to disk itself (`prefetch.written_there`).
     run = [task.__wrapped__ for task in forked if hasattr(task, "__wrapped__")]
     assert len(asked) == 2 and all(task is not None and task in run for task in asked)
+    assert stopped == ([True, True] if in_place else [])
     assert seen[0] == seen[1]
     assert any(rule == "override-drift" and "out new since 1.0.0" in message for rule, _, message in seen[1])
 
