@@ -28,7 +28,8 @@ _TRIPLE = re.compile(rb"\"\"\"|'''")
 # quote is found first (a search for one of three bytes is fast), the prefix read back from it.
 _OPENING = re.compile(rb"[#\"']")
 _PREFIX = frozenset(b"rRbBuUfFtT")
-_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# The bytes of a word (`\w` on bytes), as ints.
+WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _ESCAPE = rb"\\(?:\r\n|.|\Z)"  # a backslash ending the text escapes nothing, and ends the string
 _CLOSING = {
     b'"': re.compile(rb'(?:[^"\\\r\n]|' + _ESCAPE + rb')*(?:"|[\r\n]|\Z)', re.S),
@@ -142,7 +143,7 @@ def _prefix_length(text: bytes, quote: int) -> int:
     """How many letters before the quote at `quote` are the string's prefix (0, 1 or 2)."""
     for length in (2, 1):
         first = quote - length
-        if first >= 0 and all(c in _PREFIX for c in text[first:quote]) and (first == 0 or text[first - 1] not in _WORD):
+        if first >= 0 and all(c in _PREFIX for c in text[first:quote]) and (first == 0 or text[first - 1] not in WORD_BYTES):
             return length
     return 0
 

@@ -37,7 +37,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from atompin.analysis.names import absolute_module
-from atompin.analysis.prose import ProseReader
+from atompin.analysis.prose import WORD_BYTES, ProseReader
 
 _COMPUTED_IMPORT = re.compile(rb"import_module|__import__")
 # A string literal holding a dotted name, and what follows a colon ("pkg.mod:Cls"): its dotted part.
@@ -48,7 +48,7 @@ _IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]*)", re.MULTILINE)
 _NAME = re.compile(rb"[A-Za-z_]\w*")
 _DOTTED = re.compile(rb"[A-Za-z_][\w.]*")
 _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]")
-_WORD_BYTES = frozenset(bytes([b]) for b in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_WORD_BYTES = frozenset(bytes([b]) for b in WORD_BYTES)  # as one-byte slices of a text
 _DOTTED_BYTES = _WORD_BYTES | {b"."}
 _FROM_BEFORE = re.compile(rb"(?:^|[^\w.])from[ \t]+\Z")  # `from ` just before a relative module
 
