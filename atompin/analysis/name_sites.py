@@ -205,7 +205,10 @@ class NameSite:
 
 
 class NameSearch:
-    """Sites of names in one provider package of a tree, searched lazily and cached."""
+    """Sites of names in one provider package of a tree, searched lazily and cached. Which files
+    can hold a name is told by every file's identifiers, read once (and cached), or, searching in
+    place (`in_place`), by a search of the tree for the name and the identifiers of the files it
+    finds; the answers are the same."""
 
     def __init__(
         self, tree: SourceTree, package: str, cache: AnalysisCache | None = None, in_place: bool = False
