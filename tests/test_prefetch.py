@@ -782,7 +782,7 @@ def test_the_caller_search_starts_while_the_scan_ends_on_the_core_the_provider_s
     def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
         if os.getpid() != pid:
             with log.open("a") as out:
-                out.write(f"search {time.monotonic()} {int(self._by_text)}\n")
+                out.write(f"search {time.monotonic()} {int(self.names.in_place)}\n")
         return real_calls_in(self, names, paths, known)
 
     def read_identifiers(self: name_sites.NameSearch, paths: list[str]) -> object:
@@ -877,6 +877,7 @@ def test_the_files_told_by_their_text_give_the_calls_the_identifiers_give(names:
     import test_real_calls
 
     from atompin.analysis.callsites import CallerSearch
+    from atompin.analysis.name_sites import NameSearch
     from atompin.analysis.provider import ProviderIndex
 
     files = dedent_files(
@@ -896,7 +897,7 @@ def test_the_files_told_by_their_text_give_the_calls_the_identifiers_give(names:
     tree = MemoryTree(files, "provider")
     paths = tree.python_files("pv")
     by_identifiers = CallerSearch(ProviderIndex(tree, "pv"))._calls_in(names, paths, [])
-    by_text = CallerSearch(ProviderIndex(tree, "pv"), by_text=True)._calls_in(names, paths, [])
+    by_text = CallerSearch(ProviderIndex(tree, "pv"), NameSearch(tree, "pv", in_place=True))._calls_in(names, paths, [])
     assert by_text == by_identifiers
     assert any(by_text.values()) is found
 
@@ -966,7 +967,7 @@ def test_a_search_started_ahead_reads_the_identifiers_from_the_cache_when_all_ar
     def calls_in(self: CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
         if os.getpid() != pid:
             with log.open("a") as out:
-                out.write(f"{int(self._by_text)}\n")
+                out.write(f"{int(self.names.in_place)}\n")
         else:  # let the second process take a share first
             deadline = time.monotonic() + 30
             while not log.read_text() and time.monotonic() < deadline:

@@ -62,11 +62,13 @@ def test_a_folder_searched_in_place_answers_as_every_file_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_git: bool
 ) -> None:
     root = write_files(tmp_path / "p", EDGES)
-    if not with_git:  # git without Perl's expressions, or none: the files are searched here
+    if not with_git:  # git without Perl's expressions, or none: the files are searched here, for the names
         monkeypatch.setattr(tree_module, "_git_grep_perl", lambda: None)
     searched_here: list[str] = []
-    real = SourceTree.files_matching
-    monkeypatch.setattr(SourceTree, "files_matching", lambda self, p, w: searched_here.extend(p) or real(self, p, w))
+    for method in ("files_matching", "files_containing"):
+        real = getattr(SourceTree, method)
+        spy = lambda self, p, w, real=real: searched_here.extend(p) or real(self, p, w)  # noqa: E731
+        monkeypatch.setattr(SourceTree, method, spy)
     every_file = _answers(NameSearch(FolderTree(root), "pv", AnalysisCache(), in_place=False))
     name_sites._LAST_LOADED.clear()  # as a new process: nothing at hand
     in_place = NameSearch(FolderTree(root), "pv", AnalysisCache())

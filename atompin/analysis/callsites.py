@@ -22,7 +22,7 @@ from atompin.analysis.arity import CallShape
 from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
-from atompin.analysis.name_sites import NameSearch, called_words
+from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, wait_until_ended
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
@@ -249,14 +249,12 @@ class CallerSearch:
     # Fewer provider files than this: searching them takes less than a second process costs.
     MIN_FILES = 200
 
-    def __init__(self, index: ProviderIndex, names: NameSearch | None = None, by_text: bool = False) -> None:
-        """`names`: the same package's name search, whose identifiers say which files can call a
-        name without reading them (one of its own when not given); `by_text`: the files are
-        told by their text instead, where the identifiers are not read yet (`start_search`)."""
+    def __init__(self, index: ProviderIndex, names: NameSearch | None = None) -> None:
+        """`names`: the same package's name search, which says which files can call a name (from
+        every file's identifiers, or searching in place: `NameSearch.in_place`); one of its own
+        when not given."""
         self.index = index
         self.names = names or NameSearch(index.tree, index.package, index.cache)
-        self._by_text = by_text
-        self._holding: tuple[list[str], set[str]] | None = None  # see `_files_holding`
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
         self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
         # Its names, all the files, the files of each share, and the shares not taken yet.
@@ -271,7 +269,7 @@ class CallerSearch:
         second process can run. `ahead`: started while the consumer is still scanned, beside these
         children doing the provider's side: the second process waits until they are done (a core
         is free then), and takes the identifiers they read from the cache, or, where they are not
-        all there, tells the files that can call a name by their text."""
+        all there, searches the files in place (`NameSearch.in_place`)."""
         index = self.index
         todo = sorted(n for n in names if n not in self._raw and index.cache.get_raw(self._key(n)) is None)
         files = index.tree.python_files(index.package)
@@ -295,8 +293,8 @@ class CallerSearch:
                 wait_until_ended(ahead)
                 # What those children read is on disk by now when they ended while the scan went on.
                 names = NameSearch(index.tree, index.package, recorder)
-            by_text = not names.all_cached()
-            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder), names, by_text=by_text)
+                names.in_place = not names.all_cached()
+            search = CallerSearch(ProviderIndex(index.tree, index.package, recorder), names)
             found = [(share, search._calls_in(todo, parts[share], [])) for share in shares]
             return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
@@ -401,12 +399,7 @@ class CallerSearch:
         out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
         pattern = call_pattern(names)
         tree = self.index.tree
-        if not files:
-            holding = set(known)
-        elif self._by_text:
-            holding = {*(path for path in files if path in self._files_holding(names)), *known}
-        else:
-            holding = {*self.names.files_calling(names, files), *known}
+        holding = {*(self.names.files_calling(names, files) if files else ()), *known}
         for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
             hits = {m.decode() for m in pattern.findall(data)}
             if not hits:
@@ -438,20 +431,6 @@ class CallerSearch:
             ):
                 self.index.adopt(module, is_package, content, data, parsed)
         return out
-
-    def _files_holding(self, names: list[str]) -> set[str]:
-        """The package's files that write one of `names` just before `(`, as their identifiers
-        would say (`NameSearch.files_calling`: a search told either way finds the same calls),
-        read from the text of those holding the name at all, found in one pass for every share
-        of a search (a git tree greps them all at once)."""
-        if self._holding is None or self._holding[0] != names:
-            tree = self.index.tree
-            every = tree.python_files(self.index.package)
-            holding = tree.files_containing(every, [name.encode() for name in names])
-            wanted = {name.encode()[::-1] for name in names}
-            calling = {path for path, text in tree.read_many(holding) if not called_words(text).isdisjoint(wanted)}
-            self._holding = (names, calling)
-        return self._holding[1]
 
     def file_calls(self, path: str, name: str) -> list[RawCall]:
         """The calls of `name` written in the file at `path` (none when it is not in the tree): that

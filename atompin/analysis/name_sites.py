@@ -455,7 +455,11 @@ class NameSearch:
 
     def _files_matching(self, kind: IdentifierKind, names: list[bytes]) -> frozenset[str]:
         """The package's files with a line that can write one of `names` as `kind`, a few hundred
-        names a search (git's Perl expressions take patterns of some 30 kB at most)."""
+        names a search (git's Perl expressions take patterns of some 30 kB at most); on a tree
+        that cannot search with them in place (a git commit), those holding one of the names at
+        all (`SourceTree.files_containing`: a git tree greps for them)."""
+        if not self.tree.searches_in_place:
+            return frozenset(self.tree.files_containing(self._files(), names))
         found: set[str] = set()
         for start in range(0, len(names), _NAMES_PER_SEARCH):
             alternatives = "|".join(re.escape(name.decode()) for name in names[start : start + _NAMES_PER_SEARCH])
