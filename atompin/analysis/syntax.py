@@ -44,7 +44,10 @@ def walk(node: ast.AST) -> list[ast.AST]:
         current = todo[i]
         i += 1
         cls = current.__class__
-        for name in fields_of(cls) or _child_fields(cls):
+        fields = fields_of(cls)
+        if fields is None:  # not `or`: a class with no child field (`Name`) has an empty tuple
+            fields = _child_fields(cls)
+        for name in fields:
             value = getattr(current, name, None)
             if value.__class__ is list:
                 if value:  # most lists are empty (decorators, keywords, orelse)

@@ -333,16 +333,17 @@ def _pathspecs(paths: list[str]) -> list[str]:
     """What `git grep` is to search for `paths`: each top folder's files with the same endings
     (`vllm/**/*.py`: not the compiled modules and data beside them), or a file by its name. Git
     walks each folder once; a list of every file would cost more than the search itself."""
-    specs: set[str] = set()
+    folders: set[tuple[str, str]] = set()  # (top folder, ending): thousands of paths, a few pairs
+    files: set[str] = set()
     for path in paths:
         top, inside, _ = path.partition("/")
-        name = path.rpartition("/")[2]
-        stem, dot, ending = name.rpartition(".")
+        stem, dot, ending = path.rpartition("/")[2].rpartition(".")
         if inside and dot and stem:
-            specs.add(f":(glob){_glob_literal(top)}/**/*.{_glob_literal(ending)}")
+            folders.add((top, ending))
         else:
-            specs.add(f":(literal){path}")
-    return sorted(specs)
+            files.add(path)
+    specs = [f":(glob){_glob_literal(top)}/**/*.{_glob_literal(ending)}" for top, ending in folders]
+    return sorted([*specs, *(f":(literal){path}" for path in files)])
 
 
 def _glob_literal(text: str) -> str:
