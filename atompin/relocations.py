@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from atompin.errors import InputError
 from atompin.files import read_text
+from atompin.lines import text_lines
 from atompin.model import Relocation
 from atompin.tomlfile import first_problem, key_path, locate, parse_toml
 
@@ -98,11 +99,11 @@ def parse_table(text: str, path: str) -> RelocationTable:
 
 def _locate_entry(text: str, loc: tuple[object, ...]) -> int:
     if len(loc) >= 2 and loc[0] == "moved" and isinstance(loc[1], int):
-        headers = [i for i, line in enumerate(text.splitlines()) if line.strip() == "[[moved]]"]
+        headers = [i for i, line in enumerate(text_lines(text)) if line.strip() == "[[moved]]"]
         if loc[1] < len(headers):
             start = headers[loc[1]]
             key = loc[2] if len(loc) > 2 else None
-            for j, line in enumerate(text.splitlines()[start:], start=start):
+            for j, line in enumerate(text_lines(text)[start:], start=start):
                 if key and re.match(rf"^\s*{key}\s*=", line):
                     return j + 1
             return start + 1

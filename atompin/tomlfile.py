@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from tomlkit.exceptions import ParseError, TOMLKitError
 
 from atompin.errors import InputError
+from atompin.lines import text_lines
 
 
 class KeyProblem(ValueError):
@@ -70,7 +71,7 @@ def locate(text: str, loc: tuple[Any, ...]) -> int:
     Follows the path through table headers (`[a.b]`), the n-th entry of an array of
     tables (`[[a]]`), dotted keys and inline tables (`variables = { ref = 1 }`).
     """
-    lines = text.splitlines()
+    lines = text_lines(text)
     headers = [h for i, line in enumerate(lines) if (h := _header(i, line)) is not None]
     lo, hi, best = 0, len(lines), 1
     path: list[str] = []

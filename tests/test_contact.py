@@ -1975,6 +1975,23 @@ def test_whole_copies_whose_upstream_changed_are_warnings_with_the_change():
     assert "model.warm_up()" in step.message
 
 
+@pytest.mark.parametrize("mark", ["\x0c", "\x1c", "\x85", "\u2028"])
+def test_a_copy_whose_upstream_file_has_a_character_text_splits_lines_at_shows_the_right_lines(mark: str):
+    # Python counts lines at \n and \r only: a form feed, a file separator or a Unicode line
+    # separator in a comment starts no line, so the function is where the parser says.
+    pin = {"pv/gdn.py": f"# page one{mark} page two\n" + textwrap.dedent(GDN_B["pv/gdn.py"])}
+    base = {"pv/gdn.py": f"# page one{mark} page two\n" + textwrap.dedent(GDN_A["pv/gdn.py"])}
+    result = check(COPIES, pin, baseline=base)
+    build = next(f for f in result.findings if f.symbol == "plug.gdn:MyBuilder.build")
+    assert "calls added: self.clear_buffer(), self.scale_cache()" in build.message
+    removed = [line for line in build.detail.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in build.detail.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert removed == ["-        batch_size = m.num_actual_tokens"]
+    assert "+        self.scale_cache(batch_size)" in added and "page two" not in build.detail
+    # The function's own lines, from its `def` to its last line.
+    assert "class GDNBuilder" not in build.detail and "         return batch_size" in build.detail
+
+
 def test_wrappers_that_call_the_original_are_not_copies():
     consumer = {
         "plug/gdn.py": """

@@ -729,3 +729,36 @@ def test_a_narrower_patch_the_provider_passes_a_new_keyword_to_by_name_is_an_err
     [narrower] = run_check(POOL_B, consumer(WRAPPER)).findings
     assert narrower.severity.value == "warning"
     assert run_check(POOL_A, consumer(WRAPPER), baseline=POOL_A).findings == ()
+
+
+MIXER_LINES = [
+    "from pv.ops import conv",
+    "",
+    "class Mixer:",
+    "    def forward(self, x, w):",
+    "        return conv(x, w, cache_indices=None, block_idx=3)",
+    "",
+]
+
+
+@pytest.mark.parametrize(
+    "mixer",
+    [
+        "\r".join(MIXER_LINES),  # old Mac line ends: the parser counts them as lines too
+        "\r".join(MIXER_LINES[:3]) + "\n" + "\n".join(MIXER_LINES[3:]),  # mixed
+        "\r\n".join(MIXER_LINES),
+    ],
+    ids=["cr", "cr-then-lf", "crlf"],
+)
+def test_a_real_call_is_found_whatever_line_ends_its_file_has(run_check, mixer):
+    src = """
+        import pv.ops
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        pv.ops.conv = conv
+    """
+    [finding] = run_check({**PROVIDER, "pv/mixer.py": mixer}, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "cannot take the real call at pv/mixer.py:5: it passes block_idx=" in finding.message

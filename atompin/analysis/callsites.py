@@ -26,6 +26,7 @@ from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, wait_until_ended
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
+from atompin.lines import line_starts
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
@@ -99,7 +100,7 @@ class _Collector(ast.NodeVisitor):
         self.name = name
         self._needle = name.encode()
         self._source = source
-        self._line_starts = [0, *(m.end() for m in re.finditer(rb"\n", source))]
+        self._line_starts = line_starts(source)
         self.module = module
         self.is_package = is_package
         self.classes: list[str] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 from packaging.version import InvalidVersion, Version
 
 from atompin.analysis.toml_data import read_toml
+from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site, env_prefix
 
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
@@ -17,7 +18,7 @@ _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 def parse_env(text: str) -> dict[str, tuple[str, int]]:
     """`KEY=value` lines (quotes stripped, comments skipped) -> {KEY: (value, line)}."""
     out: dict[str, tuple[str, int]] = {}
-    for n, raw in enumerate(text.splitlines(), start=1):
+    for n, raw in enumerate(text_lines(text), start=1):
         line = raw.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
@@ -138,7 +139,7 @@ def unconstrained_plugin(
             continue
         if canonicalize_name(req.name) in names and str(req.specifier):
             return []
-    lines = pyproject.splitlines()
+    lines = text_lines(pyproject)
     line = next((i + 1 for i, text in enumerate(lines) if armed[0] in text), 1)
     return [
         Finding(

@@ -28,6 +28,7 @@ from atompin.analysis.provider import ProviderIndex, Resolution, TargetKind
 from atompin.analysis.signature import Signature
 from atompin.analysis.syntax import dotted, function_body, is_stub, same_body, walk
 from atompin.analysis.usage import ConsumerUsage, Ref
+from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
@@ -76,7 +77,7 @@ def _function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef 
         source = index.tree.read(fn.path).decode("utf-8", "replace")
     except (OSError, KeyError):
         return None
-    lines = source.splitlines(keepends=True)
+    lines = text_lines(source)
     if 0 < fn.line <= len(lines):
         first = lines[fn.line - 1]
         indent = len(first) - len(first.lstrip())
@@ -140,7 +141,7 @@ def upstream_change(
 
 def _source_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> list[str]:
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return source.splitlines(keepends=True)[first - 1 : node.end_lineno]
+    return text_lines(source)[first - 1 : node.end_lineno]
 
 
 def check_shadows(

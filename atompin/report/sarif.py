@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from atompin import __version__
+from atompin.lines import text_lines
 from atompin.model import RULE_DESCRIPTIONS, CheckResult, Rule, Severity
 from atompin.refs import is_local
 
@@ -257,7 +258,7 @@ def pair_lines(text: str) -> dict[str, int]:
     """The line of each `[[pairs]]` table's `name = "..."` in a manifest's text."""
     out: dict[str, int] = {}
     in_pairs = False
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):
         stripped = line.strip()
         if stripped.startswith("["):
             in_pairs = stripped.replace(" ", "") == "[[pairs]]"
