@@ -89,3 +89,17 @@ def test_sizes_are_asked_of_git_once_for_the_files_asked_and_a_missing_blob_is_z
     assert len(runs) == 1 and "--batch-check=%(objectsize)" in runs[0]
     assert tree.size(paths[20]) == len(files[paths[20]]) and len(runs) == 1  # known: git is not asked again
     assert sorted(tree._sizes) == sorted({paths[3], "pv/m007.py", paths[20]})
+
+
+def test_tags_and_changed_lines_are_split_at_newlines_only(tmp_path: Path):
+    # Git allows U+2028 and U+0085 in a tag's name, and a diff line may hold a form feed:
+    # `str.splitlines` splits at all three.
+    repo = git_repo(tmp_path / "repo", [("v1", {"pv/a.py": "x = 1\n"}), ("v2", {"pv/a.py": "x = 1\ny = 2\x0c-z\n"})])
+    for odd in ("v3\u2028x", "v4\x85"):
+        subprocess.run(["git", "tag", odd, "v2"], cwd=repo, check=True)
+    cache = GitCache(tmp_path / "cache")
+    v2 = cache.resolve(str(repo), "v2").commit
+    assert set(cache.tags(str(repo))) == {"v1", "v2", "v3\u2028x", "v4\x85"}  # the remote's
+    assert cache.resolve(str(repo), "v3\u2028x").commit == v2  # now in the cache too
+    assert set(GitCache(tmp_path / "cache", offline=True).tags(str(repo))) == {"v2", "v3\u2028x"}
+    assert cache.changed_lines(str(repo), v2, "pv/") == {"pv/a.py": ["+y = 2\x0c-z"]}

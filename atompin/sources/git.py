@@ -340,7 +340,7 @@ class GitCache:
                 str(source), path, env=_GIT_ENV, bare=True, local=True, no_tags=True, single_branch=True
             )
             repo.git.update_environment(**_GIT_ENV)
-            for ref in repo.git.for_each_ref("--format=%(refname)").split():
+            for ref in filter(None, repo.git.for_each_ref("--format=%(refname)").split("\n")):
                 repo.git.update_ref("-d", ref)
             repo.git.config("--remove-section", "remote.origin", with_exceptions=False)
         except GitCommandError:  # fetch instead, into a new entry
@@ -386,7 +386,7 @@ class GitCache:
         except GitCommandError as exc:
             raise _remote_error(url, "cannot list refs", exc) from exc
         refs: dict[str, str] = {}
-        for line in out.splitlines():
+        for line in filter(None, out.split("\n")):  # not `splitlines`: a name may hold U+2028
             sha, _, name = line.partition("\t")
             if name.endswith("^{}"):
                 refs[name[:-3]] = sha  # the peeled commit of an annotated tag wins
@@ -541,7 +541,7 @@ class GitCache:
             repo = self.repo(url, create=False)
             if repo is not None:
                 out = repo.git.for_each_ref("--points-at", commit, "--format=%(refname:short)", "refs/tags")
-                candidates = out.split()
+                candidates = out.split("\n")
         versions = sorted((v, t) for t in candidates if (v := normalize_version(t)))
         return versions[-1][1] if versions else ""
 
@@ -558,7 +558,7 @@ class GitCache:
             "--format=%(refname)%00%(objectname)%00%(*objectname)", "refs/tags", "refs/atompin/all/tags"
         )
         found: dict[str, str] = {}
-        for line in out.splitlines():
+        for line in filter(None, out.split("\n")):
             name, sha, peeled = line.split("\0")
             found[name.split("/tags/", 1)[1]] = peeled or sha
         return found
@@ -638,7 +638,7 @@ class GitCache:
             return {}  # e.g. a blob the filter left out, offline
         lines: dict[str, list[str]] = {}
         path, in_header = "", False
-        for line in out.splitlines():
+        for line in out.split("\n"):  # not `splitlines`: a line may hold a form feed
             if line.startswith("diff --git "):
                 in_header = True
             elif in_header and line.startswith(("--- a/", "+++ b/")):
