@@ -1992,6 +1992,19 @@ def test_a_copy_whose_upstream_file_has_a_character_text_splits_lines_at_shows_t
     assert "class GDNBuilder" not in build.detail and "         return batch_size" in build.detail
 
 
+def test_a_copy_whose_upstream_file_changed_its_line_ends_shows_only_the_code_that_changed():
+    pin = {"pv/gdn.py": textwrap.dedent(GDN_B["pv/gdn.py"]).replace("\n", "\r\n")}
+    build = one_of(check(COPIES, pin, baseline=GDN_A), "plug.gdn:MyBuilder.build")
+    changed = [line for line in build.detail.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == [
+        "-        batch_size = m.num_actual_tokens",
+        "+        # Comments do not count; code does.",
+        "+        batch_size = m.num_reqs",
+        "+        self.clear_buffer()",
+        "+        self.scale_cache(batch_size)",
+    ]
+
+
 def test_wrappers_that_call_the_original_are_not_copies():
     consumer = {
         "plug/gdn.py": """

@@ -140,8 +140,10 @@ def upstream_change(
 
 
 def _source_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> list[str]:
+    """The function's lines, each ending in `\n`: a file whose line ends changed (`\r\n`
+    since the baseline) shows only what changed in the code."""
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return text_lines(source)[first - 1 : node.end_lineno]
+    return [line.rstrip("\r\n") + "\n" for line in text_lines(source)[first - 1 : node.end_lineno]]
 
 
 def check_shadows(
