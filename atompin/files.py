@@ -25,7 +25,7 @@ def read_text(path: Path, what: str = "file", missing: str | None = None) -> str
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what} ({exc.strerror or exc})") from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # a byte order mark (Windows editors save one) is no text
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise InputError(

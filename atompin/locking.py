@@ -193,7 +193,7 @@ class Locker:
             refs = [(self.baseline_ref, BaselineSource.OPTION)]
         path = self.manifest.components[consumer].declares.get(provider)
         if not refs and path and path in resolved.tree.files:
-            version, commit = declared_target(resolved.tree.read(path).decode("utf-8", "replace"), provider)
+            version, commit = declared_target(resolved.tree.read(path).decode("utf-8-sig", "replace"), provider)
             refs = [(f"v{version}", BaselineSource.DECLARED)] if version else []
             refs += [(commit, BaselineSource.DECLARED)] if commit else []
         if not refs:
@@ -271,12 +271,12 @@ class Locker:
                 self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.version or '?'}{before}")
             if edge.provider in spec_c.declares:
                 path = spec_c.declares[edge.provider]
-                text = consumer.tree.read(path).decode("utf-8", "replace") if path in consumer.tree.files else None
+                text = consumer.tree.read(path).decode("utf-8-sig", "replace") if path in consumer.tree.files else None
                 edge_findings += declared_target_skew(
                     edge.consumer, edge.provider, path, text, provider.resolved.commit, provider.version
                 )
             pyproject = (
-                consumer.tree.read("pyproject.toml").decode("utf-8", "replace")
+                consumer.tree.read("pyproject.toml").decode("utf-8-sig", "replace")
                 if "pyproject.toml" in consumer.tree.files
                 else None
             )
@@ -409,7 +409,7 @@ def relock(
         before = read_text(target, "lock file")
         previous = lockfile.loads(before, target)
     elif target.is_file():  # replaced whole: any damage in the old lock is overwritten
-        before = target.read_bytes().decode("utf-8", "replace")
+        before = target.read_bytes().decode("utf-8-sig", "replace")
         previous = _readable_lock(before, target)  # its provider commits are baselines
     with Locker.open(manifest, manifest_path, cache_dir, offline, progress, baseline_ref) as locker:
         result = locker.lock(manifest.digest(), only, previous)

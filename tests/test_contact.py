@@ -2005,6 +2005,22 @@ def test_a_copy_whose_upstream_file_changed_its_line_ends_shows_only_the_code_th
     ]
 
 
+def test_a_copy_whose_upstream_file_gained_a_byte_order_mark_is_no_drift():
+    # Only a comment changed. The signature spans lines and its `):` sits at the `def`'s
+    # indentation: the function is read from the whole file, byte order mark and all.
+    upstream = """
+        class GDNBuilder:
+            def build(
+                self, m
+            ):
+                batch_size = m.num_actual_tokens
+                return batch_size
+    """
+    commented = upstream.replace("return batch_size", "# Only a comment is new.\n                return batch_size")
+    pin = {"pv/gdn.py": "\ufeff" + textwrap.dedent(commented).lstrip("\n")}
+    assert found(check(COPIES, pin, baseline={"pv/gdn.py": upstream}), "shadow-drift") == []
+
+
 def test_wrappers_that_call_the_original_are_not_copies():
     consumer = {
         "plug/gdn.py": """

@@ -104,6 +104,25 @@ def test_declared_target_skew_says_how_far(project: Path):
     assert not [f for f in good.findings if f.rule == "declared-target-skew"]
 
 
+def test_files_saved_with_a_byte_order_mark_read_as_without_one(project: Path):
+    # Windows editors may save one: pairs.toml, and the plugin's env file and pyproject.toml.
+    project.write_bytes(b"\xef\xbb\xbf" + project.read_bytes())
+    plug = project.parent / "repos/miniplug"
+    for name in ("miniplug/vllm-version.env", "pyproject.toml"):
+        (plug / name).write_bytes(b"\xef\xbb\xbf" + (plug / name).read_bytes())
+    repo = git.Repo(plug)
+    repo.git.commit("-qam", "saved on Windows")
+    repo.git.tag("-f", "v0.1.0")
+    result = lock(project)
+    assert result.exit_code == 1, result.output
+    locked = lockfile.read(project.parent / "atompin.lock")
+    bad, good = locked.pair(BAD), locked.pair(GOOD)
+    assert bad is not None and good is not None
+    [skew] = [f for f in bad.findings if f.rule == "declared-target-skew"]
+    assert skew.sites == ["miniplug/vllm-version.env:3"]
+    assert [f.rule for f in good.findings if f.rule == "unconstrained-plugin"] == ["unconstrained-plugin"]
+
+
 def test_unconstrained_plugin_and_its_fix(project: Path, tmp_path: Path):
     lock(project)
     good = lockfile.read(project.parent / "atompin.lock").pair(GOOD)

@@ -286,12 +286,14 @@ def test_no_demotion_without_plugin_entry_points_or_for_part_of_a_package(run_ch
     assert run_check(PROVIDER, sub, consumer_package="outer.plug").findings[0].severity.value == "error"
 
 
-def test_entry_points_from_wheel_metadata_setup_cfg_and_setup_py():
+@pytest.mark.parametrize("mark", ["", "\ufeff"], ids=["plain", "byte-order-mark"])
+def test_entry_points_from_wheel_metadata_setup_cfg_and_setup_py(mark: str):
     tree = MemoryTree(
         {
-            "plug-1.0.dist-info/entry_points.txt": "[pv.platform_plugins]\nplug = plug:register\n",
-            "setup.cfg": "[options.entry_points]\nconsole_scripts =\n    plug-cli = plug.cli:main\n",
-            "setup.py": "from setuptools import setup\nsetup(entry_points={'pv.general_plugins': ['x = plug.x:go']})\n",
+            "plug-1.0.dist-info/entry_points.txt": mark + "[pv.platform_plugins]\nplug = plug:register\n",
+            "setup.cfg": mark + "[options.entry_points]\nconsole_scripts =\n    plug-cli = plug.cli:main\n",
+            "setup.py": mark
+            + "from setuptools import setup\nsetup(entry_points={'pv.general_plugins': ['x = plug.x:go']})\n",
         }
     )
     assert entry_points(tree) == {
@@ -320,4 +322,7 @@ def test_entry_points_from_pyproject_with_or_without_the_standard_librarys_toml_
         "console_scripts": [],
         "console_gui-scripts": ["plug.gui:main"],
     }
+    assert entry_points(MemoryTree({"pyproject.toml": "\ufeff" + GUI_PLUGIN}))["pv.platform_plugins"] == [
+        "plug.register:register"
+    ]
     assert entry_points(MemoryTree({"pyproject.toml": "[project\nname = 1"})) == {}
