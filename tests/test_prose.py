@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from pathlib import Path
 
@@ -46,6 +47,45 @@ def test_the_other_kind_of_triple_quote_inside_a_docstring_opens_nothing():
     finder = ProseFinder(text)
     assert not finder.at(text.index(b"obj.name")) and not finder.at(text.rindex(b"obj.name"))
     assert finder.at(text.index(b"examples")) and finder.at(text.index(b"doc"))
+
+
+# vLLM 0.33's models/interfaces.py: a docstring whose last word is quoted closes right after
+# the quote (`'layers_block_type'"""`); taken for a one-line string's triple quote, every later
+# line of the file read as its opposite (code as prose, docstrings as code). ATOM's
+# graph_marker_instrumentation.py: a triple quote in a one-line string opened a docstring.
+CLOSED_AFTER_A_QUOTE = b"""class A:
+    \"\"\"indicates that hf_config has 'layers_block_type'\"\"\"
+
+    is_hybrid = True
+    \"\"\"A flag for x.in_docstring.\"\"\"
+
+    def f(self):
+        self.expert_weights = []
+        # a \"\"\" in a comment after code opens nothing: self.in_comment
+        y = 1  # nor after code on its line \"\"\"
+        TAG = "#"; self.after_hash_in_string
+        m = re.match(r'^(?P<quote>\"\"\"|x)', s); self.after_a_pattern
+        \"\"\"Escaped \\\"\"\" does not close: self.still_docstring\"\"\"
+        return self.code_at_the_end
+"""
+
+
+@pytest.mark.parametrize(
+    ("needle", "prose"),
+    [
+        (b"x.in_docstring", True),
+        (b"self.expert_weights", False),
+        (b"self.in_comment", True),
+        (b"self.after_hash_in_string", False),
+        (b"self.after_a_pattern", False),  # ATOM's shape: a triple quote in a one-line raw string
+        (b"self.still_docstring", True),
+        (b"self.code_at_the_end", False),
+    ],
+)
+def test_the_finder_closes_a_docstring_at_its_first_triple_quote(needle: bytes, prose: bool):
+    at = CLOSED_AFTER_A_QUOTE.index(needle)
+    assert ProseReader(CLOSED_AFTER_A_QUOTE).at(at) is prose  # the exact answer
+    assert ProseFinder(CLOSED_AFTER_A_QUOTE).at(at) is prose
 
 
 # Where ProseFinder's shortcuts guess and ProseReader reads: a `#` in a string, a triple quote
@@ -103,6 +143,19 @@ def test_the_reader_agrees_with_pythons_tokenizer_on_this_projects_sources():
         backwards = ProseReader(source)
         assert [backwards.at(position) for position, _ in reversed(expected)] == [p for _, p in reversed(expected)]
         checked += len(expected)
+    assert checked > 10_000
+
+
+def test_the_finder_agrees_with_the_reader_on_this_projects_sources():
+    # The finder's guesses differ from the reader only in triple-quoted f-strings, which this
+    # project's code does not write: at every `.name` they agree (12 places did not before).
+    checked = 0
+    for path in sorted(Path(atompin.__file__).parent.rglob("*.py")):
+        source = path.read_bytes()
+        finder, reader = ProseFinder(source), ProseReader(source)
+        for match in re.finditer(rb"\.[A-Za-z_]", source):
+            assert finder.at(match.start()) is reader.at(match.start()), (path.name, match.start())
+            checked += 1
     assert checked > 10_000
 
 
