@@ -1532,6 +1532,37 @@ def test_a_stand_in_seen_only_by_its_shape_gives_warnings():
     assert "warning" in {s for s, _, _ in found(check(alone, role_b, baseline=ROLE_A), "protocol-drift")}
 
 
+def test_a_comment_or_docstring_naming_a_member_is_no_evidence_the_provider_uses_it():
+    # vLLM 0.33's envs.py: "# AttentionBackend.supported_kv_cache_layouts()." was cited as the
+    # first place the provider calls it. Here one member is also named in a comment, another
+    # only in a docstring.
+    shaped = {
+        "plug/backend.py": "import pv.backend  # noqa: F401\n"
+        + MY_BACKEND
+        + """
+    @classmethod
+    def get_supported_head_sizes(cls):
+        return [64]
+"""
+    }
+    role_b = dict(ROLE_B)
+    role_b["pv/backend.py"] = role_b["pv/backend.py"].replace(
+        "def old_uncalled(cls):",
+        "def get_supported_head_sizes(cls):\n                return []\n\n            @classmethod\n            def old_uncalled(cls):",
+    )
+    with_prose = dict(role_b)
+    with_prose["pv/a_envs.py"] = (  # before pv/runner.py, which calls the first of them
+        "# Read by AttentionBackend.get_kv_cache_shape() at start-up.\n"
+        '"""See backend.old_uncalled() for the sizes."""\n'
+        "SIZES = None\n"
+    )
+    cited = [f.message for f in check(shaped, with_prose, baseline=ROLE_A).findings if f.rule.value == "protocol-drift"]
+    assert cited == [
+        f.message for f in check(shaped, role_b, baseline=ROLE_A).findings if f.rule.value == "protocol-drift"
+    ]
+    assert cited and all("a_envs" not in message and "old_uncalled" not in message for message in cited)
+
+
 def test_a_hook_the_provider_tests_for_with_hasattr_is_not_reported():
     guarded = dict(ROLE_B)
     guarded["pv/runner.py"] = """

@@ -30,11 +30,12 @@ from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import quoted, writes_as_string
 from atompin.analysis.prefetch import Shares, Task, Worker
+from atompin.analysis.prose import ProseFinder
 from atompin.analysis.syntax import dotted, instance_assignments, walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-9"
+SITES_FORMAT = "atompin-sites-10"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -644,9 +645,11 @@ _OWN_RECEIVER = re.compile(rb"(?<![\w.])(?:self|cls|super\(\))\s*$")
 
 
 def _text_sites(text: bytes, path: str, name: str) -> list[NameSite]:
-    """`x.name(...)` and `x.name` on receivers other than self/cls/super(), from the text alone."""
+    """`x.name(...)` and `x.name` on receivers other than self/cls/super(), from the text alone
+    (not in a comment or a docstring: "# AttentionBackend.name()" is no use)."""
     needle = b"." + name.encode()
     guarded = writes_as_string(text, name)
+    prose: ProseFinder | None = None
     out: list[NameSite] = []
     start = 0
     while (i := text.find(needle, start)) >= 0:
@@ -659,6 +662,9 @@ def _text_sites(text: bytes, path: str, name: str) -> list[NameSite]:
         if rest.startswith(b"=") and not rest.startswith(b"=="):
             continue  # an assignment, not a use
         if _OWN_RECEIVER.search(text[max(0, i - 16) : i]):
+            continue
+        prose = prose or ProseFinder(text)
+        if prose.at(i):
             continue
         kind = SiteKind.CALL if rest.startswith(b"(") else SiteKind.READ
         line = text.count(b"\n", 0, i) + 1
