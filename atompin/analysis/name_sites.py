@@ -269,7 +269,8 @@ class NameSearch:
             }
             # Read in one batch: a git tree reads many blobs at once far faster than one by one.
             for path, text in self.tree.read_many([path for path, found in holding.items() if found]):
-                sites += [site for name in sorted(holding[path]) for site in _text_sites(text, path, name)]
+                prose = ProseFinder(text)  # its triple quotes found once per file, when first asked
+                sites += [site for name in sorted(holding[path]) for site in _text_sites(text, path, name, prose)]
             self.cache.put_raw(key, _dump_sites(sites))
         out: dict[str, list[NameSite]] = {name: [] for name in wanted}
         for site in sites:
@@ -644,12 +645,11 @@ def open_blocks(text: bytes) -> Iterator[tuple[int, tuple[tuple[int, str, str], 
 _OWN_RECEIVER = re.compile(rb"(?<![\w.])(?:self|cls|super\(\))\s*$")
 
 
-def _text_sites(text: bytes, path: str, name: str) -> list[NameSite]:
+def _text_sites(text: bytes, path: str, name: str, prose: ProseFinder) -> list[NameSite]:
     """`x.name(...)` and `x.name` on receivers other than self/cls/super(), from the text alone
-    (not in a comment or a docstring: "# AttentionBackend.name()" is no use)."""
+    (not in a comment or a docstring, `prose`'s: "# AttentionBackend.name()" is no use)."""
     needle = b"." + name.encode()
     guarded = writes_as_string(text, name)
-    prose: ProseFinder | None = None
     out: list[NameSite] = []
     start = 0
     while (i := text.find(needle, start)) >= 0:
@@ -663,7 +663,6 @@ def _text_sites(text: bytes, path: str, name: str) -> list[NameSite]:
             continue  # an assignment, not a use
         if _OWN_RECEIVER.search(text[max(0, i - 16) : i]):
             continue
-        prose = prose or ProseFinder(text)
         if prose.at(i):
             continue
         kind = SiteKind.CALL if rest.startswith(b"(") else SiteKind.READ
