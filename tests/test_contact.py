@@ -1497,8 +1497,10 @@ def test_without_a_baseline_only_the_abstract_hook_is_an_error():
     assert "indexes_kv_by_block_stride: the provider calls" in warning.message
 
 
-def test_a_stand_in_seen_only_by_its_shape_gives_warnings():
-    # The module reaches the provider (a shape-only stand-in is looked for where the consumer uses it).
+def _shaped_stand_in() -> tuple[dict[str, str], dict[str, str]]:
+    """A consumer class shaped like the role but not seen handed over, and the role (at the pin)
+    defining the method it adds. Its module reaches the provider (a shape-only stand-in is looked
+    for where the consumer uses it)."""
     shaped = {
         "plug/backend.py": "import pv.backend  # noqa: F401\n"
         + MY_BACKEND
@@ -1513,6 +1515,11 @@ def test_a_stand_in_seen_only_by_its_shape_gives_warnings():
         "def old_uncalled(cls):",
         "def get_supported_head_sizes(cls):\n                return []\n\n            @classmethod\n            def old_uncalled(cls):",
     )
+    return shaped, role_b
+
+
+def test_a_stand_in_seen_only_by_its_shape_gives_warnings():
+    shaped, role_b = _shaped_stand_in()
     result = check(shaped, role_b, baseline=ROLE_A)
     assert {s for s, _, _ in found(result, "protocol-drift")} == {"warning"}
     assert "guess from its shape" in one(result, "protocol-drift").message
@@ -1536,20 +1543,7 @@ def test_a_comment_or_docstring_naming_a_member_is_no_evidence_the_provider_uses
     # vLLM 0.33's envs.py: "# AttentionBackend.supported_kv_cache_layouts()." was cited as the
     # first place the provider calls it. Here one member is also named in a comment, another
     # only in a docstring.
-    shaped = {
-        "plug/backend.py": "import pv.backend  # noqa: F401\n"
-        + MY_BACKEND
-        + """
-    @classmethod
-    def get_supported_head_sizes(cls):
-        return [64]
-"""
-    }
-    role_b = dict(ROLE_B)
-    role_b["pv/backend.py"] = role_b["pv/backend.py"].replace(
-        "def old_uncalled(cls):",
-        "def get_supported_head_sizes(cls):\n                return []\n\n            @classmethod\n            def old_uncalled(cls):",
-    )
+    shaped, role_b = _shaped_stand_in()
     with_prose = dict(role_b)
     with_prose["pv/a_envs.py"] = (  # before pv/runner.py, which calls the first of them
         "# Read by AttentionBackend.get_kv_cache_shape() at start-up.\n"
