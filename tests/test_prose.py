@@ -213,3 +213,16 @@ def test_a_backslash_ending_the_text_inside_a_string_ends_it_there(source: bytes
     reader = ProseReader(source)
     assert reader.at(len(source) - 1) is source.startswith(b"x = '''")
     assert not reader.in_comment(len(source) - 1)
+
+
+def test_a_line_longer_than_the_finder_reads_is_code_and_long_runs_of_quotes_are_read_once():
+    # Data, or hostile input: the finder looks for no string or comment on a line over 8 KiB
+    # (each question would read the whole line again), and a run of quotes is read as it goes.
+    long_line = b'x = "' + b"a" * 9000 + b' y.name"\n'
+    assert not ProseFinder(long_line).at(long_line.index(b"y.name"))
+    assert ProseReader(long_line).at(long_line.index(b"y.name")) is False  # a one-line string: no prose
+    # Valid Python, as the parser reads it: 50,000 empty strings, then 100,000 one-line strings
+    # that hold a triple quote; the code after each line is code.
+    quotes = b'""""""' * 50_000 + b"\nz.name\nx = " + b'\'a"""\' ' * 100_000 + b"\nw.name\n"
+    finder = ProseFinder(quotes)
+    assert [finder.at(m.start()) for m in re.finditer(rb"\.name", quotes)] == [False, False]

@@ -48,34 +48,70 @@ class ProseFinder:
 
     def __init__(self, text: bytes) -> None:
         self.text = text
+        self._lines = _LineCode(text)
         self._quotes: dict[bytes, list[int]] | None = None
 
     def at(self, position: int) -> bool:
         """Is `position` in a comment or a docstring?"""
-        if _comment_before(self.text, position):
+        if self._lines.in_comment(position):
             return True
         if self._quotes is None:
-            self._quotes = _triple_quotes(self.text)
+            self._quotes = _triple_quotes(self.text, self._lines)
         return any(bisect.bisect_left(found, position) % 2 == 1 for found in self._quotes.values())
 
 
-# A line's code (one-line strings whole) up to a `#`: the `#` opens a comment; or up to an
-# opening quote with the rest of its string: the place after it is in that string.
-_CODE = rb"""(?:[^#"'\\\r\n]|\\.|"(?:[^"\\\r\n]|\\.)*"|'(?:[^'\\\r\n]|\\.)*')*"""
-_CODE_THEN_HASH = re.compile(_CODE + rb"#")
-_CODE_THEN_OPEN_STRING = re.compile(_CODE + rb"""(?:"(?:[^"\\\r\n]|\\.)*|'(?:[^'\\\r\n]|\\.)*)""")
+# A one-line string (to its closing quote, or its line's end) or a comment's `#`, in a line's code.
+_STRING_OR_HASH = re.compile(rb""""(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|#""")
+# A longer line (data, or hostile input) is read as code alone: its strings and comment are not
+# looked for, so that no text costs more than a few passes over it.
+_LONGEST_LINE = 8192
 
 
-def _comment_before(text: bytes, position: int) -> bool:
-    """Does a comment's `#` come before `position` on its line (not a `#` in a string)?"""
-    start = max(text.rfind(b"\n", 0, position), text.rfind(b"\r", 0, position)) + 1
-    return b"#" in text[start:position] and _CODE_THEN_HASH.match(text, start, position) is not None
+class _LineCode:
+    """Where a text's lines hold one-line strings and a comment, read once per line when asked."""
 
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+        self._read: dict[int, tuple[list[int], list[int], int]] = {}  # line start -> string starts, ends; `#`
 
-def _in_string_on_its_line(text: bytes, position: int) -> bool:
-    """Is `position` inside a one-line string opened earlier on its line?"""
-    start = max(text.rfind(b"\n", 0, position), text.rfind(b"\r", 0, position)) + 1
-    return _CODE_THEN_OPEN_STRING.fullmatch(text, start, position) is not None
+    def in_comment(self, position: int) -> bool:
+        """Does a comment's `#` come before `position` on its line (not a `#` in a string)?"""
+        start = self._start(position)
+        if start is None or self.text.find(b"#", start, position) < 0:
+            return False  # most lines: no `#` before the place, nothing to read
+        return self._line(start)[2] < position
+
+    def in_string(self, position: int) -> bool:
+        """Is `position` inside a one-line string opened earlier on its line?"""
+        text, start = self.text, self._start(position)
+        if start is None or (text.find(b'"', start, position) < 0 and text.find(b"'", start, position) < 0):
+            return False
+        starts, ends, _ = self._line(start)
+        i = bisect.bisect_left(starts, position) - 1
+        return i >= 0 and position < ends[i]
+
+    def _start(self, position: int) -> int | None:
+        """Where the line of `position` starts; None for a longer line."""
+        text = self.text
+        lowest = max(0, position - _LONGEST_LINE)
+        start = max(text.rfind(b"\n", lowest, position), text.rfind(b"\r", lowest, position)) + 1
+        return None if start == 0 and lowest > 0 else start
+
+    def _line(self, start: int) -> tuple[list[int], list[int], int]:
+        text = self.text
+        found = self._read.get(start)
+        if found is None:
+            starts: list[int] = []
+            ends: list[int] = []
+            comment = len(text)
+            for match in _STRING_OR_HASH.finditer(text, start, min(len(text), start + _LONGEST_LINE)):
+                if match.group() == b"#":
+                    comment = match.start()
+                    break
+                starts.append(match.start())
+                ends.append(match.end())
+            found = self._read[start] = (starts, ends, comment)
+        return found
 
 
 def _escaped(text: bytes, at: int) -> bool:
@@ -86,11 +122,12 @@ def _escaped(text: bytes, at: int) -> bool:
     return (at - run) % 2 == 1
 
 
-def _triple_quotes(text: bytes) -> dict[bytes, list[int]]:
+def _triple_quotes(text: bytes, lines: _LineCode) -> dict[bytes, list[int]]:
     """Where each kind of triple quote opens or closes a string, in order. An open string closes
     at the first triple quote of its kind that is not escaped, as Python reads it (`'word'\"\"\"`
     closes a docstring). What opens one is a guess from its line: not a triple quote in a
-    comment, nor one in a one-line string (`'\"\"\"'`, `r'(\"\"\"|x)'`)."""
+    comment, nor one in a one-line string (`'\"\"\"'`, `r'(\"\"\"|x)'`), nor one right after a
+    quote (the tail of a run of quotes)."""
     out: dict[bytes, list[int]] = {b'"""': [], b"'''": []}
     opened: bytes | None = None
     for match in _TRIPLE.finditer(text):
@@ -100,7 +137,7 @@ def _triple_quotes(text: bytes) -> dict[bytes, list[int]]:
                 out[kind].append(at)
                 opened = None
             continue  # the other kind, or an escaped one, inside the open string
-        if _escaped(text, at) or _comment_before(text, at) or _in_string_on_its_line(text, at):
+        if at and text[at - 1] in b"\"'" or _escaped(text, at) or lines.in_comment(at) or lines.in_string(at):
             continue
         out[kind].append(at)
         opened = kind
