@@ -11,7 +11,7 @@ from atompin.analysis import name_sites
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.name_sites import NameSearch
 from atompin.sources import tree as tree_module
-from atompin.sources.tree import FolderTree, SourceTree
+from atompin.sources.tree import FolderTree, MemoryTree, SourceTree
 from atompin.testing import write_files
 
 # Each file writes `name` (or `t`) one way; the identifiers read every one of them the same way in
@@ -166,3 +166,11 @@ def test_git_searches_a_folder_whatever_the_environment_says_of_pathspecs_and_ho
     paths = folder.python_files("pv")
     assert folder.files_matching(paths, ["a\0b", "name"]) == real(folder, paths, ["a\0b", "name"])
     assert searched_here == paths
+
+
+def test_text_sites_are_on_their_lines_however_many_a_file_holds():
+    # Counted on from one site to the next: a file of many sites is read once, not once a site.
+    lines = ["import pv", *(f"x{i}.hook()" if i % 3 else f"# x{i}.hook()" for i in range(1, 3001))]
+    tree = MemoryTree({"pv/__init__.py": "", "pv/many.py": "\n".join(lines) + "\n"}, "provider")
+    sites = NameSearch(tree, "pv", AnalysisCache()).find_text(["hook"])["hook"]
+    assert [site.line for site in sites] == [i + 1 for i in range(1, 3001) if i % 3]  # comments left out

@@ -652,6 +652,7 @@ def _text_sites(text: bytes, path: str, name: str, prose: ProseFinder) -> list[N
     guarded = writes_as_string(text, name)
     out: list[NameSite] = []
     start = 0
+    line, counted = 1, 0  # the line of `counted`: counted on from the last site, not from the top
     while (i := text.find(needle, start)) >= 0:
         start = i + 1
         end = i + len(needle)
@@ -666,7 +667,7 @@ def _text_sites(text: bytes, path: str, name: str, prose: ProseFinder) -> list[N
         if prose.at(i):
             continue
         kind = SiteKind.CALL if rest.startswith(b"(") else SiteKind.READ
-        line = text.count(b"\n", 0, i) + 1
+        line, counted = line + text.count(b"\n", counted, i), i
         out.append(NameSite(name, kind, SiteReceiver.OTHER, path, line, guarded=guarded))
     return out
 

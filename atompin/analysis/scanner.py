@@ -2431,12 +2431,13 @@ class ConsumerScanner:
                 continue  # no string starts with it (every file is read here: the pattern is the slow part)
             pattern = rb"[\"'](" + re.escape(top.encode()) + rb"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?)[\"']"
             prose = ProseFinder(source)
+            line, counted = 1, 0  # counted on from the last string, not from the top
             for match in re.finditer(pattern, source):
                 if _MOCK_TARGET.search(source, max(0, match.start() - 64), match.start()):
                     continue  # what a test double replaces (`patch("plug.mod.Cls", fake)`), not a handover
                 if prose.at(match.start()):
                     continue  # an example in a docstring or a comment (`e.g. "plug.mod.Cls"`)
-                line = source.count(b"\n", 0, match.start()) + 1
+                line, counted = line + source.count(b"\n", counted, match.start()), match.start()
                 text = match.group(1).decode()
                 self.usage.contact.handovers.append(Handover(HandoverKind.PATH, text, Site(path, line)))
 
