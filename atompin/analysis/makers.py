@@ -181,6 +181,10 @@ def _consumer_names_method(hierarchy: Hierarchy, maker: ClassRef, method: str) -
     return any(ref.dotted.split(".")[-2:] == [maker.qualname, method] for ref in refs)
 
 
+# What `bytes.lstrip` strips: a line's indentation, up to a place on it.
+_LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+
+
 def _calls_by_text(text: bytes, name: str) -> set[tuple[str, str]]:
     """(top-level class, its method) around each call of `name` the text writes (`Name(`,
     `.Name(`), told by indentation (`name_sites.open_blocks`); ("", "") outside a method. A guess:
@@ -191,11 +195,13 @@ def _calls_by_text(text: bytes, name: str) -> set[tuple[str, str]]:
     blocks = list(open_blocks(text))
     starts = [start for start, _ in blocks]
     out: set[tuple[str, str]] = set()
+    line_start = looked = 0  # looked for from the last call on: a long line is not read again each time
     for match in pattern.finditer(text):
         if prose.at(match.start()):
             continue
-        line_start = text.rfind(b"\n", 0, match.start()) + 1
-        indent = len(text[line_start : match.start()]) - len(text[line_start : match.start()].lstrip())
+        line_start = max(line_start, text.rfind(b"\n", looked, match.start()) + 1)
+        looked = match.start()
+        indent = _LEADING_SPACE.match(text, line_start, match.start()).end() - line_start  # type: ignore[union-attr]
         before = bisect.bisect_left(starts, line_start)  # the blocks opened on earlier lines
         around = [b for b in (blocks[before - 1][1] if before else ()) if b[0] < indent]
         inside = len(around) > 1 and around[0][:2] == (0, "class") and around[1][1] == "def"
