@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from atompin.errors import InputError
+from atompin.lines import line_numbers
 
 
 def read_text(path: Path, what: str = "file", missing: str | None = None) -> str:
@@ -27,7 +28,7 @@ def read_text(path: Path, what: str = "file", missing: str | None = None) -> str
     try:
         return data.decode("utf-8-sig")  # a byte order mark (Windows editors save one) is no text
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        line = line_numbers(data, [exc.start])[exc.start]
         raise InputError(
             f"{path}:{line}: byte {exc.start} (0x{data[exc.start]:02x}) is not UTF-8; save the {what} as UTF-8"
         ) from None

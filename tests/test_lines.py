@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import ast
+import bisect
 
 import pytest
 
 from atompin.analysis.pinning import parse_env, unconstrained_plugin
 from atompin.errors import InputError
-from atompin.lines import line_starts, text_lines
+from atompin.lines import line_numbers, line_starts, text_lines
 from atompin.relocations import parse_table
 from atompin.report.sarif import pair_lines
 from atompin.tomlfile import locate
@@ -80,3 +81,14 @@ def test_an_unconstrained_plugin_is_cited_on_its_entry_point_line(mark: str):
     )
     [finding] = unconstrained_plugin("plug", "pv", "pv", [], pyproject)
     assert [site.line for site in finding.sites] == [6]
+
+
+@pytest.mark.parametrize("source", [b"a\nb\r\nc\rd\n\ne", b"\r\n\r\n\r\r\n\n", b"", b"x", b"\r", b"a\r\n"])
+def test_line_numbers_agree_with_line_starts_at_every_offset_asked_in_any_set(source: bytes):
+    starts = line_starts(source)
+    expected = {offset: bisect.bisect_right(starts, offset) for offset in range(len(source) + 1)}
+    assert line_numbers(source, range(len(source) + 1)) == expected
+    # Asked for a few: an offset on the `\n` of a `\r\n`, between the two, each alone.
+    for offset in range(len(source) + 1):
+        assert line_numbers(source, [offset]) == {offset: expected[offset]}
+        assert line_numbers(source, [0, offset]) == {0: 1, offset: expected[offset]}

@@ -168,9 +168,11 @@ def test_git_searches_a_folder_whatever_the_environment_says_of_pathspecs_and_ho
     assert searched_here == paths
 
 
-def test_text_sites_are_on_their_lines_however_many_a_file_holds():
-    # Counted on from one site to the next: a file of many sites is read once, not once a site.
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_text_sites_are_on_their_lines_however_many_a_file_holds(end: str):
+    # Counted on from one site to the next: a file of many sites is read once, not once a site;
+    # lines end where the parser ends them.
     lines = ["import pv", *(f"x{i}.hook()" if i % 3 else f"# x{i}.hook()" for i in range(1, 3001))]
-    tree = MemoryTree({"pv/__init__.py": "", "pv/many.py": "\n".join(lines) + "\n"}, "provider")
+    tree = MemoryTree({"pv/__init__.py": "", "pv/many.py": end.join(lines) + end}, "provider")
     sites = NameSearch(tree, "pv", AnalysisCache()).find_text(["hook"])["hook"]
     assert [site.line for site in sites] == [i + 1 for i in range(1, 3001) if i % 3]  # comments left out

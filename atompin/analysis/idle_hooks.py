@@ -38,6 +38,7 @@ from atompin.analysis.outside import TORCH_MODULE_BASES
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, ContactSurface
+from atompin.lines import line_numbers
 from atompin.model import Finding, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
 
@@ -165,7 +166,7 @@ def _reads(tree: SourceTree, paths: list[str], names: list[str]) -> dict[str, li
             sites = found.setdefault(name.decode(), [])
             if not sites or sites[-1][0].path != path:
                 defines = re.search(rb"def[ \t]+" + name + rb"\b", text) is not None
-                sites.append((Site(path, text.count(b"\n", 0, match.start()) + 1), defines))
+                sites.append((Site(path, line_numbers(text, [match.start()])[match.start()]), defines))
     return found
 
 

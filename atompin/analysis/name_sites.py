@@ -32,6 +32,7 @@ from atompin.analysis.names import quoted, writes_as_string
 from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.syntax import dotted, instance_assignments, walk
+from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
@@ -650,9 +651,8 @@ def _text_sites(text: bytes, path: str, name: str, prose: ProseFinder) -> list[N
     (not in a comment or a docstring, `prose`'s: "# AttentionBackend.name()" is no use)."""
     needle = b"." + name.encode()
     guarded = writes_as_string(text, name)
-    out: list[NameSite] = []
+    found: list[tuple[SiteKind, int]] = []
     start = 0
-    line, counted = 1, 0  # the line of `counted`: counted on from the last site, not from the top
     while (i := text.find(needle, start)) >= 0:
         start = i + 1
         end = i + len(needle)
@@ -666,10 +666,9 @@ def _text_sites(text: bytes, path: str, name: str, prose: ProseFinder) -> list[N
             continue
         if prose.at(i):
             continue
-        kind = SiteKind.CALL if rest.startswith(b"(") else SiteKind.READ
-        line, counted = line + text.count(b"\n", counted, i), i
-        out.append(NameSite(name, kind, SiteReceiver.OTHER, path, line, guarded=guarded))
-    return out
+        found.append((SiteKind.CALL if rest.startswith(b"(") else SiteKind.READ, i))
+    lines = line_numbers(text, (i for _, i in found))
+    return [NameSite(name, kind, SiteReceiver.OTHER, path, lines[i], guarded=guarded) for kind, i in found]
 
 
 def _called_on_others(text: bytes, name: str) -> bool:

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 
 from atompin.analysis.names import absolute_module
 from atompin.analysis.prose import WORD_BYTES, ProseReader
+from atompin.lines import line_numbers
 
 _COMPUTED_IMPORT = re.compile(rb"import_module|__import__")
 # A string literal holding a dotted name, and what follows a colon ("pkg.mod:Cls"): its dotted part.
@@ -74,16 +75,6 @@ class _File:
     source: bytes
     imports: list[_Import] = field(default_factory=list)
     outside: list[_Import] | None = None  # the imports outside its functions
-
-    def lines_of(self, offsets: Iterable[int]) -> dict[int, int]:
-        """The 0-based line of each byte offset (counted once through the file, not from its start each time)."""
-        out: dict[int, int] = {}
-        line = last = 0
-        for offset in sorted(set(offsets)):
-            line += self.source.count(b"\n", last, offset)
-            out[offset] = line
-            last = offset
-        return out
 
     def in_function(self, offset: int) -> bool:
         """Is the line at byte `offset` inside a function body? Read from indentation, walking up
@@ -217,8 +208,8 @@ def _edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]:
                 names.append((head, match.start()))
     if b'.py"' in f.source or b".py'" in f.source:
         names += [(f"file:{m.group(1).decode()}.py", m.start()) for m in _FILE_STRING.finditer(f.source)]
-    lines = f.lines_of(offset for _, offset in names)
-    return [(name, lines[offset] + 1) for name, offset in names]
+    lines = line_numbers(f.source, (offset for _, offset in names))
+    return [(name, lines[offset]) for name, offset in names]
 
 
 def _hands_on_provider(f: _File, provider: str) -> bool:

@@ -121,6 +121,7 @@ from atompin.analysis.values import (
     StringMethod,
     Value,
 )
+from atompin.lines import line_numbers
 from atompin.model import Site
 
 # Bounds that keep the interpreter finite on any input.
@@ -2431,15 +2432,16 @@ class ConsumerScanner:
                 continue  # no string starts with it (every file is read here: the pattern is the slow part)
             pattern = rb"[\"'](" + re.escape(top.encode()) + rb"(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?)[\"']"
             prose = ProseFinder(source)
-            line, counted = 1, 0  # counted on from the last string, not from the top
+            named: list[tuple[str, int]] = []
             for match in re.finditer(pattern, source):
                 if _MOCK_TARGET.search(source, max(0, match.start() - 64), match.start()):
                     continue  # what a test double replaces (`patch("plug.mod.Cls", fake)`), not a handover
                 if prose.at(match.start()):
                     continue  # an example in a docstring or a comment (`e.g. "plug.mod.Cls"`)
-                line, counted = line + source.count(b"\n", counted, match.start()), match.start()
-                text = match.group(1).decode()
-                self.usage.contact.handovers.append(Handover(HandoverKind.PATH, text, Site(path, line)))
+                named.append((match.group(1).decode(), match.start()))
+            lines = line_numbers(source, (offset for _, offset in named))
+            for text, offset in named:
+                self.usage.contact.handovers.append(Handover(HandoverKind.PATH, text, Site(path, lines[offset])))
 
     def _record_replacement(self, ctx: _Ctx, node: ast.AST, owner: ProviderValue, attr: str, fn: _Function) -> None:
         """A patch with one of the consumer's functions: does its body use the original?"""
