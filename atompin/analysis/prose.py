@@ -60,8 +60,6 @@ class ProseFinder:
         return any(bisect.bisect_left(found, position) % 2 == 1 for found in self._quotes.values())
 
 
-# A one-line string (to its closing quote, or its line's end) or a comment's `#`, in a line's code.
-_STRING_OR_HASH = re.compile(rb""""(?:[^"\\\r\n]|\\.)*"?|'(?:[^'\\\r\n]|\\.)*'?|#""")
 # A longer line (data, or hostile input) is read as code alone: its strings and comment are not
 # looked for, so that no text costs more than a few passes over it.
 _LONGEST_LINE = 8192
@@ -98,18 +96,26 @@ class _LineCode:
         return None if start == 0 and lowest > 0 else start
 
     def _line(self, start: int) -> tuple[list[int], list[int], int]:
-        text = self.text
+        """The line's one-line strings (as `ProseReader` reads them: a triple quote is an empty
+        string and an opening here) and where its comment starts (the text's end: none)."""
         found = self._read.get(start)
         if found is None:
+            text = self.text
             starts: list[int] = []
             ends: list[int] = []
             comment = len(text)
-            for match in _STRING_OR_HASH.finditer(text, start, min(len(text), start + _LONGEST_LINE)):
-                if match.group() == b"#":
-                    comment = match.start()
+            end = min(len(text), start + _LONGEST_LINE)
+            opening = _OPENING.search(text, start, end)
+            while opening is not None:
+                at = opening.start()
+                if text[at] == 35:  # "#"
+                    comment = at
                     break
-                starts.append(match.start())
-                ends.append(match.end())
+                closing = _CLOSING[text[at : at + 1]].match(text, at + 1)
+                assert closing is not None  # every pattern matches the empty tail
+                starts.append(at)
+                ends.append(closing.end())
+                opening = _OPENING.search(text, closing.end(), end)
             found = self._read[start] = (starts, ends, comment)
         return found
 
