@@ -193,7 +193,7 @@ class Locker:
             refs = [(self.baseline_ref, BaselineSource.OPTION)]
         path = self.manifest.components[consumer].declares.get(provider)
         if not refs and path and path in resolved.tree.files:
-            version, commit = declared_target(resolved.tree.read(path).decode("utf-8-sig", "replace"), provider)
+            version, commit = declared_target(resolved.tree.read_text(path), provider)
             refs = [(f"v{version}", BaselineSource.DECLARED)] if version else []
             refs += [(commit, BaselineSource.DECLARED)] if commit else []
         if not refs:
@@ -271,15 +271,11 @@ class Locker:
                 self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.version or '?'}{before}")
             if edge.provider in spec_c.declares:
                 path = spec_c.declares[edge.provider]
-                text = consumer.tree.read(path).decode("utf-8-sig", "replace") if path in consumer.tree.files else None
+                text = consumer.tree.read_text(path) if path in consumer.tree.files else None
                 edge_findings += declared_target_skew(
                     edge.consumer, edge.provider, path, text, provider.resolved.commit, provider.version
                 )
-            pyproject = (
-                consumer.tree.read("pyproject.toml").decode("utf-8-sig", "replace")
-                if "pyproject.toml" in consumer.tree.files
-                else None
-            )
+            pyproject = consumer.tree.read_text("pyproject.toml") if "pyproject.toml" in consumer.tree.files else None
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )

@@ -92,3 +92,11 @@ def test_line_numbers_agree_with_line_starts_at_every_offset_asked_in_any_set(so
     for offset in range(len(source) + 1):
         assert line_numbers(source, [offset]) == {offset: expected[offset]}
         assert line_numbers(source, [0, offset]) == {0: 1, offset: expected[offset]}
+
+
+def test_a_trees_text_drops_a_byte_order_mark_and_replaces_bytes_that_are_not_utf8():
+    from atompin.sources.tree import MemoryTree
+
+    tree = MemoryTree({"a.toml": b"\xef\xbb\xbf[project]\nname = 'x\xff'\n", "b.env": b"X=1\n"})
+    assert tree.read_text("a.toml") == "[project]\nname = 'x\ufffd'\n"
+    assert tree.read_text("b.env") == "X=1\n"

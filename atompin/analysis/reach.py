@@ -50,17 +50,17 @@ def entry_points(tree: SourceTree) -> dict[str, list[str]]:
             parser = configparser.ConfigParser(interpolation=None, delimiters=("=",))
             parser.optionxform = str  # type: ignore[assignment,method-assign]
             try:
-                parser.read_string(tree.read(path).decode("utf-8-sig", "replace"))
+                parser.read_string(tree.read_text(path))
             except configparser.Error:
                 continue
             for section in parser.sections():
                 add(section, parser[section].values())
     if "pyproject.toml" in tree.files:
-        _pyproject(tree.read("pyproject.toml").decode("utf-8-sig", "replace"), add)
+        _pyproject(tree.read_text("pyproject.toml"), add)
     if "setup.cfg" in tree.files:
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read_string(tree.read("setup.cfg").decode("utf-8-sig", "replace"))
+            parser.read_string(tree.read_text("setup.cfg"))
         except configparser.Error:
             parser = configparser.ConfigParser()
         if parser.has_section("options.entry_points"):

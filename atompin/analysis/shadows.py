@@ -74,7 +74,7 @@ def _function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef 
     """The function's syntax tree and the source it was parsed from: its own lines (found by
     indentation) when they parse alone, else the whole file."""
     try:
-        source = index.tree.read(fn.path).decode("utf-8-sig", "replace")  # the parser skips a BOM too
+        source = index.tree.read_text(fn.path)
     except (OSError, KeyError):
         return None
     lines = text_lines(source)

@@ -94,7 +94,7 @@ def load_installed(name: str, paths: list[str] | None = None) -> Installed:
     commit = ""
     for path in files:
         if path.endswith("/_version.py") and path.count("/") == 1:
-            match = _COMMIT.search(tree.read(path).decode("utf-8-sig", "replace"))
+            match = _COMMIT.search(tree.read_text(path))
             if match:
                 commit = match.group(1)
             break

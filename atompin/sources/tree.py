@@ -76,6 +76,11 @@ class SourceTree(ABC):
     def read(self, path: str) -> bytes:
         """The bytes of one file."""
 
+    def read_text(self, path: str) -> str:
+        """A file's text: UTF-8 with a byte order mark dropped (as Python and editors read it, a
+        Windows editor may save one), a byte that is not UTF-8 replaced."""
+        return self.read(path).decode("utf-8-sig", "replace")
+
     def content_id(self, path: str) -> str:
         """A stable id of a file's content (the git blob id)."""
         return blob_id(self.read(path))

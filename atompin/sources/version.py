@@ -26,7 +26,7 @@ def version_from_tree(tree: SourceTree, package: str) -> str:
     base = package.replace(".", "/")
     for path in (f"{base}/_version.py", f"{base}/version.py", f"{base}/__init__.py"):
         if path in tree.files:
-            match = _VERSION_ASSIGN.search(tree.read(path).decode("utf-8-sig", "replace"))
+            match = _VERSION_ASSIGN.search(tree.read_text(path))
             if match and normalize_version(match.group(1)):
                 return normalize_version(match.group(1))
     return ""
