@@ -101,6 +101,25 @@ def _bound(sig: Signature, bound: bool) -> list[Param]:
     return params
 
 
+def same_kind(a: Signature, b: Signature) -> bool:
+    """Both instance methods, both classmethods or both staticmethods: calls bind alike."""
+    return (a.is_staticmethod, a.is_classmethod) == (b.is_staticmethod, b.is_classmethod)
+
+
+def binds_receiver(sig: Signature, through_instance: bool) -> bool:
+    """Does a call of `sig`, stored on a class, supply its first parameter? A classmethod's
+    always, a staticmethod's never, a plain function's when called through an instance
+    (`self.f(...)`, not `Cls.f(...)`): a function assigned onto a class becomes a method."""
+    if sig.is_staticmethod:
+        return False
+    return sig.is_classmethod or through_instance
+
+
+def as_called(sig: Signature, bound: bool) -> Signature:
+    """`sig` as a call sees it: without its first parameter when the call supplies it."""
+    return Signature(tuple(_bound(sig, bound)), is_async=sig.is_async)
+
+
 def untakeable_keywords(narrower: Signature, wider: Signature) -> list[str]:
     """The named parameters of `wider` that `narrower` cannot take by keyword (an override, or a
     replacement, against the method it stands for); none when it takes `**kwargs`."""
@@ -209,11 +228,20 @@ def replacement_problem(original: Signature, replacement: Signature) -> Mismatch
     return None
 
 
-def binding_problem(original: Signature, replacement: Signature, call: CallShape, bound: bool = False) -> str | None:
+def binding_problem(
+    original: Signature,
+    replacement: Signature,
+    call: CallShape,
+    bound: bool = False,
+    replacement_bound: bool | None = None,
+) -> str | None:
     """A call both signatures take whose positional arguments land elsewhere in the replacement: an
-    argument the original takes as `metrics` arriving as `block_size` (None when they land alike)."""
+    argument the original takes as `metrics` arriving as `block_size` (None when they land alike).
+    `replacement_bound`: whether the call supplies the replacement's first parameter, when it
+    binds otherwise than the original (`bound` for both by default)."""
     o = [p.name for p in _bound(original, bound) if p.kind in _POSITIONAL][: call.positional]
-    r = [p.name for p in _bound(replacement, bound) if p.kind in _POSITIONAL]
+    r_bound = bound if replacement_bound is None else replacement_bound
+    r = [p.name for p in _bound(replacement, r_bound) if p.kind in _POSITIONAL]
     for i, name in enumerate(o):
         if i < len(r) and r[i] != name and name in r:
             return f"its argument {i + 1} is {name} for the original but {r[i]} for the replacement"

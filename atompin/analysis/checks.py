@@ -13,15 +13,19 @@ from functools import cached_property
 
 from atompin.analysis.arity import (
     CallShape,
+    Mismatch,
+    as_called,
     binding_problem,
+    binds_receiver,
     call_problem,
     checkable,
     describe_change,
     replacement_problem,
+    same_kind,
     takes_anything,
     untakeable_keywords,
 )
-from atompin.analysis.callsites import CallerSearch, call_pattern
+from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
@@ -57,6 +61,13 @@ class _Draft:
     message: str
     sites: set[Site] = field(default_factory=set)
     alternatives: tuple[Alternative, ...] = ()
+
+
+def _binding_kind(sig: Signature) -> str:
+    """How a function stored on a class binds, for a message."""
+    if sig.is_staticmethod:
+        return "a staticmethod"
+    return "a classmethod" if sig.is_classmethod else "a plain function (a method: it binds the instance)"
 
 
 def _at_baseline_too(how: str = "") -> str:
@@ -648,7 +659,26 @@ class UsageChecker:
         original = res.target.signature if res.found and res.target is not None else None
         if original is None or not checkable(original):
             return False
-        return takes_anything(original) or replacement_problem(original, patch.replacement) is not None
+        if takes_anything(original) or not same_kind(original, patch.replacement):
+            return True  # (binding otherwise, through the class or an instance, only real calls can tell)
+        return replacement_problem(original, patch.replacement) is not None
+
+    def _replacement_problem(self, patch: PatchSite, original: Signature, replacement: Signature) -> Mismatch | None:
+        """Why `replacement` cannot take every call `original` takes. When the two bind otherwise
+        (a plain function stored in a staticmethod's place), they are compared as a call through
+        an instance sees them; a call through the class that misses is found among the real calls."""
+        if same_kind(original, replacement):
+            return replacement_problem(original, replacement)
+        _, owner = self.first(patch.owner)
+        through_instance = owner.target is not None and owner.target.kind is TargetKind.CLASS
+        found = replacement_problem(
+            as_called(original, binds_receiver(original, through_instance)),
+            as_called(replacement, binds_receiver(replacement, through_instance)),
+        )
+        if found is None:
+            return None
+        how = f"the original is {_binding_kind(original)}, the replacement {_binding_kind(replacement)}"
+        return Mismatch(f"{how}; called through an instance, {found.message}", found.definite)
 
     def _call_targets(self, patch: PatchSite) -> list[tuple[Target, str]]:
         """What a provider call names to reach the patched callable: the method or function by its name,
@@ -664,11 +694,10 @@ class UsageChecker:
             out.append((owner.target, owner.target.cls.qualname.rpartition(".")[2]))
         return out
 
-    def _real_calls(self, patch: PatchSite, target: Target) -> list[tuple[Site, CallShape, bool, tuple[str, str]]]:
+    def _real_calls(self, patch: PatchSite, target: Target) -> list[ProviderCall]:
         """Calls of the patched callable in the provider (but from callers the consumer replaced too) and in
-        the consumer: (site, what it passes, whether the receiver is supplied, and for a provider call the
-        function making it, as (owner symbol, name); ("", "") for the consumer's)."""
-        out: list[tuple[Site, CallShape, bool, tuple[str, str]]] = []
+        the consumer (their function "" and caller key ("", ""))."""
+        out: list[ProviderCall] = []
         _, owner = self.first(patch.owner)
         owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
         owner_module = (
@@ -680,11 +709,11 @@ class UsageChecker:
             for call in self.callers.calls(reached, name, through, self.own.replacements.__contains__, binding):
                 if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
                     continue  # the consumer replaced the function (or the class) that makes this call
-                out.append((call.site, call.shape, call.bound, call.caller_key))
+                out.append(call)
         for use in self.usage.calls:
             _, res = self.first(use.choices)
-            if res.found and res.target is not None and res.target.symbol == target.symbol:
-                out.append((use.site, use.shape, res.target.bound, ("", "")))
+            if res.found and (found := res.target) is not None and found.symbol == target.symbol:
+                out.append(ProviderCall(use.site, use.shape, found.bound, "", ("", ""), found.through_instance))
         return out
 
     def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
@@ -693,17 +722,23 @@ class UsageChecker:
         if patch.replacement is None or not checkable(original) or not checkable(patch.replacement):
             return
         assert original is not None and res.target is not None
-        problem = replacement_problem(original, patch.replacement)
-        if not problem and not takes_anything(original):
+        replacement = patch.replacement
+        problem = self._replacement_problem(patch, original, replacement)
+        if not problem and not takes_anything(original) and same_kind(original, replacement):
             return
-        both = f"Original {original.render()}; replacement {patch.replacement.render()}"
+        both = f"Original {original.render()}; replacement {replacement.render()}"
         calls = self._real_calls(patch, res.target)
         # A call that does not fit is an error; one that may never run (`_why_not_run`), a warning.
         misfits = []
-        for site, shape, bound, caller in calls:
+        for call in calls:
+            site, shape, bound, caller = call.site, call.shape, call.bound, call.caller_key
             if call_problem(original, shape, bound) is None:
-                misfit = call_problem(patch.replacement, shape, bound)
-                misfit = f"it {misfit}" if misfit else binding_problem(original, patch.replacement, shape, bound)
+                # A function stored in a staticmethod's place binds its receiver, and the reverse.
+                bound_there = (
+                    bound if same_kind(original, replacement) else binds_receiver(replacement, call.through_instance)
+                )
+                misfit = call_problem(replacement, shape, bound_there)
+                misfit = f"it {misfit}" if misfit else binding_problem(original, replacement, shape, bound, bound_there)
                 if misfit:
                     # An error needs a call that may run and that the baseline provider did not make too.
                     why = self._why_not_run(caller) if caller[0] else ""
@@ -715,8 +750,8 @@ class UsageChecker:
             site, shape, not_run, misfit = misfits[0]
             severity = Severity.WARNING if not_run else Severity.ERROR
             where = f" ({not_run})" if not_run else ""
-            same_kind = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(not_run))
-            others = [where for where in dict.fromkeys(same_kind) if where != str(site)]
+            alike = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(not_run))
+            others = [where for where in dict.fromkeys(alike) if where != str(site)]
             also = f"; so do {len(others)} more, at {', '.join(others[:3])}{', …' if len(others) > 3 else ''}"
             message = (
                 f"the replacement cannot take the real call at {site}{where}: {misfit} "

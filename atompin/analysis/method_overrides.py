@@ -27,6 +27,7 @@ from atompin.analysis.arity import (
     describe_change,
     filled_by_position,
     positional_names,
+    same_kind,
     untakeable_keywords,
 )
 from atompin.analysis.baseline import Baseline
@@ -106,11 +107,6 @@ def _base_signature(hierarchy: Hierarchy, cls: str, name: str) -> Signature | No
     """The signature of the first provider method `name` in consumer class `cls`'s order."""
     member = next((d.member for d in hierarchy.definitions(cls, name) if isinstance(d.node, ClassRef)), None)
     return member.signature if member is not None and is_method(member) else None
-
-
-def same_kind(a: Signature, b: Signature) -> bool:
-    """Both instance methods, both classmethods or both staticmethods: calls bind alike."""
-    return (a.is_staticmethod, a.is_classmethod) == (b.is_staticmethod, b.is_classmethod)
 
 
 def check_method_overrides(

@@ -41,11 +41,11 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from atompin.analysis.arity import checkable
+from atompin.analysis.arity import checkable, same_kind
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
 from atompin.analysis.makers import made_beside_stand_in, on_named_class, stored_maker
-from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing, same_kind
+from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.names import writes_as_string

@@ -53,6 +53,9 @@ class Target:
     owner: ClassRef | None = None  # for members: the class that defines it
     # A method reached so that its first parameter is supplied (through an instance, or a classmethod).
     bound: bool = False
+    # A member reached through an instance, not its class: a plain function stored on the class in
+    # its place would be bound (`binds_receiver`).
+    through_instance: bool = False
 
 
 @dataclass(frozen=True)
@@ -595,7 +598,7 @@ class ProviderIndex:
                 if member.kind is MemberKind.DEF:
                     sig = member.signature
                     bound = sig is not None and (sig.is_classmethod or (instance and not sig.is_staticmethod))
-                    target = Target(TargetKind.FUNCTION, where, sig, owner=node, bound=bound)
+                    target = Target(TargetKind.FUNCTION, where, sig, owner=node, bound=bound, through_instance=instance)
                     return Resolution(Status.FOUND, symbol, target)
                 return Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, where, owner=node))
             if cls.has_getattr and instance:  # __getattr__ serves instances, not the class itself

@@ -580,14 +580,15 @@ class ConsumerScanner:
         variants: tuple[ReplacementVariant, ...] = ()
         if isinstance(value, ConsumerValue):
             fn = self._function(value.dotted)  # its module is read first when it is not yet (or not scanned)
-            replacement = signature_of(fn.node) if fn else None
+            wrapper = _binding_wrapper(value_node)
+            replacement = _wrapped(signature_of(fn.node), wrapper) if fn else None
             gates_here = tuple(c for c in ctx.when if c.kind is ConditionKind.GATE)
             self._installs.setdefault(value.dotted, []).append(gates_here)
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
             made = self._definitions.get(value.dotted, [])
             if len(made) > 1:  # one per release, say, each under its own version gate
-                variants = tuple(ReplacementVariant(signature_of(d.node), d.made_when()) for d in made)
+                variants = tuple(ReplacementVariant(_wrapped(signature_of(d.node), wrapper), d.made_when()) for d in made)
         elif isinstance(value, LambdaValue):
             replacement = value.signature
         self.usage.patches.append(
@@ -2618,6 +2619,23 @@ def _with_flags(node: ast.expr, value: Value) -> object:
 
 # Bases that make a class an enum: its members are the class's own values.
 _ENUM_BASES = frozenset({"Enum", "StrEnum", "IntEnum"})
+
+
+def _binding_wrapper(node: ast.expr | None) -> str:
+    """"staticmethod" or "classmethod" for an assigned `staticmethod(f)` / `classmethod(f)`
+    (which the scan reads as `f`): it decides how the replacement binds; "" otherwise."""
+    if isinstance(node, ast.Call) and len(node.args) == 1:
+        name = dotted(node.func).removeprefix("builtins.")
+        if name in ("staticmethod", "classmethod"):
+            return name
+    return ""
+
+
+def _wrapped(signature: Signature, wrapper: str) -> Signature:
+    """`signature` as `wrapper` (see `_binding_wrapper`) makes it bind."""
+    if not wrapper or wrapper in signature.decorators:
+        return signature
+    return replace(signature, decorators=(*signature.decorators, wrapper))
 
 
 def _last_name(node: ast.expr) -> str:

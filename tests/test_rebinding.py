@@ -1,0 +1,137 @@
+"""arity-drift of a replacement that binds otherwise than the method it replaces: a plain function
+stored in a staticmethod's place becomes a method (an instance binds to its first parameter), and
+`staticmethod(f)` / `classmethod(f)` stored in a method's place bind as they say. Each real call is
+judged by how it reaches the replacement: through an instance or through the class."""
+
+from __future__ import annotations
+
+from conftest import brief, only
+
+
+def provider(call: str) -> dict[str, str]:
+    """A sampler whose `apply` is a staticmethod, plain method or classmethod, and a provider
+    function making `call`."""
+    return {
+        "pv/__init__.py": "",
+        "pv/sampler.py": f"""
+            class Sampler:
+                @staticmethod
+                def scale(logits, temp, all_random):
+                    return logits
+
+                def pick(self, logits):
+                    return logits
+
+                @classmethod
+                def from_config(cls, config):
+                    return cls()
+
+                def run(self, logits, temp):
+                    return {call}
+        """,
+    }
+
+
+def consumer(source: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/mod.py": source}
+
+
+SCALE_WITH_SELF = """
+    import pv.sampler
+
+    def scale(self, logits, temp, all_random):
+        return logits
+
+    pv.sampler.Sampler.scale = scale
+"""
+
+
+def test_a_function_with_self_in_a_staticmethods_place_fits_a_call_through_self(run_check):
+    # vllm-mindspore's shape: `Sampler.apply_temperature = apply_temperature(self, logits, temp,
+    # all_random)` over a staticmethod the provider calls as `self.apply_temperature(...)`: the
+    # instance binds to `self`, and the call fits.
+    result = run_check(provider("self.scale(logits, temp, True)"), consumer(SCALE_WITH_SELF))
+    assert only(result, "arity-drift") == []
+
+
+def test_a_function_with_self_in_a_staticmethods_place_misses_a_call_through_the_class(run_check):
+    result = run_check(provider("Sampler.scale(logits, temp, True)"), consumer(SCALE_WITH_SELF))
+    [finding] = only(result, "arity-drift")
+    assert finding.severity.value == "error"
+    assert "cannot take the real call at pv/sampler.py:14: it does not pass the required all_random" in finding.message
+
+
+def test_a_function_without_self_in_a_staticmethods_place_misses_a_call_through_self(run_check):
+    src = """
+        import pv.sampler
+
+        def scale(logits, temp, all_random):
+            return logits
+
+        pv.sampler.Sampler.scale = scale
+    """
+    result = run_check(provider("self.scale(logits, temp, True)"), consumer(src))
+    assert brief(result) == [("arity-drift", "error", "pv.sampler:Sampler.scale", ["plug/mod.py:6"])]
+    assert "it passes 3 positional argument(s); the signature takes at most 2" in result.findings[0].message
+
+
+def test_a_function_without_self_in_a_staticmethods_place_called_through_the_class_is_a_warning(run_check):
+    # vllm-mindspore's `ParallelConfig.has_unfinished_dp`: the provider calls it through the class
+    # only, so nothing fails today, but a call through an instance would.
+    src = """
+        import pv.sampler
+
+        def scale(logits, temp, all_random):
+            return logits
+
+        pv.sampler.Sampler.scale = scale
+    """
+    result = run_check(provider("Sampler.scale(logits, temp, True)"), consumer(src))
+    [finding] = only(result, "arity-drift")
+    assert finding.severity.value == "warning"
+    assert "the original is a staticmethod, the replacement a plain function" in finding.message
+    assert "no call found in the provider or the consumer fails (1 checked)" in finding.message
+
+
+def test_a_staticmethod_wrapper_in_a_methods_place_does_not_bind_self(run_check):
+    src = """
+        import pv.sampler
+
+        def pick(logits):
+            return logits
+
+        pv.sampler.Sampler.pick = staticmethod(pick)
+    """
+    result = run_check(provider("self.pick(logits)"), consumer(src))
+    assert only(result, "arity-drift") == []
+
+
+def test_a_staticmethod_wrapper_of_a_function_with_self_misses_a_call_through_self(run_check):
+    src = """
+        import pv.sampler
+
+        def pick(self, logits):
+            return logits
+
+        pv.sampler.Sampler.pick = staticmethod(pick)
+    """
+    result = run_check(provider("self.pick(logits)"), consumer(src))
+    [finding] = only(result, "arity-drift")
+    assert finding.severity.value == "error"
+    assert "does not pass the required logits (its positional arguments now bind to self)" in finding.message
+
+
+def test_a_plain_function_in_a_classmethods_place_misses_a_call_through_the_class(run_check):
+    src = """
+        import pv.sampler
+
+        def from_config(cls, config):
+            return cls()
+
+        pv.sampler.Sampler.from_config = {value}
+    """
+    call = "Sampler.from_config(logits)"
+    [finding] = only(run_check(provider(call), consumer(src.format(value="from_config"))), "arity-drift")
+    assert finding.severity.value == "error"
+    assert "does not pass the required config (its positional arguments now bind to cls)" in finding.message
+    assert only(run_check(provider(call), consumer(src.format(value="classmethod(from_config)"))), "arity-drift") == []
