@@ -144,6 +144,35 @@ def test_a_module_registered_through_a_helper_with_a_module_level_name(run_check
     assert run_check(PROVIDER, plug).findings == ()
 
 
+def test_a_module_registered_by_sys_modules_update_in_a_helper(run_check):
+    # vllm-mindspore's `update_modules(name, module)`: `sys.modules.update({name: module})`, called
+    # with a provider module's name; the consumer's later imports from that name read its module.
+    plug = consumer(
+        utils="""
+            import sys
+
+            def update_modules(name, module):
+                sys.modules.update({name: module})
+        """,
+        patch="""
+            import sys
+
+            from plug.utils import update_modules
+            from plug import ms_attn
+
+            update_modules("pv.attn", ms_attn)
+            sys.modules.update({"pv.kernels": ms_attn})
+        """,
+        ms_attn="class AttentionMetadata:\n    pass\n",
+        model="from pv.attn import AttentionMetadata\nfrom pv.kernels import AttentionMetadata as M\n",
+    )
+    assert run_check(PROVIDER, plug).findings == ()
+    elsewhere = {**plug, "plug/model.py": "from pv.other import AttentionMetadata\n"}
+    assert brief(run_check(PROVIDER, elsewhere)) == [
+        ("unresolved-import", "error", "pv.other:AttentionMetadata", ["plug/model.py:1"])
+    ]
+
+
 PATCHED_INIT = """
     from pv.norm import Norm
 

@@ -1968,6 +1968,12 @@ class ConsumerScanner:
         if name in ("sys.modules.setdefault", "sys.modules.__setitem__") and args and isinstance(args[0], str):
             self._record_injection(ctx, args[0], node)
             return
+        if name == "sys.modules.update" and args and isinstance(args[0], dict):
+            # `sys.modules.update({name: module})`, in a helper called with the name (vllm-mindspore's
+            # `update_modules`): the call's dict holds the names as the helper ran with them.
+            for key in args[0]:
+                self._record_injection(ctx, key, node)
+            return
         if last in ("walk_packages", "iter_modules"):
             self._record_edge(ctx, "*", node)
             return
