@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from atompin.errors import InputError
+from atompin.files import read_text
 
 ENV_LOOKUP_SWITCH = "BUILDX_BAKE_DISABLE_VARS_ENV_LOOKUP"
 _IDENT = re.compile(r"(?<![\w.\"-])[A-Za-z_][A-Za-z0-9_]*(?![\w(-])")
@@ -109,10 +110,7 @@ class Bake:
 
 def read(path: Path) -> BakeFile:
     """One bake file, HCL or JSON (by suffix, or by content starting with `{`)."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the bake file ({exc.strerror})") from None
+    text = read_text(path, "bake file")
     if path.suffix == ".json" or text.lstrip().startswith("{"):
         return _from_json(path, text)
     return _from_hcl(path, text)

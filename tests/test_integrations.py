@@ -239,6 +239,28 @@ def test_later_bake_files_override_earlier_ones_hcl_and_json(good_only: Path, mo
     assert reverse.exit_code == 1 and "v0.30.0" in reverse.output
 
 
+def test_bake_files_with_a_byte_order_mark_read_as_without(good_only: Path, monkeypatch: pytest.MonkeyPatch):
+    # Windows editors save one: `{` after it still means JSON, and HCL parses as it would.
+    monkeypatch.delenv("MINIVLLM_REF", raising=False)
+    pins = _pins(good_only)
+    over = good_only.parent / "override.json"
+    over.write_bytes(b"\xef\xbb\xbf" + json.dumps({"variable": {"MINIVLLM_REF": {"default": "v0.30.0"}}}).encode())
+    hcl = good_only.parent / "docker-bake.hcl"
+    hcl.write_bytes(b"\xef\xbb\xbf" + f'variable "MINIVLLM_REF" {{ default = "{pins["MINIVLLM_REF"]}" }}\n'.encode())
+    assert _verify_bake(good_only, hcl).exit_code == 0
+    result = _verify_bake(good_only, hcl, over)
+    assert result.exit_code == 1 and "MINIVLLM_REF = 'v0.30.0', but the lock pins 'v0.31.0'" in result.output
+
+
+def test_a_bake_file_that_is_not_utf8_is_one_line_of_bad_input(good_only: Path):
+    hcl = good_only.parent / "docker-bake.hcl"
+    hcl.write_bytes(b'variable "A" { default = "x" }\n# caf\xe9\n')
+    result = _verify_bake(good_only, hcl)
+    assert result.exit_code == 2
+    assert "docker-bake.hcl:2: byte 36 (0xe9) is not UTF-8; save the bake file as UTF-8" in result.output
+    assert "Traceback" not in result.output
+
+
 def test_a_later_variable_block_replaces_the_earlier_one_whole(good_only: Path):
     pins = _pins(good_only)
     first = good_only.parent / "a.hcl"

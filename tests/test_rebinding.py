@@ -104,6 +104,14 @@ def test_a_staticmethod_wrapper_in_a_methods_place_does_not_bind_self(run_check)
     """
     result = run_check(provider("self.pick(logits)"), consumer(src))
     assert only(result, "arity-drift") == []
+    by_setattr = src.replace(
+        "pv.sampler.Sampler.pick = staticmethod(pick)", 'setattr(pv.sampler.Sampler, "pick", staticmethod(pick))'
+    )
+    assert only(run_check(provider("self.pick(logits)"), consumer(by_setattr)), "arity-drift") == []
+    unwrapped = src.replace("staticmethod(pick)", "pick")
+    assert [
+        f.severity.value for f in only(run_check(provider("self.pick(logits)"), consumer(unwrapped)), "arity-drift")
+    ] == ["error"]
 
 
 def test_a_staticmethod_wrapper_of_a_function_with_self_misses_a_call_through_self(run_check):

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from atompin import __version__
+from atompin.errors import InputError
+from atompin.files import read_text
 from atompin.lines import text_lines
 from atompin.model import RULE_DESCRIPTIONS, CheckResult, Rule, Severity
 from atompin.refs import is_local
@@ -316,8 +318,8 @@ def render_lock(lock: Lock, manifest: str = "pairs.toml") -> str:
     """Lock findings, each anchored on its pair's line of the manifest, with the consumer's
     sites as related locations in the component's repository at the locked commit."""
     try:
-        lines = pair_lines(Path(manifest).read_text())
-    except OSError:
+        lines = pair_lines(read_text(Path(manifest), "manifest"))
+    except InputError:  # the lock was read: its findings are still worth reporting, unanchored
         lines = {}
     manifest_uri = _manifest_uri(manifest)
     manifest_dir = os.path.dirname(os.path.abspath(manifest))
