@@ -265,6 +265,24 @@ def test_a_guarded_patch_already_inert_at_the_baseline_is_a_warning(run_check):
     # Unguarded, the assignment adds an attribute (patch-addition): not this rule's case.
 
 
+def test_an_unguarded_patch_of_a_name_missing_at_the_baseline_too_is_a_warning(run_check):
+    # vllm-mindspore's patch of `cli.serve.run_api_server_worker_proc` (reading the original
+    # first), a name no vLLM it ran on had there: it would raise at the baseline too, where the
+    # consumer works, so that code does not run.
+    src = "import pv.core.utils as u\norig = u.gone_fn\nu.gone_fn = lambda *a: orig(*a)\n"
+    [alone] = run_check(PROVIDER, consumer(src)).findings
+    assert (alone.rule.value, alone.severity.value) == ("missing-patch-target", "error")
+    [old] = run_check(PROVIDER, consumer(src), baseline=PROVIDER).findings
+    assert (old.rule.value, old.severity.value) == ("missing-patch-target", "warning")
+    assert "it fails at the baseline too: not a change since, so code that does not run there" in old.message
+    had_it = {
+        **PROVIDER,
+        "pv/core/utils.py": "def get_groups(config, spec):\n    return []\n\ndef gone_fn():\n    pass\n",
+    }
+    [gone] = run_check(PROVIDER, consumer(src), baseline=had_it).findings
+    assert (gone.rule.value, gone.severity.value) == ("missing-patch-target", "error")
+
+
 def test_not_hasattr_early_return_guard(run_check):
     src = """
         from pv.core import utils

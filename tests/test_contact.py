@@ -1763,6 +1763,41 @@ def test_a_length_mismatch_that_was_already_there_at_the_baseline_is_a_warning()
     assert "probably a path not taken" in one(result, "return-drift").message
 
 
+def test_a_length_that_changed_but_did_not_fit_at_the_baseline_either_is_a_warning():
+    # vllm-mindspore at vLLM 0.33 against 0.23: `_try_schedule_encoder_inputs` went from 4
+    # values to 5, and the consumer unpacks 3 (so it failed at 0.23 too); its replacement of
+    # `_prepare_inputs` returns 8, where the provider's callers unpacked 2 and now 3.
+    consumer = {
+        "plug/use.py": """
+            from pv.kv import KVCacheManager, split
+
+            def parts(x):
+                a, b, c, d = split(x)
+                return a
+
+            def wrapped(self, request):
+                return [], 0, 0, 0
+
+            KVCacheManager.get_computed_blocks = wrapped
+
+            class Mine(KVCacheManager):
+                def get_computed_blocks(self, request):
+                    return [], 0, 0, 0
+        """
+    }
+    result = check(consumer, KV_B, baseline=KV_A)
+    assert sorted(found(result, "return-drift")) == [
+        ("warning", "plug.use:Mine.get_computed_blocks", "plug/use.py:13"),
+        ("warning", "pv.kv:KVCacheManager.get_computed_blocks", "plug/use.py:10"),
+        ("warning", "pv.kv:split", "plug/use.py:4"),
+    ]
+    for finding in (f for f in result.findings if f.rule.value == "return-drift"):
+        assert "which did not fit either, where the consumer works: probably a path not taken" in finding.message
+    # Where the consumer's side fitted the baseline, the change is an error, as before.
+    fitted = {"plug/use.py": consumer["plug/use.py"].replace("a, b, c, d = split(x)", "a, b, c = split(x)")}
+    assert ("error", "pv.kv:split", "plug/use.py:4") in found(check(fitted, KV_B, baseline=KV_A), "return-drift")
+
+
 # -- arity-drift through receivers ----------------------------------------------------------
 
 ATTN_A = {
@@ -1832,6 +1867,29 @@ def test_super_self_annotated_and_kwargs_calls_with_a_stale_argument_list():
         ("error", "pv.attn:SlidingSpec.blocks", "plug/attn.py:22"),  # **kw from a dict literal
     ]
     assert any("gained act_dtype" in f.message and "since 1.0" in f.message for f in result.findings)
+
+
+def test_a_receiver_call_that_did_not_fit_the_baseline_either_is_a_warning_though_the_signature_changed():
+    # vllm-mindspore's `self.maybe_randomize_inputs(input_ids)` at vLLM 0.33 against 0.23: the
+    # method gained a parameter since, but it required `inputs_embeds` at 0.23 too.
+    consumer = {
+        "plug/attn.py": """
+            from pv.attn import Attention
+
+            class MyAttention(Attention):
+                def load(self):
+                    self.process_weights_after_loading(1, 2)
+        """
+    }
+    result = check(consumer, ATTN_B, baseline=ATTN_A)
+    assert found(result, "arity-drift") == [
+        ("warning", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:5")
+    ]
+    assert "gained act_dtype" in result.findings[0].message
+    assert (
+        "where the call did not fit either and the consumer works: probably a path not taken"
+        in result.findings[0].message
+    )
 
 
 def test_receiver_calls_that_fit_and_kwargs_that_may_change_are_not_reported():

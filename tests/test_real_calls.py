@@ -383,6 +383,32 @@ def test_a_replaced_method_that_vanished_since_the_baseline(run_check):
     assert still.rule.value == "patch-addition" and "baseline" not in still.message
 
 
+def test_a_vanished_helper_that_the_consumers_own_replacement_calls_on_self_is_a_warning(run_check):
+    # vllm-mindspore replaces `initialize_kv_cache_tensors`, whose body calls
+    # `self._allocate_kv_cache_tensors(...)`, and installs that helper too; vLLM 0.33 dropped the
+    # helper. The assignment adds it back for the consumer's own call: the replaced method is
+    # the consumer's, so the provider's code does not run "unpatched" for it.
+    baseline = {
+        **PROVIDER,
+        "pv/runner.py": PROVIDER["pv/runner.py"] + "\n            def init_buffer(self, size):\n                pass\n",
+    }
+    kernels = """
+        def init_cache(self, config, is_profiling=False):
+            self.init_buffer(1)
+    """
+    src = VANISHED + "\n    from plug.kernels import init_cache\n\n    Runner.init_cache = init_cache\n"
+    [finding] = run_check(PROVIDER, consumer(src, kernels=kernels), baseline=baseline).findings
+    assert (finding.rule.value, finding.severity.value) == ("missing-patch-target", "warning")
+    assert (
+        "this assignment adds the name back, and the consumer's own reads of it (plug/kernels.py:2)" in finding.message
+    )
+    assert sorted(str(site) for site in finding.sites) == ["plug/kernels.py:2", "plug/mod.py:6"]
+    # Read on another object than `self`, it is no read of that patch: the error stays.
+    other = {"kernels": kernels.replace("self.init_buffer(1)", "config.init_buffer(1)")}
+    [finding] = run_check(PROVIDER, consumer(src, **other), baseline=baseline).findings
+    assert (finding.rule.value, finding.severity.value) == ("missing-patch-target", "error")
+
+
 REGISTRY = """
     from importlib import import_module
 
@@ -697,6 +723,28 @@ def test_a_real_call_the_replacement_missed_at_the_baseline_too_is_a_warning(run
     # The call newly passing block_idx= (it did not at the baseline): an error.
     before = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", "")}
     [finding] = run_check(moved, consumer(src), baseline=before).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+
+
+def test_a_real_call_that_changed_but_missed_the_replacement_at_the_baseline_too_is_a_warning(run_check):
+    """vllm-mindspore's `BlockTable.__init__` takes six arguments after self; vLLM 0.23's
+    `MultiGroupBlockTable.__init__` passed it eight and 0.33's passes seven and a keyword: the
+    call changed, but the replacement missed it at the baseline too (where the consumer works)."""
+    src = """
+        import pv.ops
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        pv.ops.conv = conv
+    """
+    before = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace("block_idx=3", "block_idx=3, other=1")}
+    [finding] = run_check(PROVIDER, consumer(src), baseline=before).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "the provider made a call there that the replacement could not take either" in finding.message
+    # A call there at the baseline that the replacement took: the miss is new, an error.
+    fitted = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", ", bias=1")}
+    [finding] = run_check(PROVIDER, consumer(src), baseline=fitted).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
 
 

@@ -260,6 +260,7 @@ class UsageChecker:
             message = f"{path} does not parse ({error}); what it uses of the provider is unknown"
             self.findings.add(Rule.UNPARSEABLE, Severity.WARNING, path, [Site(path, line)], message)
         self._attributes(patched)
+        self._replacements_reads(patched)
         groups: dict[str, list[PatchSite]] = {}
         for patch in self.usage.patches:
             if patch.alternative_group:
@@ -288,6 +289,16 @@ class UsageChecker:
             if self._judged(use.when):
                 self._attribute(use.choices, use.site, use.guard, use.function)
         self.findings.judgement = LIVE
+
+    def _replacements_reads(self, patched: set[tuple[tuple[Ref, ...], str]]) -> None:
+        """A replacement reading on its `self` a member the consumer patches onto the same class
+        (`self._allocate_kv_cache_tensors(...)` in a replacement of `initialize_kv_cache_tensors`)
+        reads that patch's value: one of the consumer's own reads of it."""
+        for replacement in self.usage.contact.replacements:
+            for attr, site in replacement.self_reads:
+                key = (replacement.owner, attr)
+                if key in patched and site not in self._original_reads.get(key, []):
+                    self._original_reads.setdefault(key, []).append(site)
 
     def _tested_in(self, path: str, function: str) -> str:
         """A provider name the consumer tests for somewhere (`getattr(X, "n", default)`, `hasattr`),
@@ -532,10 +543,15 @@ class UsageChecker:
             self._addition(patch, target, res, guard, read_sites if elsewhere else [])
             return
         message = f"{res.reason}; {_effect(guard)}{_via(patch)}"
-        if guard is not Guard.NONE and not patch.declared and self._missing_at_baseline(patch):
+        if not patch.declared and self._missing_at_baseline(patch):
             # Inert at the provider the consumer was written against too, where it works: a patch
-            # for another release (vllm-ascend's `if hasattr(m, "f"): m.f = mine` for vLLM main).
-            message += "; the same at the baseline, where the consumer works: a patch for another release"
+            # for another release (vllm-ascend's `if hasattr(m, "f"): m.f = mine` for vLLM main);
+            # unguarded, it would raise there too: code that does not run (vllm-mindspore's
+            # patch of `cli.serve.run_api_server_worker_proc`, which no vLLM it ran on had).
+            if guard is Guard.NONE:
+                message += f"; {_at_baseline_too()}"
+            else:
+                message += "; the same at the baseline, where the consumer works: a patch for another release"
             self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *read_sites], message)
             return
         # Only a module's name can have moved onto a class (a class's method is judged as an override).
@@ -742,8 +758,8 @@ class UsageChecker:
                 if misfit:
                     # An error needs a call that may run and that the baseline provider did not make too.
                     why = self._why_not_run(caller) if caller[0] else ""
-                    if not why and caller[0] and self._made_at_baseline(patch, site, shape, caller):
-                        why = _at_baseline_too("the provider made the same call there")
+                    if not why and caller[0]:
+                        why = self._made_at_baseline(patch, site, shape, caller, bound_there)
                     misfits.append((site, shape, why, misfit))
         misfits.sort(key=lambda m: bool(m[2]))
         if misfits:
@@ -776,20 +792,36 @@ class UsageChecker:
         )
         self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)
 
-    def _made_at_baseline(self, patch: PatchSite, site: Site, shape: CallShape, caller: tuple[str, str]) -> bool:
-        """Did the baseline provider make this call of the patched callable too: in the same file, in
-        a function of the same name, passing the same? (Lines move between releases.) Then the
-        replacement missed it where the consumer works: not drift."""
+    def _made_at_baseline(
+        self,
+        patch: PatchSite,
+        site: Site,
+        shape: CallShape,
+        caller: tuple[str, str],
+        bound: bool,
+    ) -> str:
+        """Did the baseline provider make this call of the patched callable too, or another that the
+        replacement could not take either (`bound`: the call supplies its first parameter): in the
+        same file, in a function of the same name? (Lines move between releases.) Then the
+        replacement missed it where the consumer works: not drift (`_at_baseline_too`, saying
+        which); "" when it did not."""
         if self.baseline is None:
-            return False
+            return ""
         if self._baseline_callers is None:
             self._baseline_callers = CallerSearch(self.baseline)
         owner = caller[0].partition(":")[2]  # the calling class's qualname ("" for a function)
-        return any(
-            raw.shape == shape and raw.function.rpartition(".")[::2] == (owner, caller[1])
+        made = [
+            raw.shape
             for _, name in self._call_targets(patch)
             for raw in self._baseline_callers.file_calls(site.path, name)
-        )
+            if raw.function.rpartition(".")[::2] == (owner, caller[1])
+        ]
+        if shape in made:
+            return _at_baseline_too("the provider made the same call there")
+        assert patch.replacement is not None
+        if any(call_problem(patch.replacement, each, bound) is not None for each in made):
+            return _at_baseline_too("the provider made a call there that the replacement could not take either")
+        return ""
 
     def _passing_new_keyword(self, patch: PatchSite, target: Target, original: Signature) -> tuple[Site, str] | None:
         """A provider call of a method of the patched name, on an object it was handed, that passes by

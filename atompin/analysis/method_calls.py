@@ -13,6 +13,8 @@ from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy, provider_class
+from atompin.analysis.provider import ClassRef
+from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiver
 from atompin.model import Finding, Rule, Severity
 
@@ -60,18 +62,7 @@ def check_method_calls(
         if problem is None:
             continue
         symbol = f"{owner}.{call.method.name}"
-        change = ""
-        severity = Severity.ERROR
-        if baseline is not None:
-            before = baseline.method(owner, call.method.name)
-            if before is not None and before.signature is not None:
-                described = describe_change(before.signature, sig)
-                if not described.unchanged:
-                    change = f" ({described.render()} {baseline.since})"
-                elif call_problem(before.signature, call.shape, bound) is not None:
-                    # It failed the same way at the baseline, where the consumer works: a path not taken.
-                    severity = Severity.WARNING
-                    change = f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
+        severity, change = _at_baseline(baseline, owner, call, sig, bound)
         taker = _subclass_taking(hierarchy, call, bound, makes)
         if taker:
             # `engine: EngineClient` given the consumer's own `AsyncOmni(EngineClient)`, whose
@@ -91,6 +82,26 @@ def check_method_calls(
         severity, message = judgement.adjust(severity, message)
         findings.append(Finding(Rule.ARITY_DRIFT, severity, symbol, (call.site,), message))
     return findings
+
+
+def _at_baseline(
+    baseline: Baseline | None, owner: ClassRef, call: MethodCall, sig: Signature, bound: bool
+) -> tuple[Severity, str]:
+    """The severity of a call that does not fit, and what its message says of the baseline: an
+    error, with how the signature changed since; a warning when the call did not fit the
+    baseline's signature either (the consumer works there: a path not taken)."""
+    before = baseline.method(owner, call.method.name) if baseline is not None else None
+    if baseline is None or before is None or before.signature is None:
+        return Severity.ERROR, ""
+    described = describe_change(before.signature, sig)
+    if call_problem(before.signature, call.shape, bound) is None:
+        return Severity.ERROR, "" if described.unchanged else f" ({described.render()} {baseline.since})"
+    if described.unchanged:
+        return Severity.WARNING, f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
+    return Severity.WARNING, (
+        f" ({described.render()} {baseline.since}, where the call did not fit either and the consumer works:"
+        " probably a path not taken)"
+    )
 
 
 def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool, makes: Callable[[str], bool]) -> str:

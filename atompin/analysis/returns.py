@@ -7,7 +7,8 @@ through a saved original, `super()` or `self`) unpacked into another count (Valu
 or values in the wrong names); a replacement patched over it, or an override of it that
 provider code still running for the consumer's class calls, whose returns are tuples of
 another length (the provider's own callers unpack N). With a baseline where the length
-was already so, the consumer works there: a warning (probably a path not taken).
+was already so, or where the consumer's side did not fit it either, the consumer works
+there: a warning (probably a path not taken).
 """
 
 from __future__ import annotations
@@ -37,19 +38,27 @@ def _at_baseline(baseline: Baseline | None, symbol: str) -> int | None:
     return sig.returns if sig is not None else None
 
 
-def _since(baseline: Baseline | None, before: int | None, now: int) -> str:
-    if baseline is None or before is None:
-        return ""
+def _judged(
+    baseline: Baseline | None, before: int | None, now: int, fits: Callable[[int], bool]
+) -> tuple[Severity, str]:
+    """The severity, and what the message says of the baseline. An error when the length
+    changed since the baseline in a way the consumer's side no longer fits (`fits(n)`: it takes
+    a tuple of n), or the function is new there; a warning when the consumer's side did not fit
+    the baseline's length either (it works there: probably a path not taken), or with no
+    baseline to tell. (Without a baseline, mismatches measured on released plugins were mostly
+    on paths not taken.)"""
+    if baseline is None:
+        return Severity.WARNING, ""
+    if before is None:
+        return Severity.ERROR, ""
     if before == now:
-        return f" (so {baseline.since} too, where the consumer works: probably a path not taken)"
-    return f" (it returned {before} {baseline.since})"
-
-
-def _severity(baseline: Baseline | None, before: int | None, now: int) -> Severity:
-    """An error when the length changed since the baseline (or the function is new there); the
-    same length at the baseline, where the consumer works, or no baseline to tell: a warning.
-    (Without a baseline, mismatches measured on released plugins were mostly on paths not taken.)"""
-    return Severity.ERROR if baseline is not None and before != now else Severity.WARNING
+        return Severity.WARNING, f" (so {baseline.since} too, where the consumer works: probably a path not taken)"
+    if not fits(before):
+        return Severity.WARNING, (
+            f" (it returned {before} {baseline.since}, which did not fit either, where the consumer works:"
+            " probably a path not taken)"
+        )
+    return Severity.ERROR, f" (it returned {before} {baseline.since})"
 
 
 def check_returns(
@@ -76,14 +85,13 @@ def check_returns(
             continue
         symbol, original = found
         assert original.returns is not None
-        before = _at_baseline(baseline, symbol)
+        mine = replacement.returns
+        severity, since = _judged(baseline, _at_baseline(baseline, symbol), original.returns, mine.__eq__)
         message = (
-            f"the replacement returns {replacement.returns} value(s); {symbol} returns {original.returns}"
-            f"{_since(baseline, before, original.returns)}, and the provider's callers unpack that many"
+            f"the replacement returns {mine} value(s); {symbol} returns {original.returns}"
+            f"{since}, and the provider's callers unpack that many"
         )
-        findings.append(
-            Finding(Rule.RETURN_DRIFT, _severity(baseline, before, original.returns), symbol, (patch.site,), message)
-        )
+        findings.append(Finding(Rule.RETURN_DRIFT, severity, symbol, (patch.site,), message))
     for pair in override_pairs(hierarchy):
         finding = _override(hierarchy, pair, baseline)
         if finding is not None:
@@ -110,13 +118,10 @@ def _override(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | Non
     )
     if not callers and pair.method.name.startswith("_"):
         return None
-    before = _at_baseline(baseline, pair.base_symbol)
-    severity = _severity(baseline, before, theirs) if callers else Severity.WARNING
+    severity, since = _judged(baseline, _at_baseline(baseline, pair.base_symbol), theirs, mine.__eq__)
+    severity = severity if callers else Severity.WARNING
     who = f"{callers[0]} calls it on the object" if callers else "the provider's callers expect that many"
-    message = (
-        f"the override returns {mine} value(s); {pair.base_symbol} returns {theirs}"
-        f"{_since(baseline, before, theirs)}, and {who}"
-    )
+    message = f"the override returns {mine} value(s); {pair.base_symbol} returns {theirs}{since}, and {who}"
     return Finding(Rule.RETURN_DRIFT, severity, pair.symbol, (pair.site,), message)
 
 
@@ -138,13 +143,13 @@ def _unpack(
     symbol, sig = found
     returns = sig.returns
     assert returns is not None
-    fits = returns >= unpack.count - 1 if unpack.starred else returns == unpack.count
-    if fits:
+
+    def fits(n: int) -> bool:
+        return n >= unpack.count - 1 if unpack.starred else n == unpack.count
+
+    if fits(returns):
         return None
-    before = _at_baseline(baseline, symbol)
+    severity, since = _judged(baseline, _at_baseline(baseline, symbol), returns, fits)
     names = f"at least {unpack.count - 1}" if unpack.starred else str(unpack.count)
-    message = (
-        f"unpacks the result into {names} name(s); {symbol} returns a tuple of {returns}"
-        f"{_since(baseline, before, returns)}: ValueError"
-    )
-    return Finding(Rule.RETURN_DRIFT, _severity(baseline, before, returns), symbol, (unpack.site,), message)
+    message = f"unpacks the result into {names} name(s); {symbol} returns a tuple of {returns}{since}: ValueError"
+    return Finding(Rule.RETURN_DRIFT, severity, symbol, (unpack.site,), message)

@@ -588,7 +588,9 @@ class ConsumerScanner:
                 self._record_replacement(ctx, node, owner, attr, fn)
             made = self._definitions.get(value.dotted, [])
             if len(made) > 1:  # one per release, say, each under its own version gate
-                variants = tuple(ReplacementVariant(_wrapped(signature_of(d.node), wrapper), d.made_when()) for d in made)
+                variants = tuple(
+                    ReplacementVariant(_wrapped(signature_of(d.node), wrapper), d.made_when()) for d in made
+                )
         elif isinstance(value, LambdaValue):
             replacement = value.signature
         self.usage.patches.append(
@@ -2463,7 +2465,19 @@ class ConsumerScanner:
             return ref in target or (bool(path) and path[-1] == attr)
 
         uses_original = False
-        for child in every_node(ast.Module(body=fn.node.body, type_ignores=[])):
+        self_reads: dict[str, Site] = {}
+        args = [*fn.node.args.posonlyargs, *fn.node.args.args]
+        me = args[0].arg if args and args[0].arg == "self" else ""
+        body = every_node(ast.Module(body=fn.node.body, type_ignores=[]))
+        for child in body if me else ():
+            if (
+                isinstance(child, ast.Attribute)
+                and isinstance(child.value, ast.Name)
+                and child.value.id == me
+                and isinstance(child.ctx, ast.Load)
+            ):
+                self_reads.setdefault(child.attr, Site(fn.file.path, child.lineno))
+        for child in body:
             if isinstance(child, ast.Call) and dotted(child.func) == "getattr" and len(child.args) >= 2:
                 name = child.args[1]
                 uses_original = isinstance(name, ast.Constant) and name.value == attr
@@ -2482,6 +2496,7 @@ class ConsumerScanner:
                 f"{fn.file.module}.{fn.qualname}",
                 fn.node.lineno,
                 uses_original,
+                tuple(sorted(self_reads.items())),
             )
         )
 
@@ -2628,8 +2643,8 @@ _ENUM_BASES = frozenset({"Enum", "StrEnum", "IntEnum"})
 
 
 def _binding_wrapper(node: ast.expr | None) -> str:
-    """"staticmethod" or "classmethod" for an assigned `staticmethod(f)` / `classmethod(f)`
-    (which the scan reads as `f`): it decides how the replacement binds; "" otherwise."""
+    """The wrapper of an assigned `staticmethod(f)` / `classmethod(f)`, which the scan reads as
+    `f`: it decides how the replacement binds ("" for any other value)."""
     if isinstance(node, ast.Call) and len(node.args) == 1:
         name = dotted(node.func).removeprefix("builtins.")
         if name in ("staticmethod", "classmethod"):

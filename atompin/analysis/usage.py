@@ -462,6 +462,9 @@ class Replacement:
     function: str  # dotted name of the replacement
     line: int
     calls_original: bool
+    # Members it reads on its `self` (the instance it is installed on): name and site, e.g. a
+    # helper the consumer installs beside it (`self._allocate_kv_cache_tensors(...)`).
+    self_reads: tuple[tuple[str, Site], ...] = ()
 
 
 @dataclass
