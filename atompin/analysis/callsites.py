@@ -7,7 +7,10 @@ provider: by its name where the module binds it, `module.f(...)`, and for
 methods `self.m(...)`, `cls.m(...)`, `super().m(...)` and `Cls.m(...)` in the
 class hierarchy (calls on receivers of unknown type are not counted). Only the
 files whose text mentions the name are parsed, and what each file holds is
-cached by its content.
+cached by its content. A special method's calls through its class (`__init__`,
+called as `super().__init__(...)` in a third of vLLM's files) are searched for
+as `of_class(name, classes)`: only in the files of the classes' family
+(`family`), so not every file that calls the name is parsed.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.arity import CallShape
 from atompin.analysis.cache import RecordingCache, dump_json, load_json
+from atompin.analysis.family import ClassFamily, ClassGraph
 from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
 from atompin.analysis.name_sites import NameSearch
@@ -34,6 +38,28 @@ CALLS_FORMAT = "atompin-calls-4"
 
 # The provider's files are searched in this many shares when two processes search them.
 _SHARES = 32
+
+_OF = " of "
+
+
+def of_class(name: str, classes: frozenset[str]) -> str:
+    """The search for the calls of method `name` that can reach the classes named `classes` (by
+    last name): only those in the files of their family (`ClassFamily`). Searched, cached and
+    primed as a name is (`CallerSearch.prime`)."""
+    return f"{name}{_OF}{','.join(sorted(classes))}" if classes else name
+
+
+def searched_as(name: str, owner: ClassRef | None) -> str:
+    """What `CallerSearch.calls` searches for the calls of `name` that can reach an `owner`: for a
+    special method (`__init__`), its calls in the owner's family; else every call of the name."""
+    special = name.startswith("__") and name.endswith("__")
+    return of_class(name, frozenset({owner.qualname.rpartition(".")[2]})) if owner is not None and special else name
+
+
+def _called(wanted: str) -> tuple[str, frozenset[str]]:
+    """The name called and the classes it is searched through (none: every call), of an `of_class` string."""
+    name, _, classes = wanted.partition(_OF)
+    return name, frozenset(classes.split(",")) if classes else frozenset()
 
 
 @dataclass(frozen=True)
@@ -264,6 +290,8 @@ class CallerSearch:
         # Its names, all the files, the files of each share, and the shares not taken yet.
         self._shared: tuple[list[str], list[str], list[list[str]], Shares] | None = None
         self._earlier: dict[str, _Searched] = {}  # see `_searched`
+        self._graph: ClassGraph | None = None  # see `_family`
+        self._families: dict[frozenset[str], ClassFamily] = {}
 
     def start_search(self, names: set[str], ahead: Sequence[Worker] | None = None) -> None:
         """Search for the calls of `names` in two processes (see `prefetch`): the provider's files
@@ -382,6 +410,10 @@ class CallerSearch:
         a file whose stamp (its content) the last search of every one of `names` met at the same path
         needs no search (a bump changes a few hundred of vLLM's three thousand files; a bisect step, fewer)."""
         tree = self.index.tree
+        if any(_called(name)[1] for name in names):
+            # A family's search again from the start: a file that did not change may have joined
+            # it since (its class derives from one that now derives from the patched one).
+            return list(files), []
         earlier = [self._searched(name) for name in names]
         found = set().union(*(e.found for e in earlier))
         fresh, known = [], []
@@ -397,15 +429,36 @@ class CallerSearch:
         tree = self.index.tree
         return f"{CALLS_FORMAT}:{tree.label}:{tree.package_id(self.index.package)}:{name}"
 
+    def _family(self, classes: frozenset[str]) -> ClassFamily:
+        """The family of the provider classes named `classes` (the package's classes read once)."""
+        found = self._families.get(classes)
+        if found is None:
+            if self._graph is None:
+                tree = self.index.tree
+                self._graph = ClassGraph.read(tree, tree.python_files(self.index.package))
+            found = self._families[classes] = self._graph.family(classes)
+        return found
+
     def _calls_in(self, names: list[str], files: list[str], known: list[str]) -> dict[str, dict[str, list[RawCall]]]:
         """name -> path -> the calls of `name` in each of `files` that makes one, and in each of `known`
-        (files not searched: they made one before), each file's cached by its path and content."""
+        (files not searched: they made one before), each file's cached by its path and content. A
+        name searched `of_class` counts only the files of the classes' family."""
         out: dict[str, dict[str, list[RawCall]]] = {name: {} for name in names}
-        pattern = call_pattern(names)
+        wanted = {each: _called(each) for each in names}
+        called = sorted({name for name, _ in wanted.values()})
+        families = {each: self._family(classes) for each, (_, classes) in wanted.items() if classes}
+        pattern = call_pattern(called)
         tree = self.index.tree
-        holding = {*(self.names.files_calling(names, files) if files else ()), *known}
+        holding = {*(self.names.files_calling(called, files) if files else ()), *known}
         for path, data in tree.read_many([path for path in (*files, *known) if path in holding]):
-            hits = {m.decode() for m in pattern.findall(data)}
+            written = {m.decode() for m in pattern.findall(data)}
+            # What is searched for here: a name called, through classes whose family this file is of.
+            found = [
+                each
+                for each, (name, _) in wanted.items()
+                if name in written and (each not in families or families[each].holds(path, data))
+            ]
+            hits = {wanted[each][0] for each in found}
             if not hits:
                 continue
             content = blob_id(data)
@@ -429,9 +482,11 @@ class CallerSearch:
                     calls = collector.calls
                     self.index.cache.put_raw(key, dump_json(list[RawCall], calls))
                 if calls:
-                    out[name][path] = calls
+                    for each in found:
+                        if wanted[each][0] == name:
+                            out[each][path] = calls
             if parsed is not None and any(
-                call.resolves_in(module, name) for name in hits for call in out[name].get(path, ())
+                call.resolves_in(module, wanted[each][0]) for each in found for call in out[each].get(path, ())
             ):
                 self.index.adopt(module, is_package, content, data, parsed)
         return out
@@ -467,9 +522,10 @@ class CallerSearch:
         defining class call. `replaced((owner symbol, function))` says the consumer replaced a method. With
         `binding` (the module whose `name` was patched), a function's calls count only where they read that
         module's binding (`_reads_binding`)."""
-        self.prime({name})
+        wanted = searched_as(name, owner)
+        self.prime({wanted})
         out: list[ProviderCall] = []
-        for path, raws in sorted(self._raw[name].items()):
+        for path, raws in sorted(self._raw[wanted].items()):
             module, _ = self.index.tree.module_name(path)
             for raw in raws:
                 reached = self._reaches(module, raw, target, name)

@@ -25,7 +25,7 @@ from atompin.analysis.arity import (
     takes_anything,
     untakeable_keywords,
 )
-from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern
+from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern, searched_as
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
@@ -649,14 +649,24 @@ class UsageChecker:
     # -- signatures (arity-drift) -------------------------------------------------
 
     def caller_names(self) -> set[str]:
-        """The names of every callable replaced by a narrower function: whose calls in the provider
-        the patch checks look up (`callers.start_search` can look for them ahead)."""
+        """The names of every callable replaced by a narrower function, as the caller search looks
+        for their calls (`searched_as`: a method's, through the patched class): whose calls in the
+        provider the patch checks look up (`callers.start_search` can look for them ahead)."""
         if self._caller_names is None:
             self._caller_names = set()
             for patch in self.usage.patches:
                 if self._narrower(patch):
-                    self._caller_names.update(n for _, n in self._call_targets(patch))
+                    through = self._patched_class(patch)
+                    self._caller_names.update(
+                        searched_as(name, through if reached.kind is TargetKind.FUNCTION else None)
+                        for reached, name in self._call_targets(patch)
+                    )
         return self._caller_names
+
+    def _patched_class(self, patch: PatchSite) -> ClassRef | None:
+        """The provider class a patch sets an attribute of (None for a module's)."""
+        _, owner = self.first(patch.owner)
+        return owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
 
     def _prime_callers(self) -> None:
         """Search the provider once for the calls of every callable replaced by a narrower function."""
@@ -715,7 +725,7 @@ class UsageChecker:
         the consumer (their function "" and caller key ("", ""))."""
         out: list[ProviderCall] = []
         _, owner = self.first(patch.owner)
-        owner_class = owner.target.cls if owner.target is not None and owner.target.kind is TargetKind.CLASS else None
+        owner_class = self._patched_class(patch)
         owner_module = (
             owner.target.symbol if owner.target is not None and owner.target.kind is TargetKind.MODULE else ""
         )
