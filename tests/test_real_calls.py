@@ -726,6 +726,28 @@ def test_a_real_call_the_replacement_missed_at_the_baseline_too_is_a_warning(run
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
 
 
+def test_a_call_reading_a_binding_the_consumer_patches_too_is_that_patchs_alone(run_check):
+    # vllm-gaudi patches `router_factory.create_fused_moe_router` and `layer.create_fused_moe_router`
+    # (layer imported it from router_factory before the patches ran): layer's call reads layer's
+    # binding, and is judged once, with that patch.
+    src = """
+        import pv.ops
+        import pv.mixer
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        pv.ops.conv = conv
+        pv.mixer.conv = conv
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("arity-drift", "error", "pv.mixer:conv", ["plug/mod.py:8"]),
+        ("arity-drift", "warning", "pv.ops:conv", ["plug/mod.py:7"]),  # narrower, but no call of its fails
+    ]
+    alone = src.replace("        pv.mixer.conv = conv\n", "")
+    assert brief(run_check(PROVIDER, consumer(alone))) == [("arity-drift", "error", "pv.ops:conv", ["plug/mod.py:7"])]
+
+
 def test_a_real_call_that_changed_but_missed_the_replacement_at_the_baseline_too_is_a_warning(run_check):
     """vllm-mindspore's `BlockTable.__init__` takes six arguments after self; vLLM 0.23's
     `MultiGroupBlockTable.__init__` passed it eight and 0.33's passes seven and a keyword: the

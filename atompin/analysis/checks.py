@@ -735,6 +735,11 @@ class UsageChecker:
             for call in self.callers.calls(reached, name, through, self.own.replacements.__contains__, binding):
                 if call.caller_key in self.own.replacements or self._substituted_caller(call.caller_key[0]):
                     continue  # the consumer replaced the function (or the class) that makes this call
+                calling_module = call.caller_key[0].partition(":")[0]
+                if binding and calling_module != binding and (calling_module, patch.attr) in self.own.replacements:
+                    # The consumer also patches the calling module's own binding (`m.f` and `n.f`, n
+                    # importing f from m): the call reads that one, and is that patch's to judge.
+                    continue
                 out.append(call)
         for use in self.usage.calls:
             _, res = self.first(use.choices)
