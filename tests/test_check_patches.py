@@ -243,41 +243,39 @@ def test_hasattr_guard(run_check):
     assert finding.rule.value == "missing-patch-target" and "hasattr" in finding.message
 
 
-def test_a_guarded_patch_already_inert_at_the_baseline_is_a_warning(run_check):
-    # vllm-ascend's forward-compatible patch: a target only a newer release has, behind hasattr.
-    src = """
-        from pv.core import utils
-        if hasattr(utils, "newer_fn"):
-            utils.newer_fn = len
-    """
-    [alone] = run_check(PROVIDER, consumer(src)).findings  # no baseline: the silent case, an error
+# vllm-ascend's forward-compatible patch: a target only a newer release has, behind hasattr.
+GUARDED_NEWER = """
+    from pv.core import utils
+    if hasattr(utils, "newer_fn"):
+        utils.newer_fn = len
+"""
+# vllm-mindspore's patch of `cli.serve.run_api_server_worker_proc` (reading the original first),
+# a name no vLLM it ran on had there: it would raise at the baseline too, where the consumer
+# works, so that code does not run.
+UNGUARDED_GONE = "import pv.core.utils as u\norig = u.gone_fn\nu.gone_fn = lambda *a: orig(*a)\n"
+
+
+@pytest.mark.parametrize(
+    ("src", "name", "said"),
+    [
+        (GUARDED_NEWER, "newer_fn", "the same at the baseline, where the consumer works"),
+        (
+            UNGUARDED_GONE,
+            "gone_fn",
+            "it fails at the baseline too: not a change since, so code that does not run there",
+        ),
+    ],
+)
+def test_a_patch_of_a_name_missing_at_the_baseline_too_is_a_warning(run_check, src, name, said):
+    [alone] = run_check(PROVIDER, consumer(src)).findings  # no baseline to tell: an error
     assert (alone.rule.value, alone.severity.value) == ("missing-patch-target", "error")
     [inert] = run_check(PROVIDER, consumer(src), baseline=PROVIDER).findings
     assert (inert.rule.value, inert.severity.value) == ("missing-patch-target", "warning")
-    assert "the same at the baseline, where the consumer works" in inert.message
+    assert said in inert.message
     # There at the baseline, gone now: the patch the consumer relied on no longer installs.
     had_it = {
         **PROVIDER,
-        "pv/core/utils.py": "def get_groups(config, spec):\n    return []\n\ndef newer_fn():\n    pass\n",
-    }
-    [gone] = run_check(PROVIDER, consumer(src), baseline=had_it).findings
-    assert (gone.rule.value, gone.severity.value) == ("missing-patch-target", "error")
-    # Unguarded, the assignment adds an attribute (patch-addition): not this rule's case.
-
-
-def test_an_unguarded_patch_of_a_name_missing_at_the_baseline_too_is_a_warning(run_check):
-    # vllm-mindspore's patch of `cli.serve.run_api_server_worker_proc` (reading the original
-    # first), a name no vLLM it ran on had there: it would raise at the baseline too, where the
-    # consumer works, so that code does not run.
-    src = "import pv.core.utils as u\norig = u.gone_fn\nu.gone_fn = lambda *a: orig(*a)\n"
-    [alone] = run_check(PROVIDER, consumer(src)).findings
-    assert (alone.rule.value, alone.severity.value) == ("missing-patch-target", "error")
-    [old] = run_check(PROVIDER, consumer(src), baseline=PROVIDER).findings
-    assert (old.rule.value, old.severity.value) == ("missing-patch-target", "warning")
-    assert "it fails at the baseline too: not a change since, so code that does not run there" in old.message
-    had_it = {
-        **PROVIDER,
-        "pv/core/utils.py": "def get_groups(config, spec):\n    return []\n\ndef gone_fn():\n    pass\n",
+        "pv/core/utils.py": f"def get_groups(config, spec):\n    return []\n\ndef {name}():\n    pass\n",
     }
     [gone] = run_check(PROVIDER, consumer(src), baseline=had_it).findings
     assert (gone.rule.value, gone.severity.value) == ("missing-patch-target", "error")

@@ -1748,16 +1748,17 @@ def test_an_override_returning_another_tuple_length_that_the_provider_calls_and_
     assert {f[0] for f in found(check(consumer, KV_B), "return-drift")} == {"warning"}
 
 
-def test_a_length_mismatch_that_was_already_there_at_the_baseline_is_a_warning():
-    consumer = {
-        "plug/use.py": """
-            from pv.kv import split
+UNPACKS_FOUR = """
+    from pv.kv import KVCacheManager, split
 
-            def parts(x):
-                a, b, c, d = split(x)
-                return a
-        """
-    }
+    def parts(x):
+        a, b, c, d = split(x)
+        return a
+"""
+
+
+def test_a_length_mismatch_that_was_already_there_at_the_baseline_is_a_warning():
+    consumer = {"plug/use.py": UNPACKS_FOUR}
     result = check(consumer, KV_B, baseline=KV_B)
     assert found(result, "return-drift") == [("warning", "pv.kv:split", "plug/use.py:4")]
     assert "probably a path not taken" in one(result, "return-drift").message
@@ -1767,24 +1768,17 @@ def test_a_length_that_changed_but_did_not_fit_at_the_baseline_either_is_a_warni
     # vllm-mindspore at vLLM 0.33 against 0.23: `_try_schedule_encoder_inputs` went from 4
     # values to 5, and the consumer unpacks 3 (so it failed at 0.23 too); its replacement of
     # `_prepare_inputs` returns 8, where the provider's callers unpacked 2 and now 3.
-    consumer = {
-        "plug/use.py": """
-            from pv.kv import KVCacheManager, split
+    more = """
+        def wrapped(self, request):
+            return [], 0, 0, 0
 
-            def parts(x):
-                a, b, c, d = split(x)
-                return a
+        KVCacheManager.get_computed_blocks = wrapped
 
-            def wrapped(self, request):
+        class Mine(KVCacheManager):
+            def get_computed_blocks(self, request):
                 return [], 0, 0, 0
-
-            KVCacheManager.get_computed_blocks = wrapped
-
-            class Mine(KVCacheManager):
-                def get_computed_blocks(self, request):
-                    return [], 0, 0, 0
-        """
-    }
+    """
+    consumer = {"plug/use.py": textwrap.dedent(UNPACKS_FOUR) + textwrap.dedent(more)}
     result = check(consumer, KV_B, baseline=KV_A)
     assert sorted(found(result, "return-drift")) == [
         ("warning", "plug.use:Mine.get_computed_blocks", "plug/use.py:13"),

@@ -61,16 +61,18 @@ def test_a_function_with_self_in_a_staticmethods_place_misses_a_call_through_the
     assert "cannot take the real call at pv/sampler.py:14: it does not pass the required all_random" in finding.message
 
 
+SCALE_WITHOUT_SELF = """
+    import pv.sampler
+
+    def scale(logits, temp, all_random):
+        return logits
+
+    pv.sampler.Sampler.scale = scale
+"""
+
+
 def test_a_function_without_self_in_a_staticmethods_place_misses_a_call_through_self(run_check):
-    src = """
-        import pv.sampler
-
-        def scale(logits, temp, all_random):
-            return logits
-
-        pv.sampler.Sampler.scale = scale
-    """
-    result = run_check(provider("self.scale(logits, temp, True)"), consumer(src))
+    result = run_check(provider("self.scale(logits, temp, True)"), consumer(SCALE_WITHOUT_SELF))
     assert brief(result) == [("arity-drift", "error", "pv.sampler:Sampler.scale", ["plug/mod.py:6"])]
     assert "it passes 3 positional argument(s); the signature takes at most 2" in result.findings[0].message
 
@@ -78,15 +80,7 @@ def test_a_function_without_self_in_a_staticmethods_place_misses_a_call_through_
 def test_a_function_without_self_in_a_staticmethods_place_called_through_the_class_is_a_warning(run_check):
     # vllm-mindspore's `ParallelConfig.has_unfinished_dp`: the provider calls it through the class
     # only, so nothing fails today, but a call through an instance would.
-    src = """
-        import pv.sampler
-
-        def scale(logits, temp, all_random):
-            return logits
-
-        pv.sampler.Sampler.scale = scale
-    """
-    result = run_check(provider("Sampler.scale(logits, temp, True)"), consumer(src))
+    result = run_check(provider("Sampler.scale(logits, temp, True)"), consumer(SCALE_WITHOUT_SELF))
     [finding] = only(result, "arity-drift")
     assert finding.severity.value == "warning"
     assert "the original is a staticmethod, the replacement a plain function" in finding.message
