@@ -137,3 +137,49 @@ def test_a_plain_function_in_a_classmethods_place_misses_a_call_through_the_clas
     assert finding.severity.value == "error"
     assert "does not pass the required config (its positional arguments now bind to cls)" in finding.message
     assert only(run_check(provider(call), consumer(src.format(value="classmethod(from_config)"))), "arity-drift") == []
+
+
+# -- the `self` of a function installed on a provider class ---------------------------------
+
+ENGINE = {
+    "pv/__init__.py": "",
+    "pv/engine.py": """
+        class Engine:
+            def step(self, batch, ratio):
+                return batch
+
+            def run(self):
+                return self.step([], 1)
+
+        class Other:
+            def run(self):
+                return None
+    """,
+}
+
+
+def test_the_self_of_a_function_installed_on_one_provider_class_is_an_instance_of_it(run_check):
+    # vllm-gaudi installs `kv_caches_postprocess(self, metadata)` on vLLM's NIXL worker, whose body
+    # calls `self._logical_to_kernel_block_ids(ids)`: vLLM 0.26 made `ratio` required.
+    src = """
+        from pv.engine import Engine
+
+        def run(self):
+            self.gone()
+            return self.step([])
+
+        Engine.run = run
+    """
+    # At the baseline, `step` took no ratio and `gone` was there.
+    old = "class Engine:\n    def step(self, batch):\n        return batch\n\n    def gone(self):\n        pass\n"
+    result = run_check(ENGINE, consumer(src), baseline={**ENGINE, "pv/engine.py": old})
+    assert sorted(brief(result)) == [
+        ("arity-drift", "error", "pv.engine:Engine.step", ["plug/mod.py:5"]),
+        ("missing-member", "error", "pv.engine:Engine.gone", ["plug/mod.py:4"]),
+    ]
+    assert "the `self` of a function installed on it" in only(result, "missing-member")[0].message
+    # Installed on two classes, its `self` may be either: not typed.
+    twice = src.replace("Engine.run = run", "Engine.run = run\n        Other.run = run").replace(
+        "from pv.engine import Engine", "from pv.engine import Engine, Other"
+    )
+    assert [f for f in run_check(ENGINE, consumer(twice)).findings if f.rule.value != "patch-addition"] == []

@@ -184,7 +184,7 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
         where = f" in {ref.owner}" if ref.owner else ""
         through = f"{start}.{'.'.join(ref.via)}{where} (an instance of {g.receiver}, as the provider annotates it)"
     elif ref.receiver is Receiver.INSTANCE:
-        through = f"an instance of {g.receiver} (as annotated)"
+        through = f"an instance of {g.receiver} (as annotated, or the `self` of a function installed on it)"
     else:
         through = f"{ref.receiver.value if ref.receiver is not Receiver.SUPER else 'super()'} in {g.receiver}"
     near = f"; new there since: {', '.join(f'`{n}`' for n in g.near)}" if g.near else ""

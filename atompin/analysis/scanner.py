@@ -330,6 +330,9 @@ class ConsumerScanner:
         self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
         # Each consumer function installed as a patch: the version gates of each install (see `_installed_when`).
         self._installs: dict[str, list[tuple[Condition, ...]]] = {}
+        # A consumer function installed in a provider object's place (`C.m = f`): what it was set
+        # on, each time (`_bind_receivers` types its `self` with it when it is one class).
+        self._installed_on: dict[str, set[tuple[Ref, ...]]] = {}
         self._registry_sites: set[Site] = set()  # string members of the consumer's own enums
         self._comments: dict[bytes, ProseReader] = {}  # see `_in_comment`
 
@@ -584,6 +587,7 @@ class ConsumerScanner:
             replacement = _wrapped(signature_of(fn.node), wrapper) if fn else None
             gates_here = tuple(c for c in ctx.when if c.kind is ConditionKind.GATE)
             self._installs.setdefault(value.dotted, []).append(gates_here)
+            self._installed_on.setdefault(value.dotted, set()).add(owner.choices)
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
             made = self._definitions.get(value.dotted, [])
@@ -2231,10 +2235,22 @@ class ConsumerScanner:
             if i == 0 and fn.owner and param in a.posonlyargs + a.args and "staticmethod" not in decorators:
                 kind = Receiver.CLS if "classmethod" in decorators else Receiver.SELF
                 scope.names[param.arg] = ReceiverValue(kind, fn.owner)
+            elif i == 0 and param.arg == "self" and param.annotation is None and (on := self._installed_self(fn)):
+                # A function installed as a method of one provider class (`C.m = f`): its `self`
+                # is a C, as if annotated so.
+                scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=on)
             elif choices := self._unshadowed(self._provider_type(param.annotation, ctx)):
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=choices)
             elif own := self._consumer_type(param.annotation, ctx):
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own)
+
+    def _installed_self(self, fn: _Function) -> tuple[Ref, ...]:
+        """The provider object a module-level function is installed on, when it is installed on
+        exactly one (() otherwise: nothing, or several, which its `self` may be any of)."""
+        if fn.owner:
+            return ()
+        found = self._installed_on.get(f"{fn.file.module}.{fn.qualname}", set())
+        return next(iter(found)) if len(found) == 1 else ()
 
     def _consumer_type(self, annotation: ast.expr | None, ctx: _Ctx) -> str:
         """The consumer class a parameter is annotated with (its instances are typed like `self`)."""
