@@ -178,6 +178,14 @@ def test_the_self_of_a_function_installed_on_one_provider_class_is_an_instance_o
         ("missing-member", "error", "pv.engine:Engine.gone", ["plug/mod.py:4"]),
     ]
     assert "the `self` of a function installed on it" in only(result, "missing-member")[0].message
+    # Called there in a way the baseline's `gone(self)` did not take either: that code did not run
+    # where the consumer works (vllm-mindspore's `_compute_cascade_attn_prefix_len`).
+    stale = run_check(
+        ENGINE, consumer(src.replace("self.gone()", "self.gone(1)")), baseline={**ENGINE, "pv/engine.py": old}
+    )
+    [member] = only(stale, "missing-member")
+    assert member.severity.value == "warning"
+    assert "the call there did not fit it at the baseline either: it passes 1 positional argument(s)" in member.message
     # Installed on two classes, its `self` may be either: not typed.
     twice = src.replace("Engine.run = run", "Engine.run = run\n        Other.run = run").replace(
         "from pv.engine import Engine", "from pv.engine import Engine, Other"

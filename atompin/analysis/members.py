@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
+from atompin.analysis.arity import call_problem, checkable
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
@@ -42,7 +43,7 @@ from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch, SiteKind
 from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodRef, Receiver
+from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodCall, MethodRef, Receiver
 from atompin.model import Finding, Rule, Severity, Site
 
 # Outside bases whose members are known (none served at run time beyond these). Not `nn.Module`:
@@ -122,7 +123,14 @@ def check_members(
         if judgement.reach is Reach.DEAD:
             continue
         severity, message = Severity.ERROR, _message(use.method, g, baseline)
-        if use.guarded:
+        failed = _failed_at_baseline(use, g, baseline, usage.contact.method_calls)
+        if failed:
+            severity = Severity.WARNING
+            message += (
+                f" (the call there did not fit it at the baseline either: it {failed}; where the consumer "
+                "works, so that code does not run)"
+            )
+        elif use.guarded:
             severity = Severity.WARNING
             message += " (the code handles its absence there: a try that catches AttributeError, or a test of the name)"
         elif hook := _in_dropped_hook(use, hierarchy, before, search, reads):
@@ -137,6 +145,25 @@ def check_members(
         Finding(Rule.MISSING_MEMBER, severity, symbol, tuple(sorted(set(sites))), message)
         for (symbol, severity, message), sites in grouped.items()
     ]
+
+
+def _failed_at_baseline(use: MemberUse, g: _Gone, baseline: Baseline, calls: Sequence[MethodCall]) -> str:
+    """Why the consumer's call of a gone method at `use`'s site did not fit the baseline's signature
+    either ("" when it did, or it is no call): vllm-mindspore calls `_compute_cascade_attn_prefix_len`
+    with four arguments, where vLLM 0.23 took five and 0.33 has no such method."""
+    if g.kind != "def":
+        return ""
+    member = baseline.method(g.holder, use.method.name)
+    sig = member.signature if member is not None else None
+    if sig is None or not checkable(sig):
+        return ""
+    for call in calls:
+        if call.site == use.site and call.method.name == use.method.name:
+            bound = sig.is_classmethod if call.method.receiver is Receiver.CLS else not sig.is_staticmethod
+            problem = call_problem(sig, call.shape, bound)
+            if problem is not None:
+                return problem
+    return ""
 
 
 def _in_dropped_hook(
