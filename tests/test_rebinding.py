@@ -186,6 +186,14 @@ def test_the_self_of_a_function_installed_on_one_provider_class_is_an_instance_o
     [member] = only(stale, "missing-member")
     assert member.severity.value == "warning"
     assert "the call there did not fit it at the baseline either: it passes 1 positional argument(s)" in member.message
+    # Installed as a staticmethod, its first parameter is no instance: not typed.
+    static = src.replace("Engine.run = run", "Engine.run = staticmethod(run)")
+    sites = {
+        str(site)
+        for f in run_check(ENGINE, consumer(static), baseline={**ENGINE, "pv/engine.py": old}).findings
+        for site in f.sites
+    }
+    assert not sites & {"plug/mod.py:4", "plug/mod.py:5"}
     # Installed on two classes, its `self` may be either: not typed.
     twice = src.replace("Engine.run = run", "Engine.run = run\n        Other.run = run").replace(
         "from pv.engine import Engine", "from pv.engine import Engine, Other"

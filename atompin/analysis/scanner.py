@@ -587,7 +587,8 @@ class ConsumerScanner:
             replacement = _wrapped(signature_of(fn.node), wrapper) if fn else None
             gates_here = tuple(c for c in ctx.when if c.kind is ConditionKind.GATE)
             self._installs.setdefault(value.dotted, []).append(gates_here)
-            self._installed_on.setdefault(value.dotted, set()).add(owner.choices)
+            if not wrapper:  # (a staticmethod's first parameter is no instance)
+                self._installed_on.setdefault(value.dotted, set()).add(owner.choices)
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
             made = self._definitions.get(value.dotted, [])
@@ -2245,8 +2246,9 @@ class ConsumerScanner:
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own)
 
     def _installed_self(self, fn: _Function) -> tuple[Ref, ...]:
-        """The provider object a module-level function is installed on, when it is installed on
-        exactly one (() otherwise: nothing, or several, which its `self` may be any of)."""
+        """The provider object a function defined outside a class body is installed on as a
+        method, when it is installed on exactly one (() otherwise: nothing, or several, which its
+        `self` may be any of)."""
         if fn.owner:
             return ()
         found = self._installed_on.get(f"{fn.file.module}.{fn.qualname}", set())
