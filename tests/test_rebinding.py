@@ -141,21 +141,20 @@ def test_a_plain_function_in_a_classmethods_place_misses_a_call_through_the_clas
 
 # -- the `self` of a function installed on a provider class ---------------------------------
 
-ENGINE = {
-    "pv/__init__.py": "",
-    "pv/engine.py": """
-        class Engine:
-            def step(self, batch, ratio):
-                return batch
+# An engine whose `step` needs a `ratio` (vLLM's NIXL worker's `_logical_to_kernel_block_ids`).
+ENGINE_SOURCE = """
+    class Engine:
+        def step(self, batch, ratio):
+            return batch
 
-            def run(self):
-                return self.step([], 1)
+        def run(self):
+            return self.step([], 1)
 
-        class Other:
-            def run(self):
-                return None
-    """,
-}
+    class Other:
+        def run(self):
+            return None
+"""
+ENGINE = {"pv/__init__.py": "", "pv/engine.py": ENGINE_SOURCE}
 
 
 def test_the_self_of_a_function_installed_on_one_provider_class_is_an_instance_of_it(run_check):
