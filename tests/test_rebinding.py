@@ -198,3 +198,22 @@ def test_the_self_of_a_function_installed_on_one_provider_class_is_an_instance_o
         "from pv.engine import Engine", "from pv.engine import Engine, Other"
     )
     assert [f for f in run_check(ENGINE, consumer(twice)).findings if f.rule.value != "patch-addition"] == []
+
+
+def test_a_plain_method_called_through_cls_does_not_bind_its_first_parameter(run_check):
+    # `cls.pick(obj)` in a classmethod passes `obj` as `self`: a replacement `pick(self)` takes it.
+    src = """
+        import pv.sampler
+
+        def pick(self):
+            return None
+
+        pv.sampler.Sampler.pick = pick
+    """
+    files = provider("None")
+    files["pv/sampler.py"] = files["pv/sampler.py"].replace(
+        "def run(self",
+        "@classmethod\n                def build(cls, obj):\n                    return cls.pick(obj)\n\n                def run(self",
+    )
+    result = run_check(files, consumer(src))
+    assert [f.severity.value for f in only(result, "arity-drift")] == ["warning"]  # narrower; no call misses it

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from atompin.analysis.arity import CallShape
+from atompin.analysis.arity import CallShape, binds_receiver
 from atompin.analysis.cache import RecordingCache, dump_json, load_json
 from atompin.analysis.family import ClassFamily, ClassGraph
 from atompin.analysis.limits import parse_expression, parse_limited
@@ -30,6 +30,7 @@ from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.names import absolute_module, split_symbol
 from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, wait_until_ended
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
+from atompin.analysis.signature import Signature
 from atompin.lines import line_starts
 from atompin.model import Site
 from atompin.sources.tree import blob_id
@@ -114,12 +115,16 @@ class ProviderCall:
 
     site: Site
     shape: CallShape
-    bound: bool  # the first parameter is supplied (a method through self, super() or an instance)
     function: str  # the enclosing function's symbol, "module:qualname" ("" at module level)
     caller_key: tuple[str, str]  # (owner symbol, function name): matches a consumer patch of the caller
-    # The receiver is an instance (`self.f()`, `super().f()`, `x.f()` on an annotated or instance x),
-    # not the class (`cls.f()`, `Cls.f()`): a plain function stored in the method's place binds to it.
-    through_instance: bool = False
+    # The receiver is an instance (`self.f()`, `super().f()`, `x.f()` on an annotated or instance x,
+    # `Cls(...)` for `__init__`), not the class (`cls.f()`, `Cls.f()`) nor a module (`f()`).
+    through_instance: bool
+
+    def binds(self, sig: Signature) -> bool:
+        """Does this call supply the first parameter of `sig`, stored where it reaches: the
+        original's, or a replacement's that binds otherwise (`binds_receiver`)?"""
+        return binds_receiver(sig, self.through_instance)
 
 
 class _Collector(ast.NodeVisitor):
@@ -528,38 +533,37 @@ class CallerSearch:
         for path, raws in sorted(self._raw[wanted].items()):
             module, _ = self.index.tree.module_name(path)
             for raw in raws:
-                reached = self._reaches(module, raw, target, name)
-                if reached is None:
+                through_instance = self._reaches(module, raw, target, name)
+                if through_instance is None:
                     continue
-                bound, through_instance = reached
                 if owner is not None and not self._through(module, raw, owner, replaced):
                     continue
                 if binding and not self._reads_binding(module, raw, target, name, binding):
                     continue
                 function = f"{module}:{raw.function}" if raw.function else ""
                 key = _caller_key(module, raw.function)
-                out.append(ProviderCall(Site(path, raw.line), raw.shape, bound, function, key, through_instance))
+                out.append(ProviderCall(Site(path, raw.line), raw.shape, function, key, through_instance))
         return out
 
-    def _reaches(self, module: str, raw: RawCall, target: Target, name: str) -> tuple[bool, bool] | None:
-        """Does this call reach `target`? None when not; else whether its receiver is supplied, and
-        whether that receiver is an instance (`ProviderCall.through_instance`)."""
+    def _reaches(self, module: str, raw: RawCall, target: Target, name: str) -> bool | None:
+        """Does this call reach `target`? None when not; else whether through an instance
+        (`ProviderCall.through_instance`)."""
         callee = raw.callee(module, name)
         if callee is None:
             if raw.how == "super" and raw.cls:
-                return (True, True) if self._super_reaches(ClassRef(module, raw.cls), name, target) else None
+                return True if self._super_reaches(ClassRef(module, raw.cls), name, target) else None
             return None
         res = self.index.resolve(*callee)
         found = res.target
         if not res.found or found is None:
             return None
         if target.kind is TargetKind.CLASS:  # Cls(...) reaches Cls.__init__, on the new instance
-            return (True, True) if found.kind is TargetKind.CLASS and found.symbol == target.symbol else None
+            return True if found.kind is TargetKind.CLASS and found.symbol == target.symbol else None
         if found.kind is not TargetKind.FUNCTION or found.symbol != target.symbol:
             return None
-        if raw.how in ("self", "cls") or raw.annotated:  # through an instance (or the class, `cls`)
-            return not (found.signature is not None and found.signature.is_staticmethod), raw.how != "cls"
-        return found.bound, found.through_instance
+        if raw.how in ("self", "cls") or raw.annotated:
+            return raw.how != "cls"
+        return found.through_instance
 
     def _reads_binding(self, module: str, raw: RawCall, target: Target, name: str, binding: str) -> bool:
         """Does this call of a function read `binding`'s name for it? A patch of `m.f` replaces one

@@ -695,8 +695,7 @@ class UsageChecker:
         an instance sees them; a call through the class that misses is found among the real calls."""
         if same_kind(original, replacement):
             return replacement_problem(original, replacement)
-        _, owner = self.first(patch.owner)
-        through_instance = owner.target is not None and owner.target.kind is TargetKind.CLASS
+        through_instance = self._patched_class(patch) is not None
         found = replacement_problem(
             as_called(original, binds_receiver(original, through_instance)),
             as_called(replacement, binds_receiver(replacement, through_instance)),
@@ -744,7 +743,7 @@ class UsageChecker:
         for use in self.usage.calls:
             _, res = self.first(use.choices)
             if res.found and (found := res.target) is not None and found.symbol == target.symbol:
-                out.append(ProviderCall(use.site, use.shape, found.bound, "", ("", ""), found.through_instance))
+                out.append(ProviderCall(use.site, use.shape, "", ("", ""), found.through_instance))
         return out
 
     def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
@@ -762,12 +761,10 @@ class UsageChecker:
         # A call that does not fit is an error; one that may never run (`_why_not_run`), a warning.
         misfits = []
         for call in calls:
-            site, shape, bound, caller = call.site, call.shape, call.bound, call.caller_key
+            site, shape, caller = call.site, call.shape, call.caller_key
+            # Each binds as it is: a function stored in a staticmethod's place binds its receiver.
+            bound, bound_there = call.binds(original), call.binds(replacement)
             if call_problem(original, shape, bound) is None:
-                # A function stored in a staticmethod's place binds its receiver, and the reverse.
-                bound_there = (
-                    bound if same_kind(original, replacement) else binds_receiver(replacement, call.through_instance)
-                )
                 misfit = call_problem(replacement, shape, bound_there)
                 misfit = f"it {misfit}" if misfit else binding_problem(original, replacement, shape, bound, bound_there)
                 if misfit:

@@ -6,9 +6,9 @@ a base the class inherits the calling method from; `x.m()` on an `x` annotated w
 class or a subclass, or on a module-level instance of one; `C.m(self, ...)`. A file making
 such a call either defines a base of the class or writes one of the names of the class,
 its subclasses (by their `class Z(Y):` statements, to a fixpoint), or its module-level
-instances and aliases (`x = Y(...)`, `Alias = Y`). The search for a common method name
-(`__init__`, `forward`: a third of vLLM's files call each) then parses only the files
-that can matter. Read from the text, never parsed (`ClassGraph`, one pass over the
+instances and aliases (`x = Y(...)`, `Alias = Y`). The search for a special method's
+calls (`__init__`, which a third of vLLM's files call) then parses only the files that
+can matter. Read from the text, never parsed (`ClassGraph`, one pass over the
 files): a name written in a comment counts too, which only costs a parse.
 """
 
