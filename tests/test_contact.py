@@ -2495,3 +2495,132 @@ def test_an_override_every_consumer_subclass_overrides_again_is_a_warning_unless
     for more in ("\n    def base():\n        return BaseRunner()\n", "\n    class Plain(BaseRunner):\n        pass\n"):
         made = check({"plug/runners.py": OMNI_RUNNERS + more}, RUNNER_B, baseline=RUNNER_A)
         assert found(made, "override-drift") == [("error", "plug.runners:BaseRunner.execute", "plug/runners.py:4")]
+
+
+# -- calling an instance (`layer(x)`) ----------------------------------------------------------
+
+
+def _layers(forward: str) -> dict[str, str]:
+    return {
+        "pv/layers.py": f"""
+            import torch.nn as nn
+            from outside import Callback
+
+            class LinearBase(nn.Module):
+                pass
+
+            class Linear(LinearBase):
+                def forward(self, {forward}):
+                    return x
+
+            class Scaled(Linear):
+                def __call__(self, {forward}):
+                    return x
+
+            class Hooked(Callback):
+                def forward(self, {forward}):
+                    return x
+        """
+    }
+
+
+LAYERS_A, LAYERS_B = _layers("x"), _layers("x, residual")
+
+LAYER_CALLS = {
+    "plug/block.py": """
+        from pv.layers import Hooked, Linear, Scaled
+
+        class Block:
+            def __init__(self):
+                self.proj = Linear()
+
+            def run(self, x):
+                return self.proj(x)
+
+        def apply(layer: Linear, scaled: Scaled, hooked: Hooked, x):
+            return layer(x), scaled(x), hooked(x)
+    """
+}
+
+
+def test_calling_an_instance_of_a_torch_module_is_judged_against_its_forward():
+    """gaudi holds vLLM layers and calls them (`self.proj(x)`): torch's `nn.Module.__call__` runs
+    `forward`, so a `forward` that gained a required parameter breaks the call. A class defining
+    its own `__call__` runs that; one whose outside base is not torch's is not known."""
+    assert found(check(LAYER_CALLS, LAYERS_A), "arity-drift") == []
+    result = check(LAYER_CALLS, LAYERS_B, baseline=LAYERS_A)
+    assert sorted(found(result, "arity-drift")) == [
+        ("error", "pv.layers:Linear.forward", "plug/block.py:11"),
+        ("error", "pv.layers:Linear.forward", "plug/block.py:8"),
+        ("error", "pv.layers:Scaled.__call__", "plug/block.py:11"),  # its own __call__, not forward
+    ]
+    message = one_of_site(result, "plug/block.py:8").message
+    assert message.startswith("the call x(1 positional) (torch's `nn.Module.__call__` runs `forward`)")
+    assert "gained residual" in message and "since 1.0" in message
+
+
+def one_of_site(result: CheckResult, site: str) -> Finding:
+    [finding] = [f for f in result.findings if str(f.sites[0]) == site]
+    return finding
+
+
+def test_calling_an_instance_whose_forward_the_consumer_replaces_or_overrides_is_not_an_error():
+    patched = {
+        "plug/block.py": LAYER_CALLS["plug/block.py"]
+        + """
+        def forward(self, x):
+            return x
+
+        Linear.forward = forward
+        """
+    }
+    # (The replacement itself is judged as a patch, at its own line.)
+    forward = "pv.layers:Linear.forward"
+    assert [site for _, sym, site in found(check(patched, LAYERS_B), "arity-drift") if sym == forward] == [
+        "plug/block.py:16"
+    ]
+    # A consumer subclass, the only one, takes the call: the object may be the consumer's.
+    subclass = {
+        "plug/block.py": LAYER_CALLS["plug/block.py"]
+        .replace(
+            "class Block:",
+            "class MyLinear(Linear):\n            def forward(self, x):\n                return x\n\n        class Block:",
+        )
+        .replace("self.proj = Linear()", "self.proj = None")
+    }
+    assert {sev for sev, sym, _ in found(check(subclass, LAYERS_B), "arity-drift") if sym == forward} == {"warning"}
+
+
+def test_unpacking_what_a_called_layer_returns_is_judged_against_its_forward():
+    """`out, bias = self.proj(x)` unpacks what the layer's `forward` returns."""
+
+    def provider(returns: str) -> dict[str, str]:
+        return {
+            "pv/layers.py": f"""
+                from torch import nn
+
+                class Linear(nn.Module):
+                    def forward(self, x):
+                        return {returns}
+            """
+        }
+
+    consumer = {
+        "plug/block.py": """
+            from pv.layers import Linear
+
+            class Block:
+                def __init__(self):
+                    self.proj = Linear()
+
+                def run(self, x):
+                    out, bias = self.proj(x)
+                    return out
+        """
+    }
+    assert found(check(consumer, provider("x, None")), "return-drift") == []
+    result = check(consumer, provider("x, None, None"), baseline=provider("x, None"))
+    assert found(result, "return-drift") == [("error", "pv.layers:Linear.forward", "plug/block.py:8")]
+    assert result.findings[0].message == (
+        "unpacks the result into 2 name(s); pv.layers:Linear.forward returns a tuple of 3 (it returned 2 since 1.0): ValueError"
+    )

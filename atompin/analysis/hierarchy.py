@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
@@ -516,6 +516,27 @@ class Hierarchy:
             return found.node, found.member
         return None
 
+    def call_target(self, ref: MethodRef) -> MethodRef:
+        """The method calling an instance runs: `x(...)` (`__call__` of an annotated instance) runs
+        `forward` when the first class of its order defining `__call__` is torch's `nn.Module`, an
+        outside base known by name (`layer(x)` of a vLLM layer). Any other ref is itself."""
+        if ref.receiver is not Receiver.INSTANCE or ref.name != "__call__":
+            return ref
+        cls = provider_class(self.resolve, ref.choices)
+        if cls is None:
+            return ref
+        for node in self.index.mro(cls):
+            if isinstance(node, str):
+                if node.replace(":", ".") in TORCH_MODULE:
+                    return replace(ref, name="forward")
+                if node not in PLAIN_BASES:
+                    return ref  # another outside base may define `__call__`: not known
+                continue
+            info = self.index.class_info(node)
+            if info is None or "__call__" in info.members:
+                return ref
+        return ref
+
     def _patched_first(self, mro: Sequence[Node], owner: ClassRef, name: str) -> bool:
         """Does the consumer patch `name` on `owner`, or on a provider class the lookup meets
         before it (`Sub.m = mine` where `m` is defined on `Sub`'s base)? Then its replacement is
@@ -527,6 +548,9 @@ class Hierarchy:
                 return False
         return False
 
+
+# torch's module class as the provider's bases write it: calling an instance runs `forward`.
+TORCH_MODULE = {"nn.Module", "torch.nn.Module", "torch.nn.modules.module.Module"}
 
 # Bases that give a class no members worth knowing about.
 PLAIN_BASES = {

@@ -8,6 +8,7 @@ does what it passes still bind to the provider method's signature?
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from atompin.analysis.arity import call_problem, checkable, describe_change
 from atompin.analysis.baseline import Baseline
@@ -19,13 +20,16 @@ from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiv
 from atompin.model import Finding, Rule, Severity
 
 
-def _render_call(call: MethodCall) -> str:
+def _render_call(call: MethodCall, runs: str) -> str:
     receiver = {
         Receiver.SELF: "self",
         Receiver.CLS: "cls",
         Receiver.SUPER: "super()",
         Receiver.INSTANCE: "x",
     }[call.method.receiver]
+    if call.method.name == "__call__" and call.method.receiver is Receiver.INSTANCE:
+        ran = " (torch's `nn.Module.__call__` runs `forward`)" if runs == "forward" else ""
+        return f"{receiver}{call.shape.render()}{ran}"
     return f"{receiver}.{call.method.name}{call.shape.render()}"
 
 
@@ -39,10 +43,11 @@ def check_method_calls(
     """`makes` says whether the consumer calls a class of that name (`Name(...)`)."""
     findings: list[Finding] = []
     fitting = _fitting_sides(hierarchy, contact)
-    for call in contact.method_calls:
-        judgement = judge(call.when) if judge is not None and call.when else LIVE
+    for written in contact.method_calls:
+        judgement = judge(written.when) if judge is not None and written.when else LIVE
         if judgement.reach is Reach.DEAD:
             continue  # under a version gate (or a failed import) that cannot hold at this provider
+        call = _as_run(hierarchy, written)
         found = hierarchy.provider_method(call.method)
         if found is None:
             continue
@@ -76,12 +81,18 @@ def check_method_calls(
             severity = Severity.WARNING
             change += f" (the other branch of the if at {other.rpartition('#')[0]} makes a call that fits: a form for another release)"
         message = (
-            f"the call {_render_call(call)} {problem}: the provider has {symbol}{sig.render()}{change}, "
+            f"the call {_render_call(written, call.method.name)} {problem}: the provider has {symbol}{sig.render()}{change}, "
             f"the call passes {call.shape.render()}"
         )
         severity, message = judgement.adjust(severity, message)
         findings.append(Finding(Rule.ARITY_DRIFT, severity, symbol, (call.site,), message))
     return findings
+
+
+def _as_run(hierarchy: Hierarchy, call: MethodCall) -> MethodCall:
+    """The call with the method it runs: `layer(x)` runs the layer's `forward`."""
+    target = hierarchy.call_target(call.method)
+    return call if target is call.method else replace(call, method=target)
 
 
 def _at_baseline(
@@ -137,9 +148,10 @@ def _other_side(call: MethodCall) -> str:
 def _fitting_sides(hierarchy: Hierarchy, contact: ContactSurface) -> set[tuple[str, object]]:
     """(branch, method) for each call on a side of an if/else whose arguments fit the provider's method."""
     out: set[tuple[str, object]] = set()
-    for call in contact.method_calls:
-        if not call.branch:
+    for written in contact.method_calls:
+        if not written.branch:
             continue
+        call = _as_run(hierarchy, written)
         found = hierarchy.provider_method(call.method)
         sig = found[1].signature if found is not None else None
         if sig is None or not checkable(sig):

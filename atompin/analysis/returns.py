@@ -132,10 +132,11 @@ def _unpack(
     baseline: Baseline | None,
 ) -> Finding | None:
     if unpack.method is not None:
-        method = hierarchy.provider_method(unpack.method)
+        ref = hierarchy.call_target(unpack.method)  # `a, b = layer(x)` unpacks what `forward` returns
+        method = hierarchy.provider_method(ref)
         if method is None or method[1].signature is None:
             return None
-        found: tuple[str, Signature] | None = (f"{method[0]}.{unpack.method.name}", method[1].signature)
+        found: tuple[str, Signature] | None = (f"{method[0]}.{ref.name}", method[1].signature)
     else:
         found = _function(first(unpack.choices))
     if found is None or found[1].returns is None:

@@ -1336,6 +1336,10 @@ class ConsumerScanner:
         self._record_delegation(node, callee, args, ctx)
         if isinstance(callee, MethodValue) or (callee is None and name == "super"):
             return self._receiver_call(node, callee, args, ctx)
+        if isinstance(callee, ReceiverValue) and callee.receiver is Receiver.INSTANCE and callee.choices:
+            # `layer(x)` of an instance of a provider class calls its class's `__call__` (torch's
+            # `nn.Module` hands it to `forward`: `Hierarchy.call_target`).
+            return self._receiver_call(node, callee.method("__call__"), args, ctx)
         if isinstance(callee, DictMethod):
             return callee.call(args, kwargs)
         if callee is None and name in ("getattr", "hasattr", "setattr", "all"):
@@ -2384,6 +2388,8 @@ class ConsumerScanner:
             self.usage.contact.unpacks.append(Unpack(site, count, starred, choices=callee.choices))
         elif isinstance(callee, MethodValue):
             self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.ref))
+        elif isinstance(callee, ReceiverValue) and callee.receiver is Receiver.INSTANCE and callee.choices:
+            self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.method("__call__").ref))
 
     def _record_call_handovers(self, callee: ProviderValue, node: ast.Call, values: list[Value], ctx: _Ctx) -> None:
         """Consumer objects passed to a provider call (a registration, perhaps); a class passed to
