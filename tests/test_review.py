@@ -325,7 +325,7 @@ def test_renovate_recipe_matches_every_pin_in_pairs_toml():
     assert found == {
         "atom-0.1.5+vllm-0.31 atom": ("ROCm/ATOM", "v0.1.5"),
         "atom-0.1.5+vllm-0.31 vllm": ("vllm-project/vllm", "v0.31.0"),
-        "atom-0.1.5+vllm-0.31 aiter": ("ROCm/aiter", "v0.1.9"),
+        "atom-0.1.5+vllm-0.31 aiter": ("ROCm/aiter", "v0.1.16"),
         "lmcache-0.5.6+vllm-0.33 vllm": ("vllm-project/vllm", "v0.33.0"),
         "lmcache-0.5.6+vllm-0.33 lmcache": ("LMCache/LMCache", "v0.5.6"),
     }

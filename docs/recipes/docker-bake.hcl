@@ -23,7 +23,7 @@ variable "VLLM_REPO" { default = "https://github.com/vllm-project/vllm" }
 variable "VLLM_REF" { default = "v0.31.0" }
 variable "VLLM_COMMIT" { default = "" }
 variable "AITER_REPO" { default = "https://github.com/ROCm/aiter" }
-variable "AITER_REF" { default = "a0320631f5567e8723916a5d3b24ae7d6c5a32c2" }
+variable "AITER_REF" { default = "v0.1.16" }
 variable "AITER_COMMIT" { default = "" }
 variable "ATOMPIN_PAIR" { default = "atom-0.1.5+vllm-0.31" }
 # The pair name as an image tag ("+" is not allowed in a tag): atompin exports it.
