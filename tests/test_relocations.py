@@ -8,13 +8,22 @@ import pytest
 from conftest import brief
 from typer.testing import CliRunner
 
-from atompin.analysis.arity import CallShape, call_problem, describe_change, params_problem, replacement_problem
+from atompin.analysis.arity import (
+    CallShape,
+    call_problem,
+    describe_change,
+    params_problem,
+    render_shift,
+    replacement_problem,
+    shifted_arguments,
+)
 from atompin.analysis.provider import ProviderIndex
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.signature import signature_of
 from atompin.analysis.suggest import suggest
 from atompin.cli import app
 from atompin.errors import InputError
+from atompin.model import CheckResult
 from atompin.relocations import Relocation, parse_table
 from atompin.sources.tree import FolderTree
 from atompin.testing import write_files
@@ -183,6 +192,30 @@ def test_call_shapes():
     assert call_problem(method, CallShape(2), bound=True) is not None
     kw = sig("def g(a, **kw): pass")
     assert call_problem(kw, CallShape(1, ("anything",))) is None
+
+
+def test_shifted_arguments():
+    """aiter's `mla_reduce_v1` gained `num_kv_splits` before `final_output`: a call passing eight
+    arguments by position still binds, with two of them in other parameters."""
+    old = sig("def f(out, lse, indptr, tile_q, final_output, final_lse=None): pass")
+    new = sig("def f(out, lse, indptr, tile_q, num_kv_splits, final_output, final_lse=None): pass")
+    assert shifted_arguments(old, new, CallShape(6)) == [
+        ("final_output", "num_kv_splits"),
+        ("final_lse", "final_output"),
+    ]
+    assert shifted_arguments(old, new, CallShape(4, ("final_output",))) == []  # the rest passed by keyword
+    assert shifted_arguments(old, new, CallShape(6, star=True)) == []  # `*args`: not known
+    # A parameter renamed in place moves nothing; one removed before the call's last does.
+    renamed = sig("def f(x_fp4, lse, indptr, tile_q, final_output, final_lse=None): pass")
+    assert shifted_arguments(old, renamed, CallShape(6)) == []
+    removed = sig("def f(out, lse, tile_q, final_output, final_lse=None): pass")
+    assert shifted_arguments(old, removed, CallShape(4)) == [("indptr", "tile_q"), ("tile_q", "final_output")]
+    method = sig("def m(self, a, b): pass")
+    assert shifted_arguments(method, sig("def m(self, b, a): pass"), CallShape(2), bound=True) == [
+        ("a", "b"),
+        ("b", "a"),
+    ]
+    assert "the argument that filled a now fills b" in render_shift([("a", "b")])
 
 
 def test_replacement_rules():
@@ -431,3 +464,143 @@ def test_a_wrapper_made_in_a_helper_for_the_class_handed_to_it_calls_that_class_
     assert "passes 3 positional argument(s); the signature takes at most 2" in finding.message
     # Where the original takes what the wrapper passes, nothing is said.
     assert run_check(PROVIDER, consumer(HANDED)).findings == ()
+
+
+def test_a_call_whose_positional_arguments_fill_other_parameters_since_the_baseline_is_an_error(run_check):
+    """No TypeError: the values land in the wrong parameters (a parameter inserted before them).
+    Judged against the baseline: without one nothing says which binding was meant."""
+    before = {
+        "pv/__init__.py": "",
+        "pv/m.py": """
+            def reduce(out, lse, final_output, final_lse=None):
+                pass
+            def renamed(x, lse):
+                pass
+            class Runner:
+                def step(self, batch, max_len=None):
+                    return batch
+        """,
+    }
+    after = {
+        "pv/__init__.py": "",
+        "pv/m.py": """
+            def reduce(out, lse, num_splits=1, final_output=None, final_lse=None):
+                pass
+            def renamed(x_fp4, lse):
+                pass
+            class Runner:
+                def step(self, batch, num_tokens, max_len=None):
+                    return batch
+        """,
+    }
+    src = """
+        from pv.m import reduce, renamed, Runner
+
+        def run(runner: Runner, o, l, f, s):
+            reduce(o, l, f, s)
+            reduce(o, l, final_output=f)
+            renamed(o, l)
+            runner.step(o, 8)
+    """
+    assert brief(run_check(after, consumer(src))) == []
+    result = run_check(after, consumer(src), baseline=before)
+    assert brief(result) == [
+        ("arity-drift", "error", "pv.m:Runner.step", ["plug/mod.py:7"]),
+        ("arity-drift", "error", "pv.m:reduce", ["plug/mod.py:4"]),
+    ]
+    [direct] = [f for f in result.findings if f.symbol == "pv.m:reduce"]
+    assert "the argument that filled final_output now fills num_splits" in direct.message
+    assert "the argument that filled final_lse now fills final_output" in direct.message
+    [receiver] = [f for f in result.findings if f.symbol == "pv.m:Runner.step"]
+    assert "the argument that filled max_len now fills num_tokens" in receiver.message
+
+
+def test_aiter_kernel_stubs_keep_their_signature(run_check):
+    """aiter's `@compile_ops(...)` wrapper binds each call to the stub's signature before it runs
+    the compiled op: a call that does not fit it fails. Another decorator leaves it unknown."""
+    provider = {
+        "pv/__init__.py": "",
+        "pv/ops.py": """
+            from pv.jit import compile_ops, jit_other
+
+            @compile_ops("module_mla_reduce", develop=True)
+            def mla_reduce(partial_output, partial_lse, final_output):
+                ...
+
+            @jit_other("module_other")
+            def other(x):
+                ...
+        """,
+        "pv/jit.py": "def compile_ops(name, develop=False):\n    return lambda f: f\n\njit_other = compile_ops\n",
+    }
+    src = """
+        from pv.ops import mla_reduce, other
+        mla_reduce(1, 2)
+        other(1, 2)
+    """
+    assert brief(run_check(provider, consumer(src))) == [
+        ("arity-drift", "error", "pv.ops:mla_reduce", ["plug/mod.py:2"])
+    ]
+
+
+def test_a_call_under_a_version_gate_false_at_the_baseline_is_not_judged_against_it(run_check):
+    """vllm-ascend 0.23 defines its MoE runner for later vLLMs under `else:` of `if
+    vllm_version_is("0.23.0")`, with the later signature's order: that code never ran at the
+    baseline, so the baseline's binding says nothing of what it means. With no baseline version
+    known the gate is undecided there: not judged either."""
+
+    def provider(version: str, params: str) -> dict[str, str]:
+        return {
+            "pv/__init__.py": f'__version__ = "{version}"\n',
+            "pv/m.py": f"""
+                def reduce({params}):
+                    pass
+                class Runner:
+                    def __init__(self, {params}):
+                        pass
+            """,
+        }
+
+    before, after = provider("1.0.0", "out, final=None"), provider("2.0.0", "out, splits=1, final=None")
+    src = """
+        import pv
+        from pv.m import Runner, reduce
+
+        if pv.__version__ == "1.0.0":
+            pass
+        else:
+            class MyRunner(Runner):
+                def __init__(self, out, splits):
+                    super().__init__(out, splits)
+
+            def run(o, s):
+                reduce(o, s)
+    """
+
+    def drift(result: CheckResult) -> list[str]:
+        return [symbol for rule, _, symbol, _ in brief(result) if rule == "arity-drift"]
+
+    gated = run_check(after, consumer(src), version="2.0.0", baseline=before, baseline_version="1.0.0")
+    assert drift(gated) == []
+    assert drift(run_check(after, consumer(src), version="2.0.0", baseline=before)) == []
+    # The same code with no gate ran at the baseline: both calls shift.
+    plain = src.replace('if pv.__version__ == "1.0.0":\n            pass\n        else:\n', "if True:\n")
+    result = run_check(after, consumer(plain), version="2.0.0", baseline=before, baseline_version="1.0.0")
+    assert drift(result) == ["pv.m:Runner.__init__", "pv.m:reduce"]
+
+
+def test_calls_of_one_function_failing_differently_are_told_apart(run_check):
+    """ATOM calls aiter's `moe_gemm_a4w4` twice with eight positional arguments, then
+    `gather_indx=` in one call and `scatter_indx=` in the other: each message says its own."""
+    src = """
+        from pv.m import pool
+        pool(1, 2, vllm_config=3)
+        pool(1, 2, groups=3)
+        pool(4, 5, groups=6)
+    """
+    result = run_check(PROVIDER, consumer(src))
+    found = sorted((f.sites, f.message.split(":")[0]) for f in result.findings if f.rule.value == "arity-drift")
+    assert [(tuple(str(s) for s in sites), why) for sites, why in found] == [
+        (("plug/mod.py:2",), "the call passes 'vllm_config' both by position and by keyword"),
+        (("plug/mod.py:3", "plug/mod.py:4"), "the call passes 'groups' both by position and by keyword"),
+    ]

@@ -42,6 +42,9 @@ SAFE_DECORATORS = {
     "contextlib.contextmanager",
     "final",
     "typing.final",
+    # aiter's kernel stubs: the wrapper binds each call to the stub's signature
+    # (`inspect.getcallargs`) before it calls the compiled op, which takes the same.
+    "compile_ops",
 }
 
 
@@ -140,6 +143,31 @@ def positional_names(sig: Signature, bound: bool = False) -> list[str]:
 def filled_by_position(sig: Signature, call: CallShape, bound: bool = False) -> list[str]:
     """The parameters of `sig` that the call's positional arguments fill, in order."""
     return positional_names(sig, bound)[: call.positional]
+
+
+def shifted_arguments(old: Signature, new: Signature, call: CallShape, bound: bool = False) -> list[tuple[str, str]]:
+    """The positional arguments of `call` that fill another parameter under `new` than under `old`,
+    as (the parameter it filled, the one it fills) pairs: a parameter inserted, removed or moved
+    before them (aiter's `mla_reduce_v1` gained `num_kv_splits` before `final_output`). The call
+    still binds, with its values in the wrong parameters. A parameter renamed in place (neither
+    name elsewhere in the other signature) is no shift; `*args` passed: not known."""
+    if call.star:
+        return []
+    before, after = positional_names(old, bound), positional_names(new, bound)
+    shifted = []
+    for k, (was, now) in enumerate(zip(before[: call.positional], after[: call.positional])):
+        if was != now and ((was in after and after.index(was) != k) or (now in before and before.index(now) != k)):
+            shifted.append((was, now))
+    return shifted
+
+
+def render_shift(shifted: Sequence[tuple[str, str]]) -> str:
+    """What a finding says of `shifted_arguments`."""
+    moves = "; ".join(f"the argument that filled {was} now fills {now}" for was, now in shifted)
+    return (
+        f"binds its positional arguments to other parameters than at the baseline ({moves}): it still "
+        "binds, with values in parameters they were not written for"
+    )
 
 
 def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | None:

@@ -8,23 +8,32 @@ new since 0.25.1"). Without a baseline the rules still run, more cautiously.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from atompin.analysis.conditions import live_at
 from atompin.analysis.moduleinfo import ClassInfo, Member
 from atompin.analysis.name_sites import NameSearch, NameSite
 from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
 from atompin.analysis.signature import Signature
+from atompin.analysis.usage import Condition
 
 
 @dataclass
 class Baseline:
     index: ProviderIndex
     label: str  # how messages name it: "0.25.1", "vllm@1a2b3c4d5e6f"
+    version: str | None = None  # its version, for the consumer's version gates (None: not known)
 
     @property
     def since(self) -> str:
         return f"since {self.label}"
+
+    def runs(self, when: Sequence[Condition]) -> bool:
+        """Does code under these conditions run at the baseline (every one holds there for sure)?
+        A version gate with no baseline version known does not."""
+        return live_at(when, self.version, lambda ref: self.index.resolve(ref.module, ref.path).status)
 
     def class_info(self, ref: ClassRef) -> ClassInfo | None:
         """The same class (module and qualname) at the baseline."""

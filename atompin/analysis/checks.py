@@ -20,13 +20,15 @@ from atompin.analysis.arity import (
     call_problem,
     checkable,
     describe_change,
+    render_shift,
     replacement_problem,
     same_kind,
+    shifted_arguments,
     takes_anything,
     untakeable_keywords,
 )
 from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern, searched_as
-from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
+from atompin.analysis.conditions import LIVE, Judgement, Reach, judge, live_at
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.members import kept_false
@@ -157,6 +159,7 @@ class UsageChecker:
         consumer_mentions: Callable[[str], bool] = lambda word: True,
         names: NameSearch | None = None,
         callers: CallerSearch | None = None,
+        baseline_version: str | None = None,
     ) -> None:
         """`version`: the provider's, for version gates; `baseline`: the provider the consumer was
         written against; `in_consumer` resolves "module:qualname" in the consumer's own tree;
@@ -167,6 +170,7 @@ class UsageChecker:
         self.index = index
         self.version = version
         self.baseline = baseline
+        self.baseline_version = baseline_version  # for the version gates of calls judged there
         self.in_consumer = in_consumer
         self.consumer_mentions = consumer_mentions
         self.findings = _Findings()
@@ -867,6 +871,7 @@ class UsageChecker:
     def _call_drift(self, call: CallUse) -> None:
         judged = self._call_problem(call)
         if judged is None:
+            self._shifted_call(call)
             return
         ref, target, problem = judged
         assert target.signature is not None
@@ -895,7 +900,37 @@ class UsageChecker:
             # the consumer works there. Code that does not run, or a bug it shipped with.
             severity = Severity.WARNING
             message += f"; {_at_baseline_too(before)}"
-        self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message)
+        # Sites failing another way are another finding: each message says what is wrong at its sites.
+        self.findings.add(Rule.ARITY_DRIFT, severity, self.symbol(ref), [call.site], message, key=problem)
+
+    def _shifted_call(self, call: CallUse) -> None:
+        """A call that fits both the baseline's signature and this one, whose positional arguments
+        fill other parameters here (`shifted_arguments`): no TypeError, wrong values. Not for a
+        callable the consumer replaces (its own function takes the call)."""
+        if self.baseline is None or not call.shape.positional or call.shape.star:
+            return  # nothing passed by position (or not known what): nothing can shift
+        ref, res = self.first(call.choices)
+        if not res.found or res.target is None or self.own.replacements.get(self._callable_key(ref, res.target)):
+            return
+        then = self.baseline.resolve(ref.module, ref.path)
+        run, before = _callable_run(self.index, res.target), _callable_run(self.baseline, then.target)
+        if run is None or before is None or not then.found:
+            return
+        (target, bound), (old, bound_then) = run, before
+        assert target.signature is not None and old.signature is not None
+        if bound != bound_then or call_problem(old.signature, call.shape, bound) is not None:
+            return
+        baseline = self.baseline
+        if not live_at(call.when, self.baseline_version, lambda r: baseline.resolve(r.module, r.path).status):
+            return  # not code that ran at the baseline (`else:` of `if vllm_version_is("0.23.0")`)
+        shifted = shifted_arguments(old.signature, target.signature, call.shape, bound)
+        if not shifted:
+            return
+        message = (
+            f"the call {render_shift(shifted)}: the provider has {target.symbol}{target.signature.render()}, "
+            f"it had {old.signature.render()} at the baseline; the call passes {call.shape.render()}"
+        )
+        self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, self.symbol(ref), [call.site], message, key=message)
 
     def _baseline_call_problem(self, ref: Ref, call: CallUse) -> str | None:
         """What is wrong with the same call at the baseline, by the callable's own signature there

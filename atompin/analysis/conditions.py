@@ -74,6 +74,12 @@ def judge(
     return found
 
 
+def live_at(when: Sequence[Condition], version: str | None, status: Callable[[Ref], Status]) -> bool:
+    """Does code under these conditions surely run at a provider of `version` whose names `status`
+    resolves (no condition dead, undecided or a fallback there)? With no conditions, yes."""
+    return not when or judge(when, version, status).reach is Reach.LIVE
+
+
 def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> Judgement:
     if c.kind is ConditionKind.GATE and c.gate is not None:
         value = gates.evaluate(c.gate, version)

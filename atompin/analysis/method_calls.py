@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from atompin.analysis.arity import call_problem, checkable, describe_change
+from atompin.analysis.arity import call_problem, checkable, describe_change, render_shift, shifted_arguments
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy, provider_class
@@ -65,6 +65,8 @@ def check_method_calls(
             bound = not sig.is_staticmethod
         problem = call_problem(sig, call.shape, bound)
         if problem is None:
+            problem = _shifted_since(baseline, owner, call, sig, bound)
+        if problem is None:
             continue
         symbol = f"{owner}.{call.method.name}"
         severity, change = _at_baseline(baseline, owner, call, sig, bound)
@@ -87,6 +89,21 @@ def check_method_calls(
         severity, message = judgement.adjust(severity, message)
         findings.append(Finding(Rule.ARITY_DRIFT, severity, symbol, (call.site,), message))
     return findings
+
+
+def _shifted_since(
+    baseline: Baseline | None, owner: ClassRef, call: MethodCall, sig: Signature, bound: bool
+) -> str | None:
+    """For a call that fits: how its positional arguments fill other parameters than at the
+    baseline, where it fit too (`shifted_arguments`); None when they fill the same."""
+    if baseline is None or not call.shape.positional or not baseline.runs(call.when):
+        return None  # no baseline, or not code that ran there (under a version gate false there)
+    before = baseline.method(owner, call.method.name)
+    old = before.signature if before is not None else None
+    if old is None or not checkable(old) or call_problem(old, call.shape, bound) is not None:
+        return None
+    shifted = shifted_arguments(old, sig, call.shape, bound)
+    return render_shift(shifted) if shifted else None
 
 
 def _as_run(hierarchy: Hierarchy, call: MethodCall) -> MethodCall:
