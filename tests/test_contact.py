@@ -2624,3 +2624,39 @@ def test_unpacking_what_a_called_layer_returns_is_judged_against_its_forward():
     assert result.findings[0].message == (
         "unpacks the result into 2 name(s); pv.layers:Linear.forward returns a tuple of 3 (it returned 2 since 1.0): ValueError"
     )
+
+
+def test_a_local_bound_to_a_new_instance_of_a_provider_class_is_that_class():
+    """`layer = Linear()` then `layer(x)` and `layer.step(1)`: judged as on an attribute assigned
+    so. A local bound to what a provider function returns is not followed."""
+    provider = {
+        "pv/layers.py": """
+            import torch.nn as nn
+
+            class Linear(nn.Module):
+                def forward(self, x, residual):
+                    return x
+
+                def step(self, a, b):
+                    pass
+
+            def make():
+                return Linear()
+        """
+    }
+    consumer = {
+        "plug/run.py": """
+            from pv.layers import Linear, make
+
+            def run(x):
+                layer = Linear()
+                layer(x)
+                layer.step(1)
+                other = make()
+                other.step(1)
+        """
+    }
+    assert sorted(found(check(consumer, provider), "arity-drift")) == [
+        ("error", "pv.layers:Linear.forward", "plug/run.py:5"),
+        ("error", "pv.layers:Linear.step", "plug/run.py:6"),
+    ]

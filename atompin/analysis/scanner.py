@@ -724,8 +724,20 @@ class ConsumerScanner:
     def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
         self._record_unpack(node, ctx)
         value = self._eval(node.value, ctx)
+        if value is None and ctx.function and isinstance(node.value, ast.Call):
+            value = self._made_instance(node.value, ctx)
         for target in node.targets:
             self._assign(target, value, node.value, ctx)
+
+    def _made_instance(self, call: ast.Call, ctx: _Ctx) -> Value:
+        """`layer = Linear(...)` in a function: an instance of the provider class called, as an
+        attribute assigned so is (what a call of anything else makes is not followed: the checks
+        judge calls on it only where the name is a class)."""
+        callee = self._pure(call.func, ctx)
+        if not isinstance(callee, ProviderValue):
+            return None
+        choices = self._unshadowed(callee.choices)
+        return ReceiverValue(Receiver.INSTANCE, choices=choices) if choices else None
 
     def _visit_AnnAssign(self, node: ast.AnnAssign, ctx: _Ctx) -> None:
         if node.value is not None:
