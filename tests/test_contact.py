@@ -2660,3 +2660,40 @@ def test_a_local_bound_to_a_new_instance_of_a_provider_class_is_that_class():
         ("error", "pv.layers:Linear.forward", "plug/run.py:5"),
         ("error", "pv.layers:Linear.step", "plug/run.py:6"),
     ]
+
+
+def test_an_instance_a_provider_factory_makes_is_the_class_its_return_annotation_names():
+    """`self.rope = get_rope(...)` with `def get_rope(...) -> RotaryEmbedding`: calls on it land on
+    that class. A factory without a return annotation makes nothing known."""
+    provider = {
+        "pv/rope.py": """
+            import torch.nn as nn
+
+            class RotaryEmbedding(nn.Module):
+                def forward(self, positions, query, key, offsets):
+                    return query, key
+
+            def get_rope(size) -> RotaryEmbedding:
+                return RotaryEmbedding()
+
+            def get_other(size):
+                return RotaryEmbedding()
+        """
+    }
+    consumer = {
+        "plug/attn.py": """
+            from pv.rope import get_other, get_rope
+
+            class Attention:
+                def __init__(self):
+                    self.rope = get_rope(64)
+                    self.other = get_other(64)
+
+                def forward(self, positions, q, k):
+                    q, k = self.rope(positions, q, k)
+                    return self.other(positions, q, k)
+        """
+    }
+    assert found(check(consumer, provider), "arity-drift") == [
+        ("error", "pv.rope:RotaryEmbedding.forward", "plug/attn.py:9")
+    ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
 from atompin.analysis.mro import c3_linearize
+from atompin.analysis.names import split_symbol
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.usage import (
     ConsumerClass,
@@ -492,11 +493,27 @@ class Hierarchy:
                         self._below.update((node.name, m.name) for m in cls.methods)
         return (owner, attr) in self._below
 
+    def instance_class(self, choices: tuple[Ref, ...]) -> ClassRef | None:
+        """The provider class an instance typed by `choices` is: the class itself, or the one a
+        provider function's return annotation names (`self.rope = get_rope(...)`, `-> RotaryEmbedding`,
+        read where the function is defined). None when neither is a provider class."""
+        cls = provider_class(self.resolve, choices)
+        if cls is not None:
+            return cls
+        res = self.resolve(choices)
+        target = res.target if res is not None else None
+        if target is None or target.kind is not TargetKind.FUNCTION or target.signature is None:
+            return None
+        named = target.signature.returns_class
+        if not named:
+            return None
+        return provider_class(self.resolve, (Ref(split_symbol(target.symbol)[0], tuple(named.split("."))),))
+
     def provider_method(self, ref: MethodRef) -> tuple[ClassRef, Member] | None:
         """The provider method a call through a receiver lands on (None: the consumer's own,
         an outside base's, or not known)."""
         if ref.receiver is Receiver.INSTANCE:
-            cls = provider_class(self.resolve, ref.choices)
+            cls = self.instance_class(ref.choices)
             if cls is None:
                 return None
             owner, member = self.provider_members(cls).get(ref.name, (None, None))
@@ -522,7 +539,7 @@ class Hierarchy:
         outside base known by name (`layer(x)` of a vLLM layer). Any other ref is itself."""
         if ref.receiver is not Receiver.INSTANCE or ref.name != "__call__":
             return ref
-        cls = provider_class(self.resolve, ref.choices)
+        cls = self.instance_class(ref.choices)
         if cls is None:
             return ref
         for node in self.index.mro(cls):

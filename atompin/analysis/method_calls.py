@@ -13,7 +13,7 @@ from dataclasses import replace
 from atompin.analysis.arity import call_problem, checkable, describe_change, render_shift, shifted_arguments
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
-from atompin.analysis.hierarchy import Hierarchy, provider_class
+from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiver
@@ -138,7 +138,7 @@ def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool, makes:
     deriving from that class overrides the method so ("" otherwise)."""
     if call.method.receiver is not Receiver.INSTANCE:
         return ""
-    cls = provider_class(hierarchy.resolve, call.method.choices)
+    cls = hierarchy.instance_class(call.method.choices)
     if cls is None:
         return ""
     takers: list[str] = []
