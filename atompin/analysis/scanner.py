@@ -730,9 +730,9 @@ class ConsumerScanner:
             self._assign(target, value, node.value, ctx)
 
     def _made_instance(self, call: ast.Call, ctx: _Ctx) -> Value:
-        """`layer = Linear(...)` in a function: an instance of the provider class called, as an
-        attribute assigned so is (what a call of anything else makes is not followed: the checks
-        judge calls on it only where the name is a class)."""
+        """`layer = Linear(...)` in a function: an instance of what the provider callable makes, as
+        an attribute assigned so is. The checks judge calls on it only where that is known: the
+        class called, or the class a function's return annotation names (`Hierarchy.instance_class`)."""
         callee = self._pure(call.func, ctx)
         if not isinstance(callee, ProviderValue):
             return None
