@@ -16,7 +16,7 @@ from typing import Any
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import split_symbol
-from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
+from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.usage import (
     ConsumerClass,
     ConsumerMethod,
@@ -80,6 +80,18 @@ def provider_class(
     if res is None or res.target is None or res.target.kind is not TargetKind.CLASS:
         return None
     return res.target.cls
+
+
+def annotated_return(
+    resolve: Callable[[tuple[Ref, ...]], Resolution | None], function: Target
+) -> tuple[str, ClassRef | None]:
+    """What a provider function's return annotation names ("" when it has none), and the provider
+    class that is, read where the function is defined (None when it is not one: a type variable,
+    `Self`, an outside class)."""
+    named = function.signature.returns_class if function.signature is not None else ""
+    if not named:
+        return "", None
+    return named, provider_class(resolve, (Ref(split_symbol(function.symbol)[0], tuple(named.split("."))),))
 
 
 class Hierarchy:
@@ -502,12 +514,9 @@ class Hierarchy:
             return cls
         res = self.resolve(choices)
         target = res.target if res is not None else None
-        if target is None or target.kind is not TargetKind.FUNCTION or target.signature is None:
+        if target is None or target.kind is not TargetKind.FUNCTION:
             return None
-        named = target.signature.returns_class
-        if not named:
-            return None
-        return provider_class(self.resolve, (Ref(split_symbol(target.symbol)[0], tuple(named.split("."))),))
+        return annotated_return(self.resolve, target)[1]
 
     def provider_method(self, ref: MethodRef) -> tuple[ClassRef, Member] | None:
         """The provider method a call through a receiver lands on (None: the consumer's own,

@@ -19,10 +19,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from atompin.analysis.hierarchy import Hierarchy, provider_class
+from atompin.analysis.hierarchy import Hierarchy, annotated_return, provider_class
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.name_sites import NameSearch, NameSite, open_blocks
-from atompin.analysis.names import absolute_module, split_symbol
+from atompin.analysis.names import absolute_module
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, Ref
@@ -72,11 +72,10 @@ def _annotated_product(hierarchy: Hierarchy, factory: Ref, of: ClassRef) -> Clas
     variable): then what it makes is unknown."""
     res = hierarchy.resolve((factory,))
     target = res.target if res is not None else None
-    named = target.signature.returns_class if target is not None and target.signature is not None else ""
-    if target is None or not named or named.rpartition(".")[2] == "Self":
+    named, product = annotated_return(hierarchy.resolve, target) if target is not None else ("", None)
+    if not named or named.rpartition(".")[2] == "Self":
         return of
-    written_in = split_symbol(target.symbol)[0]  # the annotation is read where the factory is defined
-    return provider_class(hierarchy.resolve, (Ref(written_in, tuple(named.split("."))),))
+    return product
 
 
 def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
