@@ -913,8 +913,9 @@ class UsageChecker:
         if not res.found or res.target is None or self.own.replacements.get(self._callable_key(ref, res.target)):
             return
         then = self.baseline.resolve(ref.module, ref.path)
-        run, before = _callable_run(self.index, res.target), _callable_run(self.baseline, then.target)
-        if run is None or before is None or not then.found:
+        run = _callable_run(self.index, res.target)
+        before = _callable_run(self.baseline, then.target) if then.found else None
+        if run is None or before is None:
             return
         (target, bound), (old, bound_then) = run, before
         assert target.signature is not None and old.signature is not None

@@ -159,8 +159,7 @@ def _failed_at_baseline(use: MemberUse, g: _Gone, baseline: Baseline, calls: Seq
         return ""
     for call in calls:
         if call.site == use.site and call.method.name == use.method.name:
-            bound = sig.is_classmethod if call.method.receiver is Receiver.CLS else not sig.is_staticmethod
-            problem = call_problem(sig, call.shape, bound)
+            problem = call_problem(sig, call.shape, call.binds(sig))
             if problem is not None:
                 return problem
     return ""

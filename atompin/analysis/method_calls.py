@@ -57,12 +57,9 @@ def check_method_calls(
             continue
         if call.method.name == "__init__" and hierarchy.index.generates_init(owner):
             continue
-        if call.method.receiver is Receiver.CLS:
-            if not (sig.is_classmethod or sig.is_staticmethod):
-                continue  # an instance method reached through the class: the caller passes self
-            bound = sig.is_classmethod
-        else:
-            bound = not sig.is_staticmethod
+        if call.method.receiver is Receiver.CLS and not (sig.is_classmethod or sig.is_staticmethod):
+            continue  # an instance method reached through the class: the caller passes self
+        bound = call.binds(sig)
         problem = call_problem(sig, call.shape, bound)
         if problem is None:
             problem = _shifted_since(baseline, owner, call, sig, bound)
@@ -173,7 +170,6 @@ def _fitting_sides(hierarchy: Hierarchy, contact: ContactSurface) -> set[tuple[s
         sig = found[1].signature if found is not None else None
         if sig is None or not checkable(sig):
             continue
-        bound = sig.is_classmethod if call.method.receiver is Receiver.CLS else not sig.is_staticmethod
-        if call_problem(sig, call.shape, bound) is None:
+        if call_problem(sig, call.shape, call.binds(sig)) is None:
             out.add((call.branch, call.method))
     return out

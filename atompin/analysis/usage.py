@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from atompin.analysis.arity import CallShape
+from atompin.analysis.arity import CallShape, binds_receiver
 from atompin.analysis.gates import Gate
 from atompin.analysis.names import join_symbol
 from atompin.analysis.signature import Signature
@@ -378,6 +378,11 @@ class MethodCall:
     when: tuple[Condition, ...] = ()
     # The side of a plain if/else it is on ("path:line#0" or "#1"; "" elsewhere).
     branch: str = ""
+
+    def binds(self, sig: Signature) -> bool:
+        """Does this call supply the first parameter of method `sig` (`binds_receiver`: through
+        `cls`, a classmethod's; through anything else, all but a staticmethod's)?"""
+        return binds_receiver(sig, self.method.receiver is not Receiver.CLS)
 
 
 @dataclass(frozen=True)
