@@ -723,21 +723,12 @@ class ConsumerScanner:
 
     def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
         self._record_unpack(node, ctx)
-        value = self._eval(node.value, ctx)
-        if value is None and ctx.function and isinstance(node.value, ast.Call):
-            value = self._made_instance(node.value, ctx)
+        if ctx.function and isinstance(node.value, ast.Call):
+            value = self._eval_Call(node.value, ctx, makes_instance=True)
+        else:
+            value = self._eval(node.value, ctx)
         for target in node.targets:
             self._assign(target, value, node.value, ctx)
-
-    def _made_instance(self, call: ast.Call, ctx: _Ctx) -> Value:
-        """`layer = Linear(...)` in a function: an instance of what the provider callable makes, as
-        an attribute assigned so is. The checks judge calls on it only where that is known: the
-        class called, or the class a function's return annotation names (`Hierarchy.instance_class`)."""
-        callee = self._pure(call.func, ctx)
-        if not isinstance(callee, ProviderValue):
-            return None
-        choices = self._unshadowed(callee.choices)
-        return ReceiverValue(Receiver.INSTANCE, choices=choices) if choices else None
 
     def _visit_AnnAssign(self, node: ast.AnnAssign, ctx: _Ctx) -> None:
         if node.value is not None:
@@ -1321,7 +1312,11 @@ class ConsumerScanner:
             kwargs = {k: _unchained(v) for k, v in kwargs.items()}
         return args, kwargs
 
-    def _eval_Call(self, node: ast.Call, ctx: _Ctx) -> Value:
+    def _eval_Call(self, node: ast.Call, ctx: _Ctx, makes_instance: bool = False) -> Value:
+        """What a call evaluates to. `makes_instance` (`layer = Linear(...)` in a function): a call
+        of a provider callable that yields nothing else known is an instance of what it makes, as
+        an attribute assigned so is. The checks judge calls on it only where that is known: the
+        class called, or the class a function's return annotation names (`Hierarchy.instance_class`)."""
         func = node.func
         name = dotted(func)
         # What an attribute chain holds is for reading further only: called or passed on, it is unknown.
@@ -1375,10 +1370,13 @@ class ConsumerScanner:
             if ctx.returns is None:
                 self._call_helper(callee, node, args, kwargs, ctx)
             return self._helper_value(callee, args, kwargs, ctx)
-        return self._eval_other_call(name, callee, node, args, ctx)
+        return self._eval_other_call(name, callee, node, args, ctx, makes_instance)
 
-    def _eval_other_call(self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
-        """Calls that compute a version, a gate, a module name or a split dotted path; registry patches."""
+    def _eval_other_call(
+        self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx, makes_instance: bool = False
+    ) -> Value:
+        """Calls that compute a version, a gate, a module name or a split dotted path; registry
+        patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`)."""
         if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
             return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
         if callee is None or isinstance(callee, (VersionMethod, SpecifierContains)):
@@ -1392,6 +1390,8 @@ class ConsumerScanner:
         if isinstance(callee, StringMethod):
             literal = [ast.literal_eval(a) if isinstance(a, ast.Constant) else None for a in node.args]
             return callee.call(tuple(literal))
+        if makes_instance and isinstance(callee, ProviderValue) and (choices := self._unshadowed(callee.choices)):
+            return ReceiverValue(Receiver.INSTANCE, choices=choices)
         return None
 
     def _all_hasattr(self, node: ast.expr, ctx: _Ctx) -> AttributeProbe | None:
