@@ -27,8 +27,9 @@ from atompin.analysis.arity import (
     takes_anything,
     untakeable_keywords,
 )
+from atompin.analysis.baseline import Baseline
 from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern, searched_as
-from atompin.analysis.conditions import LIVE, Judgement, Reach, judge, live_at
+from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.members import kept_false
@@ -154,15 +155,14 @@ class UsageChecker:
         usage: ConsumerUsage,
         index: ProviderIndex,
         version: str | None = None,
-        baseline: ProviderIndex | None = None,
+        baseline: Baseline | None = None,
         in_consumer: Callable[[str], Resolution] | None = None,
         consumer_mentions: Callable[[str], bool] = lambda word: True,
         names: NameSearch | None = None,
         callers: CallerSearch | None = None,
-        baseline_version: str | None = None,
     ) -> None:
         """`version`: the provider's, for version gates; `baseline`: the provider the consumer was
-        written against; `in_consumer` resolves "module:qualname" in the consumer's own tree;
+        written against (its version for the version gates of calls judged there); `in_consumer` resolves "module:qualname" in the consumer's own tree;
         `consumer_mentions` says whether the scanned consumer files' text holds a word; `names`:
         the provider's name search (its identifiers pick the files the caller search reads);
         `callers`: the provider's caller search, when one was started already (made here otherwise)."""
@@ -170,7 +170,6 @@ class UsageChecker:
         self.index = index
         self.version = version
         self.baseline = baseline
-        self.baseline_version = baseline_version  # for the version gates of calls judged there
         self.in_consumer = in_consumer
         self.consumer_mentions = consumer_mentions
         self.findings = _Findings()
@@ -430,7 +429,7 @@ class UsageChecker:
         consumer, which works against the provider it was written for, does not run them there."""
         if self.baseline is None or not refs:
             return False
-        return all(self.baseline.resolve(ref.module, ref.path).status is Status.MISSING for ref in refs)
+        return all(self.baseline.index.resolve(ref.module, ref.path).status is Status.MISSING for ref in refs)
 
     def _probe(self, ref: Ref) -> ImportGroup | None:
         """The first feature test (`guards.feature_test`: a function that only tries the import and
@@ -462,7 +461,7 @@ class UsageChecker:
         if guard is Guard.GETATTR_DEFAULT:
             # `getattr(X, "n", default)` probes for a name: silent when it is gone, worth a word only
             # where the release the consumer was written for had it (it now always takes the default).
-            if self.baseline is not None and self.baseline.resolve(ref.module, ref.path).status is Status.FOUND:
+            if self.baseline is not None and self.baseline.index.resolve(ref.module, ref.path).status is Status.FOUND:
                 message = (
                     f"{res.reason}, which the baseline had: getattr(..., default) here now always gives the "
                     "default, silently"
@@ -645,9 +644,9 @@ class UsageChecker:
         if self.baseline is None:
             return None
         for ref in patch.owner:
-            owner = self.baseline.resolve(ref.module, ref.path)
+            owner = self.baseline.index.resolve(ref.module, ref.path)
             if owner.found and owner.target is not None:
-                return self.baseline.getattr(owner.target, patch.attr)
+                return self.baseline.index.getattr(owner.target, patch.attr)
         return None
 
     # -- signatures (arity-drift) -------------------------------------------------
@@ -824,7 +823,7 @@ class UsageChecker:
         if self.baseline is None:
             return ""
         if self._baseline_callers is None:
-            self._baseline_callers = CallerSearch(self.baseline)
+            self._baseline_callers = CallerSearch(self.baseline.index)
         owner = caller[0].partition(":")[2]  # the calling class's qualname ("" for a function)
         made = [
             raw.shape
@@ -850,7 +849,7 @@ class UsageChecker:
         on_class = owner.target is not None and owner.target.kind is TargetKind.CLASS
         if self.baseline is None or replacement is None or not on_class or original.is_staticmethod:
             return None  # (a method called on an object: its first parameter is supplied)
-        before = self.baseline.resolve_symbol(target.symbol)
+        before = self.baseline.index.resolve_symbol(target.symbol)
         old = before.target.signature if before.found and before.target is not None else None
         if old is None:
             return None
@@ -912,17 +911,16 @@ class UsageChecker:
         ref, res = self.first(call.choices)
         if not res.found or res.target is None or self.own.replacements.get(self._callable_key(ref, res.target)):
             return
-        then = self.baseline.resolve(ref.module, ref.path)
+        then = self.baseline.index.resolve(ref.module, ref.path)
         run = _callable_run(self.index, res.target)
-        before = _callable_run(self.baseline, then.target) if then.found else None
+        before = _callable_run(self.baseline.index, then.target) if then.found else None
         if run is None or before is None:
             return
         (target, bound), (old, bound_then) = run, before
         assert target.signature is not None and old.signature is not None
         if bound != bound_then or call_problem(old.signature, call.shape, bound) is not None:
             return
-        baseline = self.baseline
-        if not live_at(call.when, self.baseline_version, lambda r: baseline.resolve(r.module, r.path).status):
+        if not self.baseline.runs(call.when):
             return  # not code that ran at the baseline (`else:` of `if vllm_version_is("0.23.0")`)
         shifted = shifted_arguments(old.signature, target.signature, call.shape, bound)
         if not shifted:
@@ -939,8 +937,8 @@ class UsageChecker:
         signature to judge it by."""
         if self.baseline is None:
             return None
-        res = self.baseline.resolve(ref.module, ref.path)
-        run = _callable_run(self.baseline, res.target) if res.found else None
+        res = self.baseline.index.resolve(ref.module, ref.path)
+        run = _callable_run(self.baseline.index, res.target) if res.found else None
         if run is None:
             return None
         target, bound = run

@@ -352,14 +352,12 @@ def _check_usage(
     for each in (index, base_index):
         if each is not None:
             each.table_changed_outside = lambda name: name.rpartition(".")[2] in reached
-    checker = UsageChecker(
-        usage, index, provider_version, base_index, in_consumer, text.mentions, search, callers, baseline_version
-    )
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label, baseline_version)
         if base_index is not None
         else None
     )
+    checker = UsageChecker(usage, index, provider_version, drift_baseline, in_consumer, text.mentions, search, callers)
 
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)
     contact.start()  # in a second process, while the names are checked here
