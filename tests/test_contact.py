@@ -1863,6 +1863,73 @@ def test_super_self_annotated_and_kwargs_calls_with_a_stale_argument_list():
     assert any("gained act_dtype" in f.message and "since 1.0" in f.message for f in result.findings)
 
 
+def test_calls_through_a_cast_of_self_and_in_a_mixin_are_judged_where_they_land():
+    # vllm-mblt's cached-processor mixin: no base of its own, mixed into vLLM's processors by its
+    # subclasses, calling their methods through `processor = cast(Any, self)`.
+    consumer = {
+        "plug/attn.py": """
+            import typing
+            from typing import Any, cast
+
+            from pv.attn import Attention, SlidingSpec
+
+            class LoadingMixin:
+                def load(self):
+                    processor = cast(Any, self)
+                    processor.process_weights_after_loading()
+
+                def core(self, x):
+                    return typing.cast(Any, super()).attn_core(x, x, x, x)
+
+            class MyAttention(LoadingMixin, Attention):
+                pass
+
+            class Direct(Attention):
+                def load(self):
+                    cast("Attention", self).process_weights_after_loading()
+        """
+    }
+    result = check(consumer, ATTN_B, baseline=ATTN_A)
+    assert sorted(found(result, "arity-drift")) == [
+        ("error", "pv.attn:Attention.attn_core", "plug/attn.py:12"),
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:19"),
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:9"),
+    ]
+    # Mixed into classes whose methods differ: where a call lands is not one method.
+    apart = consumer["plug/attn.py"].replace(
+        "class Direct(Attention):",
+        "class Other(LoadingMixin, SlidingSpec):\n                pass\n\n            class Direct(Attention):",
+    )
+    assert sorted(found(check({"plug/attn.py": apart}, ATTN_B, baseline=ATTN_A), "arity-drift")) == [
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:22"),
+    ]
+
+
+def test_a_cast_to_a_class_types_the_object_as_one():
+    # vllm-omni's `engine_client = cast(AsyncOmni, self._engine_client)`: its own class, whose
+    # `generate` takes what the call passes.
+    consumer = {
+        "plug/attn.py": """
+            from typing import cast
+
+            from pv.attn import Attention
+
+            class Own:
+                def process_weights_after_loading(self, *args):
+                    pass
+
+            def through_own(layer: Attention):
+                cast(Own, layer).process_weights_after_loading()
+
+            def through_provider(layer):
+                cast(Attention, layer).process_weights_after_loading()
+        """
+    }
+    assert found(check(consumer, ATTN_B, baseline=ATTN_A), "arity-drift") == [
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:13"),
+    ]
+
+
 def test_a_receiver_call_that_did_not_fit_the_baseline_either_is_a_warning_though_the_signature_changed():
     # vllm-mindspore's `self.maybe_randomize_inputs(input_ids)` at vLLM 0.33 against 0.23: the
     # method gained a parameter since, but it required `inputs_embeds` at 0.23 too.

@@ -88,6 +88,24 @@ def test_a_method_called_on_an_annotated_parameter_that_the_provider_removed_is_
     assert found(result, "missing-member") == [("error", "pv.config:Config.compute_hash", "plug/cache.py:4")]
 
 
+@pytest.mark.parametrize("declared", ["InitVar[int]", "dataclasses.InitVar[int]"])
+def test_a_field_that_became_init_only_is_gone_from_the_object(declared: str):
+    # vLLM 0.13's `SchedulerConfig.max_model_len: InitVar[int]`, a field until 0.12: `__init__`
+    # takes it, and the object never has it. With a default, the class keeps the default.
+    init_only = {**PV_A, "pv/spec.py": PV_A["pv/spec.py"].replace("ratio: int = 1", f"ratio: {declared}")}
+    init_only["pv/spec.py"] = init_only["pv/spec.py"].replace(
+        "from dataclasses import dataclass",
+        "import dataclasses\n            from dataclasses import InitVar, dataclass",
+    )
+    result = check(SPEC_CONSUMER, init_only, PV_A)
+    assert found(result, "missing-member") == [("error", "pv.spec:Spec.ratio", "plug/spec.py:6")]
+    defaulted = {
+        **init_only,
+        "pv/spec.py": init_only["pv/spec.py"].replace(f"ratio: {declared}", f"ratio: {declared} = 1"),
+    }
+    assert found(check(SPEC_CONSUMER, defaulted, PV_A), "missing-member") == []
+
+
 def test_nothing_is_said_where_the_member_is_still_there_or_without_a_baseline():
     assert found(check(SPEC_CONSUMER, PV_A, PV_A), "missing-member") == []
     assert found(check(CONFIG_CONSUMER, PV_A, PV_A), "missing-member") == []
@@ -541,3 +559,143 @@ def test_a_provider_class_keeping_its_own_dead_override_of_the_hook_does_not_cal
     calls = {**HOOKS_B, "pv/model.py": "def run(proc, p):\n    return proc._call_hf(p)\n"}
     result = check({"plug/proc.py": MY_PROCESSOR}, calls, baseline=HOOKS_A)
     assert [sev for sev, _, _ in found(result, "missing-member")] == ["error"]
+
+
+SCHED_A = {
+    "pv/sched.py": """
+        class SchedulerConfig:
+            def __init__(self):
+                self.enable_chunked_prefill = False
+
+            @property
+            def chunked_prefill_enabled(self):
+                return self.enable_chunked_prefill
+
+            @chunked_prefill_enabled.setter
+            def chunked_prefill_enabled(self, value):
+                self.enable_chunked_prefill = value
+    """,
+    "pv/config.py": """
+        from pv.sched import SchedulerConfig
+
+        class VllmConfig:
+            scheduler_config: SchedulerConfig
+    """,
+}
+SCHED_B = {
+    **SCHED_A,
+    "pv/sched.py": "class SchedulerConfig:\n    def __init__(self):\n        self.enable_chunked_prefill = False\n",
+}
+PLATFORM = """
+    from typing import TYPE_CHECKING
+
+    if TYPE_CHECKING:
+        from pv.config import VllmConfig
+
+    def check_and_update_config(vllm_config: "VllmConfig") -> None:
+        vllm_config.scheduler_config.chunked_prefill_enabled = True
+"""
+
+
+def test_setting_a_member_gone_since_the_baseline_loses_the_setting_silently():
+    # vllm-mblt's platform at vLLM 0.13: the property's setter is gone, and the assignment only
+    # adds an attribute nothing reads. Typed by an annotation naming an `if TYPE_CHECKING:` import.
+    result = check({"plug/platform.py": PLATFORM}, SCHED_B, SCHED_A)
+    assert found(result, "missing-member") == [
+        ("error", "pv.sched:SchedulerConfig.chunked_prefill_enabled", "plug/platform.py:7")
+    ]
+    assert result.findings[0].message == (
+        "`chunked_prefill_enabled`, set through x.scheduler_config (an instance of pv.sched:SchedulerConfig, as "
+        "the provider annotates it), is gone: at the baseline (1.0) it was a property of pv.sched:SchedulerConfig; "
+        "at the pin no class of the lookup defines or sets it; the assignment ran its setter there, and now only adds "
+        "an attribute of the consumer's own that nothing of the provider names: the setting is silently lost"
+    )
+    # Still there, or no baseline: nothing. The provider still names it somewhere: a warning.
+    assert found(check({"plug/platform.py": PLATFORM}, SCHED_A, SCHED_A), "missing-member") == []
+    assert found(check({"plug/platform.py": PLATFORM}, SCHED_B), "missing-member") == []
+    named = {**SCHED_B, "pv/log.py": "def show(c):\n    return c.chunked_prefill_enabled\n"}
+    assert [f[0] for f in found(check({"plug/platform.py": PLATFORM}, named, SCHED_A), "missing-member")] == ["warning"]
+    # The consumer patches the name onto the class: its own, and judged as a patch.
+    patched = PLATFORM + "\n    import pv.sched\n    pv.sched.SchedulerConfig.chunked_prefill_enabled = None\n"
+    assert found(check({"plug/platform.py": patched}, SCHED_B, SCHED_A), "missing-member") == []
+
+
+PLAIN_A = {
+    "pv/sched.py": """
+        class SchedulerConfig:
+            def __init__(self):
+                self.max_partial = 1
+    """,
+    "pv/config.py": SCHED_A["pv/config.py"],
+    "pv/scheduler.py": """
+        class Scheduler:
+            def admit(self, config):
+                return config.scheduler_config.max_partial
+    """,
+}
+PLAIN_B = {
+    **PLAIN_A,
+    "pv/sched.py": "class SchedulerConfig:\n    pass\n",
+    "pv/scheduler.py": "class Scheduler:\n    pass\n",
+}
+
+
+def test_setting_a_plain_attribute_the_provider_read_and_reads_no_more_is_a_warning():
+    platform = {"plug/platform.py": PLATFORM.replace("chunked_prefill_enabled = True", "max_partial = 4")}
+    result = check(platform, PLAIN_B, PLAIN_A)
+    assert found(result, "missing-member") == [
+        ("warning", "pv.sched:SchedulerConfig.max_partial", "plug/platform.py:7")
+    ]
+    assert result.findings[0].message.endswith(
+        "the provider read it at the baseline (pv/scheduler.py:3) and names it nowhere now: the assignment only "
+        "adds an attribute of the consumer's own, and what it controlled is gone or moved"
+    )
+    # Nothing of the provider read it at the baseline either (written only): nothing is lost.
+    unread = {**PLAIN_A, "pv/scheduler.py": "class Scheduler:\n    pass\n"}
+    assert found(check(platform, PLAIN_B, unread), "missing-member") == []
+    # The consumer reads it back itself: its own state.
+    own = {
+        "plug/platform.py": platform["plug/platform.py"]
+        + "\n    def show(c: 'VllmConfig'):\n        return c.scheduler_config.max_partial\n"
+    }
+    assert found(check(own, PLAIN_B, PLAIN_A), "missing-member") == []
+    # The only reader at the baseline is a method the consumer replaces: its own reads.
+    patched = {
+        **platform,
+        "plug/patch.py": "from pv.scheduler import Scheduler\n\nScheduler.admit = lambda self, config: 0\n",
+    }
+    assert found(check(patched, PLAIN_B, PLAIN_A), "missing-member") == []
+
+
+def test_a_name_imported_for_type_checkers_only_types_annotations_and_is_never_imported():
+    consumer = {
+        "plug/cache.py": """
+            from typing import TYPE_CHECKING
+
+            if TYPE_CHECKING:
+                import pv.config
+                from pv.config import Config as Cfg
+                from pv.gone import Nothing
+
+            def signature(config: "Cfg", other: "pv.config.Config") -> str:
+                mine = config.compute_hash()
+                return mine + other.compute_hash()
+        """
+    }
+    result = check(consumer, PV_B, PV_A)
+    [finding] = result.findings
+    assert (finding.symbol, [str(site) for site in finding.sites]) == (
+        "pv.config:Config.compute_hash",
+        ["plug/cache.py:9", "plug/cache.py:10"],
+    )
+    assert found(result, "unresolved-import") == []  # the block never runs
+    # vllm-rbln's `else: VllmConfig = None`, with the annotation unquoted: type checkers read the import.
+    stand_in = (
+        consumer["plug/cache.py"]
+        .replace(
+            "from pv.gone import Nothing", "from pv.gone import Nothing\n            else:\n                Cfg = None"
+        )
+        .replace('config: "Cfg"', "config: Cfg")
+    )
+    [finding] = check({"plug/cache.py": stand_in}, PV_B, PV_A).findings
+    assert [str(site) for site in finding.sites] == ["plug/cache.py:11", "plug/cache.py:12"]

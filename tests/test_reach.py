@@ -277,6 +277,45 @@ def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check)
     assert severities(run_check(PROVIDER, files)) == {"plug/backends/npu.py": "error", "plug/other.py": "warning"}
 
 
+HOOK = """
+    import builtins
+    import importlib
+
+    _import = builtins.__import__
+
+    def _hooked(name, *args, **kwargs):
+        served = {"pv.sampler": "plug.sampler", "pv.utils": "plug.own_utils"}
+        if name in served:
+            importlib.import_module(served[name])
+        return _import(name, *args, **kwargs)
+
+    builtins.__import__ = _hooked
+"""
+
+
+def test_a_module_an_import_hook_serves_in_place_of_a_provider_module(run_check):
+    # vllm-kunlun's hook maps provider module names to its own modules: one is imported only when
+    # the provider's is, so only when the provider has it or a reached module imports it.
+    files = plugin(live=HOOK, sampler=broken("a"), own_utils=broken("b"))
+    result = run_check(PROVIDER, files)
+    assert severities(result) == {"plug/sampler.py": "warning", "plug/own_utils.py": "error"}
+    [hooked] = [f for f in result.findings if f.severity.value == "warning"]
+    assert (
+        "(in plug.sampler, served only by an import hook in place of pv.sampler (its map at plug/live.py:7), "
+        "a module this provider does not have and that no module the plugin's entry points reach imports)"
+    ) in hooked.message
+    # A reached module imports it (the hook serves the import): reached, also from a submodule's import.
+    for importer in ("import pv.sampler\n", "from pv.sampler import fast\n", "from pv import sampler\n"):
+        imported = {**files, "plug/lazy.py": importer}
+        assert severities(run_check(PROVIDER, imported))["plug/sampler.py"] == "error", importer
+    # Only an unreached module imports it: still not reached.
+    unreached = {**files, "plug/dead.py": "import pv.sampler\n"}
+    assert severities(run_check(PROVIDER, unreached))["plug/sampler.py"] == "warning"
+    # The provider has it (it may import it itself): reached.
+    provider = {**PROVIDER, "pv/sampler.py": "def fast():\n    pass\n"}
+    assert severities(run_check(provider, files))["plug/sampler.py"] == "error"
+
+
 def test_no_demotion_without_plugin_entry_points_or_for_part_of_a_package(run_check):
     files = plugin(dead=BROKEN)
     scripts = {**files, "pyproject.toml": '[project]\nname = "plug"\n[project.scripts]\nplug = "plug.register:main"\n'}

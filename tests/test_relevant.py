@@ -277,8 +277,7 @@ def test_a_module_named_by_a_string_of_a_file_not_read_is_reached_from_the_entry
             from pv.core import Engine
 
             class Model:
-                def run(self):
-                    return Engine.gone_from_model
+                kind = Engine.gone_from_model
         """,
         "plug/elsewhere.py": """
             from pv.core import Engine

@@ -63,6 +63,13 @@ class Baseline:
             return res.target.signature
         return None
 
+    def reads(self, name: str) -> list[NameSite]:
+        """Where the baseline's files read or call `x.name` (only the files whose text writes
+        `.name` are parsed)."""
+        tree = self.index.tree
+        paths = tree.files_containing(tree.python_files(self.index.package), [b"." + name.encode()])
+        return [site for path in paths for site in self._search.file_sites(path, {name})]
+
     def file_sites(self, path: str, name: str) -> list[NameSite]:
         """The calls and reads of `name` in the file at `path`, at the baseline (none when it is not there)."""
         return self._search.file_sites(path, {name})

@@ -40,13 +40,14 @@ from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
+from atompin.analysis.uncalled import UncalledMethods, demote_uncalled
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge, Ref
 from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site
 from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-51"
+SCAN_FORMAT = "atompin-scan-52"
 
 
 @without_gc
@@ -386,9 +387,12 @@ def _check_usage(
     finally:
         contact.close()
         checker.callers.close()
-    reach = reachability(consumer, packages, package, usage, checker.judge)
+    reach = reachability(
+        consumer, packages, package, usage, checker.judge, lambda module: provider.find_module(module) is not None
+    )
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
+    findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     result = CheckResult(

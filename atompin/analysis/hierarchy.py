@@ -159,8 +159,12 @@ class Hierarchy:
     def line(self, names: AbstractSet[str]) -> list[ConsumerClass]:
         """The consumer classes `names` and those deriving from one of them: what an instance of
         one of `names` may be."""
-        refs = {ConsumerRef(name) for name in names}
-        return [c for c in self.classes.values() if c.name in names or not refs.isdisjoint(self.mro(c.name))]
+        memo: dict[frozenset[str], list[ConsumerClass]] = self.memo.setdefault("line", {})
+        key = frozenset(names)
+        if key not in memo:
+            refs = {ConsumerRef(name) for name in names}
+            memo[key] = [c for c in self.classes.values() if c.name in names or not refs.isdisjoint(self.mro(c.name))]
+        return memo[key]
 
     def line_names(self, names: AbstractSet[str]) -> set[str]:
         """The classes of the order of a class of the `line` of `names`, but the provider's: the
@@ -531,16 +535,38 @@ class Hierarchy:
             return None if self._patched_first(self.index.mro(cls), owner, ref.name) else (owner, member)
         if ref.owner not in self.classes:
             return None
+        if not self.has_provider_base(ref.owner):
+            return self._mixed_in(ref)
         if ref.receiver is not Receiver.SUPER and self.subclass_defines(ref.owner, ref.name):
             return None
-        after = 0 if ref.receiver is Receiver.SUPER else -1
-        found = self.lookup(ref.owner, ref.name, after=after)
+        return self._landing(ref.owner, ref.name, 0 if ref.receiver is Receiver.SUPER else -1)
+
+    def _landing(self, cls: str, name: str, after: int) -> tuple[ClassRef, Member] | None:
+        """The provider method `name` of consumer class `cls`'s order after position `after`
+        (None: a consumer's or outside base's comes first, or the consumer patched it)."""
+        found = self.lookup(cls, name, after=after)
         if isinstance(found, Definition) and isinstance(found.node, ClassRef) and is_method(found.member):
             assert found.member is not None
-            if self._patched_first(self.mro(ref.owner)[after + 1 :], found.node, ref.name):
+            if self._patched_first(self.mro(cls)[after + 1 :], found.node, name):
                 return None
             return found.node, found.member
         return None
+
+    def _mixed_in(self, ref: MethodRef) -> tuple[ClassRef, Member] | None:
+        """`self.m(...)` or `super().m(...)` in a mixin with no provider base (vllm-mblt's cached
+        processor mixin): the provider method it lands on in every consumer class mixing it with a
+        provider class, when they all land on the same one."""
+        if "derived" not in self.memo:  # the consumer classes some consumer class derives from
+            self.memo["derived"] = {b.consumer for c in self.classes.values() for b in c.bases if b.consumer}
+        if ref.owner not in self.memo["derived"]:
+            return None
+        landed = [
+            self._landing(cls.name, ref.name, self.mro(cls.name).index(ConsumerRef(ref.owner)) if super_ else -1)
+            for cls in self.line({ref.owner})
+            if cls.name != ref.owner and self.has_provider_base(cls.name)
+            for super_ in [ref.receiver is Receiver.SUPER]
+        ]
+        return landed[0] if landed and all(each == landed[0] for each in landed) else None
 
     def call_target(self, ref: MethodRef) -> MethodRef:
         """The method calling an instance runs: `x(...)` (`__call__` of an annotated instance) runs

@@ -198,7 +198,8 @@ def reading_classes(text: bytes, names: Iterable[str], module: str = "") -> dict
     (`module.Class`, `module.Outer.Inner`) of the classes whose methods read it on `self`, `cls` or
     `super()` (the class whose method binds `self`: a class defined inside a method reads the
     method's `self` as a closure), and "" for a read anywhere else (on another object, outside a
-    class, a string; and for every name when the text cannot be read)."""
+    class, a string but one standing alone, as a docstring does; and for every name when the text
+    cannot be read)."""
     wanted = {name for name in names if name.encode() in text}
     if not wanted:
         return {}
@@ -219,6 +220,8 @@ def reading_classes(text: bytes, names: Iterable[str], module: str = "") -> dict
             if isinstance(child, ast.ClassDef):
                 visit(child, inside, f"{qualname}.{child.name}" if qualname else child.name, owner)
                 continue
+            if isinstance(child, ast.Expr) and isinstance(child.value, ast.Constant):
+                continue  # a docstring (`"""is_hpu"""`), or any string standing alone: read by nobody
             if isinstance(child, ast.Attribute) and child.attr in wanted and child.attr != inside:
                 value = child.value
                 on_own = (isinstance(value, ast.Name) and value.id in ("self", "cls")) or (

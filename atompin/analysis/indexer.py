@@ -468,11 +468,20 @@ def _class_names(stmt: ast.stmt) -> list[str]:
     """Names an assignment or import in a class body binds as class attributes."""
     if isinstance(stmt, ast.Assign):
         return [name for target in stmt.targets for name in target_names(target)]
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is None and _init_only(stmt.annotation):
+        return []  # a dataclass's `x: InitVar[int]` goes to `__init__` and `__post_init__`, never to the object
     if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
         return target_names(stmt.target)
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return [alias.asname or alias.name.split(".")[0] for alias in stmt.names if alias.name != "*"]
     return []
+
+
+def _init_only(annotation: ast.expr) -> bool:
+    """`InitVar[...]`, `dataclasses.InitVar[...]`: an init-only pseudo-field (vLLM 0.13's
+    `SchedulerConfig.max_model_len`, a field until 0.12)."""
+    base = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return dotted(base).rpartition(".")[2] == "InitVar"
 
 
 def _is_overload(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

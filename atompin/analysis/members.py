@@ -25,6 +25,11 @@ inside a try that catches AttributeError, or in a function that names the member
 is a warning; so is an override's `super().m()` when `m` itself is gone and nobody calls it.
 Without a baseline nothing is said: what the consumer expects is not known. Dunder names are
 left out (the interpreter serves them).
+
+An assignment through such a receiver (`x.name = ...`) of a member gone since the baseline raises
+nothing: the object takes the value as its own attribute, and the provider no longer sees it
+(`_lost_store`: an error for a property whose setter the assignment ran, a warning for a plain
+attribute the provider read at the baseline and names nowhere now).
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
 from atompin.analysis.moduleinfo import Member
-from atompin.analysis.name_sites import NameSearch, SiteKind
+from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind
 from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodCall, MethodRef, Receiver
@@ -92,12 +97,11 @@ def check_members(
     if baseline is None or not usage.contact.member_uses:
         return []
     before = hierarchy.at(baseline.index)
-    outside = hierarchy.member_stores | hierarchy.patched_names
     gone: dict[MethodRef, _Gone | None] = {}
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
         ref = use.method
-        if ref.name.startswith("__") or ref.name in outside or outside.intersection(ref.via):
+        if not _judged(use, hierarchy):
             continue
         if ref not in gone:
             gone[ref] = _gone(hierarchy, before, ref)
@@ -122,6 +126,11 @@ def check_members(
         judgement = judge(use.when) if judge is not None and use.when else LIVE
         if judgement.reach is Reach.DEAD:
             continue
+        if use.stored:
+            if (lost := _lost_store(use, g, hierarchy, baseline, search, reads)) is not None:
+                severity, message = judgement.adjust(*lost)
+                grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
+            continue
         severity, message = Severity.ERROR, _message(use.method, g, baseline)
         failed = _failed_at_baseline(use, g, baseline, usage.contact.method_calls)
         if failed:
@@ -145,6 +154,71 @@ def check_members(
         Finding(Rule.MISSING_MEMBER, severity, symbol, tuple(sorted(set(sites))), message)
         for (symbol, severity, message), sites in grouped.items()
     ]
+
+
+def _judged(use: MemberUse, hierarchy: Hierarchy) -> bool:
+    """Is this use judged? Not for a special name, nor through an attribute the consumer sets from
+    outside its class or patches (its object is not known). A read of such a name may read what the
+    consumer set itself; a store is one of those sets, and is judged unless the name is patched."""
+    ref = use.method
+    outside = hierarchy.member_stores | hierarchy.patched_names
+    if ref.name.startswith("__") or outside.intersection(ref.via):
+        return False
+    return ref.name not in (hierarchy.patched_names if use.stored else outside)
+
+
+def _lost_store(
+    use: MemberUse,
+    g: _Gone,
+    hierarchy: Hierarchy,
+    baseline: Baseline,
+    search: NameSearch,
+    reads: Callable[[list[str], AbstractSet[str]], set[str]],
+) -> tuple[Severity, str] | None:
+    """`x.name = ...` of a member gone since the baseline: nothing raises, the object takes the
+    value as an attribute of its own, and the provider no longer sees it (None when nothing is
+    lost).
+
+    - A property at the baseline: the assignment ran its setter (vllm-mblt's platform sets
+      `scheduler_config.chunked_prefill_enabled`, whose setter set `enable_chunked_prefill` until
+      vLLM 0.12). An error, unless a provider file still names it (then a warning).
+    - A plain attribute: lost only where the provider read it at the baseline, outside methods
+      the consumer replaces, and the consumer does not read it itself (then it is its own state).
+      A warning: whether what it controlled is gone with it or moved, only a reader can tell.
+    """
+    name = use.method.name
+    sets = _message(use.method, g, baseline, stored=True)
+    elsewhere = not search.unused([name])
+    if _was_property(g, baseline, name):
+        if elsewhere:
+            return Severity.WARNING, (
+                f"{sets}; the assignment ran its setter there, and now adds an attribute of the consumer's own, "
+                "which the provider reads only if it still reads that name on this object (it names it elsewhere)"
+            )
+        return Severity.ERROR, (
+            f"{sets}; the assignment ran its setter there, and now only adds an attribute of the consumer's own "
+            "that nothing of the provider names: the setting is silently lost"
+        )
+    if elsewhere or reads([name], frozenset()):
+        return None
+    read = [site for site in baseline.reads(name) if not _taken_over(hierarchy, baseline, site)]
+    if not read:
+        return None  # nothing of the provider read it at the baseline either: nothing is lost
+    return Severity.WARNING, (
+        f"{sets}; the provider read it at the baseline ({read[0].where}) and names it nowhere now: the "
+        "assignment only adds an attribute of the consumer's own, and what it controlled is gone or moved"
+    )
+
+
+def _was_property(g: _Gone, baseline: Baseline, name: str) -> bool:
+    member = baseline.method(g.holder, name) if g.kind == "def" else None
+    return member is not None and member.signature is not None and member.signature.is_property
+
+
+def _taken_over(hierarchy: Hierarchy, baseline: Baseline, site: NameSite) -> bool:
+    """Is `site` in a provider method the consumer replaces (its patch's reads are its own)?"""
+    module, _ = baseline.index.tree.module_name(site.path)
+    return bool(site.cls) and f"{module}:{site.cls}.{site.function}" in hierarchy.patched
 
 
 def _failed_at_baseline(use: MemberUse, g: _Gone, baseline: Baseline, calls: Sequence[MethodCall]) -> str:
@@ -201,10 +275,14 @@ def _provider_calls(search: NameSearch, name: str) -> bool:
     )
 
 
-def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
+def _message(ref: MethodRef, g: _Gone, baseline: Baseline, stored: bool = False) -> str:
+    """What is gone, and where it was at the baseline; `stored`: said of an assignment."""
     what = {"def": "a method", "value": "a class attribute", "instance": "an instance attribute"}.get(
         g.kind, "a member"
     )
+    member = baseline.method(g.holder, ref.name) if g.kind == "def" else None
+    if member is not None and member.signature is not None and member.signature.is_property:
+        what = "a property"
     if ref.via:
         start = {Receiver.INSTANCE: "x", Receiver.SUPER: "super()"}.get(ref.receiver, ref.receiver.value)
         where = f" in {ref.owner}" if ref.owner else ""
@@ -214,9 +292,10 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline) -> str:
     else:
         through = f"{ref.receiver.value if ref.receiver is not Receiver.SUPER else 'super()'} in {g.receiver}"
     near = f"; new there since: {', '.join(f'`{n}`' for n in g.near)}" if g.near else ""
+    verb, raises = ("set", "") if stored else ("read", " (AttributeError when this runs)")
     return (
-        f"`{ref.name}`, read through {through}, is gone: at the baseline ({baseline.label}) it was {what} of "
-        f"{g.holder}; at the pin no class of the lookup defines or sets it (AttributeError when this runs){near}"
+        f"`{ref.name}`, {verb} through {through}, is gone: at the baseline ({baseline.label}) it was {what} of "
+        f"{g.holder}; at the pin no class of the lookup defines or sets it{raises}{near}"
     )
 
 

@@ -140,7 +140,7 @@ def _dropped_hooks(hierarchy: Hierarchy, baseline: Baseline) -> list[Finding]:
     method is still there (a class renamed or gone fails louder elsewhere). Warnings."""
     before = hierarchy.at(baseline.index)
     # A read of the name is the consumer calling it itself, but an override's own `super().m()`.
-    called = {use.method.name for use in hierarchy.usage.contact.member_uses if not use.hands_on}
+    called = {use.method.name for use in hierarchy.usage.contact.member_uses if not (use.hands_on or use.stored)}
     out: list[Finding] = []
     for cls in hierarchy.classes.values():
         if cls.muted or not hierarchy.has_provider_base(cls.name):

@@ -7,7 +7,10 @@ are imports of consumer modules (module level or inside functions: either may ru
 `importlib.import_module` names, and any string that names a consumer module or file (a dotted path
 handed to the provider, a `worker_cls`, a file run with `exec`). A computed import name reaches
 every module under its literal prefix, or every module when it has none. An edge under a branch
-that cannot run at this provider (a false version gate) does not count.
+that cannot run at this provider (a false version gate) does not count. A consumer module an import
+hook serves in place of a provider module (`{"vllm.layers.sampler": "plug.sampler"}`, vllm-kunlun's
+`builtins.__import__` hook) is reached only once that provider module is imported: when the
+provider has it (it may import it itself), or when a reached consumer module imports it.
 
 Applied only where it can be sound: the consumer must register entry points in a group of the
 provider (it is a plugin of it), and the scanned packages must be whole top-level packages (no
@@ -28,7 +31,7 @@ from atompin.analysis.limits import parse_limited
 from atompin.analysis.syntax import walk
 from atompin.analysis.toml_data import read_toml
 from atompin.analysis.usage import Condition, ConsumerUsage
-from atompin.model import Finding, Severity
+from atompin.model import Finding, Severity, Site
 from atompin.sources.tree import SourceTree
 
 
@@ -131,8 +134,10 @@ class Reachability:
         roots: list[str],
         groups: list[str],
         judge: Callable[[tuple[Condition, ...]], Judgement],
+        provider_has: Callable[[str], bool] = lambda module: True,
     ) -> None:
-        """`modules`: scanned module name -> path."""
+        """`modules`: scanned module name -> path. `provider_has` says whether the provider has a
+        module of that name (an import hook's edge needs it imported: `ModuleEdge.after`)."""
         self.modules = modules
         self.groups = groups
         by_file: dict[str, list[str]] = {}
@@ -140,14 +145,32 @@ class Reachability:
             by_file.setdefault(path.rpartition("/")[2], []).append(module)
         live: dict[str, set[str]] = {}
         dead: dict[str, dict[str, str]] = {}  # source -> target -> the branch that cannot run
+        # Provider module -> the edges an import hook makes when it is imported (`ModuleEdge.after`).
+        hooked: dict[str, list[tuple[str, str, Site]]] = {}
         for edge in usage.module_edges:
             judgement = judge(edge.when)
             for target in self._targets(edge.target, by_file):
-                if judgement.reach in (Reach.LIVE, Reach.UNDECIDED):
-                    live.setdefault(edge.source, set()).add(target)
-                else:
+                if judgement.reach not in (Reach.LIVE, Reach.UNDECIDED):
                     dead.setdefault(edge.source, {}).setdefault(target, _branch(edge.when, edge.site))
-        self.reached = self._closure(roots, live)
+                elif edge.after and not provider_has(edge.after):
+                    hooked.setdefault(edge.after, []).append((edge.source, target, edge.site))
+                else:
+                    live.setdefault(edge.source, set()).add(target)
+        by_path = {path: module for module, path in modules.items()}
+        imports: dict[str, set[str]] = {}  # consumer module -> the provider modules it imports
+        for group in usage.groups:
+            if group.path in by_path:
+                names = {u.ref.module for each in group.alternatives for u in each}
+                names |= {f"{u.ref.module}.{u.ref.path[0]}" for each in group.alternatives for u in each if u.ref.path}
+                imports.setdefault(by_path[group.path], set()).update(names)
+        self.reached = self._closure(roots, live, hooked, imports)
+        # Modules an import hook would serve in place of a provider module nobody imports here.
+        self.hooked_only = {
+            target: f"in place of {after} (its map at {site})"
+            for after, edges in sorted(hooked.items())
+            for source, target, site in edges
+            if source in self.reached and target not in self.reached
+        }
         # Modules the entry points would reach but for branches that cannot run at this provider.
         self.blocked: dict[str, str] = {}
         todo = deque(
@@ -181,17 +204,35 @@ class Reachability:
                 return {name}
         return set()
 
-    def _closure(self, roots: list[str], live: dict[str, set[str]]) -> set[str]:
+    def _closure(
+        self,
+        roots: list[str],
+        live: dict[str, set[str]],
+        hooked: dict[str, list[tuple[str, str, Site]]],
+        imports: dict[str, set[str]],
+    ) -> set[str]:
+        """The modules the roots reach over live edges, and over an import hook's edges once a
+        reached module imports the provider module the hook stands in for (or one below it)."""
         reached: set[str] = set()
+        imported: set[str] = set()
         todo = deque(m for root in roots for m in self._targets(root, {}))
         while todo:
-            module = todo.popleft()
-            if module in reached:
-                continue
-            reached.add(module)
-            parts = module.split(".")
-            todo.extend(".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in self.modules)
-            todo.extend(live.get(module, ()))
+            while todo:
+                module = todo.popleft()
+                if module in reached:
+                    continue
+                reached.add(module)
+                imported |= imports.get(module, set())
+                parts = module.split(".")
+                todo.extend(".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in self.modules)
+                todo.extend(live.get(module, ()))
+            todo.extend(
+                target
+                for after, edges in hooked.items()
+                if any(name == after or name.startswith(after + ".") for name in imported)
+                for source, target, _ in edges
+                if source in reached and target not in reached
+            )
         return reached
 
     def unreached(self, module: str) -> Unreached | None:
@@ -199,6 +240,12 @@ class Reachability:
             return None
         if module in self.blocked:
             return Unreached(module, f"imported only under {self.blocked[module]}, which cannot run at this provider")
+        if module in self.hooked_only:
+            return Unreached(
+                module,
+                f"served only by an import hook {self.hooked_only[module]}, a module this provider does not have "
+                "and that no module the plugin's entry points reach imports",
+            )
         return Unreached(
             module,
             f"not reached from the plugin's entry points ({', '.join(self.groups)}); it runs only if "
@@ -212,9 +259,10 @@ def reachability(
     provider: str,
     usage: ConsumerUsage,
     judge: Callable[[tuple[Condition, ...]], Judgement],
+    provider_has: Callable[[str], bool] = lambda module: True,
 ) -> Reachability | None:
     """The reachability of the scanned packages from the consumer's entry points; None where it would
-    not be sound (see the module docstring)."""
+    not be sound (see the module docstring). `provider_has`: see `Reachability`."""
     if any("." in p for p in packages):
         return None
     groups = entry_points(tree)
@@ -227,7 +275,7 @@ def reachability(
     if not roots:
         return None
     roots += [m for m in modules if m.rpartition(".")[2] == "__main__"]
-    return Reachability(usage, modules, roots, plugin_groups, judge)
+    return Reachability(usage, modules, roots, plugin_groups, judge, provider_has)
 
 
 def demote_unreached(findings: list[Finding], reach: Reachability, module_of: Callable[[str], str]) -> list[Finding]:

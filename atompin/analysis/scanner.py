@@ -21,7 +21,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
@@ -119,6 +119,7 @@ from atompin.analysis.values import (
     ReceiverValue,
     Scope,
     StringMethod,
+    TypingCast,
     Value,
 )
 from atompin.lines import line_numbers
@@ -135,6 +136,36 @@ _MAX_MEMBER_RESCANS = 2000
 # A dotted module name (maybe relative), and a Python file's name.
 _DOTTED = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 _FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
+_TYPING = ("typing", "typing_extensions")
+
+
+def _type_only_value(node: ast.Name | ast.Attribute, scope: Scope) -> Value:
+    """`C` or `m.C` in an annotation, through names only `if TYPE_CHECKING:` imports bind."""
+    parts = dotted(node).split(".")
+    value = scope.lookup_type(parts[0])
+    for part in parts[1:]:
+        value = value.attr(part) if isinstance(value, ProviderValue) else None
+    return value
+
+
+def _passed_through(name: str, callee: Value, args: list[Value]) -> int | None:
+    """Which argument a call gives back as it is: `classmethod(f)`, `staticmethod(f)`, and
+    `typing.cast(T, x)` (`processor = cast(Any, self)` still calls the methods of `self`)."""
+    if name in ("classmethod", "staticmethod") and args:
+        return 0
+    typing_cast = isinstance(callee, TypingCast) or (
+        callee is None and name.partition(".")[0] in _TYPING and name.endswith(".cast")
+    )
+    return 1 if typing_cast and len(args) == 2 else None
+
+
+def _end_line(node: ast.stmt) -> int:
+    return node.end_lineno if node.end_lineno is not None else node.lineno
+
+
+def _names_module(value: object) -> TypeGuard[str]:
+    """Is `value` a string that reads as an absolute dotted module name ("pkg.mod")?"""
+    return isinstance(value, str) and "." in value and _DOTTED.fullmatch(value) is not None and value[0] != "."
 # The first argument of `patch(` / `mock.patch(` / `monkeypatch.setattr(`: a test double's target.
 _MOCK_TARGET = re.compile(rb"(?:\bpatch|\bsetattr)\s*\(\s*$")
 
@@ -669,6 +700,8 @@ class ConsumerScanner:
             elif consumer:
                 self._record_edge(ctx, f"{module}.{alias.name}", node)
                 self._bind(ctx, bound, self._reexported(f"{module}.{alias.name}"))
+            elif module in _TYPING and alias.name == "cast":
+                self._bind(ctx, bound, TypingCast())
             else:
                 self._bind(ctx, bound, None)
 
@@ -768,6 +801,8 @@ class ConsumerScanner:
                 self._record_patch(ctx, target, owner, target.attr, value_node, value)
             elif isinstance(owner, ReceiverValue):
                 self._record_attribute_handover(ctx, target, owner, value_node, value)
+            if ctx.record and not self._quiet:
+                self._record_member_store(owner, target, ctx)
             if ctx.record and not (isinstance(owner, ReceiverValue) and owner.receiver is Receiver.SELF):
                 self.usage.contact.member_stores.append(target.attr)  # set from outside its class
         elif isinstance(target, ast.Subscript):
@@ -785,6 +820,7 @@ class ConsumerScanner:
         a version gate conditions both branches (`gates`)."""
         ctx = _evolve(ctx, nested=True)
         if is_type_checking(node.test):
+            self._type_only_imports(node.body, ctx)
             self._block(node.orelse, ctx)
             return None
         direct = self._direct_hasattr(node, ctx)
@@ -1070,6 +1106,12 @@ class ConsumerScanner:
         out: dict[str, Value] = {}
         for k, v in zip(node.keys, node.values):
             key = self._eval(k, ctx) if k is not None else None
+            if _names_module(key) and self._is_provider(key) and isinstance(v, ast.Constant) and isinstance(v.value, str):
+                # `{"vllm.layers.sampler": "plug.sampler"}`: an import hook's map (vllm-kunlun's), which
+                # serves the consumer module when the provider's is imported, and only then.
+                self._string_edge(v.value, v, ctx, after=key)
+                out[key] = v.value
+                continue
             val = self._eval(v, ctx)
             if isinstance(key, str):
                 out[key] = val
@@ -1201,7 +1243,20 @@ class ConsumerScanner:
             known = self._recording[owner] = any(base.provider or base.consumer for base in cls.bases)
         return known
 
-    def _record_member_use(self, ref: MethodRef, node: ast.Attribute, ctx: _Ctx) -> None:
+    def _record_member_store(self, owner: Value, node: ast.Attribute, ctx: _Ctx) -> None:
+        """`x.name = ...` through a receiver typed as a provider class's instance or through an
+        attribute chain (`vllm_config.scheduler_config.name = ...`), for `missing-member`."""
+        if isinstance(owner, ReceiverValue) and owner.receiver is Receiver.INSTANCE:
+            ref = MethodRef(owner.receiver, node.attr, owner.owner, owner.choices)
+        elif owner.__class__ in _CHAINABLE and len(owner.ref.via) < _MAX_VIA:  # type: ignore[union-attr]
+            base = owner.ref  # type: ignore[union-attr]
+            ref = MethodRef(base.receiver, node.attr, base.owner, base.choices, (*base.via, base.name))
+        else:
+            return
+        if self._may_record(ref.owner):
+            self._record_member_use(ref, node, ctx, stored=True)
+
+    def _record_member_use(self, ref: MethodRef, node: ast.Attribute, ctx: _Ctx, stored: bool = False) -> None:
         """`x.name` read (or called) through a receiver, for `missing-member`."""
         hands_on = (
             ref.receiver is Receiver.SUPER
@@ -1218,7 +1273,9 @@ class ConsumerScanner:
             Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
             for owner, attr in sorted(tests, key=repr)
         )
-        use = MemberUse(ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), hands_on, ctx.function)
+        use = MemberUse(
+            ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), hands_on, ctx.function, stored
+        )
         self._member_uses.setdefault(use, (ctx.file.module, ctx.function))
 
     def _read_mixins(self) -> None:
@@ -1364,8 +1421,9 @@ class ConsumerScanner:
                 self._record_import(ctx, ImportUse(Ref(module), self._site(ctx, node), ImportKind.IMPORTLIB, ctx.via))
                 return ProviderValue((Ref(module),))
             return ConsumerValue(module) if self._is_consumer(module) else None
-        if name in ("classmethod", "staticmethod") and args:
-            return args[0]
+        if (kept := _passed_through(name, callee, args)) is not None:
+            cast_to = self._cast_type(node.args[0], ctx) if kept == 1 else None  # `cast(T, x)`: an x of class T
+            return cast_to or args[kept]
         if isinstance(callee, ConsumerValue):
             if ctx.returns is None:
                 self._call_helper(callee, node, args, kwargs, ctx)
@@ -1964,13 +2022,15 @@ class ConsumerScanner:
         if names and classes:
             self.usage.registrations.append(Registration(names[0], classes[0].dotted, self._site(ctx, node)))
 
-    def _record_edge(self, ctx: _Ctx, target: str, node: ast.AST) -> None:
+    def _record_edge(self, ctx: _Ctx, target: str, node: ast.AST, after: str = "") -> None:
         if ctx.record:
-            self.usage.module_edges.append(ModuleEdge(ctx.file.module, target, self._site(ctx, node), ctx.when))
+            site = self._site(ctx, node)
+            self.usage.module_edges.append(ModuleEdge(ctx.file.module, target, site, ctx.when, after))
 
-    def _string_edge(self, text: str, node: ast.AST, ctx: _Ctx) -> None:
+    def _string_edge(self, text: str, node: ast.AST, ctx: _Ctx, after: str = "") -> None:
         """A string that names a consumer module ("pkg.mod", "pkg.mod:Cls", ".relative") or a Python file:
-        something may import or run it by that name."""
+        something may import or run it by that name (with `after`, once provider module `after` is
+        imported: `ModuleEdge.after`)."""
         if not ctx.record or not text or len(text) > 300:
             return
         if text.endswith(".py") and _FILE_NAME.fullmatch(text.rpartition("/")[2]):
@@ -1983,7 +2043,7 @@ class ConsumerScanner:
             level = len(head) - len(head.lstrip("."))
             head = absolute_module(ctx.file.module, ctx.file.is_package, level, head[level:] or None)
         if head and self._is_consumer(head):
-            self._record_edge(ctx, head, node)
+            self._record_edge(ctx, head, node, after)
 
     def _dynamic_import_edge(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> None:
         """Imports by computed name: a literal prefix bounds what they reach; an unknown one may reach anything."""
@@ -2084,10 +2144,28 @@ class ConsumerScanner:
 
     def _provider_type(self, annotation: ast.expr | None, ctx: _Ctx) -> tuple[Ref, ...]:
         """The provider class an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`; () otherwise
-        (`list[C]`, `type[C]`: not an instance of C)."""
+        (`list[C]`, `type[C]`: not an instance of C). A name only an `if TYPE_CHECKING:` import
+        binds counts (`vllm_config: "VllmConfig"`, imported for type checkers only)."""
         node = annotated_type(annotation)
         value = self._pure(node, ctx) if node is not None else None
+        if value is None and node is not None:
+            value = _type_only_value(node, ctx.scope)
         return value.choices if isinstance(value, ProviderValue) else ()
+
+    def _type_only_imports(self, body: list[ast.stmt], ctx: _Ctx) -> None:
+        """What the provider imports of an `if TYPE_CHECKING:` block bind, for annotations only
+        (`Scope.type_only`): the block never runs, so nothing is recorded as imported."""
+        for stmt in body:
+            if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module and self._is_provider(stmt.module):
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        ref = Ref(stmt.module, (alias.name,))
+                        ctx.scope.type_only[alias.asname or alias.name] = ProviderValue((ref,))
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if self._is_provider(alias.name):  # `import pkg.mod as m` binds m; `import pkg.mod`, pkg
+                        module = alias.name if alias.asname else alias.name.split(".")[0]
+                        ctx.scope.type_only[alias.asname or module] = ProviderValue((Ref(module),))
 
     def _record_class(self, node: ast.ClassDef, ctx: _Ctx, qualname: str) -> None:
         """A class's bases, methods and class attributes; attributes typed with a provider class."""
@@ -2174,7 +2252,9 @@ class ConsumerScanner:
         delegates: list[ClassBase] = []
         raises, inert = only_raises(node), does_nothing(node)
         if not walk or not self._mentioned_again(ctx.file.path, node, node.name):
-            return ConsumerMethod(node.name, node.lineno, signature_of(node), raises=raises, inert=inert)
+            return ConsumerMethod(
+                node.name, node.lineno, signature_of(node), raises=raises, inert=inert, end_line=_end_line(node)
+            )
         args = [*node.args.posonlyargs, *node.args.args]
         receiver = args[0].arg if args else ""
         for call in every_node(node):
@@ -2190,7 +2270,9 @@ class ConsumerScanner:
                 and call.args[0].id == receiver
             ):
                 delegates.append(self._class_base(inner, ctx))
-        return ConsumerMethod(node.name, node.lineno, signature_of(node), calls_super, tuple(delegates), raises, inert)
+        return ConsumerMethod(
+            node.name, node.lineno, signature_of(node), calls_super, tuple(delegates), raises, inert, _end_line(node)
+        )
 
     def _mentioned_again(self, path: str, node: ast.FunctionDef | ast.AsyncFunctionDef, word: str) -> bool:
         """Does the text of a definition hold `word` more than once (its name, then a use)? Read
@@ -2269,6 +2351,15 @@ class ConsumerScanner:
             return ()
         found = self._installed_on.get(f"{fn.file.module}.{fn.qualname}", set())
         return next(iter(found)) if len(found) == 1 else ()
+
+    def _cast_type(self, annotation: ast.expr, ctx: _Ctx) -> ReceiverValue | None:
+        """What `typing.cast(T, x)` says x is when T is a class: an instance of a provider class
+        (`cast(Attention, layer)`) or of the consumer's own (`cast(AsyncOmni, self._engine_client)`,
+        whose methods are its own). None for `Any` and the like: x is what it was."""
+        if choices := self._unshadowed(self._provider_type(annotation, ctx)):
+            return ReceiverValue(Receiver.INSTANCE, choices=choices)
+        own = self._consumer_type(annotation, ctx)
+        return ReceiverValue(Receiver.SELF, own) if own else None
 
     def _consumer_type(self, annotation: ast.expr | None, ctx: _Ctx) -> str:
         """The consumer class a parameter is annotated with (its instances are typed like `self`)."""

@@ -227,6 +227,9 @@ class ModuleEdge:
     target: str
     site: Site
     when: tuple[Condition, ...] = ()
+    # Only once provider module `after` is imported: an import hook's map names the consumer module
+    # it serves in that one's place (`{"vllm.layers.sampler": "plug.sampler"}`).
+    after: str = ""
 
 
 @dataclass(frozen=True)
@@ -316,6 +319,7 @@ class ConsumerMethod:
     raises: bool = False
     # Its body does nothing (`pass`, `...`, `return None`): no call of it changes anything.
     inert: bool = False
+    end_line: int = 0  # the last line of its definition
 
 
 @dataclass(frozen=True)
@@ -387,7 +391,7 @@ class MethodCall:
 
 @dataclass(frozen=True)
 class MemberUse:
-    """`x.name` read, or called, through a receiver (`self`, `cls`, `super()`, a parameter or
+    """`x.name` read, called or set through a receiver (`self`, `cls`, `super()`, a parameter or
     attribute annotated with a provider class): the member must exist when it runs."""
 
     method: MethodRef
@@ -400,6 +404,8 @@ class MemberUse:
     # `super().m` inside the consumer's own method `m`: an override handing on to the original.
     hands_on: bool = False
     function: str = ""  # the enclosing function's qualname ("Cls.m"; "" at module level)
+    # `x.name = ...`: set, not read (a name gone from the class takes the value as a new attribute).
+    stored: bool = False
 
 
 @dataclass(frozen=True)

@@ -163,6 +163,12 @@ class NameChoice:
     group: str
 
 
+@dataclass(frozen=True)
+class TypingCast:
+    """`cast` imported from `typing`: `cast(T, x)` is `x` at run time (`processor = cast(Any, self)`
+    still calls the methods of `self`)."""
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
@@ -176,6 +182,7 @@ Value: TypeAlias = (
     | ModuleProbe
     | AttributeProbe
     | NameChoice
+    | TypingCast
     | str
     | tuple["Value", ...]
     | dict[str, "Value"]
@@ -197,6 +204,8 @@ class Scope:
         self.names: dict[str, Value] = {}
         self.parent = parent
         self.imported: set[str] = set()  # names last bound by an import statement (`from m import f`)
+        # Names only an `if TYPE_CHECKING:` import binds: annotations name them, nothing else can.
+        self.type_only: dict[str, Value] = {}
 
     def is_imported(self, name: str) -> bool:
         """Is the innermost binding of `name` an import statement's?"""
@@ -206,6 +215,19 @@ class Scope:
                 return name in scope.imported
             scope = scope.parent
         return False
+
+    def lookup_type(self, name: str) -> Value:
+        """What `name` is in an annotation: what an `if TYPE_CHECKING:` import binds it to (what
+        type checkers read, also where the `else:` binds a stand-in, `VllmConfig = None`), or its
+        innermost binding."""
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope.type_only:
+                return scope.type_only[name]
+            if name in scope.names:
+                return scope.names[name]
+            scope = scope.parent
+        return None
 
     def lookup(self, name: str) -> Value:
         """The innermost binding of `name`; None when it is bound to nothing we follow, or not at all."""

@@ -1,0 +1,117 @@
+"""Consumer methods nothing calls: an error found only inside them is a warning.
+
+A platform plugin written against older releases keeps methods the provider has stopped
+calling, and their bodies name what the provider has since removed (vllm-kunlun's
+`KunlunPlatform.is_hpu` returns `self._enum == PlatformEnum.HPU`; vLLM 0.11 has neither an
+`is_hpu` nor `PlatformEnum.HPU`). Such a body never runs, so what it names cannot break the
+plugin. A method counts as called by nobody when all of these hold:
+
+- its class, or a consumer class deriving from it, is handed to the provider (a platform named
+  by its dotted path, a registered model): the provider makes its objects, not the plugin's
+  users, who may call a public method of a class of the plugin's own API;
+- it is not special (`__init__`, `__call__`) and has no decorator but `classmethod`,
+  `staticmethod` or a property's (a decorator may register it somewhere);
+- no class of the order of its class, or of a consumer class deriving from it, is a provider
+  class that defines the name, or a class from outside both (either may call it as its own);
+- no provider file names it after a dot or as a string (`NameSearch.unused`);
+- no consumer file reads it after a dot outside a function of that name, or writes it as a
+  string (`ConsumerText.reads`).
+
+A call by a name computed at run time (`getattr(self, f"is_{name}")`) is not seen: the finding
+stays, as a warning that says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy
+from atompin.analysis.provider import ClassRef
+from atompin.analysis.usage import ConsumerClass, ConsumerMethod
+from atompin.model import Finding, Severity, Site
+
+# Decorators that change how a method binds or is read, not who may call it.
+_PLAIN_DECORATORS = {"classmethod", "staticmethod", "property", "cached_property", "functools.cached_property"}
+
+
+class UncalledMethods:
+    """Which consumer methods nothing calls (see the module docstring), asked site by site."""
+
+    def __init__(
+        self,
+        hierarchy: Hierarchy,
+        provider_unused: Callable[[Iterable[str]], set[str]],
+        consumer_reads: Callable[[list[str]], set[str]],
+    ) -> None:
+        """`provider_unused`: of some names, those no provider file names (`NameSearch.unused`);
+        `consumer_reads`: of some names, those a consumer file reads (`ConsumerText.reads`)."""
+        self.hierarchy = hierarchy
+        self.provider_unused = provider_unused
+        self.consumer_reads = consumer_reads
+        self._by_path: dict[str, list[tuple[ConsumerClass, ConsumerMethod]]] = {}
+        for cls in hierarchy.classes.values():
+            if not cls.muted:
+                for method in cls.methods:
+                    self._by_path.setdefault(cls.path, []).append((cls, method))
+        self._judged: dict[tuple[str, str], bool] = {}
+        self._handed = {handover.target for handover in hierarchy.usage.contact.handovers}
+
+    def enclosing(self, site: Site) -> tuple[ConsumerClass, ConsumerMethod] | None:
+        """The consumer method whose definition holds `site` (the innermost, for a class in a method)."""
+        holding = [
+            (cls, method)
+            for cls, method in self._by_path.get(site.path, [])
+            if method.line <= site.line <= method.end_line
+        ]
+        return max(holding, key=lambda pair: pair[1].line) if holding else None
+
+    def uncalled(self, cls: ConsumerClass, method: ConsumerMethod) -> bool:
+        """Does nothing call `method` of `cls`?"""
+        key = (cls.name, method.name)
+        if key not in self._judged:
+            self._judged[key] = self._judge(cls, method)
+        return self._judged[key]
+
+    def _judge(self, cls: ConsumerClass, method: ConsumerMethod) -> bool:
+        name = method.name
+        if name.startswith("__") and name.endswith("__"):
+            return False
+        if any(d not in _PLAIN_DECORATORS for d in method.signature.decorators):
+            return False
+        hierarchy = self.hierarchy
+        line = hierarchy.line({cls.name})
+        if self._handed.isdisjoint(each.name for each in line):
+            return False
+        for each in line:
+            for node in hierarchy.mro(each.name):
+                if isinstance(node, ConsumerRef):
+                    continue
+                if isinstance(node, str):
+                    if node not in PLAIN_BASES:
+                        return False  # a class from outside both may call it
+                    continue
+                info = hierarchy.provider(node) if isinstance(node, ClassRef) else None
+                if info is None or name in info.members:
+                    return False  # the provider class defines it (or is not known): it may call it
+        return not self.consumer_reads([name]) and bool(self.provider_unused([name]))
+
+
+def demote_uncalled(findings: list[Finding], methods: UncalledMethods) -> list[Finding]:
+    """Errors whose every site is inside a consumer method nothing calls become warnings that say so."""
+    out: list[Finding] = []
+    for f in findings:
+        if f.severity is Severity.ERROR and f.sites:
+            held = [methods.enclosing(site) for site in f.sites]
+            if all(pair is not None and methods.uncalled(*pair) for pair in held):
+                cls, method = held[0]  # type: ignore[misc]
+                f = replace(
+                    f,
+                    severity=Severity.WARNING,
+                    message=(
+                        f"{f.message} (in {cls.symbol}.{method.name}, which nothing calls: no provider class of its "
+                        f"order defines {method.name}, and neither the provider nor the plugin names it elsewhere)"
+                    ),
+                )
+        out.append(f)
+    return out

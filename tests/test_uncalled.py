@@ -1,0 +1,97 @@
+"""Consumer methods nothing calls: an error found only inside one is a warning.
+
+vllm-kunlun's platform keeps `is_hpu` from older vLLM releases; its body names
+`PlatformEnum.HPU`, which vLLM 0.11 removed together with every call of `is_hpu`.
+"""
+
+from __future__ import annotations
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/platforms.py": """
+        import enum
+
+        class PlatformEnum(enum.Enum):
+            CUDA = 1
+
+        class Platform:
+            def is_cuda(self):
+                return False
+
+            def device_name(self):
+                return "cpu"
+
+        def pick(platform):
+            return platform.is_cuda()
+    """,
+}
+
+PLATFORM = """
+    from pv.platforms import Platform, PlatformEnum
+
+    class MyPlatform(Platform):
+        def is_cuda(self):
+            return self._enum == PlatformEnum.CUDA_GONE
+
+        def is_hpu(self):
+            \"\"\"is_hpu\"\"\"
+            return self._enum == PlatformEnum.HPU
+
+        def is_npu(self):
+            return self._enum == PlatformEnum.NPU
+
+        def describe(self):
+            return "npu" if self.is_npu() else self.device_name()
+
+        @staticmethod
+        def is_xpu():
+            return PlatformEnum.XPU
+
+        @registered
+        def is_ipu(self):
+            return PlatformEnum.IPU
+"""
+
+
+REGISTER = 'def register():\n    return "plug.platform.MyPlatform"\n'
+
+
+def severities(result) -> dict[str, str]:
+    return {f.symbol.rpartition(".")[2]: f.severity.value for f in result.findings}
+
+
+def test_an_error_only_inside_a_method_nothing_calls_is_a_warning(run_check):
+    result = run_check(PROVIDER, {"plug/__init__.py": REGISTER, "plug/platform.py": PLATFORM})
+    assert severities(result) == {
+        "CUDA_GONE": "error",  # an override: the provider calls it
+        "HPU": "warning",  # named by nobody (its docstring aside)
+        "NPU": "error",  # the plugin calls it itself
+        "XPU": "warning",  # a static method nothing calls
+        "IPU": "error",  # a decorator may register it
+    }
+    [hpu] = [f for f in result.findings if f.symbol.endswith(".HPU")]
+    assert hpu.message.endswith(
+        "(in plug.platform:MyPlatform.is_hpu, which nothing calls: no provider class of its order defines is_hpu, "
+        "and neither the provider nor the plugin names it elsewhere)"
+    )
+
+
+def test_a_method_the_provider_names_or_a_subclass_overrides_for_it_is_called(run_check):
+    consumer = {"plug/__init__.py": REGISTER, "plug/platform.py": PLATFORM}
+    # The provider names it (a call on any object, or a string it looks it up by).
+    for named in ("def probe(p):\n    return p.is_hpu()\n", 'NAMES = ["is_hpu", "is_xpu"]\n'):
+        provider = {**PROVIDER, "pv/probe.py": named}
+        assert severities(run_check(provider, consumer))["HPU"] == "error", named
+    # A consumer subclass mixes it into a provider class that defines it: the provider calls it there.
+    provider = {**PROVIDER, "pv/hpu.py": "class HpuBase:\n    def is_hpu(self):\n        return True\n"}
+    mixed = {
+        **consumer,
+        "plug/hpu.py": "from pv.hpu import HpuBase\nfrom plug.platform import MyPlatform\n\n"
+        "class Mixed(MyPlatform, HpuBase):\n    pass\n",
+    }
+    assert severities(run_check(provider, mixed))["HPU"] == "error"
+    # Not handed to the provider: a class of the plugin's own API, whose users may call it.
+    assert severities(run_check(PROVIDER, {**consumer, "plug/__init__.py": ""}))["HPU"] == "error"
+    # Derived from a class outside both packages, which may call it.
+    outside = {**consumer, "plug/platform.py": PLATFORM.replace("(Platform)", "(Platform, torch.nn.Module)")}
+    assert severities(run_check(PROVIDER, outside))["HPU"] == "error"
