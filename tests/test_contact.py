@@ -2247,10 +2247,10 @@ def test_a_call_whose_other_branch_fits_is_the_form_for_another_release():
     }
     consumer = {
         "plug/graphs.py": """
-            import inspect
+            import os
             from pv.graphs import Manager
 
-            SUPPORTS_POOL = "graph_pool" in inspect.signature(Manager.capture).parameters
+            SUPPORTS_POOL = os.environ.get("SUPPORTS_POOL") == "1"
 
             class MyManager(Manager):
                 def capture(self):
@@ -2260,6 +2260,12 @@ def test_a_call_whose_other_branch_fits_is_the_form_for_another_release():
                         return super().capture()
         """
     }
+    # A test of the signature itself is decided here: the branch that passes `graph_pool` never runs.
+    signature_test = consumer["plug/graphs.py"].replace(
+        'os.environ.get("SUPPORTS_POOL") == "1"', '"graph_pool" in inspect.signature(Manager.capture).parameters'
+    )
+    decided = {"plug/graphs.py": signature_test.replace("import os", "import inspect")}
+    assert found(check(decided, provider), "arity-drift") == []
     [finding] = found(check(consumer, provider), "arity-drift")
     assert finding[0] == "warning"
     assert (

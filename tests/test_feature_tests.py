@@ -140,3 +140,47 @@ def test_a_gate_on_the_release_tuple_inside_an_import_ladder(run_check):
     # Its handler exits: the program stops there, which is no fallback.
     assert brief(at_027) == [("unresolved-import", "error", "pv.legacy:Delta", ["plug/mod.py:10"])]
     assert "its handler exits" in at_027.findings[0].message
+
+
+# vllm-tgis-adapter 0.10 at vLLM 0.11, which dropped `get_tokenizer`'s `lora_request`.
+ENGINE_OLD = {
+    "pv/__init__.py": "",
+    "pv/protocol.py": "class Engine:\n    def get_tokenizer(self, lora_request=None):\n        pass\n",
+}
+ENGINE_NEW = {"pv/__init__.py": "", "pv/protocol.py": "class Engine:\n    def get_tokenizer(self):\n        pass\n"}
+SIGNATURE_TEST = """
+    import inspect
+    from functools import lru_cache
+
+    from pv.protocol import Engine
+
+    @lru_cache
+    def _has_argument(func, name):
+        signature = inspect.signature(func)
+        return name in signature.parameters
+
+    class Server:
+        def __init__(self, engine: Engine):
+            self.engine: Engine = engine
+
+        def tokenizer(self, lora):
+            if _has_argument(self.engine.get_tokenizer, "lora_request"):
+                return self.engine.get_tokenizer(lora)
+            return self.engine.get_tokenizer()
+
+        def inline(self, lora):
+            if "lora_request" not in inspect.signature(self.engine.get_tokenizer).parameters:
+                return self.engine.get_tokenizer()
+            return self.engine.get_tokenizer(lora)
+"""
+
+
+def test_a_signature_test_of_a_provider_method_decides_which_call_runs(run_check):
+    # Each release runs the call its signature takes; the other is not judged there.
+    assert run_check(ENGINE_NEW, consumer(SIGNATURE_TEST)).findings == ()
+    assert run_check(ENGINE_OLD, consumer(SIGNATURE_TEST)).findings == ()
+    # Without the tests, the call that does not fit is an error at each release.
+    plain = SIGNATURE_TEST.replace('_has_argument(self.engine.get_tokenizer, "lora_request")', "lora")
+    assert brief(run_check(ENGINE_NEW, consumer(plain))) == [
+        ("arity-drift", "error", "pv.protocol:Engine.get_tokenizer", ["plug/mod.py:17"])
+    ]

@@ -33,7 +33,10 @@ class Baseline:
     def runs(self, when: Sequence[Condition]) -> bool:
         """Does code under these conditions run at the baseline (every one holds there for sure)?
         A version gate with no baseline version known does not."""
-        return live_at(when, self.version, lambda ref: self.index.resolve(ref.module, ref.path).status)
+        index = self.index
+        return live_at(
+            when, self.version, lambda r: index.resolve(r.module, r.path).status, lambda r, n: index.takes(r.module, r.path, n)
+        )
 
     def class_info(self, ref: ClassRef) -> ClassInfo | None:
         """The same class (module and qualname) at the baseline."""

@@ -221,7 +221,10 @@ class UsageChecker:
         """Can a use under these conditions run at this provider?"""
         if not when:
             return LIVE
-        return judge(when, self.version, lambda ref: self.resolve(ref).status, self._kept_false)
+        takes = self.index.takes
+        return judge(
+            when, self.version, lambda ref: self.resolve(ref).status, self._kept_false, lambda r, n: takes(r.module, r.path, n)
+        )
 
     def _kept_false(self, owner: str, attr: str) -> bool:
         """`members.kept_false`, once per (class, attribute)."""

@@ -55,18 +55,28 @@ class Judgement:
 LIVE = Judgement()
 
 
+# Does provider callable `ref` take a parameter of that name (None: not known)?
+Takes = Callable[[Ref, str], "bool | None"]
+
+
 def judge(
     when: Sequence[Condition],
     version: str | None,
     status: Callable[[Ref], Status],
     switched_off: Callable[[str, str], bool] = lambda owner, attr: False,
+    takes: Takes = lambda ref, name: None,
 ) -> Judgement:
     """The worst of what the conditions say at a provider of `version`, whose names `status` resolves;
-    `switched_off(owner, attr)` says whether instances of consumer class `owner` always have `attr` false."""
+    `switched_off(owner, attr)` says whether instances of consumer class `owner` always have `attr` false;
+    `takes(ref, name)` whether a provider callable takes a parameter of that name."""
     found = LIVE
     for condition in when:
         if condition.kind is ConditionKind.FLAG:
             judgement = Judgement(Reach.DEAD) if switched_off(condition.owner, condition.attr) else LIVE
+        elif condition.kind is ConditionKind.PARAM_TAKEN:
+            taken = {takes(ref, condition.attr) for ref in condition.refs}
+            decided = len(taken) == 1 and None not in taken
+            judgement = Judgement(Reach.DEAD) if decided and taken != {condition.expect} else LIVE
         else:
             judgement = _one(condition, version, status)
         if _ORDER[judgement.reach] > _ORDER[found.reach]:
@@ -74,10 +84,12 @@ def judge(
     return found
 
 
-def live_at(when: Sequence[Condition], version: str | None, status: Callable[[Ref], Status]) -> bool:
+def live_at(
+    when: Sequence[Condition], version: str | None, status: Callable[[Ref], Status], takes: Takes = lambda r, n: None
+) -> bool:
     """Does code under these conditions surely run at a provider of `version` whose names `status`
     resolves (no condition dead, undecided or a fallback there)? With no conditions, yes."""
-    return not when or judge(when, version, status).reach is Reach.LIVE
+    return not when or judge(when, version, status, takes=takes).reach is Reach.LIVE
 
 
 def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> Judgement:

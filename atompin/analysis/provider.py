@@ -254,6 +254,15 @@ class ProviderIndex:
             module = f"{module}.{rest.pop(0)}"
         return join_symbol(module, rest)
 
+    def takes(self, module: str, path: Sequence[str], name: str) -> bool | None:
+        """Does the provider function or method at `path` in `module` have a parameter named `name`
+        (what `name in inspect.signature(f).parameters` answers)? None when that is not known."""
+        res = self.resolve(module, path)
+        target = res.target if res.found else None
+        if target is None or target.kind is not TargetKind.FUNCTION or target.signature is None:
+            return None
+        return any(param.name == name for param in target.signature.params)
+
     def resolve(self, module: str, path: Sequence[str]) -> Resolution:
         """Resolve attribute `path` starting at `module`, the way `getattr` chains would."""
         symbol = join_symbol(module, tuple(path))

@@ -115,9 +115,11 @@ from atompin.analysis.values import (
     MethodValue,
     ModuleProbe,
     NameChoice,
+    ParameterProbe,
     ProviderValue,
     ReceiverValue,
     Scope,
+    SignatureOf,
     StringMethod,
     TypingCast,
     Value,
@@ -146,6 +148,28 @@ def _type_only_value(node: ast.Name | ast.Attribute, scope: Scope) -> Value:
     for part in parts[1:]:
         value = value.attr(part) if isinstance(value, ProviderValue) else None
     return value
+
+
+def _signature_of(value: Value) -> SignatureOf | None:
+    """`inspect.signature(f)` of a provider function, or of a method through an instance of a
+    provider class (`self.engine.get_tokenizer`, `self.engine` annotated `EngineClient`)."""
+    if isinstance(value, ProviderValue):
+        return SignatureOf(value.choices)
+    if isinstance(value, MethodValue) and value.ref.receiver is Receiver.INSTANCE and value.ref.choices:
+        if not value.ref.via:
+            return SignatureOf(tuple(choice.attr(value.ref.name) for choice in value.ref.choices))
+    return None
+
+
+def _reads_a_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does this function read a signature's parameters (`inspect.signature(f).parameters`)?"""
+    return any(isinstance(n, ast.Attribute) and n.attr == "parameters" for n in every_node(node))
+
+
+def _helper_argument(value: Value) -> bool:
+    """Is `value` an argument a helper is evaluated with (for the version gate or feature test it
+    returns)? A literal, nothing known, or a provider callable a signature test is about."""
+    return value is None or isinstance(value, str) or _signature_of(value) is not None
 
 
 def _passed_through(name: str, callee: Value, args: list[Value]) -> int | None:
@@ -1208,8 +1232,8 @@ class ConsumerScanner:
                 site = self._site(ctx, node)
                 self.usage.attributes.append(AttributeUse(value.choices, site, guard, self._when(ctx), ctx.function))
             return self._as_version(value) or value
-        if isinstance(base, (ProviderVersion, VersionSpecifier)):
-            return _version_attribute(base, node.attr)
+        if isinstance(base, (ProviderVersion, VersionSpecifier, SignatureOf)):
+            return _computed_attribute(base, node.attr)
         if isinstance(inner, ast.Name) and inner.id == "self" and isinstance(node.ctx, ast.Load):
             state = self._state_gate(node.attr, ctx)  # `self.use_v2` reset under a version gate in __init__
             if state is not None:
@@ -1437,6 +1461,8 @@ class ConsumerScanner:
         patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`)."""
         if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
             return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
+        if callee is None and name in ("inspect.signature", "signature") and len(args) == 1:
+            return _signature_of(args[0])  # `"x" in inspect.signature(f).parameters`: a feature test
         if callee is None or isinstance(callee, (VersionMethod, SpecifierContains)):
             found = self._version_call(name, callee, node, args, ctx)
             if found is not None:
@@ -1760,6 +1786,11 @@ class ConsumerScanner:
             return Condition(
                 ConditionKind.MODULE_FOUND, self._site(ctx, test), _text(test), refs=(value.ref,), expect=value.present
             )
+        if isinstance(value, ParameterProbe):
+            site, text = self._site(ctx, test), _text(test)
+            return Condition(
+                ConditionKind.PARAM_TAKEN, site, text, refs=value.choices, attr=value.name, expect=value.present
+            )
         if not isinstance(value, Gate) or not value.is_version:
             return None
         text = _text(test)
@@ -1808,6 +1839,9 @@ class ConsumerScanner:
         if probe is not None and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             if any(isinstance(n, ast.Constant) and n.value is None for n in sides):  # find_spec(...) is not None
                 return probe if isinstance(node.ops[0], ast.IsNot) else probe.negated()
+        if len(values) == 2 and isinstance(values[1], SignatureOf) and values[1].parameters and isinstance(values[0], str):
+            if isinstance(node.ops[0], (ast.In, ast.NotIn)):  # "x" in inspect.signature(f).parameters
+                return ParameterProbe(values[1].choices, values[0], isinstance(node.ops[0], ast.In))
         if not any(isinstance(v, ProviderVersion) for v in values):
             return None
         if len(node.ops) != 1:
@@ -1816,7 +1850,7 @@ class ConsumerScanner:
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, ctx: _Ctx) -> Value:
         value = self._eval(node.operand, ctx)
-        if isinstance(node.op, ast.Not) and isinstance(value, (ModuleProbe, AttributeProbe)):
+        if isinstance(node.op, ast.Not) and isinstance(value, (ModuleProbe, AttributeProbe, ParameterProbe)):
             return value.negated()
         return gates.negate(value, _text(node)) if isinstance(node.op, ast.Not) and isinstance(value, Gate) else None
 
@@ -1874,7 +1908,7 @@ class ConsumerScanner:
 
     def _helper_value(self, callee: ConsumerValue, args: list[Value], kwargs: dict[str, Value], ctx: _Ctx) -> Value:
         """What a consumer helper returns when that is a version gate: `vllm_version_is("0.31.0")`."""
-        if ctx.depth > _MAX_DEPTH or not all(v is None or isinstance(v, str) for v in (*args, *kwargs.values())):
+        if ctx.depth > _MAX_DEPTH or not all(_helper_argument(v) for v in (*args, *kwargs.values())):
             return None
         key = (callee.dotted, repr((args, sorted(kwargs.items()))))
         if key in self._helper_values:
@@ -1890,8 +1924,11 @@ class ConsumerScanner:
         if answer is not None:
             # vllm-ascend retires a workaround by making its release selector `return False`.
             value = Gate(GateOp.FIXED, compare=str(answer))
-        elif fn is not None and (self._mentions_version(fn) or (single and _only_returns(fn.node))):
-            # (A helper doing nothing but return a test, `return not hasattr(m, "X")`, answers it.)
+        elif fn is not None and (
+            self._mentions_version(fn) or (single and (_only_returns(fn.node) or _reads_a_signature(fn.node)))
+        ):
+            # (A helper doing nothing but return a test, `return not hasattr(m, "X")`, answers it; so
+            # does one reading a signature, `return name in inspect.signature(f).parameters`.)
             scope = Scope(fn.closure)
             positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
             for param in fn.params:
@@ -1905,7 +1942,7 @@ class ConsumerScanner:
             if (
                 returns
                 and all(r == returns[0] for r in returns)
-                and isinstance(returns[0], (Gate, ProviderVersion, AttributeProbe, ModuleProbe))
+                and isinstance(returns[0], (Gate, ProviderVersion, AttributeProbe, ModuleProbe, ParameterProbe))
             ):
                 value = returns[0]
             elif any(isinstance(r, Gate) for r in returns):
@@ -2739,9 +2776,11 @@ def _caught_by(group: ImportGroup, handler: ast.ExceptHandler | None) -> ImportG
     return group
 
 
-def _version_attribute(base: ProviderVersion | VersionSpecifier, attr: str) -> Value:
+def _computed_attribute(base: ProviderVersion | VersionSpecifier | SignatureOf, attr: str) -> Value:
     """An attribute of the provider's version (`Version(v).release >= (0, 29)`; any other is a
-    method, `.startswith`) or of a specifier set (`.contains`)."""
+    method, `.startswith`), of a specifier set (`.contains`), or of a signature (`.parameters`)."""
+    if isinstance(base, SignatureOf):
+        return SignatureOf(base.choices, parameters=True) if attr == "parameters" else None
     if isinstance(base, VersionSpecifier):
         return SpecifierContains(base) if attr == "contains" else None
     if attr == "release" and base.form is VersionForm.VERSION:

@@ -75,6 +75,9 @@ class ConditionKind(str, Enum):
     TRY_FAILED = "try-failed"  # an `except ImportError` handler: runs only when an import of its try fails
     AFTER_IMPORTS = "after-imports"  # in a try body after imports: runs only when they succeeded
     MODULE_FOUND = "module-found"  # a find_spec test: runs when the provider has module `refs[0]` is `expect`
+    # `"x" in inspect.signature(f).parameters`: runs when provider callable `refs[*]` takes a parameter
+    # named `attr` is `expect`.
+    PARAM_TAKEN = "param-taken"
     FLAG = "flag"  # `if self.attr:` in a method of consumer class `owner`: runs only when the flag is true
 
 

@@ -138,6 +138,30 @@ class ModuleProbe:
 
 
 @dataclass(frozen=True)
+class SignatureOf:
+    """`inspect.signature(f)` of a provider callable (its symbol's choices), or that signature's
+    `.parameters` (`parameters`)."""
+
+    choices: tuple[Ref, ...]
+    parameters: bool = False
+
+
+@dataclass(frozen=True)
+class ParameterProbe:
+    """`"name" in inspect.signature(f).parameters` of a provider callable: true exactly when it
+    takes a parameter `name` (false when `present` is False: `not in`, `not ...`). Decided at each
+    provider, as a version gate is at each version (vllm-tgis-adapter's `_has_argument(
+    self.engine.get_tokenizer, "lora_request")` picks the call for vLLM before 0.11)."""
+
+    choices: tuple[Ref, ...]
+    name: str
+    present: bool = True
+
+    def negated(self) -> ParameterProbe:
+        return ParameterProbe(self.choices, self.name, not self.present)
+
+
+@dataclass(frozen=True)
 class AttributeProbe:
     """`hasattr(X, "n")` of a provider object, or `all(hasattr(X, n) for n in ("a", "b"))`: true
     exactly when the provider's X has every one of `names` (false when `present` is False: `not ...`).
@@ -181,6 +205,8 @@ Value: TypeAlias = (
     | MemberChain
     | ModuleProbe
     | AttributeProbe
+    | SignatureOf
+    | ParameterProbe
     | NameChoice
     | TypingCast
     | str
