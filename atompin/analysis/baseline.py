@@ -67,11 +67,8 @@ class Baseline:
         return None
 
     def reads(self, name: str) -> list[NameSite]:
-        """Where the baseline's files read or call `x.name` (only the files whose text writes
-        `.name` are parsed)."""
-        tree = self.index.tree
-        paths = tree.files_containing(tree.python_files(self.index.package), [b"." + name.encode()])
-        return [site for path in paths for site in self._search.file_sites(path, {name})]
+        """Where the baseline's files read or call `x.name` (`NameSearch.find`)."""
+        return self._search.find([name]).get(name, [])
 
     def file_sites(self, path: str, name: str) -> list[NameSite]:
         """The calls and reads of `name` in the file at `path`, at the baseline (none when it is not there)."""
@@ -79,5 +76,6 @@ class Baseline:
 
     @cached_property
     def _search(self) -> NameSearch:
-        """One search of the baseline's files, kept: it keeps the last files it parsed."""
-        return NameSearch(self.index.tree, self.index.package, self.index.cache)
+        """One search of the baseline's files, kept: it keeps the last files it parsed. It searches
+        in place: the few names asked about do not pay for reading every file's identifiers."""
+        return NameSearch(self.index.tree, self.index.package, self.index.cache, in_place=True)

@@ -56,7 +56,7 @@ LIVE = Judgement()
 
 
 # Does provider callable `ref` take a parameter of that name (None: not known)?
-Takes = Callable[[Ref, str], "bool | None"]
+Takes = Callable[[Ref, str], bool | None]
 
 
 def judge(
@@ -71,12 +71,11 @@ def judge(
     `takes(ref, name)` whether a provider callable takes a parameter of that name."""
     found = LIVE
     for condition in when:
+        # The two kinds decided by what the callers know beyond the provider's names.
         if condition.kind is ConditionKind.FLAG:
             judgement = Judgement(Reach.DEAD) if switched_off(condition.owner, condition.attr) else LIVE
         elif condition.kind is ConditionKind.PARAM_TAKEN:
-            taken = {takes(ref, condition.attr) for ref in condition.refs}
-            decided = len(taken) == 1 and None not in taken
-            judgement = Judgement(Reach.DEAD) if decided and taken != {condition.expect} else LIVE
+            judgement = _signature_test(condition, takes)
         else:
             judgement = _one(condition, version, status)
         if _ORDER[judgement.reach] > _ORDER[found.reach]:
@@ -90,6 +89,12 @@ def live_at(
     """Does code under these conditions surely run at a provider of `version` whose names `status`
     resolves (no condition dead, undecided or a fallback there)? With no conditions, yes."""
     return not when or judge(when, version, status, takes=takes).reach is Reach.LIVE
+
+
+def _signature_test(c: Condition, takes: Takes) -> Judgement:
+    """Dead where every callable tested takes the parameter, or every one lacks it, the other way."""
+    taken = {takes(ref, c.attr) for ref in c.refs}
+    return Judgement(Reach.DEAD) if len(taken) == 1 and None not in taken and taken != {c.expect} else LIVE
 
 
 def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> Judgement:

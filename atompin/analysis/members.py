@@ -97,11 +97,12 @@ def check_members(
     if baseline is None or not usage.contact.member_uses:
         return []
     before = hierarchy.at(baseline.index)
+    outside = hierarchy.member_stores | hierarchy.patched_names
     gone: dict[MethodRef, _Gone | None] = {}
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
         ref = use.method
-        if not _judged(use, hierarchy):
+        if not _judged(use, outside, hierarchy.patched_names):
             continue
         if ref not in gone:
             gone[ref] = _gone(hierarchy, before, ref)
@@ -156,15 +157,15 @@ def check_members(
     ]
 
 
-def _judged(use: MemberUse, hierarchy: Hierarchy) -> bool:
+def _judged(use: MemberUse, outside: frozenset[str], patched: AbstractSet[str]) -> bool:
     """Is this use judged? Not for a special name, nor through an attribute the consumer sets from
-    outside its class or patches (its object is not known). A read of such a name may read what the
-    consumer set itself; a store is one of those sets, and is judged unless the name is patched."""
+    outside its class or patches (`outside`: its object is not known). A read of such a name may
+    read what the consumer set itself; a store is one of those sets, and is judged unless the name
+    is patched."""
     ref = use.method
-    outside = hierarchy.member_stores | hierarchy.patched_names
     if ref.name.startswith("__") or outside.intersection(ref.via):
         return False
-    return ref.name not in (hierarchy.patched_names if use.stored else outside)
+    return ref.name not in (patched if use.stored else outside)
 
 
 def _lost_store(
@@ -280,8 +281,7 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline, stored: bool = False)
     what = {"def": "a method", "value": "a class attribute", "instance": "an instance attribute"}.get(
         g.kind, "a member"
     )
-    member = baseline.method(g.holder, ref.name) if g.kind == "def" else None
-    if member is not None and member.signature is not None and member.signature.is_property:
+    if _was_property(g, baseline, ref.name):
         what = "a property"
     if ref.via:
         start = {Receiver.INSTANCE: "x", Receiver.SUPER: "super()"}.get(ref.receiver, ref.receiver.value)

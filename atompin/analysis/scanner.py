@@ -161,11 +161,6 @@ def _signature_of(value: Value) -> SignatureOf | None:
     return None
 
 
-def _reads_a_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Does this function read a signature's parameters (`inspect.signature(f).parameters`)?"""
-    return any(isinstance(n, ast.Attribute) and n.attr == "parameters" for n in every_node(node))
-
-
 def _helper_argument(value: Value) -> bool:
     """Is `value` an argument a helper is evaluated with (for the version gate or feature test it
     returns)? A literal, nothing known, or a provider callable a signature test is about."""
@@ -343,6 +338,7 @@ class ConsumerScanner:
         self._trees: dict[str, ast.Module] = {}  # every consumer module parsed, by name
         self._registries: dict[str, bool] = {}
         self._version_helpers: dict[int, bool] = {}  # id of a function node -> could it compute a gate
+        self._signature_readers: dict[int, bool] = {}  # id of a function node -> reads a signature's parameters
         # (class dotted name, attribute) -> the gate under which __init__ resets `self.attribute`.
         self._state_gates: dict[tuple[str, str], tuple[str, Gate]] = {}
         self._scopes: dict[str, Scope] = {}
@@ -1244,17 +1240,12 @@ class ConsumerScanner:
             return DictMethod(node.attr, base)
         if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
             return StringMethod(base, node.attr)
-        if isinstance(base, ReceiverValue):
-            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load) and self._may_record(base.owner):
-                self._record_member_use(MethodRef(base.receiver, node.attr, base.owner, base.choices), node, ctx)
-            return self._receiver_attribute(base, node.attr)
-        if base.__class__ in _CHAINABLE and len(base.ref.via) < _MAX_VIA:  # type: ignore[union-attr]
-            ref = base.ref
-            chained = MethodRef(ref.receiver, node.attr, ref.owner, ref.choices, (*ref.via, ref.name))
-            if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load) and self._may_record(ref.owner):
-                self._record_member_use(chained, node, ctx)
-            return MemberChain(chained)
-        return None
+        ref = _member_ref(base, node.attr)
+        if ref is None:
+            return None
+        if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load) and self._may_record(ref.owner):
+            self._record_member_use(ref, node, ctx)
+        return self._receiver_attribute(base, node.attr) if isinstance(base, ReceiverValue) else MemberChain(ref)
 
     def _may_record(self, owner: str) -> bool:
         """Are reads through `self` of this class worth recording? Not for a class known to derive
@@ -1270,14 +1261,10 @@ class ConsumerScanner:
     def _record_member_store(self, owner: Value, node: ast.Attribute, ctx: _Ctx) -> None:
         """`x.name = ...` through a receiver typed as a provider class's instance or through an
         attribute chain (`vllm_config.scheduler_config.name = ...`), for `missing-member`."""
-        if isinstance(owner, ReceiverValue) and owner.receiver is Receiver.INSTANCE:
-            ref = MethodRef(owner.receiver, node.attr, owner.owner, owner.choices)
-        elif owner.__class__ in _CHAINABLE and len(owner.ref.via) < _MAX_VIA:  # type: ignore[union-attr]
-            base = owner.ref  # type: ignore[union-attr]
-            ref = MethodRef(base.receiver, node.attr, base.owner, base.choices, (*base.via, base.name))
-        else:
-            return
-        if self._may_record(ref.owner):
+        if isinstance(owner, ReceiverValue) and owner.receiver is not Receiver.INSTANCE:
+            return  # on `self` or `cls`: the consumer's own object
+        ref = _member_ref(owner, node.attr)
+        if ref is not None and self._may_record(ref.owner):
             self._record_member_use(ref, node, ctx, stored=True)
 
     def _record_member_use(self, ref: MethodRef, node: ast.Attribute, ctx: _Ctx, stored: bool = False) -> None:
@@ -1925,7 +1912,7 @@ class ConsumerScanner:
             # vllm-ascend retires a workaround by making its release selector `return False`.
             value = Gate(GateOp.FIXED, compare=str(answer))
         elif fn is not None and (
-            self._mentions_version(fn) or (single and (_only_returns(fn.node) or _reads_a_signature(fn.node)))
+            self._mentions_version(fn) or (single and (_only_returns(fn.node) or self._reads_a_signature(fn)))
         ):
             # (A helper doing nothing but return a test, `return not hasattr(m, "X")`, answers it; so
             # does one reading a signature, `return name in inspect.signature(f).parameters`.)
@@ -1954,6 +1941,17 @@ class ConsumerScanner:
             value = replace(value, text=call_text)
         self._helper_values[key] = value
         return value
+
+    def _reads_a_signature(self, fn: _Function) -> bool:
+        """Does this helper read a signature's parameters (`inspect.signature(f).parameters`)? Its
+        text is looked at first, and the answer kept: helpers are asked about at every call."""
+        key = id(fn.node)
+        if key not in self._signature_readers:
+            text = self._text(fn.file.path, fn.node)
+            self._signature_readers[key] = (text is None or b"parameters" in text) and any(
+                isinstance(n, ast.Attribute) and n.attr == "parameters" for n in every_node(fn.node)
+            )
+        return self._signature_readers[key]
 
     def _mentions_version(self, fn: _Function) -> bool:
         key = id(fn.node)
@@ -2758,7 +2756,16 @@ class ConsumerScanner:
 
 # Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.
 _MAX_VIA = 3
-_CHAINABLE = frozenset({MethodValue, MemberChain})
+def _member_ref(base: Value, attr: str) -> MethodRef | None:
+    """What `base.attr` reaches through a receiver: a member of the receiver's class, or of what an
+    attribute of it holds (`self.vllm_config.model_config`, at most `_MAX_VIA` attributes deep);
+    None through anything else."""
+    if isinstance(base, ReceiverValue):
+        return MethodRef(base.receiver, attr, base.owner, base.choices)
+    if isinstance(base, (MethodValue, MemberChain)) and len(base.ref.via) < _MAX_VIA:
+        ref = base.ref
+        return MethodRef(ref.receiver, attr, ref.owner, ref.choices, (*ref.via, ref.name))
+    return None
 
 # Looked for in a function's text before it is walked for a version helper's names.
 _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)

@@ -101,17 +101,14 @@ def demote_uncalled(findings: list[Finding], methods: UncalledMethods) -> list[F
     """Errors whose every site is inside a consumer method nothing calls become warnings that say so."""
     out: list[Finding] = []
     for f in findings:
-        if f.severity is Severity.ERROR and f.sites:
-            held = [methods.enclosing(site) for site in f.sites]
-            if all(pair is not None and methods.uncalled(*pair) for pair in held):
-                cls, method = held[0]  # type: ignore[misc]
-                f = replace(
-                    f,
-                    severity=Severity.WARNING,
-                    message=(
-                        f"{f.message} (in {cls.symbol}.{method.name}, which nothing calls: no provider class of its "
-                        f"order defines {method.name}, and neither the provider nor the plugin names it elsewhere)"
-                    ),
-                )
+        held = [methods.enclosing(site) for site in f.sites] if f.severity is Severity.ERROR else []
+        pairs = [pair for pair in held if pair is not None]
+        if pairs and len(pairs) == len(held) and all(methods.uncalled(*pair) for pair in pairs):
+            cls, method = pairs[0]
+            message = (
+                f"{f.message} (in {cls.symbol}.{method.name}, which nothing calls: no provider class of its "
+                f"order defines {method.name}, and neither the provider nor the plugin names it elsewhere)"
+            )
+            f = replace(f, severity=Severity.WARNING, message=message)
         out.append(f)
     return out
