@@ -242,6 +242,8 @@ def test_params_and_change_notes():
     gained = describe_change(sig("def f(groups): pass"), sig("def f(vllm_config, groups): pass"))
     assert gained.added == ("vllm_config",) and not gained.removed and not gained.unchanged
     assert gained.render() == "gained vllm_config as first parameter"
+    middle = describe_change(sig("def f(a, c, d): pass"), sig("def f(a, b, c, d): pass"))
+    assert middle.render() == "gained b as parameter 2"
     lost = describe_change(sig("def f(a, b): pass"), sig("def f(a): pass"))
     assert lost.removed == ("b",) and lost.render() == "lost b"
     swapped = describe_change(sig("def f(a, b): pass"), sig("def f(b, a): pass"))

@@ -330,8 +330,8 @@ class SignatureChange:
         for name in self.added:
             position = self.after.index(name)
             last = len(self.after) - 1
-            where = "first" if position == 0 else "last" if position == last else f"parameter {position + 1}"
-            notes.append(f"gained {name} as {where} parameter")
+            where = "first parameter" if position == 0 else "last parameter" if position == last else f"parameter {position + 1}"
+            notes.append(f"gained {name} as {where}")
         notes += [f"lost {name}" for name in self.removed]
         if self.reordered:
             notes.append(f"parameters reordered: ({', '.join(self.before)}) -> ({', '.join(self.after)})")

@@ -14,6 +14,7 @@ from atompin.analysis.arity import call_problem, checkable, describe_change, ren
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.inits import init_run
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiver
@@ -21,6 +22,8 @@ from atompin.model import Finding, Rule, Severity
 
 
 def _render_call(call: MethodCall, runs: str) -> str:
+    if call.method.receiver is Receiver.CLASS:
+        return f"{call.method.owner.rpartition('.')[2]}{call.shape.render()}"
     receiver = {
         Receiver.SELF: "self",
         Receiver.CLS: "cls",
@@ -48,25 +51,23 @@ def check_method_calls(
         if judgement.reach is Reach.DEAD:
             continue  # under a version gate (or a failed import) that cannot hold at this provider
         call = _as_run(hierarchy, written)
-        found = hierarchy.provider_method(call.method)
+        found = _runs(hierarchy, call)
         if found is None:
             continue
-        owner, member = found
-        sig = member.signature
-        if sig is None or not checkable(sig):
-            continue
-        if call.method.name == "__init__" and hierarchy.index.generates_init(owner):
+        owner, sig, runs = found
+        if not checkable(sig):
             continue
         if call.method.receiver is Receiver.CLS and not (sig.is_classmethod or sig.is_staticmethod):
             continue  # an instance method reached through the class: the caller passes self
         bound = call.binds(sig)
+        before = _before(hierarchy, baseline, owner, call)
         problem = call_problem(sig, call.shape, bound)
-        if problem is None:
-            problem = _shifted_since(baseline, owner, call, sig, bound)
+        if problem is None and baseline is not None and baseline.runs(call.when):
+            problem = _shifted_since(before, call, sig, bound)
         if problem is None:
             continue
         symbol = f"{owner}.{call.method.name}"
-        severity, change = _at_baseline(baseline, owner, call, sig, bound)
+        severity, change = _at_baseline(baseline, before, call, sig, bound)
         taker = _subclass_taking(hierarchy, call, bound, makes)
         if taker:
             # `engine: EngineClient` given the consumer's own `AsyncOmni(EngineClient)`, whose
@@ -80,7 +81,7 @@ def check_method_calls(
             severity = Severity.WARNING
             change += f" (the other branch of the if at {other.rpartition('#')[0]} makes a call that fits: a form for another release)"
         message = (
-            f"the call {_render_call(written, call.method.name)} {problem}: the provider has {symbol}{sig.render()}{change}, "
+            f"the call {_render_call(written, call.method.name)} {problem}: {runs}{sig.render()}{change}, "
             f"the call passes {call.shape.render()}"
         )
         severity, message = judgement.adjust(severity, message)
@@ -88,18 +89,52 @@ def check_method_calls(
     return findings
 
 
-def _shifted_since(
-    baseline: Baseline | None, owner: ClassRef, call: MethodCall, sig: Signature, bound: bool
-) -> str | None:
-    """For a call that fits: how its positional arguments fill other parameters than at the
-    baseline, where it fit too (`shifted_arguments`); None when they fill the same."""
-    if baseline is None or not call.shape.positional or not baseline.runs(call.when):
-        return None  # no baseline, or not code that ran there (under a version gate false there)
-    before = baseline.method(owner, call.method.name)
-    old = before.signature if before is not None else None
-    if old is None or not checkable(old) or call_problem(old, call.shape, bound) is not None:
+def _runs(hierarchy: Hierarchy, call: MethodCall) -> tuple[ClassRef, Signature, str] | None:
+    """(the provider class whose method the call runs, its signature, how the message names it);
+    None when what runs is the consumer's own, an outside base's, or not known."""
+    if call.method.receiver is Receiver.CLASS:
+        run = init_run(hierarchy, call.method.owner)
+        if run is None:
+            return None
+        if run.dataclass:
+            return (
+                run.owner,
+                run.signature,
+                (
+                    f"the `__init__` @dataclass writes for {run.dataclass} from the fields of its order "
+                    f"({run.owner}'s among them) is __init__"
+                ),
+            )
+        return run.owner, run.signature, f"the provider has {run.owner}.__init__"
+    found = hierarchy.provider_method(call.method)
+    if found is None:
         return None
-    shifted = shifted_arguments(old, sig, call.shape, bound)
+    owner, member = found
+    if member.signature is None or (call.method.name == "__init__" and hierarchy.index.generates_init(owner)):
+        return None
+    return owner, member.signature, f"the provider has {owner}.{call.method.name}"
+
+
+def _before(hierarchy: Hierarchy, baseline: Baseline | None, owner: ClassRef, call: MethodCall) -> Signature | None:
+    """The signature the same call ran at the baseline (None: no baseline, or not there)."""
+    if baseline is None:
+        return None
+    if call.method.receiver is Receiver.CLASS:
+        run = init_run(hierarchy.at(baseline.index), call.method.owner)
+        return run.signature if run is not None else None
+    member = baseline.method(owner, call.method.name)
+    return member.signature if member is not None else None
+
+
+def _shifted_since(before: Signature | None, call: MethodCall, sig: Signature, bound: bool) -> str | None:
+    """For a call that fits, in code that ran at the baseline: how its positional arguments fill
+    other parameters than at the baseline, where it fit too (`shifted_arguments`); None when they
+    fill the same."""
+    if not call.shape.positional or before is None or not checkable(before):
+        return None
+    if call_problem(before, call.shape, bound) is not None:
+        return None
+    shifted = shifted_arguments(before, sig, call.shape, bound)
     return render_shift(shifted) if shifted else None
 
 
@@ -110,16 +145,16 @@ def _as_run(hierarchy: Hierarchy, call: MethodCall) -> MethodCall:
 
 
 def _at_baseline(
-    baseline: Baseline | None, owner: ClassRef, call: MethodCall, sig: Signature, bound: bool
+    baseline: Baseline | None, before: Signature | None, call: MethodCall, sig: Signature, bound: bool
 ) -> tuple[Severity, str]:
-    """The severity of a call that does not fit, and what its message says of the baseline: an
-    error, with how the signature changed since; a warning when the call did not fit the
-    baseline's signature either (the consumer works there: a path not taken)."""
-    before = baseline.method(owner, call.method.name) if baseline is not None else None
-    if baseline is None or before is None or before.signature is None:
+    """The severity of a call that does not fit, and what its message says of the baseline
+    (`before`: the signature the call ran there): an error, with how the signature changed since;
+    a warning when the call did not fit the baseline's signature either (the consumer works
+    there: a path not taken)."""
+    if baseline is None or before is None:
         return Severity.ERROR, ""
-    described = describe_change(before.signature, sig)
-    if call_problem(before.signature, call.shape, bound) is None:
+    described = describe_change(before, sig)
+    if call_problem(before, call.shape, bound) is None:
         return Severity.ERROR, "" if described.unchanged else f" ({described.render()} {baseline.since})"
     if described.unchanged:
         return Severity.WARNING, f" (the same {baseline.since}, where the consumer works: probably a path not taken)"

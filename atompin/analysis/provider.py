@@ -14,12 +14,19 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from atompin.analysis.cache import AnalysisCache, RecordingCache, cache_key, prepare_codec
+from atompin.analysis.dataclass_init import (
+    PLAIN_CLASS_DECORATORS,
+    FieldLayer,
+    generated_init,
+    outside_layer,
+    writes_init,
+)
 from atompin.analysis.indexer import index_module, index_tree
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import in_package, join_symbol, split_symbol
 from atompin.analysis.prefetch import Task, Worker, fork_worker
-from atompin.analysis.signature import Param, ParamKind, Signature
+from atompin.analysis.signature import Signature
 from atompin.model import Rule, Status
 from atompin.sources.tree import ModuleFile, ModuleKind, SourceTree
 
@@ -90,20 +97,6 @@ _PLAIN_BASE_MEMBERS = {
     *("_fields", "_replace", "_asdict", "_make", "_field_defaults"),  # NamedTuple
     *("args", "with_traceback", "add_note"),  # exceptions
 }
-
-
-# Class decorators that leave a dataclass's generated __init__ as it is.
-_PLAIN_CLASS_DECORATORS = frozenset({"dataclass", "final", "total_ordering", "runtime_checkable"})
-# Bases outside the provider that declare no dataclass fields.
-_FIELDLESS_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
-
-# Class decorators that write the class's __init__: its signature is not in the source.
-GENERATED_INIT = {"dataclass", "define", "frozen", "mutable", "s", "attrs", "dataclass_transform"}
-
-
-def _writes_init(decorator: str) -> bool:
-    """Is this class decorator (dotted, as written) one that writes `__init__`?"""
-    return decorator.rpartition(".")[2] in GENERATED_INIT
 
 
 # Less uncached source than this (bytes) named by the consumer: a second process would not pay
@@ -503,7 +496,7 @@ class ProviderIndex:
             info = self.class_info(node) if isinstance(node, ClassRef) else None
             if info is None:
                 return None
-            if any(_writes_init(d) for d in info.decorators):
+            if any(writes_init(d) for d in info.decorators):
                 return node if isinstance(node, ClassRef) else None
             if "__init__" in info.members:
                 return None
@@ -526,43 +519,25 @@ class ProviderIndex:
         info = self.class_info(runs) if runs is not None else None
         if runs is None or info is None or info.fields is None or "__init__" in info.members:
             return None  # another library's, or a dataclass defining its own
-        if any(d.rpartition(".")[2] not in _PLAIN_CLASS_DECORATORS for d in info.decorators):
+        if any(d.rpartition(".")[2] not in PLAIN_CLASS_DECORATORS for d in info.decorators):
             return None  # another decorator may write or wrap __init__
         order = self.mro(ref)
         before = [n for n in order[: order.index(runs)] if isinstance(n, ClassRef)]
         if any((i := self.class_info(n)) is None or i.opaque for n in before):
             return None  # a base the index cannot follow may define __init__
-        fields: dict[str, str] = {}
-        elsewhere: set[str] = set()  # names some class of the order binds otherwise than as a bare field
-        for node in reversed(self.mro(runs)):
-            if isinstance(node, str):
-                if node.rpartition(".")[2] not in _FIELDLESS_BASES:
-                    return None
-                continue
-            info = self.class_info(node)
-            if info is None or info.opaque:
-                return None
-            if info.fields is None:
-                if any(_writes_init(d) for d in info.decorators):
-                    return None  # another library's generated __init__, or unread fields
-                elsewhere |= set(info.members)  # a plain class's attribute may be a default
-                continue
-            for field in info.fields:
-                fields[field.strip("!*=")] = field
-                if field.endswith("="):
-                    elsewhere.add(field.strip("!*="))
-        params = [Param("self", ParamKind.POSITIONAL_OR_KEYWORD)]
-        for keyword_only in (False, True):
-            params += [
-                Param(
-                    name,
-                    ParamKind.KEYWORD_ONLY if keyword_only else ParamKind.POSITIONAL_OR_KEYWORD,
-                    f.endswith("=") or name in elsewhere,
-                )
-                for name, f in fields.items()
-                if not f.startswith("!") and f.startswith("*") is keyword_only
-            ]
-        return Signature(tuple(params))
+        return generated_init(self.field_layer(node) for node in reversed(self.mro(runs)))
+
+    def field_layer(self, node: ClassRef | str) -> FieldLayer:
+        """A class of a dataclass's order as its generated `__init__` sees it (`dataclass_init`)."""
+        if isinstance(node, str):
+            return outside_layer(node)
+        info = self.class_info(node)
+        if info is None or info.opaque:
+            return FieldLayer(unknown=True)
+        if info.fields is None:
+            # Another library's generated __init__, or fields not read for sure: unknown.
+            return FieldLayer(unknown=any(writes_init(d) for d in info.decorators), members=frozenset(info.members))
+        return FieldLayer(info.fields)
 
     def bases(self, node: ClassRef | str) -> list[ClassRef | str]:
         """The direct bases of a provider class, resolved (those outside the provider as strings)."""

@@ -25,6 +25,7 @@ from typing import Any, TypeGuard
 
 from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
+from atompin.analysis.dataclass_init import PLAIN_CLASS_DECORATORS, writes_init
 from atompin.analysis.gates import (
     Gate,
     GateOp,
@@ -51,6 +52,7 @@ from atompin.analysis.guards import (
     suppressing_try,
     type_error_handling,
 )
+from atompin.analysis.indexer import dataclass_fields
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package, writes_as_string
 from atompin.analysis.prose import ProseFinder, ProseReader
@@ -109,6 +111,7 @@ from atompin.analysis.usage import (
 from atompin.analysis.values import (
     AttributeProbe,
     ConsumerValue,
+    DataclassDecorator,
     DictMethod,
     LambdaValue,
     MemberChain,
@@ -346,6 +349,8 @@ class ConsumerScanner:
         self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
         # What held where each consumer function was called, by function and call site (`_called_when`).
         self._call_sites: dict[str, dict[str, tuple[Condition, ...]]] = {}
+        # `Cls(...)` of what may be a consumer class, kept for the classes known at the end (`_finish_contact`).
+        self._class_calls: list[MethodCall] = []
         self._deferring = True  # plain reads of functions called once wait for their caller
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
         # that catches ImportError ("" when none does). See `_caught_calls`.
@@ -722,6 +727,8 @@ class ConsumerScanner:
                 self._bind(ctx, bound, self._reexported(f"{module}.{alias.name}"))
             elif module in _TYPING and alias.name == "cast":
                 self._bind(ctx, bound, TypingCast())
+            elif module == "dataclasses" and alias.name == "dataclass":
+                self._bind(ctx, bound, DataclassDecorator())
             else:
                 self._bind(ctx, bound, None)
 
@@ -1436,10 +1443,20 @@ class ConsumerScanner:
             cast_to = self._cast_type(node.args[0], ctx) if kept == 1 else None  # `cast(T, x)`: an x of class T
             return cast_to or args[kept]
         if isinstance(callee, ConsumerValue):
+            self._record_class_call(callee, node, ctx)
             if ctx.returns is None:
                 self._call_helper(callee, node, args, kwargs, ctx)
             return self._helper_value(callee, args, kwargs, ctx)
         return self._eval_other_call(name, callee, node, args, ctx, makes_instance)
+
+    def _record_class_call(self, callee: ConsumerValue, node: ast.Call, ctx: _Ctx) -> None:
+        """`Cls(...)` of what may be a consumer class (one read already, or a name written as a
+        class's): kept until the scan knows its classes, then judged against the `__init__` its
+        order runs (`inits`)."""
+        if ctx.record and (callee.dotted in self._classes or callee.dotted.rpartition(".")[2][:1].isupper()):
+            ref = MethodRef(Receiver.CLASS, "__init__", callee.dotted)
+            site, shape = self._site(ctx, node), self._call_shape(node, ctx)
+            self._class_calls.append(MethodCall(ref, site, shape, self._when(ctx), ctx.branch))
 
     def _eval_other_call(
         self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx, makes_instance: bool = False
@@ -2247,6 +2264,7 @@ class ConsumerScanner:
                 typed.setdefault(attr, next(iter(kinds)))
         self._typed_attributes[name] = typed
         self._class_names.add(node.name)
+        writes, fields = self._generated_init(node, ctx)
         self._classes[name] = ConsumerClass(
             name=name,
             path=ctx.file.path,
@@ -2259,7 +2277,27 @@ class ConsumerScanner:
             bound=tuple(sorted(class_body_names(node.body))),
             muted=not ctx.record,
             names_provider=self._names_provider(ctx.file.path),
+            writes_init=writes,
+            fields=fields,
         )
+
+    def _generated_init(self, node: ast.ClassDef, ctx: _Ctx) -> tuple[bool, tuple[str, ...] | None]:
+        """(whether a call of the class may run no `__init__` written in a body, the fields of a
+        standard-library dataclass): a metaclass, or a decorator that writes `__init__`; the
+        fields only for `@dataclass` from `dataclasses` under decorators that keep its `__init__`."""
+        if any(k.arg == "metaclass" for k in node.keywords):
+            return True, None
+        written = [(d, dotted(d.func if isinstance(d, ast.Call) else d)) for d in node.decorator_list]
+        writers = [d for d, name in written if writes_init(name)]
+        if not writers:
+            return False, None
+        if len(writers) > 1 or any(name.rpartition(".")[2] not in PLAIN_CLASS_DECORATORS for _, name in written):
+            return True, None
+        func = writers[0].func if isinstance(writers[0], ast.Call) else writers[0]
+        stdlib = (isinstance(func, ast.Name) and isinstance(ctx.scope.lookup(func.id), DataclassDecorator)) or (
+            dotted(func) == "dataclasses.dataclass" and ctx.scope.lookup("dataclasses") is None
+        )
+        return True, dataclass_fields(node, writers[0]) if stdlib else None
 
     def _record_registry(self, node: ast.ClassDef, ctx: _Ctx) -> None:
         """The string members of an enum of the consumer's: its own registry of dotted paths
@@ -2742,6 +2780,10 @@ class ConsumerScanner:
             self._classes[name] = replace(cls, bases=tuple(bases))
         self._read_mixins()
         contact.classes = sorted(self._classes.values(), key=lambda c: c.name)
+        for call in self._class_calls:
+            cls = self._consumer_class(call.method.owner)
+            if cls is not None:
+                contact.method_calls.append(replace(call, method=replace(call.method, owner=cls.name)))
         contact.method_calls = list(dict.fromkeys(contact.method_calls))
         self._finish_members(contact)
         contact.unpacks = list(dict.fromkeys(contact.unpacks))

@@ -345,6 +345,12 @@ class ConsumerClass:
     muted: bool = False
     # Its module names the provider package (`relevant.names_the_provider`).
     names_provider: bool = False
+    # A class decorator may write its `__init__` (a dataclass, attrs), or a metaclass may make
+    # its instances: a call of it may run no `__init__` written in a body.
+    writes_init: bool = False
+    # As a standard-library `@dataclass` (under no other decorator than those that keep its
+    # `__init__`): its own fields in `ClassInfo.fields`' encoding; None for any other class.
+    fields: tuple[str, ...] | None = None
 
     @property
     def symbol(self) -> str:
@@ -360,6 +366,7 @@ class Receiver(str, Enum):
     CLS = "cls"  # cls.m(...) in a classmethod
     SUPER = "super"  # super().m(...)
     INSTANCE = "instance"  # x.m(...) where x is annotated as (or assigned) a provider class instance
+    CLASS = "class"  # Cls(...) of a consumer class: the `__init__` its order runs (`inits`)
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,12 @@ class TypingCast:
     still calls the methods of `self`)."""
 
 
+@dataclass(frozen=True)
+class DataclassDecorator:
+    """`dataclass` imported from `dataclasses`: a class under it gets the `__init__` its fields
+    make (`dataclass_init`)."""
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
@@ -209,6 +215,7 @@ Value: TypeAlias = (
     | ParameterProbe
     | NameChoice
     | TypingCast
+    | DataclassDecorator
     | str
     | tuple["Value", ...]
     | dict[str, "Value"]

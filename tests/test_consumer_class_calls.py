@@ -1,0 +1,157 @@
+"""A call of a consumer class runs the `__init__` its order gives: the provider's, when no consumer
+class before it defines one, or the one `@dataclass` writes for a consumer dataclass from the
+fields of the provider dataclasses it derives from. vllm-ascend's
+`AscendCommonAttentionMetadata(CommonAttentionMetadata)` is called with `_seq_lens_cpu=`, a field
+vLLM 0.30 removed: a TypeError wherever it builds one."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_contact import check, found
+
+PROVIDER = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class Metadata:
+        query_start_loc: list
+        num_reqs: int
+        _seq_lens_cpu: list | None = None
+
+    class Layer:
+        def __init__(self, hidden, bias=True):
+            self.hidden = hidden
+
+    @dataclass
+    class Spec:
+        block_size: int
+"""
+PROVIDER_NEW = PROVIDER.replace("        _seq_lens_cpu: list | None = None\n", "").replace(", bias=True", "")
+
+CONSUMER = """
+    from dataclasses import dataclass
+    from pv.meta import Metadata, Layer, Spec
+
+    @dataclass
+    class MyMetadata(Metadata):
+        positions: list | None = None
+
+        def unpadded(self, n):
+            return MyMetadata(query_start_loc=self.query_start_loc[:n], num_reqs=n, _seq_lens_cpu=None)
+
+    class MyLayer(Layer):
+        def forward(self, x):
+            return x
+
+    class MySpec(Spec):
+        pass
+
+    def build():
+        layer = MyLayer(16, bias=False)
+        spec = MySpec(block_size=16)
+        return layer, spec
+"""
+
+
+def arity(consumer: str, provider: str = PROVIDER_NEW, baseline: str | None = PROVIDER) -> list[tuple[str, str, str]]:
+    result = check(
+        {"plug/meta.py": consumer}, {"pv/meta.py": provider}, baseline={"pv/meta.py": baseline} if baseline else None
+    )
+    return found(result, "arity-drift")
+
+
+def test_a_call_of_a_consumer_class_is_judged_against_the_provider_init_it_runs():
+    assert arity(CONSUMER) == [
+        ("error", "pv.meta:Layer.__init__", "plug/meta.py:19"),
+        ("error", "pv.meta:Metadata.__init__", "plug/meta.py:9"),
+    ]
+
+
+def test_the_message_says_which_init_runs_and_what_changed_since_the_baseline():
+    result = check({"plug/meta.py": CONSUMER}, {"pv/meta.py": PROVIDER_NEW}, baseline={"pv/meta.py": PROVIDER})
+    messages = {f.symbol: f.message for f in result.findings if f.rule.value == "arity-drift"}
+    generated = messages["pv.meta:Metadata.__init__"]
+    assert generated.startswith("the call MyMetadata(0 positional, query_start_loc=, num_reqs=, _seq_lens_cpu=)")
+    assert "@dataclass writes for plug.meta.MyMetadata" in generated
+    assert "__init__(self, query_start_loc, num_reqs, positions=…)" in generated
+    assert "_seq_lens_cpu" in generated.partition("positions=…)")[2]  # what was lost since the baseline
+    assert "the provider has pv.meta:Layer.__init__(self, hidden)" in messages["pv.meta:Layer.__init__"]
+
+
+def test_calls_that_fit_are_not_reported_and_at_the_pin_nothing_is():
+    assert arity(CONSUMER, provider=PROVIDER, baseline=PROVIDER) == []
+    fits = CONSUMER.replace(", _seq_lens_cpu=None", "").replace(", bias=False", "")
+    assert arity(fits) == []
+
+
+def test_a_call_that_did_not_fit_the_baseline_either_is_a_warning():
+    assert arity(CONSUMER.replace("MyLayer(16, bias=False)", "MyLayer(16, 32, 64)"), baseline=PROVIDER) == [
+        ("warning", "pv.meta:Layer.__init__", "plug/meta.py:19"),
+        ("error", "pv.meta:Metadata.__init__", "plug/meta.py:9"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # the consumer writes the __init__ that runs
+        (
+            "    class MyLayer(Layer):\n",
+            "    class MyLayer(Layer):\n        def __init__(self, *a, **k):\n            pass\n",
+        ),
+        # another decorator may write or wrap it
+        ("    class MyLayer(Layer):\n", "    @attr.s\n    class MyLayer(Layer):\n"),
+        # a metaclass may make the instance
+        ("    class MyLayer(Layer):\n", "    class MyLayer(Layer, metaclass=Meta):\n"),
+        # an outside base comes first: it may define __init__
+        ("    class MyLayer(Layer):\n", "    class MyLayer(torch.nn.Module, Layer):\n"),
+        # the consumer replaces the provider's __init__
+        ("    def build():\n", "    Layer.__init__ = lambda self, *a, **k: None\n\n    def build():\n"),
+    ],
+)
+def test_what_may_run_another_init_leaves_the_call_unjudged(change: tuple[str, str]):
+    consumer = CONSUMER.replace(*change)
+    assert change[1] in consumer
+    assert [f for f in arity(consumer) if "Layer" in f[1]] == []
+
+
+def test_a_consumer_dataclass_under_another_library_or_with_unreadable_fields_is_not_judged():
+    pydantic = CONSUMER.replace(
+        "    from dataclasses import dataclass\n", "    from pydantic.dataclasses import dataclass\n"
+    )
+    assert [f for f in arity(pydantic) if "Metadata" in f[1]] == []
+    branch = CONSUMER.replace(
+        "        positions: list | None = None\n", "        if True:\n            positions: list | None = None\n"
+    )
+    assert [f for f in arity(branch) if "Metadata" in f[1]] == []
+
+
+def test_a_consumer_dataclass_over_a_plain_provider_class_runs_only_its_own_fields():
+    # No provider dataclass gives it fields: the provider's `__init__` never runs, nothing to judge.
+    consumer = CONSUMER.replace(
+        "    class MyLayer(Layer):\n", "    @dataclass\n    class MyLayer(Layer):\n        width: int = 0\n"
+    )
+    assert [f for f in arity(consumer) if "Layer" in f[1]] == []
+
+
+def test_the_dotted_standard_library_decorator_counts_and_a_consumer_base_between_is_followed():
+    consumer = CONSUMER.replace("    from dataclasses import dataclass\n", "    import dataclasses\n").replace(
+        "    @dataclass\n    class MyMetadata(Metadata):", "    @dataclasses.dataclass\n    class MyMetadata(Metadata):"
+    )
+    consumer += """
+    class Padded(MyLayer):
+        pass
+
+    def more():
+        return Padded(8, bias=True)
+    """
+    result = check({"plug/meta.py": consumer}, {"pv/meta.py": PROVIDER_NEW}, baseline={"pv/meta.py": PROVIDER})
+    sites = sorted(
+        (f.severity.value, f.symbol, str(s)) for f in result.findings if f.rule.value == "arity-drift" for s in f.sites
+    )
+    assert sites == [
+        ("error", "pv.meta:Layer.__init__", "plug/meta.py:19"),
+        ("error", "pv.meta:Layer.__init__", "plug/meta.py:27"),
+        ("error", "pv.meta:Metadata.__init__", "plug/meta.py:9"),
+    ]
