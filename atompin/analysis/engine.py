@@ -10,6 +10,7 @@ import hashlib
 import json
 import pickle
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
@@ -286,6 +287,21 @@ def _module_id(tree: SourceTree, module: str) -> str:
     return tree.content_id(found.path) if found is not None and found.path.endswith(".py") else ""
 
 
+@dataclass(frozen=True)
+class _Edge:
+    """What the checks of one edge read once the consumer is scanned: the trees' indexes and
+    searches `analyse_trees` made, the consumer's packages, the options and the cache."""
+
+    consumer: SourceTree
+    packages: list[str]
+    index: ProviderIndex
+    base_index: ProviderIndex | None
+    search: NameSearch
+    callers: CallerSearch
+    options: CheckOptions
+    cache: AnalysisCache
+
+
 @without_gc
 def analyse_trees(
     consumer: SourceTree,
@@ -315,25 +331,17 @@ def analyse_trees(
             search_callers_ahead(callers, options.provider_version),
             left_by_scan,
         )
-        return _check_usage(consumer, packages, usage, index, base_index, search, callers, options, cache, left_by_scan)
+        edge = _Edge(consumer, packages, index, base_index, search, callers, options, cache)
+        return _check_usage(edge, usage, left_by_scan)
     finally:
         callers.close()  # a search started ahead whose answer was never asked for (the check failed)
 
 
-def _check_usage(
-    consumer: SourceTree,
-    packages: list[str],
-    usage: ConsumerUsage,
-    index: ProviderIndex,
-    base_index: ProviderIndex | None,
-    search: NameSearch,
-    callers: CallerSearch,
-    options: CheckOptions,
-    cache: AnalysisCache,
-    left_by_scan: list[object],
-) -> CheckResult:
+def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) -> CheckResult:
     """`analyse_trees` once the consumer is scanned: every check of what it uses. `left_by_scan`
     holds what the scan left to free (`scan_consumer`'s `kept`)."""
+    consumer, packages, options, cache = edge.consumer, edge.packages, edge.options, edge.cache
+    index, base_index, search = edge.index, edge.base_index, edge.search
     provider, package = index.tree, index.package
     provider_version, baseline_version = options.provider_version, options.baseline_version
     consumer_indexes: dict[str, ProviderIndex] = {}
@@ -358,7 +366,9 @@ def _check_usage(
         if base_index is not None
         else None
     )
-    checker = UsageChecker(usage, index, provider_version, drift_baseline, in_consumer, text.mentions, search, callers)
+    checker = UsageChecker(
+        usage, index, provider_version, drift_baseline, in_consumer, text.mentions, search, edge.callers
+    )
 
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)
     contact.start()  # in a second process, while the names are checked here
