@@ -216,17 +216,10 @@ def test_shifted_arguments():
         ("b", "a"),
     ]
     assert "the argument that filled a now fills b" in render_shift([("a", "b")])
-    # Into the extras: `b` and `c` became keyword-only behind `*args`; the call still binds.
-    gathered = sig("def f(a, *args, b=None, c=None): pass")
-    assert shifted_arguments(sig("def f(a, b, c=None): pass"), gathered, CallShape(3)) == [
-        ("b", "*args"),
-        ("c", "*args"),
-    ]
-    # Out of them, and a renamed `*args` is no shift.
-    assert shifted_arguments(sig("def f(a, *args): pass"), sig("def f(a, b, *args): pass"), CallShape(2)) == [
-        ("*args", "b")
-    ]
-    assert shifted_arguments(sig("def f(a, *args): pass"), sig("def f(a, *rest): pass"), CallShape(3)) == []
+    # Into or out of `*args` is no shift: such a function mostly forwards them (vLLM 0.34's
+    # `finalize_layerwise_reload(model, model_config)` was a `(*args, **kwargs)` shim at 0.29).
+    shim, real = sig("def f(*args, **kwargs): pass"), sig("def f(model, model_config): pass")
+    assert shifted_arguments(shim, real, CallShape(2)) == shifted_arguments(real, shim, CallShape(2)) == []
 
 
 def test_replacement_rules():

@@ -149,27 +149,16 @@ def shifted_arguments(old: Signature, new: Signature, call: CallShape, bound: bo
     """The positional arguments of `call` that fill another parameter under `new` than under `old`,
     as (the parameter it filled, the one it fills) pairs: a parameter inserted, removed or moved
     before them (aiter's `mla_reduce_v1` gained `num_kv_splits` before `final_output`). The call
-    still binds, with its values in the wrong parameters, or an argument that filled a parameter
-    now goes into `*args` ("*args"), or the reverse. A parameter renamed in place (neither name
-    elsewhere in the other signature) is no shift; `*args` passed: not known."""
+    still binds, with its values in the wrong parameters. A parameter renamed in place (neither
+    name elsewhere in the other signature) is no shift; `*args` passed: not known."""
     if call.star:
         return []
-    before, after = _slots(old, bound, call.positional), _slots(new, bound, call.positional)
+    before, after = positional_names(old, bound), positional_names(new, bound)
     shifted = []
     for k, (was, now) in enumerate(zip(before[: call.positional], after[: call.positional])):
-        moved = (was in after and after.index(was) != k) or (now in before and before.index(now) != k)
-        # Into `*args` (or out of it): a named parameter's argument is now one of the extras.
-        if was != now and (moved or was.startswith("*") != now.startswith("*")):
+        if was != now and ((was in after and after.index(was) != k) or (now in before and before.index(now) != k)):
             shifted.append((was, now))
     return shifted
-
-
-def _slots(sig: Signature, bound: bool, count: int) -> list[str]:
-    """What positional arguments fill, in order: the parameters a call may fill by position, then,
-    up to `count` arguments, `*args` ("*" and its name) when the signature gathers the rest."""
-    names = positional_names(sig, bound)
-    rest = next((p.name for p in _bound(sig, bound) if p.kind is ParamKind.VAR_POSITIONAL), None)
-    return names + [f"*{rest}"] * max(0, count - len(names)) if rest is not None else names
 
 
 def render_shift(shifted: Sequence[tuple[str, str]]) -> str:
@@ -341,7 +330,7 @@ class SignatureChange:
         for name in self.added:
             position = self.after.index(name)
             last = len(self.after) - 1
-            where = {last: "last parameter", 0: "first parameter"}.get(position, f"parameter {position + 1}")
+            where = "first parameter" if position == 0 else "last parameter" if position == last else f"parameter {position + 1}"
             notes.append(f"gained {name} as {where}")
         notes += [f"lost {name}" for name in self.removed]
         if self.reordered:
