@@ -817,6 +817,50 @@ def test_a_provider_call_on_a_path_the_consumer_replaced_does_not_count():
     assert [f[0] for f in found(check(consumer, provider, baseline=before), "override-drift")] == ["error"]
 
 
+
+def test_a_private_provider_method_the_consumer_calls_on_itself_runs():
+    """vllm-omni's MiniMax processor takes over `_cached_apply_hf_processor` and calls vLLM's
+    private `_apply_hf_processor` itself, which at vLLM 0.34 calls `self._apply_hf_processor_main`
+    with `hf_kwargs=`: its override, still taking `hf_processor_mm_kwargs`, fails there."""
+    provider = """
+        class Processor:
+            def apply(self, inputs):
+                return self._cached_apply(inputs)
+
+            def _cached_apply(self, inputs):
+                return self._main(items=inputs, {kwargs}={{}})
+
+            def _apply(self, inputs):
+                return self._main(items=inputs, {kwargs}={{}})
+
+            def _main(self, items, {kwargs}):
+                return items
+    """
+    consumer = {
+        "plug/proc.py": """
+            from pv.proc import Processor
+
+            class MyProcessor(Processor):
+                def _cached_apply(self, inputs):
+                    return self._apply(inputs)
+
+                def _main(self, items, hf_processor_mm_kwargs):
+                    return items
+
+            def make():
+                return MyProcessor()
+        """
+    }
+    before = {"pv/proc.py": provider.format(kwargs="hf_processor_mm_kwargs")}
+    result = check(consumer, {"pv/proc.py": provider.format(kwargs="hf_kwargs")}, baseline=before)
+    assert found(result, "override-drift") == [("error", "plug.proc:MyProcessor._main", "plug/proc.py:7")]
+    assert "pv.proc:Processor._apply" in one(result, "override-drift").message
+    # Nothing calls `_apply` when the consumer's own code does not either: it never runs.
+    consumer["plug/proc.py"] = consumer["plug/proc.py"].replace("return self._apply(inputs)", "return inputs")
+    result = check(consumer, {"pv/proc.py": provider.format(kwargs="hf_kwargs")}, baseline=before)
+    assert [f for f in found(result, "override-drift") if f[0] == "error"] == []
+
+
 # vLLM 0.25's weight-transfer engines gained `update_weights`, which calls `self.receive_weights(info)`;
 # vllm-ascend's engines take `receive_weights(info, load_weights)`, and its own NPUWorker (named as the
 # platform's worker class, beside vLLM's GPU Worker) calls them that way: only the GPU Worker calls

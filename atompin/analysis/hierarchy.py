@@ -425,6 +425,8 @@ class Hierarchy:
             return False
         if not method.startswith("_") or method.startswith("__"):
             return True
+        if method in self._called_on_self(cls):
+            return True  # the consumer's own code calls it on the object (vllm-omni's `_cached_apply_hf_processor`)
         seen = _seen | {method}
         return any(
             self.runs(cls, call.method, node, seen)
@@ -433,6 +435,23 @@ class Hierarchy:
             for call in info.self_calls
             if call.name == method and call.receiver == "self" and call.method not in seen
         )
+
+    def _called_on_self(self, cls: str) -> set[str]:
+        """The methods the consumer's own code calls on instances of consumer class `cls`: every
+        `self.m(...)` written in the methods of a consumer class of its order."""
+        memo: dict[str, set[str]] = self.memo.setdefault("called_on_self", {})
+        if cls not in memo:
+            if "self_calls" not in self.memo:  # consumer class -> the names its methods call on self
+                written: dict[str, set[str]] = {}
+                for call in self.usage.contact.method_calls:
+                    if call.method.receiver is Receiver.SELF:
+                        written.setdefault(call.method.owner, set()).add(call.method.name)
+                self.memo["self_calls"] = written
+            by_owner: dict[str, set[str]] = self.memo["self_calls"]
+            memo[cls] = {
+                n for node in self.mro(cls) if isinstance(node, ConsumerRef) for n in by_owner.get(node.name, ())
+            }
+        return memo[cls]
 
     def _wins(self, cls: str, method: str, provider: ClassRef) -> bool:
         for d in self.definitions(cls, method):
