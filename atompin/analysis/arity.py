@@ -330,7 +330,7 @@ class SignatureChange:
         for name in self.added:
             position = self.after.index(name)
             last = len(self.after) - 1
-            where = "first parameter" if position == 0 else "last parameter" if position == last else f"parameter {position + 1}"
+            where = {last: "last parameter", 0: "first parameter"}.get(position, f"parameter {position + 1}")
             notes.append(f"gained {name} as {where}")
         notes += [f"lost {name}" for name in self.removed]
         if self.reordered:
