@@ -958,6 +958,32 @@ def test_a_new_provider_method_called_only_in_a_class_the_consumer_stands_in_for
     assert [f[0] for f in found(check(ENGINE_CONSUMER, elsewhere, baseline=ENGINE_BEFORE), "override-drift")] == [
         "error"
     ]
+    # vLLM 0.28's IPC engine calls its sync client's `update_weights`, on an attribute it types
+    # with the client's class: not an engine's method, the warning holds.
+    client = {
+        **ENGINE_AFTER,
+        "pv/ipc.py": """
+            from pv.engine import Engine
+
+            class SyncClient:
+                def update_weights(self, payload):
+                    return payload
+
+            class IPCEngine(Engine):
+                def __init__(self, client: SyncClient):
+                    self.client = client
+
+                def send(self, info):
+                    self.client.update_weights(info)
+        """,
+    }
+    assert [f[0] for f in found(check(ENGINE_CONSUMER, client, baseline=ENGINE_BEFORE), "override-drift")] == [
+        "warning"
+    ]
+    untyped = {**client, "pv/ipc.py": client["pv/ipc.py"].replace("client: SyncClient", "client")}
+    assert [f[0] for f in found(check(ENGINE_CONSUMER, untyped, baseline=ENGINE_BEFORE), "override-drift")] == [
+        "error"
+    ]
 
 
 def test_a_provider_call_inside_a_class_the_consumer_stands_in_for_does_not_reach_the_override():

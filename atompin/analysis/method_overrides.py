@@ -295,6 +295,8 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
         handed = site.kind is SiteKind.CALL and site.receiver is SiteReceiver.OTHER
         if handed and site.shape is not None and call_problem(member.signature, site.shape, bound=True) is not None:
             continue  # not a call this method takes: another class's method of that name
+        if handed and _typed_apart(hierarchy, site, caller):
+            continue  # on an attribute typed as a class outside the caller's family: its method
         if not handed or not site.cls:
             return ""  # read, or called on itself, or outside a class: it may reach the consumer's object
         module, _ = hierarchy.index.tree.module_name(site.path)
@@ -497,17 +499,31 @@ def _header_bases(text: bytes, name: str) -> set[str]:
 def _typed_in_family(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bool:
     """Is the receiver of `site` `self.x` of a provider class that annotates x with a class of
     `base`'s family?"""
+    cls = _receiver_class(hierarchy, site)
+    return cls is not None and _in_family(hierarchy, cls, base)
+
+
+def _typed_apart(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bool:
+    """Is the receiver of `site` `self.x` of a provider class that annotates x with a class
+    outside `base`'s family (vLLM's IPC weight-transfer engine calls `self.client.update_weights`,
+    its `VLLMWeightSyncClient`'s, beside the engines' own `update_weights`)?"""
+    cls = _receiver_class(hierarchy, site)
+    return cls is not None and not _in_family(hierarchy, cls, base)
+
+
+def _receiver_class(hierarchy: Hierarchy, site: NameSite) -> ClassRef | None:
+    """The provider class the class of `site` annotates its receiver `self.x` with (the first
+    class of its order that has `x`); None when the receiver is no such attribute, or untyped."""
     if not (site.attribute and site.cls):
-        return False
+        return None
     index = hierarchy.index
     holder = ClassRef(index.tree.module_name(site.path)[0], site.cls)
     for node in index.mro(holder):
         info = index.class_info(node) if isinstance(node, ClassRef) else None
         member = info.members.get(site.attribute) if info is not None else None
         if member is not None and isinstance(node, ClassRef):
-            cls = hierarchy.annotated_class(node, member)
-            return cls is not None and _in_family(hierarchy, cls, base)
-    return False
+            return hierarchy.annotated_class(node, member)
+    return None
 
 
 # The order in which the warning tells why a call does not reach the override: the consumer took
