@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_contact import check, found
+from tests.test_contact import check, found, one
 
 PROVIDER = """
     from dataclasses import dataclass
@@ -155,3 +155,77 @@ def test_the_dotted_standard_library_decorator_counts_and_a_consumer_base_betwee
         ("error", "pv.meta:Layer.__init__", "plug/meta.py:27"),
         ("error", "pv.meta:Metadata.__init__", "plug/meta.py:9"),
     ]
+
+
+# vLLM 0.28's `InputBatch` gained `max_query_len: int = ...`; vllm-ascend 0.23's
+# `@dataclass class AscendInputBatch(InputBatch)` declares `seq_lens_np: np.ndarray` after it.
+BATCH = """
+    from dataclasses import dataclass, field
+
+    @dataclass
+    class Batch:
+        req_ids: list
+        num_reqs: int
+        hidden: int = field(default=0, kw_only=True)
+"""
+BATCH_NEW = BATCH.replace("        num_reqs: int\n", "        num_reqs: int\n        max_query_len: int = 1\n")
+MY_BATCH = """
+    from dataclasses import dataclass
+    from pv.batch import Batch
+
+    @dataclass
+    class MyBatch(Batch):
+        seq_lens_np: list
+        attn_state: int = 0
+
+    def build(n):
+        return MyBatch(req_ids=[], num_reqs=n, seq_lens_np=[])
+"""
+
+
+def batch_findings(consumer: str = MY_BATCH, provider: str = BATCH_NEW, baseline: str | None = BATCH):
+    base = {"pv/batch.py": baseline} if baseline is not None else None
+    return check({"plug/batch.py": consumer}, {"pv/batch.py": provider}, baseline=base)
+
+
+def test_a_consumer_dataclass_the_provider_s_new_defaulted_field_makes_undefinable_is_an_error():
+    result = batch_findings()
+    assert found(result, "arity-drift") == [("error", "pv.batch:Batch.__init__", "plug/batch.py:5")]
+    message = one(result, "arity-drift").message
+    assert message.startswith("defining plug.batch:MyBatch raises TypeError when its module is imported")
+    assert "would take seq_lens_np, which has no default, after the defaulted max_query_len" in message
+    assert "gained max_query_len as parameter 3 since 1.0" in message
+    # Its calls are not judged against a signature that cannot exist: the definition fails first.
+    assert "the call MyBatch" not in message
+
+
+def test_a_dataclass_that_can_be_defined_or_keeps_its_fields_keyword_only_is_no_finding():
+    assert found(batch_findings(provider=BATCH, baseline=BATCH), "arity-drift") == []
+    keyword_only = MY_BATCH.replace(
+        "    @dataclass\n    class MyBatch", "    @dataclass(kw_only=True)\n    class MyBatch"
+    )
+    assert found(batch_findings(consumer=keyword_only), "arity-drift") == []
+    defaulted = MY_BATCH.replace("seq_lens_np: list\n", "seq_lens_np: list | None = None\n")
+    assert found(batch_findings(consumer=defaulted), "arity-drift") == []
+
+
+def test_an_undefinable_dataclass_at_the_baseline_too_or_under_an_undecided_gate_is_a_warning():
+    assert found(batch_findings(baseline=BATCH_NEW), "arity-drift") == [
+        ("warning", "pv.batch:Batch.__init__", "plug/batch.py:5")
+    ]
+    gated = MY_BATCH.replace(
+        "    from pv.batch import Batch\n", "    from pv.batch import Batch\n    from pv import __version__\n"
+    ).replace(
+        "    @dataclass\n    class MyBatch(Batch):",
+        "    if __version__ < '0.1':\n        @dataclass\n        class MyBatch(Batch):",
+    )
+    gated = gated.replace(
+        "        seq_lens_np: list\n        attn_state: int = 0\n",
+        "            seq_lens_np: list\n            attn_state: int = 0\n",
+    )
+    result = check(
+        {"plug/batch.py": gated},
+        {"pv/batch.py": BATCH_NEW, "pv/__init__.py": "__version__ = '1.0'\n"},
+        baseline={"pv/batch.py": BATCH, "pv/__init__.py": "__version__ = '0.9'\n"},
+    )
+    assert found(result, "arity-drift") == [("warning", "pv.batch:Batch.__init__", "plug/batch.py:7")]

@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import Judgement
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.inits import check_dataclass_fields
 from atompin.analysis.members import check_members
 from atompin.analysis.method_calls import check_method_calls
 from atompin.analysis.method_overrides import check_method_overrides
@@ -56,6 +57,7 @@ def check_contact(
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)
+    findings += check_dataclass_fields(hierarchy, baseline, judge)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_members(usage, hierarchy, search, baseline, judge, reads)
     return findings

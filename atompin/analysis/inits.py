@@ -6,16 +6,27 @@ called with a field vLLM 0.30 removed). Anything in the way that may make the in
 (a consumer `__init__` or `__new__`, a metaclass, another library's generated `__init__`, an
 outside base, a patched `__init__`) leaves the call unjudged: `super().__init__(...)` in the
 consumer's own `__init__` is judged as any call through `super()` is.
+
+A consumer dataclass whose order's fields put a field without a default after one with a default
+(vLLM 0.28's `InputBatch` gained `max_query_len: int = ...`, before vllm-ascend 0.23's own
+`seq_lens_np`) cannot be defined: `@dataclass` raises TypeError when its module is imported
+(`check_dataclass_fields`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from atompin.analysis.arity import describe_change
+from atompin.analysis.baseline import Baseline
+from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.dataclass_init import FieldLayer, generated_init, outside_layer, writes_init
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.signature import Signature
+from atompin.analysis.signature import ParamKind, Signature
+from atompin.analysis.usage import Condition
+from atompin.model import Finding, Rule, Severity, Site
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,8 @@ def init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
             if cls is None or "__init__" in cls.bound or "__new__" in cls.bound:
                 return None
             if cls.writes_init:
-                return _consumer_dataclass(hierarchy, cls.name) if cls.fields is not None else None
+                run = _consumer_dataclass(hierarchy, cls.name) if cls.fields is not None else None
+                return run if run is not None and misplaced_field(run.signature) is None else None
             continue
         if f"{node}.__init__" in hierarchy.patched or f"{node}.__new__" in hierarchy.patched:
             return None  # the consumer's replacement runs
@@ -84,3 +96,61 @@ def _consumer_dataclass(hierarchy: Hierarchy, name: str) -> InitRun | None:
             layers.append(index.field_layer(node))
     signature = generated_init(layers)
     return InitRun(owner, signature, dataclass=name) if signature is not None else None
+
+
+def misplaced_field(init: Signature) -> tuple[str, str] | None:
+    """(a field without a default, the defaulted one before it) when a generated `__init__` would
+    take them in that order, which `@dataclass` refuses (keyword-only fields aside); else None."""
+    defaulted = ""
+    for param in init.params[1:]:
+        if param.kind is not ParamKind.POSITIONAL_OR_KEYWORD:
+            continue
+        if param.has_default:
+            defaulted = param.name
+        elif defaulted:
+            return param.name, defaulted
+    return None
+
+
+def check_dataclass_fields(
+    hierarchy: Hierarchy,
+    baseline: Baseline | None = None,
+    judge: Callable[[Sequence[Condition]], Judgement] | None = None,
+) -> list[Finding]:
+    """arity-drift for consumer dataclasses that cannot be defined at this provider: the fields of
+    the provider dataclasses in their order put a defaulted field before one of theirs without a
+    default. An error; a warning when that was so at the baseline too (the module does not import
+    where the consumer works: code that does not run)."""
+    findings = []
+    for cls in hierarchy.classes.values():
+        if cls.fields is None or cls.muted:
+            continue
+        run = _consumer_dataclass(hierarchy, cls.name)
+        problem = misplaced_field(run.signature) if run is not None else None
+        if run is None or problem is None:
+            continue
+        judgement = judge(cls.when) if judge is not None and cls.when else LIVE
+        if judgement.reach is Reach.DEAD:
+            continue
+        field, defaulted = problem
+        severity, change = Severity.ERROR, ""
+        if baseline is not None:
+            before = _consumer_dataclass(hierarchy.at(baseline.index), cls.name)
+            if before is not None and misplaced_field(before.signature) is not None:
+                severity, change = (
+                    Severity.WARNING,
+                    f" (so {baseline.since} too, where the consumer works: code that does not run)",
+                )
+            elif before is not None:
+                described = describe_change(before.signature, run.signature)
+                change = "" if described.unchanged else f" ({described.render()} {baseline.since})"
+        message = (
+            f"defining {cls.symbol} raises TypeError when its module is imported: the `__init__` @dataclass "
+            f"writes from the fields of its order ({run.owner}'s first) would take {field}, which has no "
+            f"default, after the defaulted {defaulted}: __init__{run.signature.render()}{change}"
+        )
+        severity, message = judgement.adjust(severity, message)
+        findings.append(
+            Finding(Rule.ARITY_DRIFT, severity, f"{run.owner}.__init__", (Site(cls.path, cls.line),), message)
+        )
+    return findings

@@ -2279,6 +2279,7 @@ class ConsumerScanner:
             names_provider=self._names_provider(ctx.file.path),
             writes_init=writes,
             fields=fields,
+            when=self._when(ctx) if fields is not None else (),
         )
 
     def _generated_init(self, node: ast.ClassDef, ctx: _Ctx) -> tuple[bool, tuple[str, ...] | None]:

@@ -351,6 +351,8 @@ class ConsumerClass:
     # As a standard-library `@dataclass` (under no other decorator than those that keep its
     # `__init__`): its own fields in `ClassInfo.fields`' encoding; None for any other class.
     fields: tuple[str, ...] | None = None
+    # For such a dataclass: the conditions its definition runs under (version gates, handlers).
+    when: tuple[Condition, ...] = ()
 
     @property
     def symbol(self) -> str:
