@@ -229,3 +229,38 @@ def test_an_undefinable_dataclass_at_the_baseline_too_or_under_an_undecided_gate
         baseline={"pv/batch.py": BATCH, "pv/__init__.py": "__version__ = '0.9'\n"},
     )
     assert found(result, "arity-drift") == [("warning", "pv.batch:Batch.__init__", "plug/batch.py:7")]
+
+
+def test_a_loop_over_a_parameter_annotated_as_a_collection_of_provider_objects_binds_instances():
+    """tpu-inference's DP scheduler combines `rank_outputs: List[SchedulerOutput]` with
+    `for output in rank_outputs: ... output.scheduled_cached_reqs.resumed_req_ids`, gone in vLLM 0.34."""
+    provider = """
+        class Cached:
+            def __init__(self):
+                self.req_ids = []
+                self.resumed = []
+
+            def step(self, a):
+                return a
+
+        class Out:
+            cached: Cached
+    """
+    consumer = """
+        from typing import List
+        from pv.out import Cached, Out
+
+        def combine(outs: List[Out], items: "tuple[Cached, ...]", table: dict[str, Cached]):
+            for o in outs:
+                o.cached.resumed
+            for c in items:
+                c.step(1)
+            for k in table:
+                k.resumed
+    """
+    new = provider.replace("        self.resumed = []\n", "").replace("def step(self, a):", "def step(self, a, b):")
+    result = check({"plug/out.py": consumer}, {"pv/out.py": new}, baseline={"pv/out.py": provider})
+    assert sorted((f.rule.value, f.severity.value, f.symbol, str(f.sites[0])) for f in result.findings) == [
+        ("arity-drift", "error", "pv.out:Cached.step", "plug/out.py:8"),
+        ("missing-member", "error", "pv.out:Cached.resumed", "plug/out.py:6"),
+    ]

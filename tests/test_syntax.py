@@ -53,3 +53,18 @@ class K(B, metaclass=M): pass
 """
     tree = ast.parse(source)
     assert [id(n) for n in walk(tree)] == _ast_walk(tree)
+
+
+def test_the_class_of_a_collection_s_elements():
+    from atompin.analysis.syntax import dotted, element_type
+
+    def of(annotation: str) -> str:
+        found = element_type(ast.parse(annotation, mode="eval").body)
+        return dotted(found) if found is not None else ""
+
+    for annotation in ("list[C]", "List[C]", "typing.Sequence[C]", "'Iterable[C]'", "tuple[C, ...]", "set[C] | None"):
+        assert of(annotation) == "C", annotation
+    assert of("Optional[list[m.C]]") == "m.C"
+    # Not one class for every element: a mapping, a fixed tuple, a union, a bare or nested collection.
+    for annotation in ("dict[str, C]", "tuple[C, D]", "list[C | D]", "list", "C", "list[list[C]]", "tuple[C]"):
+        assert of(annotation) == "", annotation

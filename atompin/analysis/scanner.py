@@ -64,6 +64,7 @@ from atompin.analysis.syntax import (
     class_body_names,
     does_nothing,
     dotted,
+    element_type,
     expr_children,
     instance_assignments,
     is_type_checking,
@@ -113,6 +114,7 @@ from atompin.analysis.values import (
     ConsumerValue,
     DataclassDecorator,
     DictMethod,
+    ElementsOf,
     LambdaValue,
     MemberChain,
     MethodValue,
@@ -188,6 +190,8 @@ def _end_line(node: ast.stmt) -> int:
 def _names_module(value: object) -> TypeGuard[str]:
     """Is `value` a string that reads as an absolute dotted module name ("pkg.mod")?"""
     return isinstance(value, str) and "." in value and _DOTTED.fullmatch(value) is not None and value[0] != "."
+
+
 # The first argument of `patch(` / `mock.patch(` / `monkeypatch.setattr(`: a test double's target.
 _MOCK_TARGET = re.compile(rb"(?:\bpatch|\bsetattr)\s*\(\s*$")
 
@@ -1046,7 +1050,9 @@ class ConsumerScanner:
             if picked:
                 self._bind_choices(node, picked, group, ctx)
         else:
-            self._assign(node.target, None, None, ctx)
+            # Over a collection of provider instances (`for output in outputs`, `outputs: list[C]`): a C each turn.
+            each = ReceiverValue(Receiver.INSTANCE, choices=items.choices) if isinstance(items, ElementsOf) else None
+            self._assign(node.target, each if isinstance(node.target, ast.Name) else None, None, ctx)
             self._block(node.body, ctx)
         self._block(node.orelse, ctx)
 
@@ -1133,7 +1139,12 @@ class ConsumerScanner:
         out: dict[str, Value] = {}
         for k, v in zip(node.keys, node.values):
             key = self._eval(k, ctx) if k is not None else None
-            if _names_module(key) and self._is_provider(key) and isinstance(v, ast.Constant) and isinstance(v.value, str):
+            if (
+                _names_module(key)
+                and self._is_provider(key)
+                and isinstance(v, ast.Constant)
+                and isinstance(v.value, str)
+            ):
                 # `{"vllm.layers.sampler": "plug.sampler"}`: an import hook's map (vllm-kunlun's), which
                 # serves the consumer module when the provider's is imported, and only then.
                 self._string_edge(v.value, v, ctx, after=key)
@@ -1843,7 +1854,12 @@ class ConsumerScanner:
         if probe is not None and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             if any(isinstance(n, ast.Constant) and n.value is None for n in sides):  # find_spec(...) is not None
                 return probe if isinstance(node.ops[0], ast.IsNot) else probe.negated()
-        if len(values) == 2 and isinstance(values[1], SignatureOf) and values[1].parameters and isinstance(values[0], str):
+        if (
+            len(values) == 2
+            and isinstance(values[1], SignatureOf)
+            and values[1].parameters
+            and isinstance(values[0], str)
+        ):
             if isinstance(node.ops[0], (ast.In, ast.NotIn)):  # "x" in inspect.signature(f).parameters
                 return ParameterProbe(values[1].choices, values[0], isinstance(node.ops[0], ast.In))
         if not any(isinstance(v, ProviderVersion) for v in values):
@@ -2194,11 +2210,12 @@ class ConsumerScanner:
             return ClassBase(consumer=value.dotted, text=text)
         return ClassBase(text=text)
 
-    def _provider_type(self, annotation: ast.expr | None, ctx: _Ctx) -> tuple[Ref, ...]:
+    def _provider_type(self, annotation: ast.expr | None, ctx: _Ctx, elements: bool = False) -> tuple[Ref, ...]:
         """The provider class an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`; () otherwise
         (`list[C]`, `type[C]`: not an instance of C). A name only an `if TYPE_CHECKING:` import
-        binds counts (`vllm_config: "VllmConfig"`, imported for type checkers only)."""
-        node = annotated_type(annotation)
+        binds counts (`vllm_config: "VllmConfig"`, imported for type checkers only). With
+        `elements`: the class of a collection's elements (`list[C]`, `tuple[C, ...]`: `element_type`)."""
+        node = element_type(annotation) if elements else annotated_type(annotation)
         value = self._pure(node, ctx) if node is not None else None
         if value is None and node is not None:
             value = _type_only_value(node, ctx.scope)
@@ -2414,6 +2431,8 @@ class ConsumerScanner:
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=on)
             elif choices := self._unshadowed(self._provider_type(param.annotation, ctx)):
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=choices)
+            elif choices := self._unshadowed(self._provider_type(param.annotation, ctx, elements=True)):
+                scope.names[param.arg] = ElementsOf(choices)  # `outputs: list[SchedulerOutput]`
             elif own := self._consumer_type(param.annotation, ctx):
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own)
 
@@ -2799,6 +2818,8 @@ class ConsumerScanner:
 
 # Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.
 _MAX_VIA = 3
+
+
 def _member_ref(base: Value, attr: str) -> MethodRef | None:
     """What `base.attr` reaches through a receiver: a member of the receiver's class, or of what an
     attribute of it holds (`self.vllm_config.model_config`, at most `_MAX_VIA` attributes deep);
@@ -2809,6 +2830,7 @@ def _member_ref(base: Value, attr: str) -> MethodRef | None:
         ref = base.ref
         return MethodRef(ref.receiver, attr, ref.owner, ref.choices, (*ref.via, ref.name))
     return None
+
 
 # Looked for in a function's text before it is walked for a version helper's names.
 _VERSION_WORD = re.compile(rb"version", re.IGNORECASE)

@@ -289,6 +289,42 @@ def annotated_type(annotation: ast.expr | None) -> ast.Name | ast.Attribute | No
     return annotation if isinstance(annotation, (ast.Name, ast.Attribute)) else None
 
 
+# Collections whose one type argument is the type of every element (`tuple` only with `, ...`).
+_COLLECTIONS = frozenset(
+    {"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set", "Set", "frozenset"}
+    | {"FrozenSet", "AbstractSet", "MutableSet", "tuple", "Tuple"}
+)
+
+
+def element_type(annotation: ast.expr | None) -> ast.Name | ast.Attribute | None:
+    """The class of the elements an annotation says a collection holds: `list[C]`, `Sequence[C]`,
+    `set[C]`, `tuple[C, ...]` (also written as a string, or `| None`); None for anything else
+    (`dict[K, C]`, `tuple[A, B]`, `list[C] | list[D]`)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation = parse_expression(annotation.value)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [
+            s for s in (annotation.left, annotation.right) if not (isinstance(s, ast.Constant) and s.value is None)
+        ]
+        return element_type(sides[0]) if len(sides) == 1 else None
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    outer = dotted(annotation.value).rpartition(".")[2]
+    if outer == "Optional":
+        return element_type(annotation.slice)
+    if outer not in _COLLECTIONS:
+        return None
+    inner = annotation.slice
+    if outer in ("tuple", "Tuple"):
+        if not (isinstance(inner, ast.Tuple) and len(inner.elts) == 2):
+            return None
+        last = inner.elts[1]
+        if not (isinstance(last, ast.Constant) and last.value is Ellipsis):
+            return None
+        inner = inner.elts[0]
+    return annotated_type(inner) if not isinstance(inner, ast.Tuple) else None
+
+
 def class_body_names(body: list[ast.stmt]) -> set[str]:
     """Every name a class body binds: definitions, assignments, imports, loop and `with` targets,
     under an `if` (but `if TYPE_CHECKING:`), a `try`, a `with`, a loop or a `match` too."""

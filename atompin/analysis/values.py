@@ -194,6 +194,14 @@ class TypingCast:
 
 
 @dataclass(frozen=True)
+class ElementsOf:
+    """A collection of instances of a provider class: a parameter annotated `list[C]`,
+    `Sequence[C]`, `tuple[C, ...]` and the like. A `for` loop over it binds instances of C."""
+
+    choices: tuple[Ref, ...]
+
+
+@dataclass(frozen=True)
 class DataclassDecorator:
     """`dataclass` imported from `dataclasses`: a class under it gets the `__init__` its fields
     make (`dataclass_init`)."""
@@ -216,6 +224,7 @@ Value: TypeAlias = (
     | NameChoice
     | TypingCast
     | DataclassDecorator
+    | ElementsOf
     | str
     | tuple["Value", ...]
     | dict[str, "Value"]
