@@ -1121,6 +1121,27 @@ class ConsumerScanner:
             self._eval(child, ctx)
         return None
 
+    def _eval_GeneratorExp(
+        self, node: ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp, ctx: _Ctx
+    ) -> Value:
+        """A comprehension: its parts are read as any expression's; a loop variable over a
+        collection of provider instances (`ElementsOf`) is one of them (`o.x for o in outputs`)."""
+        inner = ctx
+        for loop in node.generators:
+            items = self._eval(loop.iter, inner)
+            if isinstance(items, ElementsOf) and isinstance(loop.target, ast.Name):
+                if inner is ctx:
+                    inner = _evolve(ctx, scope=Scope(ctx.scope))  # its variables are its own
+                inner.scope.names[loop.target.id] = ReceiverValue(Receiver.INSTANCE, choices=items.choices)
+            for test in loop.ifs:
+                self._eval(test, inner)
+        parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)
+        for part in parts:
+            self._eval(part, inner)
+        return None
+
+    _eval_ListComp = _eval_SetComp = _eval_DictComp = _eval_GeneratorExp
+
     def _eval_Constant(self, node: ast.Constant, ctx: _Ctx) -> Value:
         if isinstance(node.value, str):
             self._string_edge(node.value, node, ctx)
