@@ -353,8 +353,9 @@ class ConsumerScanner:
         self._named_elsewhere: dict[tuple[str, str], bool] = {}  # see `_version_params`
         # What held where each consumer function was called, by function and call site (`_called_when`).
         self._call_sites: dict[str, dict[str, tuple[Condition, ...]]] = {}
-        # `Cls(...)` of what may be a consumer class, kept for the classes known at the end (`_finish_contact`).
-        self._class_calls: list[MethodCall] = []
+        # `Cls(...)` of what may be a consumer class, with where and under what it is made: judged
+        # when the class turns out to derive from a provider class (`_finish_contact`).
+        self._class_calls: list[tuple[str, ast.Call, _Ctx, tuple[Condition, ...]]] = []
         self._deferring = True  # plain reads of functions called once wait for their caller
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
         # that catches ImportError ("" when none does). See `_caught_calls`.
@@ -1486,9 +1487,7 @@ class ConsumerScanner:
         class's): kept until the scan knows its classes, then judged against the `__init__` its
         order runs (`inits`)."""
         if ctx.record and (callee.dotted in self._classes or callee.dotted.rpartition(".")[2][:1].isupper()):
-            ref = MethodRef(Receiver.CLASS, "__init__", callee.dotted)
-            site, shape = self._site(ctx, node), self._call_shape(node, ctx)
-            self._class_calls.append(MethodCall(ref, site, shape, self._when(ctx), ctx.branch))
+            self._class_calls.append((callee.dotted, node, ctx, self._when(ctx)))
 
     def _eval_other_call(
         self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx, makes_instance: bool = False
@@ -2452,7 +2451,9 @@ class ConsumerScanner:
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=on)
             elif choices := self._unshadowed(self._provider_type(param.annotation, ctx)):
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=choices)
-            elif choices := self._unshadowed(self._provider_type(param.annotation, ctx, elements=True)):
+            elif isinstance(param.annotation, (ast.Subscript, ast.Constant, ast.BinOp)) and (
+                choices := self._unshadowed(self._provider_type(param.annotation, ctx, elements=True))
+            ):
                 scope.names[param.arg] = ElementsOf(choices)  # `outputs: list[SchedulerOutput]`
             elif own := self._consumer_type(param.annotation, ctx):
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own)
@@ -2760,6 +2761,14 @@ class ConsumerScanner:
             return self._consumer_class(value.dotted, load, depth + 1)
         return None
 
+    def _derives_from_provider(self, name: str, depth: int = 0) -> bool:
+        """Does consumer class `name` have a provider class among its bases, or among those of
+        the consumer classes it derives from (once `_finish_contact` resolved them)?"""
+        cls = self._classes.get(name)
+        if cls is None or depth > 20:
+            return False
+        return any(b.provider or (b.consumer and self._derives_from_provider(b.consumer, depth + 1)) for b in cls.bases)
+
     def _delegated(self, owner: str, method: ConsumerMethod) -> ConsumerMethod:
         seen = self._delegations.get((owner, method.name), set())
         explicit = tuple(sorted((b for b in seen if b.text != "super" or b.provider or b.consumer), key=repr))
@@ -2821,10 +2830,12 @@ class ConsumerScanner:
             self._classes[name] = replace(cls, bases=tuple(bases))
         self._read_mixins()
         contact.classes = sorted(self._classes.values(), key=lambda c: c.name)
-        for call in self._class_calls:
-            cls = self._consumer_class(call.method.owner)
-            if cls is not None:
-                contact.method_calls.append(replace(call, method=replace(call.method, owner=cls.name)))
+        for dotted_name, node, ctx, when in self._class_calls:
+            cls = self._consumer_class(dotted_name)
+            if cls is not None and self._derives_from_provider(cls.name):
+                ref = MethodRef(Receiver.CLASS, "__init__", cls.name)
+                call = MethodCall(ref, self._site(ctx, node), self._call_shape(node, ctx), when, ctx.branch)
+                contact.method_calls.append(call)
         contact.method_calls = list(dict.fromkeys(contact.method_calls))
         self._finish_members(contact)
         contact.unpacks = list(dict.fromkeys(contact.unpacks))
