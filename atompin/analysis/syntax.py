@@ -277,16 +277,23 @@ def is_stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 def annotated_type(annotation: ast.expr | None) -> ast.Name | ast.Attribute | None:
     """The one class expression an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`;
     None for anything else (a union, `list[C]`, `type[C]`, a type variable's use is its name)."""
+    found = _one_type(annotation)
+    return found if isinstance(found, (ast.Name, ast.Attribute)) else None
+
+
+def _one_type(annotation: ast.expr | None) -> ast.expr | None:
+    """An annotation read as the one type it names: a string's expression, without `| None` or
+    `Optional[...]`; None for a union of several types (or a string that is no expression)."""
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         annotation = parse_expression(annotation.value)
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         sides = [
             s for s in (annotation.left, annotation.right) if not (isinstance(s, ast.Constant) and s.value is None)
         ]
-        return annotated_type(sides[0]) if len(sides) == 1 else None
+        return _one_type(sides[0]) if len(sides) == 1 else None
     if isinstance(annotation, ast.Subscript) and dotted(annotation.value).rpartition(".")[2] == "Optional":
-        return annotated_type(annotation.slice)
-    return annotation if isinstance(annotation, (ast.Name, ast.Attribute)) else None
+        return _one_type(annotation.slice)
+    return annotation
 
 
 # Collections whose one type argument is the type of every element (`tuple` only with `, ...`).
@@ -300,18 +307,10 @@ def element_type(annotation: ast.expr | None) -> ast.Name | ast.Attribute | None
     """The class of the elements an annotation says a collection holds: `list[C]`, `Sequence[C]`,
     `set[C]`, `tuple[C, ...]` (also written as a string, or `| None`); None for anything else
     (`dict[K, C]`, `tuple[A, B]`, `list[C] | list[D]`)."""
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        annotation = parse_expression(annotation.value)
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        sides = [
-            s for s in (annotation.left, annotation.right) if not (isinstance(s, ast.Constant) and s.value is None)
-        ]
-        return element_type(sides[0]) if len(sides) == 1 else None
+    annotation = _one_type(annotation)
     if not isinstance(annotation, ast.Subscript):
         return None
     outer = dotted(annotation.value).rpartition(".")[2]
-    if outer == "Optional":
-        return element_type(annotation.slice)
     if outer not in _COLLECTIONS:
         return None
     inner = annotation.slice
