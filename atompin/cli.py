@@ -364,7 +364,18 @@ def check(
     for problem in outcome.pin_problems:
         typer.echo(f"FAIL  {problem}", err=True)
     sys.stdout.write(render_check(outcome.result, format.value, verbose=STATE.verbose))
+    if outcome.result.errors and baseline is None and installed is None and format is CheckFormat.text:
+        typer.echo(NO_BASELINE_HINT, err=True)
     raise typer.Exit(1 if outcome.result.errors or outcome.pin_problems else 0)
+
+
+# Said after a failing check with no baseline: the drift rules cannot tell drift from code that
+# never ran where the consumer works (`lock` takes the consumer's declared provider instead).
+NO_BASELINE_HINT = (
+    "hint: no --baseline was given, so a failure the consumer shares with the provider it was written "
+    "for (code that does not run there) counts as an error too; pass --baseline FOLDER with that "
+    "provider's sources to tell drift from it (`atompin lock` takes the consumer's declared provider)"
+)
 
 
 @app.command()

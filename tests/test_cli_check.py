@@ -134,3 +134,20 @@ def test_root_help_names_the_environment_it_reads():
 def test_python_dash_m_works():
     proc = subprocess.run([sys.executable, "-m", "atompin", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.startswith("atompin ")
+
+
+def test_a_failing_check_without_a_baseline_says_how_to_give_one(trees):
+    from atompin.cli import NO_BASELINE_HINT
+
+    args = ["check", str(trees["consumer"]), str(trees["new"]), "--cache-dir", str(trees["cache"])]
+    alone = subprocess.run([sys.executable, "-m", "atompin", *args], capture_output=True, text=True)
+    assert alone.returncode == 1
+    assert NO_BASELINE_HINT in alone.stderr and NO_BASELINE_HINT not in alone.stdout
+    based = subprocess.run(
+        [sys.executable, "-m", "atompin", *args, "--baseline", str(trees["old"])], capture_output=True, text=True
+    )
+    assert "hint:" not in based.stderr
+    as_json = subprocess.run(
+        [sys.executable, "-m", "atompin", *args, "--format", "json"], capture_output=True, text=True
+    )
+    assert "hint:" not in as_json.stderr  # machine-readable output says nothing else
