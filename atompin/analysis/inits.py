@@ -43,7 +43,14 @@ class InitRun:
 
 def init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
     """The provider-written `__init__` a call of consumer class `name` runs; None when the
-    consumer writes it, or it is not known for sure."""
+    consumer writes it, or it is not known for sure. Found once per class and hierarchy."""
+    memo: dict[str, InitRun | None] = hierarchy.memo.setdefault("init_run", {})
+    if name not in memo:
+        memo[name] = _init_run(hierarchy, name)
+    return memo[name]
+
+
+def _init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
     for node in hierarchy.mro(name):
         if isinstance(node, str):
             if node in PLAIN_BASES:
@@ -77,7 +84,15 @@ def init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
 def _consumer_dataclass(hierarchy: Hierarchy, name: str) -> InitRun | None:
     """The `__init__` `@dataclass` writes for consumer class `name` from the fields of every
     dataclass in its order, when a provider dataclass gives some of them (else the consumer
-    writes all it takes: no contact)."""
+    writes all it takes: no contact). Found once per class and hierarchy (the check of its
+    definition and of its calls both ask)."""
+    memo: dict[str, InitRun | None] = hierarchy.memo.setdefault("consumer_dataclass", {})
+    if name not in memo:
+        memo[name] = _generated_for(hierarchy, name)
+    return memo[name]
+
+
+def _generated_for(hierarchy: Hierarchy, name: str) -> InitRun | None:
     order = hierarchy.mro(name)
     index = hierarchy.index
     owner = next((n for n in order if isinstance(n, ClassRef) and index.field_layer(n).fields is not None), None)

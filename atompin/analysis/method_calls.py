@@ -60,9 +60,12 @@ def check_method_calls(
         if call.method.receiver is Receiver.CLS and not (sig.is_classmethod or sig.is_staticmethod):
             continue  # an instance method reached through the class: the caller passes self
         bound = call.binds(sig)
-        before = _before(hierarchy, baseline, owner, call)
         problem = call_problem(sig, call.shape, bound)
-        if problem is None and baseline is not None and baseline.runs(call.when):
+        shifts = problem is None and call.shape.positional and baseline is not None and baseline.runs(call.when)
+        if problem is None and not shifts:
+            continue  # fits, and no baseline run to compare where its arguments go: no lookup there
+        before = _before(hierarchy, baseline, owner, call)
+        if problem is None:
             problem = _shifted_since(before, call, sig, bound)
         if problem is None:
             continue
@@ -130,7 +133,7 @@ def _shifted_since(before: Signature | None, call: MethodCall, sig: Signature, b
     """For a call that fits, in code that ran at the baseline: how its positional arguments fill
     other parameters than at the baseline, where it fit too (`shifted_arguments`); None when they
     fill the same."""
-    if not call.shape.positional or before is None or not checkable(before):
+    if before is None or not checkable(before):
         return None
     if call_problem(before, call.shape, bound) is not None:
         return None
