@@ -452,6 +452,30 @@ def test_patches_through_a_registry_with_a_dotted_string_target(run_check):
     assert run_check(PROVIDER, consumer(src, registry=plain)).summary.patch_sites == 0
 
 
+def test_a_registry_decorator_re_exported_by_its_package_patches_all_the_same(run_check):
+    # vllm-rbln's shape: `from vllm_rbln.patches import register_patch`, the package's
+    # `__init__` re-exporting it from its `registry` module (which never names the provider).
+    src = """
+        from plug.patches import register_patch
+
+        @register_patch(target="pv.runner.Runner.gone", reason="moved?")
+        def gone(self):
+            pass
+    """
+    files = {
+        "plug/__init__.py": "",
+        "plug/patches/__init__.py": "from plug.patches.registry import register_patch\nfrom . import mod\n",
+        "plug/patches/registry.py": REGISTRY,
+        "plug/patches/mod.py": src,
+    }
+    result = run_check(PROVIDER, files)
+    assert brief(result) == [("missing-patch-target", "error", "pv.runner:Runner.gone", ["plug/patches/mod.py:3"])]
+    # Re-exported twice over (the top package re-exporting the subpackage's name) it is followed too.
+    files["plug/__init__.py"] = "from plug.patches import register_patch\n"
+    files["plug/patches/mod.py"] = src.replace("from plug.patches import", "from plug import")
+    assert [f[0] for f in brief(run_check(PROVIDER, files))] == ["missing-patch-target"]
+
+
 def test_a_literal_table_of_dotted_targets_split_in_a_loop(run_check):
     src = """
         from importlib import import_module

@@ -315,6 +315,11 @@ class _Rescan:
 ModuleLoader = Callable[[str], "tuple[str, bool, bytes] | None"]
 
 
+# How many re-exports deep a consumer function is followed (a package re-exporting a
+# subpackage's re-export is two).
+_REEXPORT_DEPTH = 5
+
+
 @dataclass
 class ConsumerScanner:
     """Scan a consumer's files for what they use of `provider_package`.
@@ -523,7 +528,22 @@ class ConsumerScanner:
 
     def _function(self, dotted_name: str, load: bool = True) -> _Function | None:
         """A consumer function by dotted name, loading its module on first need (`load`: also a module
-        outside the scanned packages)."""
+        outside the scanned packages), following re-exports: a package's `__init__` binding a
+        function of one of its modules (vllm-rbln's `from vllm_rbln.patches import register_patch`)."""
+        for _ in range(_REEXPORT_DEPTH):
+            fn = self._defined_function(dotted_name, load)
+            if fn is not None:
+                return fn
+            module, _, name = dotted_name.rpartition(".")
+            scope = self._scopes.get(module)
+            value = scope.names.get(name) if scope is not None else None
+            if not isinstance(value, ConsumerValue) or value.dotted == dotted_name:
+                return None
+            dotted_name = value.dotted
+        return None
+
+    def _defined_function(self, dotted_name: str, load: bool) -> _Function | None:
+        """A consumer function by the dotted name of the module defining it (see `_function`)."""
         if dotted_name not in self._functions and self._unread:
             parts = dotted_name.split(".")
             for i in range(1, len(parts)):
@@ -646,13 +666,15 @@ class ConsumerScanner:
             fn = self._function(value.dotted)  # its module is read first when it is not yet (or not scanned)
             wrapper = _binding_wrapper(value_node)
             replacement = _wrapped(signature_of(fn.node), wrapper) if fn else None
+            # By the name it is defined under (a re-export followed), as its body is read by.
+            defined = f"{fn.file.module}.{fn.qualname}" if fn is not None else value.dotted
             gates_here = tuple(c for c in ctx.when if c.kind is ConditionKind.GATE)
-            self._installs.setdefault(value.dotted, []).append(gates_here)
+            self._installs.setdefault(defined, []).append(gates_here)
             if not wrapper:  # (a staticmethod's first parameter is no instance)
-                self._installed_on.setdefault(value.dotted, set()).add(owner.choices)
+                self._installed_on.setdefault(defined, set()).add(owner.choices)
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
-            made = self._definitions.get(value.dotted, [])
+            made = self._definitions.get(defined, [])
             if len(made) > 1:  # one per release, say, each under its own version gate
                 variants = tuple(
                     ReplacementVariant(_wrapped(signature_of(d.node), wrapper), d.made_when()) for d in made
@@ -1959,7 +1981,9 @@ class ConsumerScanner:
         value: Value = None
         # A module-level function defined once, unconditionally: a method answering a literal is a
         # default subclasses override, and a definition per release answers per release.
-        single = fn is not None and not fn.when and len(self._definitions.get(callee.dotted, [])) == 1
+        single = (
+            fn is not None and not fn.when and len(self._definitions.get(f"{fn.file.module}.{fn.qualname}", [])) == 1
+        )
         answer = _only_answer(fn.node) if fn is not None and single and "." not in fn.qualname else None
         if answer is not None:
             # vllm-ascend retires a workaround by making its release selector `return False`.
