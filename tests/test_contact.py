@@ -817,7 +817,6 @@ def test_a_provider_call_on_a_path_the_consumer_replaced_does_not_count():
     assert [f[0] for f in found(check(consumer, provider, baseline=before), "override-drift")] == ["error"]
 
 
-
 def test_a_private_provider_method_the_consumer_calls_on_itself_runs():
     """vllm-omni's MiniMax processor takes over `_cached_apply_hf_processor` and calls vLLM's
     private `_apply_hf_processor` itself, which at vLLM 0.34 calls `self._apply_hf_processor_main`
@@ -981,9 +980,7 @@ def test_a_new_provider_method_called_only_in_a_class_the_consumer_stands_in_for
         "warning"
     ]
     untyped = {**client, "pv/ipc.py": client["pv/ipc.py"].replace("client: SyncClient", "client")}
-    assert [f[0] for f in found(check(ENGINE_CONSUMER, untyped, baseline=ENGINE_BEFORE), "override-drift")] == [
-        "error"
-    ]
+    assert [f[0] for f in found(check(ENGINE_CONSUMER, untyped, baseline=ENGINE_BEFORE), "override-drift")] == ["error"]
 
 
 def test_a_provider_call_inside_a_class_the_consumer_stands_in_for_does_not_reach_the_override():
@@ -1860,6 +1857,120 @@ def test_a_length_that_changed_but_did_not_fit_at_the_baseline_either_is_a_warni
     # Where the consumer's side fitted the baseline, the change is an error, as before.
     fitted = {"plug/use.py": consumer["plug/use.py"].replace("a, b, c, d = split(x)", "a, b, c = split(x)")}
     assert ("error", "pv.kv:split", "plug/use.py:4") in found(check(fitted, KV_B, baseline=KV_A), "return-drift")
+
+
+def test_an_override_whose_method_moved_up_to_a_new_base_is_judged_against_what_it_overrode():
+    # vllm-ascend 0.18 at vLLM 0.22: `set_inputs_first_pass` moved from EagleProposer up into a
+    # new SpecDecodeBaseProposer; the consumer's override returned 4 where vLLM unpacked 3 at the
+    # baseline as well (it works there: a path not taken), not a method new since then.
+    baseline = {
+        "pv/eagle.py": """
+            class EagleProposer:
+                def set_inputs(self, x):
+                    return x, x, x
+
+                def propose(self, x):
+                    a, b, c = self.set_inputs(x)
+                    return a
+        """
+    }
+    pin = {
+        "pv/base.py": """
+            class SpecDecodeBaseProposer:
+                def set_inputs(self, x):
+                    return x, x, x
+
+                def propose(self, x):
+                    a, b, c = self.set_inputs(x)
+                    return a
+        """,
+        "pv/eagle.py": """
+            from pv.base import SpecDecodeBaseProposer
+
+            class EagleProposer(SpecDecodeBaseProposer):
+                pass
+        """,
+    }
+    consumer = {
+        "plug/prop.py": """
+            from pv.eagle import EagleProposer
+
+            class Mine(EagleProposer):
+                def set_inputs(self, x):
+                    return x, x, x, x
+        """
+    }
+    result = check(consumer, pin, baseline=baseline)
+    assert found(result, "return-drift") == [("warning", "plug.prop:Mine.set_inputs", "plug/prop.py:4")]
+    assert "where the consumer works: probably a path not taken" in one(result, "return-drift").message
+    # Where the method the override overrode returned 4 at the baseline, the change is an error.
+    fitted = {"pv/eagle.py": baseline["pv/eagle.py"].replace("return x, x, x", "return x, x, x, x")}
+    assert found(check(consumer, pin, baseline=fitted), "return-drift") == [
+        ("error", "plug.prop:Mine.set_inputs", "plug/prop.py:4")
+    ]
+
+
+def test_an_override_narrower_since_before_its_method_moved_up_is_no_new_drift():
+    # The method moved up to a new base class since the baseline, with the same parameters:
+    # what the override cannot take it could not take there either (a warning), not new.
+    baseline = {
+        "pv/eagle.py": """
+            class EagleProposer:
+                def propose(self, x, mm=None):
+                    return x
+
+                def step(self, x):
+                    return self.propose(x, mm=1)
+        """
+    }
+    pin = {
+        "pv/base.py": """
+            class SpecDecodeBaseProposer:
+                def propose(self, x, mm=None, profile=False):
+                    return x
+
+                def step(self, x):
+                    return self.propose(x, mm=1)
+        """,
+        "pv/eagle.py": """
+            from pv.base import SpecDecodeBaseProposer
+
+            class EagleProposer(SpecDecodeBaseProposer):
+                pass
+        """,
+    }
+    consumer = {
+        "plug/prop.py": """
+            from pv.eagle import EagleProposer
+
+            class Mine(EagleProposer):
+                def propose(self, x):
+                    return x
+        """
+    }
+
+    def drift(provider: dict[str, str], base: dict[str, str]) -> Finding:
+        [finding] = [f for f in check(consumer, provider, baseline=base).findings if f.rule.value == "override-drift"]
+        return finding
+
+    # The provider's own call on the object (`self.propose(x, mm=1)`), made at the baseline too.
+    finding = drift(pin, baseline)
+    assert finding.severity.value == "warning" and "it did so since 1.0 too" in finding.message
+    # Where the call there fitted the override (`self.propose(x)`), the failing one is new: an error.
+    fitting = {"pv/eagle.py": baseline["pv/eagle.py"].replace("self.propose(x, mm=1)", "self.propose(x)")}
+    assert drift(pin, fitting).severity.value == "error"
+    # Calls found by the method's name elsewhere (`proposer.propose(x, mm=1)`): what the method
+    # gained since the baseline is told from the one the override overrode there.
+    runner = "class Runner:\n    def run(self, proposer, x):\n        return proposer.propose(x, mm=1)\n"
+    by_name = {**pin, "pv/runner.py": runner, "pv/base.py": pin["pv/base.py"].replace("self.propose(x, mm=1)", "x")}
+    base_by_name = {**baseline, "pv/runner.py": runner}
+    base_by_name["pv/eagle.py"] = base_by_name["pv/eagle.py"].replace("self.propose(x, mm=1)", "x")
+    finding = drift(by_name, base_by_name)
+    assert finding.severity.value == "warning", finding.message
+    assert "is new since" not in finding.message
+    passing = {**by_name, "pv/runner.py": runner.replace("mm=1)", "profile=True)")}
+    finding = drift(passing, {**base_by_name, "pv/runner.py": runner.replace(", mm=1)", ")")})
+    assert finding.severity.value == "error" and "profile new since 1.0" in finding.message
 
 
 # -- arity-drift through receivers ----------------------------------------------------------

@@ -103,8 +103,9 @@ def _override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
     return sorted(out.values(), key=lambda p: (p.symbol, p.cls.name))
 
 
-def _base_signature(hierarchy: Hierarchy, cls: str, name: str) -> Signature | None:
-    """The signature of the first provider method `name` in consumer class `cls`'s order."""
+def base_signature(hierarchy: Hierarchy, cls: str, name: str) -> Signature | None:
+    """The signature of the first provider method `name` in consumer class `cls`'s order (over
+    the baseline: `hierarchy.at(baseline.index)`, what the override overrode there)."""
     member = next((d.member for d in hierarchy.definitions(cls, name) if isinstance(d.node, ClassRef)), None)
     return member.signature if member is not None and is_method(member) else None
 
@@ -197,12 +198,12 @@ def _hierarchy_calls(
     makes: Callable[[str], bool],
 ) -> Finding | None:
     name = pair.method.name
-    problems: list[tuple[ClassRef, SelfCall, str]] = []
+    problems: list[tuple[ClassRef, SelfCall, str, str]] = []  # (..., the consumer class met through)
     seen: set[tuple[ClassRef, int]] = set()  # a provider class's call, met through several classes
     for cls in pair.classes:
         # The provider method the override stands over in this class's order (a subclass mixing
         # the override with a provider subclass may stand it over a widened method).
-        base_signature = _base_signature(hierarchy, cls.name, name) or pair.base_signature
+        stood_over = base_signature(hierarchy, cls.name, name) or pair.base_signature
         for node in hierarchy.mro(cls.name):
             info = hierarchy.provider(node)
             if info is None or not isinstance(node, ClassRef):
@@ -217,16 +218,16 @@ def _hierarchy_calls(
                 ):
                     continue
                 problem = call_problem(pair.method.signature, call.shape, bound=pair.bound)
-                if problem and call_problem(base_signature, call.shape, bound=pair.bound) is None:
-                    problems.append((node, call, problem))
+                if problem and call_problem(stood_over, call.shape, bound=pair.bound) is None:
+                    problems.append((node, call, problem, cls.name))
     if not problems:
         return None
     # A call that failed the same way at the baseline, where the consumer works, is on a path
     # that is probably not taken: a warning. A new one is an error. Without a baseline nothing
     # tells which: the provider's helpers that make such calls are often on paths a plugin never
     # takes (measured on released plugins at their declared vLLM), so it is a warning.
-    new = [p for p in problems if baseline is not None and not _failed_at_baseline(baseline, pair, *p[:2])]
-    caller, call, problem = (new or problems)[0]
+    new = [p for p in problems if baseline is not None and not _failed_at_baseline(hierarchy, baseline, pair, *p)]
+    caller, call, problem, _ = (new or problems)[0]
     path = hierarchy.index.module_path(caller.module)
     what = "rebuilds the object" if call.receiver == "rebuild" else f"calls {call.receiver}.{name}"
     if call.receiver == "super":
@@ -235,11 +236,11 @@ def _hierarchy_calls(
     beside = ""
     if baseline is not None:
         since = ""
-        if baseline.method(caller, call.method) is None:
-            since = f" ({caller.qualname}.{call.method} is new {baseline.since})"
-            beside = _called_beside_stand_ins(hierarchy, search, caller, call.method) if new else ""
-        elif not new:
+        if not new:
             since = f" (it did so {baseline.since} too, where the override works: probably a path not taken)"
+        elif baseline.method(caller, call.method) is None:
+            since = f" ({caller.qualname}.{call.method} is new {baseline.since})"
+            beside = _called_beside_stand_ins(hierarchy, search, caller, call.method)
     more = f" ({len(problems) - 1} more such call(s))" if len(problems) > 1 else ""
     message = (
         f"{caller}.{call.method} ({path}:{call.line}) {what}{call.shape.render()}{since}, which the override "
@@ -315,17 +316,25 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
     )
 
 
-def _failed_at_baseline(baseline: Baseline, pair: OverridePair, caller: ClassRef, call: SelfCall) -> bool:
-    """Did the provider's class make the same failing call at the baseline?"""
+def _failed_at_baseline(
+    hierarchy: Hierarchy, baseline: Baseline, pair: OverridePair, caller: ClassRef, call: SelfCall, _: str, cls: str
+) -> bool:
+    """Did the provider's class make the same failing call at the baseline? When that class is
+    not there (the method making the call moved up to a new base since), did one of the provider
+    classes in consumer class `cls`'s order there?"""
     info = baseline.class_info(caller)
-    if info is None:
-        return False
+    if info is not None:
+        infos = [info]
+    else:
+        order = hierarchy.at(baseline.index).mro(cls)
+        infos = [i for node in order if isinstance(node, ClassRef) and (i := baseline.class_info(node)) is not None]
     return any(
         c.name == call.name
         and c.receiver == call.receiver
         and c.method == call.method
         and call_problem(pair.method.signature, c.shape, bound=pair.bound) is not None
-        for c in info.self_calls
+        for i in infos
+        for c in i.self_calls
     )
 
 
@@ -379,7 +388,7 @@ def narrowing(
     if not missing:
         return None
     name = pair.method.name
-    change, added = _change(pair, baseline, missing)
+    change, added = _change(hierarchy, pair, baseline, missing)
     hits = []
     excuses: list[tuple[int, str]] = []  # calls that do not reach the override (`_excuse`)
     # The calls are found by method name, indirect evidence they reach this override. A keyword
@@ -663,14 +672,21 @@ def _kept_apart(
     return ([cls.symbol for cls in running], list(dict.fromkeys(others))) if running else None
 
 
-def _change(pair: OverridePair, baseline: Baseline | None, missing: list[str]) -> tuple[str, set[str]]:
-    """ " (out, output_scale new since 0.22.0)" and those names, when the base gained them since the baseline."""
+def _change(
+    hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None, missing: list[str]
+) -> tuple[str, set[str]]:
+    """ " (out, output_scale new since 0.22.0)" and those names, when the base gained them since the
+    baseline: since the same provider method there, else the one the override overrode there
+    (the method moved up to a new base class since)."""
     if baseline is None:
         return "", set()
     before = baseline.method(pair.base, pair.method.name)
-    if before is None or before.signature is None:
+    then = before.signature if before is not None else None
+    if then is None:
+        then = base_signature(hierarchy.at(baseline.index), pair.cls.name, pair.method.name)
+    if then is None:
         return f" ({pair.base_symbol} is new {baseline.since})", set(missing)
-    change = describe_change(before.signature, pair.base_signature)
+    change = describe_change(then, pair.base_signature)
     new = [m for m in missing if m in change.added]
     if not new:
         return f" (unchanged {baseline.since})", set()
