@@ -233,6 +233,37 @@ def test_an_object_kept_in_a_member_the_provider_never_names_is_not_handed_over(
     assert [severity for severity, _, _ in found(check(handed_on, b, a), "protocol-drift")] == ["error", "error"]
 
 
+def test_a_member_the_consumer_only_tests_for_truth_is_not_passed_on():
+    # vllm-rbln 0.11's runner tests `if getattr(self.model, "attention_manager", None):` and then
+    # calls the manager's own methods: a truth test (like `is not None`) hands nothing on, and the
+    # name written as getattr's string in a scanned file is no other way the provider gets it.
+    private = {**PICKED, "plug/layer.py": PICKED["plug/layer.py"].replace("self.attn_backend =", "self._picked =")}
+    runner = """
+        from plug.layer import MyLayer
+
+        class Runner:
+            def __init__(self):
+                self.layer = MyLayer(3)
+
+            def reset(self):
+                if getattr(self.layer, "_picked", None):
+                    self.layer._picked.get_name()
+                if not self.layer._picked:
+                    return None
+    """
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
+    assert found(check({**private, "plug/runner.py": runner}, b, a), "protocol-drift") == []
+    # Handed to a call, the object is passed on: the provider may get it.
+    passing = runner.replace("self.layer._picked.get_name()", 'print(getattr(self.layer, "_picked", None))')
+    assert [
+        severity for severity, _, _ in found(check({**private, "plug/runner.py": passing}, b, a), "protocol-drift")
+    ] == [
+        "error",
+        "error",
+    ]
+
+
 def test_a_member_read_only_by_the_provider_classes_own_methods_does_not_reach_another_holder():
     """vllm-ascend keeps its Mooncake scheduler in `self.connector_scheduler` of its own connector
     (a `KVConnectorBase_V1`); vLLM reads `self.connector_scheduler` only in the methods of its own

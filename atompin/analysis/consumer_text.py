@@ -15,12 +15,12 @@ from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.analysis.idle_hooks import reading_classes, reads_outside_own
-from atompin.analysis.names import quoted, writes_as_string
+from atompin.analysis.names import quoted
 from atompin.analysis.protocols import passes_on
 from atompin.sources.tree import SourceTree
 
 # Bump when what an answer means changes (a cached answer is also keyed by atompin's code).
-TEXT_FORMAT = "atompin-consumer-text-3"
+TEXT_FORMAT = "atompin-consumer-text-4"
 
 
 class ConsumerText:
@@ -114,10 +114,29 @@ class ConsumerText:
         """Does this file pass on what `holders` keep in `member`? In a file the scan read through,
         only a string naming it can (`vars(self)["m"]`, an attrgetter): the scan saw the rest."""
         if path in self.read_paths:
-            return writes_as_string(text, member)
+            return _string_other_than_attr_name(text, member)
         return passes_on(text, member, _names_any(text, holders))
 
 
 def _names_any(text: bytes, classes: list[str]) -> bool:
     """Does `text` write the (last) name of one of these dotted class names as a word?"""
     return any(re.search(rb"\b" + re.escape(c.rpartition(".")[2].encode()) + rb"\b", text) for c in classes)
+
+
+# The name argument of `getattr(x, "name"`, `hasattr(...`, `setattr(...`: the first argument
+# written without parentheses or commas in it (`self.model`), the string right after.
+_ATTR_NAME_ARGUMENT = re.compile(rb"\b(?:get|has|set)attr\(\s*[\w.]+\s*,\s*\Z")
+
+
+def _string_other_than_attr_name(text: bytes, name: str) -> bool:
+    """Does `text` write `name` as a string literal other than as the name argument of `getattr`,
+    `hasattr` or `setattr` on a plain object? The scan reads those calls as `x.name` itself (and
+    what they hand on); another string (`vars(self)["name"]`, an attrgetter) it does not."""
+    for shape in quoted(name):
+        start = text.find(shape)
+        while start != -1:
+            line_start = text.rfind(b"\n", 0, start) + 1
+            if not _ATTR_NAME_ARGUMENT.search(text, line_start, start):
+                return True
+            start = text.find(shape, start + 1)
+    return False

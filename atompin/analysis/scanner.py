@@ -878,7 +878,14 @@ class ConsumerScanner:
             self._block(node.orelse, ctx)
             return None
         direct = self._direct_hasattr(node, ctx)
+        # `if x.member:` or `if getattr(x, "member", None):` hands nothing on, as `is not None`
+        # does not (see `passed_members`): not a read for the object.
+        tested = _truth_tested(node.test) if direct is None else None
+        read = (_self_owner(tested[0], ctx), tested[1]) if tested is not None else None
+        unread = read if read is not None and read not in self._value_reads else None
         test = self._eval(node.test, ctx) if direct is None else None
+        if unread is not None:
+            self._value_reads.discard(unread)
         gate = self._gate_condition(node.test, test, ctx)
         if gate is not None:
             return self._gated_branches(node, gate, ctx)
@@ -2961,6 +2968,25 @@ def _last_name(node: ast.expr) -> str:
 def _self_owner(receiver: ast.expr, ctx: _Ctx) -> str:
     """The consumer class whose instance `receiver` is when it is `self` in one of its methods; ""."""
     return ctx.owner if isinstance(receiver, ast.Name) and receiver.id == "self" else ""
+
+
+def _truth_tested(node: ast.expr) -> tuple[ast.expr, str] | None:
+    """The object and member an `if` tests for truth: `x.a`, `getattr(x, "a", default)`, or
+    `not` of either; None for any other test."""
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        node = node.operand
+    if isinstance(node, ast.Attribute):
+        return node.value, node.attr
+    if (
+        isinstance(node, ast.Call)
+        and dotted(node.func) == "getattr"
+        and len(node.args) in (2, 3)
+        and not node.keywords
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return node.args[0], node.args[1].value
+    return None
 
 
 def _none_tested(node: ast.Compare) -> ast.Attribute | None:
