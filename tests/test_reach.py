@@ -277,6 +277,39 @@ def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check)
     assert severities(run_check(PROVIDER, files)) == {"plug/backends/npu.py": "error", "plug/other.py": "warning"}
 
 
+def test_a_module_path_spelled_by_an_f_string_reaches_every_module_below_its_literal_start(run_check):
+    # vllm-omni registers its models with the provider's registry by
+    # f"vllm_omni.model_executor.models.{folder}.{name}:{cls}", read from a table of its own.
+    files = plugin(
+        live="""
+            from pv.utils import helper
+
+            _MODELS = {"Npu": ("npu", "NpuModel")}
+
+            def register(registry):
+                for arch, (name, cls) in _MODELS.items():
+                    registry.register_model(arch, f"plug.models.{name}:{cls}")
+        """,
+        **{"models/__init__": "", "models/npu": broken("a"), "other": broken("b")},
+    )
+    assert severities(run_check(PROVIDER, files)) == {"plug/models/npu.py": "error", "plug/other.py": "warning"}
+    # An f-string that is no module path (a message) reaches nothing.
+    message = files["plug/live.py"].replace('f"plug.models.{name}:{cls}"', 'f"plug.models {name} is {cls}"')
+    assert severities(run_check(PROVIDER, {**files, "plug/live.py": message}))["plug/models/npu.py"] == "warning"
+
+
+def test_a_consumer_module_the_provider_names_by_its_dotted_path_is_reached(run_check):
+    # vLLM's own platform resolver returns "tpu_inference.platforms.tpu_platform.TpuPlatform":
+    # tpu-inference declares only a `vllm.general_plugins` entry point.
+    files = plugin(platform=broken("a"), other=broken("b"))
+    resolver = 'def tpu_platform_plugin():\n    return "plug.platform.TpuPlatform"\n'
+    assert severities(run_check({**PROVIDER, "pv/platforms.py": resolver}, files)) == {
+        "plug/platform.py": "error",
+        "plug/other.py": "warning",
+    }
+    assert severities(run_check(PROVIDER, files))["plug/platform.py"] == "warning"
+
+
 HOOK = """
     import builtins
     import importlib

@@ -36,7 +36,7 @@ from atompin.analysis.prefetch import (
     written_there,
 )
 from atompin.analysis.provider import ProviderIndex, Resolution
-from atompin.analysis.reach import demote_unreached, reachability
+from atompin.analysis.reach import demote_unreached, provider_strings, reachability
 from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.results import CheckOptions
@@ -48,7 +48,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-58"
+SCAN_FORMAT = "atompin-scan-59"
 
 
 @without_gc
@@ -398,7 +398,13 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         contact.close()
         checker.callers.close()
     reach = reachability(
-        consumer, packages, package, usage, checker.judge, lambda module: provider.find_module(module) is not None
+        consumer,
+        packages,
+        package,
+        usage,
+        checker.judge,
+        lambda module: provider.find_module(module) is not None,
+        lambda tops: provider_strings(provider, package, tops),
     )
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -135,11 +136,21 @@ class Reachability:
         groups: list[str],
         judge: Callable[[tuple[Condition, ...]], Judgement],
         provider_has: Callable[[str], bool] = lambda module: True,
+        more_roots: Callable[[], list[str]] | None = None,
     ) -> None:
         """`modules`: scanned module name -> path. `provider_has` says whether the provider has a
-        module of that name (an import hook's edge needs it imported: `ModuleEdge.after`)."""
+        module of that name (an import hook's edge needs it imported: `ModuleEdge.after`).
+        `more_roots`: further roots, asked for only once a module is found unreached from `roots`
+        (a search of the provider: `provider_strings`)."""
         self.modules = modules
         self.groups = groups
+        self._usage, self._judge, self._provider_has = usage, judge, provider_has
+        self._more_roots = more_roots
+        self._settle(roots)
+
+    def _settle(self, roots: list[str]) -> None:
+        """What `roots` reach (`reached`), and why the rest is not (`hooked_only`, `blocked`)."""
+        usage, judge, provider_has, modules = self._usage, self._judge, self._provider_has, self.modules
         by_file: dict[str, list[str]] = {}
         for module, path in modules.items():
             by_file.setdefault(path.rpartition("/")[2], []).append(module)
@@ -163,6 +174,7 @@ class Reachability:
                 names = {u.ref.module for each in group.alternatives for u in each}
                 names |= {f"{u.ref.module}.{u.ref.path[0]}" for each in group.alternatives for u in each if u.ref.path}
                 imports.setdefault(by_path[group.path], set()).update(names)
+        self.roots = roots
         self.reached = self._closure(roots, live, hooked, imports)
         # Modules an import hook would serve in place of a provider module nobody imports here.
         self.hooked_only = {
@@ -238,6 +250,11 @@ class Reachability:
     def unreached(self, module: str) -> Unreached | None:
         if module in self.reached or module not in self.modules:
             return None
+        if self._more_roots is not None:
+            more, self._more_roots = self._more_roots(), None
+            if more:
+                self._settle([*self.roots, *more])
+                return self.unreached(module)
         if module in self.blocked:
             return Unreached(module, f"imported only under {self.blocked[module]}, which cannot run at this provider")
         if module in self.hooked_only:
@@ -260,9 +277,12 @@ def reachability(
     usage: ConsumerUsage,
     judge: Callable[[tuple[Condition, ...]], Judgement],
     provider_has: Callable[[str], bool] = lambda module: True,
+    provider_strings: Callable[[list[str]], list[str]] = lambda tops: [],
 ) -> Reachability | None:
     """The reachability of the scanned packages from the consumer's entry points; None where it would
-    not be sound (see the module docstring). `provider_has`: see `Reachability`."""
+    not be sound (see the module docstring). `provider_has`: see `Reachability`. `provider_strings`:
+    the dotted names under these top packages that the provider writes as strings (its own loader
+    may import those modules by name: `provider_strings`), asked only when a module is unreached."""
     if any("." in p for p in packages):
         return None
     groups = entry_points(tree)
@@ -275,7 +295,22 @@ def reachability(
     if not roots:
         return None
     roots += [m for m in modules if m.rpartition(".")[2] == "__main__"]
-    return Reachability(usage, modules, roots, plugin_groups, judge, provider_has)
+    tops = sorted({p.split(".")[0] for p in packages})
+    return Reachability(usage, modules, roots, plugin_groups, judge, provider_has, lambda: provider_strings(tops))
+
+
+def provider_strings(tree: SourceTree, package: str, tops: list[str]) -> list[str]:
+    """The dotted names under the consumer's top packages `tops` that the provider's files write as
+    string literals: modules and classes the provider itself may import by name (vLLM's platform
+    resolver returns "tpu_inference.platforms.tpu_platform.TpuPlatform", a plugin that declares only
+    a `vllm.general_plugins` entry point)."""
+    if not tops:
+        return []
+    names = "|".join(re.escape(top) for top in tops)
+    files = tree.files_matching(tree.python_files(package), [f"[\"'](?:{names})\\."])
+    literal = re.compile(rb"[\"']((?:" + names.encode() + rb")\.[\w.:]+)[\"']")
+    found = {m.group(1).decode() for _, data in tree.read_many(files) for m in literal.finditer(data)}
+    return sorted(found)
 
 
 def demote_unreached(findings: list[Finding], reach: Reachability, module_of: Callable[[str], str]) -> list[Finding]:

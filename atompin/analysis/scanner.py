@@ -142,6 +142,10 @@ _MAX_MEMBER_RESCANS = 2000
 
 # A dotted module name (maybe relative), and a Python file's name.
 _DOTTED = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+# A module path's literal start in an f-string ("pkg.models.") and its later literal parts
+# (".", ":", "_impl", ".Cls").
+_MODULE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\.")
+_MODULE_PATH_PART = re.compile(r"[A-Za-z0-9_.:]*")
 _FILE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\.py")
 _TYPING = ("typing", "typing_extensions")
 
@@ -1176,6 +1180,23 @@ class ConsumerScanner:
         if isinstance(node.value, str):
             self._string_edge(node.value, node, ctx)
             return node.value
+        return None
+
+    def _eval_JoinedStr(self, node: ast.JoinedStr, ctx: _Ctx) -> Value:
+        """An f-string's parts are read as any expression's. One that spells a module path below
+        a consumer package (`f"vllm_omni.model_executor.models.{folder}.{name}"`, handed to the
+        provider's model registry) may name any module there, as a computed import name does."""
+        for child in node.values:
+            self._eval(child, ctx)
+        prefix = _literal_prefix(node)
+        rest = [v.value for v in node.values[1:] if isinstance(v, ast.Constant)]
+        if (
+            ctx.record
+            and _MODULE_PREFIX.fullmatch(prefix)
+            and all(isinstance(part, str) and _MODULE_PATH_PART.fullmatch(part) for part in rest)
+            and self._is_consumer(prefix.split(".")[0])
+        ):
+            self._record_edge(ctx, f"prefix:{prefix}", node)
         return None
 
     def _eval_Name(self, node: ast.Name, ctx: _Ctx) -> Value:
