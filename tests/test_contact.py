@@ -2377,6 +2377,101 @@ def test_wrappers_that_call_the_original_are_not_copies():
     assert found(check(consumer, GDN_B, baseline=GDN_A), "shadow-drift") == []
 
 
+SCHED_A = {
+    "pv/sched.py": """
+        class Base:
+            def __init__(self, n):
+                self.n = n
+
+        class Scheduler(Base):
+            def __init__(self, n):
+                super().__init__(n)
+                self.queue = []
+
+            def schedule(self):
+                return self.queue
+    """
+}
+SCHED_B = {
+    "pv/sched.py": """
+        class Base:
+            def __init__(self, n):
+                self.n = n
+                self.errors = set()
+
+        class Scheduler(Base):
+            def __init__(self, n):
+                super().__init__(n)
+                self.queue = []
+                self.waiting = []
+
+            def schedule(self):
+                self.errors.clear()
+                return self.queue + self.waiting
+    """
+}
+MY_SCHEDULER = {
+    "plug/sched.py": """
+        from pv.sched import Scheduler
+
+        class MyScheduler(Scheduler):
+            def __init__(self, n):
+                self.n = n
+                self.queue = []
+
+        def make_scheduler():
+            return MyScheduler(4)
+    """
+}
+
+
+def test_an_override_that_skips_new_setup_the_provider_reads_is_an_error():
+    # vllm-rbln 0.11's scheduler overrides `Scheduler.__init__` without calling it; vLLM 0.30's
+    # sets `grammar_compile_error_reqs`, which the `schedule()` it inherits reads every step.
+    result = check(MY_SCHEDULER, SCHED_B, baseline=SCHED_A)
+    [(severity, symbol, site)] = found(result, "shadow-drift")
+    assert (severity, symbol, site) == ("error", "plug.sched:MyScheduler.__init__", "plug/sched.py:4")
+    message = one(result, "shadow-drift").message
+    # Set by the method it overrides, and by the one that hands on to with `super().__init__`.
+    assert "Since 1.0 it sets self.errors, which Scheduler.schedule (pv/sched.py:13) reads" in message
+    assert "(and 1 more such read(s))" in message and "AttributeError when it runs" in message
+    # A class the consumer never makes nor hands to the provider (tpu-inference's
+    # `DisaggEngineCore`, made only by its tests): a warning that says so.
+    for unmade_by in ("return None", 'print("making MyScheduler")  # MyScheduler(4)'):
+        unmade = {"plug/sched.py": MY_SCHEDULER["plug/sched.py"].replace("return MyScheduler(4)", unmade_by)}
+        [finding] = check(unmade, SCHED_B, baseline=SCHED_A).findings
+        assert finding.severity.value == "warning"
+        assert "no class running it is seen made by the consumer or handed to the provider" in finding.message
+    # Named in code otherwise (an alias called later, a patch putting it in the provider's place): made.
+    aliased = {"plug/sched.py": MY_SCHEDULER["plug/sched.py"].replace("return MyScheduler(4)", "return MyScheduler")}
+    assert [f.severity.value for f in check(aliased, SCHED_B, baseline=SCHED_A).findings] == ["error"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("plug/sched.py", "self.queue = []", "self.queue = []\n        self.errors = self.waiting = None"),
+        ("plug/sched.py", "self.queue = []", "self.queue = []\n\n    def schedule(self):\n        return []"),
+        ("pv/sched.py", "self.errors.clear()\n", "getattr(self, 'errors', None), getattr(self, 'waiting', None)\n"),
+        ("pv/sched.py", "class Scheduler(Base):\n", "class Scheduler(Base):\n    errors = waiting = None\n"),
+        (
+            "pv/sched.py",
+            "    def schedule(self):",
+            "    def reset(self):\n        self.errors = self.waiting = []\n\n    def schedule(self):",
+        ),
+    ],
+    ids=["the-consumer-sets-them", "the-readers-overridden", "read-guarded", "class-defaults", "set-elsewhere-too"],
+)
+def test_new_setup_the_consumer_provides_or_nothing_running_reads_is_a_warning(change: tuple[str, str, str]):
+    path, old, new = change
+    consumer, pin = dict(MY_SCHEDULER), dict(SCHED_B)
+    files = consumer if path.startswith("plug/") else pin
+    assert old in textwrap.dedent(files[path])
+    files[path] = textwrap.dedent(files[path]).replace(old, new, 1)
+    severities = {severity for severity, _, _ in found(check(consumer, pin, baseline=SCHED_A), "shadow-drift")}
+    assert severities <= {"warning"}
+
+
 def test_no_shadow_drift_without_a_change_upstream_or_without_a_baseline():
     assert found(check(COPIES, GDN_A, baseline=GDN_A), "shadow-drift") == []
     assert found(check(COPIES, GDN_B), "shadow-drift") == []

@@ -16,6 +16,7 @@ from collections.abc import Set as AbstractSet
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.analysis.idle_hooks import reading_classes, reads_outside_own
 from atompin.analysis.names import quoted
+from atompin.analysis.prose import ProseFinder
 from atompin.analysis.protocols import passes_on
 from atompin.sources.tree import SourceTree
 
@@ -86,6 +87,20 @@ class ConsumerText:
         call, definition = re.compile(rb"(?<!\w)" + needle + rb"\s*\("), re.compile(rb"\bclass\s+" + needle + rb"\s*\(")
         texts = self.tree.read_many(self.tree.files_containing(self.paths, [name.encode()]))
         return any(len(call.findall(text)) > len(definition.findall(text)) for _, text in texts)
+
+    def refers_to(self, name: str) -> bool:
+        """Does a file write the class `name` in code, besides its own `class name` line (a call,
+        an alias `cls = Name if ... else Other`, a patch `mod.Base = Name`)? Not in a comment
+        or a string. (Asked of the few classes a rule decides; not cached.)"""
+        word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+        definition = re.compile(rb"\bclass\s+$")
+        for _, text in self.tree.read_many(self.tree.files_containing(self.paths, [name.encode()])):
+            prose = ProseFinder(text)
+            for match in word.finditer(text):
+                line_start = text.rfind(b"\n", 0, match.start()) + 1
+                if not definition.search(text, line_start, match.start()) and prose.in_code(match.start()):
+                    return True
+        return False
 
     def passes_on(self, kept: Mapping[str, AbstractSet[str]]) -> set[str]:
         """Of the members in `kept` (each with the classes holding objects there), those from which

@@ -44,6 +44,7 @@ def check_contact(
     makes: Callable[[str], bool] = lambda name: True,
     reads: Callable[[list[str], AbstractSet[str]], set[str]] = lambda words, classes: set(words),
     mentions: Callable[[str], bool] = lambda word: True,
+    refers: Callable[[str], bool] = lambda name: True,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
@@ -51,13 +52,14 @@ def check_contact(
     says which of some members the consumer passes on what it keeps there (`protocols.passes_on`);
     `makes` whether the consumer calls a class of that name (by default, every one); `reads` which
     of some names the consumer reads itself (by default, all of them); `mentions` whether its text
-    writes a word (by default, every one)."""
+    writes a word (by default, every one); `refers` whether its code names a class besides its
+    definition (by default, every one)."""
     hierarchy = Hierarchy(usage, index, mentions)
     findings = check_method_overrides(hierarchy, search, baseline, makes)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)
     findings += check_dataclass_fields(hierarchy, baseline, judge)
-    findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline)
+    findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline, search, refers)
     findings += check_members(usage, hierarchy, search, baseline, judge, reads)
     return findings

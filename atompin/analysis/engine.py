@@ -221,6 +221,7 @@ class ContactRules:
             text.makes,
             text.reads,
             text.mentions,
+            text.refers_to,
         )
 
     def start(self) -> None:

@@ -59,6 +59,11 @@ class ProseFinder:
             self._quotes = _triple_quotes(self.text, self._lines)
         return any(bisect.bisect_left(found, position) % 2 == 1 for found in self._quotes.values())
 
+    def in_code(self, position: int) -> bool:
+        """Is `position` in code: in no comment, docstring or one-line string (a name written in
+        a log message is no use of it)?"""
+        return not self.at(position) and not self._lines.in_string(position)
+
 
 # A longer line (data, or hostile input) is read as code alone: its strings and comment are not
 # looked for, so that no text costs more than a few passes over it.
@@ -219,7 +224,11 @@ def _prefix_length(text: bytes, quote: int) -> int:
     """How many letters before the quote at `quote` are the string's prefix (0, 1 or 2)."""
     for length in (2, 1):
         first = quote - length
-        if first >= 0 and all(c in _PREFIX for c in text[first:quote]) and (first == 0 or text[first - 1] not in WORD_BYTES):
+        if (
+            first >= 0
+            and all(c in _PREFIX for c in text[first:quote])
+            and (first == 0 or text[first - 1] not in WORD_BYTES)
+        ):
             return length
     return 0
 

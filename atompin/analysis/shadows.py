@@ -3,10 +3,12 @@
 A consumer override that never calls `super()` (nor the base explicitly), or a patched-in
 replacement that never uses the original, is a whole copy: when the provider's own
 method gains work between the baseline and the pin (a new call that clears a buffer),
-nothing raises and the copy silently skips it. Warning only: the reviewer ports the
+nothing raises and the copy silently skips it. A warning: the reviewer ports the
 change or decides it does not apply. The message summarises what changed (calls added
 and removed, parameters); the finding's detail holds the upstream diff of that function.
-Needs a baseline; without one there is nothing to compare.
+An error when what the override skips sets an attribute that provider code the consumer
+class still runs reads (`skipped_setup`): AttributeError there. Needs a baseline; without
+one there is nothing to compare.
 """
 
 from __future__ import annotations
@@ -15,16 +17,20 @@ import ast
 import difflib
 import hashlib
 import json
+import re
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import describe_change
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy
 from atompin.analysis.limits import parse_limited
-from atompin.analysis.method_overrides import override_pairs
-from atompin.analysis.provider import ProviderIndex, Resolution, TargetKind
+from atompin.analysis.method_overrides import OverridePair, override_pairs
+from atompin.analysis.moduleinfo import MemberKind
+from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
+from atompin.analysis.outside import TORCH_MODULE_BASES
+from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.signature import Signature
 from atompin.analysis.syntax import dotted, function_body, is_stub, same_body, walk
 from atompin.analysis.usage import ConsumerUsage, Ref
@@ -152,10 +158,17 @@ def check_shadows(
     hierarchy: Hierarchy,
     first: Callable[[tuple[Ref, ...]], Resolution | None],
     baseline: Baseline | None,
+    search: NameSearch | None = None,
+    refers: Callable[[str], bool] = lambda name: True,
 ) -> list[Finding]:
+    """`search`: the provider's name search, to find where the provider reads what an overridden
+    method newly sets (`skipped_setup`); without it, every shadow-drift finding is a warning.
+    `refers`: whether the consumer's code names a class besides its definition (by default,
+    every one)."""
     if baseline is None:
         return []
     findings: list[Finding] = []
+    copies: list[tuple[OverridePair, Finding]] = []
     for pair in override_pairs(hierarchy):
         if hierarchy.calls_original(pair.owner.name, pair.method):
             continue
@@ -163,7 +176,23 @@ def check_shadows(
             continue  # implementing an abstract method is not copying one
         finding = _shadow(index, baseline, pair.base_symbol, pair.symbol, pair.site, "overrides", "calling it")
         if finding is not None:
-            findings.append(finding)
+            copies.append((pair, finding))
+    unset = skipped_setup(hierarchy, search, baseline, [pair for pair, _ in copies]) if search is not None else {}
+    for pair, finding in copies:
+        reads = unset.get((pair.owner.name, pair.method.name))
+        if reads:
+            name, site = reads[0]
+            more = f" (and {len(reads) - 1} more such read(s))" if len(reads) > 1 else ""
+            message = (
+                f"{finding.message}. Since {baseline.label} it sets self.{name}, which "
+                f"{site.cls}.{site.function} ({site.where}) reads, and {pair.cls.symbol} still runs that"
+                f"{more}: AttributeError when it runs, as the override never sets it"
+            )
+            made = _made(hierarchy, pair, refers)
+            if not made:
+                message += " (but no class running it is seen made by the consumer or handed to the provider)"
+            finding = replace(finding, severity=Severity.ERROR if made else Severity.WARNING, message=message)
+        findings.append(finding)
     for replacement in usage.contact.replacements:
         if replacement.calls_original:
             continue
@@ -229,3 +258,159 @@ def _cached_change(data: bytes | None) -> tuple[bool, str, str] | None:
     if isinstance(stub, bool) and isinstance(summary, str) and isinstance(detail, str):
         return stub, summary, detail
     return None
+
+
+# -- what an overridden method newly sets, read by provider code the consumer still runs ------
+
+
+def skipped_setup(
+    hierarchy: Hierarchy, search: NameSearch, baseline: Baseline, pairs: list[OverridePair]
+) -> dict[tuple[str, str], list[tuple[str, NameSite]]]:
+    """For overrides that never call the provider method they override (`pairs`, whose upstream
+    changed since the baseline): the attributes that method sets on `self` at the pin and not at
+    the baseline (no class of its order had them there), each with the provider reads of
+    `self.name` in methods the consumer class still runs (`Hierarchy.runs`). vLLM 0.30's
+    `Scheduler.__init__` sets `grammar_compile_error_reqs`, which `schedule()` reads every step;
+    vllm-rbln 0.11's scheduler overrides `__init__` without calling it, and inherits `schedule`.
+    Left out: a name the consumer writes anywhere (it may set it), one any class of the order
+    defines in its body or sets in another method (text of its file), and a class of the order
+    with `__getattr__`. Keyed by (the overriding class, the method)."""
+    wanted: dict[tuple[str, str], tuple[OverridePair, set[str]]] = {}
+    for pair in pairs:
+        names = _new_attributes(hierarchy, baseline, pair)
+        if names:
+            wanted[(pair.owner.name, pair.method.name)] = (pair, names)
+    asked = sorted({name for _, names in wanted.values() for name in names})
+    sites = search.find(asked) if asked else {}
+    out: dict[tuple[str, str], list[tuple[str, NameSite]]] = {}
+    for key, (pair, names) in wanted.items():
+        reads = [
+            (name, site) for name in sorted(names) for site in sites.get(name, []) if _runs_read(hierarchy, pair, site)
+        ]
+        if reads:
+            out[key] = reads
+    return out
+
+
+def _made(hierarchy: Hierarchy, pair: OverridePair, refers: Callable[[str], bool]) -> bool:
+    """May an instance of a class the override stands in exist: one handed to the provider, or
+    named in the consumer's code besides its definition (made, aliased, patched in)?
+    (tpu-inference's `DisaggEngineCore` is named only in a log message: its tests make one.)"""
+    handed = {h.target for h in hierarchy.usage.contact.handovers}
+    return any(c.name in handed for c in pair.classes) or any(refers(c.name.rpartition(".")[2]) for c in pair.classes)
+
+
+def _new_attributes(hierarchy: Hierarchy, baseline: Baseline, pair: OverridePair) -> set[str]:
+    """What the overridden provider method sets on `self` at the pin and did not at the baseline,
+    that nothing else of the consumer class's order may provide (see `skipped_setup`)."""
+    index = hierarchy.index
+    names: set[str] = set()
+    bodies: dict[str, set[int]] = {}  # file -> the lines of the methods of the chain there
+    for holder in _super_chain(hierarchy, pair):
+        symbol = f"{holder}.{pair.method.name}"
+        now, before = _upstream(index, symbol), _upstream(baseline.index, symbol)
+        new = _function_node(index, now) if now is not None else None
+        old = _function_node(baseline.index, before) if before is not None else None
+        if now is None or new is None or old is None:
+            return set()  # a link not there at the baseline: what it set then is not known
+        names |= _self_stores(new[0]) - _self_stores(old[0])
+        end = now.line + new[0].end_lineno - new[0].lineno  # type: ignore[operator]
+        bodies.setdefault(now.path, set()).update(range(now.line, end + 1))
+    then = baseline.members(pair.base) or {}
+    names = {n for n in names if n not in then and not n.startswith("__") and not hierarchy.consumer_mentions(n)}
+    if not names:
+        return set()
+    for cls in pair.classes:
+        for node in hierarchy.mro(cls.name):
+            consumer = hierarchy.consumer(node)
+            if consumer is not None:
+                if "*" in consumer.assigned:
+                    return set()
+                names -= {*consumer.assigned, *consumer.attributes, *consumer.bound}
+                continue
+            if isinstance(node, str):
+                if node not in PLAIN_BASES and node not in TORCH_MODULE_BASES:
+                    return set()  # an outside base: what it provides is not known
+                names -= TORCH_MODULE_BASES.get(node, frozenset())
+                continue
+            info = hierarchy.provider(node)
+            if info is None or info.has_getattr or info.sets_computed or not isinstance(node, ClassRef):
+                return set()
+            names = {n for n in names if _only_set_there(hierarchy, node, n, bodies)}
+    return names
+
+
+def _super_chain(hierarchy: Hierarchy, pair: OverridePair) -> list[ClassRef]:
+    """The provider classes whose `pair.method` the override skips: the one it overrides, and each
+    next in the class's order whose method the one before calls as `super().method(...)`
+    (vllm-rbln overrides `UnitaryKVCacheCoordinator.__init__`, which hands on to
+    `KVCacheCoordinator.__init__`, where vLLM 0.30 sets `num_reprefillable_tokens`)."""
+    name = pair.method.name
+    order = [node for node in hierarchy.mro(pair.cls.name) if isinstance(node, ClassRef)]
+    chain = [pair.base]
+    while True:
+        info = hierarchy.provider(chain[-1])
+        if info is None or not any(c.receiver == "super" and c.name == name == c.method for c in info.self_calls):
+            return chain
+        after = order[order.index(chain[-1]) + 1 :] if chain[-1] in order else []
+        following = next((n for n in after if (i := hierarchy.provider(n)) is not None and name in i.members), None)
+        if following is None or following in chain:
+            return chain
+        chain.append(following)
+
+
+def _only_set_there(hierarchy: Hierarchy, node: ClassRef, name: str, bodies: dict[str, set[int]]) -> bool:
+    """Is `name` no class-body member of provider class `node`, and is every `self.name = ...` of
+    its file (or a `setattr(self, "name", ...)`) in the lines of the skipped methods (`bodies`)?"""
+    info = hierarchy.provider(node)
+    member = info.members.get(name) if info is not None else None
+    if member is not None and member.kind is not MemberKind.INSTANCE:
+        return False
+    file = hierarchy.index.module_path(node.module)
+    if not file:
+        return False
+    text = hierarchy.index.tree.read(file)
+    pattern = re.compile(
+        rb"\bself\."
+        + re.escape(name.encode())
+        + rb"\s*(?::[^=\n]*)?=(?!=)|setattr\(\s*self\s*,\s*[\"']"
+        + re.escape(name.encode())
+        + rb"[\"']"
+    )
+    for match in pattern.finditer(text):
+        line = text.count(b"\n", 0, match.start()) + 1
+        if line not in bodies.get(file, ()):
+            return False
+    return True
+
+
+def _self_stores(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The attributes a method assigns on its first parameter (`self.x = ...`, `self.x: T = ...`,
+    in a tuple target too; not `self.x += ...`, which needs it set)."""
+    args = [*node.args.posonlyargs, *node.args.args]
+    if not args:
+        return set()
+    me = args[0].arg
+    augmented = {id(n.target) for n in walk(node) if isinstance(n, ast.AugAssign)}
+    return {
+        n.attr
+        for n in walk(node)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.ctx, ast.Store)
+        and id(n) not in augmented
+        and isinstance(n.value, ast.Name)
+        and n.value.id == me
+    }
+
+
+def _runs_read(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
+    """Is this a plain read of `self.name` in a provider method that runs for one of the classes
+    the override stands in (not tested with `hasattr` or a `getattr` default, nor under a flag)?"""
+    if site.kind is SiteKind.DEF or site.receiver is not SiteReceiver.SELF or site.guarded or site.flag:
+        return False
+    if not site.cls or not site.function:
+        return False
+    holder = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
+    return any(
+        holder in hierarchy.mro(cls.name) and hierarchy.runs(cls.name, site.function, holder) for cls in pair.classes
+    )

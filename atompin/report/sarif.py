@@ -107,7 +107,8 @@ _RULE_HELP: dict[Rule, str] = {
     "provider's history of that class says), or guard the read for both releases.",
     Rule.SHADOW_DRIFT: "A consumer copy of a provider method (an override that never calls super(), a replacement "
     "that never calls the original) whose upstream changed since the baseline: the copy silently skips the new "
-    "work. Port what changed upstream (`--verbose` shows the diff).",
+    "work; an error when that work sets an attribute on the object which provider methods the consumer class "
+    "still runs read. Port what changed upstream (`--verbose` shows the diff).",
 }
 # README sections (GitHub anchors) that document each rule.
 _PAIR_RULES = {Rule.DECLARED_TARGET_SKEW, Rule.BRANCH_REF, Rule.UNCONSTRAINED_PLUGIN, Rule.MODEL_OVERRIDE}
