@@ -190,6 +190,79 @@ def test_the_consumer_setting_or_patching_the_name_is_no_error():
     assert found(check(patches, PV_B, PV_A), "missing-member") == []
 
 
+def test_a_name_the_consumer_sets_only_after_reading_it_in_the_same_function_is_judged():
+    # vllm-rbln 0.11's replacement of `AutoWeightsLoader._load_module` reads `self.skip_prefixes`,
+    # then sets it and puts it back: the first read finds only what the provider put there.
+    reads_then_sets = {
+        "plug/cache.py": src(
+            """
+            from pv.config import Config
+
+            def signature(config: Config) -> str:
+                kept = config.compute_hash
+                config.compute_hash = str
+                result = config.compute_hash()
+                config.compute_hash = kept
+                return result
+            """
+        )
+    }
+    assert found(check(reads_then_sets, PV_B, PV_A), "missing-member") == [
+        ("error", "pv.config:Config.compute_hash", "plug/cache.py:4")
+    ]
+    # Set first, then read (or set in another function too): the read may find the consumer's own.
+    sets_first = {"plug/cache.py": reads_then_sets["plug/cache.py"].replace("    kept = config.compute_hash\n", "")}
+    sets_first["plug/cache.py"] = sets_first["plug/cache.py"].replace(
+        "config.compute_hash = kept", "kept = config.compute_hash"
+    )
+    assert found(check(sets_first, PV_B, PV_A), "missing-member") == []
+    elsewhere = {
+        "plug/cache.py": reads_then_sets["plug/cache.py"]
+        + "\ndef prepare(config: Config):\n    config.compute_hash = str\n"
+    }
+    assert found(check(elsewhere, PV_B, PV_A), "missing-member") == []
+
+
+CAP_A = {
+    "pv/cap.py": """
+        class Capturer:
+            def __init__(self):
+                self._buf = None
+
+            def init_buffer(self):
+                self._buf = []
+    """
+}
+CAP_B = {"pv/cap.py": "class Capturer:\n    def __init__(self):\n        self.buf = []\n"}
+CAP_CONSUMER = {
+    "plug/cap.py": src(
+        """
+        from pv.cap import Capturer
+
+        def init_buffer(self):
+            if self._buf is not None:
+                raise RuntimeError("initialized twice")
+            self._buf = [0]
+
+        Capturer.init_buffer = init_buffer
+        """
+    )
+}
+
+
+def test_a_read_in_a_function_installed_under_a_name_nothing_calls_any_more_is_a_warning():
+    # vllm-ascend 0.18 installs `RoutedExpertsCapturer.init_buffer`, which vLLM 0.22 dropped and no
+    # longer calls: its read of `self._device_buffer` never runs.
+    [finding] = [f for f in check(CAP_CONSUMER, CAP_B, CAP_A).findings if f.rule.value == "missing-member"]
+    assert finding.severity.value == "warning"
+    assert "installed as pv.cap:Capturer.init_buffer, a name the provider no longer has nor calls" in finding.message
+    # Still called by name (the provider's own `self.init_buffer()`): the read runs, an error.
+    calling = {"pv/cap.py": CAP_B["pv/cap.py"] + "        self.init_buffer()\n"}
+    assert found(check(CAP_CONSUMER, calling, CAP_A), "missing-member") == [
+        ("error", "pv.cap:Capturer._buf", "plug/cap.py:4")
+    ]
+
+
 @pytest.mark.parametrize(
     "body",
     [

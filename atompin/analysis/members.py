@@ -48,7 +48,7 @@ from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind
 from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodCall, MethodRef, Receiver
+from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodCall, MethodRef, OutsideStore, Receiver
 from atompin.model import Finding, Rule, Severity, Site
 
 # Outside bases whose members are known (none served at run time beyond these). Not `nn.Module`:
@@ -98,11 +98,12 @@ def check_members(
         return []
     before = hierarchy.at(baseline.index)
     outside = hierarchy.member_stores | hierarchy.patched_names
+    stores = _by_name(usage.contact.outside_stores)
     gone: dict[MethodRef, _Gone | None] = {}
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
         ref = use.method
-        if not _judged(use, outside, hierarchy.patched_names):
+        if not _judged(use, outside, hierarchy.patched_names, stores.get(ref.name, [])):
             continue
         if ref not in gone:
             gone[ref] = _gone(hierarchy, before, ref)
@@ -132,24 +133,9 @@ def check_members(
                 severity, message = judgement.adjust(*lost)
                 grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
             continue
-        severity, message = Severity.ERROR, _message(use.method, g, baseline)
-        failed = _failed_at_baseline(use, g, baseline, usage.contact.method_calls)
-        if failed:
-            severity = Severity.WARNING
-            message += (
-                f" (the call there did not fit it at the baseline either: it {failed}; where the consumer "
-                "works, so that code does not run)"
-            )
-        elif use.guarded:
-            severity = Severity.WARNING
-            message += " (the code handles its absence there: a try that catches AttributeError, or a test of the name)"
-        elif hook := _in_dropped_hook(use, hierarchy, before, search, reads):
-            severity = Severity.WARNING
-            message += (
-                f" (it is read in `{use.function}`, which overrides {hook}, gone since the baseline: "
-                "the provider no longer calls it, nor does the consumer, so this code no longer runs)"
-            )
-        severity, message = judgement.adjust(severity, message)
+        excuse = _excuse(use, g, usage, hierarchy, before, baseline, search, reads)
+        severity = Severity.WARNING if excuse else Severity.ERROR
+        severity, message = judgement.adjust(severity, _message(use.method, g, baseline) + excuse)
         grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
     return [
         Finding(Rule.MISSING_MEMBER, severity, symbol, tuple(sorted(set(sites))), message)
@@ -157,15 +143,35 @@ def check_members(
     ]
 
 
-def _judged(use: MemberUse, outside: frozenset[str], patched: AbstractSet[str]) -> bool:
+def _judged(use: MemberUse, outside: frozenset[str], patched: AbstractSet[str], stores: list[OutsideStore]) -> bool:
     """Is this use judged? Not for a special name, nor through an attribute the consumer sets from
     outside its class or patches (`outside`: its object is not known). A read of such a name may
-    read what the consumer set itself; a store is one of those sets, and is judged unless the name
-    is patched."""
+    read what the consumer set itself, unless every place that sets it (`stores`) comes after the
+    read in the same function (`_set_only_after`); a store is one of those sets, and is judged
+    unless the name is patched."""
     ref = use.method
     if ref.name.startswith("__") or outside.intersection(ref.via):
         return False
-    return ref.name not in (patched if use.stored else outside)
+    if use.stored:
+        return ref.name not in patched
+    return ref.name not in outside or (ref.name not in patched and _set_only_after(use, stores))
+
+
+def _by_name(stores: list[OutsideStore]) -> dict[str, list[OutsideStore]]:
+    out: dict[str, list[OutsideStore]] = {}
+    for store in stores:
+        out.setdefault(store.name, []).append(store)
+    return out
+
+
+def _set_only_after(use: MemberUse, stores: list[OutsideStore]) -> bool:
+    """Does the consumer set the name only later in the function that reads it? Then the read
+    runs first and finds only what the provider put there (vllm-rbln 0.11's replacement of
+    `AutoWeightsLoader._load_module` reads `self.skip_prefixes`, then sets it and puts it back,
+    and vLLM 0.30 has no such attribute)."""
+    return bool(stores) and all(
+        s.site.path == use.site.path and s.function == use.function and s.site.line > use.site.line for s in stores
+    )
 
 
 def _lost_store(
@@ -266,6 +272,64 @@ def _in_dropped_hook(
     if reads([name], {c.rpartition(".")[2] for c in hierarchy.line_names({owner})}):
         return ""
     return f"{was[0]}.{name}"
+
+
+def _excuse(
+    use: MemberUse,
+    g: _Gone,
+    usage: ConsumerUsage,
+    hierarchy: Hierarchy,
+    before: Hierarchy,
+    baseline: Baseline,
+    search: NameSearch,
+    reads: Callable[[list[str], AbstractSet[str]], set[str]],
+) -> str:
+    """Why a read of a gone member does not raise where it runs, said after its message (a
+    warning); "" when nothing says so (an error)."""
+    failed = _failed_at_baseline(use, g, baseline, usage.contact.method_calls)
+    if failed:
+        return (
+            f" (the call there did not fit it at the baseline either: it {failed}; where the consumer "
+            "works, so that code does not run)"
+        )
+    if use.guarded:
+        return " (the code handles its absence there: a try that catches AttributeError, or a test of the name)"
+    if hook := _in_dropped_hook(use, hierarchy, before, search, reads):
+        return (
+            f" (it is read in `{use.function}`, which overrides {hook}, gone since the baseline: "
+            "the provider no longer calls it, nor does the consumer, so this code no longer runs)"
+        )
+    if installed := _installed_as_dropped(use, usage, hierarchy, search, reads):
+        return (
+            f" (it is read in `{use.function}`, installed as {installed}, a name the provider no longer has "
+            "nor calls, nor does the consumer: this code no longer runs)"
+        )
+    return ""
+
+
+def _installed_as_dropped(
+    use: MemberUse,
+    usage: ConsumerUsage,
+    hierarchy: Hierarchy,
+    search: NameSearch,
+    reads: Callable[[list[str], AbstractSet[str]], set[str]],
+) -> str:
+    """The provider attribute the consumer function reading `use` is installed as, when the
+    provider has no such attribute at the pin and nothing calls it by that name: neither provider
+    code nor the consumer (vllm-ascend 0.18 installs `RoutedExpertsCapturer.init_buffer`, which
+    vLLM 0.22 dropped: the function's reads of `self._device_buffer` never run). "" otherwise."""
+    module = use.site.path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    for each in usage.contact.replacements:
+        if each.function != f"{module}.{use.function}" or each.attr.startswith("__"):
+            continue
+        owner = hierarchy.resolve(each.owner)
+        if owner is None or owner.target is None or hierarchy.index.getattr(owner.target, each.attr).found:
+            continue
+        used = [site for site in search.find([each.attr]).get(each.attr, []) if site.kind is not SiteKind.DEF]
+        if used or reads([each.attr], set()):  # on `self` too: the provider's own `self.init_buffer()`
+            continue
+        return f"{owner.target.symbol}.{each.attr}"
+    return ""
 
 
 def _provider_calls(search: NameSearch, name: str) -> bool:

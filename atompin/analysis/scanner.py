@@ -97,6 +97,7 @@ from atompin.analysis.usage import (
     MethodCall,
     MethodRef,
     ModuleEdge,
+    OutsideStore,
     PatchSite,
     Read,
     ReadKind,
@@ -863,6 +864,9 @@ class ConsumerScanner:
                 self._record_member_store(owner, target, ctx)
             if ctx.record and not (isinstance(owner, ReceiverValue) and owner.receiver is Receiver.SELF):
                 self.usage.contact.member_stores.append(target.attr)  # set from outside its class
+                self.usage.contact.outside_stores.append(
+                    OutsideStore(target.attr, self._site(ctx, target), ctx.function)
+                )
         elif isinstance(target, ast.Subscript):
             table = self._eval(target.value, ctx)
             key = self._eval(target.slice, ctx)
@@ -1398,6 +1402,7 @@ class ConsumerScanner:
             if self._may_reach_provider(use.method)
         ]
         contact.member_stores = sorted(set(contact.member_stores))
+        contact.outside_stores = sorted(set(contact.outside_stores), key=repr)
         held = {
             (h.holder, h.member) for h in contact.handovers if h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED)
         }
@@ -1589,7 +1594,10 @@ class ConsumerScanner:
             self._value_reads.add((_self_owner(node.args[0], ctx), args[1]))
         if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
             # Set by name, from wherever.
-            self.usage.contact.member_stores.extend([args[1]] if isinstance(args[1], str) else args[1].names)
+            names = [args[1]] if isinstance(args[1], str) else args[1].names
+            self.usage.contact.member_stores.extend(names)
+            site = self._site(ctx, node)
+            self.usage.contact.outside_stores.extend(OutsideStore(name, site, ctx.function) for name in names)
         if name == "all":
             return self._all_hasattr(node.args[0], ctx) if len(node.args) == 1 and not node.keywords else None
         if len(args) >= 2 and isinstance(args[0], ProviderValue) and isinstance(args[1], NameChoice):

@@ -461,6 +461,16 @@ class Handover:
 
 
 @dataclass(frozen=True)
+class OutsideStore:
+    """A member the consumer sets from outside a class (`ContactSurface.member_stores`): its name,
+    where, and the enclosing function's qualname."""
+
+    name: str
+    site: Site
+    function: str = ""
+
+
+@dataclass(frozen=True)
 class Stored:
     """`self.member = ...` in a method of a consumer class (`holder`): what it stores there, when
     the scan can tell. `cls`: a consumer class or an instance of it (`= Runner(...)`); `attribute`:
@@ -501,6 +511,8 @@ class ContactSurface:
     # Attribute names the consumer sets from outside a class (`x.name = ...` on anything but
     # `self`, `setattr(x, "name", ...)`): it may put such a member on a provider object itself.
     member_stores: list[str] = field(default_factory=list)
+    # Where each of those is set (a name set in several places is there once per place).
+    outside_stores: list[OutsideStore] = field(default_factory=list)
     unpacks: list[Unpack] = field(default_factory=list)
     handovers: list[Handover] = field(default_factory=list)
     replacements: list[Replacement] = field(default_factory=list)
