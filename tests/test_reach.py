@@ -6,8 +6,10 @@ import sys
 
 import pytest
 
-from atompin.analysis.reach import entry_points
-from atompin.sources.tree import MemoryTree
+from atompin.analysis.reach import entry_points, provider_strings
+from atompin.sources.git import GitTree
+from atompin.sources.tree import FolderTree, MemoryTree
+from atompin.testing import dedent_files, git_repo
 
 PROVIDER = {"pv/__init__.py": '__version__ = "0.2.0"\n', "pv/utils.py": "def helper():\n    pass\n"}
 
@@ -308,6 +310,22 @@ def test_a_consumer_module_the_provider_names_by_its_dotted_path_is_reached(run_
         "plug/other.py": "warning",
     }
     assert severities(run_check(PROVIDER, files))["plug/platform.py"] == "warning"
+
+
+def test_the_provider_strings_naming_consumer_modules_are_found_alike_in_a_folder_and_a_commit(tmp_path):
+    """In a folder they are looked for with `git grep -P` in place; in a commit with `git grep -F`
+    there (a pattern would read every blob into this process): the same names either way."""
+    import git
+
+    files = {f"pv/mod{i}.py": "X = 1\n" for i in range(70)}  # enough files for git grep to run
+    files["pv/platforms.py"] = 'PLATFORMS = ["plug.platform.Tpu", \'plug.other:Cls\', "plugged.no", "plug"]\n'
+    files["pv/__init__.py"] = ""
+    expected = ["plug.other:Cls", "plug.platform.Tpu"]
+    assert provider_strings(MemoryTree(dedent_files(files), "pv"), "pv", ["plug"]) == expected
+    path = git_repo(tmp_path / "pv", [("v1", files)])
+    assert provider_strings(FolderTree(path), "pv", ["plug"]) == expected
+    repo = git.Repo(path)
+    assert provider_strings(GitTree(repo, repo.head.commit.hexsha, "pv"), "pv", ["plug"]) == expected
 
 
 HOOK = """

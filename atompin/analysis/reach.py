@@ -307,7 +307,11 @@ def provider_strings(tree: SourceTree, package: str, tops: list[str]) -> list[st
     if not tops:
         return []
     names = "|".join(re.escape(top) for top in tops)
-    files = tree.files_matching(tree.python_files(package), [f"[\"'](?:{names})\\."])
+    paths = tree.python_files(package)
+    if tree.searches_in_place:  # a folder: `git grep -P` in place
+        files = tree.files_matching(paths, [f"[\"'](?:{names})\\."])
+    else:  # a commit: `git grep -F` there (a pattern would read every blob here)
+        files = tree.files_containing(paths, [quote + f"{top}.".encode() for top in tops for quote in (b'"', b"'")])
     literal = re.compile(rb"[\"']((?:" + names.encode() + rb")\.[\w.:]+)[\"']")
     found = {m.group(1).decode() for _, data in tree.read_many(files) for m in literal.finditer(data)}
     return sorted(found)
