@@ -1859,6 +1859,21 @@ def test_a_length_that_changed_but_did_not_fit_at_the_baseline_either_is_a_warni
     assert ("error", "pv.kv:split", "plug/use.py:4") in found(check(fitted, KV_B, baseline=KV_A), "return-drift")
 
 
+# vLLM 0.22's EagleProposer, its methods moved up into a new SpecDecodeBaseProposer (pv/base.py).
+EAGLE_ON_A_NEW_BASE = """
+    from pv.base import SpecDecodeBaseProposer
+
+    class EagleProposer(SpecDecodeBaseProposer):
+        pass
+"""
+
+
+def mine_on_eagle(method: str) -> dict[str, str]:
+    """A consumer class deriving from EagleProposer, with `method` (dedented) as its one method."""
+    body = textwrap.indent(method, "    ")
+    return {"plug/prop.py": f"from pv.eagle import EagleProposer\n\nclass Mine(EagleProposer):\n{body}"}
+
+
 def test_an_override_whose_method_moved_up_to_a_new_base_is_judged_against_what_it_overrode():
     # vllm-ascend 0.18 at vLLM 0.22: `set_inputs_first_pass` moved from EagleProposer up into a
     # new SpecDecodeBaseProposer; the consumer's override returned 4 where vLLM unpacked 3 at the
@@ -1884,22 +1899,9 @@ def test_an_override_whose_method_moved_up_to_a_new_base_is_judged_against_what_
                     a, b, c = self.set_inputs(x)
                     return a
         """,
-        "pv/eagle.py": """
-            from pv.base import SpecDecodeBaseProposer
-
-            class EagleProposer(SpecDecodeBaseProposer):
-                pass
-        """,
+        "pv/eagle.py": EAGLE_ON_A_NEW_BASE,
     }
-    consumer = {
-        "plug/prop.py": """
-            from pv.eagle import EagleProposer
-
-            class Mine(EagleProposer):
-                def set_inputs(self, x):
-                    return x, x, x, x
-        """
-    }
+    consumer = mine_on_eagle("def set_inputs(self, x):\n    return x, x, x, x\n")
     result = check(consumer, pin, baseline=baseline)
     assert found(result, "return-drift") == [("warning", "plug.prop:Mine.set_inputs", "plug/prop.py:4")]
     assert "where the consumer works: probably a path not taken" in one(result, "return-drift").message
@@ -1932,22 +1934,9 @@ def test_an_override_narrower_since_before_its_method_moved_up_is_no_new_drift()
                 def step(self, x):
                     return self.propose(x, mm=1)
         """,
-        "pv/eagle.py": """
-            from pv.base import SpecDecodeBaseProposer
-
-            class EagleProposer(SpecDecodeBaseProposer):
-                pass
-        """,
+        "pv/eagle.py": EAGLE_ON_A_NEW_BASE,
     }
-    consumer = {
-        "plug/prop.py": """
-            from pv.eagle import EagleProposer
-
-            class Mine(EagleProposer):
-                def propose(self, x):
-                    return x
-        """
-    }
+    consumer = mine_on_eagle("def propose(self, x):\n    return x\n")
 
     def drift(provider: dict[str, str], base: dict[str, str]) -> Finding:
         [finding] = [f for f in check(consumer, provider, baseline=base).findings if f.rule.value == "override-drift"]
