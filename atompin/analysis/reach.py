@@ -2,11 +2,14 @@
 break the plugin as installed, so errors found there are warnings.
 
 Roots are the consumer's declared entry points (every group: the provider's plugin groups and any
-console script), read from its packaging metadata, and its `__main__` modules. From there, edges
+console script), read from its packaging metadata, and its `__main__` modules; once a module is
+found unreached from those, also the consumer modules the provider names in its own strings (its
+loader may import them: vLLM's platform resolver names tpu-inference's platform). From there, edges
 are imports of consumer modules (module level or inside functions: either may run), literal
 `importlib.import_module` names, and any string that names a consumer module or file (a dotted path
 handed to the provider, a `worker_cls`, a file run with `exec`). A computed import name reaches
-every module under its literal prefix, or every module when it has none. An edge under a branch
+every module under its literal prefix, or every module when it has none; so does an f-string that
+spells a module path under a consumer package. An edge under a branch
 that cannot run at this provider (a false version gate) does not count. A consumer module an import
 hook serves in place of a provider module (`{"vllm.layers.sampler": "plug.sampler"}`, vllm-kunlun's
 `builtins.__import__` hook) is reached only once that provider module is imported: when the
