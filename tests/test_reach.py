@@ -328,6 +328,28 @@ def test_the_provider_strings_naming_consumer_modules_are_found_alike_in_a_folde
     assert provider_strings(GitTree(repo, repo.head.commit.hexsha, "pv"), "pv", ["plug"]) == expected
 
 
+def test_the_provider_strings_are_searched_again_only_in_the_files_that_changed(monkeypatch):
+    """A bump changes a few of the provider's files: the search of the last commit is kept by
+    each file's stamp, and only the files that changed are read again."""
+    from atompin.analysis.cache import AnalysisCache
+
+    searched: list[list[str]] = []
+    real = MemoryTree.files_containing
+    monkeypatch.setattr(MemoryTree, "files_containing", lambda self, p, w: searched.append(list(p)) or real(self, p, w))
+    files = {"pv/__init__.py": "", "pv/a.py": 'A = "plug.a.Cls"\n', "pv/b.py": "B = 1\n", "pv/c.py": "C = 2\n"}
+    cache = AnalysisCache()
+    assert provider_strings(MemoryTree(dedent_files(files), "pv"), "pv", ["plug"], cache) == ["plug.a.Cls"]
+    assert searched == [sorted(files)]
+    bumped = {**files, "pv/c.py": 'C = "plug.c"\n'}
+    assert provider_strings(MemoryTree(dedent_files(bumped), "pv"), "pv", ["plug"], cache) == ["plug.a.Cls", "plug.c"]
+    assert searched[1:] == [["pv/c.py"]]
+    # Nothing changed: nothing is searched; a file gone takes its names with it.
+    assert provider_strings(MemoryTree(dedent_files(bumped), "pv"), "pv", ["plug"], cache) == ["plug.a.Cls", "plug.c"]
+    assert len(searched) == 2
+    gone = {k: v for k, v in bumped.items() if k != "pv/a.py"}
+    assert provider_strings(MemoryTree(dedent_files(gone), "pv"), "pv", ["plug"], cache) == ["plug.c"]
+
+
 HOOK = """
     import builtins
     import importlib

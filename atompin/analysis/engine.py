@@ -405,7 +405,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         usage,
         checker.judge,
         lambda module: provider.find_module(module) is not None,
-        lambda tops: provider_strings(provider, package, tops),
+        lambda tops: provider_strings(provider, package, tops, cache),
     )
     if reach is not None:
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])

@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.conditions import Judgement, Reach
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.syntax import walk
@@ -302,22 +303,56 @@ def reachability(
     return Reachability(usage, modules, roots, plugin_groups, judge, provider_has, lambda: provider_strings(tops))
 
 
-def provider_strings(tree: SourceTree, package: str, tops: list[str]) -> list[str]:
+# Bump when what a cached search of the provider's strings holds changes meaning.
+STRINGS_FORMAT = "atompin-provider-strings-1"
+
+
+@dataclass
+class _StringsSearched:
+    """What the last search of a package for strings under some top names searched: each file's
+    stamp then (path -> stamp), and the names each file that wrote any wrote."""
+
+    stamps: dict[str, str]
+    found: dict[str, list[str]]
+
+
+def provider_strings(tree: SourceTree, package: str, tops: list[str], cache: AnalysisCache | None = None) -> list[str]:
     """The dotted names under the consumer's top packages `tops` that the provider's files write as
     string literals: modules and classes the provider itself may import by name (vLLM's platform
     resolver returns "tpu_inference.platforms.tpu_platform.TpuPlatform", a plugin that declares only
-    a `vllm.general_plugins` entry point)."""
+    a `vllm.general_plugins` entry point). With a `cache`, only the files whose stamp changed since
+    the last search of this package are searched (a bump changes a few hundred of vLLM's files)."""
     if not tops:
         return []
-    names = "|".join(re.escape(top) for top in tops)
     paths = tree.python_files(package)
+    stamps = {path: tree.stamp(path) for path in paths}
+    key = f"{STRINGS_FORMAT}:{package}:{','.join(tops)}"
+    cached = cache.get_raw(key) if cache is not None else None
+    earlier = load_json(_StringsSearched, cached) if cached is not None else None
+    if earlier is None:
+        earlier = _StringsSearched({}, {})
+    fresh = [path for path in paths if earlier.stamps.get(path) != stamps[path]]
+    found = {path: names for path, names in earlier.found.items() if earlier.stamps.get(path) == stamps.get(path)}
+    found.update(_strings_in(tree, fresh, tops) if fresh else {})
+    if cache is not None and fresh:
+        cache.put_raw(key, dump_json(_StringsSearched, _StringsSearched(stamps, found)))
+    return sorted({name for names in found.values() for name in names})
+
+
+def _strings_in(tree: SourceTree, paths: list[str], tops: list[str]) -> dict[str, list[str]]:
+    """path -> the dotted names under `tops` its text writes as strings, for the files that do."""
+    names = "|".join(re.escape(top) for top in tops)
     if tree.searches_in_place:  # a folder: `git grep -P` in place
         files = tree.files_matching(paths, [f"[\"'](?:{names})\\."])
     else:  # a commit: `git grep -F` there (a pattern would read every blob here)
         files = tree.files_containing(paths, [quote + f"{top}.".encode() for top in tops for quote in (b'"', b"'")])
     literal = re.compile(rb"[\"']((?:" + names.encode() + rb")\.[\w.:]+)[\"']")
-    found = {m.group(1).decode() for _, data in tree.read_many(files) for m in literal.finditer(data)}
-    return sorted(found)
+    out: dict[str, list[str]] = {}
+    for path, data in tree.read_many(files):
+        written = sorted({m.group(1).decode() for m in literal.finditer(data)})
+        if written:
+            out[path] = written
+    return out
 
 
 def demote_unreached(findings: list[Finding], reach: Reachability, module_of: Callable[[str], str]) -> list[Finding]:
