@@ -288,6 +288,11 @@ class _Function:
     # closes over them: `orig = cls.method` of the class the call passed), as in `_Ctx.bound`.
     outer: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def dotted(self) -> str:
+        """The dotted name it is defined under ("plug.mod.f", "plug.mod.Cls.m")."""
+        return f"{self.file.module}.{self.qualname}"
+
     def made_when(self) -> tuple[Condition, ...]:
         """What must hold for the definition to be made: `when`, and its `hasattr` guards."""
         site = Site(self.file.path, self.node.lineno)
@@ -672,7 +677,7 @@ class ConsumerScanner:
             wrapper = _binding_wrapper(value_node)
             replacement = _wrapped(signature_of(fn.node), wrapper) if fn else None
             # By the name it is defined under (a re-export followed), as its body is read by.
-            defined = f"{fn.file.module}.{fn.qualname}" if fn is not None else value.dotted
+            defined = fn.dotted if fn is not None else value.dotted
             gates_here = tuple(c for c in ctx.when if c.kind is ConditionKind.GATE)
             self._installs.setdefault(defined, []).append(gates_here)
             if not wrapper:  # (a staticmethod's first parameter is no instance)
@@ -1701,7 +1706,7 @@ class ConsumerScanner:
         as a patch, once, under them, and named nowhere else (vllm-ascend 0.28 installs
         `_ascend_pool_bytes_per_block` only `if not vllm_version_is("0.28.0"):`). Installs at
         module level are all recorded before any function body is read."""
-        installs = self._installs.get(f"{fn.file.module}.{fn.qualname}", [])
+        installs = self._installs.get(fn.dotted, [])
         if "." in fn.qualname or len(installs) != 1 or not installs[0]:
             return ()
         return installs[0] if self._times_written(fn.node.name) == 2 else ()  # its definition and the install
@@ -1716,7 +1721,7 @@ class ConsumerScanner:
 
     def _waits_for_caller(self, fn: _Function) -> bool:
         """Is `fn` called once (`_called_once`) at a place not read yet? Its plain reading waits."""
-        return self._called_once(fn) and f"{fn.file.module}.{fn.qualname}" not in self._call_sites
+        return self._called_once(fn) and fn.dotted not in self._call_sites
 
     def _called_when(self, fn: _Function) -> tuple[Condition, ...]:
         """What held at the one call of `fn` (`_called_once`, named in no other file): its body runs
@@ -1724,7 +1729,7 @@ class ConsumerScanner:
         its stride-aware KV planner only past `if vllm_version_is("0.28.0") or ...: return`)."""
         if not self._called_once(fn):
             return ()
-        sites = self._call_sites.get(f"{fn.file.module}.{fn.qualname}", {})
+        sites = self._call_sites.get(fn.dotted, {})
         when = next(iter(sites.values())) if len(sites) == 1 else ()
         return when if when and not self._named_in_other_files(fn) else ()
 
@@ -2017,9 +2022,7 @@ class ConsumerScanner:
         value: Value = None
         # A module-level function defined once, unconditionally: a method answering a literal is a
         # default subclasses override, and a definition per release answers per release.
-        single = (
-            fn is not None and not fn.when and len(self._definitions.get(f"{fn.file.module}.{fn.qualname}", [])) == 1
-        )
+        single = fn is not None and not fn.when and len(self._definitions.get(fn.dotted, [])) == 1
         answer = _only_answer(fn.node) if fn is not None and single and "." not in fn.qualname else None
         if answer is not None:
             # vllm-ascend retires a workaround by making its release selector `return False`.
@@ -2524,7 +2527,7 @@ class ConsumerScanner:
         `self` may be any of)."""
         if fn.owner:
             return ()
-        found = self._installed_on.get(f"{fn.file.module}.{fn.qualname}", set())
+        found = self._installed_on.get(fn.dotted, set())
         return next(iter(found)) if len(found) == 1 else ()
 
     def _cast_type(self, annotation: ast.expr, ctx: _Ctx) -> ReceiverValue | None:
@@ -2795,7 +2798,7 @@ class ConsumerScanner:
                 owner.choices,
                 attr,
                 self._site(ctx, node),
-                f"{fn.file.module}.{fn.qualname}",
+                fn.dotted,
                 fn.node.lineno,
                 uses_original,
                 tuple(sorted(self_reads.items())),
