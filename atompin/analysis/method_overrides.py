@@ -104,10 +104,19 @@ def _override_pairs(hierarchy: Hierarchy) -> list[OverridePair]:
 
 
 def base_signature(hierarchy: Hierarchy, cls: str, name: str) -> Signature | None:
-    """The signature of the first provider method `name` in consumer class `cls`'s order (over
-    the baseline: `hierarchy.at(baseline.index)`, what the override overrode there)."""
+    """The signature of the first provider method `name` in consumer class `cls`'s order."""
     member = next((d.member for d in hierarchy.definitions(cls, name) if isinstance(d.node, ClassRef)), None)
     return member.signature if member is not None and is_method(member) else None
+
+
+def overridden_at_baseline(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline) -> Signature | None:
+    """The signature of what the override overrode at the baseline: the same provider method,
+    else the first of that name in the consumer class's order there (vLLM 0.22 moved
+    EagleProposer's methods up into a new SpecDecodeBaseProposer); None when neither was there."""
+    before = baseline.method(pair.base, pair.method.name)
+    if before is not None and before.signature is not None:
+        return before.signature
+    return base_signature(hierarchy.at(baseline.index), pair.cls.name, pair.method.name)
 
 
 def check_method_overrides(
@@ -226,7 +235,11 @@ def _hierarchy_calls(
     # that is probably not taken: a warning. A new one is an error. Without a baseline nothing
     # tells which: the provider's helpers that make such calls are often on paths a plugin never
     # takes (measured on released plugins at their declared vLLM), so it is a warning.
-    new = [p for p in problems if baseline is not None and not _failed_at_baseline(hierarchy, baseline, pair, *p)]
+    new = [
+        (caller, call, problem, cls)
+        for caller, call, problem, cls in problems
+        if baseline is not None and not _failed_at_baseline(hierarchy, baseline, pair, caller, call, cls)
+    ]
     caller, call, problem, _ = (new or problems)[0]
     path = hierarchy.index.module_path(caller.module)
     what = "rebuilds the object" if call.receiver == "rebuild" else f"calls {call.receiver}.{name}"
@@ -317,7 +330,7 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
 
 
 def _failed_at_baseline(
-    hierarchy: Hierarchy, baseline: Baseline, pair: OverridePair, caller: ClassRef, call: SelfCall, _: str, cls: str
+    hierarchy: Hierarchy, baseline: Baseline, pair: OverridePair, caller: ClassRef, call: SelfCall, cls: str
 ) -> bool:
     """Did the provider's class make the same failing call at the baseline? When that class is
     not there (the method making the call moved up to a new base since), did one of the provider
@@ -680,10 +693,7 @@ def _change(
     (the method moved up to a new base class since)."""
     if baseline is None:
         return "", set()
-    before = baseline.method(pair.base, pair.method.name)
-    then = before.signature if before is not None else None
-    if then is None:
-        then = base_signature(hierarchy.at(baseline.index), pair.cls.name, pair.method.name)
+    then = overridden_at_baseline(hierarchy, pair, baseline)
     if then is None:
         return f" ({pair.base_symbol} is new {baseline.since})", set(missing)
     change = describe_change(then, pair.base_signature)

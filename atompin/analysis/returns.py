@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import Hierarchy
-from atompin.analysis.method_overrides import OverridePair, base_signature, override_pairs
+from atompin.analysis.method_overrides import OverridePair, overridden_at_baseline, override_pairs
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import ConsumerUsage, Ref, Unpack
@@ -118,22 +118,12 @@ def _override(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | Non
     )
     if not callers and pair.method.name.startswith("_"):
         return None
-    severity, since = _judged(baseline, _overridden_at_baseline(hierarchy, pair, baseline), theirs, mine.__eq__)
+    before = overridden_at_baseline(hierarchy, pair, baseline) if baseline is not None else None
+    severity, since = _judged(baseline, before.returns if before is not None else None, theirs, mine.__eq__)
     severity = severity if callers else Severity.WARNING
     who = f"{callers[0]} calls it on the object" if callers else "the provider's callers expect that many"
     message = f"the override returns {mine} value(s); {pair.base_symbol} returns {theirs}{since}, and {who}"
     return Finding(Rule.RETURN_DRIFT, severity, pair.symbol, (pair.site,), message)
-
-
-def _overridden_at_baseline(hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None) -> int | None:
-    """How many values the method the override overrode at the baseline returned: the same
-    provider method, else the first of that name in the consumer class's order there (vLLM 0.22
-    moved EagleProposer's `set_inputs_first_pass` up into a new SpecDecodeBaseProposer)."""
-    before = _at_baseline(baseline, pair.base_symbol)
-    if before is None and baseline is not None:
-        signature = base_signature(hierarchy.at(baseline.index), pair.cls.name, pair.method.name)
-        before = signature.returns if signature is not None else None
-    return before
 
 
 def _unpack(
