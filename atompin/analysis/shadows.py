@@ -336,7 +336,7 @@ def _new_attributes(hierarchy: Hierarchy, baseline: Baseline, pair: OverridePair
             info = hierarchy.provider(node)
             if info is None or info.has_getattr or info.sets_computed or not isinstance(node, ClassRef):
                 return set()
-            names = {n for n in names if _only_set_there(hierarchy, node, n, bodies)}
+            names = _only_set_there(hierarchy, node, names, bodies)
     return names
 
 
@@ -359,29 +359,29 @@ def _super_chain(hierarchy: Hierarchy, pair: OverridePair) -> list[ClassRef]:
         chain.append(following)
 
 
-def _only_set_there(hierarchy: Hierarchy, node: ClassRef, name: str, bodies: dict[str, set[int]]) -> bool:
-    """Is `name` no class-body member of provider class `node`, and is every `self.name = ...` of
-    its file (or a `setattr(self, "name", ...)`) in the lines of the skipped methods (`bodies`)?"""
+def _only_set_there(hierarchy: Hierarchy, node: ClassRef, names: set[str], bodies: dict[str, set[int]]) -> set[str]:
+    """Of `names`, those that are no class-body member of provider class `node` and that its file
+    sets on `self` (`self.name = ...`, `setattr(self, "name", ...)`) only in the lines of the
+    skipped methods (`bodies`). The file is read once for all of them."""
     info = hierarchy.provider(node)
-    member = info.members.get(name) if info is not None else None
-    if member is not None and member.kind is not MemberKind.INSTANCE:
-        return False
+    kept = {n for n in names if info is None or (m := info.members.get(n)) is None or m.kind is MemberKind.INSTANCE}
     file = hierarchy.index.module_path(node.module)
-    if not file:
-        return False
+    if not kept or not file:
+        return set()
     text = hierarchy.index.tree.read(file)
-    pattern = re.compile(
-        rb"\bself\."
-        + re.escape(name.encode())
-        + rb"\s*(?::[^=\n]*)?=(?!=)|setattr\(\s*self\s*,\s*[\"']"
-        + re.escape(name.encode())
-        + rb"[\"']"
+    alternatives = b"|".join(re.escape(n.encode()) for n in sorted(kept))
+    stores = re.compile(
+        rb"\bself\.("
+        + alternatives
+        + rb")\s*(?::[^=\n]*)?=(?!=)|setattr\(\s*self\s*,\s*[\"']("
+        + alternatives
+        + rb")[\"']"
     )
-    for match in pattern.finditer(text):
-        line = text.count(b"\n", 0, match.start()) + 1
-        if line not in bodies.get(file, ()):
-            return False
-    return True
+    inside = bodies.get(file, set())
+    for match in stores.finditer(text):
+        if text.count(b"\n", 0, match.start()) + 1 not in inside:
+            kept.discard((match.group(1) or match.group(2)).decode())
+    return kept
 
 
 def _self_stores(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
