@@ -148,38 +148,38 @@ class Reachability:
         (a search of the provider: `provider_strings`)."""
         self.modules = modules
         self.groups = groups
-        self._usage, self._judge, self._provider_has = usage, judge, provider_has
         self._more_roots = more_roots
-        self._settle(roots)
-
-    def _settle(self, roots: list[str]) -> None:
-        """What `roots` reach (`reached`), and why the rest is not (`hooked_only`, `blocked`)."""
-        usage, judge, provider_has, modules = self._usage, self._judge, self._provider_has, self.modules
         by_file: dict[str, list[str]] = {}
         for module, path in modules.items():
             by_file.setdefault(path.rpartition("/")[2], []).append(module)
-        live: dict[str, set[str]] = {}
-        dead: dict[str, dict[str, str]] = {}  # source -> target -> the branch that cannot run
+        self._live: dict[str, set[str]] = {}
+        self._dead: dict[str, dict[str, str]] = {}  # source -> target -> the branch that cannot run
         # Provider module -> the edges an import hook makes when it is imported (`ModuleEdge.after`).
-        hooked: dict[str, list[tuple[str, str, Site]]] = {}
+        self._hooked: dict[str, list[tuple[str, str, Site]]] = {}
         for edge in usage.module_edges:
             judgement = judge(edge.when)
             for target in self._targets(edge.target, by_file):
                 if judgement.reach not in (Reach.LIVE, Reach.UNDECIDED):
-                    dead.setdefault(edge.source, {}).setdefault(target, _branch(edge.when, edge.site))
+                    self._dead.setdefault(edge.source, {}).setdefault(target, _branch(edge.when, edge.site))
                 elif edge.after and not provider_has(edge.after):
-                    hooked.setdefault(edge.after, []).append((edge.source, target, edge.site))
+                    self._hooked.setdefault(edge.after, []).append((edge.source, target, edge.site))
                 else:
-                    live.setdefault(edge.source, set()).add(target)
+                    self._live.setdefault(edge.source, set()).add(target)
         by_path = {path: module for module, path in modules.items()}
-        imports: dict[str, set[str]] = {}  # consumer module -> the provider modules it imports
+        self._imports: dict[str, set[str]] = {}  # consumer module -> the provider modules it imports
         for group in usage.groups:
             if group.path in by_path:
                 names = {u.ref.module for each in group.alternatives for u in each}
                 names |= {f"{u.ref.module}.{u.ref.path[0]}" for each in group.alternatives for u in each if u.ref.path}
-                imports.setdefault(by_path[group.path], set()).update(names)
+                self._imports.setdefault(by_path[group.path], set()).update(names)
+        self._settle(roots)
+
+    def _settle(self, roots: list[str]) -> None:
+        """What `roots` reach over the edges (`reached`), and why the rest is not (`hooked_only`,
+        `blocked`)."""
+        live, dead, hooked, modules = self._live, self._dead, self._hooked, self.modules
         self.roots = roots
-        self.reached = self._closure(roots, live, hooked, imports)
+        self.reached = self._closure(roots, live, hooked, self._imports)
         # Modules an import hook would serve in place of a provider module nobody imports here.
         self.hooked_only = {
             target: f"in place of {after} (its map at {site})"
