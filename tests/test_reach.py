@@ -350,6 +350,49 @@ def test_the_provider_strings_are_searched_again_only_in_the_files_that_changed(
     assert provider_strings(MemoryTree(dedent_files(gone), "pv"), "pv", ["plug"], cache) == ["plug.c"]
 
 
+
+def test_the_provider_strings_recorded_while_its_identifiers_are_read_are_not_searched_again(monkeypatch):
+    """A commit's identifiers are read from every blob (the name search): the names each file
+    writes under the consumer's tops are recorded then, and the strings search takes them instead
+    of reading every blob a second time. A file read without them is still searched."""
+    from atompin.analysis import name_sites
+    from atompin.analysis.cache import AnalysisCache
+    from atompin.analysis.reach import strings_reader
+
+    def read(cache: AnalysisCache, tops: list[str]) -> None:
+        name_sites._LAST_LOADED.clear()  # as in a new process: every file is read
+        search = name_sites.NameSearch(tree, "pv", cache)
+        search.also_read = strings_reader(tree, tops)
+        search.load()
+
+    searched: list[list[str]] = []
+    real = MemoryTree.files_containing
+    monkeypatch.setattr(MemoryTree, "files_containing", lambda self, p, w: searched.append(list(p)) or real(self, p, w))
+    files = {
+        "pv/__init__.py": "",
+        "pv/a.py": 'A = ["plug.a.Cls", \'plug.b:f\', "plugged.x", "other.plug.y"]\n',
+        "pv/b.py": "B = plug.c  # not a string\n",
+        "pv/c.py": "C = 2\n",
+    }
+    tree = MemoryTree(dedent_files(files), "pv")
+    cache = AnalysisCache()
+    read(cache, ["plug"])
+    assert provider_strings(tree, "pv", ["plug"], cache) == ["plug.a.Cls", "plug.b:f"]
+    assert searched == []
+    # Recorded for other tops: searched as before, with the same answer.
+    other = AnalysisCache()
+    read(other, ["plugged"])
+    assert provider_strings(tree, "pv", ["plug"], other) == ["plug.a.Cls", "plug.b:f"]
+    assert searched == [sorted(files)]
+    # A file whose record is missing (a share of the reading lost with its process) is searched.
+    lost = AnalysisCache()
+    read(lost, ["plug"])
+    for key in [key for key in lost._entries if key.endswith(f"pv/a.py:{tree.stamp('pv/a.py')}")]:
+        del lost._entries[key]
+    assert provider_strings(tree, "pv", ["plug"], lost) == ["plug.a.Cls", "plug.b:f"]
+    assert searched[1:] == [["pv/a.py"]]
+
+
 HOOK = """
     import builtins
     import importlib

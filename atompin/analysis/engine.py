@@ -36,7 +36,7 @@ from atompin.analysis.prefetch import (
     written_there,
 )
 from atompin.analysis.provider import ProviderIndex, Resolution
-from atompin.analysis.reach import demote_unreached, provider_strings, reachability
+from atompin.analysis.reach import demote_unreached, provider_strings, reachability, reached_tops, strings_reader
 from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.results import CheckOptions
@@ -319,6 +319,9 @@ def analyse_trees(
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     search = NameSearch(provider, package, cache)
+    tops = reached_tops(packages)
+    if tops is not None:  # the provider's strings, read with its identifiers (`provider_strings`)
+        search.also_read = strings_reader(provider, tops)
     callers = CallerSearch(index, search)
     left_by_scan: list[object] = []  # the scan's syntax trees, freed while the contact rules end
     try:

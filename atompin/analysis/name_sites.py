@@ -232,6 +232,9 @@ class NameSearch:
         self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
         self._read_words: set[bytes] | None = None  # every word written after a dot (`unread`)
         self.parsed = 0
+        # Given each file's bytes as its identifiers are read: cache entries some other search
+        # makes of them, written with the identifiers (the reach's provider strings).
+        self.also_read: Callable[[str, bytes], list[tuple[str, bytes]]] | None = None
 
     def _files(self) -> list[str]:
         return self.tree.python_files(self.package)
@@ -504,11 +507,15 @@ class NameSearch:
         _LAST_LOADED.update((self._identifiers_key(path), found) for path, found in self._identifiers.items())
 
     def _read_identifiers(self, paths: list[str]) -> list[tuple[str, bytes]]:
-        """(cache key, entry) of each file's identifiers, read from its text (and kept here)."""
+        """(cache key, entry) of each file's identifiers, read from its text (and kept here), and
+        what `also_read` makes of it."""
         out = []
+        also = self.also_read
         for path, source in self.tree.read_many(paths):
             found = self._identifiers[path] = Identifiers.read(source)
             out.append((self._identifiers_key(path), found.raw))
+            if also is not None:
+                out += also(path, source)
         return out
 
     def reading_task(self) -> Task | None:

@@ -287,7 +287,8 @@ def reachability(
     not be sound (see the module docstring). `provider_has`: see `Reachability`. `provider_strings`:
     the dotted names under these top packages that the provider writes as strings (its own loader
     may import those modules by name: `provider_strings`), asked only when a module is unreached."""
-    if any("." in p for p in packages):
+    tops = reached_tops(packages)
+    if tops is None:
         return None
     groups = entry_points(tree)
     plugin_groups = sorted(g for g in groups if g.startswith(f"{provider}."))
@@ -299,8 +300,15 @@ def reachability(
     if not roots:
         return None
     roots += [m for m in modules if m.rpartition(".")[2] == "__main__"]
-    tops = sorted({p.split(".")[0] for p in packages})
     return Reachability(usage, modules, roots, plugin_groups, judge, provider_has, lambda: provider_strings(tops))
+
+
+def reached_tops(packages: list[str]) -> list[str] | None:
+    """The top packages whose reach `reachability` may judge when these packages are scanned: none
+    when one is not whole (an unscanned module of its package could import it)."""
+    if any("." in p for p in packages):
+        return None
+    return sorted(set(packages))
 
 
 # Bump when what a cached search of the provider's strings holds changes meaning.
@@ -321,7 +329,8 @@ def provider_strings(tree: SourceTree, package: str, tops: list[str], cache: Ana
     string literals: modules and classes the provider itself may import by name (vLLM's platform
     resolver returns "tpu_inference.platforms.tpu_platform.TpuPlatform", a plugin that declares only
     a `vllm.general_plugins` entry point). With a `cache`, only the files whose stamp changed since
-    the last search of this package are searched (a bump changes a few hundred of vLLM's files)."""
+    the last search of this package are searched (a bump changes a few hundred of vLLM's files),
+    and not those whose names another read of their bytes recorded (`strings_reader`)."""
     if not tops:
         return []
     paths = tree.python_files(package)
@@ -333,10 +342,46 @@ def provider_strings(tree: SourceTree, package: str, tops: list[str], cache: Ana
         earlier = _StringsSearched({}, {})
     fresh = [path for path in paths if earlier.stamps.get(path) != stamps[path]]
     found = {path: names for path, names in earlier.found.items() if earlier.stamps.get(path) == stamps.get(path)}
-    found.update(_strings_in(tree, fresh, tops) if fresh else {})
+    unsearched = fresh
+    # What a read recorded is looked for only when it recorded the first: a folder searched in
+    # place reads no file, and thousands of lookups that find nothing cost more than its search.
+    if cache is not None and fresh and cache.get_raw(_file_key(tops, fresh[0], stamps[fresh[0]])) is not None:
+        unsearched = []
+        for path in fresh:
+            recorded = cache.get_raw(_file_key(tops, path, stamps[path]))
+            if recorded is None:
+                unsearched.append(path)
+            elif recorded:
+                found[path] = recorded.decode().split()
+    found.update(_strings_in(tree, unsearched, tops) if unsearched else {})
     if cache is not None and fresh:
         cache.put_raw(key, dump_json(_StringsSearched, _StringsSearched(stamps, found)))
     return sorted({name for names in found.values() for name in names})
+
+
+def strings_reader(tree: SourceTree, tops: list[str]) -> Callable[[str, bytes], list[tuple[str, bytes]]]:
+    """For a reader of every provider file's bytes (the name search's identifiers): the cache
+    entry recording the names under `tops` one file writes as strings, which `provider_strings`
+    then takes instead of searching that file again (a commit's search reads every blob: a fifth
+    of a second on vLLM, at the end of a lock)."""
+    words = [f"{top}.".encode() for top in tops]
+
+    def entries(path: str, data: bytes) -> list[tuple[str, bytes]]:
+        names = _written_names(data, tops) if any(word in data for word in words) else []
+        return [(_file_key(tops, path, tree.stamp(path)), " ".join(names).encode())]
+
+    return entries
+
+
+def _file_key(tops: list[str], path: str, stamp: str) -> str:
+    return f"{STRINGS_FORMAT}-file:{','.join(tops)}:{path}:{stamp}"
+
+
+def _written_names(data: bytes, tops: list[str]) -> list[str]:
+    """The dotted names under `tops` that `data` writes as string literals."""
+    names = b"|".join(re.escape(top.encode()) for top in tops)
+    literal = re.compile(rb"[\"']((?:" + names + rb")\.[\w.:]+)[\"']")
+    return sorted({m.group(1).decode() for m in literal.finditer(data)})
 
 
 def _strings_in(tree: SourceTree, paths: list[str], tops: list[str]) -> dict[str, list[str]]:
@@ -346,10 +391,9 @@ def _strings_in(tree: SourceTree, paths: list[str], tops: list[str]) -> dict[str
         files = tree.files_matching(paths, [f"[\"'](?:{names})\\."])
     else:  # a commit: `git grep -F` there (a pattern would read every blob here)
         files = tree.files_containing(paths, [quote + f"{top}.".encode() for top in tops for quote in (b'"', b"'")])
-    literal = re.compile(rb"[\"']((?:" + names.encode() + rb")\.[\w.:]+)[\"']")
     out: dict[str, list[str]] = {}
     for path, data in tree.read_many(files):
-        written = sorted({m.group(1).decode() for m in literal.finditer(data)})
+        written = _written_names(data, tops)
         if written:
             out[path] = written
     return out
