@@ -2100,6 +2100,48 @@ def test_a_cast_to_a_class_types_the_object_as_one():
     ]
 
 
+def test_an_instance_of_its_own_subclass_the_consumer_keeps_is_typed_as_one():
+    # vllm-ascend's `self.input_batch = NPUInputBatch(...)` (a subclass of vLLM's InputBatch), then
+    # `self.input_batch.add_request(...)`: a method it inherits from the provider, judged there.
+    consumer = {
+        "plug/attn.py": """
+            from pv.attn import Attention
+
+            class MyAttention(Attention):
+                def extra(self):
+                    pass
+
+            class Holder:
+                def __init__(self):
+                    self.layer = MyAttention()
+                    self.made = MyAttention()
+                    self.own = Own()
+
+                def load(self):
+                    self.layer.process_weights_after_loading()
+                    self.own.process_weights_after_loading()
+                    self.made.extra()
+                    local = MyAttention()
+                    local.process_weights_after_loading()
+
+                def later(self):
+                    self.made = object()
+
+            class Own:
+                def process_weights_after_loading(self):
+                    pass
+        """
+    }
+    # `self.made` holds two kinds of object: not typed; `self.own` is the consumer's own class.
+    result = check(consumer, ATTN_B, baseline=ATTN_A)
+    assert found(result, "arity-drift") == [
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:14"),
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:18"),
+    ]
+    assert "the call x.process_weights_after_loading(0 positional)" in one_of_site(result, "plug/attn.py:18").message
+    assert "the call x.process_weights_after_loading(0 positional)" in one_of_site(result, "plug/attn.py:14").message
+
+
 def test_a_receiver_call_that_did_not_fit_the_baseline_either_is_a_warning_though_the_signature_changed():
     # vllm-mindspore's `self.maybe_randomize_inputs(input_ids)` at vLLM 0.33 against 0.23: the
     # method gained a parameter since, but it required `inputs_embeds` at 0.23 too.

@@ -133,6 +133,35 @@ def test_a_member_the_consumer_class_supplies_is_no_error(supplier: str):
     assert found(check({"plug/spec.py": source}, PV_B, PV_A), "missing-member") == []
 
 
+@pytest.mark.parametrize(
+    "setter",
+    [
+        "def make():\n    spec = MySpec()\n    spec.ratio = 2\n    return spec\n",
+        "def make(spec: MySpec):\n    spec.ratio = 2\n",
+        "class Holder:\n    def __init__(self):\n        self.spec = MySpec()\n        self.spec.ratio = 2\n",
+    ],
+)
+def test_a_member_the_consumer_sets_on_an_instance_of_its_class_from_outside_is_no_error(setter: str):
+    # Typed as an instance of MySpec (made there, or annotated), the object is not the method's
+    # own `self`: what is set on it is set from outside the class, as on any other object.
+    source = SPEC_CONSUMER["plug/spec.py"] + "\n\n" + setter
+    assert found(check({"plug/spec.py": source}, PV_B, PV_A), "missing-member") == []
+
+
+def test_a_member_read_through_an_instance_the_consumer_makes_of_its_class_is_judged_as_through_self():
+    # vllm-rbln's scheduler keeps `self.kv_cache_manager = RBLNKVCacheManager(...)` and calls
+    # `get_num_common_prefix_blocks` on it, a method of vLLM's KVCacheManager gone in 0.34.
+    source = SPEC_CONSUMER["plug/spec.py"] + "\n\ndef size():\n    spec = MySpec()\n    return spec.ratio\n"
+    result = check({"plug/spec.py": source}, PV_B, PV_A)
+    assert found(result, "missing-member") == [
+        ("error", "pv.spec:Spec.ratio", "plug/spec.py:6"),
+        ("error", "pv.spec:Spec.ratio", "plug/spec.py:11"),
+    ]
+    messages = sorted(f.message for f in result.findings if f.rule.value == "missing-member")
+    assert "read through an instance of plug.spec.MySpec the consumer made or typed as one" in messages[0]
+    assert "read through self in plug.spec.MySpec" in messages[1]
+
+
 def test_a_consumer_subclass_that_defines_it_leaves_self_unknown():
     consumer = {"plug/spec.py": SPEC_CONSUMER["plug/spec.py"] + "\n\nclass Concrete(MySpec):\n    ratio = 4\n"}
     assert found(check(consumer, PV_B, PV_A), "missing-member") == []
@@ -533,12 +562,27 @@ CASCADE_USER = """
 """
 
 
+HOLDER = """
+    class Holder:
+        def __init__(self):
+            self.runner = MyRunner(None)
+
+        def enable(self):
+            self.runner.cascade = True
+            return self.runner.step(True)
+"""
+
+
 @pytest.mark.parametrize(
     ("change", "where", "severity"),
     [
         ("", "plug/runner.py", None),  # never on: the call never runs
         ("        def turn_on(self):\n            self.cascade = True\n", "plug/runner.py", "error"),
         ("    def enable(r):\n        r.cascade = True\n", "plug/runner.py", "error"),  # set from outside
+        # ... also through an object typed as one of its instances: not the method's own `self`
+        ("    def enable(r: MyRunner):\n        r.cascade = True\n", "plug/runner.py", "error"),
+        ("    def enable():\n        r = MyRunner(None)\n        r.cascade = True\n", "plug/runner.py", "error"),
+        (HOLDER, "plug/runner.py", "error"),
     ],
 )
 def test_a_call_under_a_flag_the_provider_keeps_false_never_runs(change: str, where: str, severity: str | None):

@@ -350,7 +350,6 @@ def test_the_provider_strings_are_searched_again_only_in_the_files_that_changed(
     assert provider_strings(MemoryTree(dedent_files(gone), "pv"), "pv", ["plug"], cache) == ["plug.c"]
 
 
-
 def test_the_provider_strings_recorded_while_its_identifiers_are_read_are_not_searched_again(monkeypatch):
     """A commit's identifiers are read from every blob (the name search): the names each file
     writes under the consumer's tops are recorded then, and the strings search takes them instead

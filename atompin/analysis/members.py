@@ -349,11 +349,17 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline, stored: bool = False)
     if _was_property(g, baseline, ref.name):
         what = "a property"
     if ref.via:
-        start = {Receiver.INSTANCE: "x", Receiver.SUPER: "super()"}.get(ref.receiver, ref.receiver.value)
+        start = (
+            "x"
+            if ref.other
+            else {Receiver.INSTANCE: "x", Receiver.SUPER: "super()"}.get(ref.receiver, ref.receiver.value)
+        )
         where = f" in {ref.owner}" if ref.owner else ""
         through = f"{start}.{'.'.join(ref.via)}{where} (an instance of {g.receiver}, as the provider annotates it)"
     elif ref.receiver is Receiver.INSTANCE:
         through = f"an instance of {g.receiver} (as annotated, or the `self` of a function installed on it)"
+    elif ref.other:
+        through = f"an instance of {g.receiver} the consumer made or typed as one"
     else:
         through = f"{ref.receiver.value if ref.receiver is not Receiver.SUPER else 'super()'} in {g.receiver}"
     near = f"; new there since: {', '.join(f'`{n}`' for n in g.near)}" if g.near else ""

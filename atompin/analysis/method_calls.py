@@ -25,7 +25,7 @@ def _render_call(call: MethodCall, runs: str) -> str:
     if call.method.receiver is Receiver.CLASS:
         return f"{call.method.owner.rpartition('.')[2]}{call.shape.render()}"
     receiver = {
-        Receiver.SELF: "self",
+        Receiver.SELF: "x" if call.method.other else "self",
         Receiver.CLS: "cls",
         Receiver.SUPER: "super()",
         Receiver.INSTANCE: "x",

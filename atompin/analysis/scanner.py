@@ -386,6 +386,9 @@ class ConsumerScanner:
         self._class_names: set[str] = set()  # their simple names
         # Attributes of each consumer class annotated with (or assigned) a provider class.
         self._typed_attributes: dict[str, dict[str, tuple[Ref, ...]]] = {}
+        # class -> attribute -> the consumer class every `self.attr = C(...)` of the class makes
+        # (dotted as written: read once the scan knows its classes, `_receiver_attribute`).
+        self._made_attributes: dict[str, dict[str, str]] = {}
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
         self._sources: dict[str, bytes] = {}  # each parsed file's source, by path
@@ -867,7 +870,9 @@ class ConsumerScanner:
                 self._record_attribute_handover(ctx, target, owner, value_node, value)
             if ctx.record and not self._quiet:
                 self._record_member_store(owner, target, ctx)
-            if ctx.record and not (isinstance(owner, ReceiverValue) and owner.receiver is Receiver.SELF):
+            if ctx.record and not (
+                isinstance(owner, ReceiverValue) and owner.receiver is Receiver.SELF and not owner.other
+            ):
                 self.usage.contact.member_stores.append(target.attr)  # set from outside its class
                 self.usage.contact.outside_stores.append(
                     OutsideStore(target.attr, self._site(ctx, target), ctx.function)
@@ -1536,11 +1541,27 @@ class ConsumerScanner:
             cast_to = self._cast_type(node.args[0], ctx) if kept == 1 else None  # `cast(T, x)`: an x of class T
             return cast_to or args[kept]
         if isinstance(callee, ConsumerValue):
-            self._record_class_call(callee, node, ctx)
-            if ctx.returns is None:
-                self._call_helper(callee, node, args, kwargs, ctx)
-            return self._helper_value(callee, args, kwargs, ctx)
+            return self._consumer_call(callee, node, args, kwargs, ctx, makes_instance)
         return self._eval_other_call(name, callee, node, args, ctx, makes_instance)
+
+    def _consumer_call(
+        self,
+        callee: ConsumerValue,
+        node: ast.Call,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        ctx: _Ctx,
+        makes_instance: bool,
+    ) -> Value:
+        """A call of a consumer function or class: a helper followed, its version answer, or (with
+        `makes_instance`, `runner = MyRunner(...)`) an instance typed like `self` in that class."""
+        self._record_class_call(callee, node, ctx)
+        if ctx.returns is None:
+            self._call_helper(callee, node, args, kwargs, ctx)
+        value = self._helper_value(callee, args, kwargs, ctx)
+        if value is None and makes_instance and (cls := self._consumer_class(callee.dotted)) is not None:
+            return ReceiverValue(Receiver.SELF, cls.name, other=True)
+        return value
 
     def _record_class_call(self, callee: ConsumerValue, node: ast.Call, ctx: _Ctx) -> None:
         """`Cls(...)` of what may be a consumer class (one read already, or a name written as a
@@ -2327,7 +2348,7 @@ class ConsumerScanner:
         typed: dict[str, tuple[Ref, ...]] = {}
         methods: list[ConsumerMethod] = []
         attributes: list[str] = []
-        assigned: dict[str, set[tuple[Ref, ...]]] = {}
+        assigned: dict[str, set[tuple[tuple[Ref, ...], str]]] = {}
         if not node.bases:
             self._baseless[name] = node
         self._record_registry(node, ctx)
@@ -2336,8 +2357,8 @@ class ConsumerScanner:
                 # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
                 methods.append(self._consumer_method(stmt, ctx, walk=not ctx.record))
                 if ctx.record:
-                    for attr, choices in self._self_assignments(stmt, ctx):
-                        assigned.setdefault(attr, set()).add(choices)
+                    for attr, choices, made in self._self_assignments(stmt, ctx):
+                        assigned.setdefault(attr, set()).add((choices, made))
                 continue
             if isinstance(stmt, ast.Assign):
                 targets = [n for t in stmt.targets for n in target_names(t)]
@@ -2357,11 +2378,7 @@ class ConsumerScanner:
                     self.usage.contact.handovers.append(
                         Handover(HandoverKind.ATTRIBUTE, handed, site, holder=name, member=target)
                     )
-        # An attribute is typed when every assignment in the class gives it the same provider class
-        # (`self.drafter = A(...)` here and `= B(...)` there is neither).
-        for attr, kinds in assigned.items():
-            if len(kinds) == 1 and () not in kinds:
-                typed.setdefault(attr, next(iter(kinds)))
+        self._made_attributes[name] = _typed_by_assignments(assigned, typed)
         self._typed_attributes[name] = typed
         self._class_names.add(node.name)
         writes, fields = self._generated_init(node, ctx)
@@ -2456,10 +2473,10 @@ class ConsumerScanner:
 
     def _self_assignments(
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx
-    ) -> Iterator[tuple[str, tuple[Ref, ...]]]:
+    ) -> Iterator[tuple[str, tuple[Ref, ...], str]]:
         """Each `self.x = ...` / `self.x: T = ...` in a method: the provider class it makes or is
         annotated with, or that annotates the parameter it stores (`self.x = x` of `x: T`), () for
-        anything else."""
+        anything else; and the consumer class or function (dotted) it calls, "" for anything else."""
         args = [*method.args.posonlyargs, *method.args.args]
         if not args:
             return
@@ -2468,12 +2485,14 @@ class ConsumerScanner:
         rebound: set[str] | None = None  # parameters the body assigns again: their annotation no longer holds
         targets: list[ast.expr]
         for stmt in statements(method.body):
+            made = ""
             if isinstance(stmt, ast.AnnAssign):
                 targets, choices = [stmt.target], self._provider_type(stmt.annotation, ctx)
             elif isinstance(stmt, ast.Assign):
                 value = self._pure(stmt.value.func, ctx) if isinstance(stmt.value, ast.Call) else None
                 targets = list(stmt.targets)
                 choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
+                made = value.dotted if isinstance(value, ConsumerValue) and len(targets) == 1 else ""
                 if isinstance(stmt.value, ast.Name) and stmt.value.id in annotated and len(targets) == 1:
                     if rebound is None:
                         rebound = {
@@ -2486,7 +2505,7 @@ class ConsumerScanner:
             for target in targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                     if target.value.id == receiver:
-                        yield target.attr, choices
+                        yield target.attr, choices, made
 
     def _consumer_class_value(self, node: ast.expr | None, ctx: _Ctx) -> str:
         """The consumer class `node` is (`X`) or makes an instance of (`X(...)`); "" otherwise (a
@@ -2519,7 +2538,7 @@ class ConsumerScanner:
             ):
                 scope.names[param.arg] = ElementsOf(choices)  # `outputs: list[SchedulerOutput]`
             elif own := self._consumer_type(param.annotation, ctx):
-                scope.names[param.arg] = ReceiverValue(Receiver.SELF, own)
+                scope.names[param.arg] = ReceiverValue(Receiver.SELF, own, other=True)
 
     def _installed_self(self, fn: _Function) -> tuple[Ref, ...]:
         """The provider object a function defined outside a class body is installed on as a
@@ -2537,7 +2556,7 @@ class ConsumerScanner:
         if choices := self._unshadowed(self._provider_type(annotation, ctx)):
             return ReceiverValue(Receiver.INSTANCE, choices=choices)
         own = self._consumer_type(annotation, ctx)
-        return ReceiverValue(Receiver.SELF, own) if own else None
+        return ReceiverValue(Receiver.SELF, own, other=True) if own else None
 
     def _consumer_type(self, annotation: ast.expr | None, ctx: _Ctx) -> str:
         """The consumer class a parameter is annotated with (its instances are typed like `self`)."""
@@ -2554,7 +2573,21 @@ class ConsumerScanner:
             choices = self._unshadowed(self._typed_attribute(base.owner, name))
             if choices:
                 return ReceiverValue(Receiver.INSTANCE, choices=choices)
+            if own := self._made_attribute(base.owner, name):
+                return ReceiverValue(Receiver.SELF, own, other=True)  # typed like `self` in that class
         return base.method(name)
+
+    def _made_attribute(self, owner: str, name: str) -> str:
+        """The consumer class of which every assignment of attribute `name` makes an instance
+        (`self.input_batch = NPUInputBatch(...)`) in consumer class `owner`, or in the first of its
+        consumer bases that assigns it, as `_typed_attribute` finds a provider class; "" when
+        not known."""
+        for current in self._consumer_line(owner):
+            made = self._made_attributes.get(current, {})
+            if name in made:
+                cls = self._consumer_class(made[name]) if made[name] else None
+                return cls.name if cls is not None else ""
+        return ""
 
     def _unshadowed(self, choices: tuple[Ref, ...]) -> tuple[Ref, ...]:
         """A provider class type, unless the consumer defines a class of the same name (an import
@@ -2566,6 +2599,13 @@ class ConsumerScanner:
 
     def _typed_attribute(self, owner: str, name: str) -> tuple[Ref, ...]:
         """An attribute of a consumer class (or of its consumer bases) typed with a provider class."""
+        for current in self._consumer_line(owner):
+            if name in self._typed_attributes.get(current, {}):
+                return self._typed_attributes[current][name]
+        return ()
+
+    def _consumer_line(self, owner: str) -> Iterator[str]:
+        """Consumer class `owner`, then the consumer classes it derives from, breadth first."""
         seen: set[str] = set()
         todo = [owner]
         while todo:
@@ -2573,12 +2613,10 @@ class ConsumerScanner:
             if current in seen:
                 continue
             seen.add(current)
-            if name in self._typed_attributes.get(current, {}):
-                return self._typed_attributes[current][name]
+            yield current
             cls = self._classes.get(current)
             if cls is not None:
                 todo += [b.consumer for b in cls.bases if b.consumer]
-        return ()
 
     def _record_delegation(self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx) -> None:
         """In method `m` of a consumer class: `super().m(...)` or `Base.m(self, ...)` hands on to the original."""
@@ -2920,10 +2958,10 @@ def _member_ref(base: Value, attr: str) -> MethodRef | None:
     attribute of it holds (`self.vllm_config.model_config`, at most `_MAX_VIA` attributes deep);
     None through anything else."""
     if isinstance(base, ReceiverValue):
-        return MethodRef(base.receiver, attr, base.owner, base.choices)
+        return MethodRef(base.receiver, attr, base.owner, base.choices, other=base.other)
     if isinstance(base, (MethodValue, MemberChain)) and len(base.ref.via) < _MAX_VIA:
         ref = base.ref
-        return MethodRef(ref.receiver, attr, ref.owner, ref.choices, (*ref.via, ref.name))
+        return MethodRef(ref.receiver, attr, ref.owner, ref.choices, (*ref.via, ref.name), ref.other)
     return None
 
 
@@ -2995,6 +3033,23 @@ def _wrapped(signature: Signature, wrapper: str) -> Signature:
 def _last_name(node: ast.expr) -> str:
     """The last name of a dotted expression (`enum.Enum` -> "Enum"; "" for anything else)."""
     return dotted(node).rpartition(".")[2]
+
+
+def _typed_by_assignments(
+    assigned: dict[str, set[tuple[tuple[Ref, ...], str]]], typed: dict[str, tuple[Ref, ...]]
+) -> dict[str, str]:
+    """From what each `self.x = ...` of a class makes (`_self_assignments`): the attributes every
+    assignment gives the same provider class go into `typed` (unless its body annotates them),
+    and those every assignment makes the same consumer class of are returned, with that class
+    (`self.drafter = A(...)` here and `= B(...)` there is neither: "", not known)."""
+    made: dict[str, str] = {}
+    for attr, kinds in assigned.items():
+        choices, own = next(iter(kinds)) if len(kinds) == 1 else ((), "")
+        if choices:
+            typed.setdefault(attr, choices)
+        elif attr not in typed:
+            made[attr] = own
+    return made
 
 
 def _self_owner(receiver: ast.expr, ctx: _Ctx) -> str:

@@ -383,6 +383,9 @@ class MethodRef:
     # The attributes read on the way (`self.vllm_config.compute_hash`: ("vllm_config",)); only a
     # member use has them, its type found through the provider's annotations.
     via: tuple[str, ...] = ()
+    # SELF through an object typed as an instance of `owner` other than the method's own `self`
+    # (`ReceiverValue.other`): looked up the same way, said otherwise.
+    other: bool = False
 
 
 @dataclass(frozen=True)

@@ -104,9 +104,13 @@ class ReceiverValue:
     receiver: Receiver
     owner: str = ""  # the consumer class, dotted
     choices: tuple[Ref, ...] = ()  # the provider class, for INSTANCE
+    # SELF for an object typed as an instance of `owner` that is not the method's own `self` (an
+    # annotated parameter, a cast, an instance the consumer makes): what is set on it is set from
+    # outside its class.
+    other: bool = False
 
     def method(self, name: str) -> MethodValue:
-        return MethodValue(MethodRef(self.receiver, name, self.owner, self.choices))
+        return MethodValue(MethodRef(self.receiver, name, self.owner, self.choices, other=self.other))
 
 
 @dataclass(frozen=True)
