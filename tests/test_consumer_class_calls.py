@@ -116,6 +116,53 @@ def test_what_may_run_another_init_leaves_the_call_unjudged(change: tuple[str, s
     assert [f for f in arity(consumer) if "Layer" in f[1]] == []
 
 
+FORWARDING = """
+        def __init__(self, *args, **kwargs):
+            \"\"\"Hands every argument on.\"\"\"
+            super().__init__(*args, **kwargs)
+            self.extra = 1
+"""
+
+
+def test_a_consumer_init_that_hands_every_argument_on_runs_the_provider_init_with_them():
+    # vllm-omni's and vllm-ascend's `def __init__(self, *args, **kwargs): super().__init__(*args,
+    # **kwargs)` before their own setup: the call's arguments are the provider __init__'s.
+    consumer = CONSUMER.replace("    class MyLayer(Layer):\n", "    class MyLayer(Layer):" + FORWARDING)
+    assert [f for f in arity(consumer) if "Layer" in f[1]] == [("error", "pv.meta:Layer.__init__", "plug/meta.py:23")]
+    result = check({"plug/meta.py": consumer}, {"pv/meta.py": PROVIDER_NEW}, baseline={"pv/meta.py": PROVIDER})
+    message = {f.symbol: f.message for f in result.findings}["pv.meta:Layer.__init__"]
+    assert (
+        "plug.meta.MyLayer.__init__ hands every argument on, and the provider has pv.meta:Layer.__init__(self, hidden)"
+        in message
+    )
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        # takes something of its own, or hands on something else
+        FORWARDING.replace("(self, *args, **kwargs)", "(self, size, *args, **kwargs)"),
+        FORWARDING.replace("super().__init__(*args, **kwargs)", "super().__init__(*args)"),
+        FORWARDING.replace("super().__init__(*args, **kwargs)", "super().__init__(16, **kwargs)"),
+        # may change them first, or hand them on only sometimes
+        FORWARDING.replace(
+            "            super().__init__", "            kwargs.pop('bias')\n            super().__init__"
+        ),
+        FORWARDING.replace(
+            "            super().__init__(*args, **kwargs)",
+            "            if args:\n                super().__init__(*args, **kwargs)",
+        ),
+        # or another class's __init__, or twice
+        FORWARDING.replace("super().__init__", "Other.__init__"),
+        FORWARDING + "\n        __init__ = other_init\n",
+    ],
+)
+def test_a_consumer_init_that_does_anything_else_with_its_arguments_leaves_the_call_unjudged(init: str):
+    consumer = CONSUMER.replace("    class MyLayer(Layer):\n", "    class MyLayer(Layer):" + init)
+    assert init in consumer
+    assert [f for f in arity(consumer) if "Layer" in f[1]] == []
+
+
 def test_a_consumer_dataclass_under_another_library_or_with_unreadable_fields_is_not_judged():
     pydantic = CONSUMER.replace(
         "    from dataclasses import dataclass\n", "    from pydantic.dataclasses import dataclass\n"

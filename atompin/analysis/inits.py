@@ -5,7 +5,11 @@ dataclasses in its order (vllm-ascend's `AscendCommonAttentionMetadata(CommonAtt
 called with a field vLLM 0.30 removed). Anything in the way that may make the instance otherwise
 (a consumer `__init__` or `__new__`, a metaclass, another library's generated `__init__`, an
 outside base, a patched `__init__`) leaves the call unjudged: `super().__init__(...)` in the
-consumer's own `__init__` is judged as any call through `super()` is.
+consumer's own `__init__` is judged as any call through `super()` is. A consumer `__init__` that
+first hands every argument on unchanged (`def __init__(self, *args, **kwargs):
+super().__init__(*args, **kwargs)`, then its own setup, a pattern of ATOM, vllm-ascend,
+vllm-omni, vllm-rbln, tpu-inference, vllm-spyre and vllm-kunlun) is passed through: the call's
+arguments are the next class's.
 
 A consumer dataclass whose order's fields put a field without a default after one with a default
 (vLLM 0.28's `InputBatch` gained `max_query_len: int = ...`, before vllm-ascend 0.23's own
@@ -16,7 +20,7 @@ A consumer dataclass whose order's fields put a field without a default after on
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import describe_change
 from atompin.analysis.baseline import Baseline
@@ -39,6 +43,8 @@ class InitRun:
     owner: ClassRef
     signature: Signature
     dataclass: str = ""
+    # The consumer classes whose `__init__` runs first and hands every argument on to it.
+    through: tuple[str, ...] = ()
 
 
 def init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
@@ -51,6 +57,14 @@ def init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
 
 
 def _init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
+    through: list[str] = []
+    run = _first_init(hierarchy, name, through)
+    return replace(run, through=tuple(through)) if run is not None and through else run
+
+
+def _first_init(hierarchy: Hierarchy, name: str, through: list[str]) -> InitRun | None:
+    """The first `__init__` of the order that takes the call's arguments (`_init_run`); the
+    consumer classes met first whose `__init__` hands them all on are added to `through`."""
     for node in hierarchy.mro(name):
         if isinstance(node, str):
             if node in PLAIN_BASES:
@@ -58,8 +72,13 @@ def _init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
             return None  # an outside base may define __init__
         if isinstance(node, ConsumerRef):
             cls = hierarchy.consumer(node)
-            if cls is None or "__init__" in cls.bound or "__new__" in cls.bound:
+            if cls is None or "__new__" in cls.bound or ("__init__" in cls.bound and not cls.init_hands_on):
                 return None
+            if cls.init_hands_on:  # what the call passes is what the next class's __init__ takes
+                through.append(cls.name)
+                if cls.writes_init:
+                    return None
+                continue
             if cls.writes_init:
                 run = _consumer_dataclass(hierarchy, cls.name) if cls.fields is not None else None
                 return run if run is not None and misplaced_field(run.signature) is None else None

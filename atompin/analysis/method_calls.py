@@ -108,7 +108,8 @@ def _runs(hierarchy: Hierarchy, call: MethodCall) -> tuple[ClassRef, Signature, 
                     f"({run.owner}'s among them) is __init__"
                 ),
             )
-        return run.owner, run.signature, f"the provider has {run.owner}.__init__"
+        through = "".join(f"{name}.__init__ hands every argument on, and " for name in run.through)
+        return run.owner, run.signature, f"{through}the provider has {run.owner}.__init__"
     found = hierarchy.provider_method(call.method)
     if found is None:
         return None

@@ -60,12 +60,14 @@ from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
     annotated_type,
+    body_after_docstring,
     breaks,
     class_body_names,
     does_nothing,
     dotted,
     element_type,
     expr_children,
+    init_hands_on,
     instance_assignments,
     is_type_checking,
     literal_strings,
@@ -2397,6 +2399,7 @@ class ConsumerScanner:
             writes_init=writes,
             fields=fields,
             when=self._when(ctx) if fields is not None else (),
+            init_hands_on=init_hands_on(node),
         )
 
     def _generated_init(self, node: ast.ClassDef, ctx: _Ctx) -> tuple[bool, tuple[str, ...] | None]:
@@ -3088,24 +3091,16 @@ def _none_tested(node: ast.Compare) -> ast.Attribute | None:
     return None
 
 
-def _body_after_docstring(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
-    """The function's body without its docstring."""
-    body = function.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        return body[1:]
-    return body
-
-
 def _only_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Is the function's body (after its docstring) one `return` of a value?"""
-    body = _body_after_docstring(function)
+    body = body_after_docstring(function)
     return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
 
 
 def _only_answer(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
     """The literal `True` or `False` a function's body does nothing but return (after its
     docstring); None for any other body."""
-    body = _body_after_docstring(function)
+    body = body_after_docstring(function)
     if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
         answer = body[0].value.value
         return answer if isinstance(answer, bool) else None

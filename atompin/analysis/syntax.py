@@ -346,6 +346,38 @@ def class_body_names(body: list[ast.stmt]) -> set[str]:
     return out
 
 
+def init_hands_on(node: ast.ClassDef) -> bool:
+    """Does the class's `__init__` first hand every argument it takes on, unchanged, to the next
+    class's (`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, a docstring
+    before, anything after)? Its body must bind `__init__` once, by that plain `def`."""
+    bindings = [s for s in node.body if "__init__" in class_body_names([s])]
+    init = bindings[0] if len(bindings) == 1 else None
+    if not isinstance(init, ast.FunctionDef) or init.decorator_list:
+        return False
+    a = init.args
+    if a.posonlyargs or len(a.args) != 1 or a.kwonlyargs or a.vararg is None or a.kwarg is None:
+        return False
+    body = body_after_docstring(init)
+    call = body[0].value if body and isinstance(body[0], ast.Expr) else None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
+        return False
+    owner = call.func.value
+    if not (isinstance(owner, ast.Call) and dotted(owner.func) == "super" and not owner.args and not owner.keywords):
+        return False
+    match call.args, call.keywords:
+        case [ast.Starred(value=ast.Name(id=args))], [ast.keyword(arg=None, value=ast.Name(id=kwargs))]:
+            return args == a.vararg.arg and kwargs == a.kwarg.arg
+    return False
+
+
+def body_after_docstring(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The function's body without its docstring."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        return body[1:]
+    return body
+
+
 def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     """What a class's methods (closures in them included) set on their instance: attribute -> the
     callees whose results they store there, as written ("type[C]" for a parameter annotated with

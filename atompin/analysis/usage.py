@@ -353,6 +353,9 @@ class ConsumerClass:
     fields: tuple[str, ...] | None = None
     # For such a dataclass: the conditions its definition runs under (version gates, handlers).
     when: tuple[Condition, ...] = ()
+    # Its `__init__` first hands every argument on, unchanged, to the next class's
+    # (`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, then its own setup).
+    init_hands_on: bool = False
 
     @property
     def symbol(self) -> str:
