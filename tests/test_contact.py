@@ -3077,3 +3077,25 @@ def test_an_instance_a_provider_factory_makes_is_the_class_its_return_annotation
     assert found(check(consumer, provider), "arity-drift") == [
         ("error", "pv.rope:RotaryEmbedding.forward", "plug/attn.py:9")
     ]
+
+
+def test_handing_another_instance_of_the_class_to_the_base_method_is_no_delegation():
+    # `Base.m(self, ...)` inside `m` hands on to the original; `Base.m(other, ...)` with another
+    # object typed as an instance of the class (here an annotated parameter) runs it on that one.
+    from atompin.analysis.scanner import ConsumerScanner
+
+    source = b"""from pv.attn import Attention
+
+class MyAttention(Attention):
+    def load(self, other: MyAttention):
+        Attention.load(other)
+
+    def reload(self):
+        Attention.reload(self)
+"""
+    usage = ConsumerScanner("pv", ("plug",)).scan([("plug/attn.py", "plug.attn", False, source)])
+    [cls] = [c for c in usage.contact.classes if c.name == "plug.attn.MyAttention"]
+    assert [(m.name, [b.text for b in m.delegates_to]) for m in cls.methods] == [
+        ("load", []),
+        ("reload", ["Attention"]),
+    ]

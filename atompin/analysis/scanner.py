@@ -2630,7 +2630,7 @@ class ConsumerScanner:
             return
         if isinstance(callee, MethodValue) and callee.ref.receiver is Receiver.SUPER:
             self._delegations.setdefault((ctx.owner, method), set()).add(ClassBase(text="super"))
-        elif args and isinstance(args[0], ReceiverValue) and args[0].receiver is Receiver.SELF:
+        elif args and isinstance(args[0], ReceiverValue) and args[0].receiver is Receiver.SELF and not args[0].other:
             self._delegations.setdefault((ctx.owner, method), set()).add(self._class_base(node.func.value, ctx))
 
     def _receiver_call(self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx) -> Value:
