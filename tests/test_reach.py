@@ -328,6 +328,26 @@ def test_the_provider_strings_naming_consumer_modules_are_found_alike_in_a_folde
     assert provider_strings(GitTree(repo, repo.head.commit.hexsha, "pv"), "pv", ["plug"]) == expected
 
 
+def test_the_roots_are_read_from_the_consumer_tree_alone_and_only_for_a_plugin_scanned_whole():
+    """Known before the scan (so the provider's strings are read with its identifiers only for a
+    consumer whose reach is judged): a package not scanned whole, or a consumer registering no
+    entry point of the provider's, has none."""
+    from atompin.analysis.reach import reach_roots
+
+    tree = MemoryTree(dedent_files(plugin(live="", lazy="", __main__="")), "plug")
+    roots = reach_roots(tree, ["plug"], "pv")
+    assert roots is not None
+    assert (roots.tops, roots.groups, roots.roots) == (
+        ["plug"],
+        ["pv.general_plugins"],
+        ["plug.register", "plug.__main__"],
+    )
+    assert reach_roots(tree, ["plug.live"], "pv") is None
+    assert reach_roots(tree, ["plug"], "other") is None
+    no_entry_points = {k: v for k, v in plugin().items() if k != "pyproject.toml"}
+    assert reach_roots(MemoryTree(dedent_files(no_entry_points), "plug"), ["plug"], "pv") is None
+
+
 def test_the_provider_strings_are_searched_again_only_in_the_files_that_changed(monkeypatch):
     """A bump changes a few of the provider's files: the search of the last commit is kept by
     each file's stamp, and only the files that changed are read again."""

@@ -36,7 +36,14 @@ from atompin.analysis.prefetch import (
     written_there,
 )
 from atompin.analysis.provider import ProviderIndex, Resolution
-from atompin.analysis.reach import demote_unreached, provider_strings, reachability, reached_tops, strings_reader
+from atompin.analysis.reach import (
+    ReachRoots,
+    demote_unreached,
+    provider_strings,
+    reach_roots,
+    reachability,
+    strings_reader,
+)
 from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.results import CheckOptions
@@ -301,6 +308,7 @@ class _Edge:
     callers: CallerSearch
     options: CheckOptions
     cache: AnalysisCache
+    reach: ReachRoots | None  # where the consumer's reachability starts, if it is judged
 
 
 @without_gc
@@ -319,9 +327,9 @@ def analyse_trees(
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     search = NameSearch(provider, package, cache)
-    tops = reached_tops(packages)
-    if tops is not None:  # the provider's strings, read with its identifiers (`provider_strings`)
-        search.also_read = strings_reader(provider, tops)
+    reach = reach_roots(consumer, packages, package)
+    if reach is not None:  # the provider's strings, read with its identifiers (`provider_strings`)
+        search.also_read = strings_reader(provider, reach.tops)
     callers = CallerSearch(index, search)
     left_by_scan: list[object] = []  # the scan's syntax trees, freed while the contact rules end
     try:
@@ -335,7 +343,7 @@ def analyse_trees(
             search_callers_ahead(callers, options.provider_version),
             left_by_scan,
         )
-        edge = _Edge(consumer, packages, index, base_index, search, callers, options, cache)
+        edge = _Edge(consumer, packages, index, base_index, search, callers, options, cache, reach)
         return _check_usage(edge, usage, left_by_scan)
     finally:
         callers.close()  # a search started ahead whose answer was never asked for (the check failed)
@@ -401,16 +409,14 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     finally:
         contact.close()
         checker.callers.close()
-    reach = reachability(
-        consumer,
-        packages,
-        package,
-        usage,
-        checker.judge,
-        lambda module: provider.find_module(module) is not None,
-        lambda tops: provider_strings(provider, package, tops, cache),
-    )
-    if reach is not None:
+    if edge.reach is not None:
+        reach = reachability(
+            edge.reach,
+            usage,
+            checker.judge,
+            lambda module: provider.find_module(module) is not None,
+            lambda tops: provider_strings(provider, package, tops, cache),
+        )
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
     findings = sorted(findings, key=Finding.sort_key)

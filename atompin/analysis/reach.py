@@ -274,21 +274,22 @@ class Reachability:
         )
 
 
-def reachability(
-    tree: SourceTree,
-    packages: list[str],
-    provider: str,
-    usage: ConsumerUsage,
-    judge: Callable[[tuple[Condition, ...]], Judgement],
-    provider_has: Callable[[str], bool] = lambda module: True,
-    provider_strings: Callable[[list[str]], list[str]] = lambda tops: [],
-) -> Reachability | None:
-    """The reachability of the scanned packages from the consumer's entry points; None where it would
-    not be sound (see the module docstring). `provider_has`: see `Reachability`. `provider_strings`:
-    the dotted names under these top packages that the provider writes as strings (its own loader
-    may import those modules by name: `provider_strings`), asked only when a module is unreached."""
-    tops = reached_tops(packages)
-    if tops is None:
+@dataclass(frozen=True)
+class ReachRoots:
+    """Where reachability starts, read from the consumer tree alone (`reach_roots`): the scanned
+    top packages, the provider's plugin groups the consumer registers in, and the root modules."""
+
+    tops: list[str]
+    groups: list[str]
+    roots: list[str]
+    modules: dict[str, str]  # scanned module name -> path
+
+
+def reach_roots(tree: SourceTree, packages: list[str], provider: str) -> ReachRoots | None:
+    """The roots of the scanned packages' reachability; None where it would not be sound (see the
+    module docstring): a package that is not whole (an unscanned module of its package could
+    import it), or a consumer registering no entry point in a group of the provider's."""
+    if any("." in p for p in packages):
         return None
     groups = entry_points(tree)
     plugin_groups = sorted(g for g in groups if g.startswith(f"{provider}."))
@@ -300,15 +301,29 @@ def reachability(
     if not roots:
         return None
     roots += [m for m in modules if m.rpartition(".")[2] == "__main__"]
-    return Reachability(usage, modules, roots, plugin_groups, judge, provider_has, lambda: provider_strings(tops))
+    return ReachRoots(sorted(set(packages)), plugin_groups, roots, modules)
 
 
-def reached_tops(packages: list[str]) -> list[str] | None:
-    """The top packages whose reach `reachability` may judge when these packages are scanned: none
-    when one is not whole (an unscanned module of its package could import it)."""
-    if any("." in p for p in packages):
-        return None
-    return sorted(set(packages))
+def reachability(
+    start: ReachRoots,
+    usage: ConsumerUsage,
+    judge: Callable[[tuple[Condition, ...]], Judgement],
+    provider_has: Callable[[str], bool] = lambda module: True,
+    provider_strings: Callable[[list[str]], list[str]] = lambda tops: [],
+) -> Reachability:
+    """The reachability of the scanned packages from `start`'s roots. `provider_has`: see
+    `Reachability`. `provider_strings`: the dotted names under the top packages that the provider
+    writes as strings (its own loader may import those modules by name: `provider_strings`), asked
+    only when a module is unreached."""
+    return Reachability(
+        usage,
+        start.modules,
+        start.roots,
+        start.groups,
+        judge,
+        provider_has,
+        lambda: provider_strings(start.tops),
+    )
 
 
 # Bump when what a cached search of the provider's strings holds changes meaning.
