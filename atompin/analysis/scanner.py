@@ -1437,15 +1437,7 @@ class ConsumerScanner:
 
     def _consumer_bases(self, name: str) -> set[str]:
         """The consumer classes `name` derives from, through the consumer's own bases."""
-        out: set[str] = set()
-        todo = [name]
-        while todo:
-            cls = self._classes.get(todo.pop())
-            for base in cls.bases if cls is not None else ():
-                if base.consumer and base.consumer not in out:
-                    out.add(base.consumer)
-                    todo.append(base.consumer)
-        return out
+        return set(itertools.islice(self._consumer_line(name), 1, None))
 
     def _may_reach_provider(self, ref: MethodRef) -> bool:
         """Can a lookup through this receiver meet a provider class? An annotated one does; `self`
