@@ -350,6 +350,8 @@ def init_hands_on(node: ast.ClassDef) -> bool:
     """Does the class's `__init__` first hand every argument it takes on, unchanged, to the next
     class's (`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, a docstring
     before, anything after)? Its body must bind `__init__` once, by that plain `def`."""
+    if not any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in node.body):
+        return False  # most classes: their statements are not read for bindings
     bindings = [s for s in node.body if "__init__" in class_body_names([s])]
     init = bindings[0] if len(bindings) == 1 else None
     if not isinstance(init, ast.FunctionDef) or init.decorator_list:
