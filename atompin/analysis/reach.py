@@ -380,9 +380,10 @@ def strings_reader(tree: SourceTree, tops: list[str]) -> Callable[[str, bytes], 
     then takes instead of searching that file again (a commit's search reads every blob: a fifth
     of a second on vLLM, at the end of a lock)."""
     words = [f"{top}.".encode() for top in tops]
+    literal = _literal(tops)
 
     def entries(path: str, data: bytes) -> list[tuple[str, bytes]]:
-        names = _written_names(data, tops) if any(word in data for word in words) else []
+        names = _written_names(data, literal) if any(word in data for word in words) else []
         return [(_file_key(tops, path, tree.stamp(path)), " ".join(names).encode())]
 
     return entries
@@ -392,10 +393,14 @@ def _file_key(tops: list[str], path: str, stamp: str) -> str:
     return f"{STRINGS_FORMAT}-file:{','.join(tops)}:{path}:{stamp}"
 
 
-def _written_names(data: bytes, tops: list[str]) -> list[str]:
-    """The dotted names under `tops` that `data` writes as string literals."""
+def _literal(tops: list[str]) -> re.Pattern[bytes]:
+    """A string literal holding a dotted name under `tops`: the name is its group 1."""
     names = b"|".join(re.escape(top.encode()) for top in tops)
-    literal = re.compile(rb"[\"']((?:" + names + rb")\.[\w.:]+)[\"']")
+    return re.compile(rb"[\"']((?:" + names + rb")\.[\w.:]+)[\"']")
+
+
+def _written_names(data: bytes, literal: re.Pattern[bytes]) -> list[str]:
+    """The dotted names `data` writes as string literals (`_literal`)."""
     return sorted({m.group(1).decode() for m in literal.finditer(data)})
 
 
@@ -407,8 +412,9 @@ def _strings_in(tree: SourceTree, paths: list[str], tops: list[str]) -> dict[str
     else:  # a commit: `git grep -F` there (a pattern would read every blob here)
         files = tree.files_containing(paths, [quote + f"{top}.".encode() for top in tops for quote in (b'"', b"'")])
     out: dict[str, list[str]] = {}
+    literal = _literal(tops)
     for path, data in tree.read_many(files):
-        written = _written_names(data, tops)
+        written = _written_names(data, literal)
         if written:
             out[path] = written
     return out
