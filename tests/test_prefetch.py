@@ -749,13 +749,16 @@ def _narrower_conv_check(
     return [(f.rule.value, f.severity.value, f.message) for f in result.findings]
 
 
-def test_the_caller_search_starts_while_the_scan_ends_on_the_core_the_provider_side_frees(
+def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends_after_the_scan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once every body is read, the patches are known: where the second process has indexed the
     provider module a replacement narrows, the search for its calls is started then, before what
     was handed over is resolved, in a process that waits until the provider side's child is
-    done, and tells the files by their text. The findings are those of a check in one process."""
+    done. That child ends after the scan here, so it sends what it read to this process, not to
+    the cache: the search started ahead, not begun, is called off (it would tell the files by
+    their text) and started again once the identifiers are here, which it then has in memory.
+    The findings are those of a check in one process."""
     from atompin.analysis import callsites, name_sites
     from atompin.analysis.scanner import ConsumerScanner
 
@@ -805,11 +808,12 @@ def test_the_caller_search_starts_while_the_scan_ends_on_the_core_the_provider_s
     events.clear()
     log.write_text("")
     found = _narrower_conv_check(tmp_path, monkeypatch, "2")
-    assert events[:2] == ["search conv ahead", "finish scan"]
+    assert events == ["search conv ahead", "finish scan", "search conv"]
     lines = [line.split(" ") for line in log.read_text().splitlines()]
-    searched = [float(at) for what, at, by_text in lines if what == "search" and by_text == "1"]
+    searched = [(float(at), by_text) for what, at, by_text in lines if what == "search"]
     read = [float(at) for what, at, _ in lines if what == "read"]
-    assert searched and read and min(searched) > max(read)  # once the identifiers are read
+    assert searched and read and min(at for at, _ in searched) > max(read)  # once the identifiers are here
+    assert {by_text for _, by_text in searched} == {"0"}  # from the identifiers, never by the text
     assert found == _narrower_conv_check(tmp_path, monkeypatch, "1")
     assert any(rule == "arity-drift" and severity == "error" and "pv/mixer.py:5" in m for rule, severity, m in found)
 
@@ -980,6 +984,65 @@ def test_a_search_started_ahead_reads_the_identifiers_from_the_cache_when_all_ar
     callers.prime({"conv", "get_coordinator"})
     modes = set(log.read_text().split())
     assert modes == ({"0"} if identifiers_cached else {"1"})
+    alone = CallerSearch(ProviderIndex(tree, "pv"))
+    alone.prime({"conv", "get_coordinator"})
+    assert callers._raw == alone._raw and callers._raw["conv"]
+
+
+@pytest.mark.parametrize("begun", [False, True])
+def test_a_search_started_ahead_is_called_off_only_before_it_begins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, begun: bool
+) -> None:
+    """`call_off_unstarted` stops a search still waiting for the children it was started behind
+    (this process then searches every share itself, or starts it again), and leaves one that
+    has begun: its second process's calls are taken in. The same calls either way."""
+    import test_real_calls
+
+    from atompin.analysis import callsites
+    from atompin.analysis.callsites import CallerSearch
+    from atompin.analysis.name_sites import NameSearch
+    from atompin.analysis.provider import ProviderIndex
+
+    monkeypatch.setenv("ATOMPIN_JOBS", "2")
+    monkeypatch.setattr(CallerSearch, "MIN_FILES", 0)
+    tree = MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider")
+    log = tmp_path / "log"
+    log.write_text("")
+    real_calls_in = callsites.CallerSearch._calls_in
+    pid = os.getpid()
+
+    def calls_in(self: CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
+        if os.getpid() != pid:
+            with log.open("a") as out:
+                out.write("child\n")
+        return real_calls_in(self, names, paths, known)
+
+    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+    # The provider side's child, still at work until told to end (a byte on its pipe).
+    go_read, go_write = os.pipe()
+    provider_side = fork_worker(lambda: [("done", os.read(go_read, 1))])
+    assert provider_side is not None
+    cache = SqliteAnalysisCache(tmp_path / "cache")
+    callers = CallerSearch(ProviderIndex(tree, "pv", cache), NameSearch(tree, "pv", cache))
+    callers.start_search({"conv", "get_coordinator"}, ahead=[provider_side])
+    worker = callers._worker
+    assert worker is not None
+    if begun:
+        os.write(go_write, b"x")
+        deadline = time.monotonic() + 30
+        while not log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    callers.call_off_unstarted()
+    os.write(go_write, b"x")
+    provider_side.collect()
+    if begun:
+        assert callers._worker is worker  # under way: it goes on
+    else:
+        assert callers._worker is None
+        with pytest.raises(ChildProcessError):  # stopped and reaped
+            os.waitpid(worker.pid, os.WNOHANG)
+    callers.prime({"conv", "get_coordinator"})
+    assert bool(log.read_text()) is begun
     alone = CallerSearch(ProviderIndex(tree, "pv"))
     alone.prime({"conv", "get_coordinator"})
     assert callers._raw == alone._raw and callers._raw["conv"]

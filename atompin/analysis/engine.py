@@ -133,13 +133,16 @@ def scan_beside_provider(
     search: NameSearch,
     bodies_read: Callable[[ConsumerUsage, Sequence[Worker]], None] | None = None,
     kept: list[object] | None = None,
+    scan_ended: Callable[[], None] | None = None,
 ) -> ConsumerUsage:
     """Scan the consumer while second processes do the provider's side (see `prefetch`): index
     the provider modules its import statements name (here and at the baseline) and read the
     provider's identifiers for the contact rules' searches. When the scan is cached, what it
     names is known and the provider's side is shared between the two processes. The indexes and
     the search hold what the workers made when this returns. `bodies_read`: see `scan_consumer`;
-    it is also handed the children doing the provider's side. `kept`: see `scan_consumer`."""
+    it is also handed the children doing the provider's side. `kept`: see `scan_consumer`.
+    `scan_ended`: called once the scan ended, when a child that ends from then on sends what it
+    made here rather than to the cache (work started ahead that waits for it can be called off)."""
     also = [baseline] if baseline is not None else []
     workers: list[Worker | None] = []
     reading: list[Task] = []  # reading the identifiers, shared by whoever is free (`Shares`)
@@ -163,6 +166,8 @@ def scan_beside_provider(
         usage = scan_consumer(consumer, packages, index.package, cache, start, read, kept)
         for shares in ahead:  # a child that ends from now on is waited for: it sends at once
             shares.take_rest()
+        if scan_ended is not None:
+            scan_ended()
         if not workers:  # the scan was cached: what it names is known, and is indexed in two halves
             symbols = used_symbols(usage)
             # A tree that searches its files in place is searched so (`search_in_place_unless_read`)
@@ -342,6 +347,7 @@ def analyse_trees(
             search,
             search_callers_ahead(callers, options.provider_version),
             left_by_scan,
+            callers.call_off_unstarted,
         )
         edge = _Edge(consumer, packages, index, base_index, search, callers, options, cache, reach)
         return _check_usage(edge, usage, left_by_scan)

@@ -14,7 +14,10 @@ checks run, so on a machine with a second core it is forked off:
   (`engine.ContactRules`), and another searches the provider for its own calls of what the
   consumer replaced with a narrower function (`CallerSearch.start_search`). That one is
   started as soon as the scan knows the patches, before it ends, and waits until the children
-  above are done (`wait_until_ended`): the core they free is idle until the scan ends.
+  above are done (`wait_until_ended`): the core they free is idle until the scan ends. When
+  they end after the scan, they send what they made here, not to the cache, and the search,
+  not begun yet, is called off and started again once it is here
+  (`CallerSearch.call_off_unstarted`).
 
 Each child sends back bytes: its results and what it would have written to the cache (it
 reads the cache through a connection of its own). What a child did not do is done here on
