@@ -782,10 +782,16 @@ def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends
     real_calls_in, real_read = callsites.CallerSearch._calls_in, name_sites.NameSearch._read_identifiers
     pid = os.getpid()
 
+    child_first = [False]  # this process searches once the second one took a share
+
     def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
         if os.getpid() != pid:
             with log.open("a") as out:
                 out.write(f"search {time.monotonic()} {int(self.names.in_place)}\n")
+        elif child_first[0]:
+            deadline = time.monotonic() + 30
+            while "search" not in log.read_text() and time.monotonic() < deadline:
+                time.sleep(0.01)
         return real_calls_in(self, names, paths, known)
 
     def read_identifiers(self: name_sites.NameSearch, paths: list[str]) -> object:
@@ -807,7 +813,9 @@ def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends
         db.execute("DELETE FROM modules WHERE key LIKE 'identifiers%'")
     events.clear()
     log.write_text("")
+    child_first[0] = True
     found = _narrower_conv_check(tmp_path, monkeypatch, "2")
+    child_first[0] = False
     assert events == ["search conv ahead", "finish scan", "search conv"]
     lines = [line.split(" ") for line in log.read_text().splitlines()]
     searched = [(float(at), by_text) for what, at, by_text in lines if what == "search"]
