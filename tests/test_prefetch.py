@@ -80,16 +80,70 @@ def _identifiers_kept(tmp_path: Path, jobs: str) -> int:
         return int(db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0])
 
 
+def _misses_left_to_the_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Records, for each check, the cache's misses that `index_rest` did not make (a module
+    neither process indexed ahead, looked up by the checks)."""
+    from atompin.analysis.provider import ProviderIndex
+
+    made_ahead = [0]
+    real_rest = ProviderIndex.index_rest
+
+    def index_rest(self: ProviderIndex) -> None:
+        before = self.cache.misses  # type: ignore[attr-defined]
+        real_rest(self)
+        made_ahead[0] += self.cache.misses - before  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(ProviderIndex, "index_rest", index_rest)
+    return made_ahead
+
+
 def test_a_second_process_indexes_the_provider_and_the_findings_are_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    made_here = _misses_left_to_the_checks(monkeypatch)
     one, misses_alone = _check(tmp_path, "1", monkeypatch)
+    assert made_here == [0]  # alone, nothing is indexed ahead
     two, misses_shared = _check(tmp_path, "2", monkeypatch)
     assert one == two
     assert {symbol for _, symbol in one} >= {"pv.m5:Engine5.missing_attr", "pv.m4:Engine4.step"}
     # Alone, every module is looked up in the cache and missed; with a second process, the
-    # modules named (and the base they pull in) arrive indexed.
-    assert (misses_alone, misses_shared) == (11, 0)
+    # modules named (and the base they pull in) arrive indexed, by that process or by this one
+    # once its scan ended (the shares left): the checks miss none.
+    assert misses_alone == 11
+    assert misses_shared == made_here[0]
+
+
+def test_once_its_scan_ended_this_process_indexes_the_shares_the_second_has_not_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The provider's modules are indexed in shares: a second process that is slow to index
+    leaves the shares it has not begun to this one, once its scan ended. The findings are the
+    same; this process indexes some of the modules, not all."""
+    from atompin.analysis.provider import ProviderIndex
+
+    made_here = _misses_left_to_the_checks(monkeypatch)
+    one, misses_alone = _check(tmp_path, "1", monkeypatch)
+    began = tmp_path / "began"
+    pid = os.getpid()
+    real_warm, rest = ProviderIndex.warm, ProviderIndex.index_rest
+
+    def warm(self: ProviderIndex, symbols: object) -> None:
+        if os.getpid() != pid and not began.exists():  # the second process, on its first share
+            began.write_text("")
+            time.sleep(0.5)
+        real_warm(self, symbols)  # type: ignore[arg-type]
+
+    def index_rest(self: ProviderIndex) -> None:
+        deadline = time.monotonic() + 30
+        while not began.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        rest(self)
+
+    monkeypatch.setattr(ProviderIndex, "warm", warm)
+    monkeypatch.setattr(ProviderIndex, "index_rest", index_rest)
+    two, misses_shared = _check(tmp_path, "2", monkeypatch)
+    assert one == two and one
+    assert 0 < made_here[0] == misses_shared < misses_alone
 
 
 def _count_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -168,15 +168,17 @@ def scan_beside_provider(
             shares.take_rest()
         if scan_ended is not None:
             scan_ended()
-        if not workers:  # the scan was cached: what it names is known, and is indexed in two halves
-            symbols = used_symbols(usage)
+        if not workers:  # the scan was cached: what it names is known, and is indexed by both processes
             # A tree that searches its files in place is searched so (`search_in_place_unless_read`)
             # rather than every file's identifiers read now.
             task = search.reading_task() if searches_names(usage) and not search.tree.searches_in_place else None
             reading.extend([task] if task is not None else [])
-            workers += [index.start_indexing(symbols[::2], also), fork_worker(task) if task is not None else None]
-            for each in (index, *also):
-                each.warm(symbols[1::2])
+            workers += [
+                index.start_indexing(used_symbols(usage), also),
+                fork_worker(task) if task is not None else None,
+            ]
+        if workers[0] is not None:
+            index.index_rest()  # the shares of the index its child has not taken: this process is free
         if reading and search.tree.searches_in_place:
             # The files are searched in place instead: what the second process read while the
             # scan went on is used if it is every file's (see `search_in_place_unless_read`).

@@ -7,9 +7,11 @@ checks run, so on a machine with a second core it is forked off:
 - while the consumer is scanned, one child indexes the provider modules the consumer's import
   statements name, with the bases and re-exports that pulls in (`ProviderIndex.start_indexing`),
   and another reads the identifiers of every provider file for the rules' name searches
-  (`NameSearch.reading_task`); on two cores one child does both. The identifiers are read in
-  shares (`Shares`) that whoever is free takes: this process takes those left after its scan
-  (of a folder, none: its files are searched in place instead, `NameSearch.in_place`);
+  (`NameSearch.reading_task`); on two cores one child does both. Both jobs are cut in shares
+  (`Shares`) that whoever is free takes: this process takes those left after its scan (the
+  modules' with `ProviderIndex.index_rest`; of a folder, no identifiers: its files are searched
+  in place instead, `NameSearch.in_place`). When the scan was cached, the modules it names are
+  indexed by both processes from the start;
 - while the names, patches and calls are checked, a child runs the contact rules
   (`engine.ContactRules`), and another searches the provider for its own calls of what the
   consumer replaced with a narrower function (`CallerSearch.start_search`). That one is

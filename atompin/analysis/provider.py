@@ -25,7 +25,7 @@ from atompin.analysis.indexer import index_module, index_tree
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, MemberKind, ModuleInfo
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import in_package, join_symbol, split_symbol
-from atompin.analysis.prefetch import Task, Worker, fork_worker
+from atompin.analysis.prefetch import Shares, Task, Worker, fork_worker
 from atompin.analysis.signature import Signature
 from atompin.model import Rule, Status
 from atompin.sources.tree import ModuleFile, ModuleKind, SourceTree
@@ -103,6 +103,9 @@ _PLAIN_BASE_MEMBERS = {
 # (about a tenth of a second of parsing).
 _MIN_UNCACHED = 300_000
 
+# The modules a second process indexes are cut in this many shares (see `indexing_task`).
+_INDEX_SHARES = 16
+
 
 # What an index that may not parse says of a module no cache holds (see `ProviderIndex`).
 NOT_INDEXED = "not indexed yet"
@@ -124,6 +127,8 @@ class ProviderIndex:
         self._mro: dict[ClassRef, list[ClassRef | str]] = {}
         self._active: set[tuple[str, str]] = set()
         self.parsed = 0
+        # What `indexing_task` cut in shares: the shares, each one's symbols, the indexes warmed.
+        self._indexing: tuple[Shares, list[list[str]], list[ProviderIndex]] | None = None
         # Might code outside the provider change this module-level table ("module.table"), or the
         # module's `__getattr__` itself, as a consumer that reaches it may? A `__getattr__` serving
         # the keys of tables alone is trusted only where nobody else can; by default, nowhere.
@@ -199,30 +204,56 @@ class ProviderIndex:
 
     def start_indexing(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> Worker | None:
         """`warm` these symbols, here and in the indexes `also` (a baseline), in a second process
-        (see `prefetch`); `collect` takes in the indexes it built. None when it would not pay
-        (little to parse) or cannot run here."""
+        (see `prefetch`); `index_rest` indexes here what it has not taken yet, `collect` takes
+        in the indexes it built. None when it would not pay (little to parse) or cannot run here."""
         task = self.indexing_task(symbols, also)
         return fork_worker(task) if task is not None else None
 
     def indexing_task(self, symbols: Iterable[str], also: Sequence[ProviderIndex] = ()) -> Task | None:
         """What `start_indexing` runs in a second process (to run there beside other work); None
-        when what it would parse is too little to pay."""
+        when what it would parse is too little to pay. The symbols are cut in shares of whole
+        modules, in their order (`prefetch.Shares`): the second process warms one after the other,
+        and this one, once free, takes those left (`index_rest`). Modules of a like name share
+        their bases, so few are indexed in both processes."""
         wanted = sorted(set(symbols))
         indexes = [self, *also]
         size = sum(index.uncached(wanted) for index in indexes)
         if size < _MIN_UNCACHED:
             return None
         prepare_codec(ModuleInfo)
+        by_module: dict[str, list[str]] = {}
+        for symbol in wanted:
+            by_module.setdefault(split_symbol(symbol)[0], []).append(symbol)
+        groups = list(by_module.values())
+        count = min(_INDEX_SHARES, len(groups))
+        parts = [
+            [s for group in groups[i * len(groups) // count : (i + 1) * len(groups) // count] for s in group]
+            for i in range(count)
+        ]
+        shares = Shares(count)
+        self._indexing = (shares, parts, indexes)
 
         def task() -> list[tuple[str, bytes]]:
-            written: list[tuple[str, bytes]] = []
-            for index in indexes:
-                recorder = RecordingCache(index.cache.reopened())
-                ProviderIndex(index.tree, index.package, recorder).warm(wanted)
-                written += recorder.written
-            return written
+            recorders = [RecordingCache(index.cache.reopened()) for index in indexes]
+            copies = [ProviderIndex(index.tree, index.package, recorder) for index, recorder in zip(indexes, recorders)]
+            for share in shares:
+                for copy in copies:
+                    copy.warm(parts[share])
+            return [entry for recorder in recorders for entry in recorder.written]
 
         return task
+
+    def index_rest(self) -> None:
+        """Warm here the shares of `indexing_task` that no second process has taken yet (all of
+        them when none ran): this process is free, and the second one would take them after
+        the others."""
+        if self._indexing is None:
+            return
+        shares, parts, indexes = self._indexing
+        self._indexing = None
+        for share in shares:
+            for index in indexes:
+                index.warm(parts[share])
 
     def collect(self, worker: Worker | None) -> None:
         """Take in what a second process indexed (into the cache, where every index finds it)."""
