@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -144,6 +145,35 @@ def test_once_its_scan_ended_this_process_indexes_the_shares_the_second_has_not_
     two, misses_shared = _check(tmp_path, "2", monkeypatch)
     assert one == two and one
     assert 0 < made_here[0] == misses_shared < misses_alone
+
+
+def test_after_a_cached_scan_both_processes_index_what_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bump: the scan is cached, the new provider's modules are not. What the scan names is
+    indexed in shares that the second process and this one take from the start; the checks
+    miss none of them, and the findings are those of one process."""
+    from atompin.analysis import engine
+
+    # Every module changed (none is cached), the base's method taking one argument more.
+    bumped = {path: textwrap.dedent(source) + "# 0.2\n" for path, source in PROVIDER.items()}
+    bumped["pv/base.py"] = "class Base:\n    def step(self, batch, flag): ...\n"
+    cached_scans: list[int] = []
+    real_used = engine.used_symbols
+    monkeypatch.setattr(engine, "used_symbols", lambda usage: cached_scans.append(1) or real_used(usage))
+    made_here = _misses_left_to_the_checks(monkeypatch)
+    found: dict[str, list[tuple[str, str]]] = {}
+    for jobs in ("1", "2"):
+        _check(tmp_path, jobs, monkeypatch)
+        made_here[0] = 0
+        found[jobs], misses = _check(tmp_path, jobs, monkeypatch, provider_files=bumped)
+        if jobs == "2":
+            assert misses == made_here[0]  # what this process indexed ahead; the checks missed none
+    assert cached_scans == [1, 1]  # the second check of each found its scan cached
+    assert found["1"] == found["2"]
+    symbols = {symbol for _, symbol in found["2"]}
+    assert "pv.m4:Engine4.step" not in symbols  # the bumped base takes the call
+    assert "pv.m5:Engine5.missing_attr" in symbols
 
 
 def _count_forks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
