@@ -7,7 +7,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -81,6 +83,38 @@ def _identifiers_kept(tmp_path: Path, jobs: str) -> int:
         return int(db.execute("SELECT count(*) FROM modules WHERE key LIKE 'identifiers:%'").fetchone()[0])
 
 
+def _wait_until(ready: Callable[[], bool], seconds: float = 30) -> None:
+    """Wait until `ready()` (another process's step is done), at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not ready() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _log_searches_there(
+    monkeypatch: pytest.MonkeyPatch,
+    log: Path,
+    said: Callable[[Any], str],
+    here_waits: Callable[[], bool] = lambda: False,
+) -> None:
+    """Wrap the caller search's `_calls_in`: a second process writes the line `said(search)` to
+    `log` before each share it searches; this process, while `here_waits()`, first waits until a
+    line is there (the second process took a share)."""
+    from atompin.analysis import callsites
+
+    real_calls_in = callsites.CallerSearch._calls_in
+    pid = os.getpid()
+
+    def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
+        if os.getpid() != pid:
+            with log.open("a") as out:
+                out.write(said(self) + "\n")
+        elif here_waits():
+            _wait_until(lambda: bool(log.read_text()))
+        return real_calls_in(self, names, paths, known)
+
+    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+
+
 def _misses_left_to_the_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Records, for each check, the cache's misses that `index_rest` did not make (a module
     neither process indexed ahead, looked up by the checks)."""
@@ -135,9 +169,7 @@ def test_once_its_scan_ended_this_process_indexes_the_shares_the_second_has_not_
         real_warm(self, symbols)  # type: ignore[arg-type]
 
     def index_rest(self: ProviderIndex) -> None:
-        deadline = time.monotonic() + 30
-        while not began.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_until(began.exists)
         rest(self)
 
     monkeypatch.setattr(ProviderIndex, "warm", warm)
@@ -863,20 +895,15 @@ def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends
     monkeypatch.setattr(ConsumerScanner, "_finish_contact", finish_contact)
     log = tmp_path / "log"
     log.write_text("")
-    real_calls_in, real_read = callsites.CallerSearch._calls_in, name_sites.NameSearch._read_identifiers
+    real_read = name_sites.NameSearch._read_identifiers
     pid = os.getpid()
-
     child_first = [False]  # this process searches once the second one took a share
-
-    def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
-        if os.getpid() != pid:
-            with log.open("a") as out:
-                out.write(f"search {time.monotonic()} {int(self.names.in_place)}\n")
-        elif child_first[0]:
-            deadline = time.monotonic() + 30
-            while "search" not in log.read_text() and time.monotonic() < deadline:
-                time.sleep(0.01)
-        return real_calls_in(self, names, paths, known)
+    _log_searches_there(
+        monkeypatch,
+        log,
+        lambda search: f"search {time.monotonic()} {int(search.names.in_place)}",
+        lambda: child_first[0],
+    )
 
     def read_identifiers(self: name_sites.NameSearch, paths: list[str]) -> object:
         found = real_read(self, paths)
@@ -886,7 +913,6 @@ def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends
                 out.write(f"read {time.monotonic()} -\n")
         return found
 
-    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
     monkeypatch.setattr(name_sites.NameSearch, "_read_identifiers", read_identifiers)
     # The module the replacement narrows is indexed already (the cache of an earlier check of a
     # consumer that only reads it): what the second process would have written by then.
@@ -1042,7 +1068,7 @@ def test_a_search_started_ahead_reads_the_identifiers_from_the_cache_when_all_ar
     files by their text. The same calls either way."""
     import test_real_calls
 
-    from atompin.analysis import callsites, name_sites
+    from atompin.analysis import name_sites
     from atompin.analysis.callsites import CallerSearch
     from atompin.analysis.name_sites import NameSearch
     from atompin.analysis.provider import ProviderIndex
@@ -1057,20 +1083,8 @@ def test_a_search_started_ahead_reads_the_identifiers_from_the_cache_when_all_ar
     name_sites._LAST_LOADED.clear()  # as in a new process: only the cache holds them
     log = tmp_path / "log"
     log.write_text("")
-    real_calls_in = callsites.CallerSearch._calls_in
-    pid = os.getpid()
-
-    def calls_in(self: CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
-        if os.getpid() != pid:
-            with log.open("a") as out:
-                out.write(f"{int(self.names.in_place)}\n")
-        else:  # let the second process take a share first
-            deadline = time.monotonic() + 30
-            while not log.read_text() and time.monotonic() < deadline:
-                time.sleep(0.01)
-        return real_calls_in(self, names, paths, known)
-
-    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+    # The second process takes a share first.
+    _log_searches_there(monkeypatch, log, lambda search: str(int(search.names.in_place)), lambda: True)
     callers = CallerSearch(ProviderIndex(tree, "pv", cache), NameSearch(tree, "pv", cache))
     callers.start_search({"conv", "get_coordinator"}, ahead=[])
     callers.prime({"conv", "get_coordinator"})
@@ -1090,7 +1104,6 @@ def test_a_search_started_ahead_is_called_off_only_before_it_begins(
     has begun: its second process's calls are taken in. The same calls either way."""
     import test_real_calls
 
-    from atompin.analysis import callsites
     from atompin.analysis.callsites import CallerSearch
     from atompin.analysis.name_sites import NameSearch
     from atompin.analysis.provider import ProviderIndex
@@ -1100,16 +1113,7 @@ def test_a_search_started_ahead_is_called_off_only_before_it_begins(
     tree = MemoryTree(dedent_files(test_real_calls.PROVIDER), "provider")
     log = tmp_path / "log"
     log.write_text("")
-    real_calls_in = callsites.CallerSearch._calls_in
-    pid = os.getpid()
-
-    def calls_in(self: CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
-        if os.getpid() != pid:
-            with log.open("a") as out:
-                out.write("child\n")
-        return real_calls_in(self, names, paths, known)
-
-    monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+    _log_searches_there(monkeypatch, log, lambda search: "child")
     # The provider side's child, still at work until told to end (a byte on its pipe).
     go_read, go_write = os.pipe()
     provider_side = fork_worker(lambda: [("done", os.read(go_read, 1))])
@@ -1121,9 +1125,7 @@ def test_a_search_started_ahead_is_called_off_only_before_it_begins(
     assert worker is not None
     if begun:
         os.write(go_write, b"x")
-        deadline = time.monotonic() + 30
-        while not log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _wait_until(lambda: bool(log.read_text()))
     callers.call_off_unstarted()
     os.write(go_write, b"x")
     provider_side.collect()
