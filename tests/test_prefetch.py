@@ -604,11 +604,7 @@ def test_the_provider_calls_of_a_narrower_replacement_are_searched_in_two_proces
     def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
         here = os.getpid() == pid
         if here and os.environ["ATOMPIN_JOBS"] == "2":  # let the second process take a share first
-            deadline = time.monotonic() + 30
-            while not any(line.startswith("child") for line in log.read_text().splitlines()):
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(0.01)
+            _wait_until(lambda: any(line.startswith("child") for line in log.read_text().splitlines()))
         with log.open("a") as out:
             out.write(f"{'here' if here else 'child'} {' '.join(names)} {' '.join(paths)}\n")
         if child_fails and not here:
