@@ -21,6 +21,7 @@ from atompin.analysis.usage import (
     ConsumerClass,
     ConsumerMethod,
     ConsumerUsage,
+    Handover,
     HandoverKind,
     MethodRef,
     Receiver,
@@ -215,7 +216,7 @@ class Hierarchy:
         return memo[key]
 
     def standing_in(self, holder: ClassRef, method: str) -> ConsumerClass | None:
-        """A consumer class handed to the provider (by dotted path, or to a provider call) that
+        """A consumer class handed to the provider as the class to use (`registered`) that
         implements `method` itself beside provider class `holder`: it derives from a provider base
         of holder's, not from holder (vllm-ascend's NPUWorker, a WorkerBase named as its
         platform's worker class, beside vLLM's GPU Worker). Where it stands in, holder's `method`
@@ -223,7 +224,7 @@ class Hierarchy:
         memo: dict[tuple[ClassRef, str], ConsumerClass | None] = self.memo.setdefault("standing_in", {})
         key = (holder, method)
         if key not in memo:
-            handed = {h.target for h in self.usage.contact.handovers if h.kind in _REGISTERED}
+            handed = self.registered()
             bases = [node for node in self.index.mro(holder)[1:] if isinstance(node, ClassRef)]
             memo[key] = next(
                 (
@@ -239,12 +240,38 @@ class Hierarchy:
             )
         return memo[key]
 
+    def registered(self) -> set[str]:
+        """The consumer classes handed to the provider as the class to use: named by dotted path,
+        passed to a provider call, or returned by a method the provider calls for a class
+        (`returned_to_provider`: ATOM's attention backend's `get_impl_cls`)."""
+        found: set[str] | None = self.memo.get("registered")
+        if found is None:
+            handovers = self.usage.contact.handovers
+            found = self.memo["registered"] = {h.target for h in handovers if h.kind in _REGISTERED} | {
+                h.target for h in self.returned_to_provider()
+            }
+        return found
+
+    def returned_to_provider(self) -> list[Handover]:
+        """The RETURNED handovers whose method the provider calls: an override of a provider
+        method, or a method of a consumer class the consumer hands over itself (a backend class
+        named by its platform, whose `get_impl_cls` returns the class of its layers)."""
+        handovers = self.usage.contact.handovers
+        targets = {h.target for h in handovers}
+        return [
+            h
+            for h in handovers
+            if h.kind is HandoverKind.RETURNED
+            and h.holder in self.classes
+            and (h.holder in targets or any(isinstance(d.node, ClassRef) for d in self.definitions(h.holder, h.member)))
+        ]
+
     def stands_in_anywhere(self) -> bool:
         """Might a consumer class stand in for some provider class (`standing_in`): is one handed
         to the provider that derives from a provider class? Asked before searching for one."""
         found: bool | None = self.memo.get("stands_in_anywhere")
         if found is None:
-            handed = {h.target for h in self.usage.contact.handovers if h.kind in _REGISTERED}
+            handed = self.registered()
             found = self.memo["stands_in_anywhere"] = any(
                 name in self.classes and self.has_provider_base(name) for name in handed
             )

@@ -31,6 +31,7 @@ from atompin.analysis.arity import (
     untakeable_keywords,
 )
 from atompin.analysis.baseline import Baseline
+from atompin.analysis.declared_roles import declared_stand_in
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import made_beside_stand_in, on_named_class, stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
@@ -314,7 +315,7 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
         if not handed or not site.cls:
             return ""  # read, or called on itself, or outside a class: it may reach the consumer's object
         module, _ = hierarchy.index.tree.module_name(site.path)
-        stand_in = hierarchy.standing_in(ClassRef(module, site.cls), site.function)
+        stand_in = hierarchy.standing_in(ClassRef(module, site.cls), site.method)
         if stand_in is None:
             return ""
         beside.append((site, stand_in))
@@ -323,7 +324,7 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
     site, stand_in = beside[0]
     more = f" (and {len(beside) - 1} more such call(s))" if len(beside) > 1 else ""
     return (
-        f"; but the provider calls {method} only at {site.where}, inside {site.cls}.{site.function}{more}, which "
+        f"; but the provider calls {method} only at {site.where}, inside {site.cls}.{site.method}{more}, which "
         f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
         "the consumer does not make run that call"
     )
@@ -570,23 +571,30 @@ def _excuse(
     a new parameter by position (found by the method's name only: weaker evidence)."""
     module, _ = hierarchy.index.tree.module_name(site.path)
     holder = ClassRef(module, site.cls)
-    by = hierarchy.taken_over_by(holder, site.function) if site.cls else ""
+    by = hierarchy.taken_over_by(holder, site.method) if site.cls else ""
     if by:
         return _TAKEN_OVER, (
-            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which {by} overrides "
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.method}, which {by} overrides "
             "without calling it: only instances the consumer does not make run that call"
         )
-    stand_in = hierarchy.standing_in(holder, site.function) if site.cls else None
+    stand_in = hierarchy.standing_in(holder, site.method) if site.cls else None
     if stand_in is not None:
         return _TAKEN_OVER, (
-            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}, which "
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.method}, which "
             f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
             "the consumer does not make run that call"
+        )
+    declared = declared_stand_in(hierarchy, search, holder, site.method) if site.cls else None
+    if declared is not None:
+        return _TAKEN_OVER, (
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.method}, which "
+            f"{declared.telling(hierarchy)}, handed to the provider in that role, implements itself: only "
+            "instances the consumer does not make run that call"
         )
     beside = made_beside_stand_in(hierarchy, search, site)
     if beside is not None:
         return _TAKEN_OVER, (
-            f"the provider passes them at {site.where}, inside {site.cls}.{site.function}; {beside.telling()}: "
+            f"the provider passes them at {site.where}, inside {site.cls}.{site.method}; {beside.telling()}: "
             "only instances the consumer does not make run that call"
         )
     apart = _kept_apart(hierarchy, pair, site, holder) if site.cls else None
@@ -594,7 +602,7 @@ def _excuse(
         holders, others = apart
         return _KEPT_APART, (
             f"the provider passes them at {site.where}, on self.{site.attribute} of {site.cls}; the consumer "
-            f"classes that run {site.cls}.{site.function} ({', '.join(holders)}) keep other classes there "
+            f"classes that run {site.cls}.{site.method} ({', '.join(holders)}) keep other classes there "
             f"({', '.join(others)})"
         )
     off = _switched_off(hierarchy, pair, site.flag) if site.flag else ""
@@ -675,7 +683,7 @@ def _kept_apart(
     None otherwise. (The provider's own instances of `holder` may still: a warning, not silence.)"""
     if not site.attribute:
         return None
-    running = hierarchy.running(holder, site.function)
+    running = hierarchy.running(holder, site.method)
     others: list[str] = []
     for cls in running:
         kept = hierarchy.kept_in(cls.name, site.attribute)

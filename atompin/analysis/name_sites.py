@@ -36,7 +36,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-10"
+SITES_FORMAT = "atompin-sites-11"
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -200,6 +200,9 @@ class NameSite:
     # The receiver is a name as written that no enclosing function binds (`NewData` in
     # `NewData.from_request(...)`, `output.NewData`): that name ("" for any other receiver).
     named: str = ""
+    # The method of `cls` the site is in: `function`, or for a function nested in a method, that
+    # method (what a subclass overrides, or a stand-in implements). "" outside classes.
+    method: str = ""
 
     @property
     def where(self) -> str:
@@ -726,6 +729,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.attribute,
             s.flag,
             s.named,
+            s.method,
         ]
         for s in sites
     ]
@@ -752,6 +756,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 attribute,
                 flag,
                 named,
+                method,
             )
             for (
                 name,
@@ -769,6 +774,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 attribute,
                 flag,
                 named,
+                method,
             ) in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
@@ -804,8 +810,10 @@ class _SiteVisitor(ast.NodeVisitor):
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
     def _site(self, node: ast.AST, name: str, kind: SiteKind, receiver: SiteReceiver, **extra: object) -> None:
-        function, guarded = "", frozenset[str]()
+        function, method, guarded = "", "", frozenset[str]()
         if self.functions:
+            # A class body starts its own stack of functions (`visit_ClassDef`): the first is a method.
+            method = self.functions[0][0].name if self.classes and kind is not SiteKind.DEF else ""
             node_def = self.functions[-1][0]
             function = node_def.name
             if id(node_def) not in self.guarded:
@@ -821,6 +829,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 cls=".".join(self.classes),
                 function=function,
                 guarded=name in guarded,
+                method=method,
                 **extra,  # type: ignore[arg-type]
             )
         )
