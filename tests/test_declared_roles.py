@@ -192,3 +192,28 @@ def test_a_site_in_a_nested_function_tells_the_method_it_is_in():
     )
     sites = [s for s in sites_in(ast.parse(source), "pv/impl.py", {"run_chunk"}) if s.kind.value == "call"]
     assert [(s.cls, s.function, s.method) for s in sites] == [("Impl", "one", "compute"), ("", "inner", "")]
+
+
+def test_the_role_told_is_the_nearest_of_the_calling_class_order():
+    """vLLM declares both `type[AttentionImplBase]` (its backend base) and `type[MLAAttentionImpl]`
+    (its MLA backends): the message names the nearer one, whatever order the files are read in."""
+    provider = {
+        **AFTER,
+        "pv/mla_backend.py": """
+            from pv.backend import AttentionImplBase, Backend
+
+            class MLAImpl(AttentionImplBase):
+                pass
+
+            class MLABackend(Backend):
+                @staticmethod
+                def get_impl_cls() -> type[MLAImpl]:
+                    return MLAImpl
+        """,
+        "pv/mla_impl.py": AFTER["pv/mla_impl.py"]
+        .replace("from pv.backend import AttentionImplBase", "from pv.mla_backend import MLAImpl")
+        .replace("CommonImpl(AttentionImplBase)", "CommonImpl(MLAImpl)"),
+    }
+    [finding] = [f for f in check(CONSUMER, provider, baseline=BEFORE).findings if f.rule.value == "override-drift"]
+    assert finding.severity.value == "warning"
+    assert "(the provider's get_impl_cls returns a type[MLAImpl])" in finding.message

@@ -62,7 +62,8 @@ def declared_stand_in(
             cls = hierarchy.classes.get(handover.target)
             if cls is None or cls.muted or cls.method(method) is None or holder in hierarchy.mro(cls.name):
                 continue
-            role = next((r for r in declared_roles(hierarchy, search, handover.member) if r in order), None)
+            roles = declared_roles(hierarchy, search, handover.member)
+            role = next((r for r in order if r in roles), None)  # the nearest of holder's order
             if role is not None:
                 memo[key] = DeclaredStandIn(cls, handover, role)
                 break
