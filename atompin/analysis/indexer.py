@@ -23,6 +23,7 @@ from atompin.analysis.moduleinfo import (
     SelfCall,
 )
 from atompin.analysis.names import absolute_module
+from atompin.analysis.nullness import known_none, tests_for_none
 from atompin.analysis.signature import signature_of
 from atompin.analysis.syntax import (
     annotated_type,
@@ -37,8 +38,9 @@ from atompin.analysis.syntax import (
 )
 
 _STRONG = {BindingKind.DEF, BindingKind.CLASS, BindingKind.IMPORT, BindingKind.MODULE}
-# What a method's instance attributes and calls on itself are read from.
-_CALL_OR_ASSIGNMENT = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.AugAssign})
+# What a method's instance attributes and calls on itself are read from; its `if`s may test a
+# parameter for None (`nullness`).
+_READ_IN_METHODS = frozenset({ast.Call, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If})
 
 
 def index_module(source: bytes | str, name: str, is_package: bool) -> ModuleInfo:
@@ -360,9 +362,14 @@ class _ModuleVisitor:
         is_class = "classmethod" in {dotted(d) for d in method.decorator_list}
         a = method.args
         typed = {p.arg: annotated_class(p.annotation) for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.annotation}
+        first_call, tests_none = len(cls.self_calls), False
+        params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
         # Node classes compared exactly: the parser makes no subclasses, and this loop is hot.
-        for node in [n for n in walk(method) if n.__class__ in _CALL_OR_ASSIGNMENT]:
+        for node in [n for n in walk(method) if n.__class__ in _READ_IN_METHODS]:
             kind = node.__class__
+            if kind is ast.If:
+                tests_none = tests_none or tests_for_none(node.test, params)  # type: ignore[attr-defined]
+                continue
             if kind is ast.Call:
                 self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
                 named = set_by_name(node, receiver)  # type: ignore[arg-type]
@@ -398,6 +405,18 @@ class _ModuleVisitor:
                             stored = _stored_class(node, typed) if t is target else ""  # type: ignore[arg-type]
                             first = member.line == t.lineno and not member.annotation
                             member.annotation = stored if first or member.annotation == stored else ""
+        if tests_none:
+            _mark_none_params(method, cls.self_calls[first_call:])
+
+
+def _mark_none_params(method: ast.FunctionDef | ast.AsyncFunctionDef, calls: list[SelfCall]) -> None:
+    """Set each call's `none_params`: a call made only where a parameter of `method` is None
+    (`if p is not None: return ...` before it)."""
+    if not calls:
+        return
+    known = [k for k in known_none(method, [call.line for call in calls]) if k.none]
+    for call in calls:
+        call.none_params = tuple(sorted({k.name for k in known if k.holds_at(call.line)}))
 
 
 def self_call(node: ast.Call, receiver: str, is_class: bool, method: str, cls: ClassInfo) -> None:

@@ -200,6 +200,30 @@ def _reaches(hierarchy: Hierarchy, cls: str, pair: OverridePair, call: SelfCall,
     return True  # self.m / cls.m / rebuilds dispatch on the instance: the override wins
 
 
+def _handed_not_none(hierarchy: Hierarchy, cls: str, caller: ClassRef, call: SelfCall) -> bool:
+    """Is provider class `caller`'s `call.method` reached, for consumer class `cls`, only through
+    a consumer override whose every `super()` call passes not None (`SuperCall`) a parameter
+    that `call` runs only when it is None (`SelfCall.none_params`)? Then the call never runs for
+    it (vllm-omni's `make_request_output` hands on only when `pooling_output is not None`, where
+    vLLM's returns before its 5-argument `_new_request_output`)."""
+    defined = hierarchy.definitions(cls, call.method)
+    at = next((i for i, d in enumerate(defined) if d.node == caller), None)
+    if not at:
+        return False  # not defined there, or met first: no override hands on to it
+    override = defined[at - 1].method
+    info = hierarchy.provider(caller)
+    member = info.members.get(call.method) if info is not None else None
+    sig = member.signature if member is not None else None
+    if override is None or override.delegates_to or not override.super_calls or sig is None:
+        return False
+    names = positional_names(sig, bound=not sig.is_staticmethod)
+    for each in override.super_calls:
+        passed = {names[i] for i in each.positions if i < len(names)} | set(each.keywords)
+        if not passed & set(call.none_params):
+            return False
+    return True
+
+
 def _hierarchy_calls(
     hierarchy: Hierarchy,
     pair: OverridePair,
@@ -226,6 +250,8 @@ def _hierarchy_calls(
                 if not hierarchy.runs(cls.name, call.method, node) or not _reaches(
                     hierarchy, cls.name, pair, call, node
                 ):
+                    continue
+                if call.none_params and _handed_not_none(hierarchy, cls.name, node, call):
                     continue
                 problem = call_problem(pair.method.signature, call.shape, bound=pair.bound)
                 if problem and call_problem(stood_over, call.shape, bound=pair.bound) is None:

@@ -69,6 +69,8 @@ class SelfCall:
     method: str  # the method the call is in
     line: int
     shape: CallShape
+    # Parameters of `method` that are None wherever the call runs (`nullness.known_none`).
+    none_params: tuple[str, ...] = ()
 
 
 @dataclass

@@ -55,6 +55,7 @@ from atompin.analysis.guards import (
 from atompin.analysis.indexer import dataclass_fields
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package, writes_as_string
+from atompin.analysis.nullness import known_none
 from atompin.analysis.prose import ProseFinder, ProseReader
 from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
@@ -109,6 +110,7 @@ from atompin.analysis.usage import (
     Replacement,
     ReplacementVariant,
     Stored,
+    SuperCall,
     Unpack,
     VersionAssert,
 )
@@ -188,6 +190,16 @@ def _passed_through(name: str, callee: Value, args: list[Value]) -> int | None:
         callee is None and name.partition(".")[0] in _TYPING and name.endswith(".cast")
     )
     return 1 if typing_cast and len(args) == 2 else None
+
+
+def _super_call(method: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> SuperCall:
+    """`super().m(...)` in `method`, with the arguments that are its parameters known not None there."""
+    names = {k.name for k in known_none(method, [call.lineno]) if not k.none}
+    if not names:
+        return SuperCall(call.lineno)
+    positions = tuple(i for i, a in enumerate(call.args) if isinstance(a, ast.Name) and a.id in names)
+    keywords = tuple(k.arg for k in call.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id in names)
+    return SuperCall(call.lineno, positions, keywords)
 
 
 def _end_line(node: ast.stmt) -> int:
@@ -2433,31 +2445,42 @@ class ConsumerScanner:
 
     def _consumer_method(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx, walk: bool) -> ConsumerMethod:
         """A method, and (with `walk`) whether it calls the method it overrides (`super().name(...)`
-        or `Base.name(self, ...)`)."""
+        or `Base.name(self, ...)`); its `super().name(...)` calls either way (`SuperCall`)."""
         calls_super = False
         delegates: list[ClassBase] = []
         raises, inert = only_raises(node), does_nothing(node)
-        if not walk or not self._mentioned_again(ctx.file.path, node, node.name):
+        if not self._mentioned_again(ctx.file.path, node, node.name):
             return ConsumerMethod(
                 node.name, node.lineno, signature_of(node), raises=raises, inert=inert, end_line=_end_line(node)
             )
         args = [*node.args.posonlyargs, *node.args.args]
         receiver = args[0].arg if args else ""
+        supers: list[SuperCall] = []
         for call in every_node(node):
             if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)) or call.func.attr != node.name:
                 continue
             inner = call.func.value
             if isinstance(inner, ast.Call) and dotted(inner.func) == "super":
-                calls_super = True
+                calls_super = walk  # a scanned method's is told while its body is read (`_delegated`)
+                supers.append(_super_call(node, call))
             elif (
-                isinstance(inner, (ast.Name, ast.Attribute))
+                walk
+                and isinstance(inner, (ast.Name, ast.Attribute))
                 and call.args
                 and isinstance(call.args[0], ast.Name)
                 and call.args[0].id == receiver
             ):
                 delegates.append(self._class_base(inner, ctx))
         return ConsumerMethod(
-            node.name, node.lineno, signature_of(node), calls_super, tuple(delegates), raises, inert, _end_line(node)
+            node.name,
+            node.lineno,
+            signature_of(node),
+            calls_super,
+            tuple(delegates),
+            raises,
+            inert,
+            _end_line(node),
+            tuple(supers),
         )
 
     def _mentioned_again(self, path: str, node: ast.FunctionDef | ast.AsyncFunctionDef, word: str) -> bool:

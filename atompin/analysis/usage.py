@@ -308,6 +308,16 @@ class ClassBase:
 
 
 @dataclass(frozen=True)
+class SuperCall:
+    """A `super().name(...)` call in an override, with the arguments it passes that are known not
+    to be None there: parameters of the override tested `is not None` around it (`nullness`)."""
+
+    line: int
+    positions: tuple[int, ...] = ()  # of its positional arguments
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ConsumerMethod:
     """A method defined in a consumer class body."""
 
@@ -323,6 +333,8 @@ class ConsumerMethod:
     # Its body does nothing (`pass`, `...`, `return None`): no call of it changes anything.
     inert: bool = False
     end_line: int = 0  # the last line of its definition
+    # Its `super().name(...)` calls, when it was read for them (see `calls_super`).
+    super_calls: tuple[SuperCall, ...] = ()
 
 
 @dataclass(frozen=True)
