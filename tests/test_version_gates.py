@@ -317,6 +317,57 @@ def test_gates_are_listed_with_their_values_and_a_flip_is_reported(run_check):
     assert [f for f in same.findings if f.rule.value == "gate-flip"] == []
 
 
+# arctic-inference 0.3: the one vLLM its patches are written for, kept in a constant a helper
+# returns, compared in another helper beside a test of it for None; the plugin raises elsewhere.
+PINNED = {
+    "plug/__init__.py": "",
+    "plug/utils.py": """
+        VLLM_PATCH_VERSION = "0.25.0"
+
+        def get_compatible_version():
+            return VLLM_PATCH_VERSION
+
+        def plugin_version_compatible() -> bool:
+            import pv
+            want = get_compatible_version()
+            return want is not None and pv.__version__ == want
+    """,
+    "plug/plugin.py": """
+        from plug.utils import plugin_version_compatible
+
+        def plugin():
+            if not plugin_version_compatible():
+                raise RuntimeError("patches written for another release")
+    """,
+}
+
+
+def test_a_version_kept_in_a_helpers_constant_is_a_gate(run_check):
+    result = run_check(PROVIDER, PINNED, version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
+    [flip] = [f for f in result.findings if f.rule.value == "gate-flip"]
+    assert flip.severity.value == "warning" and str(flip.sites[0]) == "plug/plugin.py:4"
+    assert "`not plugin_version_compatible()` is false at the baseline (0.25.0) and true at 0.25.1" in flip.message
+    # Beside runtime state the whole test is undecided at the pin; its version part still flips.
+    skippable = {
+        **PINNED,
+        "plug/plugin.py": PINNED["plug/plugin.py"]
+        .replace("def plugin():", "def plugin(skip=False):")
+        .replace("if not plugin_version_compatible():", "if not skip and not plugin_version_compatible():"),
+    }
+    result = run_check(PROVIDER, skippable, version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
+    [flip] = [f for f in result.findings if f.rule.value == "gate-flip"]
+    assert (
+        "`not plugin_version_compatible()` is false at the baseline (0.25.0) and true at 0.25.1, in `not skip "
+        "and (not plugin_version_compatible())`, which runtime state decides too"
+    ) in flip.message
+    same = run_check(PROVIDER, skippable, version="0.25.0", baseline=PROVIDER, baseline_version="0.25.0")
+    assert [f for f in same.findings if f.rule.value == "gate-flip"] == []
+    # A constant that may be None tells nothing for certain: the gate is not decided.
+    maybe = {**PINNED, "plug/utils.py": PINNED["plug/utils.py"].replace("return VLLM_PATCH_VERSION", "return None")}
+    result = run_check(PROVIDER, maybe, version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
+    assert [f for f in result.findings if f.rule.value == "gate-flip"] == []
+
+
 def test_evaluate_is_three_valued_and_compares_like_python():
     test = Gate(GateOp.TEST, "t", ">=", "0.26", VersionForm.VERSION)
     runtime = Gate(GateOp.RUNTIME, "x")

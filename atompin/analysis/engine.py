@@ -55,7 +55,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-64"
+SCAN_FORMAT = "atompin-scan-65"
 
 
 @without_gc
@@ -403,7 +403,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             usage, index, in_consumer, base_index, lambda top: consumer.find_module(top) is not None
         )
         gates = gate_readings(usage, provider_version, baseline_version if base_index is not None else None)
-        findings += gate_flips(gates, provider_version, baseline_version)
+        findings += gate_flips(usage, provider_version, baseline_version if base_index is not None else None)
         findings += override_findings
         if contact.worker is not None:
             # Its findings are waited for next: what the cache holds is written meanwhile (most of
@@ -477,14 +477,41 @@ def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: s
     return [out[k] for k in sorted(out)]
 
 
-def gate_flips(gates: list[GateReading], version: str | None, baseline_version: str | None) -> list[Finding]:
-    """`gate-flip`: a gate whose value differs between the baseline and the pin."""
-    out = []
-    for g in gates:
-        if g.baseline in ("true", "false") and g.value in ("true", "false") and g.baseline != g.value:
+def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[Finding]:
+    """`gate-flip`: a gate whose value differs between the baseline and the pin; or, where runtime
+    state leaves the gate undecided at one of them, a version part of its `and`/`or` that flips
+    (`not envs.SKIP_CHECK and not version_compatible()`)."""
+    if not baseline_version:
+        return []
+    out: dict[tuple[str, int, str], Finding] = {}
+    for condition in usage.gates:
+        gate = condition.gate
+        key = (condition.site.path, condition.site.line, condition.text)
+        if gate is None or gate.op is GateOp.FIXED or key in out:
+            continue
+        before, now = evaluate(gate, baseline_version), evaluate(gate, version)
+        if before is not None and now is not None:
+            if before == now:
+                continue
+            told = f"`{condition.text}` is {describe(before)} at the baseline ({baseline_version}) and {describe(now)}"
+            message = f"{told} at {version}: the code that runs here changed without the consumer changing"
+        else:
+            parts = gate.parts if gate.op in (GateOp.ALL, GateOp.ANY) else ()
+            flips = [
+                (part, was, is_)
+                for part in parts
+                if part.is_version
+                and (was := evaluate(part, baseline_version)) is not None
+                and (is_ := evaluate(part, version)) is not None
+                and was != is_
+            ]
+            if not flips:
+                continue
+            part, was, is_ = flips[0]
+            told = f"`{part.text}` is {describe(was)} at the baseline ({baseline_version}) and {describe(is_)}"
             message = (
-                f"`{g.text}` is {g.baseline} at the baseline ({baseline_version}) and {g.value} at {version}: "
-                "the code that runs here changed without the consumer changing"
+                f"{told} at {version}, in `{condition.text}`, which runtime state decides too: the code that runs "
+                "here may change without the consumer changing"
             )
-            out.append(Finding(Rule.GATE_FLIP, Severity.WARNING, g.text, (g.site,), message))
-    return out
+        out[key] = Finding(Rule.GATE_FLIP, Severity.WARNING, condition.text, (condition.site,), message)
+    return [out[k] for k in sorted(out)]

@@ -192,6 +192,21 @@ def _passed_through(name: str, callee: Value, args: list[Value]) -> int | None:
     return 1 if typing_cast and len(args) == 2 else None
 
 
+def _none_test_of_string(node: ast.expr, ctx: _Ctx) -> Gate | None:
+    """`x is None` / `x is not None` where name x holds a string the scan knows: its truth, as a
+    gate fixed at every version; None for anything else."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot))):
+        return None
+    left, right = node.left, node.comparators[0]
+    if isinstance(left, ast.Constant) and left.value is None:
+        left, right = right, left
+    if not (isinstance(right, ast.Constant) and right.value is None and isinstance(left, ast.Name)):
+        return None
+    if not isinstance(ctx.scope.lookup(left.id), str):
+        return None
+    return Gate(GateOp.FIXED, _text(node), compare=str(isinstance(node.ops[0], ast.IsNot)))
+
+
 def _super_call(method: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> SuperCall:
     """`super().m(...)` in `method`, with the arguments that are its parameters known not None there."""
     names = {k.name for k in known_none(method, [call.lineno]) if not k.none}
@@ -1307,6 +1322,10 @@ class ConsumerScanner:
         if isinstance(node.op, ast.Or) and isinstance(values[-1], ProviderVersion):
             if not any(isinstance(v, (ProviderVersion, Gate)) for v in values[:-1]):
                 return values[-1]  # `envs.VLLM_VERSION or vllm.__version__`: an override, unset as a rule
+        if any(isinstance(v, Gate) and v.is_version for v in values):
+            # Beside a version gate, a test of a string the scan knows for None is a known truth
+            # (`want is not None and vllm.__version__ == want`, `want` a helper's constant).
+            values = [_none_test_of_string(n, ctx) if v is None else v for v, n in zip(values, node.values)]
         if any(isinstance(v, Gate) for v in values):
             texts = [_text(v) for v in node.values]
             return gates.combine(isinstance(node.op, ast.And), values, texts, _text(node))
@@ -2074,6 +2093,9 @@ class ConsumerScanner:
                 and all(r == returns[0] for r in returns)
                 and isinstance(returns[0], (Gate, ProviderVersion, AttributeProbe, ModuleProbe, ParameterProbe))
             ):
+                value = returns[0]
+            elif returns and all(r == returns[0] for r in returns) and isinstance(returns[0], str):
+                # The version a consumer was written for, kept in one place: `return VLLM_PATCH_VERSION`.
                 value = returns[0]
             elif any(isinstance(r, Gate) for r in returns):
                 value = Gate(GateOp.OPAQUE, f"{callee.dotted.rpartition('.')[2]}(...)")
