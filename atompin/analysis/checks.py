@@ -258,6 +258,9 @@ class UsageChecker:
         # Reads of a patched attribute (the wrapper keeping the original) are reported
         # with the patch: when the target is gone, the read is what raises first.
         self._original_reads: dict[tuple[tuple[Ref, ...], str], list[Site]] = {}
+        # Attributes the consumer sets to a literal somewhere (`parallel_state._SP = None`, a reset
+        # or a declaration): its own state, so its other stores of them are additions too.
+        self._set_to_literal = {(p.owner, p.attr) for p in self.usage.patches if p.literal_value and not p.declared}
         for group in self.usage.groups:
             if self._judged(group.when):
                 self._group(group)
@@ -545,7 +548,7 @@ class UsageChecker:
         # Reads only in other files than the patch's call the name it installs (`m.f = mine` here,
         # `m.f(...)` in the consumer's runner): they keep no original.
         elsewhere = bool(read_sites) and all(site.path != patch.site.path for site in read_sites)
-        if is_addition(patch, reads - {ReadKind.PLAIN} if elsewhere else reads):
+        if is_addition(patch, reads - {ReadKind.PLAIN} if elsewhere else reads) or patch.key() in self._set_to_literal:
             self._addition(patch, target, res, guard, read_sites if elsewhere else [])
             return
         message = f"{res.reason}; {_effect(guard)}{_via(patch)}"

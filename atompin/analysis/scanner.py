@@ -192,6 +192,33 @@ def _passed_through(name: str, callee: Value, args: list[Value]) -> int | None:
     return 1 if typing_cast and len(args) == 2 else None
 
 
+def _sets_own_members(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A loop over a class's own members that sets each on something: `for name, attr in
+    cls.__dict__.items(): ... setattr(target, name, attr)` (or `vars(cls).items()`)."""
+    for loop in every_node(function):
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2):
+            continue
+        items = loop.iter
+        if not (isinstance(items, ast.Call) and isinstance(items.func, ast.Attribute) and items.func.attr == "items"):
+            continue
+        of = items.func.value
+        own = (isinstance(of, ast.Attribute) and of.attr == "__dict__") or (
+            isinstance(of, ast.Call) and dotted(of.func) == "vars"
+        )
+        name = loop.target.elts[0]
+        if own and isinstance(name, ast.Name):
+            for call in every_node(loop):
+                if (
+                    isinstance(call, ast.Call)
+                    and dotted(call.func) == "setattr"
+                    and len(call.args) == 3
+                    and isinstance(call.args[1], ast.Name)
+                    and call.args[1].id == name.id
+                ):
+                    return True
+    return False
+
+
 def _none_test_of_string(node: ast.expr, ctx: _Ctx) -> Gate | None:
     """`x is None` / `x is not None` where name x holds a string the scan knows: its truth, as a
     gate fixed at every version; None for anything else."""
@@ -420,6 +447,8 @@ class ConsumerScanner:
         self._made_attributes: dict[str, dict[str, str]] = {}
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
+        self._patchers: dict[str, bool] = {}  # consumer classes that set a subclass's members on a target
+        self._kept_originals: dict[str, dict[str, ProviderValue]] = {}  # class -> provider objects its body keeps
         self._sources: dict[str, bytes] = {}  # each parsed file's source, by path
         self._lines: dict[str, list[bytes]] = {}  # a file's lines, once a node's text is asked for
         # The visit and eval methods by class of node, unbound (a bound one would make a cycle that
@@ -846,6 +875,12 @@ class ConsumerScanner:
             else:
                 self._stmt(stmt, _evolve(ctx, scope=body_scope, function=qualname))
         self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
+        # Provider methods the class body keeps (`_orig_sleep = Worker.sleep`): a method calling one
+        # on `self` calls the original (`_record_delegation`).
+        self._kept_originals[f"{ctx.file.module}.{qualname}"] = {
+            name: value for name, value in body_scope.names.items() if isinstance(value, ProviderValue)
+        }
+        self._module_patch_members(node, qualname, body_scope, ctx)
         self._find_state_gates(node, qualname, ctx)
         self._decorated(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
         self._record_class(node, ctx, qualname)
@@ -2334,6 +2369,8 @@ class ConsumerScanner:
             self._quiet = False
 
     def _class_base(self, node: ast.expr, ctx: _Ctx) -> ClassBase:
+        if isinstance(node, ast.Subscript) and (patched := self._patched_class(node, ctx)) is not None:
+            return patched
         value = self._pure(node, ctx)
         text = dotted(node)
         if isinstance(value, ProviderValue):
@@ -2341,6 +2378,52 @@ class ConsumerScanner:
         if isinstance(value, ConsumerValue):
             return ClassBase(consumer=value.dotted, text=text)
         return ClassBase(text=text)
+
+    def _patched_class(self, node: ast.Subscript, ctx: _Ctx) -> ClassBase | None:
+        """`class P(Patch[Target])`, where the consumer's `Patch` sets every member of its subclass
+        on the target (`setattr(target, name, value)` over `cls.__dict__`: arctic-inference's
+        `ArcticPatch`): P's methods replace Target's for every instance, as a subclass's override
+        would for its own. Target, a class, is then P's base; None for any other subscripted base
+        (a module target's members are patches of it: `_module_patch_members`)."""
+        target = self._patch_target(node, ctx)
+        if target is None or all(not ref.path for ref in target.choices):
+            return None
+        return ClassBase(provider=target.choices, text=dotted(node.slice))
+
+    def _patch_target(self, node: ast.Subscript, ctx: _Ctx) -> ProviderValue | None:
+        """The provider object `Patch[Target]` names, when the consumer's `Patch` sets every
+        member of its subclasses on it (`_sets_members`); None otherwise."""
+        patch, target = self._pure(node.value, ctx), self._pure(node.slice, ctx)
+        if isinstance(patch, ConsumerValue) and isinstance(target, ProviderValue) and self._sets_members(patch.dotted):
+            return target
+        return None
+
+    def _module_patch_members(self, node: ast.ClassDef, qualname: str, body: Scope, ctx: _Ctx) -> None:
+        """`class P(Patch[module])`: each function and value P's body defines is set on the provider
+        module (`UlyssesParallelState(ArcticPatch[parallel_state])` replaces its
+        `initialize_model_parallel` and adds `_SP = None`), a patch as `module.name = value` is."""
+        for base in node.bases:
+            target = self._patch_target(base, ctx) if isinstance(base, ast.Subscript) else None
+            if target is None or not all(not ref.path for ref in target.choices):
+                continue
+            for stmt in node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    function = ConsumerValue(f"{ctx.file.module}.{qualname}.{stmt.name}")
+                    self._record_patch(ctx, stmt, target, stmt.name, None, function)
+                elif isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+                    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                    for name in (n for t in targets for n in target_names(t) if not n.startswith("__")):
+                        self._record_patch(ctx, stmt, target, name, stmt.value, body.names.get(name))
+
+    def _sets_members(self, dotted_name: str) -> bool:
+        """Does consumer class `dotted_name` have a method that sets each member of a class's own
+        dictionary on another object (`for name, attr in cls.__dict__.items(): setattr(target, name,
+        attr)`, or over `vars(cls)`)? Its module is read when it is not scanned."""
+        if dotted_name not in self._patchers:
+            cls = self._consumer_class(dotted_name, load=True)
+            nodes = [fn.node for m in cls.methods if (fn := self._functions.get(f"{cls.name}.{m.name}"))] if cls else []
+            self._patchers[dotted_name] = any(_sets_own_members(n) for n in nodes)
+        return self._patchers[dotted_name]
 
     def _provider_type(self, annotation: ast.expr | None, ctx: _Ctx, elements: bool = False) -> tuple[Ref, ...]:
         """The provider class an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`; () otherwise
@@ -2659,11 +2742,20 @@ class ConsumerScanner:
                 todo += [b.consumer for b in cls.bases if b.consumer]
 
     def _record_delegation(self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx) -> None:
-        """In method `m` of a consumer class: `super().m(...)` or `Base.m(self, ...)` hands on to the original."""
+        """In method `m` of a consumer class: `super().m(...)` or `Base.m(self, ...)` hands on to the
+        original; so does `self._orig_m(...)` where the class body keeps the original there
+        (`_orig_m = Base.m`, as a patch class does)."""
         if not ctx.owner or not isinstance(node.func, ast.Attribute):
             return
         method = ctx.function.rpartition(".")[2]
         if node.func.attr != method:
+            kept = self._kept_originals.get(ctx.owner, {}).get(node.func.attr)
+            on_self = (isinstance(callee, MethodValue) and callee.ref.receiver in (Receiver.SELF, Receiver.CLS)) or (
+                isinstance(node.func.value, ast.Name) and node.func.value.id == ctx.owner.rpartition(".")[2]
+            )  # `self._orig_m(...)`, `cls._orig_m(...)`, `Patch._orig_m(...)` in a staticmethod
+            if on_self and kept is not None and all(ref.path[-1:] == (method,) for ref in kept.choices):
+                owners = tuple(Ref(ref.module, ref.path[:-1]) for ref in kept.choices)
+                self._delegations.setdefault((ctx.owner, method), set()).add(ClassBase(provider=owners))
             return
         if isinstance(callee, MethodValue) and callee.ref.receiver is Receiver.SUPER:
             self._delegations.setdefault((ctx.owner, method), set()).add(ClassBase(text="super"))
