@@ -62,32 +62,36 @@ def declared_stand_in(
             cls = hierarchy.classes.get(handover.target)
             if cls is None or cls.muted or cls.method(method) is None or holder in hierarchy.mro(cls.name):
                 continue
-            roles = declared_roles(hierarchy, search, handover.member)
-            role = next((r for r in order if r in roles), None)  # the nearest of holder's order
+            role = declared_role(hierarchy, search, handover.member, order)
             if role is not None:
                 memo[key] = DeclaredStandIn(cls, handover, role)
                 break
     return memo[key]
 
 
-def declared_roles(hierarchy: Hierarchy, search: NameSearch, name: str) -> set[ClassRef]:
-    """The provider classes R of the provider's methods `name` annotated `-> type[R]`
-    (`type["R"]`, `Type[R]`, `type[R[Any]]`), resolved where each is written."""
-    memo: dict[str, set[ClassRef]] = hierarchy.memo.setdefault("declared_roles", {})
-    if name not in memo:
+def declared_role(hierarchy: Hierarchy, search: NameSearch, name: str, order: list[ClassRef]) -> ClassRef | None:
+    """The first class of `order` (a provider class's, nearest first) that a provider method
+    `name` is annotated to return as `-> type[R]` (`type["R"]`, `Type[R]`, `type[R[Any]]`), each
+    annotation resolved where it is written; None when no such method names one."""
+    memo: dict[tuple[str, tuple[ClassRef, ...]], ClassRef | None] = hierarchy.memo.setdefault("declared_role", {})
+    key = (name, tuple(order))
+    if key not in memo:
         index = hierarchy.index
         [paths] = search.files_defining([({name}, 1)], _MAX_DEFINING)
         annotated = _annotated_type(name)
+        last_names = {ref.qualname.rpartition(".")[2] for ref in order}
         found: set[ClassRef] = set()
         for path in paths:
             module, _ = index.tree.module_name(path)
             for written in dict.fromkeys(m.group(1).decode() for m in annotated.finditer(index.tree.read(path))):
+                if written.rpartition(".")[2] not in last_names:
+                    continue  # not a class of the order by its name: its module is not indexed for it
                 res = index.resolve(module, written.split("."))
                 if res.status is Status.FOUND and res.target is not None and res.target.kind is TargetKind.CLASS:
                     assert res.target.cls is not None
                     found.add(res.target.cls)
-        memo[name] = found
-    return memo[name]
+        memo[key] = next((ref for ref in order if ref in found), None)
+    return memo[key]
 
 
 def _annotated_type(name: str) -> re.Pattern[bytes]:

@@ -256,15 +256,21 @@ class Hierarchy:
         """The RETURNED handovers whose method the provider calls: an override of a provider
         method, or a method of a consumer class the consumer hands over itself (a backend class
         named by its platform, whose `get_impl_cls` returns the class of its layers)."""
-        handovers = self.usage.contact.handovers
-        targets = {h.target for h in handovers}
-        return [
-            h
-            for h in handovers
-            if h.kind is HandoverKind.RETURNED
-            and h.holder in self.classes
-            and (h.holder in targets or any(isinstance(d.node, ClassRef) for d in self.definitions(h.holder, h.member)))
-        ]
+        found: list[Handover] | None = self.memo.get("returned_to_provider")
+        if found is None:
+            handovers = self.usage.contact.handovers
+            targets = {h.target for h in handovers}
+            found = self.memo["returned_to_provider"] = [
+                h
+                for h in handovers
+                if h.kind is HandoverKind.RETURNED
+                and h.holder in self.classes
+                and (
+                    h.holder in targets
+                    or any(isinstance(d.node, ClassRef) for d in self.definitions(h.holder, h.member))
+                )
+            ]
+        return found
 
     def stands_in_anywhere(self) -> bool:
         """Might a consumer class stand in for some provider class (`standing_in`): is one handed
