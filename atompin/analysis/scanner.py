@@ -877,9 +877,9 @@ class ConsumerScanner:
         self._bind(ctx, node.name, ConsumerValue(f"{ctx.file.module}.{qualname}"))
         # Provider methods the class body keeps (`_orig_sleep = Worker.sleep`): a method calling one
         # on `self` calls the original (`_record_delegation`).
-        self._kept_originals[f"{ctx.file.module}.{qualname}"] = {
-            name: value for name, value in body_scope.names.items() if isinstance(value, ProviderValue)
-        }
+        kept = {name: value for name, value in body_scope.names.items() if isinstance(value, ProviderValue)}
+        if kept:
+            self._kept_originals[f"{ctx.file.module}.{qualname}"] = kept
         self._module_patch_members(node, qualname, body_scope, ctx)
         self._find_state_gates(node, qualname, ctx)
         self._decorated(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
