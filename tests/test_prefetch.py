@@ -904,12 +904,23 @@ def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends
     def read_identifiers(self: name_sites.NameSearch, paths: list[str]) -> object:
         found = real_read(self, paths)
         if os.getpid() != pid:
-            time.sleep(0.05)  # a provider side that ends late
+            # A provider side that ends late: after this process's scan has ended (a busy machine
+            # could otherwise slow the scan past any fixed delay here).
+            _wait_until(lambda: not child_first[0] or "scanned" in log.read_text())
             with log.open("a") as out:
                 out.write(f"read {time.monotonic()} -\n")
         return found
 
+    real_call_off = callsites.CallerSearch.call_off_unstarted
+
+    def call_off_unstarted(self: callsites.CallerSearch) -> None:
+        if os.getpid() == pid:
+            with log.open("a") as out:
+                out.write(f"scanned {time.monotonic()} -\n")
+        real_call_off(self)
+
     monkeypatch.setattr(name_sites.NameSearch, "_read_identifiers", read_identifiers)
+    monkeypatch.setattr(callsites.CallerSearch, "call_off_unstarted", call_off_unstarted)
     # The module the replacement narrows is indexed already (the cache of an earlier check of a
     # consumer that only reads it): what the second process would have written by then.
     _narrower_conv_check(tmp_path, monkeypatch, "2", patch=False)
