@@ -61,13 +61,13 @@ from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
     annotated_type,
-    body_after_docstring,
     breaks,
     class_body_names,
     does_nothing,
     dotted,
     element_type,
     expr_children,
+    function_body,
     init_hands_on,
     instance_assignments,
     is_type_checking,
@@ -3222,14 +3222,14 @@ def _none_tested(node: ast.Compare) -> ast.Attribute | None:
 
 def _only_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Is the function's body (after its docstring) one `return` of a value?"""
-    body = body_after_docstring(function)
+    body = function_body(function)
     return len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None
 
 
 def _only_answer(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool | None:
     """The literal `True` or `False` a function's body does nothing but return (after its
     docstring); None for any other body."""
-    body = body_after_docstring(function)
+    body = function_body(function)
     if len(body) == 1 and isinstance(body[0], ast.Return) and isinstance(body[0].value, ast.Constant):
         answer = body[0].value.value
         return answer if isinstance(answer, bool) else None

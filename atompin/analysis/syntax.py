@@ -359,7 +359,7 @@ def init_hands_on(node: ast.ClassDef) -> bool:
     a = init.args
     if a.posonlyargs or len(a.args) != 1 or a.kwonlyargs or a.vararg is None or a.kwarg is None:
         return False
-    body = body_after_docstring(init)
+    body = function_body(init)
     call = body[0].value if body and isinstance(body[0], ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
         return False
@@ -370,14 +370,6 @@ def init_hands_on(node: ast.ClassDef) -> bool:
         case [ast.Starred(value=ast.Name(id=args))], [ast.keyword(arg=None, value=ast.Name(id=kwargs))]:
             return args == a.vararg.arg and kwargs == a.kwarg.arg
     return False
-
-
-def body_after_docstring(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
-    """The function's body without its docstring."""
-    body = function.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        return body[1:]
-    return body
 
 
 def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
