@@ -19,7 +19,7 @@ from atompin.analysis.checks import UsageChecker
 from atompin.analysis.conditions import Judgement
 from atompin.analysis.consumer_text import ConsumerText
 from atompin.analysis.contact import check_contact, searches_names
-from atompin.analysis.gates import GateOp, describe, evaluate
+from atompin.analysis.gates import Gate, GateOp, describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.idle_hooks import check_idle_hooks
 from atompin.analysis.name_sites import NameSearch
@@ -402,8 +402,9 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         override_findings, replaced = check_overrides(
             usage, index, in_consumer, base_index, lambda top: consumer.find_module(top) is not None
         )
-        gates = gate_readings(usage, provider_version, baseline_version if base_index is not None else None)
-        findings += gate_flips(usage, provider_version, baseline_version if base_index is not None else None)
+        judged_since = baseline_version if base_index is not None else None
+        gates = gate_readings(usage, provider_version, judged_since)
+        findings += gate_flips(usage, provider_version, judged_since)
         findings += override_findings
         if contact.worker is not None:
             # Its findings are waited for next: what the cache holds is written meanwhile (most of
@@ -463,18 +464,27 @@ def search_callers_ahead(
     return start
 
 
-def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[GateReading]:
-    """Every version gate of the consumer, evaluated at the provider's version (and the baseline's)."""
-    out: dict[tuple[str, int, str], GateReading] = {}
+def _version_gates(usage: ConsumerUsage) -> list[tuple[Condition, Gate]]:
+    """The consumer's version gates, one per site and text (the first met), in that order."""
+    out: dict[tuple[str, int, str], tuple[Condition, Gate]] = {}
     for condition in usage.gates:
         if condition.gate is None or condition.gate.op is GateOp.FIXED:
             continue  # a helper answering one literal is the same at every version
-        key = (condition.site.path, condition.site.line, condition.text)
-        before = describe(evaluate(condition.gate, baseline_version)) if baseline_version else ""
-        out.setdefault(
-            key, GateReading(condition.site, condition.text, describe(evaluate(condition.gate, version)), before)
-        )
+        out.setdefault((condition.site.path, condition.site.line, condition.text), (condition, condition.gate))
     return [out[k] for k in sorted(out)]
+
+
+def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[GateReading]:
+    """Every version gate of the consumer, evaluated at the provider's version (and the baseline's)."""
+    return [
+        GateReading(
+            condition.site,
+            condition.text,
+            describe(evaluate(gate, version)),
+            describe(evaluate(gate, baseline_version)) if baseline_version else "",
+        )
+        for condition, gate in _version_gates(usage)
+    ]
 
 
 def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[Finding]:
@@ -483,12 +493,8 @@ def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str 
     (`not envs.SKIP_CHECK and not version_compatible()`)."""
     if not baseline_version:
         return []
-    out: dict[tuple[str, int, str], Finding] = {}
-    for condition in usage.gates:
-        gate = condition.gate
-        key = (condition.site.path, condition.site.line, condition.text)
-        if gate is None or gate.op is GateOp.FIXED or key in out:
-            continue
+    out: list[Finding] = []
+    for condition, gate in _version_gates(usage):
         before, now = evaluate(gate, baseline_version), evaluate(gate, version)
         if before is not None and now is not None:
             if before == now:
@@ -513,5 +519,5 @@ def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str 
                 f"{told} at {version}, in `{condition.text}`, which runtime state decides too: the code that runs "
                 "here may change without the consumer changing"
             )
-        out[key] = Finding(Rule.GATE_FLIP, Severity.WARNING, condition.text, (condition.site,), message)
-    return [out[k] for k in sorted(out)]
+        out.append(Finding(Rule.GATE_FLIP, Severity.WARNING, condition.text, (condition.site,), message))
+    return out
