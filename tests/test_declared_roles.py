@@ -217,3 +217,34 @@ def test_the_role_told_is_the_nearest_of_the_calling_class_order():
     [finding] = [f for f in check(CONSUMER, provider, baseline=BEFORE).findings if f.rule.value == "override-drift"]
     assert finding.severity.value == "warning"
     assert "(the provider's get_impl_cls returns a type[MLAImpl])" in finding.message
+
+
+def test_a_new_provider_method_called_only_where_a_declared_stand_in_stands_is_a_warning():
+    """(a): a provider method new since the baseline calls the override in a way it cannot take,
+    and the provider calls that method only inside `CommonImpl._compute_context`, which the class
+    returned in the declared role implements itself."""
+    provider = {
+        **AFTER,
+        "pv/prefill.py": """
+            class PrefillBackend:
+                def run_chunk(self, chunk, q, out=None):
+                    raise NotImplementedError
+
+                def warm(self, q):
+                    return self.run_chunk(0, q, 1)
+        """,
+        "pv/mla_impl.py": """
+            from pv.backend import AttentionImplBase
+
+            class CommonImpl(AttentionImplBase):
+                def _compute_context(self, meta, q):
+                    return meta.prefill_backend.warm(q)
+        """,
+    }
+    [finding] = [f for f in check(CONSUMER, provider, baseline=BEFORE).findings if f.rule.value == "override-drift"]
+    assert finding.severity.value == "warning"
+    assert "the provider's get_impl_cls returns a type[AttentionImplBase]), handed to the provider in that role" in (
+        finding.message
+    )
+    alone = {k: v for k, v in CONSUMER.items() if k != "plug/platform.py"}
+    assert _override_drift(alone, provider) == ["error"]

@@ -6,7 +6,7 @@ in for: ATOM's MLA layer class is returned as the backend's implementation class
 from vLLM's layer, not from its `MLACommonBaseImpl`. The provider says what it expects there:
 its method of that name is annotated `-> type[AttentionImplBase]`. A class of that role that
 implements one of holder's methods itself stands in for holder as `Hierarchy.standing_in`
-says of a class sharing a provider base with it.
+says of a class sharing a provider base with it; `stand_in_for` asks for either kind.
 
 Read from the provider files' text, without parsing: only the few files whose annotation names
 a class of holder's order are indexed, to resolve that name.
@@ -37,13 +37,36 @@ class DeclaredStandIn:
     role: ClassRef
 
     def telling(self, hierarchy: Hierarchy) -> str:
-        """ "X, returned by B.get_impl_cls (the provider's get_impl_cls returns a type[R])"."""
+        """ "returned by B.get_impl_cls (the provider's get_impl_cls returns a type[R])"."""
         holder = hierarchy.classes[self.handover.holder].symbol
         member = self.handover.member
-        return (
-            f"{self.cls.symbol}, returned by {holder}.{member} (the provider's {member} returns a "
-            f"type[{self.role.qualname}])"
-        )
+        return f"returned by {holder}.{member} (the provider's {member} returns a type[{self.role.qualname}])"
+
+
+@dataclass(frozen=True)
+class StandingIn:
+    """A consumer class that stands in for a provider class, implementing one of its methods
+    itself (`stand_in_for`), and how it reaches the provider in that place."""
+
+    cls: ConsumerClass
+    how: str  # "handed to the provider in that class's place"
+
+    def telling(self) -> str:
+        return f"{self.cls.symbol}, {self.how}"
+
+
+def stand_in_for(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef, method: str) -> StandingIn | None:
+    """A consumer class handed to the provider in provider class `holder`'s place that implements
+    `method` itself: one sharing a provider base with holder (`Hierarchy.standing_in`), or one
+    returned in a role the provider declares (`declared_stand_in`). Where one stands in, holder's
+    `method` runs only on instances the consumer does not make."""
+    shared = hierarchy.standing_in(holder, method)
+    if shared is not None:
+        return StandingIn(shared, "handed to the provider in that class's place")
+    declared = declared_stand_in(hierarchy, search, holder, method)
+    if declared is not None:
+        return StandingIn(declared.cls, f"{declared.telling(hierarchy)}, handed to the provider in that role")
+    return None
 
 
 def declared_stand_in(

@@ -19,13 +19,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import Hierarchy, annotated_return, provider_class
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.name_sites import NameSearch, NameSite, open_blocks
 from atompin.analysis.names import absolute_module
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
-from atompin.analysis.usage import ConsumerClass, Ref
+from atompin.analysis.usage import Ref
 from atompin.model import Status
 from atompin.sources.tree import SourceTree
 
@@ -99,17 +100,17 @@ def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:
 @dataclass(frozen=True)
 class MadeBeside:
     """Provider class `made` is made only in `maker.method`, which `stand_in`, handed to the
-    provider in the maker's place, implements itself (`Hierarchy.standing_in`)."""
+    provider in the maker's place, implements itself (`stand_in_for`)."""
 
     made: ClassRef
     maker: ClassRef
     method: str
-    stand_in: ConsumerClass
+    stand_in: StandingIn
 
     def telling(self) -> str:
         return (
-            f"{self.made} is made only in {self.maker.qualname}.{self.method}, which {self.stand_in.symbol}, "
-            "handed to the provider in that class's place, implements itself"
+            f"{self.made} is made only in {self.maker.qualname}.{self.method}, which {self.stand_in.telling()}, "
+            "implements itself"
         )
 
 
@@ -147,7 +148,7 @@ def _made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, made: ClassR
         return None
     [(module, holder, method)] = guessed
     maker = ClassRef(module, holder)
-    stand_in = hierarchy.standing_in(maker, method) if holder and method else None
+    stand_in = stand_in_for(hierarchy, search, maker, method) if holder and method else None
     if stand_in is None or not _runs_on_instances(hierarchy, maker, method):
         return None
     # A consumer class deriving from the maker and keeping its method runs it; so does a consumer

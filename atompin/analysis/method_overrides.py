@@ -31,7 +31,7 @@ from atompin.analysis.arity import (
     untakeable_keywords,
 )
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.declared_roles import declared_stand_in
+from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.makers import made_beside_stand_in, on_named_class, stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
@@ -326,12 +326,12 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
     """For a provider method new since the baseline (the consumer, written against it, does not
     call it itself): when the provider calls it, on an object it was handed, only inside methods
     of classes that a consumer class handed over in their place implements itself
-    (`Hierarchy.standing_in`), say so; "" otherwise (no such call, or one elsewhere)."""
+    (`stand_in_for`), say so; "" otherwise (no such call, or one elsewhere)."""
     info = hierarchy.provider(caller)
     member = info.members.get(method) if info is not None else None
     if member is None or member.signature is None:
         return ""
-    beside: list[tuple[NameSite, ConsumerClass]] = []
+    beside: list[tuple[NameSite, StandingIn]] = []
     for site in search.find([method], called=[method]).get(method, []):
         handed = site.kind is SiteKind.CALL and site.receiver is SiteReceiver.OTHER
         if handed and site.shape is not None and call_problem(member.signature, site.shape, bound=True) is not None:
@@ -341,7 +341,7 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
         if not handed or not site.cls:
             return ""  # read, or called on itself, or outside a class: it may reach the consumer's object
         module, _ = hierarchy.index.tree.module_name(site.path)
-        stand_in = hierarchy.standing_in(ClassRef(module, site.cls), site.method)
+        stand_in = stand_in_for(hierarchy, search, ClassRef(module, site.cls), site.method)
         if stand_in is None:
             return ""
         beside.append((site, stand_in))
@@ -351,8 +351,7 @@ def _called_beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, caller: C
     more = f" (and {len(beside) - 1} more such call(s))" if len(beside) > 1 else ""
     return (
         f"; but the provider calls {method} only at {site.where}, inside {site.cls}.{site.method}{more}, which "
-        f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
-        "the consumer does not make run that call"
+        f"{stand_in.telling()}, implements itself: only instances the consumer does not make run that call"
     )
 
 
@@ -603,19 +602,11 @@ def _excuse(
             f"the provider passes them at {site.where}, inside {site.cls}.{site.method}, which {by} overrides "
             "without calling it: only instances the consumer does not make run that call"
         )
-    stand_in = hierarchy.standing_in(holder, site.method) if site.cls else None
+    stand_in = stand_in_for(hierarchy, search, holder, site.method) if site.cls else None
     if stand_in is not None:
         return _TAKEN_OVER, (
             f"the provider passes them at {site.where}, inside {site.cls}.{site.method}, which "
-            f"{stand_in.symbol}, handed to the provider in that class's place, implements itself: only instances "
-            "the consumer does not make run that call"
-        )
-    declared = declared_stand_in(hierarchy, search, holder, site.method) if site.cls else None
-    if declared is not None:
-        return _TAKEN_OVER, (
-            f"the provider passes them at {site.where}, inside {site.cls}.{site.method}, which "
-            f"{declared.telling(hierarchy)}, handed to the provider in that role, implements itself: only "
-            "instances the consumer does not make run that call"
+            f"{stand_in.telling()}, implements itself: only instances the consumer does not make run that call"
         )
     beside = made_beside_stand_in(hierarchy, search, site)
     if beside is not None:
