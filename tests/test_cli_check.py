@@ -116,7 +116,7 @@ def test_demo_runs_and_explains():
     assert "minivllm 0.31.0: no findings" in result.output
     assert "missing-patch-target" in result.output and "unresolved-import" in result.output
     assert "silently installs nothing" in result.output
-    assert "arity-drift" in result.output and "now bind to vllm_config" in result.output
+    assert "arity-drift" in result.output and "bind to vllm_config" in result.output
 
 
 def test_help_shows_examples():

@@ -180,7 +180,7 @@ def test_call_shapes():
     s = sig("def f(vllm_config, kv_cache_groups, *, flag=False): pass")
     assert call_problem(s, CallShape(2)) is None
     assert call_problem(s, CallShape(1, ("kv_cache_groups",))) is None
-    assert "required kv_cache_groups (its positional arguments now bind to vllm_config)" in call_problem(
+    assert "required kv_cache_groups (its positional arguments bind to vllm_config)" in call_problem(
         s, CallShape(1)
     )  # type: ignore[operator]
     assert "at most 2" in call_problem(s, CallShape(3))  # type: ignore[operator]

@@ -196,8 +196,10 @@ def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | 
         if p.kind in (*_POSITIONAL, ParamKind.KEYWORD_ONLY) and not p.has_default and p.name not in filled
     ]
     if missing:
+        # Where its positional arguments land, not where they moved: a required parameter added
+        # after them moves none.
         landed = [p.name for p in positional[: call.positional]]
-        where = f" (its positional arguments now bind to {', '.join(landed)})" if landed else ""
+        where = f" (its positional arguments bind to {', '.join(landed)})" if landed else ""
         return f"does not pass the required {', '.join(missing)}{where}"
     return None
 
