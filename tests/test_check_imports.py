@@ -656,6 +656,61 @@ def test_a_module_getattr_that_may_serve_other_names_leaves_them_unknown(run_che
     assert [(f.rule.value, f.severity.value) for f in result.findings] == [("dynamic-target", "info")]
 
 
+# vLLM's `platforms` from 0.11 serves `current_platform` alone, made when first read: an `elif`
+# chain of literal tests (and `name in globals()`, which holds nothing a module `__getattr__` is
+# asked for), its `else` raising AttributeError.
+PLATFORMS = """
+    _current_platform = None
+
+    class Platform:
+        pass
+
+    def __getattr__(name: str):
+        if name == "current_platform":
+            global _current_platform
+            if _current_platform is None:
+                _current_platform = Platform()
+            return _current_platform
+        elif name in globals():
+            return globals()[name]
+        else:
+            raise AttributeError(f"No attribute named '{name}' exists in {__name__}.")
+"""
+
+
+def test_a_module_getattr_serving_literal_names_serves_those_alone(run_check):
+    """vllm-kunlun's `from vllm.platforms import _Backend` raises ImportError at vLLM 0.11.2:
+    `_Backend` left the module, and its `__getattr__` serves `current_platform` alone."""
+    provider = {**PROVIDER, "pv/platforms.py": PLATFORMS}
+    gone = run_check(provider, consumer("from pv.platforms import _Backend, current_platform, Platform\n"))
+    assert brief(gone) == [("unresolved-import", "error", "pv.platforms:_Backend", ["plug/mod.py:1"])]
+    assert "its __getattr__ (pv/platforms.py:6) serves only current_platform" in gone.findings[0].message
+    # The same names in a tuple, or tested one `if` after another: the same.
+    tupled = PLATFORMS.replace('name == "current_platform"', 'name in ("current_platform", "other")')
+    result = run_check({**PROVIDER, "pv/platforms.py": tupled}, consumer("from pv.platforms import other, gone\n"))
+    assert brief(result) == [("unresolved-import", "error", "pv.platforms:gone", ["plug/mod.py:1"])]
+    assert "serves only current_platform, other" in result.findings[0].message
+    separate = PLATFORMS.replace("        elif name in globals()", "        if name in globals()")
+    result = run_check({**PROVIDER, "pv/platforms.py": separate}, consumer("from pv.platforms import _Backend\n"))
+    assert [f.severity.value for f in result.findings] == ["error"]
+
+
+@pytest.mark.parametrize(
+    "getattr_body",
+    [
+        PLATFORMS.replace(
+            "        else:\n            raise", "        else:\n            return None\n            raise"
+        ),
+        PLATFORMS.replace('name == "current_platform"', 'name.startswith("current")'),
+        PLATFORMS.replace("elif name in globals():", "elif name in _dynamic():"),
+        PLATFORMS.replace("            return _current_platform", "            _current_platform.touch()"),
+    ],
+)
+def test_a_module_getattr_whose_tests_may_serve_other_names_leaves_them_unknown(run_check, getattr_body):
+    result = run_check({**PROVIDER, "pv/platforms.py": getattr_body}, consumer("from pv.platforms import _Backend\n"))
+    assert [(f.rule.value, f.severity.value) for f in result.findings] == [("dynamic-target", "info")]
+
+
 def test_a_table_the_consumer_reaches_may_hold_its_own_names(run_check):
     """vllm-rbln adds its variables to vLLM's table (`vllm_envs.update(...)`), then reads them
     through `vllm.envs`: what it reaches of the table it may change, so the names stay unknown."""

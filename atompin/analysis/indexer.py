@@ -88,9 +88,9 @@ class _ModuleVisitor:
             info.all_names = tuple(self.all_names)
         info.star_imports = tuple(dict.fromkeys(self.stars))
         if self.getattr_node is not None:
-            tables = served_tables(self.getattr_node) or ()
-            if tables and all(self.fixed_table(table) for table in tables):
-                info.getattr_tables = tables
+            tables, names = served_tables(self.getattr_node) or ((), ())
+            if (tables or names) and all(self.fixed_table(table) for table in tables):
+                info.getattr_tables, info.getattr_names = tables, names
             by_name = serves_named_attribute(self.getattr_node)
             for table_name, table in self.dict_literals.items():
                 prefix = table_prefix(self.getattr_node, table_name, self.dunder_names())

@@ -73,40 +73,89 @@ def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None
     return prefixes.pop()
 
 
-def served_tables(function: ast.AST) -> tuple[str, ...] | None:
-    """The tables whose keys alone a module `__getattr__(name)` serves: its body (past a
-    docstring) is tests `if name in TABLE:` whose bodies end in a return or a raise, then
-    `raise AttributeError(...)`, as vLLM's `envs` serves the keys of `environment_variables`.
-    Only the tables whose test returns are served (one that raises names what is gone). None
-    for any other body: it may serve any name."""
+def served_tables(function: ast.AST) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """What a module `__getattr__(name)` alone serves: (the tables whose keys, the literal names).
+    Its body (past a docstring) is tests of the name whose bodies end in a return or a raise,
+    `if`s one after another or an `elif` chain, then `raise AttributeError(...)` (last, or as
+    the chain's `else`): vLLM's `envs` serves the keys of `environment_variables` (`if name in
+    environment_variables:`), and from 0.11.2 `vllm.platforms` serves `current_platform` alone
+    (`if name == "current_platform": ... elif name in globals(): ... else: raise`). A test that
+    raises names what is gone; `name in globals()` serves nothing (a module's `__getattr__` runs
+    only for names its globals lack). None for any other body: it may serve any name."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(function.args.args) != 1:
         return None
     param = function.args.args[0].arg
     body = function.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]  # the docstring
-    last = body[-1] if body else None
+    tests: list[tuple[ast.expr, ast.stmt]] = []  # each test, with the last statement of its body
+    last: ast.stmt | None = None
+    for k, stmt in enumerate(body):
+        if k == len(body) - 1 and not isinstance(stmt, ast.If):
+            last = stmt
+            break
+        chain: ast.stmt | None = stmt
+        while isinstance(chain, ast.If):
+            tests.append((chain.test, chain.body[-1]))
+            orelse = chain.orelse
+            if not orelse:
+                chain = None
+            elif len(orelse) == 1 and isinstance(orelse[0], ast.If):
+                chain = orelse[0]
+            elif k == len(body) - 1 and len(orelse) == 1:
+                last, chain = orelse[0], None  # the chain's `else` ends the function
+            else:
+                return None
+        if chain is not None:
+            return None
     if not (
         isinstance(last, ast.Raise) and isinstance(last.exc, ast.Call) and dotted(last.exc.func) == "AttributeError"
     ):
         return None
-    tables = []
-    for stmt in body[:-1]:
-        if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise))):
+    tables: list[str] = []
+    names: list[str] = []
+    for test, end in tests:
+        if not isinstance(end, (ast.Return, ast.Raise)):
             return None
-        test = stmt.test
-        if not (
-            isinstance(test, ast.Compare)
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.In)
-            and isinstance(test.left, ast.Name)
-            and test.left.id == param
-            and isinstance(test.comparators[0], ast.Name)
-        ):
+        served = _tested_names(test, param)
+        if served is None:
             return None
-        if isinstance(stmt.body[-1], ast.Return):
-            tables.append(test.comparators[0].id)
-    return tuple(tables) or None
+        if isinstance(end, ast.Return):
+            tables += served[0]
+            names += served[1]
+    return (tuple(tables), tuple(names)) if tables or names else None
+
+
+def _tested_names(test: ast.expr, param: str) -> tuple[list[str], list[str]] | None:
+    """What a test of `param` lets through: (tables, literal names); None for another test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Eq):
+        if isinstance(right, ast.Name) and right.id == param:
+            left, right = right, left
+        if isinstance(left, ast.Name) and left.id == param and _text(right) is not None:
+            return [], [_text(right) or ""]
+        return None
+    if not (isinstance(op, ast.In) and isinstance(left, ast.Name) and left.id == param):
+        return None
+    if isinstance(right, ast.Name):
+        return [right.id], []
+    if (
+        isinstance(right, ast.Call)
+        and isinstance(right.func, ast.Name)
+        and right.func.id == "globals"
+        and not right.args
+    ):
+        return [], []  # the module's globals: found before `__getattr__` is asked
+    if isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        texts = [_text(each) for each in right.elts]
+        return ([], [t for t in texts if t is not None]) if None not in texts else None
+    return None
+
+
+def _text(node: ast.expr) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def serves_named_attribute(function: ast.AST) -> bool:

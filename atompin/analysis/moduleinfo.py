@@ -115,6 +115,9 @@ class ModuleInfo:
     # each bound once, with string keys only, and never changed in this module; their keys are in
     # `dict_keys`. Empty: it may serve any name.
     getattr_tables: tuple[str, ...] = ()
+    # The names __getattr__ serves by literal tests (`if name == "current_platform":`), beside those
+    # tables; `getattr_tables` and `getattr_names` both empty: it may serve any name.
+    getattr_names: tuple[str, ...] = ()
     # Submodules served by an import finder the package puts on sys.meta_path: name -> module.
     module_aliases: dict[str, str] = field(default_factory=dict)
     # Module-level dict literals: their string keys (registries such as vLLM's model tables).

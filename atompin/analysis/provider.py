@@ -417,9 +417,10 @@ class ProviderIndex:
         if served is not None:
             if name in served:  # one of the names its __getattr__ serves, made when read
                 return Resolution(Status.FOUND, symbol, Target(TargetKind.VALUE, symbol))
-            tables = " and ".join(info.getattr_tables)
+            what = [f"the keys of {' and '.join(info.getattr_tables)}"] if info.getattr_tables else []
+            what += [", ".join(info.getattr_names)] if info.getattr_names else []
             where = f"{self.module_path(module)}:{info.getattr_line}"
-            reason = f"{module} has no attribute {name!r}: its __getattr__ ({where}) serves only the keys of {tables}"
+            reason = f"{module} has no attribute {name!r}: its __getattr__ ({where}) serves only {' and '.join(what)}"
             return Resolution(Status.MISSING, symbol, reason=reason)
         if info.getattr_line:
             return Resolution(
@@ -434,11 +435,11 @@ class ProviderIndex:
         """The names a module's `__getattr__` serves, when it serves only the keys of tables no code
         outside the provider changes (`table_changed_outside`); None when it may serve any name."""
         tables = info.getattr_tables
-        if not tables or self.table_changed_outside(f"{info.name}.__getattr__"):  # replaced from outside
-            return None
+        if not (tables or info.getattr_names) or self.table_changed_outside(f"{info.name}.__getattr__"):
+            return None  # (replaced from outside)
         if any(self.table_changed_outside(f"{info.name}.{t}") or t not in info.dict_keys for t in tables):
             return None
-        return frozenset(key for table in tables for key in info.dict_keys[table])
+        return frozenset([*(key for table in tables for key in info.dict_keys[table]), *info.getattr_names])
 
     def _star_export(self, star: str, name: str) -> Resolution | None:
         if not in_package(star, self.package):
