@@ -839,3 +839,49 @@ def test_a_probe_with_a_default_of_a_name_the_baseline_had_now_gives_the_default
     # Without a baseline, or one that lacked it too, a probe is what it looks like: nothing to say.
     assert run_check(PROVIDER, consumer(DEFAULT_PROBE)).findings == ()
     assert run_check(PROVIDER, consumer(DEFAULT_PROBE), baseline=PROVIDER).findings == ()
+
+
+# vllm-rbln copies vLLM's `Fp8MoEMethod`, sets `self.rocm_aiter_moe_enabled = False` in
+# `create_weights` and nothing else, and keeps the ROCm branch that imports `rocm_aiter_ops`.
+KEPT_OFF = """
+from pv.core.utils import helper
+
+
+class Method(helper):
+    def create(self):
+        self.aiter_enabled = False
+
+    def process(self):
+        if self.aiter_enabled:
+            from pv.core.utils import gone
+            return gone()
+        return 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "severities"),
+    [
+        ("", []),  # never on: the import never runs
+        ("\n\nclass Other(Method):\n    def create(self):\n        self.aiter_enabled = True\n", ["error"]),
+        ("\n\ndef turn_on(m):\n    m.aiter_enabled = True\n", ["error"]),  # set from outside
+        ("\n\nclass Other(Method):\n    def create(self):\n        setattr(self, name, True)\n", ["error"]),
+    ],
+)
+def test_an_import_under_a_flag_the_consumer_keeps_false_never_runs(run_check, change: str, severities: list[str]):
+    provider = {
+        **PROVIDER,
+        "pv/core/utils.py": textwrap.dedent(PROVIDER["pv/core/utils.py"]) + "\nclass helper:\n    pass\n",
+    }
+    result = run_check(provider, consumer(KEPT_OFF + change))
+    assert [f.severity.value for f in result.findings if f.symbol == "pv.core.utils:gone"] == severities
+
+
+def test_a_flag_the_consumer_sets_to_a_computed_value_may_be_on(run_check):
+    provider = {
+        **PROVIDER,
+        "pv/core/utils.py": textwrap.dedent(PROVIDER["pv/core/utils.py"]) + "\nclass helper:\n    pass\n",
+    }
+    computed = KEPT_OFF.replace("self.aiter_enabled = False", "self.aiter_enabled = is_rocm()")
+    result = run_check(provider, consumer(computed))
+    assert [f.severity.value for f in result.findings if f.symbol == "pv.core.utils:gone"] == ["error"]

@@ -509,9 +509,9 @@ def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
     if owner not in h.classes:
         return False
     defined = h.definitions(owner, attr)
-    if not defined or any(
-        not isinstance(d.node, ClassRef) or d.member is None or d.member.truth is not False for d in defined
-    ):
+    if not defined:
+        return _kept_false_by_consumer(h, owner, attr)
+    if any(not isinstance(d.node, ClassRef) or d.member is None or d.member.truth is not False for d in defined):
         return False
     order = h.mro(owner)
     if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
@@ -524,6 +524,34 @@ def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
     if any(h.sets_attribute(node, attr) or h.takes_as_field(node) for node in providers):
         return False  # a consumer class sets it, or the constructor takes it (`Runner(cascade=True)`)
     return (attr, None) not in _set_elsewhere(h, [attr], set(), set())
+
+
+def _kept_false_by_consumer(h: Hierarchy, owner: str, attr: str) -> bool:
+    """`kept_false` for an attribute no class defines, which consumer classes set on their
+    instances: every consumer class whose instances may be `owner`'s (those of its order, and
+    those deriving from it) that sets it sets it only to a false constant, and nothing else
+    may set it: no outside base or computed-name setter in their orders, no store from outside a
+    class or patch of the consumer, no provider code. vllm-rbln's copy of vLLM's `Fp8MoEMethod`
+    sets `self.rocm_aiter_moe_enabled = False` and nothing else: `if self.rocm_aiter_moe_enabled:`
+    never runs."""
+    if attr in h.member_stores or attr in h.patched_names:
+        return False
+    kin = [c.name for c in h.classes.values() if c.name == owner or ConsumerRef(owner) in h.mro(c.name)]
+    setters = 0
+    for name in dict.fromkeys([*(n.name for n in h.mro(owner) if isinstance(n, ConsumerRef)), *kin]):
+        order = h.mro(name)
+        if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
+            return False
+        if any((info := h.provider(node)) is not None and (info.sets_computed or attr in info.members) for node in order):
+            return False
+        cls = h.classes.get(name)
+        if cls is None or "*" in cls.assigned:
+            return False
+        if attr in cls.assigned:
+            if attr not in cls.false_only:
+                return False
+            setters += 1
+    return setters > 0 and (attr, None) not in _set_elsewhere(h, [attr], set(), set())
 
 
 def _may_store(text: bytes, match: re.Match[bytes]) -> bool:

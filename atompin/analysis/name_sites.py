@@ -31,7 +31,7 @@ from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import quoted, writes_as_string
 from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.prose import ProseFinder
-from atompin.analysis.syntax import dotted, instance_assignments, walk
+from atompin.analysis.syntax import FALSE_CONSTANT, dotted, instance_assignments, walk
 from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
@@ -983,7 +983,11 @@ def _attribute_makers(node: ast.ClassDef) -> dict[str, str]:
     makers = instance_assignments(node)
     if "*" in makers:  # `setattr(self, name, ...)` with a name not written here: any attribute
         return {}
-    return {attr: callees.pop() for attr, callees in makers.items() if len(callees) == 1 and "*" not in callees}
+    return {
+        attr: callees.pop()
+        for attr, callees in makers.items()
+        if len(callees) == 1 and not callees & {"*", FALSE_CONSTANT}
+    }
 
 
 def _local_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:

@@ -60,6 +60,7 @@ from atompin.analysis.prose import ProseFinder, ProseReader
 from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
 from atompin.analysis.syntax import (
+    FALSE_CONSTANT,
     annotated_type,
     breaks,
     class_body_names,
@@ -1466,8 +1467,8 @@ class ConsumerScanner:
         mixins = {base.consumer for cls in self._classes.values() for base in cls.bases} & self._baseless.keys()
         for name in mixins:
             if name in self._classes:
-                assigned = tuple(sorted(instance_assignments(self._baseless[name])))
-                self._classes[name] = replace(self._classes[name], assigned=assigned)
+                assigned, false_only = _assignments(self._baseless[name])
+                self._classes[name] = replace(self._classes[name], assigned=assigned, false_only=false_only)
 
     def _finish_members(self, contact: ContactSurface) -> None:
         """The member uses in classes that can reach the provider, each marked guarded where its
@@ -2493,6 +2494,8 @@ class ConsumerScanner:
         self._typed_attributes[name] = typed
         self._class_names.add(node.name)
         writes, fields = self._generated_init(node, ctx)
+        # A class without bases is read when a class derives from it (`_finish_contact`): a mixin.
+        on_instance, false_only = _assignments(node) if node.bases else ((), ())
         self._classes[name] = ConsumerClass(
             name=name,
             path=ctx.file.path,
@@ -2500,8 +2503,8 @@ class ConsumerScanner:
             bases=tuple(self._class_base(b, ctx) for b in node.bases),
             methods=tuple(methods),
             attributes=tuple(dict.fromkeys(attributes)),
-            # A class without bases is read when a class derives from it (`_finish_contact`): a mixin.
-            assigned=tuple(sorted(instance_assignments(node))) if node.bases else (),
+            assigned=on_instance,
+            false_only=false_only,
             bound=tuple(sorted(class_body_names(node.body))),
             muted=not ctx.record,
             names_provider=self._names_provider(ctx.file.path),
@@ -3459,6 +3462,14 @@ def _literal_prefix(node: ast.expr) -> str:
         if isinstance(base, ast.Constant) and isinstance(base.value, str):
             return base.value.partition("{")[0]
     return ""
+
+
+def _assignments(node: ast.ClassDef) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What a class's methods set on their instance (`ConsumerClass.assigned`), and which of those
+    only ever to a false constant (`ConsumerClass.false_only`)."""
+    makers = instance_assignments(node)
+    false_only = () if "*" in makers else tuple(sorted(a for a, made in makers.items() if made == {FALSE_CONSTANT}))
+    return tuple(sorted(makers)), false_only
 
 
 def _dict_keys(node: ast.Dict) -> list[str] | None:

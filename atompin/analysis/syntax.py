@@ -375,7 +375,8 @@ def init_hands_on(node: ast.ClassDef) -> bool:
 def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     """What a class's methods (closures in them included) set on their instance: attribute -> the
     callees whose results they store there, as written ("type[C]" for a parameter annotated with
-    a class object, `type[C]`), "*" for any other value (another value, a
+    a class object, `type[C]`), `FALSE_CONSTANT` for a false constant (`False`, `None`, `0`), "*"
+    for any other value (another value, a
     tuple target, `+=`, `setattr`). The attribute "*": a `setattr(self, name, ...)` whose name is
     not written there, so any attribute. Read from statements, not every expression: on the
     scan's hot path."""
@@ -403,9 +404,16 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
                     continue
                 for t in walk(target):
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                        if t is target and isinstance(value, ast.Constant) and not value.value:
+                            makers.setdefault(t.attr, set()).add(FALSE_CONSTANT)
+                            continue
                         callee = dotted(value.func) if t is target and isinstance(value, ast.Call) else ""
                         makers.setdefault(t.attr, set()).add(classes.get(callee, callee) or "*")
     return makers
+
+
+# What `instance_assignments` says of an attribute set to a false constant (`self.enabled = False`).
+FALSE_CONSTANT = "=false"
 
 
 def _class_parameters(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:

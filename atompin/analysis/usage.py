@@ -349,6 +349,8 @@ class ConsumerClass:
     attributes: tuple[str, ...] = ()  # assigned or annotated in the class body
     # Set on the instance by its methods (`self.x = ...`, closures included; "*": any, by `setattr`).
     assigned: tuple[str, ...] = ()
+    # Those of them its methods set only to a false constant (`self.rocm_aiter_moe_enabled = False`).
+    false_only: tuple[str, ...] = ()
     # Every name its body binds, under an `if`, `try`, `with` or loop too (a method defined per
     # release), by an import or a nested class: members it may have.
     bound: tuple[str, ...] = ()
