@@ -527,6 +527,38 @@ def test_the_import_stays_an_error_without_a_feature_test_that_covers_it(run_che
     assert "pv.core.utils:fast_kernel" in [f.symbol for f in errors]
 
 
+FIND_SPEC = """\
+import importlib.util
+
+
+class Worker:
+    def setup(self):
+        if importlib.util.find_spec("pv.profiler") is None:
+            return None
+        return self.make()
+
+    def make(self):
+        from pv.profiler import Profiler
+        return Profiler()
+"""
+
+
+def test_a_function_importing_from_a_module_the_consumer_finds_first_warns(run_check):
+    # vllm-spyre 1.9 returns early from `_setup_profiler` unless `find_spec("vllm.profiler.wrapper")`
+    # finds the module (new in vLLM 0.16), then calls the method that imports from it.
+    result = run_check(PROVIDER, consumer(FIND_SPEC))
+    assert brief(result) == [("unresolved-import", "warning", "pv.profiler:Profiler", ["plug/mod.py:11"])]
+    assert (
+        "but the consumer tests whether the provider has pv.profiler at plug/mod.py:6 "
+        "(`importlib.util.find_spec('pv.profiler') is None`)" in result.findings[0].message
+    )
+    # A test of another module covers nothing; at module level the import runs whatever it says.
+    other = FIND_SPEC.replace('find_spec("pv.profiler")', 'find_spec("pv.other")')
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(other)).findings] == ["error"]
+    top = FIND_SPEC.replace("        from pv.profiler import Profiler\n", "") + "\nfrom pv.profiler import Profiler\n"
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(top)).findings] == ["error"]
+
+
 def test_a_feature_test_of_a_module_covers_what_is_imported_from_it(run_check):
     # vLLM's `_kda_gluon_decode_importable`: `from aiter.ops.triton.attention import kda`, then the
     # decode imports `fused_recurrent_kda` from that module.

@@ -419,6 +419,13 @@ class UsageChecker:
                 f"consumer tests for it at {probe.path}:{probe.line} (when it fails, the handler "
                 f"{probe.fallback}): the function presumably runs only where that test passed"
             )
+        tested = self._module_probe(use.ref.module) if group.function else None
+        if tested is not None:
+            return Severity.WARNING, (
+                f"{res.reason}; the import in {group.function}() raises ImportError{_via(use)}, but the "
+                f"consumer tests whether the provider has {use.ref.module} at {tested.site} (`{tested.text}`): "
+                "the function presumably runs only where that test passes"
+            )
         caught = self.usage.caught_calls.get(f"{group.path}:{group.function}") if group.function else None
         if caught is not None:
             return Severity.WARNING, (
@@ -436,6 +443,14 @@ class UsageChecker:
         if self.baseline is None or not refs:
             return False
         return all(self.baseline.index.resolve(ref.module, ref.path).status is Status.MISSING for ref in refs)
+
+    def _module_probe(self, module: str) -> Condition | None:
+        """The first test of whether the provider has `module` (`find_spec`), when the consumer
+        makes one: vllm-spyre's `_setup_profiler` returns early unless
+        `importlib.util.find_spec("vllm.profiler.wrapper")` finds it, then calls the method that
+        imports from it."""
+        probes = [c for c in self.usage.module_probes if c.refs and c.refs[0].module == module and not c.refs[0].path]
+        return min(probes, key=lambda c: (c.site.path, c.site.line), default=None)
 
     def _probe(self, ref: Ref) -> ImportGroup | None:
         """The first feature test (`guards.feature_test`: a function that only tries the import and

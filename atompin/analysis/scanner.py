@@ -1963,9 +1963,12 @@ class ConsumerScanner:
         if isinstance(value, ConsumerValue):
             value = self._consumer_global(value.dotted)
         if isinstance(value, ModuleProbe):
-            return Condition(
+            probe = Condition(
                 ConditionKind.MODULE_FOUND, self._site(ctx, test), _text(test), refs=(value.ref,), expect=value.present
             )
+            if ctx.record:
+                self.usage.module_probes.append(probe)
+            return probe
         if isinstance(value, ParameterProbe):
             site, text = self._site(ctx, test), _text(test)
             return Condition(

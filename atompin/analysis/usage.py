@@ -264,6 +264,8 @@ class ConsumerUsage:
     # Version gates met (kind GATE), for --verbose and `gate-flip`.
     gates: list[Condition] = field(default_factory=list)
     version_asserts: list[VersionAssert] = field(default_factory=list)
+    # Tests of whether the provider has a module (`find_spec("pkg.mod") is None`, kind MODULE_FOUND).
+    module_probes: list[Condition] = field(default_factory=list)
     # Provider module names the consumer registers in sys.modules itself.
     injected_modules: list[tuple[str, Site]] = field(default_factory=list)
     registrations: list[Registration] = field(default_factory=list)
