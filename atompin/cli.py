@@ -373,8 +373,9 @@ def check(
 # never ran where the consumer works (`lock` takes the consumer's declared provider instead).
 NO_BASELINE_HINT = (
     "hint: no --baseline was given, so a failure the consumer shares with the provider it was written "
-    "for (code that does not run there) counts as an error too; pass --baseline FOLDER with that "
-    "provider's sources to tell drift from it (`atompin lock` takes the consumer's declared provider)"
+    "for (code that does not run there, or was broken there already) counts as an error too; pass "
+    "--baseline FOLDER with that provider's sources to tell drift from it (`atompin lock` takes the "
+    "consumer's declared provider)"
 )
 
 

@@ -77,7 +77,8 @@ def _at_baseline_too(how: str = "") -> str:
     """Said of a failure the baseline shares: not drift (the consumer works against the provider it
     was written for, so the code does not run there, or it shipped broken), a warning."""
     return (
-        f"it fails at the baseline too{f' ({how})' if how else ''}: not a change since, so code that does not run there"
+        f"it fails at the baseline too{f' ({how})' if how else ''}: not a change since (code that does not run "
+        "there, or that was broken there already)"
     )
 
 
