@@ -18,7 +18,7 @@ runner = CliRunner()
 PROVIDER_01 = {
     "pv/__init__.py": '__version__ = "0.1.0"\n',
     "pv/old.py": "def x():\n    pass\n",
-    "pv/core.py": "class Runner:\n    def init_buffer(self, size):\n        pass\n",
+    "pv/core.py": "class Runner:\n    def init_buffer(self, size):\n        pass\n\n    def start(self):\n        self.init_buffer(1)\n",
 }
 PROVIDER_02 = {
     "pv/__init__.py": '__version__ = "0.2.0"\n',

@@ -366,11 +366,18 @@ VANISHED = """
 """
 
 
+BUFFERED = """
+    class Runner:
+        def init_buffer(self, size):
+            pass
+
+        def start(self):
+            self.init_buffer(1)
+"""
+
+
 def test_a_replaced_method_that_vanished_since_the_baseline(run_check):
-    baseline = {
-        **PROVIDER,
-        "pv/runner.py": "class Runner:\n    def init_buffer(self, size):\n        pass\n",
-    }
+    baseline = {**PROVIDER, "pv/runner.py": BUFFERED}
     [finding] = run_check(PROVIDER, consumer(VANISHED), baseline=baseline).findings
     assert (finding.rule.value, finding.severity.value) == ("missing-patch-target", "error")
     assert "pv.runner:Runner.init_buffer existed at the baseline" in finding.message
@@ -390,7 +397,9 @@ def test_a_vanished_helper_that_the_consumers_own_replacement_calls_on_self_is_a
     # the consumer's, so the provider's code does not run "unpatched" for it.
     baseline = {
         **PROVIDER,
-        "pv/runner.py": PROVIDER["pv/runner.py"] + "\n            def init_buffer(self, size):\n                pass\n",
+        "pv/runner.py": PROVIDER["pv/runner.py"]
+        + "\n            def init_buffer(self, size):\n                pass\n"
+        + "\n            def start(self):\n                self.init_buffer(1)\n",
     }
     kernels = """
         def init_cache(self, config, is_profiling=False):

@@ -255,7 +255,7 @@ def call_pattern(names: list[str]) -> re.Pattern[bytes]:
     return re.compile(rb"(?<!def )\b(" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
 
 
-def _caller_key(module: str, function: str) -> tuple[str, str]:
+def caller_key(module: str, function: str) -> tuple[str, str]:
     """(owner symbol, function name) of a function by qualname in `module`: what a consumer patch
     of the caller replaces (`"m:Cls", "f"` for a method, `"m", "f"` for a module-level one)."""
     caller_class, _, func = function.rpartition(".")
@@ -524,7 +524,7 @@ class CallerSearch:
         out = []
         for path, raws in sorted(self._raw[name].items()):
             module, _ = self.index.tree.module_name(path)
-            out += [_caller_key(module, raw.function) for raw in raws]
+            out += [caller_key(module, raw.function) for raw in raws]
         return list(dict.fromkeys(out))
 
     def calls(
@@ -555,7 +555,7 @@ class CallerSearch:
                 if binding and not self._reads_binding(module, raw, target, name, binding):
                     continue
                 function = f"{module}:{raw.function}" if raw.function else ""
-                key = _caller_key(module, raw.function)
+                key = caller_key(module, raw.function)
                 out.append(ProviderCall(Site(path, raw.line), raw.shape, function, key, through_instance))
         return out
 

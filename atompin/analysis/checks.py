@@ -28,14 +28,16 @@ from atompin.analysis.arity import (
     untakeable_keywords,
 )
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern, searched_as
+from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern, caller_key, searched_as
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.members import kept_false
 from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
 from atompin.analysis.names import quoted
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
+from atompin.analysis.patch_readers import FunctionKey, PatchedName, readers
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import (
@@ -80,6 +82,27 @@ def _at_baseline_too(how: str = "") -> str:
         f"it fails at the baseline too{f' ({how})' if how else ''}: not a change since (code that does not run "
         "there, or that was broken there already)"
     )
+
+
+@dataclass
+class _BaselinePatches:
+    """The consumer's patches as the baseline provider resolves them."""
+
+    # (module, name) -> the patches that set a name on a provider module.
+    installed: dict[tuple[str, str], list[PatchSite]] = field(default_factory=dict)
+    # (owner symbol, name) -> the patches that replace a provider function with one of the
+    # consumer's that never calls the original.
+    without_original: dict[FunctionKey, list[PatchSite]] = field(default_factory=dict)
+
+
+def _runs_with(other: PatchSite, patch: PatchSite) -> bool:
+    """Does `other` run wherever `patch` does: in the same file and function, under conditions
+    `patch` is under too? Inside an `if`, a try or a loop, only on the same side of the same
+    `if`/`else` (other blocks cannot be told apart)."""
+    same_place = other.site.path == patch.site.path and other.function == patch.function
+    if not same_place or patch.when[: len(other.when)] != other.when:
+        return False
+    return not other.nested or (bool(other.branch) and other.branch == patch.branch and other.when == patch.when)
 
 
 def _callable_run(index: ProviderIndex, target: Target | None) -> tuple[Target, bool] | None:
@@ -179,6 +202,8 @@ class UsageChecker:
         self._read_kinds = usage.read_kinds()
         self.callers = callers or CallerSearch(index, names)
         self._baseline_callers: CallerSearch | None = None  # see `_made_at_baseline`
+        self._baseline_patches: _BaselinePatches | None = None  # see `_replaced_at_baseline`
+        self._baseline_words: tuple[set[str], list[str]] | None = None  # see `_baseline_holding`
         self._flags_off: dict[tuple[str, str], bool] = {}  # see `_kept_false`
         self._caller_names: set[str] | None = None
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
@@ -634,6 +659,15 @@ class UsageChecker:
                 "under a name nothing calls any more, and the provider's code runs unpatched "
                 f"({guard.value}){_via(patch)}"
             )
+            inert = self._inert_at_baseline(patch)
+            if inert:
+                message = (
+                    f"{res.reason}; at the baseline, which had {before}, the assignment reached no code that "
+                    f"runs ({inert}): it did nothing there either, and does nothing now; a line to "
+                    f"remove{_via(patch)}"
+                )
+                self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site], message)
+                return
             self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site], message)
             return
         if patch.stash:
@@ -650,6 +684,111 @@ class UsageChecker:
                 message += " (no baseline: a baseline would tell whether it vanished)"
         self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)
 
+    def _inert_at_baseline(self, patch: PatchSite) -> str:
+        """Why no code that runs at the baseline read the name `patch` installs where the patch
+        reached it (`patch_readers`): "no provider code reads the name", or which functions the
+        consumer replaces hold every read, or which modules read a name the consumer sets there
+        too; "" when some code may read it, or when that cannot be told (a file unparseable)."""
+        baseline = self.baseline
+        before = self._baseline_attr(patch)
+        owner = self._baseline_owner(patch)
+        if baseline is None or before is None or before.target is None or owner is None or owner.target is None:
+            return ""
+        module, _, qualname = before.target.symbol.partition(":")
+        definition = caller_key(module, qualname) if qualname else None
+        on_module = owner.target.kind is TargetKind.MODULE
+        patched = PatchedName(patch.attr, owner.target.symbol if on_module else "", definition)
+        replaced = self._replaced_at_baseline()
+        # Only a patch that runs wherever this one does stands for it (one in the same `if` branch,
+        # not in its `else`: vllm-ascend replaces `do_mamba_copy_block` only where it cannot launch
+        # the Triton kernel its `batch_memcpy` patch is for).
+        installed = {
+            symbol
+            for (symbol, attr), others in replaced.installed.items()
+            if attr == patch.attr and any(_runs_with(other, patch) for other in others)
+        }
+
+        def replaced_here(key: FunctionKey) -> bool:
+            return any(_runs_with(other, patch) for other in replaced.without_original.get(key, ()))
+
+        tree = baseline.index.tree
+        held: list[FunctionKey] = []
+        covered: list[str] = []
+        for path, data in tree.read_many(self._baseline_holding(patch.attr)):
+            file_module, _ = tree.module_name(path)
+            try:
+                parsed = parse_limited(data)
+            except (SyntaxError, ValueError):
+                return ""
+            found = readers(parsed, file_module, patched, replaced_here, file_module in installed)
+            if found.lines:
+                return ""
+            held += found.held
+            covered += [file_module] if found.covered else []
+        why = []
+        if held:
+            where = ", ".join(f"{symbol.replace(':', '.')}.{name}" for symbol, name in sorted(set(held)))
+            why.append(f"its reads are in {where}, which the consumer replaces without calling the original")
+        if covered:
+            where = ", ".join(sorted(covered))
+            why.append(f"{where} reads the name it binds itself, where the consumer sets its replacement too")
+        return "; ".join(why) if why else "no provider code reads the name"
+
+    def _baseline_owner(self, patch: PatchSite) -> Resolution | None:
+        """The patched object at the baseline (None: no baseline, or it is not there)."""
+        if self.baseline is None:
+            return None
+        for ref in patch.owner:
+            owner = self.baseline.index.resolve(ref.module, ref.path)
+            if owner.found and owner.target is not None:
+                return owner
+        return None
+
+    def _replaced_at_baseline(self) -> _BaselinePatches:
+        """What the consumer's patches replace at the baseline (see `_BaselinePatches`)."""
+        if self._baseline_patches is None:
+            # A replacement may reach the original through a name the consumer keeps it under on the
+            # patched object (vllm-ascend's `self._ascend_glm_original_chat_completion_stream_generator`):
+            # any member of that object it reads that a patch of the consumer's stashes counts.
+            stashed = {(p.owner, p.attr) for p in self.usage.patches if p.stash}
+            calls_original = {
+                (r.site, r.attr)
+                for r in self.usage.contact.replacements
+                if r.calls_original or any((r.owner, name) in stashed for name, _ in r.self_reads)
+            }
+            found = _BaselinePatches()
+            for patch in self.usage.patches:
+                owner = self._baseline_owner(patch)
+                if owner is None or owner.target is None or patch.literal_value or patch.stash:
+                    continue
+                key = (owner.target.symbol, patch.attr)
+                if owner.target.kind is TargetKind.MODULE:
+                    found.installed.setdefault(key, []).append(patch)
+                if patch.replacement is not None and (patch.site, patch.attr) not in calls_original:
+                    found.without_original.setdefault(key, []).append(patch)
+            self._baseline_patches = found
+        return self._baseline_patches
+
+    def _baseline_holding(self, name: str) -> list[str]:
+        """The baseline provider's files whose text holds `name` (searched once for the names of
+        every patch whose target the provider lacks)."""
+        assert self.baseline is not None
+        tree = self.baseline.index.tree
+        files = tree.python_files(self.baseline.index.package)
+        if self._baseline_words is None:
+            wanted = {p.attr for p in self.usage.patches if self._gone(p)} | {name}
+            self._baseline_words = (wanted, tree.files_containing(files, sorted(w.encode() for w in wanted)))
+        words, holding = self._baseline_words
+        if name not in words:
+            return tree.files_containing(files, [name.encode()])
+        needle = name.encode()
+        return [path for path, data in tree.read_many(holding) if needle in data]
+
+    def _gone(self, patch: PatchSite) -> bool:
+        """Does the provider lack the attribute `patch` sets (on an owner it has)?"""
+        owner = next((r for r in map(self._resolve_raw, patch.owner) if r.found and r.target is not None), None)
+        return owner is not None and owner.target is not None and self.index.getattr(owner.target, patch.attr).status is Status.MISSING
+
     def _missing_at_baseline(self, patch: PatchSite) -> bool:
         """Was the patched attribute surely missing at the baseline provider too?"""
         found = self._baseline_attr(patch)
@@ -663,13 +802,10 @@ class UsageChecker:
     def _baseline_attr(self, patch: PatchSite) -> Resolution | None:
         """The patched attribute looked up on its owner at the baseline (None: no baseline, or the
         owner is not there)."""
-        if self.baseline is None:
+        owner = self._baseline_owner(patch)
+        if self.baseline is None or owner is None or owner.target is None:
             return None
-        for ref in patch.owner:
-            owner = self.baseline.index.resolve(ref.module, ref.path)
-            if owner.found and owner.target is not None:
-                return self.baseline.index.getattr(owner.target, patch.attr)
-        return None
+        return self.baseline.index.getattr(owner.target, patch.attr)
 
     # -- signatures (arity-drift) -------------------------------------------------
 

@@ -770,6 +770,7 @@ class ConsumerScanner:
                 declared=declared,
                 variants=variants,
                 nested=ctx.nested,
+                branch=ctx.branch,
             )
         )
 

@@ -168,6 +168,8 @@ class PatchSite:
     variants: tuple[ReplacementVariant, ...] = ()
     # Inside an `if`, a try, a loop or a `match`: it may not run.
     nested: bool = False
+    # Which side of a plain `if`/`else` it is on ("path:line#0" the body, "#1" the else; "" elsewhere).
+    branch: str = ""
 
     def key(self) -> tuple[tuple[Ref, ...], str]:
         return self.owner, self.attr
