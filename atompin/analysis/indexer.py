@@ -11,7 +11,7 @@ import re
 from collections import Counter
 
 from atompin.analysis.arity import shape_of
-from atompin.analysis.lazy_tables import literal_table, served_tables, serves_named_attribute, table_prefix
+from atompin.analysis.lazy_tables import literal_table, served_names, serves_named_attribute, table_prefix
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.moduleinfo import (
     Binding,
@@ -88,7 +88,7 @@ class _ModuleVisitor:
             info.all_names = tuple(self.all_names)
         info.star_imports = tuple(dict.fromkeys(self.stars))
         if self.getattr_node is not None:
-            tables, names = served_tables(self.getattr_node) or ((), ())
+            tables, names = served_names(self.getattr_node) or ((), ())
             if (tables or names) and all(self.fixed_table(table) for table in tables):
                 info.getattr_tables, info.getattr_names = tables, names
             by_name = serves_named_attribute(self.getattr_node)

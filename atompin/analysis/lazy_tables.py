@@ -73,12 +73,12 @@ def table_prefix(node: ast.AST, table: str, names: dict[str, str]) -> str | None
     return prefixes.pop()
 
 
-def served_tables(function: ast.AST) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def served_names(function: ast.AST) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """What a module `__getattr__(name)` alone serves: (the tables whose keys, the literal names).
     Its body (past a docstring) is tests of the name whose bodies end in a return or a raise,
     `if`s one after another or an `elif` chain, then `raise AttributeError(...)` (last, or as
     the chain's `else`): vLLM's `envs` serves the keys of `environment_variables` (`if name in
-    environment_variables:`), and from 0.11.2 `vllm.platforms` serves `current_platform` alone
+    environment_variables:`), and from 0.11 `vllm.platforms` serves `current_platform` alone
     (`if name == "current_platform": ... elif name in globals(): ... else: raise`). A test that
     raises names what is gone; `name in globals()` serves nothing (a module's `__getattr__` runs
     only for names its globals lack). None for any other body: it may serve any name."""

@@ -111,7 +111,7 @@ class ModuleInfo:
     getattr_line: int = 0
     # Literal lazy-export table used by __getattr__: name -> "module" or "module:attr".
     lazy_exports: dict[str, str] = field(default_factory=dict)
-    # The module-level dict literals whose keys alone __getattr__ serves (`lazy_tables.served_tables`),
+    # The module-level dict literals whose keys alone __getattr__ serves (`lazy_tables.served_names`),
     # each bound once, with string keys only, and never changed in this module; their keys are in
     # `dict_keys`. Empty: it may serve any name.
     getattr_tables: tuple[str, ...] = ()

@@ -432,8 +432,9 @@ class ProviderIndex:
         return Resolution(Status.MISSING, symbol, reason=f"{module} has no attribute {name!r}")
 
     def _served(self, info: ModuleInfo) -> frozenset[str] | None:
-        """The names a module's `__getattr__` serves, when it serves only the keys of tables no code
-        outside the provider changes (`table_changed_outside`); None when it may serve any name."""
+        """The names a module's `__getattr__` serves, when it serves only names it tests for
+        literally and the keys of tables no code outside the provider changes
+        (`table_changed_outside`); None when it may serve any name."""
         tables = info.getattr_tables
         if not (tables or info.getattr_names) or self.table_changed_outside(f"{info.name}.__getattr__"):
             return None  # (replaced from outside)

@@ -376,10 +376,9 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     """What a class's methods (closures in them included) set on their instance: attribute -> the
     callees whose results they store there, as written ("type[C]" for a parameter annotated with
     a class object, `type[C]`), `FALSE_CONSTANT` for a false constant (`False`, `None`, `0`), "*"
-    for any other value (another value, a
-    tuple target, `+=`, `setattr`). The attribute "*": a `setattr(self, name, ...)` whose name is
-    not written there, so any attribute. Read from statements, not every expression: on the
-    scan's hot path."""
+    for any other value (another value, a tuple target, `+=`, `setattr`). The attribute "*": a
+    `setattr(self, name, ...)` whose name is not written there, so any attribute. Read from
+    statements, not every expression: on the scan's hot path."""
     makers: dict[str, set[str]] = {}
     for method in node.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
