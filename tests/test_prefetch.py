@@ -95,24 +95,29 @@ def _log_searches_there(
     log: Path,
     said: Callable[[Any], str],
     here_waits: Callable[[], bool] = lambda: False,
-) -> None:
+) -> Path:
     """Wrap the caller search's `_calls_in`: a second process writes the line `said(search)` to
-    `log` before each share it searches; this process, while `here_waits()`, first waits until a
-    line is there (the second process took a share)."""
+    `log` before each share it searches; this process, while `here_waits()`, first waits until
+    the second process took a share (told by a file beside `log`: other wrappers may write their
+    own lines to `log` before that). Returns that file (remove it where the log starts again)."""
     from atompin.analysis import callsites
 
     real_calls_in = callsites.CallerSearch._calls_in
     pid = os.getpid()
+    took = log.with_name(log.name + ".took")
+    took.unlink(missing_ok=True)
 
     def calls_in(self: callsites.CallerSearch, names: list[str], paths: list[str], known: list[str]) -> object:
         if os.getpid() != pid:
             with log.open("a") as out:
                 out.write(said(self) + "\n")
+            took.touch()
         elif here_waits():
-            _wait_until(lambda: bool(log.read_text()))
+            _wait_until(took.exists)
         return real_calls_in(self, names, paths, known)
 
     monkeypatch.setattr(callsites.CallerSearch, "_calls_in", calls_in)
+    return took
 
 
 def _misses_left_to_the_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -894,7 +899,7 @@ def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends
     real_read = name_sites.NameSearch._read_identifiers
     pid = os.getpid()
     child_first = [False]  # this process searches once the second one took a share
-    _log_searches_there(
+    took = _log_searches_there(
         monkeypatch,
         log,
         lambda search: f"search {time.monotonic()} {int(search.names.in_place)}",
@@ -930,6 +935,7 @@ def test_a_caller_search_started_ahead_is_called_off_when_the_provider_side_ends
         db.execute("DELETE FROM modules WHERE key LIKE 'identifiers%'")
     events.clear()
     log.write_text("")
+    took.unlink(missing_ok=True)
     child_first[0] = True
     found = _narrower_conv_check(tmp_path, monkeypatch, "2")
     child_first[0] = False
