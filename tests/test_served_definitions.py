@@ -101,3 +101,19 @@ def test_reads_served_reads_imports_attributes_and_strings():
     assert not reads("from pv.budget import Budget\nx = Budget()\n")
     assert not reads("import pv.utils\nx = pv.utils.Other\nclass Budget:\n    pass\n")
     assert not reads("x = other.Budget\n")
+
+
+def test_a_module_served_in_place_of_two_is_unread_only_if_neither_name_is_read():
+    from atompin.analysis.served_definitions import Definition, ServedModule, demote_unread_served
+    from atompin.model import Finding, Rule, Severity, Site
+
+    budget = (Definition("Budget", ((3, 5),)),)
+    served = [
+        ServedModule("plug.utils", "plug/utils.py", "pv.utils", budget),
+        ServedModule("plug.utils", "plug/utils.py", "pv.old_utils", budget),
+    ]
+    error = Finding(Rule.UNRESOLVED_IMPORT, Severity.ERROR, "pv.x:gone", (Site("plug/utils.py", 4),), "gone")
+    both_unread = demote_unread_served([error], served, lambda module, name: True)
+    assert [f.severity for f in both_unread] == [Severity.WARNING]
+    read_in_one = demote_unread_served([error], served, lambda module, name: module.provider_module == "pv.utils")
+    assert [f.severity for f in read_in_one] == [Severity.ERROR]

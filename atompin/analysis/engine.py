@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import Gate, GateOp, describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.idle_hooks import check_idle_hooks
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
@@ -37,6 +39,7 @@ from atompin.analysis.prefetch import (
 )
 from atompin.analysis.provider import ProviderIndex, Resolution
 from atompin.analysis.reach import (
+    Reachability,
     ReachRoots,
     demote_unreached,
     provider_strings,
@@ -48,6 +51,7 @@ from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
+from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
 from atompin.analysis.uncalled import UncalledMethods, demote_uncalled
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge, Ref
 from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site
@@ -427,6 +431,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             lambda tops: provider_strings(provider, package, tops, cache),
         )
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
+        findings = _demote_unread_served(findings, usage, consumer, packages, provider, package, reach)
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
@@ -439,6 +444,57 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         gates=tuple(gates),
     )
     return result
+
+
+def _demote_unread_served(
+    findings: list[Finding],
+    usage: ConsumerUsage,
+    consumer: SourceTree,
+    packages: list[str],
+    provider: SourceTree,
+    package: str,
+    reach: Reachability,
+) -> list[Finding]:
+    """`served_definitions.demote_unread_served` over the modules an import hook of the consumer
+    serves in a provider module's place; their files are read only when an error has a site there."""
+    hooked = sorted({(edge.target, edge.after) for edge in usage.module_edges if edge.after})
+    error_paths = {site.path for f in findings if f.severity is Severity.ERROR for site in f.sites}
+    served = []
+    for module, provider_module in hooked:
+        found = consumer.find_module(module)
+        if found is None or not found.path.endswith(".py") or found.path not in error_paths:
+            continue
+        try:
+            tree = parse_limited(consumer.read(found.path))
+        except (SyntaxError, ValueError):
+            continue
+        served.append(ServedModule(module, found.path, provider_module, tuple(definitions(tree))))
+    if not served:
+        return findings
+    own_files = [path for top in packages for path in consumer.python_files(top)]
+    provider_files = provider.python_files(package)
+
+    def unreached(path: str) -> bool:
+        return reach.unreached(consumer.module_name(path)[0]) is not None
+
+    def unread(module: ServedModule, name: str) -> bool:
+        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
+        for path, data in consumer.read_many(consumer.files_containing(own_files, [name.encode()])):
+            if len(word.findall(data)) > (1 if path == module.path else 0) and not unreached(path):
+                return False  # the plugin names it besides its definition: it may use it itself
+        replaced = provider.find_module(module.provider_module)
+        for path, data in provider.read_many(provider.files_containing(provider_files, [name.encode()])):
+            if replaced is not None and path == replaced.path:
+                continue  # the module served in its place: never loaded
+            reader, is_package = provider.module_name(path)
+            try:
+                if reads_served(parse_limited(data), reader, is_package, module.provider_module, name):
+                    return False
+            except (SyntaxError, ValueError):
+                return False
+        return True
+
+    return demote_unread_served(findings, served, unread, unreached)
 
 
 def search_callers_ahead(

@@ -98,20 +98,23 @@ def demote_unread_served(
     """Errors whose every site is inside a definition of a served module that `unread(module,
     name)` says nothing reads, or in a file `unreached` says the entry points do not reach (at
     least one site being of the first kind), become warnings that say so."""
-    by_path = {each.path: each for each in served}
-    judged: dict[tuple[str, str], bool] = {}
+    by_path: dict[str, list[ServedModule]] = {}
+    for each in served:  # a module may be served in place of more than one
+        by_path.setdefault(each.path, []).append(each)
+    judged: dict[tuple[str, str, str], bool] = {}
+
+    def is_unread(module: ServedModule, name: str) -> bool:
+        key = (module.module, module.provider_module, name)
+        if key not in judged:
+            judged[key] = unread(module, name)
+        return judged[key]
 
     def dead_definition(site: Site) -> tuple[ServedModule, str] | None:
-        module = by_path.get(site.path)
-        if module is None:
+        modules = by_path.get(site.path, [])
+        held = [d for d in modules[0].definitions if d.holds(site.line)] if modules else []
+        if not held or not all(is_unread(module, held[0].name) for module in modules):
             return None
-        held = [d for d in module.definitions if d.holds(site.line)]
-        if not held:
-            return None
-        key = (module.module, held[0].name)
-        if key not in judged:
-            judged[key] = unread(module, held[0].name)
-        return (module, held[0].name) if judged[key] else None
+        return modules[0], held[0].name
 
     out: list[Finding] = []
     for f in findings:
