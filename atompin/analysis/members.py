@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from atompin.analysis.arity import call_problem, checkable
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
-from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, Node, provider_class
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, Node, provider_class
 from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind
 from atompin.analysis.outside import STRUCT_BASES
@@ -500,49 +500,42 @@ _READ_AFTER = re.compile(rb"\s*(?:not\s+)?in\b")
 
 
 def kept_false(h: Hierarchy, owner: str, attr: str) -> bool:
-    """Is `attr` false on every instance of consumer class `owner`? The provider classes of its
-    order that define it set it only to a false constant (in the class body, or on the instance:
-    vLLM 0.32's deprecated `self.cascade_attn_enabled = False`), and nothing else may set it: no
-    consumer class (deriving from them, from outside a class, by a patch), no constructor taking
-    it as a field, no computed-name setter or outside base in the order, no provider code on
-    another object or by a string."""
-    if owner not in h.classes:
+    """Is `attr` false on every instance of consumer class `owner`? The classes that set it set it
+    only to a false constant, and nothing else may set it: no store from outside a class or
+    patch of the consumer, no provider code on another object or by a string. Either the
+    provider classes of its order define it (in the class body, or on the instance: vLLM 0.32's
+    deprecated `self.cascade_attn_enabled = False`; `_kept_by_provider`), or no class defines it
+    and consumer classes set it on their instances (`_kept_by_consumer`)."""
+    if owner not in h.classes or attr in h.member_stores or attr in h.patched_names:
         return False
     defined = h.definitions(owner, attr)
-    if not defined:
-        return _kept_false_by_consumer(h, owner, attr)
+    kept = _kept_by_provider(h, owner, attr, defined) if defined else _kept_by_consumer(h, owner, attr)
+    return kept and (attr, None) not in _set_elsewhere(h, [attr], set(), set())
+
+
+def _kept_by_provider(h: Hierarchy, owner: str, attr: str, defined: list[Definition]) -> bool:
+    """Every class of `owner`'s order defining `attr` is a provider class setting it only to a
+    false constant; no computed-name setter or outside base is in the order; no consumer class
+    sets it, and no constructor takes it as a field (`Runner(cascade=True)`)."""
     if any(not isinstance(d.node, ClassRef) or d.member is None or d.member.truth is not False for d in defined):
         return False
-    order = h.mro(owner)
-    if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
-        return False
-    if any((info := h.provider(node)) is not None and info.sets_computed for node in order):
-        return False
-    if attr in h.member_stores or attr in h.patched_names:
+    if _open_order(h, h.mro(owner)):
         return False
     providers = [d.node for d in defined if isinstance(d.node, ClassRef)]
-    if any(h.sets_attribute(node, attr) or h.takes_as_field(node) for node in providers):
-        return False  # a consumer class sets it, or the constructor takes it (`Runner(cascade=True)`)
-    return (attr, None) not in _set_elsewhere(h, [attr], set(), set())
+    return not any(h.sets_attribute(node, attr) or h.takes_as_field(node) for node in providers)
 
 
-def _kept_false_by_consumer(h: Hierarchy, owner: str, attr: str) -> bool:
-    """`kept_false` for an attribute no class defines, which consumer classes set on their
-    instances: every consumer class whose instances may be `owner`'s (those of its order, and
-    those deriving from it) that sets it sets it only to a false constant, and nothing else
-    may set it: no outside base or computed-name setter in their orders, no store from outside a
-    class or patch of the consumer, no provider code. vllm-rbln's copy of vLLM's `Fp8MoEMethod`
-    sets `self.rocm_aiter_moe_enabled = False` and nothing else: `if self.rocm_aiter_moe_enabled:`
-    never runs."""
-    if attr in h.member_stores or attr in h.patched_names:
-        return False
+def _kept_by_consumer(h: Hierarchy, owner: str, attr: str) -> bool:
+    """Every consumer class whose instances may be `owner`'s (those of its order, and those deriving
+    from it) that sets `attr` on its instances sets it only to a false constant, at least one does,
+    and no provider class, computed-name setter or outside base is in their orders. vllm-rbln's copy
+    of vLLM's `Fp8MoEMethod` sets `self.rocm_aiter_moe_enabled = False` and nothing else: `if
+    self.rocm_aiter_moe_enabled:` never runs."""
     kin = [c.name for c in h.classes.values() if c.name == owner or ConsumerRef(owner) in h.mro(c.name)]
     setters = 0
     for name in dict.fromkeys([*(n.name for n in h.mro(owner) if isinstance(n, ConsumerRef)), *kin]):
         order = h.mro(name)
-        if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
-            return False
-        if any((info := h.provider(node)) is not None and (info.sets_computed or attr in info.members) for node in order):
+        if _open_order(h, order, attr):
             return False
         cls = h.classes.get(name)
         if cls is None or "*" in cls.assigned:
@@ -551,7 +544,19 @@ def _kept_false_by_consumer(h: Hierarchy, owner: str, attr: str) -> bool:
             if attr not in cls.false_only:
                 return False
             setters += 1
-    return setters > 0 and (attr, None) not in _set_elsewhere(h, [attr], set(), set())
+    return setters > 0
+
+
+def _open_order(h: Hierarchy, order: list[Node], attr: str = "") -> bool:
+    """Can a class of this order set attributes beyond what is read of it: a base from outside both
+    packages, a provider class setting attributes by computed names, or (given `attr`) one that
+    defines `attr`?"""
+    if any(isinstance(node, str) and node not in PLAIN_BASES for node in order):
+        return True
+    return any(
+        (info := h.provider(node)) is not None and (info.sets_computed or (attr and attr in info.members))
+        for node in order
+    )
 
 
 def _may_store(text: bytes, match: re.Match[bytes]) -> bool:
