@@ -38,6 +38,12 @@ def writes_as_string(text: bytes, name: str) -> bool:
     return double in text or single in text
 
 
+def names_in_string(text: str, name: str) -> bool:
+    """Is the string `name`, or a dotted path ending in it (`"pkg.mod.name"`, `"pkg.mod:name"`):
+    how code looks a name up by string (`getattr(m, "name")`, a patch target's path)?"""
+    return text == name or text.endswith((f".{name}", f":{name}"))
+
+
 def split_symbol(symbol: str) -> tuple[str, str]:
     """ "pkg.mod:Cls.meth" -> ("pkg.mod", "Cls.meth"); a bare module -> (module, "")."""
     module, _, qualname = symbol.partition(":")

@@ -29,6 +29,9 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from atompin.analysis.names import names_in_string
+from atompin.analysis.syntax import shared_names
+
 # (owner symbol, function name): "pkg.mod" for a module-level function, "pkg.mod:Cls" for a method.
 FunctionKey = tuple[str, str]
 
@@ -188,17 +191,16 @@ class _Readers:
                 if self.patched.module and _on_self(each):
                     continue  # a member of the instance's class, not the patched module's function
                 self.lines.append(each.lineno)
-            elif isinstance(each, ast.Constant) and isinstance(each.value, str) and _names(each.value, self.name):
+            elif (
+                isinstance(each, ast.Constant)
+                and isinstance(each.value, str)
+                and names_in_string(each.value, self.name)
+            ):
                 self.lines.append(each.lineno)  # `getattr(x, "name")`, a dotted path to it
 
 
 def _on_self(node: ast.Attribute) -> bool:
     return isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
-
-
-def _names(text: str, name: str) -> bool:
-    """Is the string the name, or a dotted path ending in it (`"pkg.mod.name"`, `"pkg.mod:name"`)?"""
-    return text == name or text.endswith((f".{name}", f":{name}"))
 
 
 def _sets_all(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
@@ -208,10 +210,10 @@ def _sets_all(node: ast.Assign | ast.AugAssign | ast.AnnAssign) -> bool:
 
 def _bound_in(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """The names a function binds in its own scope (parameters, assignments, imports, nested
-    definitions, loop targets; not a comprehension's, which is its own), less those it declares global or nonlocal."""
+    definitions, loop targets; not a comprehension's, which is its own), less those it declares
+    global or nonlocal (`syntax.shared_names`)."""
     args = node.args
     bound = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
-    declared: set[str] = set()
     todo: list[ast.AST] = list(node.body)
     while todo:
         each = todo.pop()
@@ -228,7 +230,5 @@ def _bound_in(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             bound.add(each.id)
         elif isinstance(each, (ast.Import, ast.ImportFrom)):
             bound.update((alias.asname or alias.name.split(".")[0]) for alias in each.names)
-        elif isinstance(each, (ast.Global, ast.Nonlocal)):
-            declared.update(each.names)
         todo.extend(ast.iter_child_nodes(each))
-    return bound - declared
+    return bound - shared_names(node)

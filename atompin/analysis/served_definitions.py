@@ -19,7 +19,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from atompin.analysis.names import absolute_module
+from atompin.analysis.names import absolute_module, names_in_string
 from atompin.analysis.syntax import dotted, walk
 from atompin.model import Finding, Severity, Site
 
@@ -72,10 +72,8 @@ def reads_served(tree: ast.Module, module: str, is_package: bool, served: str, n
     for node in walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == name and dotted(node.value) in aliases:
             return True
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            text = node.value
-            if text == name or text.endswith((f".{name}", f":{name}")):
-                return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and names_in_string(node.value, name):
+            return True
     return False
 
 
