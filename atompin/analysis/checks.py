@@ -6,6 +6,7 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -203,7 +204,11 @@ class UsageChecker:
         self.callers = callers or CallerSearch(index, names)
         self._baseline_callers: CallerSearch | None = None  # see `_made_at_baseline`
         self._baseline_patches: _BaselinePatches | None = None  # see `_replaced_at_baseline`
-        self._baseline_words: tuple[set[str], list[str]] | None = None  # see `_baseline_holding`
+        # The baseline's files read by `_inert_at_baseline`: the names searched, each file's text
+        # and syntax tree (None: it does not parse), each read once.
+        self._baseline_words: set[str] | None = None
+        self._baseline_texts: dict[str, bytes] = {}
+        self._baseline_trees: dict[str, ast.Module | None] = {}
         self._flags_off: dict[tuple[str, str], bool] = {}  # see `_kept_false`
         self._caller_names: set[str] | None = None
         self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
@@ -714,12 +719,11 @@ class UsageChecker:
         tree = baseline.index.tree
         held: list[FunctionKey] = []
         covered: list[str] = []
-        for path, data in tree.read_many(self._baseline_holding(patch.attr)):
-            file_module, _ = tree.module_name(path)
-            try:
-                parsed = parse_limited(data)
-            except (SyntaxError, ValueError):
+        for path in self._baseline_holding(patch.attr):
+            parsed = self._baseline_tree(path)
+            if parsed is None:
                 return ""
+            file_module, _ = tree.module_name(path)
             found = readers(parsed, file_module, patched, replaced_here, file_module in installed)
             if found.lines:
                 return ""
@@ -770,24 +774,34 @@ class UsageChecker:
         return self._baseline_patches
 
     def _baseline_holding(self, name: str) -> list[str]:
-        """The baseline provider's files whose text holds `name` (searched once for the names of
-        every patch whose target the provider lacks)."""
+        """The baseline provider's files whose text holds `name`. Their texts are read once, for the
+        names of every patch that adds a name the provider lacks (`ConsumerOwn.additions`: where
+        `_inert_at_baseline` is asked), and for another name when it is asked."""
+        if self._baseline_words is None:
+            self._baseline_words = {attr for _, attr in self.own.additions}
+            self._read_baseline(self._baseline_words | {name})
+        elif name not in self._baseline_words:
+            self._read_baseline({name})
+        self._baseline_words.add(name)
+        needle = name.encode()
+        return [path for path, text in self._baseline_texts.items() if needle in text]
+
+    def _read_baseline(self, names: set[str]) -> None:
+        """Read the baseline's files holding one of `names` (one search, one batch of reads)."""
         assert self.baseline is not None
         tree = self.baseline.index.tree
         files = tree.python_files(self.baseline.index.package)
-        if self._baseline_words is None:
-            wanted = {p.attr for p in self.usage.patches if self._gone(p)} | {name}
-            self._baseline_words = (wanted, tree.files_containing(files, sorted(w.encode() for w in wanted)))
-        words, holding = self._baseline_words
-        if name not in words:
-            return tree.files_containing(files, [name.encode()])
-        needle = name.encode()
-        return [path for path, data in tree.read_many(holding) if needle in data]
+        holding = tree.files_containing(files, sorted(n.encode() for n in names))
+        self._baseline_texts.update(tree.read_many([p for p in holding if p not in self._baseline_texts]))
 
-    def _gone(self, patch: PatchSite) -> bool:
-        """Does the provider lack the attribute `patch` sets (on an owner it has)?"""
-        owner = next((r for r in map(self._resolve_raw, patch.owner) if r.found and r.target is not None), None)
-        return owner is not None and owner.target is not None and self.index.getattr(owner.target, patch.attr).status is Status.MISSING
+    def _baseline_tree(self, path: str) -> ast.Module | None:
+        """A baseline file's syntax tree, parsed once (None: it does not parse)."""
+        if path not in self._baseline_trees:
+            try:
+                self._baseline_trees[path] = parse_limited(self._baseline_texts[path])
+            except (SyntaxError, ValueError):
+                self._baseline_trees[path] = None
+        return self._baseline_trees[path]
 
     def _missing_at_baseline(self, patch: PatchSite) -> bool:
         """Was the patched attribute surely missing at the baseline provider too?"""
