@@ -6,6 +6,7 @@ caches are passed in; nothing here prints, touches git, or imports the code it r
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import pickle
@@ -458,7 +459,8 @@ def _demote_unread_served(
     """`served_definitions.demote_unread_served` over the modules an import hook of the consumer
     serves in a provider module's place; their files are read only when an error has a site there."""
     hooked = sorted({(edge.target, edge.after) for edge in usage.module_edges if edge.after})
-    error_paths = {site.path for f in findings if f.severity is Severity.ERROR for site in f.sites}
+    errors = [site for f in findings if f.severity is Severity.ERROR for site in f.sites]
+    error_paths = {site.path for site in errors}
     served = []
     for module, provider_module in hooked:
         found = consumer.find_module(module)
@@ -471,26 +473,40 @@ def _demote_unread_served(
         served.append(ServedModule(module, found.path, provider_module, tuple(definitions(tree))))
     if not served:
         return findings
+    # The names of the definitions holding an error's site: both trees are searched once for all.
+    asked = sorted(
+        {d.name for m in served for d in m.definitions for s in errors if s.path == m.path and d.holds(s.line)}
+    )
+    words = [name.encode() for name in asked]
     own_files = [path for top in packages for path in consumer.python_files(top)]
-    provider_files = provider.python_files(package)
+    consumer_texts = dict(consumer.read_many(consumer.files_containing(own_files, words)))
+    provider_texts = dict(provider.read_many(provider.files_containing(provider.python_files(package), words)))
+    provider_trees: dict[str, ast.Module | None] = {}
+
+    def provider_tree(path: str) -> ast.Module | None:
+        if path not in provider_trees:
+            try:
+                provider_trees[path] = parse_limited(provider_texts[path])
+            except (SyntaxError, ValueError):
+                provider_trees[path] = None
+        return provider_trees[path]
 
     def unreached(path: str) -> bool:
         return reach.unreached(consumer.module_name(path)[0]) is not None
 
     def unread(module: ServedModule, name: str) -> bool:
-        word = re.compile(rb"\b" + re.escape(name.encode()) + rb"\b")
-        for path, data in consumer.read_many(consumer.files_containing(own_files, [name.encode()])):
-            if len(word.findall(data)) > (1 if path == module.path else 0) and not unreached(path):
+        needle = name.encode()
+        word = re.compile(rb"\b" + re.escape(needle) + rb"\b")
+        for path, data in consumer_texts.items():
+            if needle in data and len(word.findall(data)) > (path == module.path) and not unreached(path):
                 return False  # the plugin names it besides its definition: it may use it itself
         replaced = provider.find_module(module.provider_module)
-        for path, data in provider.read_many(provider.files_containing(provider_files, [name.encode()])):
-            if replaced is not None and path == replaced.path:
-                continue  # the module served in its place: never loaded
+        for path, data in provider_texts.items():
+            if needle not in data or (replaced is not None and path == replaced.path):
+                continue  # (the module served in its place is never loaded)
             reader, is_package = provider.module_name(path)
-            try:
-                if reads_served(parse_limited(data), reader, is_package, module.provider_module, name):
-                    return False
-            except (SyntaxError, ValueError):
+            parsed = provider_tree(path)
+            if parsed is None or reads_served(parsed, reader, is_package, module.provider_module, name):
                 return False
         return True
 
