@@ -735,3 +735,111 @@ def test_a_helper_called_once_after_a_gate_that_returns_runs_only_where_the_gate
         assert [f.rule.value for f in run_check(PROVIDER, consumer(twice), version="0.25.1").findings] == [
             "unresolved-import"
         ]
+
+
+# trl's helpers (the transformers family's): whether a package is there and its version, as a
+# pair when asked with a literal flag; `is_pv_available(min_version=...)` answers False where the
+# version is older, and whether the package is there (it is, wherever it is checked) otherwise.
+AVAILABLE = """
+    import importlib.metadata
+    import importlib.util
+    from packaging.version import Version
+
+    PACKAGE_DISTRIBUTION_MAPPING = importlib.metadata.packages_distributions()
+
+    def _is_package_available(pkg_name, return_version=False):
+        spec = importlib.util.find_spec(pkg_name)
+        package_exists = spec is not None
+        package_version = "N/A"
+        if package_exists and return_version:
+            try:
+                distribution_name = PACKAGE_DISTRIBUTION_MAPPING[pkg_name][0]
+                package_version = importlib.metadata.version(distribution_name)
+            except (importlib.metadata.PackageNotFoundError, KeyError):
+                package = importlib.import_module(pkg_name)
+                package_version = getattr(package, "__version__", "N/A")
+        if return_version:
+            return package_exists, package_version
+        else:
+            return package_exists
+
+    def is_pv_available(min_version=None):
+        _pv_available, _pv_version = _is_package_available("pv", return_version=True)
+        if _pv_available:
+            if min_version is not None and Version(_pv_version) < Version(min_version):
+                return False
+        return _pv_available
+"""
+
+AVAILABLE_LADDER = """
+    from plug.import_utils import is_pv_available
+
+    HAS_NEW = is_pv_available(min_version="0.25.0")
+    if HAS_NEW:
+        from pv.layers.new_attn import decode
+    elif is_pv_available():
+        from pv.layers.old_attn import decode
+"""
+
+
+def test_a_package_available_helper_with_a_minimum_version_is_a_gate(run_check):
+    """trl 1.16 imports vLLM's stateful weight-transfer helpers `if is_vllm_available(min_version="0.28.0"):`
+    and the static ones they replaced in the `elif`: at 0.31 the `elif` never runs."""
+    files = {"plug/__init__.py": "", "plug/import_utils.py": AVAILABLE, "plug/mod.py": AVAILABLE_LADDER}
+    result = run_check(PROVIDER, files, version="0.25.1")
+    assert result.findings == ()
+    assert [(g.text, g.value) for g in result.gates if g.site.path == "plug/mod.py"] == [
+        ("HAS_NEW (= is_pv_available(min_version='0.25.0'))", "true")
+    ]
+    # Older than the minimum: the `if` never runs, the `elif` does (and its import is missing here).
+    older = run_check(PROVIDER, files, version="0.24.0")
+    assert [(f.rule.value, f.severity.value, f.symbol) for f in older.findings] == [
+        ("unresolved-import", "error", "pv.layers.old_attn:decode")
+    ]
+
+
+def test_a_helper_answering_false_under_a_runtime_test_too_decides_only_where_the_version_passes(run_check):
+    """A `return False` that something other than the version decides as well (here the
+    environment) runs only where its version test holds: past the minimum the helper answers
+    True; below it, the answer is the environment's, and the `elif` may run."""
+    helper = AVAILABLE.replace(
+        "        if _pv_available:\n            if min_version",
+        '        if _pv_available and os.environ.get("PV_STRICT"):\n            if min_version',
+    ).replace("    import importlib.metadata\n", "    import os\n    import importlib.metadata\n", 1)
+    files = {"plug/__init__.py": "", "plug/import_utils.py": helper, "plug/mod.py": AVAILABLE_LADDER}
+    assert run_check(PROVIDER, files, version="0.25.1").findings == ()
+    older = run_check(PROVIDER, files, version="0.24.0")
+    assert [(f.severity.value, f.symbol) for f in older.findings] == [("error", "pv.layers.old_attn:decode")]
+    # A `return False` under no version test at all: the helper is no gate, both branches may run.
+    plain = helper.replace('_pv_available and os.environ.get("PV_STRICT")', 'os.environ.get("PV_STRICT")').replace(
+        "            if min_version is not None and Version(_pv_version) < Version(min_version):\n                return False\n",
+        "            return False\n",
+    )
+    files["plug/import_utils.py"] = plain
+    result = run_check(PROVIDER, files, version="0.25.1")
+    assert [(f.severity.value, f.symbol) for f in result.findings] == [("error", "pv.layers.old_attn:decode")]
+
+
+def test_a_helper_whose_true_answers_sit_under_a_selector_answering_false_answers_false(run_check):
+    """A helper's `return True` under a release selector that only answers False never runs: the
+    helper answers False at every version, and the branch it opens is dead."""
+    selector = """
+        import pv
+
+        def use_legacy() -> bool:
+            return False
+
+        def needs_old_attn():
+            legacy_version = use_legacy()
+            if legacy_version:
+                return True
+            return False
+    """
+    gated = """
+        from plug.selector import needs_old_attn
+
+        if needs_old_attn():
+            from pv.layers.old_attn import decode
+    """
+    files = {"plug/__init__.py": "", "plug/selector.py": selector, "plug/mod.py": gated}
+    assert run_check(PROVIDER, files, version="0.25.1").findings == ()

@@ -179,7 +179,20 @@ def _signature_of(value: Value) -> SignatureOf | None:
 def _helper_argument(value: Value) -> bool:
     """Is `value` an argument a helper is evaluated with (for the version gate or feature test it
     returns)? A literal, nothing known, or a provider callable a signature test is about."""
-    return value is None or isinstance(value, str) or _signature_of(value) is not None
+    return value is None or isinstance(value, (str, bool)) or _signature_of(value) is not None
+
+
+def _literal_flags(node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
+    """A helper call's arguments with a literal `True` or `False` kept as it is (evaluated, it is
+    nothing known): the flag decides which answer the helper gives (transformers-style
+    `_is_package_available("vllm", return_version=True)` answers a pair only then)."""
+
+    def kept(arg: ast.expr, value: Value) -> Value:
+        return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, bool) else value
+
+    flags = [kept(a, v) for a, v in zip(node.args, args)] + list(args[len(node.args) :])
+    flagged = {k.arg: kept(k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs}
+    return flags, flagged
 
 
 def _passed_through(name: str, callee: Value, args: list[Value]) -> int | None:
@@ -230,6 +243,8 @@ def _none_test_of_string(node: ast.expr, ctx: _Ctx) -> Gate | None:
         left, right = right, left
     if not (isinstance(right, ast.Constant) and right.value is None and isinstance(left, ast.Name)):
         return None
+    if left.id in ctx.scope.none_defaults:  # a helper's `min_version=None`, not passed
+        return Gate(GateOp.FIXED, _text(node), compare=str(isinstance(node.ops[0], ast.Is)))
     if not isinstance(ctx.scope.lookup(left.id), str):
         return None
     return Gate(GateOp.FIXED, _text(node), compare=str(isinstance(node.ops[0], ast.IsNot)))
@@ -689,6 +704,7 @@ class ConsumerScanner:
             value = ProviderValue(tuple(dict.fromkeys(old.choices + value.choices)), value.guard)
         ctx.scope.names[name] = value
         ctx.scope.imported.discard(name)
+        ctx.scope.none_defaults.discard(name)
 
     def _record_import(self, ctx: _Ctx, use: ImportUse) -> None:
         if not ctx.record:
@@ -970,6 +986,9 @@ class ConsumerScanner:
         test = self._eval(node.test, ctx) if direct is None else None
         if unread is not None:
             self._value_reads.discard(unread)
+        if isinstance(test, bool) and ctx.returns is not None:
+            # A helper's flag bound to a literal (`if return_version:`): its branch alone runs.
+            test = Gate(GateOp.FIXED, _text(node.test), compare=str(test))
         gate = self._gate_condition(node.test, test, ctx)
         if gate is not None:
             return self._gated_branches(node, gate, ctx)
@@ -1620,7 +1639,8 @@ class ConsumerScanner:
         self._record_class_call(callee, node, ctx)
         if ctx.returns is None:
             self._call_helper(callee, node, args, kwargs, ctx)
-        value = self._helper_value(callee, args, kwargs, ctx)
+        flags, flagged = _literal_flags(node, args, kwargs)
+        value = self._helper_value(callee, flags, flagged, ctx)
         if value is None and makes_instance and (cls := self._consumer_class(callee.dotted)) is not None:
             return ReceiverValue(Receiver.SELF, cls.name, other=True)
         return value
@@ -2041,6 +2061,8 @@ class ConsumerScanner:
         value = self._eval(node.operand, ctx)
         if isinstance(node.op, ast.Not) and isinstance(value, (ModuleProbe, AttributeProbe, ParameterProbe)):
             return value.negated()
+        if isinstance(node.op, ast.Not) and isinstance(value, bool):  # a helper's literal flag
+            return not value
         return gates.negate(value, _text(node)) if isinstance(node.op, ast.Not) and isinstance(value, Gate) else None
 
     def _comparable(self, value: Value, node: ast.expr) -> object:
@@ -2124,9 +2146,12 @@ class ConsumerScanner:
                 scope.names[param] = None
             scope.names.update(zip(positional, args))
             scope.names.update({k: v for k, v in kwargs.items() if k in fn.params})
+            scope.none_defaults = _none_defaults(fn.node) - {*positional[: len(args)], *kwargs}
             returned: list[tuple[object, tuple[Condition, ...]]] = []
             body_ctx = _Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returned)
             self._block(fn.node.body, body_ctx)
+            live = [(self._answer(r), when) for r, when in returned if not self._never(when)]
+            dropped, returned = len(live) < len(returned), live
             returns = [r for r, _ in returned]
             if (
                 returns
@@ -2134,18 +2159,52 @@ class ConsumerScanner:
                 and isinstance(returns[0], (Gate, ProviderVersion, AttributeProbe, ModuleProbe, ParameterProbe))
             ):
                 value = returns[0]
+            elif returns and all(r == returns[0] for r in returns) and _holds_answers(returns[0]):
+                # `return package_exists, package_version`: the pair a caller unpacks.
+                value = returns[0]
             elif returns and all(r == returns[0] for r in returns) and isinstance(returns[0], str):
                 # The version a consumer was written for, kept in one place: `return VLLM_PATCH_VERSION`.
                 value = returns[0]
             elif any(isinstance(r, Gate) for r in returns):
                 value = Gate(GateOp.OPAQUE, f"{callee.dotted.rpartition('.')[2]}(...)")
+            elif dropped and returns and all(r is False for r in returns):
+                value = Gate(GateOp.FIXED, compare="False")  # its `return True`s never run
             else:
                 value = _returned_gate(returned, fn.node)
         if isinstance(value, Gate):
-            call_text = f"{callee.dotted.rpartition('.')[2]}({', '.join(repr(a) for a in args)})"
+            written = [*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())]
+            call_text = f"{callee.dotted.rpartition('.')[2]}({', '.join(written)})"
             value = replace(value, text=call_text)
         self._helper_values[key] = value
         return value
+
+    def _answer(self, value: object) -> object:
+        """What a helper returns, as its answer: a test of whether the provider's own package is
+        there (`find_spec("vllm") is not None`) is true wherever it is checked; in a tuple, the
+        provider's version read as an attribute (`getattr(vllm, "__version__", "N/A")`) is its
+        version, and any other object is nothing known (a helper hands on tests, not objects)."""
+        if isinstance(value, ModuleProbe) and value.ref == Ref(self.provider_package):
+            return value.present
+        if isinstance(value, tuple):
+            return tuple(self._answer_part(v) for v in value)
+        return value
+
+    def _answer_part(self, value: object) -> object:
+        value = self._answer(value)
+        if isinstance(value, ProviderValue):
+            return self._as_version(value)
+        return value if isinstance(value, (*_ANSWERS, str, bool)) else None
+
+    def _never(self, when: tuple[Condition, ...]) -> bool:
+        """Does one of these conditions fail wherever the helper is checked: a literal flag's
+        other branch (or a test false at every version), or where the provider's own package is missing?"""
+        for c in when:
+            if c.kind is ConditionKind.GATE and c.gate is not None:
+                if gates.evaluate(c.gate, None) is (not c.expect):
+                    return True
+            elif c.kind is ConditionKind.MODULE_FOUND and c.refs == (Ref(self.provider_package),) and not c.expect:
+                return True
+        return False
 
     def _reads_a_signature(self, fn: _Function) -> bool:
         """Does this helper read a signature's parameters (`inspect.signature(f).parameters`)? Its
@@ -3227,6 +3286,27 @@ def _none_tested(node: ast.Compare) -> ast.Attribute | None:
     return None
 
 
+# What a helper's answer may hold: tests of the provider and its version.
+_ANSWERS = (Gate, ProviderVersion, AttributeProbe, ModuleProbe, ParameterProbe)
+
+
+def _holds_answers(value: object) -> TypeGuard[tuple[Value, ...]]:
+    """Is `value` a tuple holding a test or the provider's version (and nothing else known)?"""
+    return (
+        isinstance(value, tuple)
+        and any(isinstance(v, _ANSWERS) or isinstance(v, bool) for v in value)
+        and all(v is None or isinstance(v, (*_ANSWERS, str, bool)) for v in value)
+    )
+
+
+def _none_defaults(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The parameters of `function` whose default is the literal `None`."""
+    a = function.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = [*zip(positional[len(positional) - len(a.defaults) :], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)]
+    return {p.arg for p, d in pairs if isinstance(d, ast.Constant) and d.value is None}
+
+
 def _only_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Is the function's body (after its docstring) one `return` of a value?"""
     body = function_body(function)
@@ -3262,13 +3342,11 @@ def _returned_gate(
         return (first, *(None,) * (sizes.pop() - 1)) if first is not None and len(sizes) == 1 else None
     if not {True, False} <= {r for r, _ in returned if isinstance(r, bool)}:
         return None
+    if any(value is True and not _gate_parts(when) for value, when in returned):
+        return _fall_through_gate(returned, function)
     paths: list[Gate] = []
     for value, when in returned:
-        parts = [
-            c.gate if c.expect else gates.negate(c.gate, f"not {c.text}")
-            for c in when
-            if c.kind is ConditionKind.GATE and c.gate is not None
-        ]
+        parts = _gate_parts(when)
         if value is False:
             continue
         if value is not True:  # another helper's answer, say: true or not, decided at run time
@@ -3282,6 +3360,38 @@ def _returned_gate(
     if _returns_only_under(function, lines):
         return gate
     return Gate(GateOp.ALL, gate.text, parts=(gate, Gate(GateOp.RUNTIME, "its other tests")))
+
+
+def _gate_parts(when: tuple[Condition, ...]) -> list[Gate]:
+    """The version gates among `when`, each as it must hold."""
+    return [
+        c.gate if c.expect else gates.negate(c.gate, f"not {c.text}")
+        for c in when
+        if c.kind is ConditionKind.GATE and c.gate is not None
+    ]
+
+
+def _fall_through_gate(
+    returned: list[tuple[object, tuple[Condition, ...]]], function: ast.FunctionDef | ast.AsyncFunctionDef
+) -> Gate | None:
+    """A helper answering `False` under version gates and `True` under none (at its end): trl's
+    `is_vllm_available(min_version="0.28.0")` returns False where the version is older, and
+    whether vLLM is there (it is, wherever it is checked) otherwise. True exactly where none of
+    its `return False`s runs; where anything else decides a `return False` too (a plain `if`
+    around it), it may run where its gates hold. None for any other mix of answers."""
+    fired: list[Gate] = []
+    for value, when in returned:
+        parts = _gate_parts(when)
+        if value is False and parts:
+            text = " and ".join(g.text for g in parts)
+            fired.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
+        elif value is not True or parts:
+            return None  # False under no gate, another answer, or True under a gate as well
+    lines = {c.site.line for _, when in returned for c in when if c.kind is ConditionKind.GATE}
+    if not _returns_only_under(function, lines):
+        fired = [Gate(GateOp.ALL, g.text, parts=(g, Gate(GateOp.RUNTIME, "its other tests"))) for g in fired]
+    some = fired[0] if len(fired) == 1 else Gate(GateOp.ANY, " or ".join(g.text for g in fired), parts=tuple(fired))
+    return gates.negate(some, f"not ({some.text})")
 
 
 def _returns_only_under(function: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> bool:

@@ -230,6 +230,7 @@ Value: TypeAlias = (
     | DataclassDecorator
     | ElementsOf
     | str
+    | bool  # a literal flag a helper is read with (`return_version=True`)
     | tuple["Value", ...]
     | dict[str, "Value"]
     | None
@@ -252,6 +253,8 @@ class Scope:
         self.imported: set[str] = set()  # names last bound by an import statement (`from m import f`)
         # Names only an `if TYPE_CHECKING:` import binds: annotations name them, nothing else can.
         self.type_only: dict[str, Value] = {}
+        # Parameters a helper is read without whose default is `None`: known None until bound again.
+        self.none_defaults: set[str] = set()
 
     def is_imported(self, name: str) -> bool:
         """Is the innermost binding of `name` an import statement's?"""
