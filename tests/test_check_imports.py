@@ -158,6 +158,59 @@ def test_ladder_every_alternative_missing_and_nothing_catches(run_check):
     assert result.summary.groups == 1
 
 
+# AReaL 1.0's platform returns vLLM's V1 worker when it imports, and tries the V0 one only then.
+RETURNED_OR_NEXT = """
+    import logging
+
+    def worker_class():
+        try:
+            from pv.core.planning import plan
+
+            return plan
+        except ImportError:
+            pass
+
+        try:
+            from pv.old.place import plan
+
+            return plan
+        except ImportError as e:
+            logging.error("no plan: %s", e)
+            raise RuntimeError("no plan") from e
+"""
+
+
+def test_a_try_that_returns_what_it_imported_makes_what_follows_the_next_alternative(run_check):
+    """What follows a try whose body returns, and whose handler lets the function go on, runs
+    only where that import failed: with it, one ladder; it fails only when every way does."""
+    result = run_check(PROVIDER, consumer(RETURNED_OR_NEXT))
+    assert result.findings == ()
+    assert result.summary.groups == 1
+    # Both gone: one finding, the ladder's, with both alternatives and the handler that raises.
+    both = RETURNED_OR_NEXT.replace("pv.core.planning", "pv.new.place")
+    [finding] = run_check(PROVIDER, consumer(both)).findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "error")
+    assert [(a.symbol, a.status.value) for a in finding.alternatives] == [
+        ("pv.new.place:plan", "missing"),
+        ("pv.old.place:plan", "missing"),
+    ]
+    # A plain import after it is the next alternative as well.
+    plain = """
+        def worker_class():
+            try:
+                from pv.core.planning import plan
+                return plan
+            except ImportError:
+                pass
+            from pv.old.place import plan
+            return plan
+    """
+    assert run_check(PROVIDER, consumer(plain)).findings == ()
+    assert brief(run_check(PROVIDER, consumer(plain.replace("pv.core.planning", "pv.new.place")))) == [
+        ("unresolved-import", "error", "pv.new.place:plan", ["plug/mod.py:3", "plug/mod.py:7"])
+    ]
+
+
 def test_ladder_with_fallback_is_degraded_warning(run_check):
     src = """
         try:

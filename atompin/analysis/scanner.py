@@ -488,6 +488,8 @@ class ConsumerScanner:
         self._installed_on: dict[str, set[tuple[Ref, ...]]] = {}
         self._registry_sites: set[Site] = set()  # string members of the consumer's own enums
         self._comments: dict[bytes, ProseReader] = {}  # see `_in_comment`
+        # A ladder's alternative made of what follows a try (see `_visit_Try`), dropped when empty.
+        self._ladder_rests: list[tuple[ImportGroup, list[ImportUse]]] = []
 
     # -- entry point ------------------------------------------------------------
 
@@ -546,6 +548,7 @@ class ConsumerScanner:
                     if self._member_rescans > _MAX_MEMBER_RESCANS:
                         continue
             self._within_limits(job.function.file.path, self._run_function, job)
+        self._drop_empty_rests()
         if bodies_read is not None:
             bodies_read(self.usage)
         self._finish_contact()
@@ -554,6 +557,13 @@ class ConsumerScanner:
         cut_short = {path for path, _, _ in self.usage.unparseable}  # a body too deep to read
         self.usage.read_paths = sorted(file.path for file, _ in parsed if file.path not in cut_short)
         return self.usage
+
+    def _drop_empty_rests(self) -> None:
+        """A ladder's alternative made of what follows a try (`_visit_Try`) that imports nothing
+        is no alternative: it would let the ladder pass at every provider."""
+        for group, rest in self._ladder_rests:
+            if not rest:
+                group.alternatives = [alt for alt in group.alternatives if alt is not rest]
 
     def _hands_provider(self, values: Iterable[Value]) -> bool:
         """Is one of these values a provider object (or a string naming a provider module)? What
@@ -1071,12 +1081,14 @@ class ConsumerScanner:
                 return (owner.choices, name), negated
         return None, False
 
-    def _visit_Try(self, node: ast.Try, ctx: _Ctx) -> None:
+    def _visit_Try(self, node: ast.Try, ctx: _Ctx) -> _Ctx | None:
         """A try that catches ImportError around a provider import is a ladder; one catching AttributeError a guard.
 
         The ladder's alternatives are its body and each handler that imports the
         provider again (first importable wins); a handler that does not says what
-        happens when every alternative fails.
+        happens when every alternative fails. A body that returns what it imported, with a
+        handler that lets the block go on, makes the rest of the block the next alternative
+        (`try: from new import W; return W` / `except ImportError: pass`, then `from old import W`).
         """
         ctx = _evolve(ctx, nested=True)
         body_ctx = _evolve(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
@@ -1112,6 +1124,14 @@ class ConsumerScanner:
                     self._block(handler.body, handler_ctx)
                     if catches_import_error([handler]):
                         self._keep_imported(handler.body, imported, ctx)
+            if _returns_or_falls_through(node):
+                # What follows runs only where the body's import failed: the ladder's next alternative.
+                group.fallback, group.leaves, group.exits = "", False, False
+                rest: list[ImportUse] = []
+                group.alternatives.append(rest)
+                self._ladder_rests.append((group, rest))
+                handler_ctx = self._handler_ctx(node, node.handlers[0], ctx)
+                return _evolve(handler_ctx, collector=rest, ladder=group, in_handler=True)
         else:
             start = dict(ctx.scope.names)
             try_site = f"{ctx.file.path}:{node.lineno}" if caught else ""
@@ -1134,6 +1154,7 @@ class ConsumerScanner:
                     ctx.scope.names.update({k: v for k, v in body_bound.items() if isinstance(v, ConsumerValue)})
         self._block(node.orelse, ctx)
         self._block(node.finalbody, ctx)
+        return None
 
     _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
 
@@ -3296,6 +3317,20 @@ def _holds_answers(value: object) -> TypeGuard[tuple[Value, ...]]:
         isinstance(value, tuple)
         and any(isinstance(v, _ANSWERS) or isinstance(v, bool) for v in value)
         and all(v is None or isinstance(v, (*_ANSWERS, str, bool)) for v in value)
+    )
+
+
+def _returns_or_falls_through(node: ast.Try) -> bool:
+    """Is this a try whose body ends by returning, with one handler, for ImportError, that lets
+    the block go on (and nothing in `else` or `finally`)?"""
+    return (
+        bool(node.body)
+        and isinstance(node.body[-1], ast.Return)
+        and len(node.handlers) == 1
+        and catches_import_error(node.handlers)
+        and not leaves(node.handlers[0].body)
+        and not node.orelse
+        and not node.finalbody
     )
 
 
