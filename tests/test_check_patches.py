@@ -330,6 +330,29 @@ def test_marker_read_with_default_then_set_is_an_addition(run_check):
     ]
 
 
+@pytest.mark.parametrize("test", ["archs is None", "getattr(Runner, '_plug_archs', None) is None"])
+def test_state_read_with_a_none_default_and_set_where_it_is_none_is_an_addition(run_check, test: str):
+    """unsloth-zoo keeps the architectures it adds on vLLM's `ModelConfig`: `archs =
+    getattr(ModelConfig, "_unsloth_replayssm_archs", None)`, then `if archs is None:` it makes the
+    set and stores it there. Stored only where the class lacks it: the consumer's own."""
+    src = f"""
+        from pv.worker.runner import Runner
+
+        def remember(name):
+            archs = getattr(Runner, "_plug_archs", None)
+            if {test}:
+                archs = set()
+                Runner._plug_archs = archs
+            archs.add(name)
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("patch-addition", "info", "pv.worker.runner:Runner._plug_archs", ["plug/mod.py:7"])
+    ]
+    # Stored where a value is there already: not what a test for its absence guards.
+    other = src.replace(" is None:", " is not None:")
+    assert [f.rule.value for f in run_check(PROVIDER, consumer(other)).findings] == ["missing-patch-target"]
+
+
 def test_patches_of_the_consumers_own_classes_are_ignored(run_check):
     src = """
         class Mine:

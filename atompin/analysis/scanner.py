@@ -1037,7 +1037,9 @@ class ConsumerScanner:
         """The branches of an `if` on a kept `hasattr` test, read as a written test's are: where it
         holds, the names are guarded; the other branch runs only where one of them is absent (a
         fallback for older providers)."""
-        guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
+        guarded = ctx
+        if not probe.by_default:
+            guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
         absent = self._absent(node, probe.owner, probe.names, ctx)
         return self._hasattr_branches(node, guarded, absent, not probe.present)
 
@@ -1417,13 +1419,9 @@ class ConsumerScanner:
             and value.guard is Guard.GETATTR_DEFAULT
             and isinstance(node, ast.Call)
             and dotted(node.func) == "getattr"
-            and all(ref.path for ref in value.choices)
         ):
             return None
-        names = {ref.path[-1] for ref in value.choices}
-        if len(names) != 1:
-            return None
-        return tuple(Ref(ref.module, ref.path[:-1]) for ref in value.choices), names.pop()
+        return _owner_and_name(value)
 
     def _eval_Attribute(self, node: ast.Attribute, ctx: _Ctx, outer: bool = True) -> Value:
         # Of a chain `a.b.c`, only the whole chain (`outer`) is a use; `a.b` is a read on the way.
@@ -1759,7 +1757,11 @@ class ConsumerScanner:
             self.usage.attributes.append(
                 AttributeUse(value.choices, self._site(ctx, node), guard, self._when(ctx), ctx.function)
             )
-        return ProviderValue(value.choices, Guard.GETATTR_DEFAULT) if has_default else value
+        if not has_default:
+            return value
+        default = node.args[2] if len(node.args) >= 3 else next(k.value for k in node.keywords if k.arg == "default")
+        none_default = isinstance(default, ast.Constant) and default.value is None
+        return ProviderValue(value.choices, Guard.GETATTR_DEFAULT, none_default=none_default)
 
     def _import_choice(self, node: ast.Call, choice: NameChoice, ctx: _Ctx) -> Value:
         """`import_module(name)` of a name a loop picked (`if find_spec(candidate): name = candidate;
@@ -2064,6 +2066,13 @@ class ConsumerScanner:
         if probe is not None and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
             if any(isinstance(n, ast.Constant) and n.value is None for n in sides):  # find_spec(...) is not None
                 return probe if isinstance(node.ops[0], ast.IsNot) else probe.negated()
+        held = next((v for v in values if isinstance(v, ProviderValue) and v.none_default), None)
+        if held is not None and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            # `found = getattr(X, "n", None)` ... `if found is None:`: a test of whether X has n
+            # (unless X.n is None itself), as `hasattr` is.
+            owned = _owner_and_name(held)
+            if owned is not None and any(isinstance(n, ast.Constant) and n.value is None for n in sides):
+                return AttributeProbe(owned[0], (owned[1],), isinstance(node.ops[0], ast.IsNot), by_default=True)
         if (
             len(values) == 2
             and isinstance(values[1], SignatureOf)
@@ -3318,6 +3327,16 @@ def _holds_answers(value: object) -> TypeGuard[tuple[Value, ...]]:
         and any(isinstance(v, _ANSWERS) or isinstance(v, bool) for v in value)
         and all(v is None or isinstance(v, (*_ANSWERS, str, bool)) for v in value)
     )
+
+
+def _owner_and_name(value: ProviderValue) -> tuple[tuple[Ref, ...], str] | None:
+    """(X's choices, "n") of a provider value that is attribute n of X, whichever choice holds."""
+    if not all(ref.path for ref in value.choices):
+        return None
+    names = {ref.path[-1] for ref in value.choices}
+    if len(names) != 1:
+        return None
+    return tuple(Ref(ref.module, ref.path[:-1]) for ref in value.choices), names.pop()
 
 
 def _returns_or_falls_through(node: ast.Try) -> bool:

@@ -31,6 +31,8 @@ class ProviderValue:
 
     choices: tuple[Ref, ...]
     guard: Guard = Guard.NONE  # obtained through getattr(..., default)
+    # `getattr(X, "n", None)`: None where X lacks n, so `is None` tests for that.
+    none_default: bool = False
 
     def attr(self, name: str) -> ProviderValue:
         return ProviderValue(tuple(r.attr(name) for r in self.choices), self.guard)
@@ -175,9 +177,12 @@ class AttributeProbe:
     owner: tuple[Ref, ...]
     names: tuple[str, ...]
     present: bool = True
+    # `getattr(X, "n", None) is None`: what it read is guarded by its default already, so only
+    # the other branch (where X lacks n) is told apart.
+    by_default: bool = False
 
     def negated(self) -> AttributeProbe:
-        return AttributeProbe(self.owner, self.names, not self.present)
+        return AttributeProbe(self.owner, self.names, not self.present, self.by_default)
 
 
 @dataclass(frozen=True)
