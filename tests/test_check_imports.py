@@ -211,6 +211,26 @@ def test_a_try_that_returns_what_it_imported_makes_what_follows_the_next_alterna
     ]
 
 
+def test_a_use_of_a_name_the_handler_stands_in_for_is_the_ladders_finding(run_check):
+    """unsloth-zoo imports vLLM's `AbstractWorkerManager` and, where a release no longer has it,
+    defines a class of its own under the name; `AbstractWorkerManager.__init__(self, device)`
+    then calls that one. The failing import is the ladder's (degraded) finding, not the use's."""
+    src = """
+        try:
+            from pv.gone.manager import Manager
+        except ImportError:
+            class Manager:
+                def __init__(self, device):
+                    self.device = device
+
+        def init(self, device):
+            Manager.__init__(self, device)
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("unresolved-import", "warning", "pv.gone.manager:Manager", ["plug/mod.py:2"])
+    ]
+
+
 def test_ladder_with_fallback_is_degraded_warning(run_check):
     src = """
         try:

@@ -537,8 +537,9 @@ class UsageChecker:
         self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], message)
 
     def _import_left(self, path: str, missing: Ref) -> bool:
-        """Is what is missing the import itself, made by a ladder in `path` whose handler leaves? Then
-        the use runs only when an alternative imported, and the ladder's finding is the one to report."""
+        """Is what is missing the import itself, made by a ladder in `path` whose handler leaves, or
+        defines a stand-in for it? Then the use runs only when an alternative imported, or reaches
+        the stand-in, and the ladder's finding is the one to report."""
         if self._left_ladders is None:
             self._left_ladders = {
                 (group.path, use.ref)
@@ -547,6 +548,7 @@ class UsageChecker:
                 for alternative in group.alternatives
                 for use in alternative
             }
+            self._left_ladders |= {(group.path, ref) for group in self.usage.groups for ref in group.stand_ins}
         module = Ref(missing.module, ())  # `import a.b as m` then `m.x`: the module is what is gone
         return (path, missing) in self._left_ladders or (
             (path, module) in self._left_ladders and self.resolve(module).status is Status.MISSING

@@ -1125,7 +1125,7 @@ class ConsumerScanner:
                         group.exits = exits(handler.body)
                     self._block(handler.body, handler_ctx)
                     if catches_import_error([handler]):
-                        self._keep_imported(handler.body, imported, ctx)
+                        self._keep_imported(handler.body, imported, group, ctx)
             if _returns_or_falls_through(node):
                 # What follows runs only where the body's import failed: the ladder's next alternative.
                 group.fallback, group.leaves, group.exits = "", False, False
@@ -1160,15 +1160,20 @@ class ConsumerScanner:
 
     _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
 
-    def _keep_imported(self, handler: list[ast.stmt], imported: dict[str, ProviderValue], ctx: _Ctx) -> None:
+    def _keep_imported(
+        self, handler: list[ast.stmt], imported: dict[str, ProviderValue], group: ImportGroup, ctx: _Ctx
+    ) -> None:
         """A ladder's ImportError handler that defines a class or function of its own under a name
         the body imported from the provider (`except ImportError: class Platform: pass`, for running
         without it) leaves the provider's object bound: where the plugin runs the provider is
-        installed, and a missing import is the ladder's finding. Subclasses then derive from it."""
+        installed, and a missing import is the ladder's finding. Subclasses then derive from it.
+        The group keeps what was stood in for: where the import fails, a use of the name is the
+        stand-in's (unsloth-zoo's `AbstractWorkerManager`, for vLLM releases without it)."""
         for stmt in handler:
             if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in imported:
                 if isinstance(ctx.scope.names.get(stmt.name), ConsumerValue):
                     ctx.scope.names[stmt.name] = imported[stmt.name]
+                    group.stand_ins = (*group.stand_ins, *imported[stmt.name].choices)
 
     def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "") -> None:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that

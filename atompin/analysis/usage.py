@@ -121,6 +121,9 @@ class ImportGroup:
     # The try is all of a function that only tests whether the import works (`guards.feature_test`).
     feature_test: bool = False
     when: tuple[Condition, ...] = ()
+    # What the ImportError handler defines a class or function of its own in place of (`except
+    # ImportError: class Base: ...`): where the import fails, the name is that stand-in.
+    stand_ins: tuple[Ref, ...] = ()
 
 
 @dataclass(frozen=True)
