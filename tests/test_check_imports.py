@@ -231,6 +231,33 @@ def test_a_use_of_a_name_the_handler_stands_in_for_is_the_ladders_finding(run_ch
     ]
 
 
+def test_what_follows_a_try_whose_handler_returns_runs_only_where_its_imports_work(run_check):
+    """unsloth-zoo's `patch_vllm_gdn_replayssm` imports the layer it patches in a try that
+    returns False when that fails, then calls the helper that imports what only releases with
+    that layer have: where the layer is missing, the helper is never reached."""
+    src = """
+        def install():
+            try:
+                from pv.gone.layer import Layer
+            except Exception:
+                return False
+            _patch(Layer)
+            return True
+
+        def _patch(layer):
+            from pv.gone.backend import Backend
+            return Backend(layer)
+    """
+    assert brief(run_check(PROVIDER, consumer(src))) == [
+        ("unresolved-import", "warning", "pv.gone.layer:Layer", ["plug/mod.py:3"])
+    ]
+    # Where the first import works, what follows runs, and its own failure is reported.
+    works = src.replace("pv.gone.layer import Layer", "pv.core.utils import Spec as Layer")
+    assert [(f.severity.value, f.symbol) for f in run_check(PROVIDER, consumer(works)).findings] == [
+        ("error", "pv.gone.backend:Backend")
+    ]
+
+
 def test_ladder_with_fallback_is_degraded_warning(run_check):
     src = """
         try:

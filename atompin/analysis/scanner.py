@@ -1126,6 +1126,14 @@ class ConsumerScanner:
                     self._block(handler.body, handler_ctx)
                     if catches_import_error([handler]):
                         self._keep_imported(handler.body, imported, group, ctx)
+            body_refs = tuple(dict.fromkeys(u.ref for u in first))
+            if len(group.alternatives) == 1 and body_refs and _left_by_handlers(node):
+                # `try: from pv.x import A / except ImportError: return False`: the rest of the
+                # block runs only where the body's imports worked (as the rest of the body does).
+                after = Condition(ConditionKind.AFTER_IMPORTS, self._site(ctx, node), refs=body_refs)
+                self._block(node.orelse, ctx)
+                self._block(node.finalbody, ctx)
+                return _evolve(ctx, when=(*ctx.when, after))
             if _returns_or_falls_through(node):
                 # What follows runs only where the body's import failed: the ladder's next alternative.
                 group.fallback, group.leaves, group.exits = "", False, False
@@ -3342,6 +3350,13 @@ def _owner_and_name(value: ProviderValue) -> tuple[tuple[Ref, ...], str] | None:
     if len(names) != 1:
         return None
     return tuple(Ref(ref.module, ref.path[:-1]) for ref in value.choices), names.pop()
+
+
+def _left_by_handlers(node: ast.Try) -> bool:
+    """Does every handler of this try that catches a failed import leave the block, while the
+    body does not (what follows runs only where the body got through)?"""
+    catching = [h for h in node.handlers if catches_import_error([h])]
+    return bool(catching) and all(leaves(h.body) for h in catching) and not leaves(node.body)
 
 
 def _returns_or_falls_through(node: ast.Try) -> bool:
