@@ -460,6 +460,25 @@ def test_ladder_whose_installer_returns_loses_its_patches(run_check):
     assert "never installed: pv.core.moved:helper" in finding.message
 
 
+def test_patches_an_installer_never_made_at_the_baseline_either_are_a_warning(run_check):
+    """unsloth-zoo patches `Gemma4ForCausalLM` right after importing it, and returns where the
+    import fails. Where the baseline had no Gemma 4 either, the patch was never made there: not a
+    change since. Where it had, the patch stopped applying since."""
+    src = """
+        def install():
+            try:
+                from pv.models.gemma4 import Gemma4
+            except Exception:
+                return
+            Gemma4.get_expert_mapping = lambda self: []
+    """
+    [finding] = run_check(PROVIDER, consumer(src), baseline=PROVIDER).findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "warning")
+    assert "never installed" in finding.message and "not a change since" in finding.message
+    baseline = {**PROVIDER, "pv/models/__init__.py": "", "pv/models/gemma4.py": "class Gemma4:\n    pass\n"}
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(src), baseline=baseline).findings] == ["error"]
+
+
 def test_ladder_that_falls_back_to_another_package(run_check):
     src = """
         try:

@@ -433,7 +433,12 @@ class UsageChecker:
                 f"the import ladder at {where} fails ({missing}) and the installer {group.function}() "
                 f"{group.fallback}: {len(by_group)} patch(es) are never installed: {names}"
             )
-            self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.ERROR, symbol, sites, message, alternatives)
+            gone = [u.ref for _, resolved in judged for u, res in resolved if res.status is Status.MISSING]
+            severity = Severity.ERROR
+            if self._imports_missing_at_baseline(gone):
+                # The installer returned at the baseline too: its patches were never made there either.
+                severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"
+            self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
             return
         message = f"degraded: the import at {where} fails ({missing}); the fallback {group.fallback}"
         self.findings.add(Rule.UNRESOLVED_IMPORT, Severity.WARNING, symbol, sites, message, alternatives)
