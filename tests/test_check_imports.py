@@ -258,6 +258,29 @@ def test_what_follows_a_try_whose_handler_returns_runs_only_where_its_imports_wo
     ]
 
 
+def test_a_function_defined_in_a_try_body_after_its_imports_runs_only_where_they_worked(run_check):
+    """unsloth-zoo wraps vLLM V1's `capture_model` with a closure defined in the try that imports
+    the runner, and prints a line where that fails: where the module is gone, the closure is
+    never made, and what it reads is not reported on its own."""
+    src = """
+        def patch():
+            try:
+                from pv.gone.runner import Runner, logger
+                original = Runner.capture
+
+                def capture(self, *args):
+                    logger.info("capture")
+                    return original(self, *args)
+
+                Runner.capture = capture
+            except Exception as e:
+                print(f"could not patch: {e}")
+    """
+    assert [(f.severity.value, f.symbol) for f in run_check(PROVIDER, consumer(src)).findings] == [
+        ("warning", "pv.gone.runner:Runner + pv.gone.runner:logger")
+    ]
+
+
 def test_ladder_with_fallback_is_degraded_warning(run_check):
     src = """
         try:

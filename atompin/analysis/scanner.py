@@ -868,7 +868,7 @@ class ConsumerScanner:
             qualname,
             ctx.scope,
             muted=not ctx.record,
-            when=ctx.when,
+            when=self._when(ctx),  # in a ladder's try body, made only where the imports before it worked
             guards=ctx.hasattr_guards,
             outer=ctx.bound,
         )
@@ -897,7 +897,8 @@ class ConsumerScanner:
                     self._eval(deco, ctx)
                 owner = f"{ctx.file.module}.{qualname}"
                 name = f"{qualname}.{stmt.name}"
-                fn = _Function(stmt, ctx.file, name, ctx.scope, muted=not ctx.record, owner=owner, when=ctx.when)
+                when = self._when(ctx)
+                fn = _Function(stmt, ctx.file, name, ctx.scope, muted=not ctx.record, owner=owner, when=when)
                 self._functions.setdefault(f"{ctx.file.module}.{qualname}.{stmt.name}", fn)
                 self._enqueue(fn, {}, ctx.via, ctx.depth)
             else:
@@ -2173,7 +2174,8 @@ class ConsumerScanner:
         value: Value = None
         # A module-level function defined once, unconditionally: a method answering a literal is a
         # default subclasses override, and a definition per release answers per release.
-        single = fn is not None and not fn.when and len(self._definitions.get(fn.dotted, [])) == 1
+        made_when = [c for c in fn.when if c.kind is not ConditionKind.AFTER_IMPORTS] if fn is not None else []
+        single = fn is not None and not made_when and len(self._definitions.get(fn.dotted, [])) == 1
         answer = _only_answer(fn.node) if fn is not None and single and "." not in fn.qualname else None
         if answer is not None:
             # vllm-ascend retires a workaround by making its release selector `return False`.
