@@ -281,6 +281,30 @@ def test_a_function_defined_in_a_try_body_after_its_imports_runs_only_where_they
     ]
 
 
+def test_what_follows_a_try_whose_body_returns_where_a_module_is_missing_runs_only_where_it_is_there(run_check):
+    """unsloth-zoo: `try: if find_spec("vllm.third_party.triton_kernels") is None: return None` /
+    `except (ImportError, ValueError): return None`, then it imports the module and reads it."""
+    src = """
+        import importlib
+        import importlib.util
+
+        def vendored():
+            try:
+                if importlib.util.find_spec("pv.gone.kernels") is None:
+                    return None
+            except (ImportError, ValueError):
+                return None
+            kernels = importlib.import_module("pv.gone.kernels")
+            return kernels.__path__
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+    # A handler that lets the function go on: what follows may run where the module is missing.
+    goes_on = src.replace(
+        "except (ImportError, ValueError):\n                return None", "except ImportError:\n                pass"
+    )
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(goes_on)).findings if f.severity.value == "error"]
+
+
 def test_ladder_with_fallback_is_degraded_warning(run_check):
     src = """
         try:

@@ -1144,30 +1144,44 @@ class ConsumerScanner:
                 handler_ctx = self._handler_ctx(node, node.handlers[0], ctx)
                 return _evolve(handler_ctx, collector=rest, ladder=group, in_handler=True)
         else:
-            start = dict(ctx.scope.names)
-            try_site = f"{ctx.file.path}:{node.lineno}" if caught else ""
-            self._try_body(node.body, body_ctx, caught, try_site)
-            body_bound = {k: v for k, v in ctx.scope.names.items() if k not in start or start[k] is not v}
-            for handler in node.handlers:
-                handler_ctx = self._handler_ctx(node, handler, ctx)
-                if try_site and catches_type_error(handler):
-                    handler_ctx = _evolve(handler_ctx, type_error_fallback=try_site)
-                self._block(handler.body, handler_ctx)
-                # `try: HAS = find_spec("pkg.a.b") is not None` / `except ImportError: HAS = False` (find_spec
-                # raises when a parent package is missing): False there too, so HAS stays the probe.
-                for name in _falsy_literals(handler.body) if catches_import_error([handler]) else ():
-                    probe = body_bound.get(name)
-                    if isinstance(probe, ModuleProbe) and probe.present:
-                        ctx.scope.names[name] = probe
-                if len(handler_ctx.when) > len(ctx.when) and _consumer_first(handler_ctx):
-                    # `try: from <own module> import X except ImportError: from <provider> import X`: the
-                    # consumer's own module is there, so its X is the one bound.
-                    ctx.scope.names.update({k: v for k, v in body_bound.items() if isinstance(v, ConsumerValue)})
+            rest_ctx = self._plain_try(node, ctx, body_ctx, caught)
+            if rest_ctx is not None:
+                return rest_ctx
         self._block(node.orelse, ctx)
         self._block(node.finalbody, ctx)
         return None
 
     _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
+
+    def _plain_try(self, node: ast.Try, ctx: _Ctx, body_ctx: _Ctx, caught: str) -> _Ctx | None:
+        """A try that is no ladder of provider imports: its body, then its handlers. Returns the
+        context for what follows when only a body that got to its end lets it run."""
+        start = dict(ctx.scope.names)
+        try_site = f"{ctx.file.path}:{node.lineno}" if caught else ""
+        ended = self._try_body(node.body, body_ctx, caught, try_site)
+        body_bound = {k: v for k, v in ctx.scope.names.items() if k not in start or start[k] is not v}
+        for handler in node.handlers:
+            handler_ctx = self._handler_ctx(node, handler, ctx)
+            if try_site and catches_type_error(handler):
+                handler_ctx = _evolve(handler_ctx, type_error_fallback=try_site)
+            self._block(handler.body, handler_ctx)
+            # `try: HAS = find_spec("pkg.a.b") is not None` / `except ImportError: HAS = False` (find_spec
+            # raises when a parent package is missing): False there too, so HAS stays the probe.
+            for name in _falsy_literals(handler.body) if catches_import_error([handler]) else ():
+                probe = body_bound.get(name)
+                if isinstance(probe, ModuleProbe) and probe.present:
+                    ctx.scope.names[name] = probe
+            if len(handler_ctx.when) > len(ctx.when) and _consumer_first(handler_ctx):
+                # `try: from <own module> import X except ImportError: from <provider> import X`: the
+                # consumer's own module is there, so its X is the one bound.
+                ctx.scope.names.update({k: v for k, v in body_bound.items() if isinstance(v, ConsumerValue)})
+        if len(ended.when) > len(body_ctx.when) and all(leaves(h.body) for h in node.handlers):
+            # `try: if find_spec("pkg.mod") is None: return None` / `except ImportError: return
+            # None`: what follows runs only where the body got to its end, under what it found.
+            self._block(node.orelse, ctx)
+            self._block(node.finalbody, ctx)
+            return _evolve(ctx, when=(*ctx.when, *ended.when[len(body_ctx.when) :]))
+        return None
 
     def _keep_imported(
         self, handler: list[ast.stmt], imported: dict[str, ProviderValue], group: ImportGroup, ctx: _Ctx
@@ -1184,10 +1198,11 @@ class ConsumerScanner:
                     ctx.scope.names[stmt.name] = imported[stmt.name]
                     group.stand_ins = (*group.stand_ins, *imported[stmt.name].choices)
 
-    def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "") -> None:
+    def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "") -> _Ctx:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that
         statement's work (degraded); one raised earlier skips the rest of the body as well, which
-        loses more unless the rest only sets names from values (`sets_locals_only`)."""
+        loses more unless the rest only sets names from values (`sets_locals_only`). Returns the
+        context the body ends in (an early `return` in it adds what the rest runs under)."""
         quiet = len(body)  # body[quiet:] only sets the function's own names
         shared = shared_names(ctx.definition) if caught and ctx.definition is not None else set()
         while caught and ctx.definition is not None and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet], shared):
@@ -1196,6 +1211,7 @@ class ConsumerScanner:
             last = caught and i + 1 >= quiet
             inner = _evolve(ctx, type_error_handler=caught, type_error_try=try_site) if last else ctx
             ctx = self._stmt(stmt, inner) or ctx
+        return ctx
 
     def _imports_provider(self, body: list[ast.stmt], ctx: _Ctx) -> bool:
         return imports_package(body, self.provider_package, ctx.file.module, ctx.file.is_package)
