@@ -305,6 +305,33 @@ def test_what_follows_a_try_whose_body_returns_where_a_module_is_missing_runs_on
     assert [f.severity.value for f in run_check(PROVIDER, consumer(goes_on)).findings if f.severity.value == "error"]
 
 
+def test_a_body_read_for_one_calls_values_runs_only_where_that_call_does(run_check):
+    """unsloth-zoo's `_probe(module)` reads `module.__name__`; one of its calls passes vLLM's
+    vendored module, and runs only where `find_spec` found it."""
+    src = """
+        import importlib
+        import importlib.util
+
+        def _probe(module):
+            return module.__name__
+
+        def top():
+            return _probe(importlib.import_module("json"))
+
+        def vendored():
+            if importlib.util.find_spec("pv.gone.kernels") is None:
+                return None
+            return _probe(importlib.import_module("pv.gone.kernels"))
+    """
+    assert run_check(PROVIDER, consumer(src)).findings == ()
+    # Called with it where nothing tested for it: the read fails there.
+    untested = src.replace('if importlib.util.find_spec("pv.gone.kernels") is None:\n                return None\n', "")
+    assert [f.symbol for f in run_check(PROVIDER, consumer(untested)).findings if f.severity.value == "error"] == [
+        "pv.gone.kernels",
+        "pv.gone.kernels:__name__",
+    ]
+
+
 def test_ladder_with_fallback_is_degraded_warning(run_check):
     src = """
         try:

@@ -388,6 +388,8 @@ class _Rescan:
     binding: dict[str, Value]
     via: tuple[Site, ...]
     depth: int
+    # Read for one call's values: what held at that call (the values reach the body only there).
+    when: tuple[Condition, ...] = ()
 
 
 # -- the scanner ---------------------------------------------------------------
@@ -421,7 +423,9 @@ class ConsumerScanner:
         self._functions: dict[str, _Function] = {}
         self._modules: set[str] = set()
         self._queue: deque[_Rescan] = deque()
-        self._seen_calls: set[tuple[int, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]] = set()
+        self._seen_calls: set[
+            tuple[int, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], tuple[Condition, ...]]
+        ] = set()
         self._rescans = 0
         self._member_rescans = 0
         self._reads: set[Read] = set()
@@ -1822,12 +1826,19 @@ class ConsumerScanner:
 
     # -- functions and helper calls --------------------------------------------------
 
-    def _enqueue(self, fn: _Function, binding: dict[str, Value], via: tuple[Site, ...], depth: int) -> None:
-        key = (id(fn.node), fn.outer, _bound_text(binding))
+    def _enqueue(
+        self,
+        fn: _Function,
+        binding: dict[str, Value],
+        via: tuple[Site, ...],
+        depth: int,
+        when: tuple[Condition, ...] = (),
+    ) -> None:
+        key = (id(fn.node), fn.outer, _bound_text(binding), when)
         if key in self._seen_calls or depth > _MAX_DEPTH or (fn.muted and not binding):
             return
         self._seen_calls.add(key)
-        self._queue.append(_Rescan(fn, binding, via, depth))
+        self._queue.append(_Rescan(fn, binding, via, depth, when))
 
     def _run_function(self, job: _Rescan) -> None:
         fn = job.function
@@ -1848,7 +1859,7 @@ class ConsumerScanner:
             via=job.via,
             depth=job.depth,
             owner=fn.owner,
-            when=(*fn.when, *self._installed_when(fn), *self._called_when(fn)),
+            when=(*fn.when, *job.when, *self._installed_when(fn), *self._called_when(fn)),
             bound=bound,
             definition=fn.node,
         )
@@ -1988,7 +1999,7 @@ class ConsumerScanner:
             params = params[1:]
         binding = dict(zip(params, args))
         binding.update({k: v for k, v in kwargs.items() if k in params})
-        self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1)
+        self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1, self._when(ctx))
 
     # -- conditions: version gates, hasattr's other branch, try handlers -------------------
 
