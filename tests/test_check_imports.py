@@ -209,6 +209,19 @@ def test_a_try_that_returns_what_it_imported_makes_what_follows_the_next_alterna
     assert brief(run_check(PROVIDER, consumer(plain.replace("pv.core.planning", "pv.new.place")))) == [
         ("unresolved-import", "error", "pv.new.place:plan", ["plug/mod.py:3", "plug/mod.py:7"])
     ]
+    # Nothing imported after it (unsloth's `disable_broken_vllm`): the handler is the fallback.
+    kept = """
+        def broken():
+            failure = None
+            try:
+                import pv.gone.ext
+                return False
+            except Exception as error:
+                failure = error
+            return failure is not None
+    """
+    [finding] = run_check(PROVIDER, consumer(kept)).findings
+    assert finding.severity.value == "warning" and "the fallback sets failure = error" in finding.message
 
 
 def test_a_use_of_a_name_the_handler_stands_in_for_is_the_ladders_finding(run_check):

@@ -493,7 +493,8 @@ class ConsumerScanner:
         self._registry_sites: set[Site] = set()  # string members of the consumer's own enums
         self._comments: dict[bytes, ProseReader] = {}  # see `_in_comment`
         # A ladder's alternative made of what follows a try (see `_visit_Try`), dropped when empty.
-        self._ladder_rests: list[tuple[ImportGroup, list[ImportUse]]] = []
+        # With what the try's handler said the ladder falls back to, and how many alternatives it had.
+        self._ladder_rests: list[tuple[ImportGroup, list[ImportUse], tuple[str, bool, bool], int]] = []
 
     # -- entry point ------------------------------------------------------------
 
@@ -565,8 +566,11 @@ class ConsumerScanner:
     def _drop_empty_rests(self) -> None:
         """A ladder's alternative made of what follows a try (`_visit_Try`) that imports nothing
         is no alternative: it would let the ladder pass at every provider."""
-        for group, rest in self._ladder_rests:
+        for group, rest, handled, count in self._ladder_rests:
             if not rest:
+                # Nor did a try in it add one: the handler's fallback is what runs where the imports fail.
+                if len(group.alternatives) == count and not group.fallback:
+                    group.fallback, group.leaves, group.exits = handled
                 group.alternatives = [alt for alt in group.alternatives if alt is not rest]
 
     def _hands_provider(self, values: Iterable[Value]) -> bool:
@@ -1141,10 +1145,11 @@ class ConsumerScanner:
                 return _evolve(ctx, when=(*ctx.when, after))
             if _returns_or_falls_through(node):
                 # What follows runs only where the body's import failed: the ladder's next alternative.
+                handled = (group.fallback, group.leaves, group.exits)
                 group.fallback, group.leaves, group.exits = "", False, False
                 rest: list[ImportUse] = []
                 group.alternatives.append(rest)
-                self._ladder_rests.append((group, rest))
+                self._ladder_rests.append((group, rest, handled, len(group.alternatives)))
                 handler_ctx = self._handler_ctx(node, node.handlers[0], ctx)
                 return _evolve(handler_ctx, collector=rest, ladder=group, in_handler=True)
         else:
