@@ -345,6 +345,32 @@ def test_a_body_read_for_one_calls_values_runs_only_where_that_call_does(run_che
     ]
 
 
+def test_an_import_an_inner_try_catches_is_no_alternative_of_the_ladder_around_it(run_check):
+    """unsloth's `disable_broken_vllm`: `try: import vllm`, then each compiled extension by name in
+    `try: importlib.import_module(ext)` / `except ModuleNotFoundError: pass`. A missing extension is
+    that inner try's (degraded) finding; the ladder around it imports vLLM fine."""
+    src = """
+        import importlib
+
+        EXTENSIONS = ("pv.core.utils", "pv.gone.ext")
+
+        def broken():
+            try:
+                import pv.core
+                for ext in EXTENSIONS:
+                    try:
+                        importlib.import_module(ext)
+                    except ModuleNotFoundError:
+                        pass
+                return False
+            except Exception:
+                return True
+    """
+    assert [(f.severity.value, f.symbol) for f in run_check(PROVIDER, consumer(src)).findings] == [
+        ("warning", "pv.gone.ext")
+    ]
+
+
 def test_ladder_with_fallback_is_degraded_warning(run_check):
     src = """
         try:

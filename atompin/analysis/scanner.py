@@ -1167,6 +1167,10 @@ class ConsumerScanner:
         context for what follows when only a body that got to its end lets it run."""
         start = dict(ctx.scope.names)
         try_site = f"{ctx.file.path}:{node.lineno}" if caught else ""
+        if catches_import_error(node.handlers) and body_ctx.collector is not None:
+            # An import this try catches (a name computed in a loop) is its own, not an alternative of
+            # the ladder around it: where it fails, the handler here takes over.
+            body_ctx = _evolve(body_ctx, collector=None, when=self._when(body_ctx))
         ended = self._try_body(node.body, body_ctx, caught, try_site)
         body_bound = {k: v for k, v in ctx.scope.names.items() if k not in start or start[k] is not v}
         for handler in node.handlers:
