@@ -1099,7 +1099,9 @@ class ConsumerScanner:
         provider again (first importable wins); a handler that does not says what
         happens when every alternative fails. A body that returns what it imported, with a
         handler that lets the block go on, makes the rest of the block the next alternative
-        (`try: from new import W; return W` / `except ImportError: pass`, then `from old import W`).
+        (`try: from new import W; return W` / `except ImportError: pass`, then `from old import W`);
+        handlers that all leave make the rest of the block run only where the body's imports worked.
+        Returns the context for the rest of the block when the try changes what it runs under.
         """
         ctx = _evolve(ctx, nested=True)
         body_ctx = _evolve(ctx, try_guard=ctx.try_guard or catches_attribute_error(node.handlers))
