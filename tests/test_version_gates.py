@@ -317,6 +317,31 @@ def test_gates_are_listed_with_their_values_and_a_flip_is_reported(run_check):
     assert [f for f in same.findings if f.rule.value == "gate-flip"] == []
 
 
+def test_one_flip_of_one_test_is_one_finding_with_every_place_it_is_tested(run_check):
+    """trl tests its `_HAS_STATEFUL_TRAINER_ENGINE` flag at 15 places: 2 gate-flips (`if` and `if not`)."""
+    source = """
+        from plug.utils import pv_version_is
+
+        OLD = pv_version_is("0.25.0")
+
+        def a():
+            if OLD:
+                return 1
+
+        def b():
+            if not OLD:
+                return 2
+            if OLD:
+                return 3
+    """
+    result = run_check(PROVIDER, consumer(source), version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
+    flips = [(f.symbol, [str(s) for s in f.sites]) for f in result.findings if f.rule.value == "gate-flip"]
+    assert flips == [
+        ("OLD (= pv_version_is('0.25.0'))", ["plug/mod.py:6", "plug/mod.py:12"]),
+        ("not OLD", ["plug/mod.py:10"]),
+    ]
+
+
 # arctic-inference 0.3: the one vLLM its patches are written for, kept in a constant a helper
 # returns, compared in another helper beside a test of it for None; the plugin raises elsewhere.
 PINNED = {

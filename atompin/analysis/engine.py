@@ -562,10 +562,11 @@ def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: s
 def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[Finding]:
     """`gate-flip`: a gate whose value differs between the baseline and the pin; or, where runtime
     state leaves the gate undecided at one of them, a version part of its `and`/`or` that flips
-    (`not envs.SKIP_CHECK and not version_compatible()`)."""
+    (`not envs.SKIP_CHECK and not version_compatible()`). One finding per test as written, with
+    every place it is tested."""
     if not baseline_version:
         return []
-    out: list[Finding] = []
+    sites: dict[tuple[str, str], list[Site]] = {}
     for condition, gate in _version_gates(usage):
         before, now = evaluate(gate, baseline_version), evaluate(gate, version)
         if before is not None and now is not None:
@@ -591,5 +592,10 @@ def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str 
                 f"{told} at {version}, in `{condition.text}`, which runtime state decides too: the code that runs "
                 "here may change without the consumer changing"
             )
-        out.append(Finding(Rule.GATE_FLIP, Severity.WARNING, condition.text, (condition.site,), message))
-    return out
+        sites.setdefault((condition.text, message), []).append(condition.site)
+    # One flip of one test is one finding, with every place the consumer tests it (trl tests its
+    # `_HAS_STATEFUL_TRAINER_ENGINE` flag at 15 places).
+    return [
+        Finding(Rule.GATE_FLIP, Severity.WARNING, text, tuple(sorted(set(at))), message)
+        for (text, message), at in sites.items()
+    ]
