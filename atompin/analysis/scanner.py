@@ -190,7 +190,7 @@ def _literal_flags(node: ast.Call, args: list[Value], kwargs: dict[str, Value]) 
     def kept(arg: ast.expr, value: Value) -> Value:
         return arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, bool) else value
 
-    flags = [kept(a, v) for a, v in zip(node.args, args)] + list(args[len(node.args) :])
+    flags = [kept(a, v) for a, v in zip(node.args, args)]  # one value per written argument
     flagged = {k.arg: kept(k.value, kwargs[k.arg]) for k in node.keywords if k.arg in kwargs}
     return flags, flagged
 
@@ -1109,6 +1109,7 @@ class ConsumerScanner:
             handler = next(h for h in node.handlers if catches_import_error([h]))
             body_ctx = _evolve(body_ctx, catching_import=f"{ctx.file.path}:{node.lineno}", import_handler=handler)
         caught = type_error_handling(node.handlers)
+        rest_ctx: _Ctx | None = None
         if catches_import_error(node.handlers) and self._imports_provider(node.body, ctx):
             if ctx.in_handler and ctx.ladder is not None:
                 group = ctx.ladder  # a ladder nested in a handler extends the outer one
@@ -1142,10 +1143,8 @@ class ConsumerScanner:
                 # `try: from pv.x import A / except ImportError: return False`: the rest of the
                 # block runs only where the body's imports worked (as the rest of the body does).
                 after = Condition(ConditionKind.AFTER_IMPORTS, self._site(ctx, node), refs=body_refs)
-                self._block(node.orelse, ctx)
-                self._block(node.finalbody, ctx)
-                return _evolve(ctx, when=(*ctx.when, after))
-            if _returns_or_falls_through(node):
+                rest_ctx = _evolve(ctx, when=(*ctx.when, after))
+            elif _returns_or_falls_through(node):
                 # What follows runs only where the body's import failed: the ladder's next alternative.
                 handled = (group.fallback, group.leaves, group.exits)
                 group.fallback, group.leaves, group.exits = "", False, False
@@ -1153,14 +1152,12 @@ class ConsumerScanner:
                 group.alternatives.append(rest)
                 self._ladder_rests.append((group, rest, handled, len(group.alternatives)))
                 handler_ctx = self._handler_ctx(node, node.handlers[0], ctx)
-                return _evolve(handler_ctx, collector=rest, ladder=group, in_handler=True)
+                rest_ctx = _evolve(handler_ctx, collector=rest, ladder=group, in_handler=True)
         else:
             rest_ctx = self._plain_try(node, ctx, body_ctx, caught)
-            if rest_ctx is not None:
-                return rest_ctx
         self._block(node.orelse, ctx)
         self._block(node.finalbody, ctx)
-        return None
+        return rest_ctx
 
     _visit_TryStar = _visit_Try  # 3.11+: `except*` has the same fields
 
@@ -1193,8 +1190,6 @@ class ConsumerScanner:
         if len(ended.when) > len(body_ctx.when) and all(leaves(h.body) for h in node.handlers):
             # `try: if find_spec("pkg.mod") is None: return None` / `except ImportError: return
             # None`: what follows runs only where the body got to its end, under what it found.
-            self._block(node.orelse, ctx)
-            self._block(node.finalbody, ctx)
             return _evolve(ctx, when=(*ctx.when, *ended.when[len(body_ctx.when) :]))
         return None
 
@@ -3467,13 +3462,22 @@ def _returned_gate(
             parts.append(Gate(GateOp.RUNTIME, "its other answers"))
         elif not parts:
             return None  # True under no gate at all
-        text = " and ".join(g.text for g in parts)
-        paths.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
-    gate = paths[0] if len(paths) == 1 else Gate(GateOp.ANY, " or ".join(p.text for p in paths), parts=tuple(paths))
+        paths.append(_all_of(parts))
+    gate = _any_of(paths)
     lines = {c.site.line for _, when in returned for c in when if c.kind is ConditionKind.GATE}
     if _returns_only_under(function, lines):
         return gate
     return Gate(GateOp.ALL, gate.text, parts=(gate, Gate(GateOp.RUNTIME, "its other tests")))
+
+
+def _all_of(parts: list[Gate]) -> Gate:
+    """Every one of `parts` (at least one), as one gate."""
+    return parts[0] if len(parts) == 1 else Gate(GateOp.ALL, " and ".join(g.text for g in parts), parts=tuple(parts))
+
+
+def _any_of(parts: list[Gate]) -> Gate:
+    """One of `parts` (at least one), as one gate."""
+    return parts[0] if len(parts) == 1 else Gate(GateOp.ANY, " or ".join(g.text for g in parts), parts=tuple(parts))
 
 
 def _gate_parts(when: tuple[Condition, ...]) -> list[Gate]:
@@ -3497,14 +3501,13 @@ def _fall_through_gate(
     for value, when in returned:
         parts = _gate_parts(when)
         if value is False and parts:
-            text = " and ".join(g.text for g in parts)
-            fired.append(parts[0] if len(parts) == 1 else Gate(GateOp.ALL, text, parts=tuple(parts)))
+            fired.append(_all_of(parts))
         elif value is not True or parts:
             return None  # False under no gate, another answer, or True under a gate as well
     lines = {c.site.line for _, when in returned for c in when if c.kind is ConditionKind.GATE}
     if not _returns_only_under(function, lines):
         fired = [Gate(GateOp.ALL, g.text, parts=(g, Gate(GateOp.RUNTIME, "its other tests"))) for g in fired]
-    some = fired[0] if len(fired) == 1 else Gate(GateOp.ANY, " or ".join(g.text for g in fired), parts=tuple(fired))
+    some = _any_of(fired)
     return gates.negate(some, f"not ({some.text})")
 
 
