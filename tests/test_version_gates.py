@@ -868,3 +868,68 @@ def test_a_helper_whose_true_answers_sit_under_a_selector_answering_false_answer
     """
     files = {"plug/__init__.py": "", "plug/selector.py": selector, "plug/mod.py": gated}
     assert run_check(PROVIDER, files, version="0.25.1").findings == ()
+
+
+# Trinity-RFT 0.6's helper: the provider's version, parsed, with a fallback for a build whose
+# version does not parse.
+PARSED_OR_FALLBACK = """
+    import pv
+    from packaging.version import InvalidVersion
+    from packaging.version import parse as parse_version
+
+    def get_pv_version():
+        try:
+            pv_version = parse_version(pv.__version__)
+        except InvalidVersion:
+            pv_version = parse_version("0.8.5")
+        return pv_version
+"""
+
+
+@pytest.mark.parametrize("caught", ["InvalidVersion", "(InvalidVersion, ValueError)", "packaging.version.InvalidVersion"])
+def test_a_version_helper_with_a_fallback_for_an_unparsable_version_is_the_version(run_check, caught):
+    """A handler of `InvalidVersion` around the parse of the provider's version runs only for a
+    build whose version does not parse: at a release atompin checks, the helper answers its version."""
+    gated = """
+        from packaging.version import parse as parse_version
+        from plug.versions import get_pv_version
+
+        def log():
+            if get_pv_version() < parse_version("0.25.0"):
+                from pv.layers.old_attn import decode
+            else:
+                from pv.layers.new_attn import decode
+            return decode
+    """
+    helper = PARSED_OR_FALLBACK.replace("except InvalidVersion", f"except {caught}")
+    if caught.startswith("packaging."):
+        helper = helper.replace("    import pv\n", "    import pv\n    import packaging.version\n")
+    files = {"plug/__init__.py": "", "plug/versions.py": helper, "plug/mod.py": gated}
+    result = run_check(PROVIDER, files, version="0.25.1")
+    assert result.findings == ()
+    assert [(g.text, g.value) for g in result.gates] == [
+        ("get_pv_version() < parse_version('0.25.0')", "false")
+    ]
+    assert brief(run_check(PROVIDER, files, version="0.24.0")) == [
+        ("unresolved-import", "error", "pv.layers.old_attn:decode", ["plug/mod.py:6"])
+    ]
+
+
+def test_a_fallback_for_another_failure_than_an_unparsable_version_keeps_the_helper_unknown(run_check):
+    """A handler of any other exception may run at a release: the helper is no gate then, and
+    both branches are read (here the missing module's import is an error)."""
+    gated = """
+        from packaging.version import parse as parse_version
+        from plug.versions import get_pv_version
+
+        def log():
+            if get_pv_version() < parse_version("0.25.0"):
+                from pv.layers.old_attn import decode
+            else:
+                from pv.layers.new_attn import decode
+            return decode
+    """
+    helper = PARSED_OR_FALLBACK.replace("except InvalidVersion", "except Exception")
+    files = {"plug/__init__.py": "", "plug/versions.py": helper, "plug/mod.py": gated}
+    result = run_check(PROVIDER, files, version="0.25.1")
+    assert [(f.rule.value, f.symbol) for f in result.findings] == [("unresolved-import", "pv.layers.old_attn:decode")]

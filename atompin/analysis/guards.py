@@ -61,6 +61,13 @@ def catches_only_import_errors(handler: ast.ExceptHandler) -> bool:
     return bool(names) and names <= _IMPORT_ERRORS
 
 
+def catches_only_version_errors(handler: ast.ExceptHandler) -> bool:
+    """Does this handler catch a version that does not parse (`InvalidVersion`, or the
+    `ValueError` it is) and nothing else?"""
+    names = _caught_names([handler])
+    return "InvalidVersion" in names and names <= {"InvalidVersion", "ValueError"}
+
+
 def catches_type_error(handler: ast.ExceptHandler) -> bool:
     """Does this handler catch a TypeError (by name, or anything broader)?"""
     return bool(_caught_names([handler]) & ({"TypeError"} | _BROAD))

@@ -42,6 +42,7 @@ from atompin.analysis.guards import (
     catches_attribute_error,
     catches_import_error,
     catches_only_import_errors,
+    catches_only_version_errors,
     catches_type_error,
     describe_fallback,
     exits,
@@ -1183,6 +1184,10 @@ class ConsumerScanner:
                 probe = body_bound.get(name)
                 if isinstance(probe, ModuleProbe) and probe.present:
                     ctx.scope.names[name] = probe
+            if catches_only_version_errors(handler):
+                # `try: v = parse(vllm.__version__)` / `except InvalidVersion: v = parse("0.8.5")`: the
+                # handler is for a build whose version does not parse; a release's does, so v is its.
+                ctx.scope.names.update({k: v for k, v in body_bound.items() if isinstance(v, ProviderVersion)})
             if len(handler_ctx.when) > len(ctx.when) and _consumer_first(handler_ctx):
                 # `try: from <own module> import X except ImportError: from <provider> import X`: the
                 # consumer's own module is there, so its X is the one bound.
