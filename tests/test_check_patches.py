@@ -652,3 +652,63 @@ def test_an_addition_under_a_helper_testing_the_name_is_absent(run_check):
     assert brief(run_check(PROVIDER, consumer(src))) == [
         ("patch-addition", "info", "pv.worker.runner:ADDED", ["plug/mod.py:10"])
     ]
+
+
+# kvcached patches vLLM's `TransferTopology.__init__`, a class vLLM 0.23 made, through
+# `getattr(module, "TransferTopology", None)` and a return when it is None.
+GUARDED_NEW_CLASS = """
+    import pv.core.utils as u
+
+    def install():
+        Topology = getattr(u, "Topology", None)
+        if Topology is None:
+            return
+        original = Topology.__init__
+
+        def patched(self, *args, **kwargs):
+            original(self, *args, **kwargs)
+
+        Topology.__init__ = patched
+"""
+GUARDED_NEW_FUNCTION = """
+    import pv.core.utils as u
+
+    def install():
+        if hasattr(u, "new_fn"):
+            u.new_fn = len
+"""
+NEW_AT_2 = {
+    **PROVIDER,
+    "pv/core/utils.py": """
+        def get_groups(config, spec):
+            return []
+
+        def new_fn(x):
+            return x
+
+        class Topology:
+            def __init__(self, n):
+                self.n = n
+    """,
+}
+
+
+@pytest.mark.parametrize(("src", "target"), [(GUARDED_NEW_CLASS, "pv.core.utils:Topology.__init__"), (GUARDED_NEW_FUNCTION, "pv.core.utils:new_fn")])
+def test_a_guarded_patch_of_what_came_after_the_checked_release_is_a_warning(run_check, src, target):
+    """At a release older than the baseline, a guarded patch of a name the baseline has and this
+    release lacks is the guard doing what it was written for: the name came after this release,
+    and with it the code the patch changes."""
+    def patch_findings(version, baseline_version="2.0.0"):
+        result = run_check(PROVIDER, consumer(src), version=version, baseline=NEW_AT_2, baseline_version=baseline_version)
+        return [f for f in result.findings if f.rule.value == "missing-patch-target"]
+
+    [before] = patch_findings("1.0.0")
+    assert (before.rule.value, before.severity.value, before.symbol) == ("missing-patch-target", "warning", target)
+    assert "the baseline (2.0.0) has it: it came after 1.0.0" in before.message
+    # Newer than the baseline, the name is gone: the patch the consumer relied on silently does nothing.
+    [after] = patch_findings("3.0.0")
+    assert (after.rule.value, after.severity.value, after.symbol) == ("missing-patch-target", "error", target)
+    # Versions not known: which way the name went is not either.
+    for version, baseline_version in [(None, "2.0.0"), ("1.0.0", None), ("main", "2.0.0")]:
+        [alone] = patch_findings(version, baseline_version)
+        assert alone.severity.value == "error"

@@ -31,7 +31,7 @@ from atompin.analysis.arity import (
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern, caller_key, searched_as
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
-from atompin.analysis.gates import evaluate
+from atompin.analysis.gates import evaluate, is_older
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.members import kept_false
@@ -581,7 +581,9 @@ class UsageChecker:
             if patch.guard is not Guard.GETATTR_DEFAULT:
                 return  # the failing import or attribute access is reported where it happens
             message = f"the patched object is gone ({owner.reason}); {_effect(guard)}{_via(patch)}"
-            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site], message)
+            later = self._came_after() if self._baseline_owner(patch) is not None else ""
+            severity = Severity.WARNING if later else Severity.ERROR
+            self.findings.add(Rule.MISSING_PATCH_TARGET, severity, target, [patch.site], message + later)
             return
         res = self.index.getattr(owner.target, patch.attr)
         if res.status is Status.FOUND:
@@ -615,6 +617,10 @@ class UsageChecker:
             else:
                 message += "; the same at the baseline, where the consumer works: a patch for another release"
             self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *read_sites], message)
+            return
+        later = self._came_after() if guard is not Guard.NONE and self._at_baseline(patch) is not None else ""
+        if later and not patch.declared:
+            self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site, *read_sites], message + later)
             return
         # Only a module's name can have moved onto a class (a class's method is judged as an override).
         moved = guard is not Guard.NONE and not patch.declared and owner.target.kind is TargetKind.MODULE
@@ -744,6 +750,20 @@ class UsageChecker:
             where = ", ".join(sorted(covered))
             why.append(f"{where} reads the name it binds itself, where the consumer sets its replacement too")
         return "; ".join(why) if why else "no provider code reads the name"
+
+    def _came_after(self) -> str:
+        """What a finding says of a name the baseline has and this release lacks, when this
+        release is older than the baseline: the name, and the provider code a patch of it
+        changes, came after it, so a guard skipping the patch here does what it was written for
+        (kvcached's `getattr(utils, "TransferTopology", None)`, a class of vLLM 0.23, at 0.18).
+        "" when not older, or a version is not known (a name gone since stays an error)."""
+        baseline = self.baseline
+        if baseline is None or not is_older(self.version, baseline.version):
+            return ""
+        return (
+            f"; the baseline ({baseline.version}) has it: it came after {self.version}, and the guard skips "
+            "the patch here, as it was written to"
+        )
 
     def _baseline_owner(self, patch: PatchSite) -> Resolution | None:
         """The patched object at the baseline (None: no baseline, or it is not there)."""

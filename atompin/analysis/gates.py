@@ -261,6 +261,17 @@ def _valid(text: str) -> bool:
     return True
 
 
+def is_older(version: str | None, than: str | None) -> bool:
+    """Is release `version` before release `than`, as packaging orders them? False when either
+    is not known or does not parse."""
+    if version is None or than is None:
+        return False
+    try:
+        return Version(version) < Version(than)
+    except InvalidVersion:
+        return False
+
+
 def _release_tuple(version: str) -> tuple[int, ...] | None:
     try:
         return Version(version).release
