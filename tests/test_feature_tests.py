@@ -7,6 +7,7 @@ one that runs, a break there is still reported.
 
 from __future__ import annotations
 
+import pytest
 from conftest import brief
 
 NEW = {
@@ -184,3 +185,54 @@ def test_a_signature_test_of_a_provider_method_decides_which_call_runs(run_check
     assert brief(run_check(ENGINE_NEW, consumer(plain))) == [
         ("arity-drift", "error", "pv.protocol:Engine.get_tokenizer", ["plug/mod.py:17"])
     ]
+
+
+# NVIDIA ModelOpt 0.47 registers vLLM's `FusedMoE` class only where the module still has one
+# (vLLM 0.24 made it a factory function): a flag set from a helper's class test of
+# `getattr(module, "FusedMoE", None)`, beside runtime tests, then `if flag:`.
+CLASS_TEST = """
+    import pv.engine as engine
+
+    def _is_class(obj) -> bool:
+        \"\"\"Whether obj is a class.\"\"\"
+        return isinstance(obj, type) and issubclass(obj, object)
+
+    OTHER = None
+    HAS_CORE = OTHER is None and _is_class(getattr(engine, "Core", None))
+    if HAS_CORE:
+        REGISTRY = {engine.Core: "core"}
+"""
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        CLASS_TEST,
+        CLASS_TEST.replace('_is_class(getattr(engine, "Core", None))', 'isinstance(getattr(engine, "Core", None), type)'),
+        CLASS_TEST.replace('_is_class(getattr(engine, "Core", None))', 'callable(getattr(engine, "Core", None))'),
+        CLASS_TEST.replace("    if HAS_CORE:\n        REGISTRY", "    def register():\n        if not HAS_CORE:\n            return\n        REGISTRY"),
+    ],
+)
+def test_a_class_test_of_getattr_with_a_default_guards_what_it_holds_for(run_check, source):
+    """`isinstance(getattr(X, "n", None), type)` (or `callable(...)`, also in a helper, also in an
+    `and` of runtime tests, kept in a flag) holds only where X has n: what it guards is guarded."""
+    lacking = {**NEW, "pv/engine.py": "def make_core():\n    pass\n"}
+    # As under `if hasattr(engine, "Core"):`, the read is skipped there: a warning, not an error.
+    assert [(f.severity.value, f.symbol, f.message) for f in run_check(lacking, consumer(source)).findings] == [
+        ("warning", "pv.engine:Core", "pv.engine has no attribute 'Core'; the access is skipped (hasattr)")
+    ]
+    assert run_check(NEW, consumer(source)).findings == ()
+    # Unguarded, the read is an error where the class is gone.
+    bare = "import pv.engine as engine\n\nREGISTRY = {engine.Core: 'core'}\n"
+    assert [f.severity.value for f in run_check(lacking, consumer(bare)).findings] == ["error"]
+
+
+def test_an_and_with_a_class_test_tells_nothing_about_its_other_branch(run_check):
+    """Where `OTHER is None and isinstance(getattr(X, "n", None), type)` fails, X may have n: the
+    `else` is no fallback for providers without it, and its read of what is gone is an error."""
+    source = CLASS_TEST.replace(
+        '        REGISTRY = {engine.Core: "core"}\n',
+        '        REGISTRY = {engine.Core: "core"}\n    else:\n        OLD = engine.Legacy\n',
+    )
+    result = run_check(NEW, consumer(source))
+    assert [(f.severity.value, f.symbol) for f in result.findings] == [("error", "pv.engine:Legacy")]

@@ -179,8 +179,22 @@ def _signature_of(value: Value) -> SignatureOf | None:
 
 def _helper_argument(value: Value) -> bool:
     """Is `value` an argument a helper is evaluated with (for the version gate or feature test it
-    returns)? A literal, nothing known, or a provider callable a signature test is about."""
+    returns)? A literal, nothing known, a provider callable a signature test is about, or what
+    `getattr(X, "n", None)` read (a class test of it is a test of whether X has n)."""
+    if isinstance(value, ProviderValue) and value.none_default:
+        return True
     return value is None or isinstance(value, (str, bool)) or _signature_of(value) is not None
+
+
+def _class_test(name: str, node: ast.Call, value: Value) -> AttributeProbe | None:
+    """`isinstance(getattr(X, "n", None), type)` or `callable(getattr(X, "n", None))`: true only
+    where X has n (ModelOpt registers vLLM's `FusedMoE` only where it is still a class)."""
+    if not (isinstance(value, ProviderValue) and value.none_default):
+        return None
+    if name == "isinstance" and not (len(node.args) == 2 and dotted(node.args[1]) == "type"):
+        return None
+    owned = _owner_and_name(value)
+    return AttributeProbe(owned[0], (owned[1],), partial=True) if owned is not None else None
 
 
 def _literal_flags(node: ast.Call, args: list[Value], kwargs: dict[str, Value]) -> tuple[list[Value], dict[str, Value]]:
@@ -1050,7 +1064,7 @@ class ConsumerScanner:
         guarded = ctx
         if not probe.by_default:
             guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
-        absent = self._absent(node, probe.owner, probe.names, ctx)
+        absent = ctx if probe.partial else self._absent(node, probe.owner, probe.names, ctx)
         return self._hasattr_branches(node, guarded, absent, not probe.present)
 
     def _hasattr_branches(self, node: ast.If, guarded: _Ctx, absent: _Ctx, negated: bool) -> _Ctx | None:
@@ -1453,8 +1467,14 @@ class ConsumerScanner:
         if any(isinstance(v, Gate) for v in values):
             texts = [_text(v) for v in node.values]
             return gates.combine(isinstance(node.op, ast.And), values, texts, _text(node))
+        provider = next((v for v in values if isinstance(v, ProviderValue)), None)
+        probe = next((v for v in values if isinstance(v, AttributeProbe) and v.present), None)
+        if isinstance(node.op, ast.And) and probe is not None and provider is None:
+            # `ready and isinstance(getattr(X, "n", None), type)`: where it holds X has n; where
+            # it fails, X may have n all the same.
+            return replace(probe, partial=True)
         # `a or b` in a ladder-ish expression: keep a provider value if there is one.
-        return next((v for v in values if isinstance(v, ProviderValue)), None)
+        return provider
 
     @staticmethod
     def _getattr_default(node: ast.expr, value: Value) -> tuple[tuple[Ref, ...], str] | None:
@@ -1669,6 +1689,8 @@ class ConsumerScanner:
             return callee.call(args, kwargs)
         if callee is None and name in ("getattr", "hasattr", "setattr", "all"):
             return self._builtin_attr_call(name, node, args, ctx)
+        if callee is None and name in ("isinstance", "callable") and args:
+            return _class_test(name, node, args[0])
         if callee is None and name.rpartition(".")[2] == "extend_enum" and len(args) >= 3:
             # aenum's `extend_enum(Enum, "NAME", value)` adds a member (a value, never a replacement).
             if isinstance(args[0], ProviderValue) and isinstance(args[1], str):

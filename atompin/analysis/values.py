@@ -10,7 +10,7 @@ Anything else is None: not followed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from atompin.analysis.gates import (
@@ -180,9 +180,12 @@ class AttributeProbe:
     # `getattr(X, "n", None) is None`: what it read is guarded by its default already, so only
     # the other branch (where X lacks n) is told apart.
     by_default: bool = False
+    # `isinstance(getattr(X, "n", None), type)`, or the probe in an `and` of other tests: it holds
+    # only where X has n, but may fail where X has it too, so the other branch is no fallback.
+    partial: bool = False
 
     def negated(self) -> AttributeProbe:
-        return AttributeProbe(self.owner, self.names, not self.present, self.by_default)
+        return replace(self, present=not self.present)
 
 
 @dataclass(frozen=True)
