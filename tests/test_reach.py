@@ -330,8 +330,8 @@ def test_the_provider_strings_naming_consumer_modules_are_found_alike_in_a_folde
 
 def test_the_roots_are_read_from_the_consumer_tree_alone_and_only_for_a_plugin_scanned_whole():
     """Known before the scan (so the provider's strings are read with its identifiers only for a
-    consumer whose reach is judged): a package not scanned whole, or a consumer registering no
-    entry point of the provider's, has none."""
+    consumer whose reach is judged): a package not scanned whole has none; a consumer registering
+    no entry point of the provider's is a library, whose roots the scan's imports give."""
     from atompin.analysis.reach import reach_roots
 
     tree = MemoryTree(dedent_files(plugin(live="", lazy="", __main__="")), "plug")
@@ -343,9 +343,51 @@ def test_the_roots_are_read_from_the_consumer_tree_alone_and_only_for_a_plugin_s
         ["plug.register", "plug.__main__"],
     )
     assert reach_roots(tree, ["plug.live"], "pv") is None
-    assert reach_roots(tree, ["plug"], "other") is None
+    library = reach_roots(tree, ["plug"], "other")
+    assert library is not None and (library.groups, library.roots) == ([], [])
     no_entry_points = {k: v for k, v in plugin().items() if k != "pyproject.toml"}
-    assert reach_roots(MemoryTree(dedent_files(no_entry_points), "plug"), ["plug"], "pv") is None
+    library = reach_roots(MemoryTree(dedent_files(no_entry_points), "plug"), ["plug"], "pv")
+    assert library is not None and (library.tops, library.groups, library.roots) == (["plug"], [], [])
+
+
+def library(**modules: str) -> dict[str, str]:
+    """A consumer registering no entry point (an RL framework, a library): its modules."""
+    return {"plug/__init__.py": "", **{f"plug/{name}.py": text for name, text in modules.items()}}
+
+
+def test_a_library_module_imported_only_under_a_false_version_gate(run_check):
+    """ROLL keeps a patch package per vLLM release (`roll/third_party/vllm/vllm_0_8_4`), imported
+    only under `if Version("0.8.4") == Version(vllm.__version__):`: elsewhere it never runs, and
+    its errors are warnings. A module nothing imports may be imported from outside: judged."""
+    gated = """
+        from packaging.version import Version
+        import pv
+
+        if Version("0.1.0") == Version(pv.__version__):
+            import plug.old_patch
+            EXECUTOR = "plug.old_exec.Executor"
+        else:
+            EXECUTOR = "plug.new_exec.Executor"
+    """
+    files = library(
+        setup=gated, old_patch=broken("a"), old_exec=broken("b"), new_exec=broken("c"), tool=broken("d"), both=broken("e")
+    )
+    files["plug/more.py"] = "import plug.both\n"
+    files["plug/setup.py"] += "    import plug.both\n"
+    assert severities(run_check(PROVIDER, files, version="0.2.0")) == {
+        "plug/old_patch.py": "warning",  # imported only under the gate
+        "plug/old_exec.py": "warning",  # named only under it
+        "plug/new_exec.py": "error",
+        "plug/tool.py": "error",  # nothing imports it: a user may
+        "plug/both.py": "error",  # imported under the gate and elsewhere
+    }
+    blocked = next(f for f in run_check(PROVIDER, files, version="0.2.0").findings if f.sites[0].path == "plug/old_patch.py")
+    assert "imported only under `Version('0.1.0') == Version(pv.__version__)` at plug/setup.py:5" in blocked.message
+    at_0_1 = severities(run_check(PROVIDER, files, version="0.1.0"))
+    assert at_0_1["plug/old_patch.py"] == at_0_1["plug/old_exec.py"] == "error"
+    # Part of a package, the rest of which may import it: not judged.
+    sub = {f"outer/{k}": v for k, v in files.items()} | {"outer/__init__.py": ""}
+    assert "warning" not in severities(run_check(PROVIDER, sub, consumer_package="outer.plug", version="0.2.0")).values()
 
 
 def test_the_provider_strings_are_searched_again_only_in_the_files_that_changed(monkeypatch):

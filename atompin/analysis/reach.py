@@ -172,7 +172,20 @@ class Reachability:
                 names = {u.ref.module for each in group.alternatives for u in each}
                 names |= {f"{u.ref.module}.{u.ref.path[0]}" for each in group.alternatives for u in each if u.ref.path}
                 self._imports.setdefault(by_path[group.path], set()).update(names)
+        self.library = not groups
+        if self.library:
+            roots = self._unimported()
         self._settle(roots)
+
+    def _unimported(self) -> list[str]:
+        """A library's roots: every module no other consumer module imports or names (nor one
+        below it: importing a module imports its packages), whatever the branch; any of them
+        may be imported from outside. What they reach over live edges is used; what only
+        branches that cannot run here import is not (`blocked`)."""
+        targets = {t for edges in (self._live, self._dead) for source in edges for t in edges[source] if t != source}
+        targets |= {target for edges in self._hooked.values() for _, target, _ in edges}
+        imported = {".".join(t.split(".")[:i]) for t in targets for i in range(1, t.count(".") + 2)}
+        return sorted(m for m in self.modules if m not in imported)
 
     def _settle(self, roots: list[str]) -> None:
         """What `roots` reach over the edges (`reached`), and why the rest is not (`hooked_only`,
@@ -261,6 +274,8 @@ class Reachability:
                 return self.unreached(module)
         if module in self.blocked:
             return Unreached(module, f"imported only under {self.blocked[module]}, which cannot run at this provider")
+        if self.library:
+            return None  # imported where it can run, or only in a cycle no other module enters
         if module in self.hooked_only:
             return Unreached(
                 module,
@@ -280,7 +295,7 @@ class ReachRoots:
     top packages, the provider's plugin groups the consumer registers in, and the root modules."""
 
     tops: list[str]
-    groups: list[str]
+    groups: list[str]  # none: a library (see `Reachability`)
     roots: list[str]
     modules: dict[str, str]  # scanned module name -> path
 
@@ -293,13 +308,13 @@ def reach_roots(tree: SourceTree, packages: list[str], provider: str) -> ReachRo
         return None
     groups = entry_points(tree)
     plugin_groups = sorted(g for g in groups if g.startswith(f"{provider}."))
-    if not plugin_groups:
-        return None
     modules = {tree.module_name(path)[0]: path for p in packages for path in tree.python_files(p)}
     roots = [value.partition(":")[0].strip() for values in groups.values() for value in values]
     roots = [r for r in roots if r.split(".")[0] in packages]
-    if not roots:
-        return None
+    if not plugin_groups or not roots:
+        # A library, or a plugin without entry points: any module may be imported from outside,
+        # save one the consumer imports only where it cannot run (`Reachability`, `library`).
+        return ReachRoots(sorted(set(packages)), [], [], modules)
     roots += [m for m in modules if m.rpartition(".")[2] == "__main__"]
     return ReachRoots(sorted(set(packages)), plugin_groups, roots, modules)
 
