@@ -236,3 +236,60 @@ def test_an_and_with_a_class_test_tells_nothing_about_its_other_branch(run_check
     )
     result = run_check(NEW, consumer(source))
     assert [(f.severity.value, f.symbol) for f in result.findings] == [("error", "pv.engine:Legacy")]
+
+
+ENVS_OLD = {"pv/__init__.py": "", "pv/envs.py": "USE_V1 = True\n", "pv/v1.py": "class W:\n    pass\n", "pv/v0.py": "class W:\n    pass\n"}
+ENVS_NEW = {"pv/__init__.py": "", "pv/envs.py": "OTHER = 1\n", "pv/v1.py": "class W:\n    pass\n", "pv/newmod.py": "class N:\n    pass\n"}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from pv import envs\n\nif hasattr(envs, 'USE_V1'):\n    from pv.v0 import W\n",
+        "from pv import envs\n\ndef f():\n    if not hasattr(envs, 'USE_V1'):\n        return None\n    from pv.v0 import W\n    return W\n",
+    ],
+)
+def test_an_import_where_a_hasattr_test_holds_does_not_run_where_the_attribute_is_gone(run_check, source):
+    """Where the provider lacks what `hasattr` tests, the branch where it holds never runs: its
+    imports are no error there. Where the provider has it, they are judged."""
+    assert run_check(ENVS_NEW, consumer(source)).findings == ()
+    gone = {**ENVS_OLD}
+    del gone["pv/v0.py"]
+    assert [(f.severity.value, f.symbol) for f in run_check(gone, consumer(source)).findings] == [("error", "pv.v0:W")]
+
+
+# ROLL's `get_vllm_worker_class`: vLLM's V0 worker only where `envs` still has `VLLM_USE_V1`
+# (and it is off); the handler re-raises.
+WORKER_CLASS = """
+    from pv import envs
+
+    def get_worker_class():
+        try:
+            if not hasattr(envs, "USE_V1") or envs.USE_V1:
+                from pv.v1 import W
+                return W
+            else:
+                from pv.v0 import W
+                return W
+        except ImportError as e:
+            raise RuntimeError("pv is not installed") from e
+"""
+
+
+def test_the_other_branch_of_an_or_with_a_negated_hasattr_runs_only_where_the_attribute_is(run_check):
+    # What follows `not hasattr(...) or` is read as under `if hasattr(...)`: skipped, a warning.
+    assert [(f.severity.value, f.symbol, f.message) for f in run_check(ENVS_NEW, consumer(WORKER_CLASS)).findings] == [
+        ("warning", "pv.envs:USE_V1", "pv.envs has no attribute 'USE_V1'; the access is skipped (hasattr)")
+    ]
+    assert run_check(ENVS_OLD, consumer(WORKER_CLASS)).findings == ()
+    gone = {**ENVS_OLD}
+    del gone["pv/v0.py"]
+    [finding] = run_check(gone, consumer(WORKER_CLASS)).findings
+    assert (finding.severity.value, finding.symbol) == ("error", "pv.v1:W + pv.v0:W")
+
+
+def test_a_guarded_patch_of_what_is_gone_stays_the_silent_case(run_check):
+    """Only imports are dead where the test fails: a patch there still installs nothing, silently."""
+    source = "from pv import envs\n\nif hasattr(envs, 'USE_V1'):\n    envs.USE_V1 = len\n"
+    [finding] = run_check(ENVS_NEW, consumer(source)).findings
+    assert (finding.rule.value, finding.severity.value) == ("missing-patch-target", "error")

@@ -742,15 +742,26 @@ class ConsumerScanner:
     def _record_import(self, ctx: _Ctx, use: ImportUse) -> None:
         if not ctx.record:
             return
+        # Where a `hasattr(X, "n")` test holds (written, or kept in a flag): an import there does not
+        # run where the provider lacks X.n (a patch there still installs nothing: the silent case).
+        present = tuple(
+            Condition(ConditionKind.ATTR_PRESENT, use.site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
+            for owner, attr in sorted(ctx.hasattr_guards, key=repr)
+        )
         if ctx.collector is not None:
             if ctx.ladder is not None and ctx.when[: len(ctx.ladder.when)] == ctx.ladder.when:
                 use = replace(use, when=ctx.when[len(ctx.ladder.when) :])
-            ctx.collector.append(use)
+            ctx.collector.append(replace(use, when=(*use.when, *present)) if present else use)
         else:
             # An import the try around it catches, with a name computed there (`for name in (...):
             # try: import_module(name) except ImportError: continue`): a ladder of one alternative.
             group = ImportGroup(
-                ctx.file.path, use.site.line, ctx.function, ctx.import_handler is not None, [[use]], when=ctx.when
+                ctx.file.path,
+                use.site.line,
+                ctx.function,
+                ctx.import_handler is not None,
+                [[use]],
+                when=(*ctx.when, *present),
             )
             self.usage.groups.append(_caught_by(group, ctx.import_handler))
 
@@ -1029,6 +1040,11 @@ class ConsumerScanner:
         if isinstance(test, AttributeProbe):  # `uses_new_api = hasattr(X, "f")` ... `if uses_new_api:`
             return self._probed_branches(node, test, ctx)
         guard, negated = direct or self._hasattr_guard(node.test, ctx)
+        if guard is None and (present := self._negated_hasattr_in_or(node.test, ctx)):
+            # `if not hasattr(X, "n") or X.n: ... else: <old API>`: the `else` runs only where X has n.
+            guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | present)
+            self._branches([(node.body, ctx), (node.orelse, guarded)], ctx.scope)
+            return guarded if not node.orelse and leaves(node.body) else None
         if guard is None:
             # `if self.cascade_attn_enabled and ...:`: the body runs only where the flags are on.
             flags = self._self_flags(node.test, ctx)
@@ -1097,6 +1113,20 @@ class ConsumerScanner:
             if len(values) > 1 and all(isinstance(v, ProviderValue) for v in values):
                 choices = tuple(dict.fromkeys(r for v in values for r in v.choices))  # type: ignore[union-attr]
                 scope.names[name] = ProviderValue(choices, values[0].guard)  # type: ignore[union-attr]
+
+    def _negated_hasattr_in_or(self, test: ast.expr, ctx: _Ctx) -> frozenset[tuple[tuple[Ref, ...], str]]:
+        """The `not hasattr(owner, name)` operands of an `or` test, on provider objects: where the
+        test fails, each owner has its name."""
+        if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+            return frozenset()
+        found = set()
+        for operand in test.values:
+            if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
+                for call, negated in hasattr_tests(operand.operand):
+                    owner, name = self._eval(call.args[0], ctx), self._eval(call.args[1], ctx)
+                    if not negated and isinstance(owner, ProviderValue) and isinstance(name, str):
+                        found.add((owner.choices, name))
+        return frozenset(found)
 
     def _hasattr_guard(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
         """The first `hasattr(owner, name)` the test rests on whose owner is a provider object."""
@@ -1451,6 +1481,10 @@ class ConsumerScanner:
                 expect = isinstance(node.op, ast.And)
                 condition = Condition(ConditionKind.GATE, site, _text(operand), gate=value, expect=expect)
                 inner = _evolve(inner, when=(*inner.when, condition))
+            elif isinstance(value, AttributeProbe) and not value.by_default and value.present == isinstance(node.op, ast.And):
+                # `hasattr(X, "n") and X.n`, `not hasattr(X, "n") or X.n`: what follows runs only where X has n.
+                tested = {(value.owner, name) for name in value.names}
+                inner = _evolve(inner, hasattr_guards=inner.hasattr_guards | tested)
             elif absent is not None:
                 # `getattr(X, "new", None) or getattr(X, "old")`: what follows runs only when X.new is absent.
                 owner, attr = absent
