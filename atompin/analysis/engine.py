@@ -60,7 +60,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-70"
+SCAN_FORMAT = "atompin-scan-71"
 
 
 @without_gc
@@ -125,6 +125,7 @@ def scan_consumer(
         kept.append(scanner)
     usage.helper_modules = dict(sorted(helpers.items()))
     usage.module_edges += unread_edges
+    usage.package_root = tree.package_root
     cache.put_raw(key, dump_json(ConsumerUsage, usage))
     return usage
 

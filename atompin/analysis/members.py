@@ -50,7 +50,6 @@ from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodCall, MethodRef, OutsideStore, Receiver
 from atompin.model import Finding, Rule, Severity, Site
-from atompin.sources.tree import SourceTree
 
 # Outside bases whose members are known (none served at run time beyond these). Not `nn.Module`:
 # it serves the parameters its instance registers by name (`register_buffer("x", ...)`), which
@@ -319,7 +318,7 @@ def _installed_as_dropped(
     provider has no such attribute at the pin and nothing calls it by that name: neither provider
     code nor the consumer (vllm-ascend 0.18 installs `RoutedExpertsCapturer.init_buffer`, which
     vLLM 0.22 dropped: the function's reads of `self._device_buffer` never run). "" otherwise."""
-    module, _ = SourceTree.module_name(use.site.path)
+    module = usage.module_of(use.site.path)
     for each in usage.contact.replacements:
         if each.function != f"{module}.{use.function}" or each.attr.startswith("__"):
             continue

@@ -15,6 +15,7 @@ from atompin.analysis.gates import Gate
 from atompin.analysis.names import join_symbol
 from atompin.analysis.signature import Signature
 from atompin.model import Site
+from atompin.sources.tree import module_of_path
 
 
 @dataclass(frozen=True)
@@ -281,6 +282,13 @@ class ConsumerUsage:
     module_edges: list[ModuleEdge] = field(default_factory=list)
     # The consumer's classes and the calls, unpackings and handovers around them.
     contact: ContactSurface = field(default_factory=lambda: ContactSurface())
+    # "src/" when the consumer's packages sit in a `src` folder (`SourceTree.package_root`).
+    package_root: str = ""
+
+    def module_of(self, path: str) -> str:
+        """The consumer module a scanned file's path names."""
+        root = self.package_root
+        return module_of_path(path[len(root) :] if root and path.startswith(root) else path)[0]
 
     def read_kinds(self) -> dict[tuple[tuple[Ref, ...], str], set[ReadKind]]:
         out: dict[tuple[tuple[Ref, ...], str], set[ReadKind]] = {}

@@ -170,9 +170,24 @@ class SourceTree(ABC):
                 out[f"{head}/{stem}" if head else stem] = path
         return out
 
+    @cached_property
+    def package_root(self) -> str:
+        """ "src/" for a tree in the src layout (packages in a `src` folder that is no package
+        itself, `src/pkg/__init__.py`, as many projects keep them), "" otherwise: module names
+        are read below it, and its files keep their paths."""
+        if "src/__init__.py" in self.files or "src" not in self.dirs:
+            return ""
+        return "src/" if any(p.startswith("src/") and p.endswith(".py") and p.count("/") >= 2 for p in self.files) else ""
+
     def find_module(self, module: str) -> ModuleFile | None:
-        """Find a module as Python's path finder would: package, then compiled, then .py."""
-        base = module.replace(".", "/")
+        """Find a module as Python's path finder would: package, then compiled, then .py (at the
+        top of the tree, then in its `src` folder)."""
+        found = self._find_module(module, module.replace(".", "/"))
+        if found is None and self.package_root:
+            found = self._find_module(module, self.package_root + module.replace(".", "/"))
+        return found
+
+    def _find_module(self, module: str, base: str) -> ModuleFile | None:
         if f"{base}/__init__.py" in self.files:
             return ModuleFile(module, ModuleKind.PACKAGE, f"{base}/__init__.py")
         if base in self._compiled:
@@ -189,23 +204,38 @@ class SourceTree(ABC):
         return any(p.startswith(prefix) and p.endswith((".py", *_COMPILED)) for p in self.files)
 
     def top_level_packages(self) -> list[str]:
-        """Importable top-level package names (folders with Python files), sorted."""
-        names = {p.split("/")[0] for p in self.files if "/" in p and p.endswith(".py")}
+        """Importable top-level package names (folders with Python files, in the `src` folder too), sorted."""
+        root = self.package_root
+        names = {
+            p[len(root) :].split("/")[0] if root and p.startswith(root) else p.split("/")[0]
+            for p in self.files
+            if "/" in p and p.endswith(".py")
+        }
+        names.discard(root.rstrip("/"))
         return sorted(n for n in names if n.isidentifier() and n not in _NOT_PACKAGES)
 
     def python_files(self, package: str) -> list[str]:
-        """Sorted .py files of a (dotted) package."""
-        prefix = package.replace(".", "/") + "/"
-        single = package.replace(".", "/") + ".py"
+        """Sorted .py files of a (dotted) package (found as `find_module` finds it)."""
+        base = package.replace(".", "/")
+        if self.package_root and base not in self.dirs and f"{base}.py" not in self.files:
+            base = self.package_root + base
+        prefix, single = base + "/", base + ".py"
         return sorted(p for p in self.files if (p.startswith(prefix) and p.endswith(".py")) or p == single)
 
-    @staticmethod
-    def module_name(path: str) -> tuple[str, bool]:
-        """ "a/b/__init__.py" -> ("a.b", True); "a/b/c.py" -> ("a.b.c", False)."""
-        parts = path[: -len(".py")].split("/")
-        if parts[-1] == "__init__":
-            return ".".join(parts[:-1]), True
-        return ".".join(parts), False
+    def module_name(self, path: str) -> tuple[str, bool]:
+        """ "a/b/__init__.py" -> ("a.b", True); "a/b/c.py" -> ("a.b.c", False); in the src layout,
+        "src/a/b.py" -> ("a.b", False)."""
+        root = self.package_root
+        return module_of_path(path[len(root) :] if root and path.startswith(root) else path)
+
+
+def module_of_path(path: str) -> tuple[str, bool]:
+    """The module a file path relative to its package root names: "a/b/__init__.py" -> ("a.b",
+    True), "a/b/c.py" -> ("a.b.c", False)."""
+    parts = path[: -len(".py")].split("/")
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]), True
+    return ".".join(parts), False
 
 
 _NOT_PACKAGES = {"tests", "test", "docs", "doc", "examples", "benchmarks", "build", "dist", "scripts"}
