@@ -67,3 +67,47 @@ def test_a_src_layout_plugin_is_checked_like_any_other(run_check):
         "src/plug/live.py": ("error", "pv.utils:gone"),
         "src/plug/unused.py": ("warning", "pv.utils:missing"),
     }
+
+
+def test_a_src_layout_consumer_locks_like_the_same_consumer_laid_out_flat(tmp_path):
+    """The demo's plugin moved under `src/` (its declared pins too): the same verdicts and
+    findings as the flat layout, each site under `src/`."""
+    from typer.testing import CliRunner
+
+    from atompin import lockfile
+    from atompin.cli import app
+    from atompin.demo import DEMO_MANIFEST, write_demo_repos
+    from atompin.testing import git_repo
+
+    flat = write_demo_repos(tmp_path / "flat")
+    src = write_demo_repos(tmp_path / "src")
+    repo = src.parent / "repos/miniplug"
+    import git
+
+    files = {}
+    for path in git.Repo(repo).git.ls_files().splitlines():
+        moved = f"src/{path}" if path.startswith("miniplug/") else path
+        files[moved] = (repo / path).read_text()
+    import shutil
+
+    shutil.rmtree(repo)
+    git_repo(repo, [("v0.1.0", files)])
+    src.write_text(DEMO_MANIFEST.replace('"miniplug/vllm-version.env"', '"src/miniplug/vllm-version.env"'))
+    runner = CliRunner()
+    for manifest in (flat, src):
+        result = runner.invoke(app, ["lock", "--manifest", str(manifest)])
+        assert result.exit_code == 1, result.output
+    flat_lock, src_lock = (lockfile.read(m.parent / "atompin.lock") for m in (flat, src))
+    assert [p.verdict for p in src_lock.pairs] == [p.verdict for p in flat_lock.pairs]
+
+    def findings(locked, prefix=""):
+        return sorted(
+            (p.name, f.rule, f.symbol, tuple(s.removeprefix(prefix) for s in f.sites))
+            for p in locked.pairs
+            for f in p.findings
+        )
+
+    assert findings(src_lock, "src/") == findings(flat_lock)
+    assert len(findings(flat_lock)) == 10
+    sites = [s for p in src_lock.pairs for f in p.findings for s in f.sites if "miniplug/" in s]
+    assert sites and all(s.startswith("src/miniplug/") for s in sites)
