@@ -3,21 +3,20 @@ named below `src`, its files keep their paths, and its entry points are read fro
 
 from __future__ import annotations
 
-import pytest
+import shutil
 
+import git
+import pytest
+from test_reach import PROVIDER, PYPROJECT  # a plugin registering `plug.register` with pv
+from typer.testing import CliRunner
+
+from atompin import lockfile
 from atompin.analysis.packages import consumer_packages
+from atompin.cli import app
+from atompin.demo import DEMO_MANIFEST, write_demo_repos
 from atompin.errors import InputError
 from atompin.sources.tree import MemoryTree
-from atompin.testing import dedent_files
-
-PROVIDER = {"pv/__init__.py": '__version__ = "0.2.0"\n', "pv/utils.py": "def helper():\n    pass\n"}
-PYPROJECT = """
-    [project]
-    name = "plug"
-
-    [project.entry-points."pv.general_plugins"]
-    plug = "plug.register:register"
-"""
+from atompin.testing import dedent_files, git_repo
 
 
 def src_plugin() -> dict[str, str]:
@@ -72,24 +71,13 @@ def test_a_src_layout_plugin_is_checked_like_any_other(run_check):
 def test_a_src_layout_consumer_locks_like_the_same_consumer_laid_out_flat(tmp_path):
     """The demo's plugin moved under `src/` (its declared pins too): the same verdicts and
     findings as the flat layout, each site under `src/`."""
-    from typer.testing import CliRunner
-
-    from atompin import lockfile
-    from atompin.cli import app
-    from atompin.demo import DEMO_MANIFEST, write_demo_repos
-    from atompin.testing import git_repo
-
     flat = write_demo_repos(tmp_path / "flat")
     src = write_demo_repos(tmp_path / "src")
     repo = src.parent / "repos/miniplug"
-    import git
-
     files = {}
     for path in git.Repo(repo).git.ls_files().splitlines():
         moved = f"src/{path}" if path.startswith("miniplug/") else path
         files[moved] = (repo / path).read_text()
-    import shutil
-
     shutil.rmtree(repo)
     git_repo(repo, [("v0.1.0", files)])
     src.write_text(DEMO_MANIFEST.replace('"miniplug/vllm-version.env"', '"src/miniplug/vllm-version.env"'))
