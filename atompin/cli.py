@@ -254,7 +254,7 @@ def check(
         str,
         typer.Argument(
             metavar="CONSUMER",
-            help="Folder that holds the consumer's package folder (e.g. an ATOM checkout), or with --consumer-installed a distribution name.",
+            help="Folder that holds the consumer's package folder (e.g. an ATOM checkout; a repository keeping it in src/ is read as such), or with --consumer-installed a distribution name.",
         ),
     ],
     provider: Annotated[
