@@ -1149,3 +1149,26 @@ def test_a_flag_the_consumer_sets_to_a_computed_value_may_be_on(run_check):
     computed = KEPT_OFF.replace("self.aiter_enabled = False", "self.aiter_enabled = is_rocm()")
     result = run_check(provider, consumer(computed))
     assert [f.severity.value for f in result.findings if f.symbol == "pv.core.utils:gone"] == ["error"]
+
+
+def test_a_table_reached_only_in_code_that_cannot_run_here_is_not_changed_by_it(run_check):
+    """ROLL reads vLLM's `envs.environment_variables` only in its patch package for vLLM 0.8.4,
+    imported only under `if Version("0.8.4") == Version(vllm.__version__):`: at another release
+    that code does not run, so the table keeps its keys, and a read of a name it lacks is an error.
+    Where the gate holds, the table may be changed, and the name stays unknown."""
+    files = {
+        "plug/__init__.py": "",
+        "plug/setup.py": (
+            "import pv\nfrom packaging.version import Version\n\n"
+            "if Version('0.1.0') == Version(pv.__version__):\n    import plug.old_patch\n"
+        ),
+        "plug/old_patch.py": "import pv.envs as envs\n\nKNOWN = [v for v in envs.environment_variables]\n",
+        "plug/worker.py": "import pv.envs as envs\n\nUSE_OLD = envs.VLLM_GONE\n",
+    }
+    provider = {**PROVIDER, "pv/__init__.py": '__version__ = "0.2.0"\n', "pv/envs.py": ENVS}
+    result = run_check(provider, files, version="0.2.0")
+    assert [(f.symbol, f.severity.value) for f in result.findings if f.severity.value == "error"] == [
+        ("pv.envs:VLLM_GONE", "error")
+    ]
+    at_old = run_check({**provider, "pv/__init__.py": '__version__ = "0.1.0"\n'}, files, version="0.1.0")
+    assert not [f for f in at_old.findings if f.severity.value == "error"]

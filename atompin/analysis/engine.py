@@ -12,13 +12,14 @@ import json
 import pickle
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.checks import UsageChecker
-from atompin.analysis.conditions import Judgement
+from atompin.analysis.conditions import Judgement, judge
 from atompin.analysis.consumer_text import ConsumerText
 from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import Gate, GateOp, describe, evaluate
@@ -55,7 +56,7 @@ from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
 from atompin.analysis.uncalled import UncalledMethods, demote_uncalled
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge, Ref
-from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site
+from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site, Status
 from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
@@ -286,15 +287,37 @@ def _imported(usage: ConsumerUsage) -> set[Ref]:
     return {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
 
 
-def provider_names_reached(usage: ConsumerUsage) -> set[str]:
+def provider_names_reached(usage: ConsumerUsage, skipped: AbstractSet[str] = frozenset()) -> set[str]:
     """Every provider name the consumer imports, reads, calls or patches, dotted
-    ("vllm.envs.environment_variables.update"): what of the provider it can change."""
-    refs = _imported(usage)
-    refs |= {ref for use in usage.attributes for ref in use.choices} | {
-        ref for use in usage.calls for ref in use.choices
+    ("vllm.envs.environment_variables.update"): what of the provider it can change. `skipped`:
+    files whose uses do not count (code that cannot run at this provider)."""
+    refs = {
+        use.ref
+        for group in usage.groups
+        if group.path not in skipped
+        for alternative in group.alternatives
+        for use in alternative
     }
-    refs |= {ref.attr(patch.attr) for patch in usage.patches for ref in patch.owner}
+    refs |= {ref for use in usage.attributes if use.site.path not in skipped for ref in use.choices}
+    refs |= {ref for use in usage.calls if use.site.path not in skipped for ref in use.choices}
+    refs |= {ref.attr(patch.attr) for patch in usage.patches if patch.site.path not in skipped for ref in patch.owner}
     return {ref.dotted for ref in refs}
+
+
+def _changed_by(reached: set[str]) -> Callable[[str], bool]:
+    """`ProviderIndex.table_changed_outside` for a consumer that reaches these name parts."""
+    return lambda name: name.rpartition(".")[2] in reached
+
+
+def _gated_off(start: ReachRoots | None, usage: ConsumerUsage, version: str | None) -> set[str]:
+    """The files of consumer modules that only branches false at this provider's version import
+    (`Reachability.blocked`, with version gates alone decided: before the checks, which need
+    what this says): the code there cannot run here."""
+    if start is None:
+        return set()
+    # Names are not judged yet: a condition on one is taken to hold (only version gates decide).
+    found = reachability(start, usage, lambda when: judge(when, version, lambda ref: Status.UNKNOWN))
+    return {start.modules[module] for module in found.blocked if module in start.modules}
 
 
 def used_symbols(usage: ConsumerUsage) -> list[str]:
@@ -383,10 +406,13 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
 
     # What the consumer reaches of a table (or a module's `__getattr__`), under any module that
     # re-exports it, it may change (vllm-rbln adds its env vars to vLLM's table).
-    reached = {part for name in provider_names_reached(usage) for part in name.split(".")}
-    for each in (index, base_index):
+    # Code that cannot run at a provider's version changes nothing there (ROLL reads the table only
+    # in its patch package for vLLM 0.8.4).
+    for each, version in ((index, provider_version), (base_index, baseline_version)):
         if each is not None:
-            each.table_changed_outside = lambda name: name.rpartition(".")[2] in reached
+            gated_off = _gated_off(edge.reach, usage, version)
+            reached = {part for name in provider_names_reached(usage, gated_off) for part in name.split(".")}
+            each.table_changed_outside = _changed_by(reached)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label, baseline_version)
         if base_index is not None
