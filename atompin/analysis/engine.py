@@ -304,9 +304,25 @@ def provider_names_reached(usage: ConsumerUsage, skipped: AbstractSet[str] = fro
     return {ref.dotted for ref in refs}
 
 
-def _changed_by(reached: set[str]) -> Callable[[str], bool]:
-    """`ProviderIndex.table_changed_outside` for a consumer that reaches these name parts."""
-    return lambda name: name.rpartition(".")[2] in reached
+def _changed_by(
+    reached_anywhere: set[str], start: ReachRoots | None, usage: ConsumerUsage, version: str | None
+) -> Callable[[str], bool]:
+    """`ProviderIndex.table_changed_outside` at a provider of `version`: does the consumer reach
+    the table (or `__getattr__`) in code that can run there? Which modules only false version
+    gates import is asked only for a name it reaches somewhere (most consumers reach none)."""
+    reached: set[str] | None = None
+
+    def changed(name: str) -> bool:
+        nonlocal reached
+        last = name.rpartition(".")[2]
+        if last not in reached_anywhere:
+            return False
+        if reached is None:
+            gated_off = _gated_off(start, usage, version)
+            reached = {part for each in provider_names_reached(usage, gated_off) for part in each.split(".")}
+        return last in reached
+
+    return changed
 
 
 def _gated_off(start: ReachRoots | None, usage: ConsumerUsage, version: str | None) -> set[str]:
@@ -408,11 +424,10 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     # re-exports it, it may change (vllm-rbln adds its env vars to vLLM's table).
     # Code that cannot run at a provider's version changes nothing there (ROLL reads the table only
     # in its patch package for vLLM 0.8.4).
+    reached_anywhere = {part for name in provider_names_reached(usage) for part in name.split(".")}
     for each, version in ((index, provider_version), (base_index, baseline_version)):
         if each is not None:
-            gated_off = _gated_off(edge.reach, usage, version)
-            reached = {part for name in provider_names_reached(usage, gated_off) for part in name.split(".")}
-            each.table_changed_outside = _changed_by(reached)
+            each.table_changed_outside = _changed_by(reached_anywhere, edge.reach, usage, version)
     drift_baseline = (
         Baseline(base_index, options.baseline_label or base_index.tree.label, baseline_version)
         if base_index is not None
