@@ -282,22 +282,22 @@ class ContactRules:
         return self.run()
 
 
-def _imported(usage: ConsumerUsage) -> set[Ref]:
-    """What the consumer's import statements name of the provider."""
-    return {use.ref for group in usage.groups for alternative in group.alternatives for use in alternative}
-
-
-def provider_names_reached(usage: ConsumerUsage, skipped: AbstractSet[str] = frozenset()) -> set[str]:
-    """Every provider name the consumer imports, reads, calls or patches, dotted
-    ("vllm.envs.environment_variables.update"): what of the provider it can change. `skipped`:
-    files whose uses do not count (code that cannot run at this provider)."""
-    refs = {
+def _imported(usage: ConsumerUsage, skipped: AbstractSet[str] = frozenset()) -> set[Ref]:
+    """What the consumer's import statements name of the provider (but in the files `skipped`)."""
+    return {
         use.ref
         for group in usage.groups
         if group.path not in skipped
         for alternative in group.alternatives
         for use in alternative
     }
+
+
+def provider_names_reached(usage: ConsumerUsage, skipped: AbstractSet[str] = frozenset()) -> set[str]:
+    """Every provider name the consumer imports, reads, calls or patches, dotted
+    ("vllm.envs.environment_variables.update"): what of the provider it can change. `skipped`:
+    files whose uses do not count (code that cannot run at this provider)."""
+    refs = _imported(usage, skipped)
     refs |= {ref for use in usage.attributes if use.site.path not in skipped for ref in use.choices}
     refs |= {ref for use in usage.calls if use.site.path not in skipped for ref in use.choices}
     refs |= {ref.attr(patch.attr) for patch in usage.patches if patch.site.path not in skipped for ref in patch.owner}

@@ -186,6 +186,15 @@ def _helper_argument(value: Value) -> bool:
     return value is None or isinstance(value, (str, bool)) or _signature_of(value) is not None
 
 
+def _present(guards: Iterable[tuple[tuple[Ref, ...], str]], site: Site) -> tuple[Condition, ...]:
+    """What `hasattr(owner, name)` guards say of code under them: it runs only where each holds
+    (dead where the provider lacks the name)."""
+    return tuple(
+        Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
+        for owner, attr in sorted(guards, key=repr)
+    )
+
+
 def _class_test(name: str, node: ast.Call, value: Value) -> AttributeProbe | None:
     """`isinstance(getattr(X, "n", None), type)` or `callable(getattr(X, "n", None))`: true only
     where X has n (ModelOpt registers vLLM's `FusedMoE` only where it is still a class)."""
@@ -382,12 +391,7 @@ class _Function:
 
     def made_when(self) -> tuple[Condition, ...]:
         """What must hold for the definition to be made: `when`, and its `hasattr` guards."""
-        site = Site(self.file.path, self.node.lineno)
-        present = [
-            Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
-            for owner, attr in sorted(self.guards, key=repr)
-        ]
-        return (*self.when, *present)
+        return (*self.when, *_present(self.guards, Site(self.file.path, self.node.lineno)))
 
     @property
     def params(self) -> list[str]:
@@ -744,10 +748,7 @@ class ConsumerScanner:
             return
         # Where a `hasattr(X, "n")` test holds (written, or kept in a flag): an import there does not
         # run where the provider lacks X.n (a patch there still installs nothing: the silent case).
-        present = tuple(
-            Condition(ConditionKind.ATTR_PRESENT, use.site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
-            for owner, attr in sorted(ctx.hasattr_guards, key=repr)
-        )
+        present = _present(ctx.hasattr_guards, use.site)
         if ctx.collector is not None:
             if ctx.ladder is not None and ctx.when[: len(ctx.ladder.when)] == ctx.ladder.when:
                 use = replace(use, when=ctx.when[len(ctx.ladder.when) :])
@@ -1119,23 +1120,25 @@ class ConsumerScanner:
         test fails, each owner has its name."""
         if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
             return frozenset()
-        found = set()
-        for operand in test.values:
-            if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not):
-                for call, negated in hasattr_tests(operand.operand):
-                    owner, name = self._eval(call.args[0], ctx), self._eval(call.args[1], ctx)
-                    if not negated and isinstance(owner, ProviderValue) and isinstance(name, str):
-                        found.add((owner.choices, name))
-        return frozenset(found)
+        return frozenset(
+            tested
+            for operand in test.values
+            if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not)
+            for call, negated in hasattr_tests(operand.operand)
+            if not negated and (tested := self._hasattr_of(call, ctx)) is not None
+        )
 
     def _hasattr_guard(self, test: ast.expr, ctx: _Ctx) -> tuple[tuple[tuple[Ref, ...], str] | None, bool]:
         """The first `hasattr(owner, name)` the test rests on whose owner is a provider object."""
         for call, negated in hasattr_tests(test):
-            owner = self._eval(call.args[0], ctx)
-            name = self._eval(call.args[1], ctx)
-            if isinstance(owner, ProviderValue) and isinstance(name, str):
-                return (owner.choices, name), negated
+            if (tested := self._hasattr_of(call, ctx)) is not None:
+                return tested, negated
         return None, False
+
+    def _hasattr_of(self, call: ast.Call, ctx: _Ctx) -> tuple[tuple[Ref, ...], str] | None:
+        """(owner's choices, name) of `hasattr(owner, name)` on a provider object with a name known."""
+        owner, name = self._eval(call.args[0], ctx), self._eval(call.args[1], ctx)
+        return (owner.choices, name) if isinstance(owner, ProviderValue) and isinstance(name, str) else None
 
     def _visit_Try(self, node: ast.Try, ctx: _Ctx) -> _Ctx | None:
         """A try that catches ImportError around a provider import is a ladder; one catching AttributeError a guard.
@@ -1591,10 +1594,7 @@ class ConsumerScanner:
         # flag): the test holds where it runs (a provider class lacking the name makes it dead).
         site = self._site(ctx, node)
         tests = [(owner, attr) for owner, attr in ctx.hasattr_guards if attr == ref.name]
-        present = tuple(
-            Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
-            for owner, attr in sorted(tests, key=repr)
-        )
+        present = _present(tests, site)
         use = MemberUse(
             ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), hands_on, ctx.function, stored
         )

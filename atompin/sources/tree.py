@@ -175,8 +175,9 @@ class SourceTree(ABC):
         """ "src/" for a tree in the src layout (packages in a `src` folder that is no package
         itself, `src/pkg/__init__.py`, as many projects keep them), "" otherwise: module names
         are read below it, and its files keep their paths."""
-        if "src/__init__.py" in self.files or "src" not in self.dirs:
+        if "src/__init__.py" in self.files:
             return ""
+        # One pass over the paths (not `dirs`, which a provider tree seldom needs otherwise).
         return "src/" if any(p.startswith("src/") and p.endswith(".py") and p.count("/") >= 2 for p in self.files) else ""
 
     def find_module(self, module: str) -> ModuleFile | None:
