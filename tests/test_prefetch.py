@@ -228,16 +228,22 @@ def test_on_two_cores_a_long_consumer_scan_leaves_both_provider_tasks_to_one_chi
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     forks = _count_forks(monkeypatch)
+    made_here = _misses_left_to_the_checks(monkeypatch)
     # The consumer is padded so that scanning it is more work than indexing the modules it names.
     padded = {**CONSUMER, "plug/padding.py": "import pv.m0\n" + "x = 1\n" * 2000}
-    seen, misses = {}, {}
+    seen, misses, ahead = {}, {}, {}
     for jobs in ("1", "2", "3"):
+        made_here[0] = 0
         seen[jobs], misses[jobs] = _check(tmp_path, jobs, monkeypatch, padded)
+        ahead[jobs] = made_here[0]
     # One job: asked for apart, and nothing runs. Two cores: one child indexes and then reads the
     # identifiers while this process scans. Three: a child each.
     assert forks == [1, 1, 2, 1, 1]
     assert seen["1"] == seen["2"] == seen["3"] and seen["1"]
-    assert misses["2"] == misses["3"] == 0 < misses["1"]  # the modules arrived indexed
+    # The modules arrived indexed: by the child, or by this process ahead of the checks where a
+    # busy machine let its scan end first (the shares the child had not taken); the checks miss none.
+    assert misses["1"] > 0 == ahead["1"]
+    assert misses["2"] == ahead["2"] and misses["3"] == ahead["3"]
 
 
 def test_on_two_cores_a_short_consumer_scan_leaves_both_provider_tasks_to_one_child_too(
