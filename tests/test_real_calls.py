@@ -803,6 +803,29 @@ def test_a_real_call_that_changed_but_missed_the_replacement_at_the_baseline_too
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
 
 
+def test_a_call_the_baseline_made_from_a_function_since_renamed_is_a_warning(run_check):
+    """vLLM 0.30 renamed the nixl worker's `get_finished` to `get_transfer_results`; the call of
+    `post_process_device_kv_on_receive` in it is the same, and vllm-gaudi's two-argument replacement
+    missed it at the baseline (0.27.1) too: not a change since."""
+    src = """
+        import pv.ops
+
+        def conv(x, weight, bias=None, cache_indices=None):
+            return x
+
+        pv.ops.conv = conv
+    """
+    renamed = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace("def forward", "def run")}
+    [finding] = run_check(renamed, consumer(src), baseline=PROVIDER).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "the provider made the same call there" in finding.message
+    # The old function kept beside the new one (not a rename): the new caller's miss is an error.
+    kept = {**PROVIDER, "pv/mixer.py": renamed["pv/mixer.py"] + PROVIDER["pv/mixer.py"].split("class Mixer:")[1]}
+    [finding] = run_check(kept, consumer(src), baseline=PROVIDER).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    assert "real call at pv/mixer.py:5:" in finding.message  # in `run`
+
+
 # ATOM wraps `BlockPool.free_blocks` as `(self, ordered_blocks)`; vLLM 0.34 added `evict_first=` and
 # passes it in `pool.free_blocks(blocks, evict_first=...)` on a pool it was handed: the keyword, new
 # since the baseline, says which method the call is.

@@ -1016,20 +1016,21 @@ class UsageChecker:
     ) -> str:
         """Did the baseline provider make this call of the patched callable too, or another that the
         replacement could not take either (`bound`: the call supplies its first parameter): in the
-        same file, in a function of the same name? (Lines move between releases.) Then the
-        replacement missed it where the consumer works: not drift (`_at_baseline_too`, saying
-        which); "" when it did not."""
+        same file, in a function of the same name, or of a name that no longer makes such a call
+        where this function made none (renamed: vLLM 0.30's `get_transfer_results`, 0.27's
+        `get_finished`)? (Lines move between releases.) Then the replacement missed it where the
+        consumer works: not drift (`_at_baseline_too`, saying which); "" when it did not."""
         if self.baseline is None:
             return ""
         if self._baseline_callers is None:
             self._baseline_callers = CallerSearch(self.baseline.index)
         owner = caller[0].partition(":")[2]  # the calling class's qualname ("" for a function)
-        made = [
-            raw.shape
-            for _, name in self._call_targets(patch)
-            for raw in self._baseline_callers.file_calls(site.path, name)
-            if raw.function.rpartition(".")[::2] == (owner, caller[1])
-        ]
+        names = [name for _, name in self._call_targets(patch)]
+        then = [raw for name in names for raw in self._baseline_callers.file_calls(site.path, name)]
+        made = [raw.shape for raw in then if raw.function.rpartition(".")[::2] == (owner, caller[1])]
+        if not made:
+            now = {raw.function for name in names for raw in self.callers.file_calls(site.path, name)}
+            made = [raw.shape for raw in then if raw.function not in now and raw.function.rpartition(".")[0] == owner]
         if shape in made:
             return _at_baseline_too("the provider made the same call there")
         assert patch.replacement is not None
