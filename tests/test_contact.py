@@ -1465,6 +1465,87 @@ def test_a_stand_in_kept_apart_is_not_what_the_provider_factory_made():
     assert "error" in errors
 
 
+# vllm-metal keeps its runner in `model_runner` of a worker deriving from vLLM's `WorkerBase`; vLLM
+# 0.34's GPU `Worker` (another subclass) calls the new `reset_lora_state()` on its own `self.model_runner`.
+HELD_RUNNER_A = {
+    "pv/runner.py": """
+        class GPURunner:
+            def execute(self, batch):
+                return batch
+
+            def get_model(self):
+                return None
+
+            def load(self):
+                pass
+    """,
+    "pv/worker.py": """
+        class WorkerBase:
+            def __init__(self):
+                self.runner = None
+
+            def model(self):
+                return self.runner.get_model()
+
+
+        class GPUWorker(WorkerBase):
+            def step(self, batch):
+                return self.runner.execute(batch)
+    """,
+}
+HELD_RUNNER_B = {
+    "pv/runner.py": HELD_RUNNER_A["pv/runner.py"] + "\n            def reset_lora(self):\n                pass\n",
+    "pv/worker.py": HELD_RUNNER_A["pv/worker.py"] + "\n            def update(self):\n                self.runner.reset_lora()\n",
+}
+MY_HELD_RUNNER = """
+    from pv.worker import {base}
+
+    class MyRunner:
+        def execute(self, batch):
+            return batch
+
+        def get_model(self):
+            return None
+
+        def load(self):
+            pass
+
+    class MyWorker({base}):
+        def __init__(self):
+            super().__init__()
+            self.runner = MyRunner()
+"""
+
+
+def test_a_call_on_self_x_of_a_provider_class_no_holder_derives_from_is_not_on_the_stand_in():
+    assert "def reset_lora" in HELD_RUNNER_B["pv/runner.py"] and "self.runner.reset_lora()" in HELD_RUNNER_B["pv/worker.py"]
+    assert "def update" in HELD_RUNNER_B["pv/worker.py"].split("class GPUWorker")[1]
+    # Kept by a sibling of the class making the call: that call's `self.runner` is never it.
+    sibling = {"plug/worker.py": MY_HELD_RUNNER.format(base="WorkerBase")}
+    result = check(sibling, HELD_RUNNER_B, baseline=HELD_RUNNER_A)
+    assert [sev for sev, _, _ in found(result, "protocol-drift")] == ["warning"]
+    assert "reset_lora (new since 1.0)" in one_of(result, "plug.worker:MyRunner").message
+    # Nor is a runner the provider makes by a function of its own (vLLM 0.34's weight-cache warm-up
+    # calls `runner.load_model(model=...)` on `runner = build_warmup_runner(...)`).
+    warm = {**HELD_RUNNER_B, "pv/warm.py": """
+        from pv.runner import GPURunner
+
+        def build():
+            return GPURunner()
+
+        def warm():
+            runner = build()
+            runner.reset_lora()
+    """}
+    result = check(sibling, warm, baseline=HELD_RUNNER_A)
+    assert [sev for sev, _, _ in found(result, "protocol-drift")] == ["warning"]
+    # Kept by a subclass of it: the error stands.
+    below = {"plug/worker.py": MY_HELD_RUNNER.format(base="GPUWorker")}
+    assert found(check(below, HELD_RUNNER_B, baseline=HELD_RUNNER_A), "protocol-drift") == [
+        ("error", "plug.worker:MyRunner.reset_lora", "plug/worker.py:3")
+    ]
+
+
 # The methods the provider's connector and the consumer's stand-in for it both define.
 OFFLOAD_METHODS = """\
 def start(self):

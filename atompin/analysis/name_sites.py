@@ -15,6 +15,7 @@ was scanned is searched in place instead (git's grep), and only the files it fin
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import json
 import re
@@ -36,7 +37,11 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-11"
+SITES_FORMAT = "atompin-sites-12"
+
+# Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
+# a receiver made by one is no object of their own making (`NameSite.source`).
+_HANDING_ON = frozenset(dir(builtins)) | {"cast"}
 
 # Fewer files than this to read: a second process would not pay.
 _MIN_UNREAD = 200
@@ -186,8 +191,9 @@ class NameSite:
     unpack: int | None = None  # the call's result unpacked into this many names
     # The enclosing function tests for the name (`hasattr(x, "name")`, `getattr(x, "name", default)`).
     guarded: bool = False
-    # The receiver is what a method returns: `x.get_class().name(...)`, or a local bound once to
-    # `x.get_class()`: that method's name ("" for any other receiver).
+    # The receiver is what a method or function returns: `x.get_class().name(...)`, `make().name()`,
+    # or a local bound once to `x.get_class()`: that method's name ("" for any other receiver, and
+    # for a builtin or `cast`, which may hand on what they were given: `getattr(x, "runner")`).
     source: str = ""
     # The receiver is `self.x`, which the enclosing class sets only to what one callee returns
     # (`self.engine = Engine.from_args(...)`): that callee as written ("" otherwise).
@@ -945,9 +951,14 @@ class _SiteVisitor(ast.NodeVisitor):
         return node
 
     def _source(self, node: ast.expr) -> str:
-        """The method whose result the receiver is: `x.m()`, or a local bound once to one."""
+        """The method or function whose result the receiver is: `x.m()`, `f()`, or a local bound
+        once to one."""
         node = self._value(node)
-        return node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else ""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return node.func.attr
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in _HANDING_ON:
+            return node.func.id
+        return ""
 
     def _made_by(self, node: ast.expr) -> dict[str, str]:
         """For a receiver `self.x` (or a local bound once to it) in a method: x, and the one callee

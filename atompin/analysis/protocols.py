@@ -177,14 +177,17 @@ def _reached_members(
     return passed | stringed | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
 
 
-def _gets(hierarchy: Hierarchy, site: NameSite, holders: set[str]) -> bool:
+def _gets(hierarchy: Hierarchy, site: NameSite, holders: AbstractSet[str]) -> bool:
     """Does this provider read of a member get what the consumer's `holders` keep there? A read on
     an object the provider was handed does; `self.member` only in a class a holder derives from."""
     if site.kind is SiteKind.DEF:
         return False
-    if site.receiver is SiteReceiver.OTHER or not site.cls:
-        return True
-    # In the order of a holder, or of a consumer class deriving from one (a provider class mixed in).
+    return site.receiver is SiteReceiver.OTHER or not site.cls or _in_holders_order(hierarchy, site, holders)
+
+
+def _in_holders_order(hierarchy: Hierarchy, site: NameSite, holders: AbstractSet[str]) -> bool:
+    """Is the provider class the site is in one that a holder, or a consumer class deriving from one
+    (a provider class mixed in), derives from: may its `self` be a holder?"""
     owner = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
     return any(owner in hierarchy.mro(c.name) for c in hierarchy.line(holders))
 
@@ -442,10 +445,14 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     """Can the receiver of `site` be the stand-in `s`, which the provider reaches only through the
     classes holding it? Not when it is what some other method returns, nor `self.x` of a provider
     class that stores in x only what a provider class makes (`makers.stored_maker`) while x is
-    none of the holders' members the stand-in is kept in: a stand-in derives from no provider class."""
+    none of the holders' members the stand-in is kept in: a stand-in derives from no provider class.
+    Nor `self.x`, x a member it is kept in, in a provider class no holder derives from (vllm-metal's
+    worker, a `WorkerBase`, keeps its runner in `model_runner`; vLLM's GPU `Worker` calls its own)."""
     if site.source:
         return s.held_by is None or site.source in s.held_by
-    if site.attribute in s.held_as or (maker := stored_maker(hierarchy, site)) is None:
+    if site.attribute in s.held_as:
+        return not site.cls or _in_holders_order(hierarchy, site, s.holders)
+    if (maker := stored_maker(hierarchy, site)) is None:
         return True
     # A consumer subclass of the holder that sets x itself may put the stand-in there by a way
     # no handover records (`self.backend = self.backend_cls`).
