@@ -110,9 +110,13 @@ def test_a_method_installed_only_where_the_provider_lacks_it_is_an_addition(run_
     # Had the baseline had it, the addition would still only be installed where it is missing.
     with_method = {**NEW, "pv/engine.py": NEW["pv/engine.py"] + "\n    def set_worker_id(self, w):\n        pass\n"}
     assert run_check(NEW, consumer(POLYFILL), baseline=with_method).findings == found.findings
-    # Without the early return it is a patch of a method the provider does not have.
+    # Without the early return it is installed whatever the provider has: the consumer's own read
+    # in `use` gets it (a read in `install` before the assignment would keep an original: an error).
     plain = POLYFILL.replace('        if hasattr(Core, "set_worker_id"):\n            return\n', "")
-    assert [f.severity.value for f in run_check(NEW, consumer(plain)).findings] == ["error"]
+    [addition] = run_check(NEW, consumer(plain)).findings
+    assert (addition.rule.value, addition.severity.value) == ("patch-addition", "info")
+    keeping = plain.replace("        Core.set_worker_id = ", "        orig = Core.set_worker_id\n        Core.set_worker_id = ")
+    assert [f.severity.value for f in run_check(NEW, consumer(keeping)).findings] == ["error"]
 
 
 VERSION_RELEASE = """

@@ -40,3 +40,23 @@ def test_a_read_in_the_patch_s_own_file_keeps_the_original():
     # `orig = mamba.pre` then `mamba.pre = wrapper`: the read of the original is what raises.
     [(severity, _, message)] = patch_findings("orig = mamba.pre\nmamba.pre = pre\n", runner="")
     assert severity == "error" and "the installer raises AttributeError at start-up" in message
+
+
+def test_a_read_in_a_function_of_the_patch_s_own_file_gets_what_it_installs():
+    # vllm-gaudi installs `torch_utils.make_tensor_with_pad` only `if not is_lazy():`, and a helper
+    # of the same file calls `torch_utils.make_tensor_with_pad(...)`: vLLM 0.34 dropped it, so the
+    # helper's read raises where the assignment did not run. The installer reads nothing.
+    helper = "\ndef padded(x):\n    return mamba.pre(x)\n"
+    [(severity, sites, message)] = patch_findings(
+        "import os\nif os.environ.get('LAZY'):\n    pass\nelse:\n    mamba.pre = pre\n" + helper, runner=""
+    )
+    assert (severity, sites) == ("error", ["plug/patch.py:10", "plug/patch.py:13"])
+    assert "raises AttributeError wherever this assignment did not run" in message
+    assert "the installer raises" not in message
+    # Installed whenever the module is imported: the helper gets it, and nothing raises.
+    [(severity, sites, message)] = patch_findings("mamba.pre = pre\n" + helper, runner="")
+    assert (severity, sites) == ("warning", ["plug/patch.py:6", "plug/patch.py:9"])
+    # Read in the function that installs it, before: the original it keeps.
+    installer = "def install():\n    orig = mamba.pre\n    mamba.pre = pre\n"
+    [(severity, _, message)] = patch_findings(installer, runner="")
+    assert severity == "error" and "the installer raises AttributeError at start-up" in message

@@ -289,6 +289,7 @@ class UsageChecker:
         # Reads of a patched attribute (the wrapper keeping the original) are reported
         # with the patch: when the target is gone, the read is what raises first.
         self._original_reads: dict[tuple[tuple[Ref, ...], str], list[Site]] = {}
+        self._read_functions: dict[Site, str] = {}  # the function each of those reads is in
         # Attributes the consumer sets to a literal somewhere (`parallel_state._SP = None`, a reset
         # or a declaration): its own state, so its other stores of them are additions too.
         self._set_to_literal = {(p.owner, p.attr) for p in self.usage.patches if p.literal_value and not p.declared}
@@ -325,6 +326,7 @@ class UsageChecker:
                 # (a probe with a default, `getattr(cls, name, None)`, is the patch's guard, not a read)
                 if self.judge(use.when).reach is Reach.LIVE and use.guard is not Guard.GETATTR_DEFAULT:
                     self._original_reads.setdefault(key, []).append(use.site)
+                    self._read_functions[use.site] = use.function
                 continue  # the patch finding speaks for it
             if self._judged(use.when):
                 self._attribute(use.choices, use.site, use.guard, use.function)
@@ -600,9 +602,9 @@ class UsageChecker:
         ):
             return  # a `for name in (...): ... break` loop: another name is patched instead
         read_sites = self._original_reads.get(patch.key(), [])
-        # Reads only in other files than the patch's call the name it installs (`m.f = mine` here,
-        # `m.f(...)` in the consumer's runner): they keep no original.
-        elsewhere = bool(read_sites) and all(site.path != patch.site.path for site in read_sites)
+        # Reads only where the patch has run call the name it installs (`m.f = mine` here, `m.f(...)`
+        # in the consumer's runner): they keep no original.
+        elsewhere = bool(read_sites) and all(self._gets_installed(patch, site) for site in read_sites)
         if is_addition(patch, reads - {ReadKind.PLAIN} if elsewhere else reads) or patch.key() in self._set_to_literal:
             self._addition(patch, target, res, guard, read_sites if elsewhere else [])
             return
@@ -638,6 +640,16 @@ class UsageChecker:
                 f"unpatched{_via(patch)}"
             )
         self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites], message)
+
+    def _gets_installed(self, patch: PatchSite, read: Site) -> bool:
+        """Does the consumer's read of a name it patches get what the patch installs, rather than
+        keep the original? In another file, or in a function of the patch's file other than the one
+        installing it (vllm-gaudi's helper calling the `torch_utils.make_tensor_with_pad` it installs
+        at import); not at the patch's own level (`orig = m.f` before `m.f = mine`)."""
+        if read.path != patch.site.path:
+            return True
+        function = self._read_functions.get(read, "")
+        return bool(function) and function != patch.function and not function.startswith(f"{patch.function}.")
 
     def _addition(
         self, patch: PatchSite, target: str, res: Resolution, guard: Guard, uses: list[Site] | None = None
