@@ -1539,6 +1539,17 @@ def test_a_call_on_self_x_of_a_provider_class_no_holder_derives_from_is_not_on_t
     """}
     result = check(sibling, warm, baseline=HELD_RUNNER_A)
     assert [sev for sev, _, _ in found(result, "protocol-drift")] == ["warning"]
+    # A function handing out what a worker keeps there may return it (vLLM's `get_ep_all2all_manager()`
+    # returns `ep_group.device_communicator.all2all_manager`, where vllm-ascend keeps its manager).
+    accessor = {
+        **warm,
+        "pv/warm.py": warm["pv/warm.py"]
+        .replace("def build():", "def build(\n            which=None,\n        ) -> GPURunner:")
+        .replace("return GPURunner()", "return current(which).runner"),
+    }
+    assert found(check(sibling, accessor, baseline=HELD_RUNNER_A), "protocol-drift") == [
+        ("error", "plug.worker:MyRunner.reset_lora", "plug/worker.py:3")
+    ]
     # Kept by a subclass of it: the error stands.
     below = {"plug/worker.py": MY_HELD_RUNNER.format(base="GPUWorker")}
     assert found(check(below, HELD_RUNNER_B, baseline=HELD_RUNNER_A), "protocol-drift") == [

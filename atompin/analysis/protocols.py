@@ -52,7 +52,7 @@ from atompin.analysis.names import writes_as_string
 from atompin.analysis.outside import STRUCT_BASES, TORCH_MODULE_BASES
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
-from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind
+from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind, Ref
 from atompin.model import Finding, Rule, Severity, Site, Status
 
 # More provider files than this defining the stand-in's method names: no clear role (and
@@ -449,7 +449,7 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     Nor `self.x`, x a member it is kept in, in a provider class no holder derives from (vllm-metal's
     worker, a `WorkerBase`, keeps its runner in `model_runner`; vLLM's GPU `Worker` calls its own)."""
     if site.source:
-        return s.held_by is None or site.source in s.held_by
+        return s.held_by is None or site.source in s.held_by or _hands_out_kept(hierarchy, site, s)
     if site.attribute in s.held_as:
         return not site.cls or _in_holders_order(hierarchy, site, s.holders)
     if (maker := stored_maker(hierarchy, site)) is None:
@@ -457,6 +457,28 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     # A consumer subclass of the holder that sets x itself may put the stand-in there by a way
     # no handover records (`self.backend = self.backend_cls`).
     return hierarchy.sets_attribute(maker.holder, site.attribute)
+
+
+def _hands_out_kept(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
+    """Is the site's receiver what a provider function returns (`site.source`) whose body reads a
+    member the stand-in is kept in? vLLM's `get_ep_all2all_manager()` returns
+    `ep_group.device_communicator.all2all_manager`, where vllm-ascend keeps its manager; its
+    `build_warmup_runner(...)` makes a `GPUModelRunner` and reads no `model_runner`."""
+    module, _ = hierarchy.index.tree.module_name(site.path)
+    res = hierarchy.resolve((Ref(module, (site.source,)),))
+    target = res.target if res is not None else None
+    if target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
+        return False  # a method's result, as before; or nothing of the provider's
+    where, _, name = target.symbol.partition(":")
+    text = hierarchy.provider_text(hierarchy.index.module_path(where))
+    found = re.search(rb"(?m)^(?:async )?def " + re.escape(name.encode()) + rb"\b", text)
+    if found is None:
+        return True  # not written as a def here (bound another way): it may
+    # The body: from the next line to the next written at column 0 (not a signature's closing `)`).
+    start = text.find(b"\n", found.end()) + 1
+    end = re.search(rb"(?m)^[^\s#)]", text[start:]) if start else None
+    body = text[start : start + end.start()] if end else text[start:]
+    return any(re.search(rb"\." + re.escape(member.encode()) + rb"\b", body) for member in s.held_as)
 
 
 def _names_role(hierarchy: Hierarchy, path: str, role: ClassRef) -> bool:
