@@ -1495,7 +1495,8 @@ HELD_RUNNER_A = {
 }
 HELD_RUNNER_B = {
     "pv/runner.py": HELD_RUNNER_A["pv/runner.py"] + "\n            def reset_lora(self):\n                pass\n",
-    "pv/worker.py": HELD_RUNNER_A["pv/worker.py"] + "\n            def update(self):\n                self.runner.reset_lora()\n",
+    "pv/worker.py": HELD_RUNNER_A["pv/worker.py"]
+    + "\n            def update(self):\n                self.runner.reset_lora()\n",
 }
 MY_HELD_RUNNER = """
     from pv.worker import {base}
@@ -1518,7 +1519,10 @@ MY_HELD_RUNNER = """
 
 
 def test_a_call_on_self_x_of_a_provider_class_no_holder_derives_from_is_not_on_the_stand_in():
-    assert "def reset_lora" in HELD_RUNNER_B["pv/runner.py"] and "self.runner.reset_lora()" in HELD_RUNNER_B["pv/worker.py"]
+    assert (
+        "def reset_lora" in HELD_RUNNER_B["pv/runner.py"]
+        and "self.runner.reset_lora()" in HELD_RUNNER_B["pv/worker.py"]
+    )
     assert "def update" in HELD_RUNNER_B["pv/worker.py"].split("class GPUWorker")[1]
     # Kept by a sibling of the class making the call: that call's `self.runner` is never it.
     sibling = {"plug/worker.py": MY_HELD_RUNNER.format(base="WorkerBase")}
@@ -1527,7 +1531,9 @@ def test_a_call_on_self_x_of_a_provider_class_no_holder_derives_from_is_not_on_t
     assert "reset_lora (new since 1.0)" in one_of(result, "plug.worker:MyRunner").message
     # Nor is a runner the provider makes by a function of its own (vLLM 0.34's weight-cache warm-up
     # calls `runner.load_model(model=...)` on `runner = build_warmup_runner(...)`).
-    warm = {**HELD_RUNNER_B, "pv/warm.py": """
+    warm = {
+        **HELD_RUNNER_B,
+        "pv/warm.py": """
         from pv.runner import GPURunner
 
         def build():
@@ -1536,7 +1542,8 @@ def test_a_call_on_self_x_of_a_provider_class_no_holder_derives_from_is_not_on_t
         def warm():
             runner = build()
             runner.reset_lora()
-    """}
+    """,
+    }
     result = check(sibling, warm, baseline=HELD_RUNNER_A)
     assert [sev for sev, _, _ in found(result, "protocol-drift")] == ["warning"]
     # A function handing out what a worker keeps there may return it (vLLM's `get_ep_all2all_manager()`

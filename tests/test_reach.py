@@ -274,9 +274,95 @@ def test_a_computed_module_name_reaches_what_its_literal_prefix_names(run_check)
             def backend(name):
                 return import_module(f"plug.backends.{name}")
         """,
-        **{"backends/__init__": "", "backends/npu": broken("a"), "other": broken("b")},
+        **{
+            "backends/__init__": "",
+            "backends/npu": broken("a"),
+            "backends/old/__init__": "",
+            "backends/old/v0": broken("c"),
+            "other": broken("b"),
+        },
     )
-    assert severities(run_check(PROVIDER, files)) == {"plug/backends/npu.py": "error", "plug/other.py": "warning"}
+    # The name's one computed part ends it: a module right below the prefix (and what that
+    # imports), not one further down (xinference's `import_module(f"xinference.model.{kind}")` does
+    # not import its legacy V0 scheduler, three levels below).
+    assert severities(run_check(PROVIDER, files)) == {
+        "plug/backends/npu.py": "error",
+        "plug/backends/old/v0.py": "warning",
+        "plug/other.py": "warning",
+    }
+    # What it spells further down (`f"plug.backends.{name}.v0"`, or "plug.backends." + name + ".v0").
+    for spelled in ('f"plug.backends.{name}.v0"', '"plug.backends." + name + ".v0"'):
+        deeper = files["plug/live.py"].replace('f"plug.backends.{name}"', spelled)
+        found = severities(run_check(PROVIDER, {**files, "plug/live.py": deeper}))
+        assert (found["plug/backends/old/v0.py"], found["plug/backends/npu.py"]) == ("error", "warning")
+
+
+def test_a_package_importing_its_own_modules_by_iterating_its_path_reaches_those_alone(run_check):
+    # xinference's `vllm/patches/__init__.py`: `for info in pkgutil.iter_modules(__path__):
+    # importlib.import_module(f".{info.name}", __name__)`.
+    files = plugin(
+        live="import plug.patches\n",
+        **{
+            "patches/__init__": """
+                import importlib
+                import pkgutil
+
+                for info in pkgutil.iter_modules(__path__):
+                    importlib.import_module(f".{info.name}", __name__)
+            """,
+            "patches/one": broken("a"),
+            "patches/old/__init__": "",
+            "patches/old/deep": broken("c"),
+            "other": broken("b"),
+        },
+    )
+    assert severities(run_check(PROVIDER, files)) == {
+        "plug/patches/one.py": "error",
+        "plug/patches/old/deep.py": "warning",
+        "plug/other.py": "warning",
+    }
+    # Walking the packages below: every module there; over another path: any module at all.
+    walked = files["plug/patches/__init__.py"].replace("iter_modules", "walk_packages")
+    found = severities(run_check(PROVIDER, {**files, "plug/patches/__init__.py": walked}))
+    assert (found["plug/patches/old/deep.py"], found["plug/other.py"]) == ("error", "warning")
+    elsewhere = files["plug/patches/__init__.py"].replace("(__path__)", "(paths)")
+    assert set(severities(run_check(PROVIDER, {**files, "plug/patches/__init__.py": elsewhere})).values()) == {"error"}
+    # Over another package's path, importing its modules (xinference's vendored mmcv walks
+    # `torchvision.models.__path__`): none of the consumer's.
+    other = """
+        import pkgutil
+        from importlib import import_module
+
+        import torchvision.models
+
+        for _, name, _ in pkgutil.walk_packages(torchvision.models.__path__):
+            import_module(f"torchvision.models.{name}")
+    """
+    found = severities(run_check(PROVIDER, {**files, "plug/patches/__init__.py": other}))
+    assert set(found.values()) == {"warning"}
+    # A helper listing the folder it is handed, called with the package's own and, for each
+    # subpackage, a folder below it (xinference's `import_submodules(__path__[0], __name__, ...)`).
+    helper = """
+        import importlib
+        import os
+        import pkgutil
+
+        def import_submodules(package_path, package_name):
+            for _, name, is_pkg in pkgutil.iter_modules([package_path]):
+                importlib.import_module(f"{package_name}.{name}")
+                if is_pkg:
+                    below = os.path.join(package_path, name)
+                    import_submodules(below, f"{package_name}.{name}")
+
+        __path__ = [os.path.dirname(os.path.abspath(__file__))]
+        import_submodules(__path__[0], __name__)
+    """
+    found = severities(run_check(PROVIDER, {**files, "plug/patches/__init__.py": helper}))
+    assert (found["plug/patches/old/deep.py"], found["plug/other.py"]) == ("error", "warning")
+    # Handed another folder as well: any module.
+    more = helper.replace("__name__)\n", "__name__)\n        import_submodules(os.environ['PLUGINS'], 'plugins')\n")
+    found = severities(run_check(PROVIDER, {**files, "plug/patches/__init__.py": more}))
+    assert found["plug/other.py"] == "error"
 
 
 def test_a_module_path_spelled_by_an_f_string_reaches_every_module_below_its_literal_start(run_check):
@@ -370,7 +456,12 @@ def test_a_library_module_imported_only_under_a_false_version_gate(run_check):
             EXECUTOR = "plug.new_exec.Executor"
     """
     files = library(
-        setup=gated, old_patch=broken("a"), old_exec=broken("b"), new_exec=broken("c"), tool=broken("d"), both=broken("e")
+        setup=gated,
+        old_patch=broken("a"),
+        old_exec=broken("b"),
+        new_exec=broken("c"),
+        tool=broken("d"),
+        both=broken("e"),
     )
     files["plug/more.py"] = "import plug.both\n"
     files["plug/setup.py"] += "    import plug.both\n"
@@ -381,13 +472,44 @@ def test_a_library_module_imported_only_under_a_false_version_gate(run_check):
         "plug/tool.py": "error",  # nothing imports it: a user may
         "plug/both.py": "error",  # imported under the gate and elsewhere
     }
-    blocked = next(f for f in run_check(PROVIDER, files, version="0.2.0").findings if f.sites[0].path == "plug/old_patch.py")
+    blocked = next(
+        f for f in run_check(PROVIDER, files, version="0.2.0").findings if f.sites[0].path == "plug/old_patch.py"
+    )
     assert "imported only under `Version('0.1.0') == Version(pv.__version__)` at plug/setup.py:5" in blocked.message
     at_0_1 = severities(run_check(PROVIDER, files, version="0.1.0"))
     assert at_0_1["plug/old_patch.py"] == at_0_1["plug/old_exec.py"] == "error"
     # Part of a package, the rest of which may import it: not judged.
     sub = {f"outer/{k}": v for k, v in files.items()} | {"outer/__init__.py": ""}
-    assert "warning" not in severities(run_check(PROVIDER, sub, consumer_package="outer.plug", version="0.2.0")).values()
+    assert (
+        "warning" not in severities(run_check(PROVIDER, sub, consumer_package="outer.plug", version="0.2.0")).values()
+    )
+
+
+def test_a_library_s_test_modules_are_no_roots(run_check):
+    """xinference ships pytest modules in its package (`xavier/test/test_legacy_cache_salt.py`
+    imports its V0 scheduler, which imports vLLM's `vllm.core`, after skipping on vLLM >= 0.11):
+    nothing of the library imports them, and no user does. What only they import is a warning."""
+    files = library(setup=broken("a"), legacy=broken("b"), legacy_helper=broken("c"), shared=broken("d"))
+    files["plug/legacy.py"] += "import plug.legacy_helper\n"
+    files["plug/setup.py"] += "import plug.shared\n"
+    files["plug/test/__init__.py"] = ""
+    files["plug/test/conftest.py"] = broken("e")
+    files["plug/test/test_legacy.py"] = "import plug.legacy\nimport plug.shared\n" + broken("f")
+    files["plug/tests_of_mine.py"] = broken("g")  # not a test module: a user may import it
+    result = run_check(PROVIDER, files, version="0.2.0")
+    assert severities(result) == {
+        "plug/setup.py": "error",
+        "plug/legacy.py": "warning",
+        "plug/legacy_helper.py": "warning",
+        "plug/shared.py": "error",  # the library imports it too
+        "plug/test/conftest.py": "warning",
+        "plug/test/test_legacy.py": "warning",
+        "plug/tests_of_mine.py": "error",
+    }
+    legacy = next(f for f in result.findings if f.sites[0].path == "plug/legacy.py")
+    assert "imported only by the package's test modules (plug.test.test_legacy)" in legacy.message
+    test = next(f for f in result.findings if f.sites[0].path == "plug/test/test_legacy.py")
+    assert "a test module" in test.message
 
 
 def test_the_provider_strings_are_searched_again_only_in_the_files_that_changed(monkeypatch):
@@ -542,3 +664,53 @@ def test_entry_points_from_pyproject_with_or_without_the_standard_librarys_toml_
         "plug.register:register"
     ]
     assert entry_points(MemoryTree({"pyproject.toml": "[project\nname = 1"})) == {}
+
+
+def test_a_module_path_kept_in_a_constant_is_named_where_the_constant_is_read(run_check):
+    """xinference registers its vendored NaviDC-OCR model by `MODEL_CLASS = "...qwen2_5_vl:..."`,
+    which its `_get_model_class()` returns only below vLLM 0.23: the module is named where the
+    constant is read, under what holds there, not where it is bound."""
+    registration = """
+        from importlib.metadata import version
+
+        from packaging.version import Version
+
+        OLD_MODEL = "plug.old_model:Model"
+        NEW_MODEL = "plug.new_model:Model"
+
+        def _model_class():
+            if Version(version("pv")) >= Version("0.2.0"):
+                return NEW_MODEL
+            return OLD_MODEL
+
+        def register(registry):
+            registry.register_model("Arch", _model_class())
+    """
+    files = plugin(live=registration, old_model=broken("a"), new_model=broken("b"))
+    found = severities(run_check(PROVIDER, files, version="0.2.0"))
+    assert (found["plug/old_model.py"], found["plug/new_model.py"]) == ("warning", "error")
+    found = severities(run_check(PROVIDER, files, version="0.1.0"))
+    assert found["plug/old_model.py"] == "error"
+    # As xinference writes it: the reader imported under another name, in a try whose handler lets
+    # the function go on only where the version cannot be read (never where it is checked).
+    guarded = registration.replace("import version\n", "import PackageNotFoundError, version as pv_version\n")
+    guarded = guarded.replace(
+        "from packaging.version import Version", "from packaging.version import InvalidVersion, Version"
+    )
+    guarded = guarded.replace(
+        """            if Version(version("pv")) >= Version("0.2.0"):
+                return NEW_MODEL
+""",
+        """            try:
+                if Version(pv_version("pv")) >= Version("0.2.0"):
+                    return NEW_MODEL
+            except (PackageNotFoundError, InvalidVersion):
+                pass
+""",
+    )
+    assert "pv_version(" in guarded and "except (" in guarded
+    found = severities(run_check(PROVIDER, {**files, "plug/live.py": guarded}, version="0.2.0"))
+    assert (found["plug/old_model.py"], found["plug/new_model.py"]) == ("warning", "error")
+    # Read by another module too (imported there): named where it is bound, as before.
+    files["plug/other.py"] = "from plug.live import OLD_MODEL\n"
+    assert severities(run_check(PROVIDER, files, version="0.2.0"))["plug/old_model.py"] == "error"

@@ -933,3 +933,62 @@ def test_a_fallback_for_another_failure_than_an_unparsable_version_keeps_the_hel
     files = {"plug/__init__.py": "", "plug/versions.py": helper, "plug/mod.py": gated}
     result = run_check(PROVIDER, files, version="0.25.1")
     assert [(f.rule.value, f.symbol) for f in result.findings] == [("unresolved-import", "pv.layers.old_attn:decode")]
+
+
+def test_a_version_bound_beside_a_guarded_import_of_the_provider_itself(run_check):
+    """xinference: `try: import vllm; VLLM_VERSION = version.parse(vllm.__version__)` / `except
+    ImportError: VLLM_VERSION = None`. The handler runs only where the provider is not installed,
+    never where it is checked: the name is the provider's version, and its gates are decided."""
+    source = """
+        from packaging import version
+
+        try:
+            import pv
+            INSTALLED = True
+            PV_VERSION = version.parse(pv.__version__)
+        except ImportError:
+            INSTALLED = False
+            PV_VERSION = None
+
+        def load(flag):
+            if flag and PV_VERSION < version.parse("0.11.0"):
+                from pv.layers.old_attn import decode
+    """
+    assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
+    assert [f.rule.value for f in run_check(PROVIDER, consumer(source), version="0.10.0").findings] == ["unresolved-import"]
+    # A module of the provider imported there may be missing at a release: then the handler runs.
+    submodule = source.replace("import pv\n", "import pv\n            import pv.layers.new_attn\n")
+    assert len(run_check(PROVIDER, consumer(submodule), version="0.25.1").findings) == 1
+
+
+def test_a_method_of_the_class_s_own_answering_true_past_a_release_else_at_run_time(run_check):
+    """xinference's `VLLMModel._is_vllm_v1()`: `if VLLM_VERSION is not None and VLLM_VERSION >
+    version.parse("0.11.0"): return True`, else an environment variable's answer. `if not
+    self._is_vllm_v1():` cannot run past 0.11.0; before, it may."""
+    source = """
+        import os
+
+        import pv
+        from packaging import version
+
+        PV_VERSION = version.parse(pv.__version__)
+
+        class Model:
+            def _is_v1(self):
+                if PV_VERSION is not None and PV_VERSION > version.parse("0.11.0"):
+                    return True
+                return os.environ.get("V1") == "1"
+
+            def load(self):
+                if not self._is_v1():
+                    from pv.layers.old_attn import decode
+    """
+    assert run_check(PROVIDER, consumer(source), version="0.25.1").findings == ()
+    assert len(run_check(PROVIDER, consumer(source), version="0.10.0").findings) == 1
+    # Another class of the consumer defines a method of that name (a subclass may override it): unknown.
+    other = source + """
+        class Other:
+            def _is_v1(self):
+                return False
+    """
+    assert len(run_check(PROVIDER, consumer(other), version="0.25.1").findings) == 1

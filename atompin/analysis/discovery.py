@@ -30,7 +30,9 @@ def lists_own_folder(tree: ast.Module, function: str) -> bool:
     """Does `function`, a module-level function of the module `tree`, list its own package's folder
     (or one below it) with `pkgutil.iter_modules` or `walk_packages` (`walks_own_path`)? Then the
     names it imports by computing them are of the modules it listed."""
-    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function), None)
+    fn = next(
+        (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function), None
+    )
     return fn is not None and any(
         isinstance(node, ast.Call)
         and ast.unparse(node.func).rpartition(".")[2] in ("iter_modules", "walk_packages")
@@ -56,7 +58,9 @@ def walks_own_path(tree: ast.Module, function: str, path: ast.expr) -> bool:
         return False
     index = params.index(name.id)
     inside = {id(node) for node in ast.walk(fn)}
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == function]
+    calls = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == function
+    ]
     outside = 0
     for call in calls:
         given = call.args[index] if index < len(call.args) else None

@@ -68,6 +68,18 @@ def catches_only_version_errors(handler: ast.ExceptHandler) -> bool:
     return "InvalidVersion" in names and names <= {"InvalidVersion", "ValueError"}
 
 
+def catches_only_version_errors_or_absence(handler: ast.ExceptHandler) -> bool:
+    """Does this handler catch only a version that does not parse or a distribution that is not
+    installed (`except (PackageNotFoundError, InvalidVersion):`)? Around a read of the provider's
+    version, neither happens where it is checked."""
+    names = _caught_names([handler])
+    return bool(names & {"InvalidVersion", "PackageNotFoundError"}) and names <= {
+        "InvalidVersion",
+        "PackageNotFoundError",
+        "ValueError",
+    }
+
+
 def catches_type_error(handler: ast.ExceptHandler) -> bool:
     """Does this handler catch a TypeError (by name, or anything broader)?"""
     return bool(_caught_names([handler]) & ({"TypeError"} | _BROAD))
@@ -116,6 +128,24 @@ def imports_package(body: list[ast.stmt], package: str, module: str, is_package:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and in_package(arg.value, package):
                 return True
     return False
+
+
+def imports_only_the_package(body: list[ast.stmt], package: str) -> bool:
+    """Does `body` import the provider `package` itself (`import vllm`, `import vllm as v`) and no
+    module of it, nor a name from it (either may be missing at a release)? Then an ImportError
+    handler around it runs only where the provider is not installed. Other packages' imports may
+    be there too: their absence is the environment's, not a provider release's."""
+    plain = False
+    for node in walk_shallow(body):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == package:
+                    plain = True
+                elif in_package(alias.name, package):
+                    return False
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and in_package(node.module, package):
+            return False
+    return plain
 
 
 # Calls that end the program: what follows them never runs.

@@ -9,7 +9,8 @@ are imports of consumer modules (module level or inside functions: either may ru
 `importlib.import_module` names, and any string that names a consumer module or file (a dotted path
 handed to the provider, a `worker_cls`, a file run with `exec`). A computed import name reaches
 every module under its literal prefix, or every module when it has none; so does an f-string that
-spells a module path under a consumer package. An edge under a branch
+spells a module path under a consumer package; each computed part is taken for a name or part of
+one (`f"pkg.{kind}.core"` reaches `pkg.llm.core`, not `pkg.llm.old.core`). An edge under a branch
 that cannot run at this provider (a false version gate) does not count. A consumer module an import
 hook serves in place of a provider module (`{"vllm.layers.sampler": "plug.sampler"}`, vllm-kunlun's
 `builtins.__import__` hook) is reached only once that provider module is imported: when the
@@ -29,6 +30,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from fnmatch import fnmatchcase
 
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.conditions import Judgement, Reach
@@ -112,6 +114,28 @@ def _setup_py(source: bytes, add: Callable[[str, Iterable[str]], None]) -> None:
                     add(str(group), (str(line).partition("=")[2] for line in lines if "=" in str(line)))
 
 
+def _spelled_by(glob: list[str], parts: list[str], attribute: bool = False) -> bool:
+    """May a computed module name (its parts, `*` for each computed part: a "glob:" edge target)
+    name the module of these parts? For a dotted path that may end with an `attribute` (a "path:"
+    edge target), a name of one of the module's attributes too."""
+    lengths = (len(glob), len(glob) - 1) if attribute else (len(glob),)
+    return len(parts) in lengths and all(map(fnmatchcase, parts, glob))
+
+
+def is_test_module(module: str) -> bool:
+    """Is `module` one a test runner collects (`test_x`, `x_test`, `conftest`), or in a package
+    named `test` or `tests` below the top one? A library ships some (xinference's
+    `xavier/test/test_legacy_cache_salt.py`); nothing of it imports them, nor does a user."""
+    parts = module.split(".")
+    last = parts[-1]
+    return (
+        last.startswith("test_")
+        or last.endswith("_test")
+        or last == "conftest"
+        or bool({"test", "tests"} & set(parts[1:]))
+    )
+
+
 @dataclass(frozen=True)
 class Unreached:
     """A consumer module the entry points do not reach, and why (for the message)."""
@@ -173,8 +197,12 @@ class Reachability:
                 names |= {f"{u.ref.module}.{u.ref.path[0]}" for each in group.alternatives for u in each if u.ref.path}
                 self._imports.setdefault(by_path[group.path], set()).update(names)
         self.library = not groups
+        self._tests: list[str] = []  # a library's test modules (`is_test_module`): no roots
+        self._tested: dict[str, list[str]] | None = None  # what only they reach (`_only_tested`)
         if self.library:
-            roots = self._unimported()
+            unimported = self._unimported()
+            roots = [m for m in unimported if not is_test_module(m)]
+            self._tests = [m for m in unimported if is_test_module(m)]
         self._settle(roots)
 
     def _unimported(self) -> list[str]:
@@ -218,6 +246,16 @@ class Reachability:
             todo.extend((m, why) for m in sorted(live.get(module, ())))
             todo.extend((m, why) for m in sorted(dead.get(module, {})))
 
+    def _only_tested(self) -> dict[str, list[str]]:
+        """A library's modules that only its test modules reach (not the roots), with those tests."""
+        if self._tested is None:
+            self._tested = {}
+            for test in self._tests:
+                for module in self._closure([test], self._live, self._hooked, self._imports) - self.reached:
+                    if not is_test_module(module):
+                        self._tested.setdefault(module, []).append(test)
+        return self._tested
+
     def _targets(self, target: str, by_file: dict[str, list[str]]) -> set[str]:
         if target == "*":
             return set(self.modules)
@@ -226,6 +264,9 @@ class Reachability:
         if target.startswith("prefix:"):
             prefix = target[7:]
             return {m for m in self.modules if m.startswith(prefix)}
+        if target.startswith(("glob:", "path:")):
+            kind, _, glob = target.partition(":")
+            return {m for m in self.modules if _spelled_by(glob.split("."), m.split("."), kind == "path")}
         parts = target.split(".")
         for i in range(len(parts), 0, -1):
             name = ".".join(parts[:i])
@@ -275,6 +316,12 @@ class Reachability:
         if module in self.blocked:
             return Unreached(module, f"imported only under {self.blocked[module]}, which cannot run at this provider")
         if self.library:
+            if is_test_module(module):
+                return Unreached(module, "a test module of the package: its test runner imports it, nothing else does")
+            tests = self._only_tested().get(module)
+            if tests:
+                listed = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+                return Unreached(module, f"imported only by the package's test modules ({listed})")
             return None  # imported where it can run, or only in a cycle no other module enters
         if module in self.hooked_only:
             return Unreached(

@@ -26,6 +26,7 @@ from typing import Any, TypeGuard
 from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
 from atompin.analysis.dataclass_init import PLAIN_CLASS_DECORATORS, writes_init
+from atompin.analysis.discovery import lists_own_folder, walks_own_path
 from atompin.analysis.gates import (
     Gate,
     GateOp,
@@ -43,11 +44,13 @@ from atompin.analysis.guards import (
     catches_import_error,
     catches_only_import_errors,
     catches_only_version_errors,
+    catches_only_version_errors_or_absence,
     catches_type_error,
     describe_fallback,
     exits,
     feature_test,
     hasattr_tests,
+    imports_only_the_package,
     imports_package,
     leaves,
     suppressing_try,
@@ -148,6 +151,8 @@ _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
 _MAX_MEMBER_RESCANS = 2000
 
 # A dotted module name (maybe relative), and a Python file's name.
+# Modules whose functions read or parse versions: an alias of one is read as its name.
+_ALIASED_READERS = frozenset({"importlib.metadata", "importlib_metadata", "packaging.version"})
 _DOTTED = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 # A module path's literal start in an f-string ("pkg.models.") and its later literal parts
 # (".", ":", "_impl", ".Cls").
@@ -467,6 +472,11 @@ class ConsumerScanner:
         # when the class turns out to derive from a provider class (`_finish_contact`).
         self._class_calls: list[tuple[str, ast.Call, _Ctx, tuple[Condition, ...]]] = []
         self._deferring = True  # plain reads of functions called once wait for their caller
+        self._def_counts: dict[str, int] = {}  # see `_defined_times`
+        self._kept_paths: set[tuple[str, str]] = set()  # see `_path_kept_for_reads`
+        self._aliases: dict[str, dict[str, str]] = {}  # by file: a version reader's alias -> its name
+        # Names an import of a package neither the consumer's nor the provider's binds, by file.
+        self._other_packages: dict[str, set[str]] = {}
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
         # that catches ImportError ("" when none does). See `_caught_calls`.
         self._own_calls: dict[tuple[str, str], dict[str, str]] = {}
@@ -862,6 +872,7 @@ class ConsumerScanner:
                     self._bind(ctx, alias.asname or top, ConsumerValue(name if alias.asname else top))
                 else:
                     self._bind(ctx, alias.asname or top, None)
+                    self._other_packages.setdefault(ctx.file.path, set()).add(alias.asname or top)
                 continue
             self._record_import(ctx, ImportUse(Ref(name), self._site(ctx, node), ImportKind.IMPORT, ctx.via))
             self._bind(ctx, alias.asname or top, ProviderValue((Ref(name if alias.asname else top),)))
@@ -892,6 +903,10 @@ class ConsumerScanner:
                 self._bind(ctx, bound, DataclassDecorator())
             else:
                 self._bind(ctx, bound, None)
+                self._other_packages.setdefault(ctx.file.path, set()).add(bound)
+                if alias.asname and module in _ALIASED_READERS:
+                    # `from importlib.metadata import version as package_version`: read as `version`.
+                    self._aliases.setdefault(ctx.file.path, {})[alias.asname] = alias.name
 
     def _visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx) -> None:
         for deco in node.decorator_list:
@@ -953,6 +968,8 @@ class ConsumerScanner:
         self._record_unpack(node, ctx)
         if ctx.function and isinstance(node.value, ast.Call):
             value = self._eval_Call(node.value, ctx, makes_instance=True)
+        elif self._path_kept_for_reads(node, ctx):
+            value = self._eval(node.value, _evolve(ctx, record=False))  # its reads name the module
         else:
             value = self._eval(node.value, ctx)
         for target in node.targets:
@@ -1172,6 +1189,9 @@ class ConsumerScanner:
             imported = {
                 k: v for k, v in ctx.scope.names.items() if isinstance(v, ProviderValue) and start.get(k) is not v
             }
+            versions = {
+                k: v for k, v in ctx.scope.names.items() if isinstance(v, ProviderVersion) and start.get(k) is not v
+            }
             for handler in node.handlers:
                 handler_ctx = self._handler_ctx(node, handler, ctx)
                 if self._imports_provider(handler.body, ctx):
@@ -1186,6 +1206,10 @@ class ConsumerScanner:
                     self._block(handler.body, handler_ctx)
                     if catches_import_error([handler]):
                         self._keep_imported(handler.body, imported, group, ctx)
+                        if imports_only_the_package(node.body, self.provider_package):
+                            # `try: import vllm; V = parse(vllm.__version__)` / `except ImportError: V = None`:
+                            # the handler runs only where the provider is not installed, never where checked.
+                            ctx.scope.names.update(versions)
             body_refs = tuple(dict.fromkeys(u.ref for u in first))
             if len(group.alternatives) == 1 and body_refs and _left_by_handlers(node):
                 # `try: from pv.x import A / except ImportError: return False`: the rest of the
@@ -1239,9 +1263,14 @@ class ConsumerScanner:
                 # `try: from <own module> import X except ImportError: from <provider> import X`: the
                 # consumer's own module is there, so its X is the one bound.
                 ctx.scope.names.update({k: v for k, v in body_bound.items() if isinstance(v, ConsumerValue)})
-        if len(ended.when) > len(body_ctx.when) and all(leaves(h.body) for h in node.handlers):
+        gated = any(c.kind is ConditionKind.GATE for c in ended.when[len(body_ctx.when) :])
+        if len(ended.when) > len(body_ctx.when) and all(
+            leaves(h.body) or (gated and catches_only_version_errors_or_absence(h)) for h in node.handlers
+        ):
             # `try: if find_spec("pkg.mod") is None: return None` / `except ImportError: return
-            # None`: what follows runs only where the body got to its end, under what it found.
+            # None`: what follows runs only where the body got to its end, under what it found; so
+            # past `except (PackageNotFoundError, InvalidVersion): pass` around a version gate,
+            # which the provider's release never raises.
             return _evolve(ctx, when=(*ctx.when, *ended.when[len(body_ctx.when) :]))
         return None
 
@@ -1399,7 +1428,8 @@ class ConsumerScanner:
     def _eval_JoinedStr(self, node: ast.JoinedStr, ctx: _Ctx) -> Value:
         """An f-string's parts are read as any expression's. One that spells a module path below
         a consumer package (`f"vllm_omni.model_executor.models.{folder}.{name}"`, handed to the
-        provider's model registry) may name any module there, as a computed import name does."""
+        provider's model registry) may name any module there that it can spell, each computed part
+        taken for a name or part of one, as a computed import name's."""
         for child in node.values:
             self._eval(child, ctx)
         prefix = _literal_prefix(node)
@@ -1410,11 +1440,44 @@ class ConsumerScanner:
             and all(isinstance(part, str) and _MODULE_PATH_PART.fullmatch(part) for part in rest)
             and self._is_consumer(prefix.split(".")[0])
         ):
-            self._record_edge(ctx, f"prefix:{prefix}", node)
+            # A dotted path may end with an attribute (`f"pkg.{name}.Worker"`); after a ":" it does not.
+            kind = (
+                "glob" if ":" in "".join(str(v.value) for v in node.values if isinstance(v, ast.Constant)) else "path"
+            )
+            self._record_edge(ctx, f"{kind}:{_module_glob(node)}", node)
         return None
 
     def _eval_Name(self, node: ast.Name, ctx: _Ctx) -> Value:
-        return ctx.scope.lookup(node.id)
+        value = ctx.scope.lookup(node.id)
+        if isinstance(value, str) and ctx.record and (ctx.file.module, node.id) in self._kept_paths:
+            self._string_edge(value, node, ctx)  # where it is read, under what holds there
+        return value
+
+    def _path_kept_for_reads(self, node: ast.Assign, ctx: _Ctx) -> bool:
+        """Is this a module-level constant naming a consumer module (`MODEL_CLASS =
+        "pkg.models.old:Model"`) that only its own module reads (no other file of the consumer
+        writes its name)? Then the module is named where the constant is read, under what holds
+        there (xinference registers its vendored NaviDC-OCR model by that constant only below vLLM
+        0.23), not where it is bound. Recorded in `_kept_paths`."""
+        if ctx.function or ctx.owner or ctx.nested or ctx.when:
+            return False  # (bound under a branch: named there, under what holds there)
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return False
+        value = node.value
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str) and len(value.value) <= 300):
+            return False
+        head = value.value.partition(":")[0]
+        if not (_DOTTED.fullmatch(head) and not head.startswith(".") and self._is_consumer(head)):
+            return False
+        name = node.targets[0].id.encode()
+        own = self._sources.get(ctx.file.path, b"")
+        others = (s for path, s in self._sources.items() if path != ctx.file.path)
+        word = re.compile(rb"\b" + re.escape(name) + rb"\b")
+        bound = len(re.findall(rb"(?m)^" + re.escape(name) + rb"\s*[:=]", own))
+        if bound != 1 or len(word.findall(own)) < 2 or any(word.search(s) for s in (*others, *self._unscanned)):
+            return False  # bound more than once, read nowhere here, or named in another file
+        self._kept_paths.add((ctx.file.module, node.targets[0].id))
+        return True
 
     def _eval_Tuple(self, node: ast.Tuple | ast.List | ast.Set, ctx: _Ctx) -> Value:
         return tuple(self._eval(e, ctx) for e in node.elts)
@@ -1484,7 +1547,11 @@ class ConsumerScanner:
                 expect = isinstance(node.op, ast.And)
                 condition = Condition(ConditionKind.GATE, site, _text(operand), gate=value, expect=expect)
                 inner = _evolve(inner, when=(*inner.when, condition))
-            elif isinstance(value, AttributeProbe) and not value.by_default and value.present == isinstance(node.op, ast.And):
+            elif (
+                isinstance(value, AttributeProbe)
+                and not value.by_default
+                and value.present == isinstance(node.op, ast.And)
+            ):
                 # `hasattr(X, "n") and X.n`, `not hasattr(X, "n") or X.n`: what follows runs only where X has n.
                 tested = {(value.owner, name) for name in value.names}
                 inner = _evolve(inner, hasattr_guards=inner.hasattr_guards | tested)
@@ -1782,6 +1849,7 @@ class ConsumerScanner:
         if callee is None and name in ("inspect.signature", "signature") and len(args) == 1:
             return _signature_of(args[0])  # `"x" in inspect.signature(f).parameters`: a feature test
         if callee is None or isinstance(callee, (VersionMethod, SpecifierContains)):
+            name = self._aliases.get(ctx.file.path, {}).get(name, name)
             found = self._version_call(name, callee, node, args, ctx)
             if found is not None:
                 return found
@@ -2193,6 +2261,11 @@ class ConsumerScanner:
             return None
         if len(node.ops) != 1:
             return Gate(GateOp.OPAQUE, _text(node))
+        if isinstance(node.ops[0], (ast.Is, ast.IsNot)) and any(
+            isinstance(n, ast.Constant) and n.value is None for n in sides
+        ):
+            # `VLLM_VERSION is not None`: the provider's version is never None where it is installed.
+            return Gate(GateOp.FIXED, _text(node), compare=str(isinstance(node.ops[0], ast.IsNot)))
         return gates.compare(type(node.ops[0]).__name__, values[0], values[1], _text(node))
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, ctx: _Ctx) -> Value:
@@ -2465,6 +2538,16 @@ class ConsumerScanner:
             site = self._site(ctx, node)
             self.usage.module_edges.append(ModuleEdge(ctx.file.module, target, site, ctx.when, after))
 
+    @staticmethod
+    def _package_of(ctx: _Ctx) -> str:
+        """The package the module read is, or is in ("" for a top-level module)."""
+        return ctx.file.module if ctx.file.is_package else ctx.file.module.rpartition(".")[0]
+
+    def _in_own_listing(self, ctx: _Ctx) -> bool:
+        """Is the statement read in a function listing its own package's folder (`lists_own_folder`)?"""
+        tree = self._trees.get(ctx.file.module)
+        return bool(self._package_of(ctx)) and tree is not None and lists_own_folder(tree, ctx.function)
+
     def _string_edge(self, text: str, node: ast.AST, ctx: _Ctx, after: str = "") -> None:
         """A string that names a consumer module ("pkg.mod", "pkg.mod:Cls", ".relative") or a Python file:
         something may import or run it by that name (with `after`, once provider module `after` is
@@ -2496,10 +2579,28 @@ class ConsumerScanner:
                 self._record_injection(ctx, key, node)
             return
         if last in ("walk_packages", "iter_modules"):
-            self._record_edge(ctx, "*", node)
+            self._listing_edge(last, node, ctx)
             return
         if last not in ("import_module", "__import__", "run_module") or not node.args or isinstance(args[0], str):
             return
+        self._computed_import_edge(node, ctx)
+
+    def _listing_edge(self, last: str, node: ast.Call, ctx: _Ctx) -> None:
+        """`pkgutil.iter_modules(path)` / `walk_packages(path)`, whose names are then imported: over a
+        package's own `__path__`, the modules below it (right below, for iter_modules); over another
+        package's (`torchvision.models.__path__`), none of the consumer's; else any module."""
+        path = dotted(node.args[0]) if node.args else ""
+        package = self._package_of(ctx)
+        tree = self._trees.get(ctx.file.module)
+        if path == "__path__" and package:
+            self._record_edge(ctx, f"glob:{package}.*" if last == "iter_modules" else f"prefix:{package}.", node)
+        elif package and tree is not None and node.args and walks_own_path(tree, ctx.function, node.args[0]):
+            self._record_edge(ctx, f"prefix:{package}.", node)
+        elif not (path.endswith(".__path__") and path.split(".")[0] in self._other_packages.get(ctx.file.path, ())):
+            self._record_edge(ctx, "*", node)
+
+    def _computed_import_edge(self, node: ast.Call, ctx: _Ctx) -> None:
+        """`import_module(<computed name>)`: what its literal start and computed parts can spell."""
         arg = node.args[0]
         if not isinstance(arg, (ast.JoinedStr, ast.BinOp)) and not (
             isinstance(arg, ast.Call) and dotted(arg.func).endswith("format")
@@ -2507,10 +2608,24 @@ class ConsumerScanner:
             return  # a name: its value is a literal elsewhere (an edge already) or comes from outside the plugin
         prefix = _literal_prefix(arg)
         if prefix.startswith("."):
-            package = absolute_module(ctx.file.module, ctx.file.is_package, 1, None)
-            self._record_edge(ctx, f"prefix:{package}.", node)
+            level = len(prefix) - len(prefix.lstrip("."))
+            package = absolute_module(ctx.file.module, ctx.file.is_package, level, None)
+            glob = _module_glob(arg)[level:]
+            self._record_edge(ctx, f"glob:{package}.{glob}" if glob else f"prefix:{package}.", node)
+        elif "." in prefix and not self._is_consumer(prefix.split(".")[0]):
+            return  # under another package (`import_module(f"torchvision.models.{name}")`)
+        elif not prefix and self._in_own_listing(ctx):
+            # A name listed from the package's own folder (`walks_own_path`): a module below it.
+            self._record_edge(ctx, f"prefix:{self._package_of(ctx)}.", node)
         elif prefix and self._is_consumer(prefix.split(".")[0]):
-            self._record_edge(ctx, f"prefix:{prefix}", node)
+            glob = _module_glob(arg)
+            if glob and self.usage.module_edges:
+                # The f-string's own edge (`_eval_JoinedStr`) let it end with an attribute; an
+                # imported name does not.
+                spelled = self.usage.module_edges[-1]
+                if spelled.target == f"path:{glob}" and spelled.site == self._site(ctx, arg):
+                    self.usage.module_edges.pop()
+            self._record_edge(ctx, f"glob:{glob}" if glob else f"prefix:{prefix}", node)
         else:
             self._record_edge(ctx, "*", node)
 
@@ -2979,7 +3094,27 @@ class ConsumerScanner:
             shape = self._call_shape(node, ctx)
             call = MethodCall(callee.ref, self._site(ctx, node), shape, self._when(ctx), ctx.branch)
             self.usage.contact.method_calls.append(call)
-        return None
+        return self._own_method_value(callee.ref, args, ctx) if not node.keywords else None
+
+    def _own_method_value(self, ref: MethodRef, args: list[Value], ctx: _Ctx) -> Value:
+        """What `self.m(...)` returns when that is a version gate: m a method of the class's own,
+        defined by no other consumer class (none can override it), whose body computes one
+        (xinference's `self._is_vllm_v1()`: true past vLLM 0.11.0, else an environment variable)."""
+        if ref.receiver is not Receiver.SELF or ref.other or not ref.owner or self._defined_times(ref.name) != 1:
+            return None
+        fn = self._function(f"{ref.owner}.{ref.name}", load=False)
+        if fn is None or fn.node.args.vararg is not None or fn.node.args.kwarg is not None:
+            return None
+        return self._helper_value(ConsumerValue(fn.dotted), [None, *args], {}, ctx)  # (None for self)
+
+    def _defined_times(self, name: str) -> int:
+        """How many times the consumer's files write `def name(` (a method or a function; the files
+        not scanned too): counted in their text, once per name."""
+        if name not in self._def_counts:
+            written = f"def {name}(".encode()
+            sources = (*self._sources.values(), *self._unscanned)
+            self._def_counts[name] = sum(source.count(written) for source in sources)
+        return self._def_counts[name]
 
     def _call_shape(self, node: ast.Call, ctx: _Ctx) -> CallShape:
         """What a call passes; a `**kw` whose keys are known (a dict literal) counts as those keywords."""
@@ -3504,14 +3639,16 @@ def _returned_gate(
     runtime condition (False where the gate is false, undecided where it holds). Answered as the
     first element of a tuple (`return True, version, ""`), the tuple holds it there (pace-vllm's
     supported-range check). Any other value returned (another helper's answer: vllm-ascend 0.28's
-    `vllm_version_is` for CPU builds) may be true where its gates hold: a runtime condition there.
-    None when a `True` is returned under no gate, or it never answers both `True` and `False`."""
+    `vllm_version_is` for CPU builds) may be true where its gates hold: a runtime condition there
+    (xinference's `_is_vllm_v1`: True past 0.11.0, else an environment variable's answer).
+    None when a `True` is returned under no gate, or it never answers `True` and something else."""
     if returned and all(isinstance(r, tuple) and r and isinstance(r[0], bool) for r, _ in returned):
         sizes = {len(r) for r, _ in returned if isinstance(r, tuple)}
         first = _returned_gate([(r[0], when) for r, when in returned if isinstance(r, tuple)], function)
         return (first, *(None,) * (sizes.pop() - 1)) if first is not None and len(sizes) == 1 else None
-    if not {True, False} <= {r for r, _ in returned if isinstance(r, bool)}:
-        return None
+    answers = {r for r, _ in returned if isinstance(r, bool)}
+    if True not in answers or (False not in answers and all(isinstance(r, bool) for r, _ in returned)):
+        return None  # (a True and, beside it, a False or an answer decided at run time)
     if any(value is True and not _gate_parts(when) for value, when in returned):
         return _fall_through_gate(returned, function)
     paths: list[Gate] = []
@@ -3739,6 +3876,27 @@ def _assigned_only_before(cls: ast.ClassDef, init: ast.FunctionDef, index: int, 
         if any(_is_self_attr(t, attr) for t in flat) and id(node) not in allowed:
             return False
     return True
+
+
+def _module_glob(node: ast.expr) -> str:
+    """The module path a computed string spells, each computed part a `*` that stands for a name or
+    part of one (f"pkg.{kind}.core" -> "pkg.*.core", "pkg." + x -> "pkg.*"), cut at a ":" (what
+    follows names an attribute); "" when it is neither an f-string nor a sum of strings."""
+    pieces: list[str]
+    if isinstance(node, ast.JoinedStr):
+        pieces = [str(v.value) if isinstance(v, ast.Constant) else "*" for v in node.values]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        pieces = _summed(node)
+    else:
+        return ""
+    return "".join(pieces).partition(":")[0]
+
+
+def _summed(node: ast.expr) -> list[str]:
+    """The parts of a sum of strings: literals as written, anything else `*`."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _summed(node.left) + _summed(node.right)
+    return [node.value] if isinstance(node, ast.Constant) and isinstance(node.value, str) else ["*"]
 
 
 def _literal_prefix(node: ast.expr) -> str:
