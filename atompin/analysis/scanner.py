@@ -150,9 +150,9 @@ _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
 # common in model code, they must not use up what provider objects handed to helpers need.
 _MAX_MEMBER_RESCANS = 2000
 
-# A dotted module name (maybe relative), and a Python file's name.
 # Modules whose functions read or parse versions: an alias of one is read as its name.
 _ALIASED_READERS = frozenset({"importlib.metadata", "importlib_metadata", "packaging.version"})
+# A dotted module name (maybe relative), and a Python file's name.
 _DOTTED = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 # A module path's literal start in an f-string ("pkg.models.") and its later literal parts
 # (".", ":", "_impl", ".Cls").
@@ -3098,8 +3098,9 @@ class ConsumerScanner:
 
     def _own_method_value(self, ref: MethodRef, args: list[Value], ctx: _Ctx) -> Value:
         """What `self.m(...)` returns when that is a version gate: m a method of the class's own,
-        defined by no other consumer class (none can override it), whose body computes one
-        (xinference's `self._is_vllm_v1()`: true past vLLM 0.11.0, else an environment variable)."""
+        and no other `def m(` in the consumer's files (no subclass can override it), whose body
+        computes one (xinference's `self._is_vllm_v1()`: true past vLLM 0.11.0, else an
+        environment variable's answer)."""
         if ref.receiver is not Receiver.SELF or ref.other or not ref.owner or self._defined_times(ref.name) != 1:
             return None
         fn = self._function(f"{ref.owner}.{ref.name}", load=False)
