@@ -1449,7 +1449,12 @@ class ConsumerScanner:
 
     def _eval_Name(self, node: ast.Name, ctx: _Ctx) -> Value:
         value = ctx.scope.lookup(node.id)
-        if isinstance(value, str) and ctx.record and (ctx.file.module, node.id) in self._kept_paths:
+        if (
+            self._kept_paths
+            and isinstance(value, str)
+            and ctx.record
+            and (ctx.file.module, node.id) in self._kept_paths
+        ):
             self._string_edge(value, node, ctx)  # where it is read, under what holds there
         return value
 
@@ -3101,10 +3106,12 @@ class ConsumerScanner:
         and no other `def m(` in the consumer's files (no subclass can override it), whose body
         computes one (xinference's `self._is_vllm_v1()`: true past vLLM 0.11.0, else an
         environment variable's answer)."""
-        if ref.receiver is not Receiver.SELF or ref.other or not ref.owner or self._defined_times(ref.name) != 1:
+        if ref.receiver is not Receiver.SELF or ref.other or not ref.owner:
             return None
         fn = self._function(f"{ref.owner}.{ref.name}", load=False)
         if fn is None or fn.node.args.vararg is not None or fn.node.args.kwarg is not None:
+            return None
+        if not self._mentions_version(fn) or self._defined_times(ref.name) != 1:  # (the cheap test first)
             return None
         return self._helper_value(ConsumerValue(fn.dotted), [None, *args], {}, ctx)  # (None for self)
 
