@@ -365,6 +365,55 @@ def test_a_package_importing_its_own_modules_by_iterating_its_path_reaches_those
     assert found["plug/other.py"] == "error"
 
 
+def test_a_folder_of_the_consumer_put_on_the_import_path_reaches_every_module_below_it(run_check):
+    """xinference puts its `thirdparty` folder on `sys.path` and imports `confuciustts.cli.inference`
+    by that name: the modules below the folder are reached from the module doing it."""
+    loader = """
+        import importlib
+        import os
+        import sys
+        from pathlib import Path
+
+        _VENDORED = os.path.abspath(os.path.join(os.path.dirname(__file__), "vendor/src"))
+
+        def load_a():
+            sys.path.insert(0, _VENDORED)
+            return importlib.import_module("tool.run")
+    """
+    # A module the scan does not read (it names neither the provider nor a computed import).
+    second = """
+        import sys
+        from pathlib import Path
+
+        def load_b():
+            folder = str(Path(__file__).resolve().parents[0] / "other")
+            sys.path.append(folder)
+    """
+    files = plugin(
+        live=loader + "\n        import plug.second\n",
+        second=second,
+        **{
+            "vendor/__init__": "",
+            "vendor/src/tool/__init__": "",
+            "vendor/src/tool/run": broken("a"),
+            "other/thing": broken("b"),
+            "elsewhere": broken("c"),
+        },
+    )
+    assert severities(run_check(PROVIDER, files)) == {
+        "plug/vendor/src/tool/run.py": "error",
+        "plug/other/thing.py": "error",
+        "plug/elsewhere.py": "warning",
+    }
+    # The same from a file the scan reads (it names the provider) as from one it does not.
+    scanned = {**files, "plug/live.py": files["plug/live.py"].replace("import sys\n", "import sys\n        import pv\n")}
+    assert "\nimport pv\n" in dedent_files(scanned)["plug/live.py"]
+    assert severities(run_check(PROVIDER, scanned)) == severities(run_check(PROVIDER, files))
+    # A folder not computed from the file's own place: nothing known, nothing reached.
+    unknown = files["plug/second.py"].replace("sys.path.append(folder)", "sys.path.append(os.environ['DIR'])")
+    assert severities(run_check(PROVIDER, {**files, "plug/second.py": unknown}))["plug/other/thing.py"] == "warning"
+
+
 def test_a_module_path_spelled_by_an_f_string_reaches_every_module_below_its_literal_start(run_check):
     # vllm-omni registers its models with the provider's registry by
     # f"vllm_omni.model_executor.models.{folder}.{name}:{cls}", read from a table of its own.

@@ -11,6 +11,7 @@ consumer. Read from the module's syntax tree alone.
 from __future__ import annotations
 
 import ast
+import posixpath
 
 # How a module writes its own package's folder.
 _OWN_FOLDER = frozenset(
@@ -101,3 +102,117 @@ def _below(given: ast.expr, param: str) -> bool:
         and isinstance(given.args[0], ast.Name)
         and given.args[0].id == param
     )
+
+
+def import_path_folders(tree: ast.Module, path: str) -> dict[int, str]:
+    """The folders, relative to the tree's root, that the `sys.path.insert(...)` and
+    `sys.path.append(...)` calls of the module at `path` put on the import path, by the call's line,
+    when computed from the file's own place: `os.path.join(os.path.dirname(__file__),
+    "../../thirdparty")`, `Path(__file__).parents[2] / "thirdparty"`, or a name bound once to such a
+    value in the function making the call or at module level (xinference's audio models put
+    `thirdparty` there and import `confuciustts.cli.inference`)."""
+    found: dict[int, str] = {}
+    scopes: list[tuple[list[ast.stmt], list[list[ast.stmt]]]] = [(tree.body, [tree.body])]
+    scopes += [
+        (node.body, [node.body, tree.body])
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    for body, bodies in scopes:
+        for node in _shallow(body):
+            if (
+                isinstance(node, ast.Call)
+                and ast.unparse(node.func) in ("sys.path.insert", "sys.path.append")
+                and node.args
+                and (folder := _folder(node.args[-1], path, bodies, 0)) is not None
+            ):
+                found[node.lineno] = folder
+    return found
+
+
+def _folder(expr: ast.expr, path: str, bodies: list[list[ast.stmt]], depth: int) -> str | None:
+    """The folder `expr` names (`import_path_folders`), names looked up in `bodies`, innermost first."""
+    if depth > 8:
+        return None
+    if isinstance(expr, ast.Name):
+        if expr.id == "__file__":
+            return path
+        value = _bound_once_in(bodies, expr.id)
+        return _folder(value, path, bodies, depth + 1) if value is not None else None
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return None  # a literal folder: not of the file's own place
+    if isinstance(expr, ast.Attribute) and expr.attr == "parent":
+        inner = _folder(expr.value, path, bodies, depth + 1)
+        return posixpath.dirname(inner) if inner is not None else None
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute) and expr.value.attr == "parents":
+        inner = _folder(expr.value.value, path, bodies, depth + 1)
+        step = expr.slice
+        if inner is None or not (isinstance(step, ast.Constant) and isinstance(step.value, int)):
+            return None
+        for _ in range(step.value + 1):
+            inner = posixpath.dirname(inner)
+        return inner
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):  # a `Path` joined with `/`
+        return _joined(expr.left, [expr.right], path, bodies, depth)
+    if not isinstance(expr, ast.Call):
+        return None
+    name = ast.unparse(expr.func)
+    last = name.rpartition(".")[2]
+    if name in ("os.path.dirname", "dirname") and len(expr.args) == 1:
+        inner = _folder(expr.args[0], path, bodies, depth + 1)
+        return posixpath.dirname(inner) if inner is not None else None
+    if last in ("abspath", "realpath", "normpath", "resolve", "Path", "str", "fspath") and len(expr.args) <= 1:
+        target = expr.args[0] if expr.args else expr.func.value if isinstance(expr.func, ast.Attribute) else None
+        return _folder(target, path, bodies, depth + 1) if target is not None else None
+    if name in ("os.path.join", "join") and expr.args:
+        return _joined(expr.args[0], expr.args[1:], path, bodies, depth)
+    return None
+
+
+def _joined(base: ast.expr, parts: list[ast.expr], path: str, bodies: list[list[ast.stmt]], depth: int) -> str | None:
+    """`base` joined with literal `parts`, normalized (`..` taken back); None when a part is no literal
+    or the result leaves the tree."""
+    folder = _folder(base, path, bodies, depth + 1)
+    if folder is None or not all(isinstance(p, ast.Constant) and isinstance(p.value, str) for p in parts):
+        return None
+    joined = posixpath.normpath(posixpath.join(folder, *(str(p.value) for p in parts if isinstance(p, ast.Constant))))
+    return None if joined.startswith("..") or posixpath.isabs(joined) else joined
+
+
+def _bound_once_in(bodies: list[list[ast.stmt]], name: str) -> ast.expr | None:
+    """The value `name` is bound to by the one assignment that binds it in the first of `bodies`
+    binding it at all (a function's body, then its module's); None when not exactly one."""
+    for body in bodies:
+        values = [
+            node.value
+            for node in _shallow(body)
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        ]
+        if values:
+            return values[0] if len(values) == 1 else None
+    return None
+
+
+def _shallow(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of `body`, not those of the functions and classes defined in it."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def modules_below(folder: str, path: str, module: str, is_package: bool) -> str | None:
+    """The dotted name of `folder` (relative to the tree's root) as a module path, seen from the
+    file at `path` that is `module`: "pkg.thirdparty" for "pkg/thirdparty" (below `src/` in the src
+    layout); None when the folder is not below the file's package root."""
+    own = module.replace(".", "/") + ("/__init__.py" if is_package else ".py")
+    if not path.endswith(own):
+        return None
+    root = path[: -len(own)]
+    if not folder.startswith(root) or len(folder) <= len(root):
+        return None
+    return folder[len(root) :].replace("/", ".")

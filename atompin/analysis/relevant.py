@@ -36,6 +36,8 @@ from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from atompin.analysis.discovery import import_path_folders, modules_below
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import absolute_module
 from atompin.analysis.prose import WORD_BYTES, ProseReader
 from atompin.lines import line_numbers
@@ -209,7 +211,24 @@ def _edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]:
     if b'.py"' in f.source or b".py'" in f.source:
         names += [(f"file:{m.group(1).decode()}.py", m.start()) for m in _FILE_STRING.finditer(f.source)]
     lines = line_numbers(f.source, (offset for _, offset in names))
-    return [(name, lines[offset]) for name, offset in names]
+    return [(name, lines[offset]) for name, offset in names] + _import_path_edges(f, tops)
+
+
+def _import_path_edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]:
+    """A file putting a consumer folder on `sys.path` (`discovery.import_path_folders`) reaches every
+    module below it: (target, line). Only a file whose text names `sys.path` is parsed for it."""
+    if b"sys.path" not in f.source:
+        return []
+    try:
+        tree = parse_limited(f.source)
+    except (SyntaxError, ValueError):
+        return []
+    out = []
+    for line, folder in sorted(import_path_folders(tree, f.path).items()):
+        below = modules_below(folder, f.path, f.module, f.is_package)
+        if below is not None and f"{below}.".startswith(tops):
+            out.append((f"prefix:{below}.", line))
+    return out
 
 
 def _hands_on_provider(f: _File, provider: str) -> bool:

@@ -26,7 +26,7 @@ from typing import Any, TypeGuard
 from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
 from atompin.analysis.dataclass_init import PLAIN_CLASS_DECORATORS, writes_init
-from atompin.analysis.discovery import lists_own_folder, walks_own_path
+from atompin.analysis.discovery import import_path_folders, lists_own_folder, modules_below, walks_own_path
 from atompin.analysis.gates import (
     Gate,
     GateOp,
@@ -475,6 +475,7 @@ class ConsumerScanner:
         self._def_counts: dict[str, int] = {}  # see `_defined_times`
         self._kept_paths: set[tuple[str, str]] = set()  # see `_path_kept_for_reads`
         self._aliases: dict[str, dict[str, str]] = {}  # by file: a version reader's alias -> its name
+        self._import_paths: dict[str, dict[int, str]] = {}  # by file: `import_path_folders`
         # Names an import of a package neither the consumer's nor the provider's binds, by file.
         self._other_packages: dict[str, set[str]] = {}
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
@@ -2586,6 +2587,9 @@ class ConsumerScanner:
         if last in ("walk_packages", "iter_modules"):
             self._listing_edge(last, node, ctx)
             return
+        if name in ("sys.path.insert", "sys.path.append") and node.args:
+            self._import_path_edge(node, ctx)
+            return
         if last not in ("import_module", "__import__", "run_module") or not node.args or isinstance(args[0], str):
             return
         self._computed_import_edge(node, ctx)
@@ -2603,6 +2607,18 @@ class ConsumerScanner:
             self._record_edge(ctx, f"prefix:{package}.", node)
         elif not (path.endswith(".__path__") and path.split(".")[0] in self._other_packages.get(ctx.file.path, ())):
             self._record_edge(ctx, "*", node)
+
+    def _import_path_edge(self, node: ast.Call, ctx: _Ctx) -> None:
+        """`sys.path.insert(0, <a folder of the consumer's, from the file's own place>)`: every
+        module below it may now be imported by another name (xinference puts its `thirdparty`
+        folder there and imports `confuciustts.cli.inference`), so all are reached from here."""
+        tree = self._trees.get(ctx.file.module)
+        if tree is not None and ctx.file.path not in self._import_paths:
+            self._import_paths[ctx.file.path] = import_path_folders(tree, ctx.file.path)
+        found = self._import_paths.get(ctx.file.path, {}).get(node.lineno)
+        below = modules_below(found, ctx.file.path, ctx.file.module, ctx.file.is_package) if found else None
+        if below is not None and self._is_consumer(below.split(".")[0]):
+            self._record_edge(ctx, f"prefix:{below}.", node)
 
     def _computed_import_edge(self, node: ast.Call, ctx: _Ctx) -> None:
         """`import_module(<computed name>)`: what its literal start and computed parts can spell."""
