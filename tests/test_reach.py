@@ -406,7 +406,10 @@ def test_a_folder_of_the_consumer_put_on_the_import_path_reaches_every_module_be
         "plug/elsewhere.py": "warning",
     }
     # The same from a file the scan reads (it names the provider) as from one it does not.
-    scanned = {**files, "plug/live.py": files["plug/live.py"].replace("import sys\n", "import sys\n        import pv\n")}
+    scanned = {
+        **files,
+        "plug/live.py": files["plug/live.py"].replace("import sys\n", "import sys\n        import pv\n"),
+    }
     assert "\nimport pv\n" in dedent_files(scanned)["plug/live.py"]
     assert severities(run_check(PROVIDER, scanned)) == severities(run_check(PROVIDER, files))
     # A folder not computed from the file's own place: nothing known, nothing reached.
