@@ -1,11 +1,13 @@
-"""A package importing its own modules by listing its folder.
+"""A package importing its own modules by listing its folder, or by putting a folder on `sys.path`.
 
 `pkgutil.iter_modules(__path__)` lists the modules right below the package; a helper doing it for a
 path it is handed lists what is below that path. xinference's `model/llm/transformers/__init__.py`
 defines `import_submodules(package_path, package_name, globals_dict)`, which lists
 `[package_path]`, imports each module by name and calls itself for each subpackage, and calls it
 once with `__path__[0]`: it imports the modules below its own package, not any module of the
-consumer. Read from the module's syntax tree alone.
+consumer. Its audio models put its `thirdparty` folder on `sys.path` (computed from `__file__`)
+and import the modules there by other names (`confuciustts.cli.inference`). Read from the
+module's syntax tree alone.
 """
 
 from __future__ import annotations
