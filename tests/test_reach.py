@@ -367,7 +367,8 @@ def test_a_package_importing_its_own_modules_by_iterating_its_path_reaches_those
 
 def test_a_folder_of_the_consumer_put_on_the_import_path_reaches_every_module_below_it(run_check):
     """xinference puts its `thirdparty` folder on `sys.path` and imports `confuciustts.cli.inference`
-    by that name: the modules below the folder are reached from the module doing it."""
+    by that name: what the module doing it imports by a name the folder serves is reached from it,
+    and all below that name (its modules import one another by such names too)."""
     loader = """
         import importlib
         import os
@@ -388,6 +389,7 @@ def test_a_folder_of_the_consumer_put_on_the_import_path_reaches_every_module_be
         def load_b():
             folder = str(Path(__file__).resolve().parents[0] / "other")
             sys.path.append(folder)
+            import thing
     """
     files = plugin(
         live=loader + "\n        import plug.second\n",
@@ -397,12 +399,14 @@ def test_a_folder_of_the_consumer_put_on_the_import_path_reaches_every_module_be
             "vendor/src/tool/__init__": "",
             "vendor/src/tool/run": broken("a"),
             "other/thing": broken("b"),
+            "other/unused": broken("d"),  # below the folder, and imported by no name
             "elsewhere": broken("c"),
         },
     )
     assert severities(run_check(PROVIDER, files)) == {
         "plug/vendor/src/tool/run.py": "error",
         "plug/other/thing.py": "error",
+        "plug/other/unused.py": "warning",
         "plug/elsewhere.py": "warning",
     }
     # The same from a file the scan reads (it names the provider) as from one it does not.

@@ -218,3 +218,24 @@ def modules_below(folder: str, path: str, module: str, is_package: bool) -> str 
     if not folder.startswith(root) or len(folder) <= len(root):
         return None
     return folder[len(root) :].replace("/", ".")
+
+
+def imported_tops(tree: ast.Module) -> set[str]:
+    """The first parts of the module names a module imports absolutely (`import a.b`, `from a.b
+    import c`, `importlib.import_module("a.b")` with a literal), anywhere in it: what it may import
+    from a folder it puts on `sys.path`."""
+    tops: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).rpartition(".")[2] == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            tops.add(node.args[0].value.split(".")[0])
+    return tops

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from atompin.analysis.discovery import import_path_folders, modules_below
+from atompin.analysis.discovery import import_path_folders, imported_tops, modules_below
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import absolute_module
 from atompin.analysis.prose import WORD_BYTES, ProseReader
@@ -215,8 +215,9 @@ def _edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]:
 
 
 def _import_path_edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]:
-    """A file putting a consumer folder on `sys.path` (`discovery.import_path_folders`) reaches every
-    module below it: (target, line). Only a file whose text names `sys.path` is parsed for it."""
+    """A file putting a consumer folder on `sys.path` (`discovery.import_path_folders`) reaches what
+    it imports by a name that folder serves, and all below it: (target, line). Only a file whose
+    text names `sys.path` is parsed for it."""
     if b"sys.path" not in f.source:
         return []
     try:
@@ -227,7 +228,8 @@ def _import_path_edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]
     for line, folder in sorted(import_path_folders(tree, f.path).items()):
         below = modules_below(folder, f.path, f.module, f.is_package)
         if below is not None and f"{below}.".startswith(tops):
-            out.append((f"prefix:{below}.", line))
+            for top in sorted(imported_tops(tree)):
+                out += [(f"{below}.{top}", line), (f"prefix:{below}.{top}.", line)]
     return out
 
 

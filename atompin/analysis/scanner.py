@@ -26,7 +26,13 @@ from typing import Any, TypeGuard
 from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
 from atompin.analysis.dataclass_init import PLAIN_CLASS_DECORATORS, writes_init
-from atompin.analysis.discovery import import_path_folders, lists_own_folder, modules_below, walks_own_path
+from atompin.analysis.discovery import (
+    import_path_folders,
+    imported_tops,
+    lists_own_folder,
+    modules_below,
+    walks_own_path,
+)
 from atompin.analysis.gates import (
     Gate,
     GateOp,
@@ -2609,16 +2615,21 @@ class ConsumerScanner:
             self._record_edge(ctx, "*", node)
 
     def _import_path_edge(self, node: ast.Call, ctx: _Ctx) -> None:
-        """`sys.path.insert(0, <a folder of the consumer's, from the file's own place>)`: every
-        module below it may now be imported by another name (xinference puts its `thirdparty`
-        folder there and imports `confuciustts.cli.inference`), so all are reached from here."""
+        """`sys.path.insert(0, <a folder of the consumer's, from the file's own place>)`: a module
+        there may now be imported by another name (xinference puts its `thirdparty` folder there
+        and imports `confuciustts.cli.inference`); what this module imports by such a name, and all
+        below it, is reached from here."""
         tree = self._trees.get(ctx.file.module)
         if tree is not None and ctx.file.path not in self._import_paths:
             self._import_paths[ctx.file.path] = import_path_folders(tree, ctx.file.path)
         found = self._import_paths.get(ctx.file.path, {}).get(node.lineno)
         below = modules_below(found, ctx.file.path, ctx.file.module, ctx.file.is_package) if found else None
-        if below is not None and self._is_consumer(below.split(".")[0]):
-            self._record_edge(ctx, f"prefix:{below}.", node)
+        if below is not None and tree is not None and self._is_consumer(below.split(".")[0]):
+            for top in sorted(imported_tops(tree)):
+                # What the module imports by a name the folder serves, and all below it (its own
+                # modules import one another by those names too).
+                self._record_edge(ctx, f"{below}.{top}", node)
+                self._record_edge(ctx, f"prefix:{below}.{top}.", node)
 
     def _computed_import_edge(self, node: ast.Call, ctx: _Ctx) -> None:
         """`import_module(<computed name>)`: what its literal start and computed parts can spell."""
