@@ -781,18 +781,22 @@ def test_a_call_reading_a_binding_the_consumer_patches_too_is_that_patchs_alone(
     assert brief(run_check(PROVIDER, consumer(alone))) == [("arity-drift", "error", "pv.ops:conv", ["plug/mod.py:7"])]
 
 
+# A replacement of `pv.ops.conv` that cannot take `block_idx=`, which `Mixer.forward` passes.
+NARROW_CONV = """
+    import pv.ops
+
+    def conv(x, weight, bias=None, cache_indices=None):
+        return x
+
+    pv.ops.conv = conv
+"""
+
+
 def test_a_real_call_that_changed_but_missed_the_replacement_at_the_baseline_too_is_a_warning(run_check):
     """vllm-mindspore's `BlockTable.__init__` takes six arguments after self; vLLM 0.23's
     `MultiGroupBlockTable.__init__` passed it eight and 0.33's passes seven and a keyword: the
     call changed, but the replacement missed it at the baseline too (where the consumer works)."""
-    src = """
-        import pv.ops
-
-        def conv(x, weight, bias=None, cache_indices=None):
-            return x
-
-        pv.ops.conv = conv
-    """
+    src = NARROW_CONV
     before = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace("block_idx=3", "block_idx=3, other=1")}
     [finding] = run_check(PROVIDER, consumer(src), baseline=before).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
@@ -807,14 +811,7 @@ def test_a_call_the_baseline_made_from_a_function_since_renamed_is_a_warning(run
     """vLLM 0.30 renamed the nixl worker's `get_finished` to `get_transfer_results`; the call of
     `post_process_device_kv_on_receive` in it is the same, and vllm-gaudi's two-argument replacement
     missed it at the baseline (0.27.1) too: not a change since."""
-    src = """
-        import pv.ops
-
-        def conv(x, weight, bias=None, cache_indices=None):
-            return x
-
-        pv.ops.conv = conv
-    """
+    src = NARROW_CONV
     renamed = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace("def forward", "def run")}
     [finding] = run_check(renamed, consumer(src), baseline=PROVIDER).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
