@@ -1534,9 +1534,9 @@ def test_a_call_on_self_x_of_a_provider_class_no_holder_derives_from_is_not_on_t
     warm = {
         **HELD_RUNNER_B,
         "pv/warm.py": """
-        from pv.runner import GPURunner
-
         def build():
+            from pv.runner import GPURunner  # (`.runner` in a module path is no read of the member)
+
             return GPURunner()
 
         def warm():

@@ -478,6 +478,7 @@ def _hands_out_kept(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     start = text.find(b"\n", found.end()) + 1
     end = re.search(rb"(?m)^[^\s#)]", text[start:]) if start else None
     body = text[start : start + end.start()] if end else text[start:]
+    body = re.sub(rb"(?m)^[ \t]*(?:from|import)[ \t].*$", b"", body)  # (`from a.model_runner import`)
     return any(re.search(rb"\." + re.escape(member.encode()) + rb"\b", body) for member in s.held_as)
 
 
