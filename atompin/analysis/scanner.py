@@ -1486,8 +1486,10 @@ class ConsumerScanner:
         others = (s for path, s in self._sources.items() if path != ctx.file.path)
         word = re.compile(rb"\b" + re.escape(name) + rb"\b")
         bound = len(re.findall(rb"(?m)^" + re.escape(name) + rb"\s*[:=]", own))
-        if bound != 1 or len(word.findall(own)) < 2 or any(word.search(s) for s in (*others, *self._unscanned)):
-            return False  # bound more than once, read nowhere here, or named in another file
+        if bound != 1 or len(word.findall(own)) < 2:
+            return False  # bound more than once, or read nowhere here
+        if any(name in s and word.search(s) for s in (*others, *self._unscanned)):
+            return False  # named in another file (looked for as bytes first: most files lack it)
         self._kept_paths.add((ctx.file.module, node.targets[0].id))
         return True
 
