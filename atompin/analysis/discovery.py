@@ -71,26 +71,14 @@ def walks_own_path(tree: ast.Module, function: str, path: ast.expr) -> bool:
         if given is None:
             return False
         if id(call) in inside:
-            if not _below(_bound_once(fn, given), name.id):
+            local = _bound_once_in([fn.body], given.id) if isinstance(given, ast.Name) else None
+            if not _below(local or given, name.id):
                 return False
         elif ast.unparse(given) in _OWN_FOLDER:
             outside += 1
         else:
             return False
     return outside > 0
-
-
-def _bound_once(fn: ast.FunctionDef | ast.AsyncFunctionDef, given: ast.expr) -> ast.expr:
-    """What a local name of `fn` is bound to, when one assignment binds it (`sub = os.path.join(...)`);
-    else `given` itself."""
-    if not isinstance(given, ast.Name):
-        return given
-    values = [
-        node.value
-        for node in ast.walk(fn)
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == given.id for t in node.targets)
-    ]
-    return values[0] if len(values) == 1 else given
 
 
 def _below(given: ast.expr, param: str) -> bool:
