@@ -227,3 +227,16 @@ def imported_tops(tree: ast.Module) -> set[str]:
         ):
             tops.add(node.args[0].value.split(".")[0])
     return tops
+
+
+def import_path_targets(tree: ast.Module, path: str, module: str, is_package: bool) -> dict[int, list[str]]:
+    """By the line of each call putting a consumer folder on `sys.path` (`import_path_folders`) in
+    the module `module` at `path`: the module edges it makes, what the module imports by a name the
+    folder serves (`pkg.thirdparty.confuciustts`) and all below that name
+    (`prefix:pkg.thirdparty.confuciustts.`), since such modules import one another by those names."""
+    out: dict[int, list[str]] = {}
+    for line, folder in import_path_folders(tree, path).items():
+        below = modules_below(folder, path, module, is_package)
+        if below is not None:
+            out[line] = [t for top in sorted(imported_tops(tree)) for t in (f"{below}.{top}", f"prefix:{below}.{top}.")]
+    return out

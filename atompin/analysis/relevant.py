@@ -36,7 +36,7 @@ from collections.abc import Iterable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from atompin.analysis.discovery import import_path_folders, imported_tops, modules_below
+from atompin.analysis.discovery import import_path_targets
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import absolute_module
 from atompin.analysis.prose import WORD_BYTES, ProseReader
@@ -224,13 +224,13 @@ def _import_path_edges(f: _File, tops: tuple[str, ...]) -> list[tuple[str, int]]
         tree = parse_limited(f.source)
     except (SyntaxError, ValueError):
         return []
-    out = []
-    for line, folder in sorted(import_path_folders(tree, f.path).items()):
-        below = modules_below(folder, f.path, f.module, f.is_package)
-        if below is not None and f"{below}.".startswith(tops):
-            for top in sorted(imported_tops(tree)):
-                out += [(f"{below}.{top}", line), (f"prefix:{below}.{top}.", line)]
-    return out
+    targets = import_path_targets(tree, f.path, f.module, f.is_package)
+    return [
+        (target, line)
+        for line, each in sorted(targets.items())
+        for target in each
+        if f"{target.removeprefix('prefix:')}.".startswith(tops)
+    ]
 
 
 def _hands_on_provider(f: _File, provider: str) -> bool:

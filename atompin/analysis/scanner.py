@@ -26,13 +26,7 @@ from typing import Any, TypeGuard
 from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
 from atompin.analysis.dataclass_init import PLAIN_CLASS_DECORATORS, writes_init
-from atompin.analysis.discovery import (
-    import_path_folders,
-    imported_tops,
-    lists_own_folder,
-    modules_below,
-    walks_own_path,
-)
+from atompin.analysis.discovery import import_path_targets, lists_own_folder, walks_own_path
 from atompin.analysis.gates import (
     Gate,
     GateOp,
@@ -481,7 +475,7 @@ class ConsumerScanner:
         self._def_counts: dict[str, int] = {}  # see `_defined_times`
         self._kept_paths: set[tuple[str, str]] = set()  # see `_path_kept_for_reads`
         self._aliases: dict[str, dict[str, str]] = {}  # by file: a version reader's alias -> its name
-        self._import_paths: dict[str, dict[int, str]] = {}  # by file: `import_path_folders`
+        self._import_paths: dict[str, dict[int, list[str]]] = {}  # by file: `import_path_targets`
         # Names an import of a package neither the consumer's nor the provider's binds, by file.
         self._other_packages: dict[str, set[str]] = {}
         # Calls of module-level consumer functions: (path, name) -> call site -> the try around it
@@ -2621,17 +2615,13 @@ class ConsumerScanner:
         there may now be imported by another name (xinference puts its `thirdparty` folder there
         and imports `confuciustts.cli.inference`); what this module imports by such a name, and all
         below it, is reached from here."""
-        tree = self._trees.get(ctx.file.module)
-        if tree is not None and ctx.file.path not in self._import_paths:
-            self._import_paths[ctx.file.path] = import_path_folders(tree, ctx.file.path)
-        found = self._import_paths.get(ctx.file.path, {}).get(node.lineno)
-        below = modules_below(found, ctx.file.path, ctx.file.module, ctx.file.is_package) if found else None
-        if below is not None and tree is not None and self._is_consumer(below.split(".")[0]):
-            for top in sorted(imported_tops(tree)):
-                # What the module imports by a name the folder serves, and all below it (its own
-                # modules import one another by those names too).
-                self._record_edge(ctx, f"{below}.{top}", node)
-                self._record_edge(ctx, f"prefix:{below}.{top}.", node)
+        file = ctx.file
+        tree = self._trees.get(file.module)
+        if tree is not None and file.path not in self._import_paths:
+            self._import_paths[file.path] = import_path_targets(tree, file.path, file.module, file.is_package)
+        for target in self._import_paths.get(file.path, {}).get(node.lineno, []):
+            if self._is_consumer(target.removeprefix("prefix:").split(".")[0]):
+                self._record_edge(ctx, target, node)
 
     def _computed_import_edge(self, node: ast.Call, ctx: _Ctx) -> None:
         """`import_module(<computed name>)`: what its literal start and computed parts can spell."""
