@@ -208,16 +208,17 @@ def modules_below(folder: str, path: str, module: str, is_package: bool) -> str 
     return folder[len(root) :].replace("/", ".")
 
 
-def imported_tops(tree: ast.Module) -> set[str]:
-    """The first parts of the module names a module imports absolutely (`import a.b`, `from a.b
-    import c`, `importlib.import_module("a.b")` with a literal), anywhere in it: what it may import
-    from a folder it puts on `sys.path`."""
-    tops: set[str] = set()
+def imported_names(tree: ast.Module) -> set[str]:
+    """The module names a module imports absolutely (`import a.b`, `from a.b import c` as `a.b.c`,
+    `importlib.import_module("a.b")` with a literal), anywhere in it: what it may import from a
+    folder it puts on `sys.path`."""
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            tops.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            tops.add(node.module.split(".")[0])
+            names.update(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
+            names.add(node.module)
         elif (
             isinstance(node, ast.Call)
             and ast.unparse(node.func).rpartition(".")[2] == "import_module"
@@ -225,18 +226,19 @@ def imported_tops(tree: ast.Module) -> set[str]:
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
         ):
-            tops.add(node.args[0].value.split(".")[0])
-    return tops
+            names.add(node.args[0].value)
+    return names
 
 
 def import_path_targets(tree: ast.Module, path: str, module: str, is_package: bool) -> dict[int, list[str]]:
     """By the line of each call putting a consumer folder on `sys.path` (`import_path_folders`) in
-    the module `module` at `path`: the module edges it makes, what the module imports by a name the
-    folder serves (`pkg.thirdparty.confuciustts`) and all below that name
-    (`prefix:pkg.thirdparty.confuciustts.`), since such modules import one another by those names."""
+    the module `module` at `path`: the module edges it makes, one for each name the module imports
+    (`confuciustts.cli.inference` from `pkg/thirdparty`: `pkg.thirdparty.confuciustts.cli.inference`,
+    read as the longest module of that name there is). Modules there that import one another by
+    such names are not followed further; relative imports are."""
     out: dict[int, list[str]] = {}
     for line, folder in import_path_folders(tree, path).items():
         below = modules_below(folder, path, module, is_package)
         if below is not None:
-            out[line] = [t for top in sorted(imported_tops(tree)) for t in (f"{below}.{top}", f"prefix:{below}.{top}.")]
+            out[line] = [f"{below}.{name}" for name in sorted(imported_names(tree))]
     return out
