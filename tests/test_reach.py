@@ -399,6 +399,7 @@ def test_a_folder_of_the_consumer_put_on_the_import_path_reaches_every_module_be
             "vendor/src/tool/run": broken("a"),
             "other/thing": broken("b"),
             "other/unused": broken("d"),  # below the folder, and imported by no name
+            "vendor/src/tool/cli": broken("e"),  # beside the module imported (its package's CLI)
             "elsewhere": broken("c"),
         },
     )
@@ -406,6 +407,7 @@ def test_a_folder_of_the_consumer_put_on_the_import_path_reaches_every_module_be
         "plug/vendor/src/tool/run.py": "error",
         "plug/other/thing.py": "error",
         "plug/other/unused.py": "warning",
+        "plug/vendor/src/tool/cli.py": "warning",
         "plug/elsewhere.py": "warning",
     }
     # The same from a file the scan reads (it names the provider) as from one it does not.
