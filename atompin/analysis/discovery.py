@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import posixpath
 
+from atompin.analysis.syntax import walk_shallow
+
 # How a module writes its own package's folder.
 _OWN_FOLDER = frozenset(
     {
@@ -109,7 +111,7 @@ def import_path_folders(tree: ast.Module, path: str) -> dict[int, str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     for body, bodies in scopes:
-        for node in _shallow(body):
+        for node in walk_shallow(body):
             if (
                 isinstance(node, ast.Call)
                 and ast.unparse(node.func) in ("sys.path.insert", "sys.path.append")
@@ -175,24 +177,12 @@ def _bound_once_in(bodies: list[list[ast.stmt]], name: str) -> ast.expr | None:
     for body in bodies:
         values = [
             node.value
-            for node in _shallow(body)
+            for node in walk_shallow(body)
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
         ]
         if values:
             return values[0] if len(values) == 1 else None
     return None
-
-
-def _shallow(body: list[ast.stmt]) -> list[ast.AST]:
-    """The nodes of `body`, not those of the functions and classes defined in it."""
-    out: list[ast.AST] = []
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
 
 
 def modules_below(folder: str, path: str, module: str, is_package: bool) -> str | None:

@@ -64,20 +64,22 @@ def catches_only_import_errors(handler: ast.ExceptHandler) -> bool:
 def catches_only_version_errors(handler: ast.ExceptHandler) -> bool:
     """Does this handler catch a version that does not parse (`InvalidVersion`, or the
     `ValueError` it is) and nothing else?"""
-    names = _caught_names([handler])
-    return "InvalidVersion" in names and names <= {"InvalidVersion", "ValueError"}
+    return _catches_only(handler, {"InvalidVersion"}, {"InvalidVersion", "ValueError"})
 
 
 def catches_only_version_errors_or_absence(handler: ast.ExceptHandler) -> bool:
     """Does this handler catch only a version that does not parse or a distribution that is not
     installed (`except (PackageNotFoundError, InvalidVersion):`)? Around a read of the provider's
     version, neither happens where it is checked."""
+    return _catches_only(
+        handler, {"InvalidVersion", "PackageNotFoundError"}, {"InvalidVersion", "PackageNotFoundError", "ValueError"}
+    )
+
+
+def _catches_only(handler: ast.ExceptHandler, one_of: set[str], within: set[str]) -> bool:
+    """Does this handler catch one of `one_of` by name, and nothing outside `within`?"""
     names = _caught_names([handler])
-    return bool(names & {"InvalidVersion", "PackageNotFoundError"}) and names <= {
-        "InvalidVersion",
-        "PackageNotFoundError",
-        "ValueError",
-    }
+    return bool(names & one_of) and names <= within
 
 
 def catches_type_error(handler: ast.ExceptHandler) -> bool:

@@ -2546,15 +2546,14 @@ class ConsumerScanner:
             site = self._site(ctx, node)
             self.usage.module_edges.append(ModuleEdge(ctx.file.module, target, site, ctx.when, after))
 
-    @staticmethod
-    def _package_of(ctx: _Ctx) -> str:
-        """The package the module read is, or is in ("" for a top-level module)."""
-        return ctx.file.module if ctx.file.is_package else ctx.file.module.rpartition(".")[0]
-
     def _in_own_listing(self, ctx: _Ctx) -> bool:
         """Is the statement read in a function listing its own package's folder (`lists_own_folder`)?"""
         tree = self._trees.get(ctx.file.module)
-        return bool(self._package_of(ctx)) and tree is not None and lists_own_folder(tree, ctx.function)
+        return (
+            bool(absolute_module(ctx.file.module, ctx.file.is_package, 1, None))
+            and tree is not None
+            and lists_own_folder(tree, ctx.function)
+        )
 
     def _string_edge(self, text: str, node: ast.AST, ctx: _Ctx, after: str = "") -> None:
         """A string that names a consumer module ("pkg.mod", "pkg.mod:Cls", ".relative") or a Python file:
@@ -2601,7 +2600,7 @@ class ConsumerScanner:
         package's own `__path__`, the modules below it (right below, for iter_modules); over another
         package's (`torchvision.models.__path__`), none of the consumer's; else any module."""
         path = dotted(node.args[0]) if node.args else ""
-        package = self._package_of(ctx)
+        package = absolute_module(ctx.file.module, ctx.file.is_package, 1, None)
         tree = self._trees.get(ctx.file.module)
         if path == "__path__" and package:
             self._record_edge(ctx, f"glob:{package}.*" if last == "iter_modules" else f"prefix:{package}.", node)
@@ -2640,7 +2639,7 @@ class ConsumerScanner:
             return  # under another package (`import_module(f"torchvision.models.{name}")`)
         elif not prefix and self._in_own_listing(ctx):
             # A name listed from the package's own folder (`walks_own_path`): a module below it.
-            self._record_edge(ctx, f"prefix:{self._package_of(ctx)}.", node)
+            self._record_edge(ctx, f"prefix:{absolute_module(ctx.file.module, ctx.file.is_package, 1, None)}.", node)
         elif prefix and self._is_consumer(prefix.split(".")[0]):
             glob = _module_glob(arg)
             if glob and self.usage.module_edges:

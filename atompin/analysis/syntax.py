@@ -105,14 +105,14 @@ def literal_strings(value: ast.expr | None) -> list[str] | None:
 
 
 def walk_shallow(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node under `body`, not entering nested functions, classes or lambdas."""
+    """Every node under `body`, not entering nested functions, classes or lambdas (one written in
+    `body` itself is yielded, its contents are not)."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                todo.append(child)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
