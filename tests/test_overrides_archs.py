@@ -124,6 +124,51 @@ def test_an_alias_of_a_provider_class_is_looked_up_in_the_provider(run_check):
     assert "does not resolve in the consumer" in errors["plug.models:Missing"]
 
 
+def test_an_override_path_broken_at_the_baseline_too_is_a_warning(run_check):
+    """vllm-kunlun registers `vllm_kunlun.models.glm:GlmForCausalLM` and ships no `glm` module:
+    loading a GLM model fails whatever the provider, at its baseline too, so a bump breaks nothing
+    there. A class the consumer's module lacks, or one the provider lost since, stays an error."""
+    provider = {**PROVIDER, "pv/models/llama.py": "class LlamaForCausalLM:\n    pass\n"}
+    baseline = {**provider, "pv/models/llama.py": "class LlamaForCausalLM:\n    pass\nclass OldLlama:\n    pass\n"}
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/models.py": "class Wrapper:\n    pass\n",
+        "plug/register.py": """
+            def register_model():
+                from pv.models.registry import ModelRegistry
+                ModelRegistry.register_model("Glm", "plug.glm:GlmForCausalLM")
+                ModelRegistry.register_model("OwnMissing", "plug.models:Missing")
+                ModelRegistry.register_model("GoneAlias", "pv.models.llama:GoneForCausalLM")
+                ModelRegistry.register_model("LostAlias", "pv.models.llama:OldLlama")
+        """,
+    }
+    result = run_check(provider, consumer, consumer_package="plug", baseline=baseline)
+    severities = {f.symbol: f.severity.value for f in result.findings if f.rule.value == "model-override"}
+    assert severities == {
+        "plug.glm:GlmForCausalLM": "warning",
+        "plug.models:Missing": "error",
+        "pv.models.llama:GoneForCausalLM": "warning",
+        "pv.models.llama:OldLlama": "error",
+        "Glm": "info",
+        "OwnMissing": "info",
+        "GoneAlias": "info",
+        "LostAlias": "info",
+    }
+    messages = {f.symbol: f.message for f in result.findings}
+    assert messages["plug.glm:GlmForCausalLM"].endswith(
+        "it fails at the baseline too (the consumer has no module plug.glm, whatever the provider): not a change since"
+    )
+    assert "(the baseline lacks it too)" in messages["pv.models.llama:GoneForCausalLM"]
+    # Without a baseline: errors, as before.
+    alone = run_check(provider, consumer, consumer_package="plug")
+    assert sorted(f.symbol for f in alone.findings if f.severity.value == "error") == [
+        "plug.glm:GlmForCausalLM",
+        "plug.models:Missing",
+        "pv.models.llama:GoneForCausalLM",
+        "pv.models.llama:OldLlama",
+    ]
+
+
 @pytest.mark.parametrize("path", [":Foo", "pv.models.llama:", ".plug.models:Foo", "pv.models.llama"])
 def test_an_override_path_not_module_colon_class_is_an_error(run_check, path):
     consumer = {

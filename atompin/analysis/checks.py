@@ -29,6 +29,7 @@ from atompin.analysis.arity import (
     untakeable_keywords,
 )
 from atompin.analysis.baseline import Baseline
+from atompin.analysis.baseline_failures import ImportFailure
 from atompin.analysis.callsites import CallerSearch, ProviderCall, call_pattern, caller_key, searched_as
 from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate, is_older
@@ -198,6 +199,8 @@ class UsageChecker:
         self.in_consumer = in_consumer
         self.consumer_mentions = consumer_mentions
         self.findings = _Findings()
+        # Top-level imports that raise at the baseline too: what follows them never runs there.
+        self.import_failures: list[ImportFailure] = []
         self._memo: dict[Ref, Resolution] = {}
         self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
@@ -400,6 +403,7 @@ class UsageChecker:
                 if res.status is Status.MISSING:
                     severity, message = self._failed_import(group, use, res)
                     self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(use.ref), [use.site], message)
+                    self._note_failure_at_baseline(group, [use.ref], use.site)
             return
         alternatives = tuple(
             Alternative(
@@ -421,6 +425,8 @@ class UsageChecker:
             if self._imports_missing_at_baseline([u.ref for _, resolved in judged for u, _ in resolved]):
                 severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
+            if not group.exits:
+                self._note_failure_at_baseline(group, [u.ref for _, resolved in judged for u, _ in resolved], sites[0])
             return
         # The installer's patches after the ladder: never made when its fallback returns.
         in_function = [p for p in self.usage.patches if p.site.path == group.path and p.function == group.function]
@@ -474,6 +480,14 @@ class UsageChecker:
         if self._imports_missing_at_baseline([use.ref]):
             return Severity.WARNING, f"{fails}; {_at_baseline_too()}"
         return Severity.ERROR, fails
+
+    def _note_failure_at_baseline(self, group: ImportGroup, refs: list[Ref], site: Site) -> None:
+        """Keep an import that makes its module stop at the baseline (`baseline_failures`): at the
+        top level, under no branch that may not run there, of names the baseline lacks too."""
+        if group.function or self.baseline is None or not self.baseline.runs(group.when):
+            return
+        if self._imports_missing_at_baseline(refs):
+            self.import_failures.append(ImportFailure(site, self.symbol(refs[0])))
 
     def _imports_missing_at_baseline(self, refs: list[Ref]) -> bool:
         """Is each of these imports missing at the baseline too (not unknown there)? Then the

@@ -16,6 +16,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from atompin.analysis.baseline import Baseline
+from atompin.analysis.baseline_failures import demote_after_failures, first_failures
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.checks import UsageChecker
@@ -447,7 +448,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         if options.relocations:
             findings += check_relocations(options.relocations, index, base_index, checker.sites_by_symbol())
         override_findings, replaced = check_overrides(
-            usage, index, in_consumer, base_index, lambda top: consumer.find_module(top) is not None
+            usage, index, in_consumer, base_index, lambda module: consumer.find_module(module) is not None
         )
         judged_since = baseline_version if base_index is not None else None
         gates = gate_readings(usage, provider_version, judged_since)
@@ -475,6 +476,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         )
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
         findings = _demote_unread_served(findings, usage, consumer, packages, provider, package, reach)
+    findings = demote_after_failures(findings, first_failures(checker.import_failures))
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)

@@ -47,11 +47,19 @@ def find_overrides(usage: ConsumerUsage, index: ProviderIndex) -> list[Override]
 
 
 def _wrapper_missing(
-    o: Override, index: ProviderIndex, in_consumer: Callable[[str], Resolution], consumer_has: Callable[[str], bool]
+    o: Override,
+    index: ProviderIndex,
+    in_consumer: Callable[[str], Resolution],
+    consumer_has: Callable[[str], bool],
+    baseline: ProviderIndex | None = None,
 ) -> list[Finding]:
     """An error when the class an override names by path is not where the path points: in the
-    provider (an alias of one of its own classes) or in the consumer; nothing for a third package."""
-    top = o.wrapper.partition(":")[0].split(".")[0]
+    provider (an alias of one of its own classes) or in the consumer; nothing for a third package.
+    A warning when that was so at the baseline too: the consumer has no such module whatever the
+    provider (vllm-kunlun registers `vllm_kunlun.models.glm`, which it does not ship), or the
+    baseline lacked the provider's class as well."""
+    module = o.wrapper.partition(":")[0]
+    top = module.split(".")[0]
     if top == index.package:
         res, where = index.resolve_symbol(o.wrapper), "provider"
     elif consumer_has(top):
@@ -64,6 +72,16 @@ def _wrapper_missing(
         f"the override of {o.arch} names {o.wrapper}, which does not resolve in the {where} ({res.reason}): "
         "loading the model fails"
     )
+    if baseline is not None:
+        if where == "consumer" and not consumer_has(module):
+            how = f"the consumer has no module {module}, whatever the provider"
+        elif where == "provider" and baseline.resolve_symbol(o.wrapper).status.value == "missing":
+            how = "the baseline lacks it too"
+        else:
+            how = ""
+        if how:
+            message = f"{message}; it fails at the baseline too ({how}): not a change since"
+            return [Finding(Rule.MODEL_OVERRIDE, Severity.WARNING, o.wrapper, (o.site,), message)]
     return [Finding(Rule.MODEL_OVERRIDE, Severity.ERROR, o.wrapper, (o.site,), message)]
 
 
@@ -86,7 +104,7 @@ def check_overrides(
     """Findings for the overrides, and how many provider architectures they replace.
 
     `in_consumer` resolves a "module:Class" in the consumer's own tree; `consumer_has` says
-    whether a top-level package is the consumer's.
+    whether the consumer has a module (a top-level package, or one below it) of that name.
     """
     findings: list[Finding] = []
     replaced = 0
@@ -104,7 +122,7 @@ def check_overrides(
                     )
                 )
             else:
-                findings += _wrapper_missing(o, index, in_consumer, consumer_has)
+                findings += _wrapper_missing(o, index, in_consumer, consumer_has, baseline)
         known = known_architectures(index, o.registry_module)
         if not known:
             continue
