@@ -712,3 +712,47 @@ def test_a_guarded_patch_of_what_came_after_the_checked_release_is_a_warning(run
     for version, baseline_version in [(None, "2.0.0"), ("1.0.0", None), ("main", "2.0.0")]:
         [alone] = patch_findings(version, baseline_version)
         assert alone.severity.value == "error"
+
+
+# vllm-mindspore sets its platform on `vllm.platforms` and on each module that imported it there;
+# vLLM 0.13's attention selector imports it inside its function instead of at its top.
+PLATFORMS = {
+    "pv/__init__.py": "",
+    "pv/platforms.py": "current_platform = object()\n",
+    "pv/selector.py": """
+        def get_backend():
+            from pv.platforms import current_platform
+            return current_platform
+    """,
+}
+SELECTOR_AT_BASELINE = """
+    from pv.platforms import current_platform
+
+    def get_backend():
+        return current_platform
+"""
+
+
+@pytest.mark.parametrize("origin_patched", [True, False])
+def test_a_patched_import_gone_since_whose_origin_the_consumer_patches_too(run_check, origin_patched):
+    source = """
+        import pv.platforms
+        import pv.selector
+        mine = object()
+        pv.platforms.current_platform = mine
+        pv.selector.current_platform = mine
+    """
+    if not origin_patched:
+        source = source.replace("pv.platforms.current_platform = mine", "kept = mine")
+    baseline = {**PLATFORMS, "pv/selector.py": SELECTOR_AT_BASELINE}
+    [finding] = run_check(PLATFORMS, consumer(source), baseline=baseline).findings
+    assert (finding.rule.value, finding.symbol) == ("missing-patch-target", "pv.selector:current_platform")
+    if origin_patched:
+        assert finding.severity.value == "warning"
+        assert (
+            "at the baseline it was pv.platforms:current_platform, imported there, and the consumer patches "
+            "pv.platforms:current_platform itself (plug/mod.py:4)" in finding.message
+        )
+    else:
+        assert finding.severity.value == "error"
+        assert "the provider's code runs unpatched" in finding.message

@@ -698,6 +698,18 @@ class UsageChecker:
             self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *uses], message)
             return
         if before is not None:
+            origin = self._origin_patched(patch, before)
+            if origin is not None:
+                # At the baseline the name was an import of `before`, which the consumer patches too
+                # (vllm-mindspore sets `current_platform` on `vllm.platforms` and on every module that
+                # imported it): the provider's code that reads it where it is defined gets the consumer's.
+                message = (
+                    f"{res.reason}; at the baseline it was {before}, imported there, and the consumer patches "
+                    f"{before} itself ({origin.site}): the provider's code that reads it there gets what the "
+                    f"consumer sets, and this assignment adds a name nothing reads any more{_via(patch)}"
+                )
+                self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site], message)
+                return
             message = (
                 f"{res.reason}, but {before} existed at the baseline: the assignment installs the replacement "
                 "under a name nothing calls any more, and the provider's code runs unpatched "
@@ -860,6 +872,21 @@ class UsageChecker:
         """Was the patched attribute surely missing at the baseline provider too?"""
         found = self._baseline_attr(patch)
         return found is not None and found.status is Status.MISSING
+
+    def _origin_patched(self, patch: PatchSite, before: str) -> PatchSite | None:
+        """Another patch of the consumer's that sets `before` itself, where the pin defines it: what
+        `patch` set at the baseline was a module's import of `before` (its symbol is another module's)."""
+        if before.partition(":")[0] == self.symbol(patch.owner[0]).partition(":")[0]:
+            return None  # defined in the patched module itself at the baseline: no import of another's
+        for other in self.usage.patches:
+            if other is patch:
+                continue
+            _, owner = self.first(other.owner)
+            if owner.found and owner.target is not None:
+                res = self.index.getattr(owner.target, other.attr)
+                if res.found and res.target is not None and res.target.symbol == before:
+                    return other
+        return None
 
     def _at_baseline(self, patch: PatchSite) -> str | None:
         """The patched attribute's symbol at the baseline provider, when it was there."""
