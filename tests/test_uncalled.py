@@ -95,3 +95,74 @@ def test_a_method_the_provider_names_or_a_subclass_overrides_for_it_is_called(ru
     # Derived from a class outside both packages, which may call it.
     outside = {**consumer, "plug/platform.py": PLATFORM.replace("(Platform)", "(Platform, torch.nn.Module)")}
     assert severities(run_check(PROVIDER, outside))["HPU"] == "error"
+
+
+# vllm-mindspore keeps `_aclgraph_capture_dummy_run` beside the `GPUModelRunner` methods it
+# installs, installs it nowhere, and calls it nowhere: what its body calls wrongly never runs.
+FUNCTIONS = """
+    from pv.platforms import PlatformEnum
+
+
+    def _unused(
+        self,
+        n,
+    ):
+        # PlatformEnum.IN_COMMENT
+        return PlatformEnum.GONE_A
+
+
+    def _used():
+        return PlatformEnum.GONE_B
+
+
+    def public():
+        return PlatformEnum.GONE_C
+
+
+    @registered
+    def _registered():
+        return PlatformEnum.GONE_D
+
+
+    def _installed():
+        return PlatformEnum.GONE_E
+
+
+    def _by_string():
+        return PlatformEnum.GONE_F
+
+
+    def run():
+        x = 1
+        return _used()
+
+
+    X = PlatformEnum.GONE_G
+"""
+
+
+def test_an_error_only_inside_a_private_function_nothing_names_is_a_warning(run_check):
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/funcs.py": FUNCTIONS,
+        "plug/patches.py": "import pv.platforms\nfrom plug.funcs import _installed\npv.platforms.pick = _installed\n",
+        "plug/table.py": 'HOOKS = ["_by_string"]\n',
+    }
+    result = run_check(PROVIDER, consumer)
+    assert {k: v for k, v in severities(result).items() if k.startswith("GONE")} == {
+        "GONE_A": "warning",  # named nowhere but at its `def` (and in a comment)
+        "GONE_B": "error",  # called by `run`
+        "GONE_C": "error",  # public: a user of the plugin may call it
+        "GONE_D": "error",  # a decorator may register it
+        "GONE_E": "error",  # imported and installed
+        "GONE_F": "error",  # named in a string: it may be looked up by it
+        "GONE_G": "error",  # at the module's top level: runs at import
+    }
+    [a] = [f for f in result.findings if f.symbol.endswith(".GONE_A")]
+    assert a.message.endswith(
+        "(in _unused(), a private function nothing calls: neither the plugin nor the provider names it anywhere "
+        "but at its definition)"
+    )
+    # The provider names it (a string it looks it up by): it may call it.
+    provider = {**PROVIDER, "pv/probe.py": 'NAMES = ["_unused"]\n'}
+    assert severities(run_check(provider, consumer))["GONE_A"] == "error"

@@ -55,7 +55,12 @@ from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
-from atompin.analysis.uncalled import UncalledMethods, demote_uncalled
+from atompin.analysis.uncalled import (
+    UncalledFunctions,
+    UncalledMethods,
+    demote_uncalled,
+    demote_uncalled_functions,
+)
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge, Ref
 from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site, Status
 from atompin.sources.tree import SourceTree
@@ -478,6 +483,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         findings = _demote_unread_served(findings, usage, consumer, packages, provider, package, reach)
     findings = demote_after_failures(findings, first_failures(checker.import_failures))
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
+    findings = demote_uncalled_functions(findings, UncalledFunctions(consumer, search.unused))
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     result = CheckResult(
