@@ -166,3 +166,82 @@ def test_an_error_only_inside_a_private_function_nothing_names_is_a_warning(run_
     # The provider names it (a string it looks it up by): it may call it.
     provider = {**PROVIDER, "pv/probe.py": 'NAMES = ["_unused"]\n'}
     assert severities(run_check(provider, consumer))["GONE_A"] == "error"
+
+
+# vllm-omni's OmniVoice module keeps a multimodal processor nothing registers any more.
+BUILDERS = """
+    from pv.platforms import Platform, PlatformEnum
+
+
+    class Unnamed(Platform):
+        def is_cuda(self):
+            return PlatformEnum.GONE_A
+
+
+    class Used(Platform):
+        def is_cuda(self):
+            return PlatformEnum.GONE_B
+
+
+    @registered
+    class Decorated(Platform):
+        def is_cuda(self):
+            return PlatformEnum.GONE_C
+
+
+    class ByString(Platform):
+        def is_cuda(self):
+            return PlatformEnum.GONE_D
+
+
+    class Based(Platform):
+        def is_cuda(self):
+            return PlatformEnum.GONE_E
+
+
+    class Derived(Based):
+        pass
+
+
+    def make():
+        return Used()
+"""
+PLUGIN_PROJECT = '[project]\nname = "plug"\n[project.entry-points."pv.general_plugins"]\nplug = "plug:register"\n'
+
+
+def test_an_error_only_in_a_class_of_a_plugin_nothing_names_is_a_warning(run_check):
+    consumer = {
+        "pyproject.toml": PLUGIN_PROJECT,
+        "plug/__init__.py": "def register():\n    import plug.builders\n",
+        "plug/builders.py": BUILDERS,
+        "plug/table.py": 'CLASSES = ["plug.builders.ByString"]\n',
+    }
+
+    def gone(result) -> dict[str, str]:
+        return {k: v for k, v in severities(result).items() if k.startswith("GONE")}
+
+    assert gone(run_check(PROVIDER, consumer, consumer_package="plug")) == {
+        "GONE_A": "warning",  # named nowhere but at its `class` line
+        "GONE_B": "error",  # made by `make`
+        "GONE_C": "error",  # a decorator may register it
+        "GONE_D": "error",  # named in a string: a path the provider may be handed
+        "GONE_E": "error",  # a base of a class (itself named nowhere: Derived's own findings would go)
+    }
+    [a] = [f for f in run_check(PROVIDER, consumer, consumer_package="plug").findings if f.symbol.endswith("GONE_A")]
+    assert a.message.endswith(
+        "(in plug.builders:Unnamed, a class nothing names: neither the plugin nor the provider writes its name "
+        "anywhere but at its definition; only a configuration naming it could make one)"
+    )
+    # The provider names it, or a provider base registers what derives from it as it is made.
+    named = {**PROVIDER, "pv/probe.py": 'NAMES = ["Unnamed"]\n'}
+    assert gone(run_check(named, consumer, consumer_package="plug"))["GONE_A"] == "error"
+    registering = PROVIDER["pv/platforms.py"].replace(
+        "class Platform:\n", "class Platform:\n            def __init_subclass__(cls):\n                pass\n"
+    )
+    assert (
+        gone(run_check({**PROVIDER, "pv/platforms.py": registering}, consumer, consumer_package="plug"))["GONE_A"]
+        == "error"
+    )
+    # A library's users may make any of its classes.
+    library = {k: v for k, v in consumer.items() if k != "pyproject.toml"}
+    assert gone(run_check(PROVIDER, library, consumer_package="plug"))["GONE_A"] == "error"

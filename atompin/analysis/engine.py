@@ -56,10 +56,13 @@ from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
 from atompin.analysis.uncalled import (
+    ConsumerFiles,
     UncalledFunctions,
     UncalledMethods,
+    UnnamedClasses,
     demote_uncalled,
     demote_uncalled_functions,
+    demote_unnamed_classes,
 )
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge, Ref
 from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site, Status
@@ -471,6 +474,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     finally:
         contact.close()
         checker.callers.close()
+    reach = None
     if edge.reach is not None:
         reach = reachability(
             edge.reach,
@@ -483,7 +487,10 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         findings = _demote_unread_served(findings, usage, consumer, packages, provider, package, reach)
     findings = demote_after_failures(findings, first_failures(checker.import_failures))
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
-    findings = demote_uncalled_functions(findings, UncalledFunctions(consumer, search.unused))
+    files = ConsumerFiles(consumer)
+    findings = demote_uncalled_functions(findings, UncalledFunctions(files, search.unwritten))
+    if reach is not None and not reach.library:
+        findings = demote_unnamed_classes(findings, UnnamedClasses(checker.hierarchy, files, search.unwritten))
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     result = CheckResult(

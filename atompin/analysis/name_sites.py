@@ -332,6 +332,18 @@ class NameSearch:
         left = self.unread(names)
         return left - self.written_as_string(left)
 
+    def unwritten(self, names: Iterable[str]) -> set[str]:
+        """Of `names`, those no file of the package writes as a word anywhere (an import, a call,
+        a string, a comment): nothing of the provider can name them. A search of every file: asked
+        of the few names a rule is left with."""
+        left = sorted(set(names))
+        words = {name: re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)") for name in left}
+        found: set[str] = set()
+        paths = self.tree.files_containing(self._files(), [name.encode() for name in left]) if left else []
+        for _, text in self.tree.read_many(paths):
+            found.update(name for name, word in words.items() if word.search(text))
+        return set(left) - found
+
     def written_as_string(self, names: Iterable[str]) -> set[str]:
         """Of `names`, those a file of the package writes as a string (`"name"`, `'name'`)."""
         left = sorted(set(names))

@@ -1,4 +1,4 @@
-"""Consumer methods nothing calls: an error found only inside them is a warning.
+"""Consumer methods, functions and classes nothing calls or names: an error found only inside them is a warning.
 
 A platform plugin written against older releases keeps methods the provider has stopped
 calling, and their bodies name what the provider has since removed (vllm-kunlun's
@@ -23,9 +23,12 @@ stays, as a warning that says why.
 The same holds for a private function at a module's top level (`_name`, so no user of the plugin
 calls it) that has no decorator, that no consumer file names anywhere else (in code or a one-line
 string; an import, a patch installing it or a callback passed on all name it) and that no provider
-file names: vllm-mindspore keeps `_aclgraph_capture_dummy_run` beside the `GPUModelRunner`
+file writes: vllm-mindspore keeps `_aclgraph_capture_dummy_run` beside the `GPUModelRunner`
 methods it installs, and installs it nowhere. Which function holds a site is read from the file's
 text: the nearest line above it that starts at the left margin in code must be its `def`.
+
+In a plugin, a class nothing names is never made but by a configuration naming it
+(`UnnamedClasses`): vllm-omni's OmniVoice module keeps a multimodal processor it registers nowhere.
 """
 
 from __future__ import annotations
@@ -131,23 +134,55 @@ _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+(\w+)")
 _INDENT = frozenset(b" \t\r\n#)]}")
 
 
+class ConsumerFiles:
+    """The consumer's files as the rules here read them: the files of sites, each read once, and
+    whether any Python file of the tree names a word."""
+
+    def __init__(self, tree: SourceTree) -> None:
+        self.tree = tree
+        self._python = [path for path in sorted(tree.files) if path.endswith(".py")]
+        self._files: dict[str, tuple[bytes, list[int], ProseFinder]] = {}
+
+    def file(self, path: str) -> tuple[bytes, list[int], ProseFinder]:
+        """A file's text, where its lines start, and where its comments and docstrings are."""
+        if path not in self._files:
+            text = self.tree.read(path)
+            self._files[path] = (text, line_starts(text), ProseFinder(text))
+        return self._files[path]
+
+    def decorated(self, site: Site) -> bool:
+        """Does a decorator stand right above the definition that starts at `site`?"""
+        text, starts, prose = self.file(site.path)
+        return 1 <= site.line < len(starts) and _decorated(text, starts, site.line - 1, prose)
+
+    def names(self, name: str, keyword: str) -> bool:
+        """Does a Python file write `name` in code or in a one-line string, but right after
+        `keyword` (`def`, `class`: where it is defined)? Comments and docstrings aside."""
+        word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+        definition = re.compile(rb"\b" + keyword.encode() + rb"[ \t]+$")
+        for _, text in self.tree.read_many(self.tree.files_containing(self._python, [name.encode()])):
+            prose = ProseFinder(text)
+            for match in word.finditer(text):
+                line_start = text.rfind(b"\n", 0, match.start()) + 1
+                if not definition.search(text, line_start, match.start()) and not prose.at(match.start()):
+                    return True
+        return False
+
+
 class UncalledFunctions:
     """Which private top-level functions of the consumer nothing names (see the module
-    docstring), asked site by site. `provider_unused`: as `UncalledMethods` takes it."""
+    docstring), asked site by site. `provider_unwritten`: as `UnnamedClasses` takes it (an
+    import hook may serve the function's module in a provider module's place, and the provider
+    import the function from there)."""
 
-    def __init__(self, tree: SourceTree, provider_unused: Callable[[Iterable[str]], set[str]]) -> None:
-        self.tree = tree
-        self.provider_unused = provider_unused
-        self._python = [path for path in sorted(tree.files) if path.endswith(".py")]
+    def __init__(self, files: ConsumerFiles, provider_unwritten: Callable[[Iterable[str]], set[str]]) -> None:
+        self.files = files
+        self.provider_unwritten = provider_unwritten
         self._judged: dict[str, bool] = {}
-        self._files: dict[str, tuple[bytes, list[int], ProseFinder]] = {}  # the sites' files, read once
 
     def enclosing(self, site: Site) -> str | None:
         """The private, undecorated top-level function whose body holds `site`, by name."""
-        if site.path not in self._files:
-            text = self.tree.read(site.path)
-            self._files[site.path] = (text, line_starts(text), ProseFinder(text))
-        text, starts, prose = self._files[site.path]
+        text, starts, prose = self.files.file(site.path)
         if not 1 <= site.line < len(starts):
             return None
         for index in range(site.line - 1, -1, -1):
@@ -165,19 +200,64 @@ class UncalledFunctions:
     def uncalled(self, name: str) -> bool:
         """Does nothing name the function `name` but its own `def`?"""
         if name not in self._judged:
-            self._judged[name] = not self._named(name) and bool(self.provider_unused([name]))
+            self._judged[name] = not self.files.names(name, "def") and bool(self.provider_unwritten([name]))
         return self._judged[name]
 
-    def _named(self, name: str) -> bool:
-        word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
-        definition = re.compile(rb"\bdef[ \t]+$")
-        for _, text in self.tree.read_many(self.tree.files_containing(self._python, [name.encode()])):
-            prose = ProseFinder(text)
-            for match in word.finditer(text):
-                line_start = text.rfind(b"\n", 0, match.start()) + 1
-                if not definition.search(text, line_start, match.start()) and not prose.at(match.start()):
-                    return True
-        return False
+
+class UnnamedClasses:
+    """Which consumer classes of a plugin nothing names, asked site by site: no consumer file
+    writes the class's name but at its `class` line, no provider file writes it, it has no
+    decorator, and no class of its order may register it as it is made (`__init_subclass__`, a
+    metaclass). The plugin never makes one: only a configuration naming it could (vllm-mindspore's
+    `Qwen2VLDummyInputsBuilder`, beside the `Qwen2_5_VLDummyInputsBuilder` it registers). Asked
+    only of a plugin, whose users name no class of it but in a configuration: a library's users
+    may use any."""
+
+    def __init__(
+        self, hierarchy: Hierarchy, files: ConsumerFiles, provider_unwritten: Callable[[Iterable[str]], set[str]]
+    ) -> None:
+        """`provider_unwritten`: of some names, those no provider file writes as a word anywhere
+        (`NameSearch.unwritten`: a class is named by an import too, or made by a bare call)."""
+        self.hierarchy = hierarchy
+        self.files = files
+        self.provider_unwritten = provider_unwritten
+        self._by_path: dict[str, list[ConsumerClass]] = {}
+        for cls in hierarchy.classes.values():
+            if not cls.muted:
+                self._by_path.setdefault(cls.path, []).append(cls)
+        self._handed = {h.target for h in hierarchy.usage.contact.handovers}
+        self._judged: dict[str, bool] = {}
+
+    def enclosing(self, site: Site) -> ConsumerClass | None:
+        """The innermost consumer class whose `class` line is `site`, or one of whose methods holds it."""
+        holding = [
+            cls
+            for cls in self._by_path.get(site.path, [])
+            if cls.line == site.line or any(m.line <= site.line <= m.end_line for m in cls.methods)
+        ]
+        return max(holding, key=lambda cls: cls.line) if holding else None
+
+    def unnamed(self, cls: ConsumerClass) -> bool:
+        if cls.name not in self._judged:
+            self._judged[cls.name] = self._judge(cls)
+        return self._judged[cls.name]
+
+    def _judge(self, cls: ConsumerClass) -> bool:
+        if cls.name in self._handed or cls.writes_init or self.files.decorated(Site(cls.path, cls.line)):
+            return False
+        for node in self.hierarchy.mro(cls.name):
+            if isinstance(node, ConsumerRef):
+                other = self.hierarchy.classes.get(node.name)
+                if other is None or other.writes_init or other.method("__init_subclass__") is not None:
+                    return False
+            elif isinstance(node, ClassRef):
+                info = self.hierarchy.provider(node)
+                if info is None or "__init_subclass__" in info.members:
+                    return False
+            elif node not in PLAIN_BASES:
+                return False  # a class from outside both: it may register what derives from it
+        name = cls.name.rpartition(".")[2]
+        return not self.files.names(name, "class") and bool(self.provider_unwritten([name]))
 
 
 def _decorated(text: bytes, starts: list[int], index: int, prose: ProseFinder) -> bool:
@@ -188,6 +268,23 @@ def _decorated(text: bytes, starts: list[int], index: int, prose: ProseFinder) -
             continue  # a blank or comment line
         return text[start] == ord("@")
     return False
+
+
+def demote_unnamed_classes(findings: list[Finding], classes: UnnamedClasses) -> list[Finding]:
+    """Errors whose every site is in a consumer class nothing names become warnings that say so."""
+    out: list[Finding] = []
+    for f in findings:
+        held = [classes.enclosing(site) for site in f.sites] if f.severity is Severity.ERROR else []
+        if held and all(cls is not None and classes.unnamed(cls) for cls in held):
+            cls = held[0]
+            assert cls is not None
+            message = (
+                f"{f.message} (in {cls.symbol}, a class nothing names: neither the plugin nor the provider writes "
+                "its name anywhere but at its definition; only a configuration naming it could make one)"
+            )
+            f = replace(f, severity=Severity.WARNING, message=message)
+        out.append(f)
+    return out
 
 
 def demote_uncalled_functions(findings: list[Finding], functions: UncalledFunctions) -> list[Finding]:
