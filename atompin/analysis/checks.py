@@ -7,6 +7,7 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -875,9 +876,18 @@ class UsageChecker:
 
     def _origin_patched(self, patch: PatchSite, before: str) -> PatchSite | None:
         """Another patch of the consumer's that sets `before` itself, where the pin defines it: what
-        `patch` set at the baseline was a module's import of `before` (its symbol is another module's)."""
-        if before.partition(":")[0] == self.symbol(patch.owner[0]).partition(":")[0]:
+        `patch` set at the baseline was a module's import of `before` (its symbol is another module's),
+        and the module still writes the name at the pin (it imports it where it is used now). One
+        that no longer does uses something else instead (vLLM 0.30's GPU attention utilities call
+        `bind_kv_cache_to_layers`, not the `bind_kv_cache` vllm-ascend patches): that code runs
+        unpatched."""
+        module = self.symbol(patch.owner[0]).partition(":")[0]
+        if before.partition(":")[0] == module:
             return None  # defined in the patched module itself at the baseline: no import of another's
+        found = self.index.find(module)
+        word = re.compile(rb"(?<!\w)" + re.escape(patch.attr.encode()) + rb"(?!\w)")
+        if found is None or not found.path or word.search(self.index.tree.read(found.path)) is None:
+            return None
         for other in self.usage.patches:
             if other is patch:
                 continue
