@@ -140,8 +140,8 @@ class ConsumerFiles:
 
     def __init__(self, tree: SourceTree) -> None:
         self.tree = tree
-        self._python = [path for path in sorted(tree.files) if path.endswith(".py")]
         self._files: dict[str, tuple[bytes, list[int], ProseFinder]] = {}
+        self._texts: list[bytes] | None = None  # every Python file's, read once when first asked
 
     def file(self, path: str) -> tuple[bytes, list[int], ProseFinder]:
         """A file's text, where its lines start, and where its comments and docstrings are."""
@@ -158,9 +158,13 @@ class ConsumerFiles:
     def names(self, name: str, keyword: str) -> bool:
         """Does a Python file write `name` in code or in a one-line string, but right after
         `keyword` (`def`, `class`: where it is defined)? Comments and docstrings aside."""
+        if self._texts is None:
+            python = [path for path in sorted(self.tree.files) if path.endswith(".py")]
+            self._texts = [text for _, text in self.tree.read_many(python)]
         word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
         definition = re.compile(rb"\b" + keyword.encode() + rb"[ \t]+$")
-        for _, text in self.tree.read_many(self.tree.files_containing(self._python, [name.encode()])):
+        needle = name.encode()
+        for text in (text for text in self._texts if needle in text):
             prose = ProseFinder(text)
             for match in word.finditer(text):
                 line_start = text.rfind(b"\n", 0, match.start()) + 1
