@@ -212,10 +212,9 @@ class UnnamedClasses:
     """Which consumer classes of a plugin nothing names, asked site by site: no consumer file
     writes the class's name but at its `class` line, no provider file writes it, it has no
     decorator, and no class of its order may register it as it is made (`__init_subclass__`, a
-    metaclass). The plugin never makes one: only a configuration naming it could (vllm-mindspore's
-    `Qwen2VLDummyInputsBuilder`, beside the `Qwen2_5_VLDummyInputsBuilder` it registers). Asked
-    only of a plugin, whose users name no class of it but in a configuration: a library's users
-    may use any."""
+    metaclass). The plugin never makes one: only a configuration naming it could (vllm-omni's
+    `OmniVoiceMultiModalProcessor`, which no module registers any more). Asked only of a plugin,
+    whose users name no class of it but in a configuration: a library's users may use any."""
 
     def __init__(
         self, hierarchy: Hierarchy, files: ConsumerFiles, provider_unwritten: Callable[[Iterable[str]], set[str]]
