@@ -160,8 +160,8 @@ def test_an_error_only_inside_a_private_function_nothing_names_is_a_warning(run_
     }
     [a] = [f for f in result.findings if f.symbol.endswith(".GONE_A")]
     assert a.message.endswith(
-        "(in _unused(), a private function nothing calls: neither the plugin nor the provider names it anywhere "
-        "but at its definition)"
+        "(in _unused(), a private function nothing calls: the plugin names it nowhere but at its definition, "
+        "and no provider code can reach it)"
     )
     # The provider names it (a string it looks it up by): it may call it.
     provider = {**PROVIDER, "pv/probe.py": 'NAMES = ["_unused"]\n'}
@@ -229,8 +229,8 @@ def test_an_error_only_in_a_class_of_a_plugin_nothing_names_is_a_warning(run_che
     }
     [a] = [f for f in run_check(PROVIDER, consumer, consumer_package="plug").findings if f.symbol.endswith("GONE_A")]
     assert a.message.endswith(
-        "(in plug.builders:Unnamed, a class nothing names: neither the plugin nor the provider writes its name "
-        "anywhere but at its definition; only a configuration naming it could make one)"
+        "(in plug.builders:Unnamed, a class nothing names: the plugin writes its name nowhere but at its "
+        "definition, and no provider code can reach it; only a configuration naming it could make one)"
     )
     # The provider names it, or a provider base registers what derives from it as it is made.
     named = {**PROVIDER, "pv/probe.py": 'NAMES = ["Unnamed"]\n'}
@@ -245,3 +245,80 @@ def test_an_error_only_in_a_class_of_a_plugin_nothing_names_is_a_warning(run_che
     # A library's users may make any of its classes.
     library = {k: v for k, v in consumer.items() if k != "pyproject.toml"}
     assert gone(run_check(PROVIDER, library, consumer_package="plug"))["GONE_A"] == "error"
+
+
+# vllm-mindspore installs `_get_num_input_tokens` on vLLM's `GPUModelRunner`, which dropped the
+# method at 0.13 (vLLM's second model runner defines one of its own, which does not name it).
+RUNNER_BEFORE = {
+    **PROVIDER,
+    "pv/platforms.py": PROVIDER["pv/platforms.py"].replace("CUDA = 1", "CUDA = 1\n            GONE_A = 2"),
+    "pv/runner.py": """
+        class Runner:
+            def _num_tokens(self, n):
+                return n
+
+            def run(self, n):
+                return self._num_tokens(n)
+    """,
+}
+RUNNER_NOW = {
+    **PROVIDER,
+    "pv/runner.py": "class Runner:\n    def run(self, n):\n        return n\n",
+    "pv/runner2.py": "class Runner2:\n    def _num_tokens(self, n):\n        return n\n",
+}
+INSTALLED = {
+    "plug/__init__.py": "",
+    "plug/funcs.py": """
+        from pv.platforms import PlatformEnum
+
+
+        def _num_tokens(self, n):
+            return PlatformEnum.GONE_A
+    """,
+    "plug/patches.py": """
+        import pv.runner
+        from plug.funcs import (
+            _num_tokens,
+        )
+
+        pv.runner.Runner._num_tokens \\
+            = _num_tokens
+    """,
+}
+
+
+def _gone_a(result):
+    [a] = [f for f in result.findings if f.symbol.endswith(".GONE_A")]
+    return a
+
+
+def test_a_private_function_installed_only_under_a_name_the_provider_dropped_is_called_by_nothing(run_check):
+    a = _gone_a(run_check(RUNNER_NOW, INSTALLED, baseline=RUNNER_BEFORE))
+    assert a.severity.value == "warning"
+    assert a.message.endswith(
+        "(in _num_tokens(), a private function nothing calls here: the plugin names it only where it imports it "
+        "and where it installs it under a name the provider no longer has (plug/patches.py:6), and no provider "
+        "code can reach it otherwise)"
+    )
+    # Where the provider still has the name, what is installed there runs.
+    kept = {**RUNNER_NOW, "pv/runner.py": RUNNER_BEFORE["pv/runner.py"]}
+    assert _gone_a(run_check(kept, INSTALLED, baseline=RUNNER_BEFORE)).severity.value == "error"
+    # Imported under another name, it is called by that name.
+    aliased = {
+        **INSTALLED,
+        "plug/user.py": "from plug.funcs import _num_tokens as count\n\ndef go():\n    return count(None, 1)\n",
+    }
+    assert _gone_a(run_check(RUNNER_NOW, aliased, baseline=RUNNER_BEFORE)).severity.value == "error"
+
+
+def test_a_module_put_in_the_providers_place_may_be_imported_from_by_the_provider(run_check):
+    """Put in `sys.modules` under a provider module's name, its functions are what the provider's
+    imports from there get: a provider file writing the name may call it."""
+    served = {
+        **INSTALLED,
+        "plug/patches.py": "import sys\nimport plug.funcs as funcs\n\nsys.modules['pv.runner2'] = funcs\n",
+    }
+    assert _gone_a(run_check(RUNNER_NOW, served, baseline=RUNNER_BEFORE)).severity.value == "error"
+    # Not put there: the provider's own `_num_tokens` of another class does not name it.
+    alone = {**INSTALLED, "plug/patches.py": "import sys\nimport plug.funcs as funcs\n"}
+    assert _gone_a(run_check(RUNNER_NOW, alone, baseline=RUNNER_BEFORE)).severity.value == "warning"

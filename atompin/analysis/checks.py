@@ -202,6 +202,9 @@ class UsageChecker:
         self.findings = _Findings()
         # Top-level imports that raise at the baseline too: what follows them never runs there.
         self.import_failures: list[ImportFailure] = []
+        # Patches installing under a name the baseline had and nothing reads any more: what they
+        # install runs nowhere through them (`uncalled.UncalledFunctions`).
+        self.idle_installs: set[Site] = set()
         self._memo: dict[Ref, Resolution] = {}
         self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
@@ -710,7 +713,9 @@ class UsageChecker:
                     f"consumer sets, and this assignment adds a name nothing reads any more{_via(patch)}"
                 )
                 self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site], message)
+                self.idle_installs.add(patch.site)
                 return
+            self.idle_installs.add(patch.site)
             message = (
                 f"{res.reason}, but {before} existed at the baseline: the assignment installs the replacement "
                 "under a name nothing calls any more, and the provider's code runs unpatched "

@@ -63,6 +63,7 @@ from atompin.analysis.uncalled import (
     demote_uncalled,
     demote_uncalled_functions,
     demote_unnamed_classes,
+    provider_silence,
 )
 from atompin.analysis.usage import Condition, ConsumerUsage, ModuleEdge, Ref
 from atompin.model import CheckResult, Finding, GateReading, Rule, Severity, Site, Status
@@ -70,7 +71,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-72"
+SCAN_FORMAT = "atompin-scan-73"
 
 
 @without_gc
@@ -488,9 +489,14 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_after_failures(findings, first_failures(checker.import_failures))
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
     files = ConsumerFiles(consumer)
-    findings = demote_uncalled_functions(findings, UncalledFunctions(files, search.unwritten))
+    # Consumer modules provider code may import by a provider module's name: an import hook's, or
+    # put in `sys.modules` ("*": a value not known, any module).
+    serving = [edge.target for edge in usage.module_edges if edge.after] + usage.injected_values
+    served = {found.path for module in serving if module != "*" for found in [consumer.find_module(module)] if found}
+    silent = provider_silence(served, "*" in serving, search.unwritten, search.written_as_string)
+    findings = demote_uncalled_functions(findings, UncalledFunctions(files, silent, checker.idle_installs))
     if reach is not None and not reach.library:
-        findings = demote_unnamed_classes(findings, UnnamedClasses(checker.hierarchy, files, search.unwritten))
+        findings = demote_unnamed_classes(findings, UnnamedClasses(checker.hierarchy, files, silent))
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     result = CheckResult(

@@ -1027,7 +1027,7 @@ class ConsumerScanner:
             table = self._eval(target.value, ctx)
             key = self._eval(target.slice, ctx)
             if dotted(target.value) == "sys.modules" and isinstance(key, str):
-                self._record_injection(ctx, key, target)
+                self._record_injection(ctx, key, target, value)
             elif isinstance(table, dict) and isinstance(key, str):  # `TABLE["name"] = Cls`: a loop over it sees it
                 table[key] = value
         elif isinstance(target, ast.Starred):
@@ -2529,9 +2529,13 @@ class ConsumerScanner:
 
     # -- names the consumer gives the provider: sys.modules entries, registrations, module names --
 
-    def _record_injection(self, ctx: _Ctx, name: str, node: ast.AST) -> None:
+    def _record_injection(self, ctx: _Ctx, name: str, node: ast.AST, value: Value = None) -> None:
+        """`sys.modules[name] = value`: a provider module's name now serves `value` (a consumer
+        module when it is one the consumer has; "*" when not known to be)."""
         if ctx.record and self._is_provider(name):
             self.usage.injected_modules.append((name, self._site(ctx, node)))
+            known = isinstance(value, ConsumerValue) and self._consumer_module_exists(value.dotted)
+            self.usage.injected_values.append(value.dotted if known else "*")  # type: ignore[union-attr]
 
     def _record_registration(self, args: list[Value], kwargs: dict[str, Value], node: ast.Call, ctx: _Ctx) -> None:
         """A provider call that hands over a consumer class with a name: `register_oot(Cls, name="X")`."""
@@ -2577,13 +2581,13 @@ class ConsumerScanner:
         """Imports by computed name: a literal prefix bounds what they reach; an unknown one may reach anything."""
         last = name.rpartition(".")[2]
         if name in ("sys.modules.setdefault", "sys.modules.__setitem__") and args and isinstance(args[0], str):
-            self._record_injection(ctx, args[0], node)
+            self._record_injection(ctx, args[0], node, args[1] if len(args) > 1 else None)
             return
         if name == "sys.modules.update" and args and isinstance(args[0], dict):
             # `sys.modules.update({name: module})`, in a helper called with the name (vllm-mindspore's
             # `update_modules`): the call's dict holds the names as the helper ran with them.
-            for key in args[0]:
-                self._record_injection(ctx, key, node)
+            for key, each in args[0].items():
+                self._record_injection(ctx, key, node, each)
             return
         if last in ("walk_packages", "iter_modules"):
             self._listing_edge(last, node, ctx)

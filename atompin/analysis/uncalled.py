@@ -22,10 +22,14 @@ stays, as a warning that says why.
 
 The same holds for a private function at a module's top level (`_name`, so no user of the plugin
 calls it) that has no decorator, that no consumer file names anywhere else (in code or a one-line
-string; an import, a patch installing it or a callback passed on all name it) and that no provider
-file writes: vllm-mindspore keeps `_aclgraph_capture_dummy_run` beside the `GPUModelRunner`
-methods it installs, and installs it nowhere. Which function holds a site is read from the file's
-text: the nearest line above it that starts at the left margin in code must be its `def`.
+string: a patch installing it or a callback passed on name it; an import names it only under
+another name, `import _f as g`) but in patches installing it under a name the baseline had and
+nothing reads any more, and that no provider code can reach (`provider_silence`):
+vllm-mindspore keeps `_aclgraph_capture_dummy_run` beside the `GPUModelRunner` methods it
+installs, and installs it nowhere; it installs `_get_num_input_tokens` only on vLLM's
+`GPUModelRunner`, which dropped the method at 0.13. Which function holds a site is read from
+the file's text: the nearest line above it that starts at the left margin in code must be its
+`def`.
 
 In a plugin, a class nothing names is never made but by a configuration naming it
 (`UnnamedClasses`): vllm-omni's OmniVoice module keeps a multimodal processor it registers nowhere.
@@ -35,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy
@@ -141,7 +146,7 @@ class ConsumerFiles:
     def __init__(self, tree: SourceTree) -> None:
         self.tree = tree
         self._files: dict[str, tuple[bytes, list[int], ProseFinder]] = {}
-        self._texts: list[bytes] | None = None  # every Python file's, read once when first asked
+        self._texts: dict[str, bytes] | None = None  # every Python file's, read once when first asked
 
     def file(self, path: str) -> tuple[bytes, list[int], ProseFinder]:
         """A file's text, where its lines start, and where its comments and docstrings are."""
@@ -155,20 +160,24 @@ class ConsumerFiles:
         text, starts, prose = self.file(site.path)
         return 1 <= site.line < len(starts) and _decorated(text, starts, site.line - 1, prose)
 
-    def names(self, name: str, keyword: str) -> bool:
+    def names(self, name: str, keyword: str, besides: Callable[[str, bytes], set[int]] | None = None) -> bool:
         """Does a Python file write `name` in code or in a one-line string, but right after
-        `keyword` (`def`, `class`: where it is defined)? Comments and docstrings aside."""
+        `keyword` (`def`, `class`: where it is defined)? Comments and docstrings aside, and the
+        lines `besides` gives for a file (its path and text)."""
         if self._texts is None:
             python = [path for path in sorted(self.tree.files) if path.endswith(".py")]
-            self._texts = [text for _, text in self.tree.read_many(python)]
+            self._texts = dict(self.tree.read_many(python))
         word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
         definition = re.compile(rb"\b" + keyword.encode() + rb"[ \t]+$")
         needle = name.encode()
-        for text in (text for text in self._texts if needle in text):
+        for path, text in ((path, text) for path, text in self._texts.items() if needle in text):
             prose = ProseFinder(text)
+            skipped = besides(path, text) if besides is not None else set()
             for match in word.finditer(text):
                 line_start = text.rfind(b"\n", 0, match.start()) + 1
-                if not definition.search(text, line_start, match.start()) and not prose.at(match.start()):
+                if definition.search(text, line_start, match.start()) or prose.at(match.start()):
+                    continue
+                if not skipped or text.count(b"\n", 0, match.start()) + 1 not in skipped:
                     return True
         return False
 
@@ -177,15 +186,29 @@ class UncalledFunctions:
     """Which private top-level functions of the consumer nothing names (see the module
     docstring), asked site by site. `provider_unwritten`: as `UnnamedClasses` takes it (an
     import hook may serve the function's module in a provider module's place, and the provider
-    import the function from there)."""
+    import the function from there). `idle_installs`: patches installing under a name the
+    baseline had and nothing reads any more (vllm-mindspore's `_get_num_input_tokens`, installed
+    on vLLM's `GPUModelRunner` only): such a patch, and an import, do not name a function."""
 
-    def __init__(self, files: ConsumerFiles, provider_unwritten: Callable[[Iterable[str]], set[str]]) -> None:
+    def __init__(
+        self,
+        files: ConsumerFiles,
+        provider_silent: Callable[[str, str], bool],
+        idle_installs: AbstractSet[Site] = frozenset(),
+    ) -> None:
+        """`provider_silent(path, name)`: can no provider code name what the consumer file at
+        `path` defines as `name` (`provider_silence` makes it)?"""
         self.files = files
-        self.provider_unwritten = provider_unwritten
+        self.provider_silent = provider_silent
+        self._idle: dict[str, list[int]] = {}
+        for site in idle_installs:
+            self._idle.setdefault(site.path, []).append(site.line)
         self._judged: dict[str, bool] = {}
+        self.installed_idle: dict[str, list[Site]] = {}  # name -> the idle installs of it passed over
 
     def enclosing(self, site: Site) -> str | None:
-        """The private, undecorated top-level function whose body holds `site`, by name."""
+        """The private, undecorated top-level function whose body holds `site`, by name (in the
+        site's file)."""
         text, starts, prose = self.files.file(site.path)
         if not 1 <= site.line < len(starts):
             return None
@@ -201,10 +224,24 @@ class UncalledFunctions:
             return name if private and not _decorated(text, starts, index, prose) else None
         return None
 
-    def uncalled(self, name: str) -> bool:
-        """Does nothing name the function `name` but its own `def`?"""
+    def uncalled(self, path: str, name: str) -> bool:
+        """Does nothing name the function `name`, defined in the file at `path`, but its own
+        `def`, imports and idle installs?"""
         if name not in self._judged:
-            self._judged[name] = not self.files.names(name, "def") and bool(self.provider_unwritten([name]))
+            passed: list[Site] = []
+
+            def besides(path: str, text: bytes) -> set[int]:
+                starts = line_starts(text)
+                idle = {n for line in self._idle.get(path, []) for n in _statement(text, starts, line)}
+                passed.extend(
+                    Site(path, line) for line in self._idle.get(path, []) if _writes(text, starts, line, name)
+                )
+                return idle | _import_lines(text, starts, name)
+
+            named = self.files.names(name, "def", besides)
+            self._judged[name] = not named and self.provider_silent(path, name)
+            if self._judged[name] and passed:
+                self.installed_idle[name] = sorted(passed, key=lambda s: (s.path, s.line))
         return self._judged[name]
 
 
@@ -216,14 +253,11 @@ class UnnamedClasses:
     `OmniVoiceMultiModalProcessor`, which no module registers any more). Asked only of a plugin,
     whose users name no class of it but in a configuration: a library's users may use any."""
 
-    def __init__(
-        self, hierarchy: Hierarchy, files: ConsumerFiles, provider_unwritten: Callable[[Iterable[str]], set[str]]
-    ) -> None:
-        """`provider_unwritten`: of some names, those no provider file writes as a word anywhere
-        (`NameSearch.unwritten`: a class is named by an import too, or made by a bare call)."""
+    def __init__(self, hierarchy: Hierarchy, files: ConsumerFiles, provider_silent: Callable[[str, str], bool]) -> None:
+        """`provider_silent`: as `UncalledFunctions` takes it."""
         self.hierarchy = hierarchy
         self.files = files
-        self.provider_unwritten = provider_unwritten
+        self.provider_silent = provider_silent
         self._by_path: dict[str, list[ConsumerClass]] = {}
         for cls in hierarchy.classes.values():
             if not cls.muted:
@@ -260,7 +294,67 @@ class UnnamedClasses:
             elif node not in PLAIN_BASES:
                 return False  # a class from outside both: it may register what derives from it
         name = cls.name.rpartition(".")[2]
-        return not self.files.names(name, "class") and bool(self.provider_unwritten([name]))
+        return not self.files.names(name, "class") and self.provider_silent(cls.path, name)
+
+
+_IMPORT = re.compile(rb"(?m)^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t])")
+_OPEN, _CLOSE = frozenset(b"([{"), frozenset(b")]}")
+
+
+def _statement(text: bytes, starts: list[int], line: int) -> range:
+    """The lines (1-based) of the statement starting at `line`: on while a line ends with a
+    backslash or leaves a bracket open (brackets in strings are not told apart: the statements
+    asked about are imports and assignments)."""
+    depth, last = 0, line
+    while last < len(starts):
+        body = text[starts[last - 1] : starts[last]].split(b"#", 1)[0].rstrip()
+        depth += sum(1 for c in body if c in _OPEN) - sum(1 for c in body if c in _CLOSE)
+        if depth <= 0 and not body.endswith(b"\\"):
+            break
+        last += 1
+    return range(line, last + 1)
+
+
+def _import_lines(text: bytes, starts: list[int], name: str) -> set[int]:
+    """Every line of the file's import statements, but those binding `name` under another name
+    (`import _f as g`: what calls `g` calls it)."""
+    alias = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"\s+as\b")
+    out: set[int] = set()
+    for match in _IMPORT.finditer(text):
+        lines = _statement(text, starts, text.count(b"\n", 0, match.start()) + 1)
+        if not alias.search(text, starts[lines.start - 1], starts[min(lines.stop - 1, len(starts) - 1)]):
+            out.update(lines)
+    return out
+
+
+def _writes(text: bytes, starts: list[int], line: int, name: str) -> bool:
+    """Does the statement at `line` write `name` as a word?"""
+    lines = _statement(text, starts, line)
+    body = text[starts[lines.start - 1] : starts[min(lines.stop - 1, len(starts) - 1)]]
+    return re.search(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)", body) is not None
+
+
+def provider_silence(
+    served_paths: AbstractSet[str],
+    injects_modules: bool,
+    unwritten: Callable[[Iterable[str]], set[str]],
+    written_as_string: Callable[[Iterable[str]], set[str]],
+) -> Callable[[str, str], bool]:
+    """Whether provider code can name what a consumer file defines (`provider_silent(path,
+    name)`). It reaches a consumer function or class only through what the consumer hands it
+    (which names it), by a string, or, where the consumer serves the file's module in a
+    provider module's place (`served_paths`: an import hook's map; any module, where it puts
+    modules of its own in `sys.modules`), by an import of its own: there any word of the
+    provider's counts (`unwritten`); elsewhere a string (`written_as_string`). vLLM 0.13 defines
+    its own `_get_num_input_tokens` in its second model runner, which does not name
+    vllm-mindspore's."""
+
+    def silent(path: str, name: str) -> bool:
+        if injects_modules or path in served_paths:
+            return bool(unwritten([name]))
+        return not written_as_string([name])
+
+    return silent
 
 
 def _decorated(text: bytes, starts: list[int], index: int, prose: ProseFinder) -> bool:
@@ -282,8 +376,8 @@ def demote_unnamed_classes(findings: list[Finding], classes: UnnamedClasses) -> 
             cls = held[0]
             assert cls is not None
             message = (
-                f"{f.message} (in {cls.symbol}, a class nothing names: neither the plugin nor the provider writes "
-                "its name anywhere but at its definition; only a configuration naming it could make one)"
+                f"{f.message} (in {cls.symbol}, a class nothing names: the plugin writes its name nowhere but at "
+                "its definition, and no provider code can reach it; only a configuration naming it could make one)"
             )
             f = replace(f, severity=Severity.WARNING, message=message)
         out.append(f)
@@ -296,11 +390,23 @@ def demote_uncalled_functions(findings: list[Finding], functions: UncalledFuncti
     out: list[Finding] = []
     for f in findings:
         names = [functions.enclosing(site) for site in f.sites] if f.severity is Severity.ERROR else []
-        if names and all(n is not None and functions.uncalled(n) for n in names):
-            message = (
-                f"{f.message} (in {names[0]}(), a private function nothing calls: neither the plugin nor the "
-                "provider names it anywhere but at its definition)"
-            )
+        if names and all(n is not None and functions.uncalled(s.path, n) for n, s in zip(names, f.sites)):
+            assert names[0] is not None
+            idle = functions.installed_idle.get(names[0])
+            if idle:
+                where = ", ".join(str(site) for site in idle[:3]) + (
+                    f" and {len(idle) - 3} more" if len(idle) > 3 else ""
+                )
+                message = (
+                    f"{f.message} (in {names[0]}(), a private function nothing calls here: the plugin names it "
+                    f"only where it imports it and where it installs it under a name the provider no longer "
+                    f"has ({where}), and no provider code can reach it otherwise)"
+                )
+            else:
+                message = (
+                    f"{f.message} (in {names[0]}(), a private function nothing calls: the plugin names it nowhere "
+                    "but at its definition, and no provider code can reach it)"
+                )
             f = replace(f, severity=Severity.WARNING, message=message)
         out.append(f)
     return out

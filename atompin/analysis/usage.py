@@ -274,6 +274,9 @@ class ConsumerUsage:
     module_probes: list[Condition] = field(default_factory=list)
     # Provider module names the consumer registers in sys.modules itself.
     injected_modules: list[tuple[str, Site]] = field(default_factory=list)
+    # What it puts there: the consumer modules by dotted name, "*" for a value not known to be one
+    # (a namespace of its own, a dict's value): provider code importing from there reaches them.
+    injected_values: list[str] = field(default_factory=list)
     registrations: list[Registration] = field(default_factory=list)
     # Module-level consumer functions called only inside a try (or `with suppress(...)`) that
     # catches ImportError, and named nowhere else: "path:function" -> that try ("path:line").
