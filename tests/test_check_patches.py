@@ -693,13 +693,19 @@ NEW_AT_2 = {
 }
 
 
-@pytest.mark.parametrize(("src", "target"), [(GUARDED_NEW_CLASS, "pv.core.utils:Topology.__init__"), (GUARDED_NEW_FUNCTION, "pv.core.utils:new_fn")])
+@pytest.mark.parametrize(
+    ("src", "target"),
+    [(GUARDED_NEW_CLASS, "pv.core.utils:Topology.__init__"), (GUARDED_NEW_FUNCTION, "pv.core.utils:new_fn")],
+)
 def test_a_guarded_patch_of_what_came_after_the_checked_release_is_a_warning(run_check, src, target):
     """At a release older than the baseline, a guarded patch of a name the baseline has and this
     release lacks is the guard doing what it was written for: the name came after this release,
     and with it the code the patch changes."""
+
     def patch_findings(version, baseline_version="2.0.0"):
-        result = run_check(PROVIDER, consumer(src), version=version, baseline=NEW_AT_2, baseline_version=baseline_version)
+        result = run_check(
+            PROVIDER, consumer(src), version=version, baseline=NEW_AT_2, baseline_version=baseline_version
+        )
         return [f for f in result.findings if f.rule.value == "missing-patch-target"]
 
     [before] = patch_findings("1.0.0")
@@ -760,3 +766,21 @@ def test_a_patched_import_gone_since_whose_origin_the_consumer_patches_too(run_c
     else:
         assert finding.severity.value == "error"
         assert "the provider's code runs unpatched" in finding.message
+
+
+def test_a_patch_of_another_module_importing_the_origin_is_not_one_of_the_origin(run_check):
+    """vllm-ascend sets `gumbel_sample` on vLLM's sampler, which imported it from `gumbel`, and on
+    the speculator, which no longer does: the origin itself is not patched."""
+    provider = {**PLATFORMS, "pv/other.py": "from pv.platforms import current_platform\n"}
+    source = """
+        import pv.other
+        import pv.selector
+        mine = object()
+        pv.other.current_platform = mine
+        pv.selector.current_platform = mine
+    """
+    baseline = {**provider, "pv/selector.py": SELECTOR_AT_BASELINE}
+    [finding] = [
+        f for f in run_check(provider, consumer(source), baseline=baseline).findings if f.severity.value != "info"
+    ]
+    assert (finding.symbol, finding.severity.value) == ("pv.selector:current_platform", "error")

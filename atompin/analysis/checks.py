@@ -893,11 +893,14 @@ class UsageChecker:
         word = re.compile(rb"(?<!\w)" + re.escape(patch.attr.encode()) + rb"(?!\w)")
         if found is None or not found.path or word.search(self.index.tree.read(found.path)) is None:
             return None
+        origin_module, _, name = before.partition(":")
         for other in self.usage.patches:
-            if other is patch:
+            if other is patch or other.attr != name:
                 continue
             _, owner = self.first(other.owner)
-            if owner.found and owner.target is not None:
+            # Where `before` is defined, not another module importing it (vllm-ascend sets
+            # `gumbel_sample` on vLLM's sampler too, which imported it from `gumbel`).
+            if owner.found and owner.target is not None and owner.target.symbol == origin_module:
                 res = self.index.getattr(owner.target, other.attr)
                 if res.found and res.target is not None and res.target.symbol == before:
                     return other
