@@ -12,9 +12,10 @@ importing the failing one is left as it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from atompin.model import Finding, Severity, Site
+from atompin.analysis.demotion import demote
+from atompin.model import Finding, Site
 
 
 @dataclass(frozen=True)
@@ -40,22 +41,16 @@ def first_failures(failures: list[ImportFailure]) -> dict[str, ImportFailure]:
 def demote_after_failures(findings: list[Finding], failures: dict[str, ImportFailure]) -> list[Finding]:
     """Errors whose every site is after its file's first import failing at the baseline become
     warnings that say so."""
-    if not failures:
-        return findings
-    out: list[Finding] = []
-    for f in findings:
+
+    def why_idle(f: Finding) -> str | None:
         hiding = [failures.get(site.path) for site in f.sites]
-        if (
-            f.severity is Severity.ERROR
-            and f.sites
-            and all(h is not None and h.hides(s) for h, s in zip(hiding, f.sites))
-        ):
-            first = hiding[0]
-            assert first is not None
-            message = (
-                f"{f.message} (after {first.site}, whose import of {first.symbol} fails at the baseline too: "
-                "that part of the module never runs there; not a change since)"
-            )
-            f = replace(f, severity=Severity.WARNING, message=message)
-        out.append(f)
-    return out
+        if not all(h is not None and h.hides(s) for h, s in zip(hiding, f.sites)):
+            return None
+        first = hiding[0]
+        assert first is not None
+        return (
+            f"after {first.site}, whose import of {first.symbol} fails at the baseline too: that part of the "
+            "module never runs there; not a change since"
+        )
+
+    return demote(findings, why_idle) if failures else findings

@@ -29,16 +29,17 @@ import configparser
 import re
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.conditions import Judgement, Reach
+from atompin.analysis.demotion import demote
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.syntax import walk
 from atompin.analysis.toml_data import read_toml
 from atompin.analysis.usage import Condition, ConsumerUsage
-from atompin.model import Finding, Severity, Site
+from atompin.model import Finding, Site
 from atompin.sources.tree import SourceTree
 
 
@@ -484,13 +485,10 @@ def _strings_in(tree: SourceTree, paths: list[str], tops: list[str]) -> dict[str
 
 def demote_unreached(findings: list[Finding], reach: Reachability, module_of: Callable[[str], str]) -> list[Finding]:
     """Errors whose every site is in a module the entry points do not reach become warnings that say so."""
-    out: list[Finding] = []
-    for f in findings:
-        if f.severity is Severity.ERROR and f.sites:
-            found = [reach.unreached(module_of(site.path)) for site in f.sites]
-            if all(u is not None for u in found):
-                first = found[0]
-                assert first is not None
-                f = replace(f, severity=Severity.WARNING, message=f"{f.message} (in {first.module}, {first.why})")
-        out.append(f)
-    return out
+
+    def why_idle(f: Finding) -> str | None:
+        found = [reach.unreached(module_of(site.path)) for site in f.sites]
+        first = found[0]
+        return f"in {first.module}, {first.why}" if first is not None and all(found) else None
+
+    return demote(findings, why_idle)

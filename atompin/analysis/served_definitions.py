@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from atompin.analysis.demotion import demote
 from atompin.analysis.names import absolute_module, names_in_string
 from atompin.analysis.syntax import dotted, walk
-from atompin.model import Finding, Severity, Site
+from atompin.model import Finding, Site
 
 
 @dataclass(frozen=True)
@@ -114,19 +115,17 @@ def demote_unread_served(
             return None
         return modules[0], held[0].name
 
-    out: list[Finding] = []
-    for f in findings:
-        if f.severity is Severity.ERROR and f.sites:
-            dead = [dead_definition(site) for site in f.sites]
-            first = next((each for each in dead if each is not None), None)
-            if first is not None and all(d is not None or unreached(s.path) for d, s in zip(dead, f.sites)):
-                module, name = first
-                others = "; its other sites are in modules the entry points do not reach" if None in dead else ""
-                message = (
-                    f"{f.message} (in {module.module}.{name}, which an import hook serves in place of "
-                    f"{module.provider_module}.{name}: no provider file reads {name} from "
-                    f"{module.provider_module} here, and the plugin names it nowhere else{others})"
-                )
-                f = replace(f, severity=Severity.WARNING, message=message)
-        out.append(f)
-    return out
+    def why_idle(f: Finding) -> str | None:
+        dead = [dead_definition(site) for site in f.sites]
+        first = next((each for each in dead if each is not None), None)
+        if first is None or not all(d is not None or unreached(s.path) for d, s in zip(dead, f.sites)):
+            return None
+        module, name = first
+        others = "; its other sites are in modules the entry points do not reach" if None in dead else ""
+        return (
+            f"in {module.module}.{name}, which an import hook serves in place of {module.provider_module}.{name}: "
+            f"no provider file reads {name} from {module.provider_module} here, and the plugin names it nowhere "
+            f"else{others}"
+        )
+
+    return demote(findings, why_idle)

@@ -40,14 +40,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
-from dataclasses import replace
 
+from atompin.analysis.demotion import demote
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
 from atompin.lines import line_starts
-from atompin.model import Finding, Severity, Site
+from atompin.model import Finding, Site
 from atompin.sources.tree import SourceTree
 
 # Decorators that change how a method binds or is read, not who may call it.
@@ -118,19 +118,19 @@ class UncalledMethods:
 
 def demote_uncalled(findings: list[Finding], methods: UncalledMethods) -> list[Finding]:
     """Errors whose every site is inside a consumer method nothing calls become warnings that say so."""
-    out: list[Finding] = []
-    for f in findings:
-        held = [methods.enclosing(site) for site in f.sites] if f.severity is Severity.ERROR else []
+
+    def why_idle(f: Finding) -> str | None:
+        held = [methods.enclosing(site) for site in f.sites]
         pairs = [pair for pair in held if pair is not None]
-        if pairs and len(pairs) == len(held) and all(methods.uncalled(*pair) for pair in pairs):
-            cls, method = pairs[0]
-            message = (
-                f"{f.message} (in {cls.symbol}.{method.name}, which nothing calls: no provider class of its "
-                f"order defines {method.name}, and neither the provider nor the plugin names it elsewhere)"
-            )
-            f = replace(f, severity=Severity.WARNING, message=message)
-        out.append(f)
-    return out
+        if len(pairs) != len(held) or not all(methods.uncalled(*pair) for pair in pairs):
+            return None
+        cls, method = pairs[0]
+        return (
+            f"in {cls.symbol}.{method.name}, which nothing calls: no provider class of its order defines "
+            f"{method.name}, and neither the provider nor the plugin names it elsewhere"
+        )
+
+    return demote(findings, why_idle)
 
 
 _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+(\w+)")
@@ -369,44 +369,41 @@ def _decorated(text: bytes, starts: list[int], index: int, prose: ProseFinder) -
 
 def demote_unnamed_classes(findings: list[Finding], classes: UnnamedClasses) -> list[Finding]:
     """Errors whose every site is in a consumer class nothing names become warnings that say so."""
-    out: list[Finding] = []
-    for f in findings:
-        held = [classes.enclosing(site) for site in f.sites] if f.severity is Severity.ERROR else []
-        if held and all(cls is not None and classes.unnamed(cls) for cls in held):
-            cls = held[0]
-            assert cls is not None
-            message = (
-                f"{f.message} (in {cls.symbol}, a class nothing names: the plugin writes its name nowhere but at "
-                "its definition, and no provider code can reach it; only a configuration naming it could make one)"
-            )
-            f = replace(f, severity=Severity.WARNING, message=message)
-        out.append(f)
-    return out
+
+    def why_idle(f: Finding) -> str | None:
+        held = [classes.enclosing(site) for site in f.sites]
+        if not all(cls is not None and classes.unnamed(cls) for cls in held):
+            return None
+        cls = held[0]
+        assert cls is not None
+        return (
+            f"in {cls.symbol}, a class nothing names: the plugin writes its name nowhere but at its definition, "
+            "and no provider code can reach it; only a configuration naming it could make one"
+        )
+
+    return demote(findings, why_idle)
 
 
 def demote_uncalled_functions(findings: list[Finding], functions: UncalledFunctions) -> list[Finding]:
     """Errors whose every site is inside a private top-level function nothing names become
     warnings that say so."""
-    out: list[Finding] = []
-    for f in findings:
-        names = [functions.enclosing(site) for site in f.sites] if f.severity is Severity.ERROR else []
-        if names and all(n is not None and functions.uncalled(s.path, n) for n, s in zip(names, f.sites)):
-            assert names[0] is not None
-            idle = functions.installed_idle.get(names[0])
-            if idle:
-                where = ", ".join(str(site) for site in idle[:3]) + (
-                    f" and {len(idle) - 3} more" if len(idle) > 3 else ""
-                )
-                message = (
-                    f"{f.message} (in {names[0]}(), a private function nothing calls here: the plugin names it "
-                    f"only where it imports it and where it installs it under a name the provider no longer "
-                    f"has ({where}), and no provider code can reach it otherwise)"
-                )
-            else:
-                message = (
-                    f"{f.message} (in {names[0]}(), a private function nothing calls: the plugin names it nowhere "
-                    "but at its definition, and no provider code can reach it)"
-                )
-            f = replace(f, severity=Severity.WARNING, message=message)
-        out.append(f)
-    return out
+
+    def why_idle(f: Finding) -> str | None:
+        names = [functions.enclosing(site) for site in f.sites]
+        if not all(n is not None and functions.uncalled(s.path, n) for n, s in zip(names, f.sites)):
+            return None
+        name = names[0]
+        idle = functions.installed_idle.get(name or "")
+        if not idle:
+            return (
+                f"in {name}(), a private function nothing calls: the plugin names it nowhere but at its "
+                "definition, and no provider code can reach it"
+            )
+        where = ", ".join(str(site) for site in idle[:3]) + (f" and {len(idle) - 3} more" if len(idle) > 3 else "")
+        return (
+            f"in {name}(), a private function nothing calls here: the plugin names it only where it imports it "
+            f"and where it installs it under a name the provider no longer has ({where}), and no provider code "
+            "can reach it otherwise"
+        )
+
+    return demote(findings, why_idle)
