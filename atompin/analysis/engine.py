@@ -60,6 +60,7 @@ from atompin.analysis.uncalled import (
     UncalledFunctions,
     UncalledMethods,
     UnnamedClasses,
+    asked_names,
     demote_uncalled,
     demote_uncalled_functions,
     demote_unnamed_classes,
@@ -494,9 +495,12 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     serving = [edge.target for edge in usage.module_edges if edge.after] + usage.injected_values
     served = {found.path for module in serving if module != "*" for found in [consumer.find_module(module)] if found}
     silent = provider_silence(served, "*" in serving, search.unwritten, search.written_as_string)
-    findings = demote_uncalled_functions(findings, UncalledFunctions(files, silent, checker.idle_installs))
-    if reach is not None and not reach.library:
-        findings = demote_unnamed_classes(findings, UnnamedClasses(checker.hierarchy, files, silent))
+    functions = UncalledFunctions(files, silent, checker.idle_installs)
+    classes = UnnamedClasses(checker.hierarchy, files, silent) if reach is not None and not reach.library else None
+    files.look_for(asked_names(findings, functions, classes))  # one search of the consumer's files for all
+    findings = demote_uncalled_functions(findings, functions)
+    if classes is not None:
+        findings = demote_unnamed_classes(findings, classes)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     result = CheckResult(

@@ -47,7 +47,7 @@ from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
 from atompin.lines import line_starts
-from atompin.model import Finding, Site
+from atompin.model import Finding, Severity, Site
 from atompin.sources.tree import SourceTree
 
 # Decorators that change how a method binds or is read, not who may call it.
@@ -146,7 +146,9 @@ class ConsumerFiles:
     def __init__(self, tree: SourceTree) -> None:
         self.tree = tree
         self._files: dict[str, tuple[bytes, list[int], ProseFinder]] = {}
-        self._texts: dict[str, bytes] | None = None  # every Python file's, read once when first asked
+        self._python = [path for path in sorted(tree.files) if path.endswith(".py")]
+        self._texts: dict[str, bytes] = {}  # the Python files holding a name looked for, read once
+        self._looked_for: set[str] = set()
 
     def file(self, path: str) -> tuple[bytes, list[int], ProseFinder]:
         """A file's text, where its lines start, and where its comments and docstrings are."""
@@ -160,13 +162,20 @@ class ConsumerFiles:
         text, starts, prose = self.file(site.path)
         return 1 <= site.line < len(starts) and _decorated(text, starts, site.line - 1, prose)
 
+    def look_for(self, names: Iterable[str]) -> None:
+        """Read the Python files that hold any of `names` (asked together: one search of the tree,
+        `git grep` where it searches in place)."""
+        left = sorted(set(names) - self._looked_for)
+        if left:
+            self._looked_for.update(left)
+            found = self.tree.files_containing(self._python, [n.encode() for n in left])
+            self._texts.update(self.tree.read_many([path for path in found if path not in self._texts]))
+
     def names(self, name: str, keyword: str, besides: Callable[[str, bytes], set[int]] | None = None) -> bool:
         """Does a Python file write `name` in code or in a one-line string, but right after
         `keyword` (`def`, `class`: where it is defined)? Comments and docstrings aside, and the
         lines `besides` gives for a file (its path and text)."""
-        if self._texts is None:
-            python = [path for path in sorted(self.tree.files) if path.endswith(".py")]
-            self._texts = dict(self.tree.read_many(python))
+        self.look_for([name])
         word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
         definition = re.compile(rb"\b" + keyword.encode() + rb"[ \t]+$")
         needle = name.encode()
@@ -365,6 +374,17 @@ def _decorated(text: bytes, starts: list[int], index: int, prose: ProseFinder) -
             continue  # a blank or comment line
         return text[start] == ord("@")
     return False
+
+
+def asked_names(findings: list[Finding], functions: UncalledFunctions, classes: UnnamedClasses | None) -> set[str]:
+    """The names the demotions of `functions` and `classes` may look for in the consumer's files:
+    those of the functions and classes holding an error's sites (`ConsumerFiles.look_for` reads
+    the files naming any of them in one search)."""
+    sites = [site for f in findings if f.severity is Severity.ERROR for site in f.sites]
+    out = {name for name in map(functions.enclosing, sites) if name is not None}
+    if classes is not None:
+        out |= {cls.name.rpartition(".")[2] for cls in map(classes.enclosing, sites) if cls is not None}
+    return out
 
 
 def demote_unnamed_classes(findings: list[Finding], classes: UnnamedClasses) -> list[Finding]:
