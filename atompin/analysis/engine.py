@@ -469,6 +469,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             # what the run will write: the identifiers and indexes), not after.
             cache.flush()
             left_by_scan.clear()  # freed now, not on the way to the checks
+        functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
         # A hook another rule reported already is not reported again as no longer called.
         reported = {f.symbol for f in contact_findings if f.rule in (Rule.OVERRIDE_DRIFT, Rule.PROTOCOL_DRIFT)}
@@ -489,15 +490,6 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         findings = _demote_unread_served(findings, usage, consumer, packages, provider, package, reach)
     findings = demote_after_failures(findings, first_failures(checker.import_failures))
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
-    files = ConsumerFiles(consumer)
-    # Consumer modules provider code may import by a provider module's name: an import hook's, or
-    # put in `sys.modules` ("*": a value not known, any module).
-    serving = [edge.target for edge in usage.module_edges if edge.after] + usage.injected_values
-    served = {found.path for module in serving if module != "*" for found in [consumer.find_module(module)] if found}
-    silent = provider_silence(served, "*" in serving, search.unwritten, search.written_as_string)
-    functions = UncalledFunctions(files, silent, checker.idle_installs)
-    classes = UnnamedClasses(checker.hierarchy, files, silent) if reach is not None and not reach.library else None
-    files.look_for(asked_names(findings, functions, classes))  # one search of the consumer's files for all
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
@@ -512,6 +504,26 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         gates=tuple(gates),
     )
     return result
+
+
+def _uncalled_rules(
+    edge: _Edge, usage: ConsumerUsage, checker: UsageChecker, search: NameSearch, findings: list[Finding]
+) -> tuple[UncalledFunctions, UnnamedClasses | None]:
+    """The rules of private functions and of a plugin's classes nothing names, with the consumer's
+    files naming what they will ask about for `findings` already read: while the contact rules'
+    process works (what its findings add is read when asked)."""
+    consumer = edge.consumer
+    files = ConsumerFiles(consumer)
+    # Consumer modules provider code may import by a provider module's name: an import hook's, or
+    # put in `sys.modules` ("*": a value not known, any module).
+    serving = [each.target for each in usage.module_edges if each.after] + usage.injected_values
+    served = {found.path for module in serving if module != "*" for found in [consumer.find_module(module)] if found}
+    silent = provider_silence(served, "*" in serving, search.unwritten, search.written_as_string)
+    functions = UncalledFunctions(files, silent, checker.idle_installs)
+    plugin = edge.reach is not None and bool(edge.reach.groups)  # as `Reachability.library` tells it
+    classes = UnnamedClasses(checker.hierarchy, files, silent) if plugin else None
+    files.look_for(asked_names(findings, functions, classes))  # one search of the consumer's files for all
+    return functions, classes
 
 
 def _demote_unread_served(
