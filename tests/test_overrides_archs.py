@@ -100,23 +100,25 @@ def test_valid_overrides_produce_no_finding(run_check):
     assert result.findings == () and result.summary.overrides == 3
 
 
+def _registering(**paths: str) -> dict[str, str]:
+    """A consumer whose `register_model` registers each architecture under its path."""
+    lines = "".join(f"    ModelRegistry.register_model({arch!r}, {path!r})\n" for arch, path in paths.items())
+    body = "def register_model():\n    from pv.models.registry import ModelRegistry\n" + lines
+    return {"plug/__init__.py": "", "plug/register.py": body}
+
+
 def test_an_alias_of_a_provider_class_is_looked_up_in_the_provider(run_check):
     """vllm-spyre's descendant registers "GraniteSWAForCausalLM" as vLLM's own GraniteForCausalLM by
     path: the path is the provider's, so the provider is where it must resolve (it did, and the
     pin worked; this was an error saying it does not resolve in the consumer). A path into a third
     package cannot be read: no finding either way."""
     provider = {**PROVIDER, "pv/models/llama.py": "class LlamaForCausalLM:\n    pass\n"}
-    consumer = {
-        "plug/__init__.py": "",
-        "plug/register.py": """
-            def register_model():
-                from pv.models.registry import ModelRegistry
-                ModelRegistry.register_model("LlamaAlias", "pv.models.llama:LlamaForCausalLM")
-                ModelRegistry.register_model("GoneAlias", "pv.models.llama:GoneForCausalLM")
-                ModelRegistry.register_model("ThirdParty", "fms.models.hf:Granite")
-                ModelRegistry.register_model("OwnMissing", "plug.models:Missing")
-        """,
-    }
+    consumer = _registering(
+        LlamaAlias="pv.models.llama:LlamaForCausalLM",
+        GoneAlias="pv.models.llama:GoneForCausalLM",
+        ThirdParty="fms.models.hf:Granite",
+        OwnMissing="plug.models:Missing",
+    )
     result = run_check(provider, consumer, consumer_package="plug")
     errors = {f.symbol: f.message for f in result.findings if f.severity.value == "error"}
     assert sorted(errors) == ["plug.models:Missing", "pv.models.llama:GoneForCausalLM"]
@@ -131,16 +133,13 @@ def test_an_override_path_broken_at_the_baseline_too_is_a_warning(run_check):
     provider = {**PROVIDER, "pv/models/llama.py": "class LlamaForCausalLM:\n    pass\n"}
     baseline = {**provider, "pv/models/llama.py": "class LlamaForCausalLM:\n    pass\nclass OldLlama:\n    pass\n"}
     consumer = {
-        "plug/__init__.py": "",
+        **_registering(
+            Glm="plug.glm:GlmForCausalLM",
+            OwnMissing="plug.models:Missing",
+            GoneAlias="pv.models.llama:GoneForCausalLM",
+            LostAlias="pv.models.llama:OldLlama",
+        ),
         "plug/models.py": "class Wrapper:\n    pass\n",
-        "plug/register.py": """
-            def register_model():
-                from pv.models.registry import ModelRegistry
-                ModelRegistry.register_model("Glm", "plug.glm:GlmForCausalLM")
-                ModelRegistry.register_model("OwnMissing", "plug.models:Missing")
-                ModelRegistry.register_model("GoneAlias", "pv.models.llama:GoneForCausalLM")
-                ModelRegistry.register_model("LostAlias", "pv.models.llama:OldLlama")
-        """,
     }
     result = run_check(provider, consumer, consumer_package="plug", baseline=baseline)
     severities = {f.symbol: f.severity.value for f in result.findings if f.rule.value == "model-override"}
