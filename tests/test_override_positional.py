@@ -125,3 +125,57 @@ def test_an_override_of_a_method_the_provider_dropped_is_a_warning():
     )
     # (Its new `build` is idle: the provider read `.build` at the baseline only; see test_idle_hooks.)
     assert [f[1] for f in found(check(calling, BUILDER_B, BUILDER_A), "override-drift")] == ["plug.b:MyBuilder.build"]
+
+
+# vLLM 0.11.2 keeps calling a platform's `get_attn_backend_cls` the old way, `use_v1` first, where
+# the platform's method still takes it: vllm-kunlun's does, and takes one argument fewer.
+PLATFORM_A = """
+class Platform:
+    @classmethod
+    def backend(cls, size, use_v1, dtype):
+        return ""
+"""
+PLATFORM_B = """
+class Platform:
+    @classmethod
+    def backend(cls, size, dtype, kind=None):
+        return ""
+"""
+SELECTOR = """
+import inspect
+from pv.platform import Platform
+
+def select(platform: Platform, size, dtype, kind):
+    sig = inspect.signature(platform.backend)
+    if "use_v1" in sig.parameters:
+        return platform.backend(size, True, dtype, kind)
+    return platform.backend(size, dtype, kind)
+"""
+SELECTOR_A = "def select(platform, size, dtype):\n    return platform.backend(size, True, dtype)\n"
+PLUGIN = """
+    from pv.platform import Platform
+
+    class MyPlatform(Platform):
+        @classmethod
+        def backend(cls, size, use_v1, dtype):
+            return "mine"
+"""
+
+
+def test_a_call_made_only_where_the_method_takes_a_parameter_the_override_has_reaches_it():
+    baseline = {"pv/platform.py": PLATFORM_A, "pv/select.py": SELECTOR_A}
+    pin = {"pv/platform.py": PLATFORM_B, "pv/select.py": SELECTOR}
+    result = check({"plug/platform.py": PLUGIN}, pin, baseline)
+    [finding] = [f for f in result.findings if f.rule.value == "override-drift"]
+    assert (finding.severity.value, finding.symbol) == ("error", "plug.platform:MyPlatform.backend")
+    assert finding.message.startswith("the provider calls .backend(4 positional) at pv/select.py:7;")
+    # An override that no longer takes `use_v1` is not called that way: the other call fits it.
+    fitting = PLUGIN.replace("size, use_v1, dtype)", "size, dtype, kind=None)")
+    assert found(check({"plug/platform.py": fitting}, pin, baseline), "override-drift") == []
+    # Without the test, a call the base cannot take is another class's method of that name.
+    untested = {**pin, "pv/select.py": SELECTOR.replace('if "use_v1" in sig.parameters:', "if size:")}
+    assert [
+        f.severity.value
+        for f in check({"plug/platform.py": PLUGIN}, untested, baseline).findings
+        if f.rule.value == "override-drift"
+    ] == ["warning"]

@@ -455,6 +455,8 @@ def narrowing(
         if not passed:
             continue
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
+            if _made_for_override(pair, site) and call_problem(pair.method.signature, site.shape, bound=pair.bound):
+                hits.append((site, passed))  # made for methods taking what the override takes: it fails there
             continue  # not a call the provider's method takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
             # Keywords the override could not take at the baseline either: did the call fail there too?
@@ -465,6 +467,15 @@ def narrowing(
             else:
                 excuses.append(excuse)
     return Narrowing(missing, change, bool(searched), hits, excuses)
+
+
+def _made_for_override(pair: OverridePair, site: NameSite) -> bool:
+    """Is the call made only where the method takes a parameter the override has and its base
+    has not (`NameSite.taken`)? Then it is made for overrides such as this one: vLLM 0.11.2 passes
+    `use_v1` first to a platform's `get_attn_backend_cls` that still takes it, which its base no
+    longer does, and one argument more than vllm-kunlun's takes."""
+    names = {p.name for p in pair.method.signature.params}
+    return bool(site.taken) and site.taken in names and site.taken not in {p.name for p in pair.base_signature.params}
 
 
 def _narrower(

@@ -37,7 +37,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-12"
+SITES_FORMAT = "atompin-sites-13"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).
@@ -209,6 +209,10 @@ class NameSite:
     # The method of `cls` the site is in: `function`, or for a function nested in a method, that
     # method (what a subclass overrides, or a stand-in implements). "" outside classes.
     method: str = ""
+    # A call made only where the callable takes a parameter of this name: it sits in the body of
+    # `if "p" in inspect.signature(f).parameters:` (or of `sig.parameters`, `sig` bound to one):
+    # vLLM 0.11.2 passes a platform's `get_attn_backend_cls` one more argument where it takes `use_v1`.
+    taken: str = ""
 
     @property
     def where(self) -> str:
@@ -824,6 +828,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.unpacked: dict[int, int] = {}
         self.called: set[int] = set()
         self.flags: list[str] = []  # the `R.flag` tests whose `if` body is being visited, innermost last
+        self.taken: list[str] = []  # the parameters `"p" in sig.parameters` tests there ask about
         # Every enclosing function, class bodies between them included (`_named`).
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
@@ -874,8 +879,9 @@ class _SiteVisitor(ast.NodeVisitor):
         self.functions.append((node, receiver))
         self.enclosing.append(node)
         saved, self.flags = self.flags, []  # a function defined in an `if` body runs when called
+        saved_taken, self.taken = self.taken, []
         self.generic_visit(node)
-        self.flags = saved
+        self.flags, self.taken = saved, saved_taken
         self.enclosing.pop()
         self.functions.pop()
 
@@ -884,10 +890,13 @@ class _SiteVisitor(ast.NodeVisitor):
         test = node.test
         tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         flags = [text for text in (dotted(t) for t in tests if isinstance(t, ast.Attribute)) if text]
+        taken = [name for name in map(_parameter_tested, tests) if name]
         self.flags += flags
+        self.taken += taken
         for stmt in node.body:
             self.visit(stmt)
         del self.flags[len(self.flags) - len(flags) :]
+        del self.taken[len(self.taken) - len(taken) :]
         for stmt in node.orelse:
             self.visit(stmt)
 
@@ -913,6 +922,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 unpack=self.unpacked.get(id(node)),
                 source=self._source(func.value),
                 flag=self._flag(func.value),
+                taken=self.taken[-1] if self.taken else "",
                 named=self._named(func.value),
                 **self._made_by(func.value),
             )
@@ -1051,3 +1061,14 @@ def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: Abstract
         if func == "hasattr" or (func == "getattr" and (len(call.args) >= 3 or call.keywords)):
             out.add(str(name.value))
     return frozenset(out)
+
+
+def _parameter_tested(test: ast.expr) -> str:
+    """The parameter `"p" in X.parameters` tests for (X an `inspect.signature(...)`, or a name
+    bound to one: a `parameters` mapping tested with a string is a signature's); "" otherwise."""
+    match test:
+        case ast.Compare(
+            left=ast.Constant(value=str(name)), ops=[ast.In()], comparators=[ast.Attribute(attr="parameters")]
+        ):
+            return name
+    return ""
