@@ -7,7 +7,6 @@ missing-patch-target, patch-addition, dynamic-target, unparseable.
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,7 +37,7 @@ from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.members import kept_false
 from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
-from atompin.analysis.names import quoted
+from atompin.analysis.names import quoted, word_pattern
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
 from atompin.analysis.patch_readers import FunctionKey, PatchedName, readers
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
@@ -890,8 +889,7 @@ class UsageChecker:
         if before.partition(":")[0] == module:
             return None  # defined in the patched module itself at the baseline: no import of another's
         found = self.index.find(module)
-        word = re.compile(rb"(?<!\w)" + re.escape(patch.attr.encode()) + rb"(?!\w)")
-        if found is None or not found.path or word.search(self.index.tree.read(found.path)) is None:
+        if found is None or not found.path or word_pattern(patch.attr).search(self.index.tree.read(found.path)) is None:
             return None
         origin_module, _, name = before.partition(":")
         for other in self.usage.patches:

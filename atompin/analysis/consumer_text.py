@@ -15,7 +15,7 @@ from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.analysis.idle_hooks import reading_classes, reads_outside_own
-from atompin.analysis.names import quoted
+from atompin.analysis.names import quoted, word_pattern
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.protocols import passes_on
 from atompin.sources.tree import SourceTree
@@ -92,7 +92,7 @@ class ConsumerText:
         """Does a file write the class `name` in code, besides its own `class name` line (a call,
         an alias `cls = Name if ... else Other`, a patch `mod.Base = Name`)? Not in a comment
         or a string. (Asked of the few classes a rule decides; not cached.)"""
-        word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+        word = word_pattern(name)
         definition = re.compile(rb"\bclass\s+$")
         for _, text in self.tree.read_many(self.tree.files_containing(self.paths, [name.encode()])):
             prose = ProseFinder(text)

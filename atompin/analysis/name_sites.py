@@ -29,7 +29,7 @@ from typing import Literal
 from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
-from atompin.analysis.names import quoted, writes_as_string
+from atompin.analysis.names import quoted, word_pattern, writes_as_string
 from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.syntax import FALSE_CONSTANT, dotted, instance_assignments, walk
@@ -341,7 +341,7 @@ class NameSearch:
         a string, a comment): nothing of the provider can name them. A search of every file: asked
         of the few names a rule is left with."""
         left = sorted(set(names))
-        words = {name: re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)") for name in left}
+        words = {name: word_pattern(name) for name in left}
         found: set[str] = set()
         paths = self.tree.files_containing(self._files(), [name.encode() for name in left]) if left else []
         for _, text in self.tree.read_many(paths):

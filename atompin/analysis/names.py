@@ -5,6 +5,8 @@ Helpers that read syntax trees are in `syntax`.
 
 from __future__ import annotations
 
+import re
+
 
 def in_package(module: str, package: str) -> bool:
     """Is `module` the package `package` or inside it? ("a.b" is in "a"; "ab" is not.)"""
@@ -30,6 +32,11 @@ def quoted(name: str) -> tuple[bytes, bytes]:
     """`"name"` and `'name'` as bytes: how code writes a name it looks up by string (a getattr)."""
     word = name.encode()
     return b'"' + word + b'"', b"'" + word + b"'"
+
+
+def word_pattern(name: str) -> re.Pattern[bytes]:
+    """`name` as a whole word in bytes (no word character on either side): a use of an identifier."""
+    return re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
 
 
 def writes_as_string(text: bytes, name: str) -> bool:

@@ -2534,8 +2534,8 @@ class ConsumerScanner:
         module when it is one the consumer has; "*" when not known to be)."""
         if ctx.record and self._is_provider(name):
             self.usage.injected_modules.append((name, self._site(ctx, node)))
-            known = isinstance(value, ConsumerValue) and self._consumer_module_exists(value.dotted)
-            self.usage.injected_values.append(value.dotted if known else "*")  # type: ignore[union-attr]
+            module = value.dotted if isinstance(value, ConsumerValue) else ""
+            self.usage.injected_values.append(module if module and self._consumer_module_exists(module) else "*")
 
     def _record_registration(self, args: list[Value], kwargs: dict[str, Value], node: ast.Call, ctx: _Ctx) -> None:
         """A provider call that hands over a consumer class with a name: `register_oot(Cls, name="X")`."""

@@ -37,12 +37,14 @@ In a plugin, a class nothing names is never made but by a configuration naming i
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 
 from atompin.analysis.demotion import demote
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy
+from atompin.analysis.names import word_pattern
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod
@@ -153,7 +155,9 @@ class ConsumerFiles:
     def file(self, path: str) -> tuple[bytes, list[int], ProseFinder]:
         """A file's text, where its lines start, and where its comments and docstrings are."""
         if path not in self._files:
-            text = self.tree.read(path)
+            text = self._texts.get(path)
+            if text is None:
+                text = self.tree.read(path)
             self._files[path] = (text, line_starts(text), ProseFinder(text))
         return self._files[path]
 
@@ -171,31 +175,31 @@ class ConsumerFiles:
             found = self.tree.files_containing(self._python, [n.encode() for n in left])
             self._texts.update(self.tree.read_many([path for path in found if path not in self._texts]))
 
-    def names(self, name: str, keyword: str, besides: Callable[[str, bytes], set[int]] | None = None) -> bool:
+    def names(
+        self, name: str, keyword: str, besides: Callable[[str, bytes, list[int]], set[int]] | None = None
+    ) -> bool:
         """Does a Python file write `name` in code or in a one-line string, but right after
         `keyword` (`def`, `class`: where it is defined)? Comments and docstrings aside, and the
-        lines `besides` gives for a file (its path and text)."""
+        lines `besides` gives for a file (its path, text and line starts)."""
         self.look_for([name])
-        word = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)")
+        word = word_pattern(name)
         definition = re.compile(rb"\b" + keyword.encode() + rb"[ \t]+$")
         needle = name.encode()
-        for path, text in ((path, text) for path, text in self._texts.items() if needle in text):
-            prose = ProseFinder(text)
-            skipped = besides(path, text) if besides is not None else set()
+        for path in [path for path, text in self._texts.items() if needle in text]:
+            text, starts, prose = self.file(path)
+            skipped = besides(path, text, starts) if besides is not None else set()
             for match in word.finditer(text):
-                line_start = text.rfind(b"\n", 0, match.start()) + 1
-                if definition.search(text, line_start, match.start()) or prose.at(match.start()):
+                line = bisect.bisect_right(starts, match.start())  # 1-based
+                if definition.search(text, starts[line - 1], match.start()) or prose.at(match.start()):
                     continue
-                if not skipped or text.count(b"\n", 0, match.start()) + 1 not in skipped:
+                if line not in skipped:
                     return True
         return False
 
 
 class UncalledFunctions:
     """Which private top-level functions of the consumer nothing names (see the module
-    docstring), asked site by site. `provider_unwritten`: as `UnnamedClasses` takes it (an
-    import hook may serve the function's module in a provider module's place, and the provider
-    import the function from there). `idle_installs`: patches installing under a name the
+    docstring), asked site by site. `idle_installs`: patches installing under a name the
     baseline had and nothing reads any more (vllm-mindspore's `_get_num_input_tokens`, installed
     on vLLM's `GPUModelRunner` only): such a patch, and an import, do not name a function."""
 
@@ -239,8 +243,7 @@ class UncalledFunctions:
         if name not in self._judged:
             passed: list[Site] = []
 
-            def besides(path: str, text: bytes) -> set[int]:
-                starts = line_starts(text)
+            def besides(path: str, text: bytes, starts: list[int]) -> set[int]:
                 idle = {n for line in self._idle.get(path, []) for n in _statement(text, starts, line)}
                 passed.extend(
                     Site(path, line) for line in self._idle.get(path, []) if _writes(text, starts, line, name)
@@ -324,23 +327,26 @@ def _statement(text: bytes, starts: list[int], line: int) -> range:
     return range(line, last + 1)
 
 
+def _statement_text(text: bytes, starts: list[int], lines: range) -> bytes:
+    """The text of the lines `lines` (1-based, as `_statement` gives them)."""
+    return text[starts[lines.start - 1] : starts[min(lines.stop - 1, len(starts) - 1)]]
+
+
 def _import_lines(text: bytes, starts: list[int], name: str) -> set[int]:
     """Every line of the file's import statements, but those binding `name` under another name
     (`import _f as g`: what calls `g` calls it)."""
     alias = re.compile(rb"(?<!\w)" + re.escape(name.encode()) + rb"\s+as\b")
     out: set[int] = set()
     for match in _IMPORT.finditer(text):
-        lines = _statement(text, starts, text.count(b"\n", 0, match.start()) + 1)
-        if not alias.search(text, starts[lines.start - 1], starts[min(lines.stop - 1, len(starts) - 1)]):
+        lines = _statement(text, starts, bisect.bisect_right(starts, match.start()))
+        if not alias.search(_statement_text(text, starts, lines)):
             out.update(lines)
     return out
 
 
 def _writes(text: bytes, starts: list[int], line: int, name: str) -> bool:
     """Does the statement at `line` write `name` as a word?"""
-    lines = _statement(text, starts, line)
-    body = text[starts[lines.start - 1] : starts[min(lines.stop - 1, len(starts) - 1)]]
-    return re.search(rb"(?<!\w)" + re.escape(name.encode()) + rb"(?!\w)", body) is not None
+    return word_pattern(name).search(_statement_text(text, starts, _statement(text, starts, line))) is not None
 
 
 def provider_silence(
