@@ -173,6 +173,91 @@ def test_a_module_registered_by_sys_modules_update_in_a_helper(run_check):
     ]
 
 
+NAMESPACE_COPY = """
+    import sys
+    from types import SimpleNamespace
+
+    import pv.utils as _orig
+
+    def fast_merge(a, b):
+        return b
+
+    _wrapped = SimpleNamespace(**_orig.__dict__)
+    _wrapped.fast_merge = fast_merge
+    sys.modules["pv.utils"] = _wrapped
+"""
+
+
+def test_a_copy_of_a_provider_module_served_under_its_own_name(run_check):
+    # vllm-kunlun's `sys.modules["vllm.utils"] = SimpleNamespace(**vllm.utils.__dict__)` with its
+    # own functions set on the copy: those import from it, and so does all the module has; a name
+    # the module lacks fails to import as it would from the module itself.
+    plug = consumer(wrapper=NAMESPACE_COPY, model="from pv.utils import merge, fast_merge\n")
+    assert [f for f in brief(run_check(PROVIDER, plug)) if f[1] != "info"] == []
+    read = consumer(wrapper=NAMESPACE_COPY, model="import pv.utils as u\n\ndef run():\n    return u.fast_merge(1, 2)\n")
+    assert [f for f in brief(run_check(PROVIDER, read)) if f[1] != "info"] == []
+    gone = {**plug, "plug/model.py": "from pv.utils import merge, cdiv\n"}
+    cdiv = [("unresolved-import", "error", "pv.utils:cdiv", ["plug/model.py:1"])]
+    assert [f for f in brief(run_check(PROVIDER, gone)) if f[1] != "info"] == cdiv
+    by_vars = {
+        **gone,
+        "plug/wrapper.py": NAMESPACE_COPY.replace("from types import SimpleNamespace", "import types")
+        .replace("SimpleNamespace(**_orig.__dict__)", "types.SimpleNamespace(**vars(_orig))"),
+    }
+    assert [f for f in brief(run_check(PROVIDER, by_vars)) if f[1] != "info"] == cdiv
+    # A namespace of something else served there is the consumer's module, as before.
+    other = {**gone, "plug/wrapper.py": NAMESPACE_COPY.replace("**_orig.__dict__", "merge=fast_merge")}
+    assert [f for f in brief(run_check(PROVIDER, other)) if f[1] != "info"] == []
+
+
+def test_what_a_copy_of_a_module_sets_reaches_only_its_importers(run_check):
+    # vllm-kunlun sets `_get_open_port` and `direct_register_custom_op` on its copy of `vllm.utils`:
+    # vLLM 0.11.0 read the first only inside `vllm.utils` (its globals, not the copy) and imported
+    # the second into other modules. Both left `vllm.utils` in 0.11.1: the first assignment did
+    # nothing at the baseline either, the second no longer reaches vLLM's code.
+    baseline = {
+        "pv/__init__.py": "",
+        "pv/utils.py": """
+            def _pick(ports):
+                return ports[0]
+
+            def open_port():
+                return _pick([1])
+
+            def register_op(name, fn):
+                return fn
+        """,
+        "pv/layers.py": "from pv.utils import register_op\n\nop = register_op('x', abs)\n",
+    }
+    pin = {
+        "pv/__init__.py": "",
+        "pv/utils.py": "def open_port():\n    return 1\n",
+        "pv/torch_utils.py": "def register_op(name, fn):\n    return fn\n",
+        "pv/layers.py": "from pv.torch_utils import register_op\n\nop = register_op('x', abs)\n",
+    }
+    plug = consumer(
+        wrapper="""
+            import sys
+            from types import SimpleNamespace
+
+            import pv.utils as _orig
+
+            def _pick(ports):
+                return ports[-1]
+
+            def register_op(name, fn):
+                return fn
+
+            _wrapped = SimpleNamespace(**_orig.__dict__)
+            _wrapped._pick = _pick
+            _wrapped.register_op = register_op
+            sys.modules["pv.utils"] = _wrapped
+        """
+    )
+    found = {(f.symbol, f.severity.value) for f in run_check(pin, plug, baseline=baseline).findings}
+    assert found == {("pv.utils:_pick", "warning"), ("pv.utils:register_op", "error")}
+
+
 PATCHED_INIT = """
     from pv.norm import Norm
 

@@ -758,7 +758,8 @@ class UsageChecker:
         module, _, qualname = before.target.symbol.partition(":")
         definition = caller_key(module, qualname) if qualname else None
         on_module = owner.target.kind is TargetKind.MODULE
-        patched = PatchedName(patch.attr, owner.target.symbol if on_module else "", definition)
+        # A copy of the module (`PatchSite.on_copy`) is not the globals its own functions read.
+        patched = PatchedName(patch.attr, owner.target.symbol if on_module and not patch.on_copy else "", definition)
         replaced = self._replaced_at_baseline()
         # Only a patch that runs wherever this one does stands for it (one in the same `if` branch,
         # not in its `else`: vllm-ascend replaces `do_mamba_copy_block` only where it cannot launch

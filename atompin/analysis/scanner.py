@@ -841,6 +841,7 @@ class ConsumerScanner:
                 stash=isinstance(value, ProviderValue) and value.choices != owner.attr(attr).choices,
                 declared=declared,
                 variants=variants,
+                on_copy=owner.copy,
                 nested=ctx.nested,
                 branch=ctx.branch,
             )
@@ -1820,6 +1821,24 @@ class ConsumerScanner:
             return self._consumer_call(callee, node, args, kwargs, ctx, makes_instance)
         return self._eval_other_call(name, callee, node, args, ctx, makes_instance)
 
+    def _namespace_copy(self, node: ast.Call, ctx: _Ctx) -> ProviderValue | None:
+        """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
+        holding what it holds, read as the object itself. Served as the module it copies
+        (vllm-kunlun's `sys.modules["vllm.utils"] = _wrapped`), the names it lacks fail to import
+        as they would from the module, and what is set on the copy is judged as set on the module
+        (what imports from it later gets that), except that the module's own code never reads it."""
+        if node.args or len(node.keywords) != 1 or node.keywords[0].arg is not None:
+            return None
+        spread = node.keywords[0].value
+        if isinstance(spread, ast.Attribute) and spread.attr == "__dict__":
+            copied = spread.value
+        elif isinstance(spread, ast.Call) and dotted(spread.func) == "vars" and len(spread.args) == 1:
+            copied = spread.args[0]
+        else:
+            return None
+        value = self._eval(copied, ctx)
+        return replace(value, copy=True) if isinstance(value, ProviderValue) else None
+
     def _consumer_call(
         self,
         callee: ConsumerValue,
@@ -1850,8 +1869,12 @@ class ConsumerScanner:
     def _eval_other_call(
         self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx, makes_instance: bool = False
     ) -> Value:
-        """Calls that compute a version, a gate, a module name or a split dotted path; registry
-        patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`)."""
+        """Calls that compute a version, a gate, a module name or a split dotted path; a copy of a
+        provider module (`_namespace_copy`); registry patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`)."""
+        if callee is None and name in ("SimpleNamespace", "types.SimpleNamespace"):
+            copied = self._namespace_copy(node, ctx)
+            if copied is not None:
+                return copied
         if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
             return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
         if callee is None and name in ("inspect.signature", "signature") and len(args) == 1:
@@ -2532,6 +2555,8 @@ class ConsumerScanner:
     def _record_injection(self, ctx: _Ctx, name: str, node: ast.AST, value: Value = None) -> None:
         """`sys.modules[name] = value`: a provider module's name now serves `value` (a consumer
         module when it is one the consumer has; "*" when not known to be)."""
+        if isinstance(value, ProviderValue) and any(choice.dotted == name for choice in value.choices):
+            return  # the module itself (or a copy of it) under its own name: still the provider's
         if ctx.record and self._is_provider(name):
             self.usage.injected_modules.append((name, self._site(ctx, node)))
             module = value.dotted if isinstance(value, ConsumerValue) else ""

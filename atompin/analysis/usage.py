@@ -174,6 +174,9 @@ class PatchSite:
     nested: bool = False
     # Which side of a plain `if`/`else` it is on ("path:line#0" the body, "#1" the else; "" elsewhere).
     branch: str = ""
+    # Set on a copy of a provider module served in its place (`ProviderValue.copy`): the module's
+    # own code never reads what it sets.
+    on_copy: bool = False
 
     def key(self) -> tuple[tuple[Ref, ...], str]:
         return self.owner, self.attr
