@@ -330,6 +330,39 @@ def test_a_call_whose_typeerror_is_caught_is_degraded(run_check):
     assert only(run_check(PROVIDER, consumer(module_level)), "arity-drift")[0].severity.value == "error"
 
 
+def test_a_caught_call_whose_handler_returns_the_functions_answer_for_failure_is_degraded(run_check):
+    # vLLM's quick-reduce setup for aiter: the whole try is the optional feature, and its handler
+    # marks it unavailable and returns; a TypeError anywhere in it loses only that feature.
+    src = """
+        def setup(comm):
+            try:
+                from pv.utils import decorate_logs
+                handle = decorate_logs("APIServer", skip_if_decorated=True)
+                register_all(handle)
+            except Exception:
+                comm.enabled = False
+                return None
+            comm.enabled = True
+            return handle
+    """
+    [finding] = only(run_check(PROVIDER, consumer(src)), "arity-drift")
+    assert finding.severity.value == "warning"
+    assert "the handler at line 6 sets comm.enabled = False, returns None" in finding.message
+    # A handler that goes on past the try: the rest of the try is lost to what follows.
+    goes_on = src.replace("                return None\n", "")
+    assert only(run_check(PROVIDER, consumer(goes_on)), "arity-drift")[0].severity.value == "error"
+    # At module level there is no function to return from.
+    module_level = """
+        try:
+            from pv.utils import decorate_logs
+            decorate_logs("APIServer", skip_if_decorated=True)
+            register_all()
+        except Exception:
+            pass
+    """
+    assert only(run_check(PROVIDER, consumer(module_level)), "arity-drift")[0].severity.value == "error"
+
+
 def test_the_older_form_in_a_typeerror_handler_is_a_fallback_when_the_newer_form_fits(run_check):
     # vllm-omni's shape: the current form first, the older release's form when it raises TypeError.
     src = """

@@ -97,6 +97,17 @@ def type_error_handling(handlers: list[ast.ExceptHandler]) -> str:
     return ""
 
 
+def returns_instead(handlers: list[ast.ExceptHandler]) -> bool:
+    """Does the handler `type_error_handling` describes end by returning? Then a TypeError anywhere
+    in the try makes the function give the answer it has for failure (vLLM's `except Exception:
+    device_comm._aiter_qr_rmsnorm_comm = False; return None` around its quick-reduce setup): what
+    the rest of the try would have done is lost as the rest of the function is, by design."""
+    for handler in handlers:
+        if catches_type_error(handler) and describe_fallback(handler.body):
+            return isinstance(handler.body[-1], ast.Return)
+    return False
+
+
 def body_imports(body: list[ast.stmt], module: str, is_package: bool) -> list[tuple[str, str]]:
     """(module, name) of every import in `body` (not in nested functions); name "" for `import m`."""
     out: list[tuple[str, str]] = []

@@ -53,6 +53,7 @@ from atompin.analysis.guards import (
     imports_only_the_package,
     imports_package,
     leaves,
+    returns_instead,
     suppressing_try,
     type_error_handling,
 )
@@ -1187,7 +1188,8 @@ class ConsumerScanner:
             first: list[ImportUse] = []
             group.alternatives.append(first)
             start = dict(ctx.scope.names)
-            self._try_body(node.body, _evolve(body_ctx, collector=first, ladder=group, in_handler=False), caught)
+            ladder_ctx = _evolve(body_ctx, collector=first, ladder=group, in_handler=False)
+            self._try_body(node.body, ladder_ctx, caught, returns=returns_instead(node.handlers))
             imported = {
                 k: v for k, v in ctx.scope.names.items() if isinstance(v, ProviderValue) and start.get(k) is not v
             }
@@ -1244,7 +1246,7 @@ class ConsumerScanner:
             # An import this try catches (a name computed in a loop) is its own, not an alternative of
             # the ladder around it: where it fails, the handler here takes over.
             body_ctx = _evolve(body_ctx, collector=None, when=self._when(body_ctx))
-        ended = self._try_body(node.body, body_ctx, caught, try_site)
+        ended = self._try_body(node.body, body_ctx, caught, try_site, returns_instead(node.handlers))
         body_bound = {k: v for k, v in ctx.scope.names.items() if k not in start or start[k] is not v}
         for handler in node.handlers:
             handler_ctx = self._handler_ctx(node, handler, ctx)
@@ -1291,12 +1293,15 @@ class ConsumerScanner:
                     ctx.scope.names[stmt.name] = imported[stmt.name]
                     group.stand_ins = (*group.stand_ins, *imported[stmt.name].choices)
 
-    def _try_body(self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "") -> _Ctx:
+    def _try_body(
+        self, body: list[ast.stmt], ctx: _Ctx, caught: str, try_site: str = "", returns: bool = False
+    ) -> _Ctx:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that
         statement's work (degraded); one raised earlier skips the rest of the body as well, which
-        loses more unless the rest only sets names from values (`sets_locals_only`). Returns the
-        context the body ends in (an early `return` in it adds what the rest runs under)."""
-        quiet = len(body)  # body[quiet:] only sets the function's own names
+        loses more unless the rest only sets names from values (`sets_locals_only`), or the handler
+        returns from the function (`returns`: `guards.returns_instead`). Returns the context the
+        body ends in (an early `return` in it adds what the rest runs under)."""
+        quiet = 0 if returns and ctx.definition is not None else len(body)  # body[quiet:] only sets own names
         shared = shared_names(ctx.definition) if caught and ctx.definition is not None else set()
         while caught and ctx.definition is not None and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet], shared):
             quiet -= 1
