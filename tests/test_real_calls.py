@@ -332,7 +332,8 @@ def test_a_call_whose_typeerror_is_caught_is_degraded(run_check):
 
 def test_a_caught_call_whose_handler_returns_the_functions_answer_for_failure_is_degraded(run_check):
     # vLLM's quick-reduce setup for aiter: the whole try is the optional feature, and its handler
-    # marks it unavailable and returns; a TypeError anywhere in it loses only that feature.
+    # marks it unavailable and returns the function's answer for that; a TypeError anywhere in it
+    # loses only that feature.
     src = """
         def setup(comm):
             try:
@@ -351,6 +352,10 @@ def test_a_caught_call_whose_handler_returns_the_functions_answer_for_failure_is
     # A handler that goes on past the try: the rest of the try is lost to what follows.
     goes_on = src.replace("                return None\n", "")
     assert only(run_check(PROVIDER, consumer(goes_on)), "arity-drift")[0].severity.value == "error"
+    # A procedure (a plugin's `register()`) returning from its handler: its callers cannot tell
+    # that the rest of its work was lost.
+    procedure = src.replace("            return handle\n", "")
+    assert only(run_check(PROVIDER, consumer(procedure)), "arity-drift")[0].severity.value == "error"
     # At module level there is no function to return from.
     module_level = """
         try:

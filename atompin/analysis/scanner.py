@@ -74,6 +74,7 @@ from atompin.analysis.syntax import (
     element_type,
     expr_children,
     function_body,
+    gives_value,
     init_hands_on,
     instance_assignments,
     is_type_checking,
@@ -1299,9 +1300,11 @@ class ConsumerScanner:
         """A try body. A TypeError its last statement raises is caught by the handler and loses only that
         statement's work (degraded); one raised earlier skips the rest of the body as well, which
         loses more unless the rest only sets names from values (`sets_locals_only`), or the handler
-        returns from the function (`returns`: `guards.returns_instead`). Returns the context the
-        body ends in (an early `return` in it adds what the rest runs under)."""
-        quiet = 0 if returns and ctx.definition is not None else len(body)  # body[quiet:] only sets own names
+        returns from a function that returns a value elsewhere (`returns`: `guards.returns_instead`;
+        its callers read the answer it gives for failure: a procedure's callers would not know).
+        Returns the context the body ends in (an early `return` in it adds what the rest runs under)."""
+        answers = returns and ctx.definition is not None and gives_value(ctx.definition)
+        quiet = 0 if answers else len(body)  # body[quiet:] only sets the function's own names
         shared = shared_names(ctx.definition) if caught and ctx.definition is not None else set()
         while caught and ctx.definition is not None and quiet > 0 and sets_locals_only(body[quiet - 1 : quiet], shared):
             quiet -= 1

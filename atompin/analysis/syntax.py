@@ -115,6 +115,17 @@ def walk_shallow(body: list[ast.stmt]) -> Iterator[ast.AST]:
             todo.extend(ast.iter_child_nodes(node))
 
 
+def gives_value(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Does the function return a value somewhere (`return comm`, not a bare `return` or
+    `return None`)? Its callers then read its answer, not only its effects."""
+    return any(
+        isinstance(stmt, ast.Return)
+        and stmt.value is not None
+        and not (isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+        for stmt in statements(function.body)
+    )
+
+
 def statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement under `body`, in nested blocks too, not entering nested functions or classes."""
     todo = list(reversed(body))
