@@ -20,13 +20,14 @@ from atompin.analysis.baseline_failures import demote_after_failures, first_fail
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.checks import UsageChecker
-from atompin.analysis.conditions import Judgement, judge
+from atompin.analysis.conditions import Judgement, Reach, judge
 from atompin.analysis.consumer_text import ConsumerText
 from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import Gate, GateOp, describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.idle_hooks import check_idle_hooks
 from atompin.analysis.limits import parse_limited
+from atompin.analysis.module_stops import demote_stopped
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
@@ -72,7 +73,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-75"
+SCAN_FORMAT = "atompin-scan-76"
 
 
 @without_gc
@@ -489,6 +490,8 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         findings = demote_unreached(findings, reach, lambda path: consumer.module_name(path)[0])
         findings = _demote_unread_served(findings, usage, consumer, packages, provider, package, reach)
     findings = demote_after_failures(findings, first_failures(checker.import_failures))
+    stops = [stop for stop in usage.module_stops if checker.judge(stop.rest).reach is Reach.DEAD]
+    findings = demote_stopped(findings, stops, usage.module_of)
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:

@@ -107,6 +107,7 @@ from atompin.analysis.usage import (
     MethodCall,
     MethodRef,
     ModuleEdge,
+    ModuleStop,
     OutsideStore,
     PatchSite,
     Read,
@@ -1039,6 +1040,7 @@ class ConsumerScanner:
     def _visit_If(self, node: ast.If, ctx: _Ctx) -> _Ctx | None:
         """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs;
         a version gate conditions both branches (`gates`)."""
+        top = ctx.definition is None and not ctx.owner and not ctx.nested  # a statement of the module body
         ctx = _evolve(ctx, nested=True)
         if is_type_checking(node.test):
             self._type_only_imports(node.body, ctx)
@@ -1058,7 +1060,7 @@ class ConsumerScanner:
             test = Gate(GateOp.FIXED, _text(node.test), compare=str(test))
         gate = self._gate_condition(node.test, test, ctx)
         if gate is not None:
-            return self._gated_branches(node, gate, ctx)
+            return self._gated_branches(node, gate, ctx, top)
         if isinstance(test, AttributeProbe):  # `uses_new_api = hasattr(X, "f")` ... `if uses_new_api:`
             return self._probed_branches(node, test, ctx)
         guard, negated = direct or self._hasattr_guard(node.test, ctx)
@@ -2243,9 +2245,13 @@ class ConsumerScanner:
             self.usage.gates.append(condition)
         return condition
 
-    def _gated_branches(self, node: ast.If, gate: Condition, ctx: _Ctx) -> _Ctx | None:
+    def _gated_branches(self, node: ast.If, gate: Condition, ctx: _Ctx, top: bool = False) -> _Ctx | None:
+        """The branches of an `if` on a gate (`top`: a statement of the module body)."""
         taken = _evolve(ctx, when=(*ctx.when, gate))
         other = _evolve(ctx, when=(*ctx.when, replace(gate, expect=not gate.expect)))
+        if top and ctx.record and node.body and isinstance(node.body[-1], ast.Raise) and not leaves(node.orelse):
+            stop = ModuleStop(self._site(ctx, node.body[-1]), ctx.file.module, ctx.file.is_package, other.when)
+            self.usage.module_stops.append(stop)
         self._branches([(node.body, taken), (node.orelse, other)], ctx.scope)
         # `if gate: FLAG = False` / `else: FLAG = True`: the flag is the gate (or its negation).
         if gate.gate is not None:

@@ -104,6 +104,20 @@ class Condition:
     owner: str = ""  # FLAG: the consumer class (dotted) whose instance `self` is
 
 
+@dataclass(frozen=True)
+class ModuleStop:
+    """A module-level `if <test>: raise ...` whose test is a version gate or a test of the
+    provider's names (sglang's `if "dtype" not in inspect.signature(f).parameters: raise
+    ImportError(...)`): past it the module runs only under `rest`, the test failing. Where the
+    checks decide `rest` false, importing the module raises: nothing after the raise runs, nor,
+    for a package's `__init__`, any module under the package."""
+
+    site: Site  # the raise
+    module: str
+    is_package: bool
+    rest: tuple[Condition, ...]
+
+
 @dataclass
 class ImportGroup:
     """A single import statement's name, or every alternative of one ladder."""
@@ -275,6 +289,8 @@ class ConsumerUsage:
     version_asserts: list[VersionAssert] = field(default_factory=list)
     # Tests of whether the provider has a module (`find_spec("pkg.mod") is None`, kind MODULE_FOUND).
     module_probes: list[Condition] = field(default_factory=list)
+    # Module-level raises under a version gate or a test of the provider's names.
+    module_stops: list[ModuleStop] = field(default_factory=list)
     # Provider module names the consumer registers in sys.modules itself.
     injected_modules: list[tuple[str, Site]] = field(default_factory=list)
     # What it puts there: the consumer modules by dotted name, "*" for a value not known to be one
