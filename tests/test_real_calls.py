@@ -368,6 +368,39 @@ def test_a_caught_call_whose_handler_returns_the_functions_answer_for_failure_is
     assert only(run_check(PROVIDER, consumer(module_level)), "arity-drift")[0].severity.value == "error"
 
 
+def test_a_name_bound_to_the_provider_only_by_one_branch_of_a_consumer_test_is_a_warning(run_check):
+    # sglang's `if _use_aiter: from aiter import rmsnorm2d_fwd as rms_norm` / `elif _is_hip: from
+    # vllm._custom_ops import rms_norm`, then `rms_norm(x, w, eps)` in its aiter path: which one the
+    # call gets is the consumer's own state.
+    src = """
+        import os
+
+        if os.environ.get("USE_OTHER"):
+            from otherlib import logs as decorate_logs
+        else:
+            from pv.utils import decorate_logs
+
+        def start():
+            decorate_logs("APIServer", skip_if_decorated=True)
+    """
+    [finding] = only(run_check(PROVIDER, consumer(src)), "arity-drift")
+    assert finding.severity.value == "warning"
+    assert "bound to the provider's object by one branch of an `if` on the consumer's own state" in finding.message
+    # The consumer's own function in the other branch: the same.
+    own = src.replace(
+        "from otherlib import logs as decorate_logs", "def decorate_logs(name, **kw):\n                pass"
+    )
+    assert only(run_check(PROVIDER, consumer(own)), "arity-drift")[0].severity.value == "warning"
+    # A placeholder is no other object: where the call runs, the provider's function is bound.
+    placeholder = src.replace("from otherlib import logs as decorate_logs", "decorate_logs = None")
+    assert only(run_check(PROVIDER, consumer(placeholder)), "arity-drift")[0].severity.value == "error"
+    # Nor is a branch on the provider itself (a version gate, a `hasattr` test): the checks decide it.
+    probed = src.replace('os.environ.get("USE_OTHER")', 'not hasattr(pv.utils, "decorate_logs")').replace(
+        "import os\n", "import pv.utils\n"
+    )
+    assert only(run_check(PROVIDER, consumer(probed)), "arity-drift")[0].severity.value == "error"
+
+
 def test_the_older_form_in_a_typeerror_handler_is_a_fallback_when_the_newer_form_fits(run_check):
     # vllm-omni's shape: the current form first, the older release's form when it raises TypeError.
     src = """

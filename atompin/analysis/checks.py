@@ -1151,6 +1151,13 @@ class UsageChecker:
         severity = Severity.ERROR
         if call.caught:
             severity, message = Severity.WARNING, f"degraded: {message}; the TypeError is caught ({call.caught})"
+        elif call.mixed:
+            # Which branch bound the name where the call runs is the consumer's own state, not read here.
+            severity = Severity.WARNING
+            message += (
+                "; the called name is bound to the provider's object by one branch of an `if` on the "
+                "consumer's own state and to another object by the other: this call may never reach it"
+            )
         elif call.fallback_of and self._fits_in_try(call.fallback_of, self.symbol(ref)):
             # `try: f(new form) except TypeError: f(old form)`: the try's call fits, so this one never runs here.
             severity = Severity.WARNING

@@ -1076,9 +1076,9 @@ class ConsumerScanner:
             if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
                 side = f"{ctx.file.path}:{node.lineno}#"
                 body, orelse = _evolve(body, branch=side + "0"), _evolve(ctx, branch=side + "1")
-                self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope)
+                self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope, mixed=True)
             else:
-                self._branches([(node.body, body), (node.orelse, ctx)], ctx.scope)
+                self._branches([(node.body, body), (node.orelse, ctx)], ctx.scope, mixed=True)
             return None
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
         # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
@@ -1121,9 +1121,11 @@ class ConsumerScanner:
         self._branches([(node.body, guarded), (node.orelse, absent)], guarded.scope)
         return absent if not node.orelse and leaves(node.body) else None
 
-    def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope) -> None:
+    def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope, mixed: bool = False) -> None:
         """Read the alternative branches of an `if`. A name they bind to provider objects may hold any of
-        them afterwards: it keeps every choice, in order (the first that resolves wins, as in a ladder)."""
+        them afterwards: it keeps every choice, in order (the first that resolves wins, as in a ladder).
+        With `mixed` (an `if` on the consumer's own state), a name one branch binds to a provider object
+        and another to something else keeps the provider's, marked `mixed`."""
         before = dict(scope.names)
         changed: list[dict[str, Value]] = []
         for body, ctx in branches:
@@ -1136,7 +1138,28 @@ class ConsumerScanner:
                 values.append(before[name])
             if len(values) > 1 and all(isinstance(v, ProviderValue) for v in values):
                 choices = tuple(dict.fromkeys(r for v in values for r in v.choices))  # type: ignore[union-attr]
-                scope.names[name] = ProviderValue(choices, values[0].guard)  # type: ignore[union-attr]
+                either = any(v.mixed for v in values)  # type: ignore[union-attr]
+                scope.names[name] = ProviderValue(choices, values[0].guard, mixed=either)  # type: ignore[union-attr]
+            elif mixed and (provided := [v for v in values if isinstance(v, ProviderValue)]):
+                # Another branch imports or defines something else under the name (not `f = None`,
+                # a placeholder: where it is called, the provider's object is there).
+                if any(self._binds_otherwise(body, name, ctx) for body, ctx in branches):
+                    scope.names[name] = replace(provided[0], mixed=True)
+
+    def _binds_otherwise(self, body: list[ast.stmt], name: str, ctx: _Ctx) -> bool:
+        """Does `body` import `name` from outside the provider, or define it (a function or class)?"""
+        for stmt in statements(body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == name:
+                return True
+            if isinstance(stmt, ast.ImportFrom):
+                source = absolute_module(ctx.file.module, ctx.file.is_package, stmt.level, stmt.module) or ""
+                if not self._is_provider(source) and any((a.asname or a.name) == name for a in stmt.names):
+                    return True
+            elif isinstance(stmt, ast.Import):
+                for a in stmt.names:
+                    if (a.asname or a.name.partition(".")[0]) == name and not self._is_provider(a.name):
+                        return True
+        return False
 
     def _negated_hasattr_in_or(self, test: ast.expr, ctx: _Ctx) -> frozenset[tuple[tuple[Ref, ...], str]]:
         """The `not hasattr(owner, name)` operands of an `or` test, on provider objects: where the
@@ -1793,6 +1816,7 @@ class ConsumerScanner:
                     fallback_of=ctx.type_error_fallback,
                     by_attribute=isinstance(func, ast.Attribute),
                     imported=isinstance(func, ast.Name) and ctx.scope.is_imported(func.id),
+                    mixed=callee.mixed,
                 )
             )
         if isinstance(callee, ProviderValue) and ctx.record:

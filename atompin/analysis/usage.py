@@ -218,6 +218,9 @@ class CallUse:
     # The callee is a name an import statement binds (`from m import f` then `f(...)`): it holds
     # m.f as it was when the import ran, the consumer's own patch of m.f included if that ran first.
     imported: bool = False
+    # The callee is a name bound to the provider's object by one branch of an `if` on the
+    # consumer's own state and to another object by the other (`ProviderValue.mixed`).
+    mixed: bool = False
 
 
 class ReadKind(str, Enum):

@@ -33,12 +33,16 @@ class ProviderValue:
     guard: Guard = Guard.NONE  # obtained through getattr(..., default)
     # `getattr(X, "n", None)`: None where X lacks n, so `is None` tests for that.
     none_default: bool = False
+    # Bound so by one branch of an `if` on the consumer's own state and to another object by the
+    # other (`if _use_aiter: from aiter import f` / `else: from vllm import f`): a call may get
+    # the other one.
+    mixed: bool = False
     # A copy of a module's names (`SimpleNamespace(**m.__dict__)`): what is set on it reaches
     # only what imports from the copy, not the module's own code.
     copy: bool = False
 
     def attr(self, name: str) -> ProviderValue:
-        return ProviderValue(tuple(r.attr(name) for r in self.choices), self.guard)
+        return ProviderValue(tuple(r.attr(name) for r in self.choices), self.guard, mixed=self.mixed)
 
 
 @dataclass(frozen=True)
