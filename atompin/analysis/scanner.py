@@ -1904,7 +1904,8 @@ class ConsumerScanner:
         self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx, makes_instance: bool = False
     ) -> Value:
         """Calls that compute a version, a gate, a module name or a split dotted path; a copy of a
-        provider module (`_namespace_copy`); registry patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`)."""
+        provider module (`_namespace_copy`); registry patches; with `makes_instance`, a new
+        instance of a provider class (`_eval_Call`)."""
         if callee is None and name in ("SimpleNamespace", "types.SimpleNamespace"):
             copied = self._namespace_copy(node, ctx)
             if copied is not None:
