@@ -3,6 +3,8 @@ baseline, and patches named by a dotted path through a registry."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 from conftest import brief, only
 
@@ -399,6 +401,69 @@ def test_a_name_bound_to_the_provider_only_by_one_branch_of_a_consumer_test_is_a
         "import os\n", "import pv.utils\n"
     )
     assert only(run_check(PROVIDER, consumer(probed)), "arity-drift")[0].severity.value == "error"
+
+
+def test_the_consumers_flags_at_the_call_tell_which_branch_bound_the_name(run_check):
+    # sglang calls vLLM's `fused_add_rms_norm` in the `else` of `if _use_aiter:` (it gets vLLM's:
+    # an error), and `awq_dequantize` under `if _is_cuda or _is_hip:`, where it is its own.
+    src = """
+        import os
+
+        USE_OTHER = bool(os.environ.get("USE_OTHER"))
+
+        if USE_OTHER:
+            from otherlib import logs as decorate_logs
+        else:
+            from pv.utils import decorate_logs
+
+        def start():
+            if USE_OTHER:
+                decorate_logs("APIServer", skip_if_decorated=True)
+            else:
+                decorate_logs("APIServer", colour=True)
+    """
+    [finding] = only(run_check(PROVIDER, consumer(src)), "arity-drift")
+    assert (finding.severity.value, [str(site) for site in finding.sites]) == ("error", ["plug/mod.py:14"])
+    either = """
+        import os
+
+        ON_A = bool(os.environ.get("A"))
+        ON_B = bool(os.environ.get("B"))
+
+        if ON_A:
+            from otherlib import logs as decorate_logs
+        elif ON_B:
+            from anotherlib import logs as decorate_logs
+        else:
+            from pv.utils import decorate_logs
+
+        def start():
+            if ON_A or ON_B:
+                decorate_logs("APIServer", skip_if_decorated=True)
+            if not ON_A and not ON_B:
+                decorate_logs("APIServer", colour=True)
+    """
+    [finding] = only(run_check(PROVIDER, consumer(either)), "arity-drift")
+    assert (finding.severity.value, [str(site) for site in finding.sites]) == ("error", ["plug/mod.py:17"])
+
+
+def test_flag_tests_read_names_not_and_or():
+    from atompin.analysis.flag_tests import excludes, test_clauses
+
+    def clauses(text: str) -> tuple:
+        return test_clauses(ast.parse(text, mode="eval").body)
+
+    holds, fails = clauses("a or not b")
+    assert holds == (frozenset({("a", True), ("b", False)}),)
+    assert fails == (frozenset({("a", False)}), frozenset({("b", True)}))
+    holds, fails = clauses("x.on and y")
+    assert holds == (frozenset({("x.on", True)}), frozenset({("y", True)}))
+    assert fails == (frozenset({("x.on", False), ("y", False)}),)
+    assert clauses("a == 1") == ((), ()) and clauses("a or f()") == ((), ())
+    assert excludes(clauses("a")[0], clauses("a")[1])
+    assert excludes(clauses("a or b")[0], clauses("a or b")[1])  # neither a nor b: not (a or b)
+    assert not excludes(clauses("a")[0], clauses("b")[0])
+    assert not excludes(clauses("a or b")[0], clauses("a")[1])  # b may hold where a does not
 
 
 def test_the_older_form_in_a_typeerror_handler_is_a_fallback_when_the_newer_form_fits(run_check):

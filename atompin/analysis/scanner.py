@@ -27,6 +27,7 @@ from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
 from atompin.analysis.dataclass_init import PLAIN_CLASS_DECORATORS, writes_init
 from atompin.analysis.discovery import import_path_targets, lists_own_folder, walks_own_path
+from atompin.analysis.flag_tests import Clauses, excludes, test_clauses
 from atompin.analysis.gates import (
     Gate,
     GateOp,
@@ -362,6 +363,8 @@ class _Ctx:
     nested: bool = False
     # The definition whose body this is (None at module level): its `global` names are not its own.
     definition: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    # What holds of the consumer's own flags here (`if _use_aiter:` and the like: `flag_tests`).
+    flags: Clauses = ()
 
 
 def _evolve(ctx: _Ctx, **changes: object) -> _Ctx:
@@ -1073,12 +1076,15 @@ class ConsumerScanner:
             # `if self.cascade_attn_enabled and ...:`: the body runs only where the flags are on.
             flags = self._self_flags(node.test, ctx)
             body = _evolve(ctx, when=(*ctx.when, *flags)) if flags else ctx
+            holds, fails = test_clauses(node.test)
+            body = _evolve(body, flags=(*ctx.flags, *holds)) if holds else body
+            other = _evolve(ctx, flags=(*ctx.flags, *fails)) if fails else ctx
             if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
                 side = f"{ctx.file.path}:{node.lineno}#"
-                body, orelse = _evolve(body, branch=side + "0"), _evolve(ctx, branch=side + "1")
+                body, orelse = _evolve(body, branch=side + "0"), _evolve(other, branch=side + "1")
                 self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope, mixed=True)
             else:
-                self._branches([(node.body, body), (node.orelse, ctx)], ctx.scope, mixed=True)
+                self._branches([(node.body, body), (node.orelse, other)], ctx.scope, mixed=True)
             return None
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
         # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
@@ -1143,8 +1149,19 @@ class ConsumerScanner:
             elif mixed and (provided := [v for v in values if isinstance(v, ProviderValue)]):
                 # Another branch imports or defines something else under the name (not `f = None`,
                 # a placeholder: where it is called, the provider's object is there).
-                if any(self._binds_otherwise(body, name, ctx) for body, ctx in branches):
-                    scope.names[name] = replace(provided[0], mixed=True)
+                first = provided[0]
+                # (A branch that ends with it bound so, by a nested `if`, brings that `if`'s others in `first`.)
+                others = [
+                    ctx.flags
+                    for (body, ctx), c in zip(branches, changed)
+                    if c.get(name) is not first and self._binds_otherwise(body, name, ctx)
+                ]
+                if others:
+                    bound = [ctx.flags for (_, ctx), c in zip(branches, changed) if c.get(name) is first]
+                    # A nested `if` that marked it already knows more of where it is bound so.
+                    bound_when = first.bound_when if first.mixed else bound[0] if len(bound) == 1 else ()
+                    other_when = (*first.other_when, *others) if first.mixed else tuple(others)
+                    scope.names[name] = replace(first, mixed=True, bound_when=bound_when, other_when=other_when)
 
     def _binds_otherwise(self, body: list[ast.stmt], name: str, ctx: _Ctx) -> bool:
         """Does `body` import `name` from outside the provider, or define it (a function or class)?"""
@@ -1803,6 +1820,7 @@ class ConsumerScanner:
         # What an attribute chain holds is for reading further only: called or passed on, it is unknown.
         callee = _unchained(self._eval(func, ctx))
         args, kwargs = self._eval_arguments(node, ctx)
+        callee, mixed = _through_flags(callee, ctx.flags)
         if isinstance(callee, ProviderValue) and ctx.record:
             self.usage.calls.append(
                 CallUse(
@@ -1816,7 +1834,7 @@ class ConsumerScanner:
                     fallback_of=ctx.type_error_fallback,
                     by_attribute=isinstance(func, ast.Attribute),
                     imported=isinstance(func, ast.Name) and ctx.scope.is_imported(func.id),
-                    mixed=callee.mixed,
+                    mixed=mixed,
                 )
             )
         if isinstance(callee, ProviderValue) and ctx.record:
@@ -3840,6 +3858,17 @@ def _text(node: ast.AST) -> str:
 def _bound_text(binding: dict[str, Value]) -> tuple[tuple[str, str], ...]:
     """The values a read of a function binds to its parameters, as sortable text (a key)."""
     return tuple(sorted((k, repr(v)) for k, v in binding.items()))
+
+
+def _through_flags(callee: Value, flags: Clauses) -> tuple[Value, bool]:
+    """A callee bound to the provider's object by one branch of a consumer test (`mixed`), as a
+    call where `flags` hold gets it: None where they rule out that branch; the provider's object,
+    and whether another object may be called instead (not where they rule out every other branch)."""
+    if not isinstance(callee, ProviderValue) or not callee.mixed:
+        return callee, False
+    if excludes(flags, callee.bound_when):
+        return None, False
+    return callee, not all(excludes(flags, other) for other in callee.other_when)
 
 
 def _unchained(value: Value) -> Value:

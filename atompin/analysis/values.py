@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
+from atompin.analysis.flag_tests import Clauses
 from atompin.analysis.gates import (
     Gate,
     ProviderVersion,
@@ -35,8 +36,12 @@ class ProviderValue:
     none_default: bool = False
     # Bound so by one branch of an `if` on the consumer's own state and to another object by the
     # other (`if _use_aiter: from aiter import f` / `else: from vllm import f`): a call may get
-    # the other one.
+    # the other one. What holds of the consumer's flags where it is bound so (`bound_when`) and
+    # where the other objects are (`other_when`; `flag_tests`): a call where the flags rule one
+    # side out gets the other.
     mixed: bool = False
+    bound_when: Clauses = ()
+    other_when: tuple[Clauses, ...] = ()
     # A copy of a module's names (`SimpleNamespace(**m.__dict__)`): what is set on it reaches
     # only what imports from the copy, not the module's own code.
     copy: bool = False
