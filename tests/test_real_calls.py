@@ -424,6 +424,13 @@ def test_the_consumers_flags_at_the_call_tell_which_branch_bound_the_name(run_ch
     """
     [finding] = only(run_check(PROVIDER, consumer(src)), "arity-drift")
     assert (finding.severity.value, [str(site) for site in finding.sites]) == ("error", ["plug/mod.py:14"])
+    # Bound again by a later `if` whose branches all bind the provider's: which test bound what is
+    # no longer known, and each call is a warning.
+    again = src.replace(
+        "\n        def start():",
+        '\n        if os.environ.get("AGAIN"):\n            from pv.utils import decorate_logs\n\n        def start():',
+    )
+    assert [f.severity.value for f in only(run_check(PROVIDER, consumer(again)), "arity-drift")] == ["warning"] * 2
     either = """
         import os
 

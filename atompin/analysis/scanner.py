@@ -3868,7 +3868,8 @@ def _through_flags(callee: Value, flags: Clauses) -> tuple[Value, bool]:
         return callee, False
     if excludes(flags, callee.bound_when):
         return None, False
-    return callee, not all(excludes(flags, other) for other in callee.other_when)
+    # (No other branch known, as after merging branches that all bound provider objects: it may be.)
+    return callee, not callee.other_when or not all(excludes(flags, other) for other in callee.other_when)
 
 
 def _unchained(value: Value) -> Value:
