@@ -1131,7 +1131,8 @@ class ConsumerScanner:
         """Read the alternative branches of an `if`. A name they bind to provider objects may hold any of
         them afterwards: it keeps every choice, in order (the first that resolves wins, as in a ladder).
         With `mixed` (an `if` on the consumer's own state), a name one branch binds to a provider object
-        and another to something else keeps the provider's, marked `mixed`."""
+        and another to something else keeps the provider's, marked `mixed`, with what holds of the
+        consumer's flags in the branch that bound it and in those that bound something else."""
         before = dict(scope.names)
         changed: list[dict[str, Value]] = []
         for body, ctx in branches:
