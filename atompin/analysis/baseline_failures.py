@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atompin.analysis.demotion import demote
+from atompin.analysis.demotion import demote_hidden
 from atompin.model import Finding, Site
 
 
@@ -42,15 +42,14 @@ def demote_after_failures(findings: list[Finding], failures: dict[str, ImportFai
     """Errors whose every site is after its file's first import failing at the baseline become
     warnings that say so."""
 
-    def why_idle(f: Finding) -> str | None:
-        hiding = [failures.get(site.path) for site in f.sites]
-        if not all(h is not None and h.hides(s) for h, s in zip(hiding, f.sites)):
-            return None
-        first = hiding[0]
-        assert first is not None
+    def hider(site: Site) -> ImportFailure | None:
+        failure = failures.get(site.path)
+        return failure if failure is not None and failure.hides(site) else None
+
+    def reason(first: ImportFailure) -> str:
         return (
             f"after {first.site}, whose import of {first.symbol} fails at the baseline too: that part of the "
             "module never runs there; not a change since"
         )
 
-    return demote(findings, why_idle) if failures else findings
+    return demote_hidden(findings, hider, reason) if failures else findings

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from atompin.analysis.demotion import demote
+from atompin.analysis.demotion import demote_hidden
 from atompin.analysis.usage import ModuleStop
 from atompin.model import Finding, Site
 
@@ -30,15 +30,11 @@ def demote_stopped(findings: list[Finding], stops: list[ModuleStop], module_of: 
     """Errors whose every site never runs because a module stops at this provider (`stops`: the
     stops whose raise surely runs here; `module_of`: a consumer file's module) become warnings."""
 
-    def why_idle(f: Finding) -> str | None:
-        hiding = [next((s for s in stops if _hides(s, site, module_of)), None) for site in f.sites]
-        first = hiding[0]
-        if first is None or any(h is None for h in hiding):
-            return None
+    def reason(first: ModuleStop) -> str:
         test = first.rest[-1].text if first.rest else ""
-        return (
-            f"never runs at this provider: importing {first.module} raises at {first.site}, where its test "
-            f"`{test}` holds"
-        )
+        return f"never runs at this provider: importing {first.module} raises at {first.site}, where its test `{test}` holds"
 
-    return demote(findings, why_idle) if stops else findings
+    def hider(site: Site) -> ModuleStop | None:
+        return next((stop for stop in stops if _hides(stop, site, module_of)), None)
+
+    return demote_hidden(findings, hider, reason) if stops else findings

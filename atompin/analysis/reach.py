@@ -34,7 +34,7 @@ from fnmatch import fnmatchcase
 
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.conditions import Judgement, Reach
-from atompin.analysis.demotion import demote
+from atompin.analysis.demotion import demote_hidden
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.syntax import walk
 from atompin.analysis.toml_data import read_toml
@@ -486,9 +486,6 @@ def _strings_in(tree: SourceTree, paths: list[str], tops: list[str]) -> dict[str
 def demote_unreached(findings: list[Finding], reach: Reachability, module_of: Callable[[str], str]) -> list[Finding]:
     """Errors whose every site is in a module the entry points do not reach become warnings that say so."""
 
-    def why_idle(f: Finding) -> str | None:
-        found = [reach.unreached(module_of(site.path)) for site in f.sites]
-        first = found[0]
-        return f"in {first.module}, {first.why}" if first is not None and all(found) else None
-
-    return demote(findings, why_idle)
+    return demote_hidden(
+        findings, lambda site: reach.unreached(module_of(site.path)), lambda first: f"in {first.module}, {first.why}"
+    )

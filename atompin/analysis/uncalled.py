@@ -42,7 +42,7 @@ import re
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 
-from atompin.analysis.demotion import demote
+from atompin.analysis.demotion import demote_hidden
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy
 from atompin.analysis.names import word_pattern
 from atompin.analysis.prose import ProseFinder
@@ -121,18 +121,18 @@ class UncalledMethods:
 def demote_uncalled(findings: list[Finding], methods: UncalledMethods) -> list[Finding]:
     """Errors whose every site is inside a consumer method nothing calls become warnings that say so."""
 
-    def why_idle(f: Finding) -> str | None:
-        held = [methods.enclosing(site) for site in f.sites]
-        pairs = [pair for pair in held if pair is not None]
-        if len(pairs) != len(held) or not all(methods.uncalled(*pair) for pair in pairs):
-            return None
-        cls, method = pairs[0]
+    def hider(site: Site) -> tuple[ConsumerClass, ConsumerMethod] | None:
+        pair = methods.enclosing(site)
+        return pair if pair is not None and methods.uncalled(*pair) else None
+
+    def reason(first: tuple[ConsumerClass, ConsumerMethod]) -> str:
+        cls, method = first
         return (
             f"in {cls.symbol}.{method.name}, which nothing calls: no provider class of its order defines "
             f"{method.name}, and neither the provider nor the plugin names it elsewhere"
         )
 
-    return demote(findings, why_idle)
+    return demote_hidden(findings, hider, reason)
 
 
 _DEF = re.compile(rb"(?:async[ \t]+)?def[ \t]+(\w+)")
@@ -396,30 +396,29 @@ def asked_names(findings: list[Finding], functions: UncalledFunctions, classes: 
 def demote_unnamed_classes(findings: list[Finding], classes: UnnamedClasses) -> list[Finding]:
     """Errors whose every site is in a consumer class nothing names become warnings that say so."""
 
-    def why_idle(f: Finding) -> str | None:
-        held = [classes.enclosing(site) for site in f.sites]
-        if not all(cls is not None and classes.unnamed(cls) for cls in held):
-            return None
-        cls = held[0]
-        assert cls is not None
+    def hider(site: Site) -> ConsumerClass | None:
+        cls = classes.enclosing(site)
+        return cls if cls is not None and classes.unnamed(cls) else None
+
+    def reason(cls: ConsumerClass) -> str:
         return (
             f"in {cls.symbol}, a class nothing names: the plugin writes its name nowhere but at its definition, "
             "and no provider code can reach it; only a configuration naming it could make one"
         )
 
-    return demote(findings, why_idle)
+    return demote_hidden(findings, hider, reason)
 
 
 def demote_uncalled_functions(findings: list[Finding], functions: UncalledFunctions) -> list[Finding]:
     """Errors whose every site is inside a private top-level function nothing names become
     warnings that say so."""
 
-    def why_idle(f: Finding) -> str | None:
-        names = [functions.enclosing(site) for site in f.sites]
-        if not all(n is not None and functions.uncalled(s.path, n) for n, s in zip(names, f.sites)):
-            return None
-        name = names[0]
-        idle = functions.installed_idle.get(name or "")
+    def hider(site: Site) -> str | None:
+        name = functions.enclosing(site)
+        return name if name is not None and functions.uncalled(site.path, name) else None
+
+    def reason(name: str) -> str:
+        idle = functions.installed_idle.get(name)
         if not idle:
             return (
                 f"in {name}(), a private function nothing calls: the plugin names it nowhere but at its "
@@ -432,4 +431,4 @@ def demote_uncalled_functions(findings: list[Finding], functions: UncalledFuncti
             "can reach it otherwise"
         )
 
-    return demote(findings, why_idle)
+    return demote_hidden(findings, hider, reason)
