@@ -455,10 +455,10 @@ def test_the_consumers_flags_at_the_call_tell_which_branch_bound_the_name(run_ch
 
 
 def test_flag_tests_read_names_not_and_or():
-    from atompin.analysis.flag_tests import excludes, test_clauses
+    from atompin.analysis.flag_tests import branch_clauses, excludes
 
     def clauses(text: str) -> tuple:
-        return test_clauses(ast.parse(text, mode="eval").body)
+        return branch_clauses(ast.parse(text, mode="eval").body)
 
     holds, fails = clauses("a or not b")
     assert holds == (frozenset({("a", True), ("b", False)}),)

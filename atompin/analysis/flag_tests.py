@@ -28,7 +28,7 @@ def _literal(node: ast.expr) -> Literal | None:
     return (name, truth) if name else None
 
 
-def test_clauses(test: ast.expr) -> tuple[Clauses, Clauses]:
+def branch_clauses(test: ast.expr) -> tuple[Clauses, Clauses]:
     """What holds in the body of `if test:` and in its `else`, as clauses (both empty when the
     test is not made of the consumer's flags)."""
     if isinstance(test, ast.BoolOp):

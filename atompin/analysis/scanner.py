@@ -27,7 +27,7 @@ from atompin.analysis import gates
 from atompin.analysis.arity import CallShape
 from atompin.analysis.dataclass_init import PLAIN_CLASS_DECORATORS, writes_init
 from atompin.analysis.discovery import import_path_targets, lists_own_folder, walks_own_path
-from atompin.analysis.flag_tests import Clauses, excludes, test_clauses
+from atompin.analysis.flag_tests import Clauses, branch_clauses, excludes
 from atompin.analysis.gates import (
     Gate,
     GateOp,
@@ -1076,7 +1076,7 @@ class ConsumerScanner:
             # `if self.cascade_attn_enabled and ...:`: the body runs only where the flags are on.
             flags = self._self_flags(node.test, ctx)
             body = _evolve(ctx, when=(*ctx.when, *flags)) if flags else ctx
-            holds, fails = test_clauses(node.test)
+            holds, fails = branch_clauses(node.test)
             body = _evolve(body, flags=(*ctx.flags, *holds)) if holds else body
             other = _evolve(ctx, flags=(*ctx.flags, *fails)) if fails else ctx
             if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
