@@ -92,9 +92,16 @@ def live_at(
 
 
 def _signature_test(c: Condition, takes: Takes) -> Judgement:
-    """Dead where every callable tested takes the parameter, or every one lacks it, the other way."""
-    taken = {takes(ref, c.attr) for ref in c.refs}
+    """Dead where every callable tested takes the parameters (`attr`, and `also`), or every one
+    lacks one of them, the other way."""
+    taken = {_takes_all(takes, ref, (c.attr, *c.also)) for ref in c.refs}
     return Judgement(Reach.DEAD) if len(taken) == 1 and None not in taken and taken != {c.expect} else LIVE
+
+
+def _takes_all(takes: Takes, ref: Ref, names: tuple[str, ...]) -> bool | None:
+    """Does `ref` take every one of `names` (None: not known)?"""
+    answers = [takes(ref, name) for name in names]
+    return False if False in answers else None if None in answers else True
 
 
 def _one(c: Condition, version: str | None, status: Callable[[Ref], Status]) -> Judgement:

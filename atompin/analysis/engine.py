@@ -53,6 +53,7 @@ from atompin.analysis.reach import (
 )
 from atompin.analysis.relevant import provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
+from atompin.analysis.requirements import demote_refused
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
@@ -73,7 +74,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-78"
+SCAN_FORMAT = "atompin-scan-79"
 
 
 @without_gc
@@ -492,6 +493,8 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_after_failures(findings, first_failures(checker.import_failures))
     stops = [stop for stop in usage.module_stops if checker.judge(stop.rest).reach is Reach.DEAD]
     findings = demote_stopped(findings, stops, usage.module_of)
+    refused = [r for r in usage.requirements if checker.judge((r.holds,)).reach is Reach.DEAD]
+    findings = demote_refused(findings, refused)
     findings = demote_uncalled(findings, UncalledMethods(checker.hierarchy, search.unused, text.reads))
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:

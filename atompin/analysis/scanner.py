@@ -118,6 +118,7 @@ from atompin.analysis.usage import (
     Registration,
     Replacement,
     ReplacementVariant,
+    Requirement,
     Stored,
     SuperCall,
     Unpack,
@@ -202,6 +203,19 @@ def _present(guards: Iterable[tuple[tuple[Ref, ...], str]], site: Site) -> tuple
         Condition(ConditionKind.ATTR_PRESENT, site, f"hasattr({owner[0].dotted}, {attr!r})", refs=owner, attr=attr)
         for owner, attr in sorted(guards, key=repr)
     )
+
+
+def _parameters_probe(names: ast.expr, args: list[Value], kwargs: list[ast.keyword]) -> ParameterProbe | None:
+    """`{"a", "b"}.issubset(inspect.signature(f).parameters)`: whether provider callable `f` takes
+    every one of the names written; None for any other `issubset`."""
+    if len(args) != 1 or kwargs or not isinstance(names, (ast.Set, ast.List, ast.Tuple)) or not names.elts:
+        return None
+    words = [e.value for e in names.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    params = args[0]
+    if len(words) != len(names.elts) or not isinstance(params, SignatureOf) or not params.parameters:
+        return None
+    first, *more = dict.fromkeys(words)
+    return ParameterProbe(params.choices, first, also=tuple(more))
 
 
 def _class_test(name: str, node: ast.Call, value: Value) -> AttributeProbe | None:
@@ -733,6 +747,7 @@ class ConsumerScanner:
             seen_groups.setdefault(key, g)
         u.groups = list(seen_groups.values())
         u.attributes = list(dict.fromkeys(u.attributes))
+        u.requirements = list(dict.fromkeys(u.requirements))
         u.calls = list(dict.fromkeys(u.calls))
         patches: dict[tuple[Site, tuple[Ref, ...], str], PatchSite] = {}
         for p in u.patches:
@@ -1044,6 +1059,7 @@ class ConsumerScanner:
         """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs;
         a version gate conditions both branches (`gates`)."""
         top = ctx.definition is None and not ctx.owner and not ctx.nested  # a statement of the module body
+        in_function = ctx.definition is not None and not ctx.nested  # a statement of a function's body
         ctx = _evolve(ctx, nested=True)
         if is_type_checking(node.test):
             self._type_only_imports(node.body, ctx)
@@ -1063,7 +1079,7 @@ class ConsumerScanner:
             test = Gate(GateOp.FIXED, _text(node.test), compare=str(test))
         gate = self._gate_condition(node.test, test, ctx)
         if gate is not None:
-            return self._gated_branches(node, gate, ctx, top)
+            return self._gated_branches(node, gate, ctx, top, in_function)
         if isinstance(test, AttributeProbe):  # `uses_new_api = hasattr(X, "f")` ... `if uses_new_api:`
             return self._probed_branches(node, test, ctx)
         guard, negated = direct or self._hasattr_guard(node.test, ctx)
@@ -1922,15 +1938,17 @@ class ConsumerScanner:
     def _eval_other_call(
         self, name: str, callee: Value, node: ast.Call, args: list[Value], ctx: _Ctx, makes_instance: bool = False
     ) -> Value:
-        """Calls that compute a version, a gate, a module name or a split dotted path; a copy of a
-        provider module (`_namespace_copy`); registry patches; with `makes_instance`, a new
-        instance of a provider class (`_eval_Call`)."""
+        """Calls that compute a version, a gate (a test of a provider callable's parameters too), a
+        module name or a split dotted path; a copy of a provider module (`_namespace_copy`);
+        registry patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`)."""
         if callee is None and name in ("SimpleNamespace", "types.SimpleNamespace"):
             copied = self._namespace_copy(node, ctx)
             if copied is not None:
                 return copied
         if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
             return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
+        if callee is None and isinstance(node.func, ast.Attribute) and node.func.attr == "issubset":
+            return _parameters_probe(node.func.value, args, node.keywords)
         if callee is None and name in ("inspect.signature", "signature") and len(args) == 1:
             return _signature_of(args[0])  # `"x" in inspect.signature(f).parameters`: a feature test
         if callee is None or isinstance(callee, (VersionMethod, SpecifierContains)):
@@ -2277,7 +2295,13 @@ class ConsumerScanner:
         if isinstance(value, ParameterProbe):
             site, text = self._site(ctx, test), _text(test)
             return Condition(
-                ConditionKind.PARAM_TAKEN, site, text, refs=value.choices, attr=value.name, expect=value.present
+                ConditionKind.PARAM_TAKEN,
+                site,
+                text,
+                refs=value.choices,
+                attr=value.name,
+                also=value.also,
+                expect=value.present,
             )
         if not isinstance(value, Gate) or not value.is_version:
             return None
@@ -2289,13 +2313,21 @@ class ConsumerScanner:
             self.usage.gates.append(condition)
         return condition
 
-    def _gated_branches(self, node: ast.If, gate: Condition, ctx: _Ctx, top: bool = False) -> _Ctx | None:
-        """The branches of an `if` on a gate (`top`: a statement of the module body)."""
+    def _gated_branches(
+        self, node: ast.If, gate: Condition, ctx: _Ctx, top: bool = False, in_function: bool = False
+    ) -> _Ctx | None:
+        """The branches of an `if` on a gate (`top`: a statement of the module body; `in_function`:
+        of a function's body)."""
         taken = _evolve(ctx, when=(*ctx.when, gate))
         other = _evolve(ctx, when=(*ctx.when, replace(gate, expect=not gate.expect)))
-        if top and ctx.record and node.body and isinstance(node.body[-1], ast.Raise) and not leaves(node.orelse):
+        raises = ctx.record and bool(node.body) and isinstance(node.body[-1], ast.Raise) and not leaves(node.orelse)
+        if top and raises:
             stop = ModuleStop(self._site(ctx, node.body[-1]), ctx.file.module, ctx.file.is_package, other.when)
             self.usage.module_stops.append(stop)
+        if in_function and raises and gate.kind is ConditionKind.PARAM_TAKEN:
+            holds = replace(gate, expect=not gate.expect)
+            requirement = Requirement(self._site(ctx, node.body[-1]), ctx.file.module, ctx.function, holds)
+            self.usage.requirements.append(requirement)
         self._branches([(node.body, taken), (node.orelse, other)], ctx.scope)
         # `if gate: FLAG = False` / `else: FLAG = True`: the flag is the gate (or its negation).
         if gate.gate is not None:

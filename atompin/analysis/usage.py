@@ -98,7 +98,9 @@ class Condition:
     # ATTR_ABSENT / ATTR_PRESENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports.
     refs: tuple[Ref, ...] = ()
     attr: str = ""  # ATTR_ABSENT / ATTR_PRESENT / FLAG
-    also: tuple[str, ...] = ()  # ATTR_ABSENT: more names; the branch runs when any of them is absent
+    # ATTR_ABSENT: more names; the branch runs when any of them is absent. PARAM_TAKEN: more
+    # parameters; the test holds when the callable takes every one.
+    also: tuple[str, ...] = ()
     # TRY_FAILED: every import of the try body that is not the provider's is the consumer's own, present.
     others_present: bool = False
     owner: str = ""  # FLAG: the consumer class (dotted) whose instance `self` is
@@ -116,6 +118,22 @@ class ModuleStop:
     module: str
     is_package: bool
     rest: tuple[Condition, ...]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A consumer function that raises its own error unless provider callables take some
+    parameters: `if not {"config", "device"}.issubset(inspect.signature(f).parameters): raise ...`
+    (or `if "device" not in ...: raise ...`) among its statements. verl 0.9.1's
+    `require_vllm_delta_support` refuses its delta backend so before vLLM's `WeightTransferEngine`
+    takes the arguments its subclass passes. Past the raise the function runs only under `holds`
+    (the test failing); where the checks decide `holds` false, the module's own calls of the
+    callables tested are refused first (`requirements`)."""
+
+    site: Site  # the raise
+    module: str
+    function: str  # the requiring function's qualified name
+    holds: Condition  # a PARAM_TAKEN condition: the callables tested take the parameters
 
 
 @dataclass
@@ -294,6 +312,8 @@ class ConsumerUsage:
     module_probes: list[Condition] = field(default_factory=list)
     # Module-level raises under a version gate or a test of the provider's names.
     module_stops: list[ModuleStop] = field(default_factory=list)
+    # Functions that raise unless provider callables take some parameters.
+    requirements: list[Requirement] = field(default_factory=list)
     # Provider module names the consumer registers in sys.modules itself.
     injected_modules: list[tuple[str, Site]] = field(default_factory=list)
     # What it puts there: the consumer modules by dotted name, "*" for a value not known to be one

@@ -169,14 +169,16 @@ class ParameterProbe:
     """`"name" in inspect.signature(f).parameters` of a provider callable: true exactly when it
     takes a parameter `name` (false when `present` is False: `not in`, `not ...`). Decided at each
     provider, as a version gate is at each version (vllm-tgis-adapter's `_has_argument(
-    self.engine.get_tokenizer, "lora_request")` picks the call for vLLM before 0.11)."""
+    self.engine.get_tokenizer, "lora_request")` picks the call for vLLM before 0.11). With `also`
+    (`{"a", "b"}.issubset(...parameters)`): true when it takes every one of the names."""
 
     choices: tuple[Ref, ...]
     name: str
     present: bool = True
+    also: tuple[str, ...] = ()
 
     def negated(self) -> ParameterProbe:
-        return ParameterProbe(self.choices, self.name, not self.present)
+        return ParameterProbe(self.choices, self.name, not self.present, self.also)
 
 
 @dataclass(frozen=True)
