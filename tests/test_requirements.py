@@ -117,3 +117,20 @@ def test_a_test_that_does_not_raise_is_no_requirement(run_check):
     assert brief(run_check(provider(), consumer(warns))) == [
         ("arity-drift", "error", "pv.engine:Engine.__init__", ["plug/delta.py:14"])
     ]
+
+
+def test_a_test_of_several_parameters_decides_its_branches(run_check):
+    factory = """
+        import inspect
+
+        from pv.engine import Engine
+
+
+        def make(config, vllm_config, device, model, parallel):
+            if {"vllm_config", "device"}.issubset(inspect.signature(Engine.__init__).parameters):
+                return Engine(config, vllm_config, device, model)
+            return Engine(config, parallel, model)
+    """
+    files = {"plug/__init__.py": "", "plug/factory.py": factory}
+    assert run_check(provider(), files).findings == ()
+    assert run_check(provider(NEW_ENGINE), files).findings == ()
