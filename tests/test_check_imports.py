@@ -467,6 +467,54 @@ def test_an_import_failing_in_a_function_called_elsewhere_too_stays_an_error(run
     assert [f.severity.value for f in run_check(PROVIDER, files).findings] == ["error"]
 
 
+STEPS = """
+    import logging
+    import os
+
+    logger = logging.getLogger(__name__)
+
+    def install_rows(report):
+        report.append("rows")
+
+    def install_json(report):
+        from pv.core.utils import fast_path
+        fast_path.enabled = True
+
+    def install_all():
+        report = []
+        steps = []
+        if os.environ.get("TUNE_GEMM"):
+            steps += [install_rows, install_json]
+        if os.environ.get("TUNE_MHC"):
+            steps.append(install_rows)
+        for step in steps:
+            try:
+                step(report)
+            except Exception as err:
+                logger.warning("%s skipped: %r", step.__name__, err)
+        return report
+"""
+
+
+@pytest.mark.parametrize("added", ["steps += [install_rows, install_json]", "steps.extend([install_rows, install_json])"])
+def test_a_function_called_as_a_step_of_a_list_a_try_runs_is_caught_there(run_check, added: str):
+    # sglang 0.5.23's aiter in-tree tuning: `steps += [install_bpreshuffle_rows, install_triton_json]`,
+    # then `for step in steps: try: step(report) except Exception: logger.warning(...)`.
+    src = STEPS.replace("steps += [install_rows, install_json]", added)
+    [finding] = run_check(PROVIDER, consumer(src)).findings
+    assert (finding.rule.value, finding.severity.value) == ("unresolved-import", "warning")
+    assert "every call of install_json() is inside a try that catches it (plug/mod.py:21)" in finding.message
+    # Listed where no try runs the steps, it stays an error.
+    bare = STEPS.replace(
+        """            try:
+                step(report)
+            except Exception as err:
+                logger.warning("%s skipped: %r", step.__name__, err)""",
+        """            step(report)""",
+    )
+    assert [f.severity.value for f in run_check(PROVIDER, consumer(bare)).findings] == ["error"]
+
+
 def test_ladder_broad_except_that_logs_and_returns(run_check):
     src = """
         import logging

@@ -1003,10 +1003,42 @@ class ConsumerScanner:
             self._assign(node.target, self._eval(node.value, ctx), node.value, ctx)
 
     def _visit_AugAssign(self, node: ast.AugAssign, ctx: _Ctx) -> None:
-        self._eval(node.value, ctx)
+        value = self._eval(node.value, ctx)
+        # `steps += [f, g]` on a name holding a literal list: the list with more (a loop over it is unrolled).
+        if isinstance(node.target, ast.Name) and isinstance(node.op, ast.Add) and isinstance(value, tuple):
+            current = ctx.scope.names.get(node.target.id)
+            if isinstance(current, tuple):
+                self._bind(ctx, node.target.id, (*current, *value))
 
     def _visit_Expr(self, node: ast.Expr, ctx: _Ctx) -> None:
-        self._eval(node.value, ctx)
+        grown = self._grown_list(node.value, ctx)
+        if grown is None:
+            self._eval(node.value, ctx)
+        else:
+            self._bind(ctx, *grown)
+
+    def _grown_list(self, call: ast.expr, ctx: _Ctx) -> tuple[str, tuple[Value, ...]] | None:
+        """`steps.append(f)` or `steps.extend([f, g])` on a name holding a literal list: the name,
+        and the list with what is added (an `extend` by what is not known adds nothing known);
+        None for any other statement. sglang collects its tuning steps so before a loop runs
+        each in a try."""
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("append", "extend")
+            and isinstance(call.func.value, ast.Name)
+            and len(call.args) == 1
+            and not call.keywords
+        ):
+            return None
+        name = call.func.value.id
+        current = ctx.scope.names.get(name)
+        if not isinstance(current, tuple):
+            return None
+        added = self._eval(call.args[0], ctx)
+        if call.func.attr == "append":
+            return name, (*current, added)
+        return name, (*current, *added) if isinstance(added, tuple) else current
 
     def _visit_Return(self, node: ast.Return | ast.Raise, ctx: _Ctx) -> None:
         # Only what is returned or raised is read; nothing is bound.
