@@ -1223,6 +1223,18 @@ def test_a_handed_over_stand_in_missing_a_new_abstract_and_a_new_called_hook():
     assert "old_uncalled" not in messages  # the provider never calls it: not reported
 
 
+def test_an_abstract_method_a_stand_in_lacked_at_the_baseline_too_is_no_error():
+    # vllm-mlx 0.6's attention backend never had vLLM's abstract `get_builder_cls`, at 0.26 or at
+    # 0.34: a bump between the two changes nothing there. Without a baseline, an error.
+    assert ("error", "plug.backend:MyBackend.get_kv_cache_shape", "plug/backend.py:1") in found(
+        check(STAND_IN, ROLE_B), "protocol-drift"
+    )
+    result = check(STAND_IN, ROLE_B, baseline=ROLE_B)
+    assert [f for f in found(result, "protocol-drift") if f[0] == "error"] == []
+    [warning] = [f for f in result.findings if f.rule.value == "protocol-drift"]
+    assert "get_kv_cache_shape (abstract in pv.backend:AttentionBackend): the provider calls" in warning.message
+
+
 # vLLM 0.27's `checkpoint_prepare`, new on its GPU worker, is also a method of its communicators
 # and of FlashInfer's workspaces, which `checkpoint_prepare_fi_ar_workspaces` calls: a call by that
 # name, in a file that never names the worker, is no call on a class standing in for the worker.
