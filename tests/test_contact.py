@@ -1235,6 +1235,37 @@ def test_an_abstract_method_a_stand_in_lacked_at_the_baseline_too_is_no_error():
     assert "get_kv_cache_shape (abstract in pv.backend:AttentionBackend): the provider calls" in warning.message
 
 
+# vLLM 0.34's GPU worker gains a `discard(tags)` method, and its own code calls `discard` on the
+# set it keeps in `self._incomplete_weight_updates: set[bool] = set()`: a set's method, not a call
+# on a worker. vllm-mlx 0.6's MLXWorker, a stand-in for the worker, lacks `discard`.
+SET_KEEPING = """
+            @classmethod
+            def discard(cls, tags):
+                return None
+
+            def __init__(self):
+                self._pending: set[str] = set()
+                self._seen = set()
+
+            def forget(self, tag):
+                self._pending.discard(tag)
+                self._seen.discard(tag)
+"""
+
+
+@pytest.mark.parametrize("also_called", [False, True])
+def test_a_new_method_called_only_on_a_set_an_attribute_holds_is_no_error(also_called: bool):
+    old_uncalled = "def old_uncalled(cls):\n                return None\n"
+    assert ROLE_B["pv/backend.py"].count(old_uncalled) == 1
+    more = SET_KEEPING + (
+        "\n            def drop(self, other, tag):\n                other.discard(tag)\n" if also_called else ""
+    )
+    role = {**ROLE_B, "pv/backend.py": ROLE_B["pv/backend.py"].replace(old_uncalled, old_uncalled + more)}
+    discard = [f for f in found(check(STAND_IN, role, baseline=ROLE_A), "protocol-drift") if f[1].endswith(".discard")]
+    # A call on another object the class was handed may be on the stand-in: an error then.
+    assert discard == ([("error", "plug.backend:MyBackend.discard", "plug/backend.py:1")] if also_called else [])
+
+
 # vLLM 0.27's `checkpoint_prepare`, new on its GPU worker, is also a method of its communicators
 # and of FlashInfer's workspaces, which `checkpoint_prepare_fi_ar_workspaces` calls: a call by that
 # name, in a file that never names the worker, is no call on a class standing in for the worker.

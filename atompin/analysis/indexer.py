@@ -473,14 +473,43 @@ def annotated_class(annotation: ast.expr | None) -> str:
     return dotted(node) if node is not None else ""
 
 
+# Builtin and standard containers, by the name an annotation or a constructor writes: what an
+# attribute so stored holds is no object of the provider's classes.
+CONTAINERS = frozenset(
+    {"set", "frozenset", "dict", "list", "tuple", "deque", "defaultdict", "OrderedDict", "Counter"}
+    | {"Set", "FrozenSet", "Dict", "List", "Tuple", "Deque", "DefaultDict", "MutableSet", "MutableMapping"}
+)
+_MADE = {
+    ast.Set: "set",
+    ast.SetComp: "set",
+    ast.Dict: "dict",
+    ast.DictComp: "dict",
+    ast.List: "list",
+    ast.ListComp: "list",
+}
+
+
 def _stored_class(node: ast.Assign | ast.AnnAssign | ast.AugAssign, typed: dict[str, str]) -> str:
     """The class a `self.x = ...` statement's annotation or value says `x` holds: `self.x: T = ...`,
-    or `self.x = p` for a parameter `p` annotated with a class."""
+    or `self.x = p` for a parameter `p` annotated with a class; a container's name for one
+    annotated or made so (`self.x: set[str] = set()`, `self.x = []`)."""
     if isinstance(node, ast.AnnAssign):
-        return annotated_class(node.annotation)
-    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name):
-        return typed.get(node.value.id, "")
+        return annotated_class(node.annotation) or _container(node.annotation)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        value = node.value
+        if isinstance(value, ast.Name):
+            return typed.get(value.id, "")
+        if isinstance(value, ast.Call) and not value.args and not value.keywords:
+            return _container(value.func)
+        return _MADE.get(value.__class__, "")
     return ""
+
+
+def _container(node: ast.expr) -> str:
+    """`set`, `set[str]`, `collections.deque` or `typing.Dict[str, int]` as written: the container's
+    name ("" for anything else)."""
+    name = dotted(node.value if isinstance(node, ast.Subscript) else node).rpartition(".")[2]
+    return name if name in CONTAINERS else ""
 
 
 def _class_names(stmt: ast.stmt) -> list[str]:
