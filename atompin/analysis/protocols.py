@@ -661,14 +661,15 @@ def _check_stand_in(
         # A method counts where it is called; a class attribute where it is read (a read of
         # `.name` where a method is expected is usually another object's attribute).
         kinds = (SiteKind.CALL,) if member.kind is MemberKind.DEF else (SiteKind.CALL, SiteKind.READ)
-        why = _why(member, name, s, baseline)
-        news = bool(_error_reason(member, name, s, baseline))
+        # An error needs a reason (`_error_reason`), the class handed over and a method called by
+        # name (confirmed in parsed code); a class attribute read by a common name is weaker
+        # evidence (a warning), unless the class is registered under the role: then every object
+        # of the role may be it.
+        reason = _error_reason(member, name, s, baseline)
+        error = bool(reason) and bool(s.handed) and (member.kind is MemberKind.DEF or s.registered)
+        why = _why(member, name, s, baseline)  # said in the message, an error's or the warning's
         if why == "abstract":
             why = f"abstract in {owner}"
-        # An error needs the class handed over and a method called by name (confirmed in parsed
-        # code); a class attribute read by a common name is weaker evidence (a warning), unless
-        # the class is registered under the role: then every object of the role may be it.
-        error = news and bool(s.handed) and (member.kind is MemberKind.DEF or s.registered)
         used = _uses(parsed_sites if error else text_sites, name, kinds)
         if error and s.held_by is not None and all(owner in hierarchy.mro(h) for h in s.holders):
             # Every class holding it has the method itself, from the class that defines it in the
