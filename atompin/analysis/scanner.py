@@ -1980,7 +1980,9 @@ class ConsumerScanner:
         if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
             return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
         if callee is None and isinstance(node.func, ast.Attribute) and node.func.attr == "issubset":
-            return _parameters_probe(node.func.value, args, node.keywords)
+            probe = _parameters_probe(node.func.value, args, node.keywords)
+            if probe is not None:
+                return probe
         if callee is None and name in ("inspect.signature", "signature") and len(args) == 1:
             return _signature_of(args[0])  # `"x" in inspect.signature(f).parameters`: a feature test
         if callee is None or isinstance(callee, (VersionMethod, SpecifierContains)):
