@@ -128,6 +128,7 @@ from atompin.analysis.values import (
     AttributeProbe,
     ConsumerValue,
     DataclassDecorator,
+    DataclassReplace,
     DictMethod,
     ElementsOf,
     LambdaValue,
@@ -924,6 +925,8 @@ class ConsumerScanner:
                 self._bind(ctx, bound, TypingCast())
             elif module == "dataclasses" and alias.name == "dataclass":
                 self._bind(ctx, bound, DataclassDecorator())
+            elif module == "dataclasses" and alias.name == "replace":
+                self._bind(ctx, bound, DataclassReplace())
             else:
                 self._bind(ctx, bound, None)
                 self._other_packages.setdefault(ctx.file.path, set()).add(bound)
@@ -1922,6 +1925,28 @@ class ConsumerScanner:
             return self._consumer_call(callee, node, args, kwargs, ctx, makes_instance)
         return self._eval_other_call(name, callee, node, args, ctx, makes_instance)
 
+    def _dataclass_replace(self, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
+        """`dataclasses.replace(obj, name=value)` of an instance of a provider class: its class is
+        called with every field, recorded as a call passing the names given and `**` the rest
+        (vllm-omni 0.28's `replace(spec, indexes_kv_by_block_stride=...)` of a `spec: AttentionSpec`,
+        a field vLLM 0.30 removed). What it makes is another instance of that class."""
+        obj = args[0] if len(node.args) == 1 else None
+        if not (isinstance(obj, ReceiverValue) and obj.receiver is Receiver.INSTANCE and obj.choices):
+            return None
+        if ctx.record:
+            shape = CallShape(0, tuple(k.arg for k in node.keywords if k.arg), starstar=True)
+            use = CallUse(
+                obj.choices,
+                self._site(ctx, node),
+                shape,
+                when=self._when(ctx),
+                caught=ctx.type_error_handler,
+                try_site=ctx.type_error_try,
+                fallback_of=ctx.type_error_fallback,
+            )
+            self.usage.calls.append(use)
+        return obj
+
     def _namespace_copy(self, node: ast.Call, ctx: _Ctx) -> ProviderValue | None:
         """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
         holding what it holds, read as the object itself. Served as the module it copies
@@ -1977,6 +2002,10 @@ class ConsumerScanner:
             copied = self._namespace_copy(node, ctx)
             if copied is not None:
                 return copied
+        if isinstance(callee, DataclassReplace) or (
+            callee is None and name == "dataclasses.replace" and ctx.scope.lookup("dataclasses") is None
+        ):
+            return self._dataclass_replace(node, args, ctx)
         if name.rpartition(".")[2] == "find_spec" and args and isinstance(args[0], str) and self._is_provider(args[0]):
             return ModuleProbe(Ref(args[0]))  # a feature test: `if find_spec("pkg.new") is not None:`
         if callee is None and isinstance(node.func, ast.Attribute) and node.func.attr == "issubset":

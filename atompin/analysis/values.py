@@ -233,6 +233,12 @@ class DataclassDecorator:
     make (`dataclass_init`)."""
 
 
+@dataclass(frozen=True)
+class DataclassReplace:
+    """`replace` imported from `dataclasses`: `replace(obj, name=value)` makes another object of
+    `obj`'s class, its `__init__` given every field (`ConsumerScanner._dataclass_replace`)."""
+
+
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
@@ -250,6 +256,7 @@ Value: TypeAlias = (
     | NameChoice
     | TypingCast
     | DataclassDecorator
+    | DataclassReplace
     | ElementsOf
     | str
     | bool  # a literal flag a helper is read with (`return_version=True`)
