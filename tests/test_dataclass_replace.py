@@ -67,3 +67,19 @@ def test_replace_of_what_is_no_provider_instance_or_by_another_replace_is_not_ju
     assert arity(check(files, {"pv/spec.py": SPEC_NEW}, baseline={"pv/spec.py": SPEC})) == []
     untyped = ADAPTER.replace("spec: AttentionSpec", "spec")
     assert arity(check({"plug/adapter.py": untyped}, {"pv/spec.py": SPEC_NEW}, baseline={"pv/spec.py": SPEC})) == []
+
+
+def test_a_same_named_class_elsewhere_in_the_consumer_shadows_nothing_here():
+    # vllm-omni 0.28 defines a class of its own named `AttentionSpec` in another module.
+    data = "from pv.spec import AttentionSpec as PvSpec\n\n\nclass AttentionSpec:\n    base = PvSpec\n"
+    consumer = {"plug/adapter.py": ADAPTER, "plug/data.py": data}
+    assert arity(check(consumer, {"pv/spec.py": SPEC_NEW}, baseline={"pv/spec.py": SPEC})) == [
+        ("error", "pv.spec:AttentionSpec", ["plug/adapter.py:8"])
+    ]
+    # Imported here from the consumer's module too (a ladder preferring its own), it may be either.
+    ladder = ADAPTER.replace(
+        "from pv.spec import AttentionSpec",
+        "try:\n        from plug.data import AttentionSpec\n    except ImportError:\n        from pv.spec import AttentionSpec",
+    )
+    shadowed = {**consumer, "plug/adapter.py": ladder}
+    assert arity(check(shadowed, {"pv/spec.py": SPEC_NEW}, baseline={"pv/spec.py": SPEC})) == []

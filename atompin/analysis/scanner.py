@@ -510,7 +510,9 @@ class ConsumerScanner:
         self._quiet = False  # evaluating for the contact surface only: record nothing, not even reads
         self._finishing = False  # every body has been read: modules loaded now are read for their classes
         self._classes: dict[str, ConsumerClass] = {}
-        self._class_names: set[str] = set()  # their simple names
+        # The simple names each file gives the consumer's classes: those it defines, and those it
+        # imports from the consumer's modules (`_unshadowed`).
+        self._class_names: dict[str, set[str]] = {}
         # Attributes of each consumer class annotated with (or assigned) a provider class.
         self._typed_attributes: dict[str, dict[str, tuple[Ref, ...]]] = {}
         # class -> attribute -> the consumer class every `self.attr = C(...)` of the class makes
@@ -921,6 +923,7 @@ class ConsumerScanner:
             elif consumer:
                 self._record_edge(ctx, f"{module}.{alias.name}", node)
                 self._bind(ctx, bound, self._reexported(f"{module}.{alias.name}"))
+                self._class_names.setdefault(ctx.file.path, set()).add(bound)
             elif module in _TYPING and alias.name == "cast":
                 self._bind(ctx, bound, TypingCast())
             elif module == "dataclasses" and alias.name == "dataclass":
@@ -2026,7 +2029,11 @@ class ConsumerScanner:
         if isinstance(callee, StringMethod):
             literal = [ast.literal_eval(a) if isinstance(a, ast.Constant) else None for a in node.args]
             return callee.call(tuple(literal))
-        if makes_instance and isinstance(callee, ProviderValue) and (choices := self._unshadowed(callee.choices)):
+        if (
+            makes_instance
+            and isinstance(callee, ProviderValue)
+            and (choices := self._unshadowed(callee.choices, ctx.file.path))
+        ):
             return ReceiverValue(Receiver.INSTANCE, choices=choices)
         return None
 
@@ -3014,7 +3021,7 @@ class ConsumerScanner:
                     )
         self._made_attributes[name] = _typed_by_assignments(assigned, typed)
         self._typed_attributes[name] = typed
-        self._class_names.add(node.name)
+        self._class_names.setdefault(ctx.file.path, set()).add(node.name)
         writes, fields = self._generated_init(node, ctx)
         # A class without bases is read when a class derives from it (`_finish_contact`): a mixin.
         on_instance, false_only = _assignments(node) if node.bases else ((), ())
@@ -3179,10 +3186,10 @@ class ConsumerScanner:
                 # A function installed as a method of one provider class (`C.m = f`): its `self`
                 # is a C, as if annotated so.
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=on)
-            elif choices := self._unshadowed(self._provider_type(param.annotation, ctx)):
+            elif choices := self._unshadowed(self._provider_type(param.annotation, ctx), fn.file.path):
                 scope.names[param.arg] = ReceiverValue(Receiver.INSTANCE, choices=choices)
             elif isinstance(param.annotation, (ast.Subscript, ast.Constant, ast.BinOp)) and (
-                choices := self._unshadowed(self._provider_type(param.annotation, ctx, elements=True))
+                choices := self._unshadowed(self._provider_type(param.annotation, ctx, elements=True), fn.file.path)
             ):
                 scope.names[param.arg] = ElementsOf(choices)  # `outputs: list[SchedulerOutput]`
             elif own := self._consumer_type(param.annotation, ctx):
@@ -3201,7 +3208,7 @@ class ConsumerScanner:
         """What `typing.cast(T, x)` says x is when T is a class: an instance of a provider class
         (`cast(Attention, layer)`) or of the consumer's own (`cast(AsyncOmni, self._engine_client)`,
         whose methods are its own). None for `Any` and the like: x is what it was."""
-        if choices := self._unshadowed(self._provider_type(annotation, ctx)):
+        if choices := self._unshadowed(self._provider_type(annotation, ctx), ctx.file.path):
             return ReceiverValue(Receiver.INSTANCE, choices=choices)
         own = self._consumer_type(annotation, ctx)
         return ReceiverValue(Receiver.SELF, own, other=True) if own else None
@@ -3218,7 +3225,7 @@ class ConsumerScanner:
 
     def _receiver_attribute(self, base: ReceiverValue, name: str) -> Value:
         if base.receiver is Receiver.SELF:
-            choices = self._unshadowed(self._typed_attribute(base.owner, name))
+            choices = self._typed_attribute(base.owner, name)
             if choices:
                 return ReceiverValue(Receiver.INSTANCE, choices=choices)
             if own := self._made_attribute(base.owner, name):
@@ -3237,19 +3244,23 @@ class ConsumerScanner:
                 return cls.name if cls is not None else ""
         return ""
 
-    def _unshadowed(self, choices: tuple[Ref, ...]) -> tuple[Ref, ...]:
-        """A provider class type, unless the consumer defines a class of the same name (an import
-        ladder that prefers the consumer's own class keeps only the provider's in the scope)."""
+    def _unshadowed(self, choices: tuple[Ref, ...], path: str) -> tuple[Ref, ...]:
+        """A provider class type, unless the file at `path` also defines a class of the same name
+        or imports one from the consumer's modules (an import ladder that prefers the consumer's own
+        class keeps only the provider's in the scope). A same-named class elsewhere in the consumer
+        is another class (vllm-omni's own `AttentionSpec` beside vLLM's)."""
         names = {r.path[-1] for r in choices if r.path}
-        if names & self._class_names:
+        if names & self._class_names.get(path, set()):
             return ()
         return choices
 
     def _typed_attribute(self, owner: str, name: str) -> tuple[Ref, ...]:
-        """An attribute of a consumer class (or of its consumer bases) typed with a provider class."""
+        """An attribute of a consumer class (or of its consumer bases) typed with a provider class
+        (`_unshadowed` in the file of the class typing it)."""
         for current in self._consumer_line(owner):
             if name in self._typed_attributes.get(current, {}):
-                return self._typed_attributes[current][name]
+                cls = self._classes.get(current)
+                return self._unshadowed(self._typed_attributes[current][name], cls.path if cls else "")
         return ()
 
     def _consumer_line(self, owner: str) -> Iterator[str]:
