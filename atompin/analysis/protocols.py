@@ -520,7 +520,8 @@ def check_protocols(
         for s in stand_ins
         if s.handed
         for name, (_, member) in lacking[s.cls.name].items()
-        if (member.kind is MemberKind.DEF or s.registered) and _error_reason(member, name, s, baseline)
+        if (member.kind is MemberKind.DEF or s.registered)
+        and _counts(_why(member, name, s, baseline), name, s, baseline)
     }
     # A method is looked for where it is called; a registered stand-in's attribute, where read too.
     parsed = search.find({name for name, _ in confirm}, called={name for name, method in confirm if method})
@@ -576,16 +577,15 @@ def _why(member: Member, name: str, s: StandIn, baseline: Baseline | None) -> st
     return ""
 
 
-def _error_reason(member: Member, name: str, s: StandIn, baseline: Baseline | None) -> str:
-    """Why a lacking member would be an error (`_why`), but for an abstract one the baseline's role
-    had already: the stand-in lacked it there too, and works there all the same (vllm-mlx 0.6's
-    attention backend never had vLLM's abstract `get_builder_cls`), so the bump changes nothing."""
-    why = _why(member, name, s, baseline)
-    if why == "abstract" and baseline is not None:
-        before = baseline.members(s.role)
-        if before is not None and name in before:
-            return ""
-    return why
+def _counts(why: str, name: str, s: StandIn, baseline: Baseline | None) -> bool:
+    """Does what `_why` says of a lacking member make its lack an error? Not for an abstract one the
+    baseline's role had already: the stand-in lacked it there too, and works there all the same
+    (vllm-mlx 0.6's attention backend never had vLLM's abstract `get_builder_cls`), so the bump
+    changes nothing."""
+    if why != "abstract" or baseline is None:
+        return bool(why)
+    before = baseline.members(s.role)
+    return before is None or name not in before
 
 
 def _lacking(hierarchy: Hierarchy, s: StandIn) -> dict[str, tuple[ClassRef, Member]]:
@@ -661,13 +661,12 @@ def _check_stand_in(
         # A method counts where it is called; a class attribute where it is read (a read of
         # `.name` where a method is expected is usually another object's attribute).
         kinds = (SiteKind.CALL,) if member.kind is MemberKind.DEF else (SiteKind.CALL, SiteKind.READ)
-        # An error needs a reason (`_error_reason`), the class handed over and a method called by
-        # name (confirmed in parsed code); a class attribute read by a common name is weaker
+        # An error needs a reason that counts (`_counts`), the class handed over and a method called
+        # by name (confirmed in parsed code); a class attribute read by a common name is weaker
         # evidence (a warning), unless the class is registered under the role: then every object
         # of the role may be it.
-        reason = _error_reason(member, name, s, baseline)
-        error = bool(reason) and bool(s.handed) and (member.kind is MemberKind.DEF or s.registered)
         why = _why(member, name, s, baseline)  # said in the message, an error's or the warning's
+        error = _counts(why, name, s, baseline) and bool(s.handed) and (member.kind is MemberKind.DEF or s.registered)
         if why == "abstract":
             why = f"abstract in {owner}"
         used = _uses(parsed_sites if error else text_sites, name, kinds)

@@ -1877,22 +1877,16 @@ class ConsumerScanner:
         args, kwargs = self._eval_arguments(node, ctx)
         callee, mixed = _through_flags(callee, ctx.flags)
         if isinstance(callee, ProviderValue) and ctx.record:
-            self.usage.calls.append(
-                CallUse(
-                    callee.choices,
-                    self._site(ctx, node),
-                    self._call_shape(node, ctx),
-                    literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
-                    when=self._when(ctx),
-                    caught=ctx.type_error_handler,
-                    try_site=ctx.type_error_try,
-                    fallback_of=ctx.type_error_fallback,
-                    by_attribute=isinstance(func, ast.Attribute),
-                    imported=isinstance(func, ast.Name) and ctx.scope.is_imported(func.id),
-                    mixed=mixed,
-                )
+            self._record_call(
+                callee.choices,
+                node,
+                self._call_shape(node, ctx),
+                ctx,
+                literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
+                by_attribute=isinstance(func, ast.Attribute),
+                imported=isinstance(func, ast.Name) and ctx.scope.is_imported(func.id),
+                mixed=mixed,
             )
-        if isinstance(callee, ProviderValue) and ctx.record:
             self._record_registration(args, kwargs, node, ctx)
             self._record_call_handovers(callee, node, [*args, *kwargs.values()], ctx)
         self._record_delegation(node, callee, args, ctx)
@@ -1937,18 +1931,25 @@ class ConsumerScanner:
         if not (isinstance(obj, ReceiverValue) and obj.receiver is Receiver.INSTANCE and obj.choices):
             return None
         if ctx.record:
-            shape = CallShape(0, tuple(k.arg for k in node.keywords if k.arg), starstar=True)
-            use = CallUse(
-                obj.choices,
-                self._site(ctx, node),
-                shape,
-                when=self._when(ctx),
-                caught=ctx.type_error_handler,
-                try_site=ctx.type_error_try,
-                fallback_of=ctx.type_error_fallback,
+            self._record_call(
+                obj.choices, node, CallShape(0, tuple(k.arg for k in node.keywords if k.arg), starstar=True), ctx
             )
-            self.usage.calls.append(use)
         return obj
+
+    def _record_call(self, choices: tuple[Ref, ...], node: ast.Call, shape: CallShape, ctx: _Ctx, **more: Any) -> None:
+        """A call of a provider object at `node` passing `shape` (`CallUse`, with `more` of its
+        fields), under the conditions that hold there and the try around it that catches TypeError."""
+        use = CallUse(
+            choices,
+            self._site(ctx, node),
+            shape,
+            when=self._when(ctx),
+            caught=ctx.type_error_handler,
+            try_site=ctx.type_error_try,
+            fallback_of=ctx.type_error_fallback,
+            **more,
+        )
+        self.usage.calls.append(use)
 
     def _namespace_copy(self, node: ast.Call, ctx: _Ctx) -> ProviderValue | None:
         """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
