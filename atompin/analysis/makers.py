@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import Hierarchy, annotated_return, provider_class
+from atompin.analysis.indexer import CONTAINERS
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.name_sites import NameSearch, NameSite, open_blocks
 from atompin.analysis.names import absolute_module
@@ -77,6 +78,18 @@ def _annotated_product(hierarchy: Hierarchy, factory: Ref, of: ClassRef) -> Clas
     if not named or named.rpartition(".")[2] == "Self":
         return of
     return product
+
+
+def on_container(hierarchy: Hierarchy, site: NameSite) -> bool:
+    """Is the call's receiver `self.x`, an attribute the calling provider class (or a class it
+    derives from) stores a container in (`indexer.CONTAINERS`)? Then the call is the container's
+    method (vLLM 0.34's worker calls `self._incomplete_weight_updates.discard(...)` on a set),
+    never a consumer subclass's or stand-in's."""
+    if not site.attribute or not site.cls:
+        return False
+    module, _ = hierarchy.index.tree.module_name(site.path)
+    found = hierarchy.provider_members(ClassRef(module, site.cls)).get(site.attribute)
+    return found is not None and found[1].annotation in CONTAINERS
 
 
 def on_named_class(hierarchy: Hierarchy, site: NameSite) -> bool:

@@ -33,7 +33,7 @@ from atompin.analysis.arity import (
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
-from atompin.analysis.makers import made_beside_stand_in, on_named_class, stored_maker
+from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
@@ -565,7 +565,10 @@ def _typed_in_family(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bo
 def _typed_apart(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bool:
     """Is the receiver of `site` `self.x` of a provider class that annotates x with a class
     outside `base`'s family (vLLM's IPC weight-transfer engine calls `self.client.update_weights`,
-    its `VLLMWeightSyncClient`'s, beside the engines' own `update_weights`)?"""
+    its `VLLMWeightSyncClient`'s, beside the engines' own `update_weights`), or stores a container
+    in it (`on_container`)?"""
+    if on_container(hierarchy, site):
+        return True
     cls = _receiver_class(hierarchy, site)
     return cls is not None and not _in_family(hierarchy, cls, base)
 

@@ -44,8 +44,7 @@ from dataclasses import dataclass
 from atompin.analysis.arity import checkable, same_kind
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
-from atompin.analysis.indexer import CONTAINERS
-from atompin.analysis.makers import made_beside_stand_in, on_named_class, stored_maker
+from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
 from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -612,7 +611,7 @@ def _confirming(
     used = [x for x in used if made_beside_stand_in(hierarchy, search, x) is None]
     # Nor calls on `self.x` that the calling class stores a container in (vLLM 0.34's worker calls
     # `self._incomplete_weight_updates.discard(...)` on a set): the container's method.
-    used = [x for x in used if not _on_container(hierarchy, x)]
+    used = [x for x in used if not on_container(hierarchy, x)]
     if used and member.kind is MemberKind.DEF and defined_apart(hierarchy, search, s.role, name):
         # Provider classes outside the role's family define the method too (vLLM 0.27's
         # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
@@ -627,16 +626,6 @@ def _confirming(
         # counts where the reading file names the role (`get_layers(config, AttentionLayerBase)`).
         used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
     return used
-
-
-def _on_container(hierarchy: Hierarchy, site: NameSite) -> bool:
-    """Is the receiver `self.x`, an attribute the calling class (or a class it derives from) stores
-    a container in (`indexer.CONTAINERS`)?"""
-    if not site.attribute or not site.cls:
-        return False
-    module, _ = hierarchy.index.tree.module_name(site.path)
-    found = hierarchy.provider_members(ClassRef(module, site.cls)).get(site.attribute)
-    return found is not None and found[1].annotation in CONTAINERS
 
 
 def _check_stand_in(
