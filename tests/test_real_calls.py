@@ -1028,3 +1028,69 @@ def test_a_real_call_is_found_whatever_line_ends_its_file_has(run_check, mixer):
     [finding] = run_check({**PROVIDER, "pv/mixer.py": mixer}, consumer(src)).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
     assert "cannot take the real call at pv/mixer.py:5: it passes block_idx=" in finding.message
+
+
+# vllm-ascend 0.23 replaces DeepSeekV4ToolParser._repair_param_dict (a staticmethod in vLLM) with a
+# plain function, and every method of the parser that calls _convert_params_with_schema, the one
+# caller of _repair_param_dict: on a V4 parser the base class's call never runs.
+PARSERS = {
+    "pv/__init__.py": "",
+    "pv/parser.py": """
+        class BaseParser:
+            @staticmethod
+            def _repair(params, config):
+                return params
+
+            def _convert(self, params, config):
+                return self._repair(params, config)
+
+            def extract(self, text):
+                return self._convert(text, {})
+
+            def _finish(self, text):
+                return self._convert(text, {})
+
+        class NewParser(BaseParser):
+            pass
+    """,
+}
+PARSER_PATCH = """
+    from pv.parser import NewParser
+
+    def _repair(params, config):
+        return params
+
+    def extract(self, text):
+        return _repair(text, {})
+
+    def _finish(self, text):
+        return _repair(text, {})
+
+    NewParser._repair = _repair
+    NewParser.extract = extract
+    NewParser._finish = _finish
+"""
+
+
+def test_a_call_in_a_method_whose_callers_the_consumer_replaces_on_the_patched_class_is_a_warning(run_check):
+    [finding] = run_check(PARSERS, consumer(PARSER_PATCH)).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "pv/parser.py:7" in finding.message
+    assert "pv.parser:NewParser.extract, pv.parser:NewParser._finish" in finding.message
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # one caller left as the provider wrote it
+        ("    NewParser._finish = _finish\n", ""),
+        # a replacement that calls the original, which calls _convert
+        ("return _repair(text, {})\n\n    NewParser", "return original(self, text)\n\n    NewParser"),
+    ],
+)
+def test_a_call_a_caller_still_reaches_on_the_patched_class_stays_an_error(run_check, change):
+    old, new = change
+    source = PARSER_PATCH.replace(old, new)
+    if "original" in source:
+        source = source.replace("    NewParser._repair = ", "    original = NewParser._finish\n    NewParser._repair = ")
+    assert [f[:2] for f in brief(run_check(PARSERS, consumer(source)))] == [("arity-drift", "error")]

@@ -527,6 +527,50 @@ class CallerSearch:
             out += [caller_key(module, raw.function) for raw in raws]
         return list(dict.fromkeys(out))
 
+    def calling_functions_on(
+        self, name: str, owner: ClassRef, replaced: Callable[[tuple[str, str]], bool]
+    ) -> tuple[list[tuple[str, str]], bool]:
+        """Where the provider calls `name` on what may be an `owner` instance, as `calling_functions`
+        says, but a `self.name(...)` made in a method of a class in `owner`'s order counts as made by
+        the function an `owner` runs under that method's name: the first class of the order that
+        defines it, or that the consumer replaces it on (`replaced`, as the key of that replacement).
+        A call in a method an `owner` does not run, or in a class outside its family, is left out.
+        Also says whether the provider calls `name` anywhere."""
+        self.prime({name})
+        out = []
+        found = False
+        for path, raws in sorted(self._raw[name].items()):
+            module, _ = self.index.tree.module_name(path)
+            for raw in raws:
+                found = True
+                key: tuple[str, str] | None = caller_key(module, raw.function)
+                # Only a method's own body: a function nested in it runs when something else calls it.
+                if raw.how in ("self", "cls", "super") and raw.cls and raw.function.rpartition(".")[0] == raw.cls:
+                    key = self._run_on(ClassRef(module, raw.cls), raw.function, owner, replaced)
+                if key is not None:
+                    out.append(key)
+        return list(dict.fromkeys(out)), found
+
+    def _run_on(
+        self, cls: ClassRef, function: str, owner: ClassRef, replaced: Callable[[tuple[str, str]], bool]
+    ) -> tuple[str, str] | None:
+        """The function an `owner` runs under the name of `cls`'s method `function` (a qualname):
+        that method, a consumer replacement of it on a class between, or None (another class's
+        method takes its place, or `cls` is outside `owner`'s family)."""
+        method = function.rpartition(".")[2]
+        if owner in self.index.mro(cls):
+            return str(cls), method
+        mro = self.index.mro(owner)
+        if cls not in mro:
+            return None
+        for node in mro[: mro.index(cls)]:
+            if replaced((str(node), method)):
+                return str(node), method
+            info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+            if info is not None and method in info.members:
+                return None
+        return str(cls), method
+
     def calls(
         self,
         target: Target,

@@ -217,7 +217,7 @@ class UsageChecker:
         self._baseline_trees: dict[str, ast.Module | None] = {}
         self._flags_off: dict[tuple[str, str], bool] = {}  # see `_kept_false`
         self._caller_names: set[str] | None = None
-        self._not_run: dict[tuple[str, str], str] = {}  # see `_why_not_run`
+        self._not_run: dict[tuple[tuple[str, str], ClassRef | None], str] = {}  # see `_why_not_run`
         self._left_ladders: set[tuple[str, Ref]] | None = None  # see `_import_left`
         self._probes: dict[str, ImportGroup] | None = None  # see `_probe`
         self._tested: dict[tuple[str, str], str] | None = None  # see `_tested_in`
@@ -1041,7 +1041,7 @@ class UsageChecker:
                 misfit = f"it {misfit}" if misfit else binding_problem(original, replacement, shape, bound, bound_there)
                 if misfit:
                     # An error needs a call that may run and that the baseline provider did not make too.
-                    why = self._why_not_run(caller) if caller[0] else ""
+                    why = self._why_not_run(caller, self._patched_class(patch)) if caller[0] else ""
                     if not why and caller[0]:
                         why = self._made_at_baseline(patch, site, shape, caller, bound_there)
                     misfits.append((site, shape, why, misfit))
@@ -1302,15 +1302,16 @@ class UsageChecker:
                 return True
         return False
 
-    def _why_not_run(self, caller_key: tuple[str, str]) -> str:
+    def _why_not_run(self, caller_key: tuple[str, str], on: ClassRef | None = None) -> str:
         """Why a provider call made inside the function `caller_key` (owner symbol, name) may never run
         ("" when nothing says so): a consumer subclass took that method over, or the provider calls
-        the method only from functions the consumer replaces without calling the originals."""
-        if caller_key not in self._not_run:
-            self._not_run[caller_key] = self._why_not_run_uncached(caller_key)
-        return self._not_run[caller_key]
+        the method only from functions the consumer replaces without calling the originals. With
+        `on` (the class whose instances the call is about), only calls on such an instance count."""
+        if (caller_key, on) not in self._not_run:
+            self._not_run[caller_key, on] = self._why_not_run_uncached(caller_key, on)
+        return self._not_run[caller_key, on]
 
-    def _why_not_run_uncached(self, caller_key: tuple[str, str]) -> str:
+    def _why_not_run_uncached(self, caller_key: tuple[str, str], on: ClassRef | None) -> str:
         taken_over = self._taken_over(caller_key)
         if taken_over:
             return (
@@ -1324,7 +1325,30 @@ class UsageChecker:
                 f"made inside {caller_key[0]}.{caller_key[1]}, which the provider calls only from {where}, which "
                 "the consumer replaces without calling the original"
             )
+        callers = self._only_called_on_from_replaced(caller_key, on) if on is not None else []
+        if callers:
+            where = ", ".join(f"{owner}.{name}" for owner, name in callers)
+            return (
+                f"made inside {caller_key[0]}.{caller_key[1]}, which the provider calls on a {on} only from "
+                f"{where}, which the consumer replaces without calling the original"
+            )
         return ""
+
+    def _only_called_on_from_replaced(self, caller_key: tuple[str, str], on: ClassRef) -> list[tuple[str, str]]:
+        """As `_only_called_from_replaced`, for the calls made on an `on` instance: vllm-ascend 0.23
+        replaces, on vLLM's `DeepSeekV4ToolParser`, both methods of the base class that call
+        `_convert_params_with_schema`, whose call of `_repair_param_dict` (also replaced there)
+        then never runs on a V4 parser, while it still does on the base class's."""
+        owner, name = caller_key
+        if ":" not in owner or not name or name.startswith("__") or self.consumer_mentions(name):
+            return []
+        callers, anywhere = self.callers.calling_functions_on(name, on, self.own.replacements.__contains__)
+        if not anywhere or not all(self._replaced_without_original(key) for key in callers):
+            return []
+        tree = self.index.tree
+        if tree.files_containing(tree.python_files(self.index.package), list(quoted(name))):
+            return []
+        return callers
 
     def _only_called_from_replaced(self, caller_key: tuple[str, str]) -> list[tuple[str, str]]:
         """For a provider method: the functions the provider calls it from, by its name on any receiver,
