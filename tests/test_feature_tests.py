@@ -297,3 +297,28 @@ def test_a_guarded_patch_of_what_is_gone_stays_the_silent_case(run_check):
     source = "from pv import envs\n\nif hasattr(envs, 'USE_V1'):\n    envs.USE_V1 = len\n"
     [finding] = run_check(ENVS_NEW, consumer(source)).findings
     assert (finding.rule.value, finding.severity.value) == ("missing-patch-target", "error")
+
+
+# vllm-ascend 0.24 backports vLLM's usage accounting: where vLLM has the class (and the field), it
+# uses it; else it sets its own in its place. At vLLM 0.24, which lacks it, the else branch runs.
+BACKPORT = """
+    from pv import engine as engine_protocol
+
+    class _MyUsage:
+        reasoning_tokens = 0
+
+    if hasattr(engine_protocol, "UsageDetails") and "details" in engine_protocol.Core.__dict__:
+        usage_cls = engine_protocol.UsageDetails
+    else:
+        engine_protocol.UsageDetails = _MyUsage
+        usage_cls = _MyUsage
+"""
+
+
+def test_a_backport_set_in_the_else_of_a_feature_test_is_an_addition(run_check):
+    found = run_check(NEW, consumer(BACKPORT))
+    assert brief(found) == [("patch-addition", "info", "pv.engine:UsageDetails", ["plug/mod.py:9"])]
+    assert "wherever it lacks it" in found.findings[0].message
+    # Where the provider has it, the first branch reads it and the else may still set it: no finding.
+    having = {**NEW, "pv/engine.py": NEW["pv/engine.py"] + "\nclass UsageDetails:\n    pass\n"}
+    assert [f for f in run_check(having, consumer(BACKPORT)).findings if f.severity.value != "info"] == []

@@ -45,6 +45,7 @@ from atompin.analysis.signature import Signature
 from atompin.analysis.usage import (
     CallUse,
     Condition,
+    ConditionKind,
     ConsumerUsage,
     Guard,
     ImportGroup,
@@ -675,8 +676,9 @@ class UsageChecker:
         `uses`: where the consumer reads it itself, through the same object, in other files."""
         absent = installed_when_absent(patch)
         if absent is not None and not patch.stash:
+            where = "only where it lacks it" if absent.kind is ConditionKind.ATTR_ABSENT else "wherever it lacks it"
             message = (
-                f"adds an attribute the provider does not have ({res.reason}), and only where it lacks it "
+                f"adds an attribute the provider does not have ({res.reason}), and {where} "
                 f"(`{absent.text}` at {absent.site}): the consumer's own, for providers without it"
             )
             self.findings.add(Rule.PATCH_ADDITION, Severity.INFO, target, [patch.site], message)

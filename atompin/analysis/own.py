@@ -49,11 +49,13 @@ def is_addition(patch: PatchSite, reads: set[ReadKind]) -> bool:
 
 
 def installed_when_absent(patch: PatchSite) -> Condition | None:
-    """The condition that installs `patch` only where the provider lacks the attribute it sets
-    (`if not hasattr(X, "f"): X.f = mine`, or after `if hasattr(X, "f"): return`)."""
+    """The condition that installs `patch` where the provider lacks the attribute it sets: only
+    there (`if not hasattr(X, "f"): X.f = mine`, or after `if hasattr(X, "f"): return`), or there
+    and where another test fails (`ATTR_ABSENT_OR`: the `else` of `if hasattr(X, "f") and ...:`,
+    vllm-ascend's backport of a class vLLM added)."""
     for condition in patch.when:
         if (
-            condition.kind is ConditionKind.ATTR_ABSENT
+            condition.kind in (ConditionKind.ATTR_ABSENT, ConditionKind.ATTR_ABSENT_OR)
             and condition.attr == patch.attr
             and not condition.also
             and set(condition.refs) & set(patch.owner)

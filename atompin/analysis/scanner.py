@@ -1160,11 +1160,12 @@ class ConsumerScanner:
     def _probed_branches(self, node: ast.If, probe: AttributeProbe, ctx: _Ctx) -> _Ctx | None:
         """The branches of an `if` on a kept `hasattr` test, read as a written test's are: where it
         holds, the names are guarded; the other branch runs only where one of them is absent (a
-        fallback for older providers)."""
+        fallback for older providers), or, for a partial test (`hasattr(X, "n") and ...`), there and
+        maybe elsewhere."""
         guarded = ctx
         if not probe.by_default:
             guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {(probe.owner, n) for n in probe.names})
-        absent = ctx if probe.partial else self._absent(node, probe.owner, probe.names, ctx)
+        absent = self._absent(node, probe.owner, probe.names, ctx, only=not probe.partial)
         return self._hasattr_branches(node, guarded, absent, not probe.present)
 
     def _hasattr_branches(self, node: ast.If, guarded: _Ctx, absent: _Ctx, negated: bool) -> _Ctx | None:
@@ -2344,11 +2345,15 @@ class ConsumerScanner:
             self.usage.attributes.append(use)
         return (owner.choices, name), negated
 
-    def _absent(self, node: ast.If, owner: tuple[Ref, ...], names: tuple[str, ...], ctx: _Ctx) -> _Ctx:
-        """`ctx` for the branch of `node` that runs only where the provider's owner lacks one of `names`."""
+    def _absent(
+        self, node: ast.If, owner: tuple[Ref, ...], names: tuple[str, ...], ctx: _Ctx, only: bool = True
+    ) -> _Ctx:
+        """`ctx` for the branch of `node` that runs only where the provider's owner lacks one of `names`;
+        without `only` (`hasattr(X, "n") and ...`), wherever it lacks them, and maybe elsewhere too."""
         first, *more = names
         site, text = self._site(ctx, node), _text(node.test)
-        condition = Condition(ConditionKind.ATTR_ABSENT, site, text, refs=owner, attr=first, also=tuple(more))
+        kind = ConditionKind.ATTR_ABSENT if only else ConditionKind.ATTR_ABSENT_OR
+        condition = Condition(kind, site, text, refs=owner, attr=first, also=tuple(more))
         return _evolve(ctx, when=(*ctx.when, condition))
 
     def _gate_condition(self, test: ast.expr, value: Value, ctx: _Ctx) -> Condition | None:

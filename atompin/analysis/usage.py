@@ -70,6 +70,9 @@ class ConditionKind(str, Enum):
 
     GATE = "gate"  # a version gate: the branch runs when `gate` is `expect`
     ATTR_ABSENT = "attr-absent"  # hasattr's other branch: runs only when the provider lacks `refs[*].attr`
+    # The other branch of `hasattr(X, "n") and ...`: runs wherever the provider lacks `refs[*].attr`,
+    # and wherever the rest of the test fails too.
+    ATTR_ABSENT_OR = "attr-absent-or"
     # hasattr's branch, for the replacement defined there (a `ReplacementVariant`): it is made only
     # where the provider has `refs[*].attr` (the uses in that branch are guarded instead).
     ATTR_PRESENT = "attr-present"
@@ -95,9 +98,9 @@ class Condition:
     text: str = ""  # the test as written
     gate: Gate | None = None  # GATE
     expect: bool = True  # GATE, MODULE_FOUND: the branch runs when the test has this value
-    # ATTR_ABSENT / ATTR_PRESENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports.
+    # ATTR_ABSENT(_OR) / ATTR_PRESENT: the owner's choices; TRY_FAILED / AFTER_IMPORTS: the imports.
     refs: tuple[Ref, ...] = ()
-    attr: str = ""  # ATTR_ABSENT / ATTR_PRESENT / FLAG
+    attr: str = ""  # ATTR_ABSENT(_OR) / ATTR_PRESENT / FLAG
     # ATTR_ABSENT: more names; the branch runs when any of them is absent. PARAM_TAKEN: more
     # parameters; the test holds when the callable takes every one.
     also: tuple[str, ...] = ()
