@@ -1898,6 +1898,52 @@ def test_unpacking_and_a_replacement_that_no_longer_match_the_returned_tuple():
     assert any("it returned 2 since 1.0" in f.message for f in result.findings)
 
 
+# vllm-ascend 0.25's balance scheduler, a subclass of vLLM's Scheduler, unpacks
+# `self.kv_cache_manager.get_computed_blocks(request)` into two names; vLLM's Scheduler makes that
+# attribute a `KVCacheManager(...)` in its `__init__`, whose method returns three values since 0.26.
+KV_SCHEDULER = """
+    from pv.kv import KVCacheManager
+
+    class Scheduler:
+        def __init__(self, config):
+            self.kv_cache_manager = KVCacheManager()
+"""
+KV_SUBCLASS = {
+    "plug/sched.py": """
+        from pv.sched import Scheduler
+
+        class Mine(Scheduler):
+            def schedule(self, request):
+                blocks, n = self.kv_cache_manager.get_computed_blocks(request)
+                self.kv_cache_manager.get_computed_blocks(request, n)
+                return blocks
+    """
+}
+
+
+def test_a_call_through_an_attribute_the_provider_base_class_makes_is_judged():
+    at_a, at_b = {**KV_A, "pv/sched.py": KV_SCHEDULER}, {**KV_B, "pv/sched.py": KV_SCHEDULER}
+    assert found(check(KV_SUBCLASS, at_a), "return-drift") == []
+    result = check(KV_SUBCLASS, at_b, baseline=at_a)
+    assert found(result, "return-drift") == [("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/sched.py:5")]
+    # The second call passes one argument too many, at either release.
+    assert found(result, "arity-drift") == [("warning", "pv.kv:KVCacheManager.get_computed_blocks", "plug/sched.py:6")]
+    assert found(check(KV_SUBCLASS, at_b), "arity-drift") == [
+        ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/sched.py:6")
+    ]
+    # A member gone since the baseline, read through the attribute, is a missing member.
+    evicting = {**at_a, "pv/kv.py": KV_A["pv/kv.py"].replace("        def split(", "            def evict(self):\n                pass\n\n        def split(")}
+    reads = KV_SUBCLASS["plug/sched.py"].replace("return blocks", "return self.kv_cache_manager.evict")
+    assert found(check({"plug/sched.py": reads}, at_b, baseline=evicting), "missing-member") == [
+        ("error", "pv.kv:KVCacheManager.evict", "plug/sched.py:7")
+    ]
+    # The consumer setting the attribute itself keeps whatever it holds unknown.
+    own = KV_SUBCLASS["plug/sched.py"].replace(
+        "            def schedule(", "            def __init__(self, config):\n                self.kv_cache_manager = object()\n\n            def schedule("
+    )
+    assert check({"plug/sched.py": own}, at_b, baseline=at_a).findings == ()
+
+
 def test_unpacking_that_matches_or_is_starred_fits():
     consumer = {
         "plug/patch.py": """

@@ -477,7 +477,7 @@ class Hierarchy:
             if "self_calls" not in self.memo:  # consumer class -> the names its methods call on self
                 written: dict[str, set[str]] = {}
                 for call in self.usage.contact.method_calls:
-                    if call.method.receiver is Receiver.SELF:
+                    if call.method.receiver is Receiver.SELF and not call.method.via:
                         written.setdefault(call.method.owner, set()).add(call.method.name)
                 self.memo["self_calls"] = written
             by_owner: dict[str, set[str]] = self.memo["self_calls"]

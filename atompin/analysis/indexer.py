@@ -491,16 +491,17 @@ _MADE = {
 
 def _stored_class(node: ast.Assign | ast.AnnAssign | ast.AugAssign, typed: dict[str, str]) -> str:
     """The class a `self.x = ...` statement's annotation or value says `x` holds: `self.x: T = ...`,
-    or `self.x = p` for a parameter `p` annotated with a class; a container's name for one
-    annotated or made so (`self.x: set[str] = set()`, `self.x = []`)."""
+    `self.x = p` for a parameter `p` annotated with a class, or `self.x = T(...)` (what T names is
+    read later: only a class counts); a container's name for one annotated or made so
+    (`self.x: set[str] = set()`, `self.x = []`)."""
     if isinstance(node, ast.AnnAssign):
         return annotated_class(node.annotation) or _container(node.annotation)
     if isinstance(node, ast.Assign) and len(node.targets) == 1:
         value = node.value
         if isinstance(value, ast.Name):
             return typed.get(value.id, "")
-        if isinstance(value, ast.Call) and not value.args and not value.keywords:
-            return _container(value.func)
+        if isinstance(value, ast.Call):
+            return _container(value.func) or dotted(value.func)
         return _MADE.get(value.__class__, "")
     return ""
 

@@ -48,7 +48,16 @@ from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind
 from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.usage import Condition, ConsumerUsage, MemberUse, MethodCall, MethodRef, OutsideStore, Receiver
+from atompin.analysis.usage import (
+    Condition,
+    ConsumerUsage,
+    MemberUse,
+    MethodCall,
+    MethodRef,
+    OutsideStore,
+    Receiver,
+    Ref,
+)
 from atompin.model import Finding, Rule, Severity, Site
 
 # Outside bases whose members are known (none served at run time beyond these). Not `nn.Module`:
@@ -424,6 +433,20 @@ def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRe
     if isinstance(receiver, ClassRef) and _PROTOCOLS.intersection(n for n in order if isinstance(n, str)):
         return None  # any class with the right members is one: not only its subclasses
     return order, receiver
+
+
+def chain_receiver(h: Hierarchy, ref: MethodRef) -> MethodRef | None:
+    """A method reached through attributes of a receiver (`self.kv_cache_manager.get_computed_blocks`,
+    in a consumer subclass of vLLM's `Scheduler`) as the same method of an instance of the provider
+    class the last attribute holds, as the provider's classes say (`_lookup_order`); None when
+    that is not known. A ref without attributes on the way is itself."""
+    if not ref.via:
+        return ref
+    found = _lookup_order(h, ref)
+    if found is None or not isinstance(found[1], ClassRef):
+        return None
+    cls = found[1]
+    return MethodRef(Receiver.INSTANCE, ref.name, choices=(Ref(cls.module, tuple(cls.qualname.split("."))),))
 
 
 def _annotated(h: Hierarchy, order: Sequence[Node], name: str) -> ClassRef | None:

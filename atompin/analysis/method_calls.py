@@ -15,6 +15,7 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.inits import init_run
+from atompin.analysis.members import chain_receiver
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Condition, ContactSurface, MethodCall, Receiver
@@ -33,7 +34,7 @@ def _render_call(call: MethodCall, runs: str) -> str:
     if call.method.name == "__call__" and call.method.receiver is Receiver.INSTANCE:
         ran = " (torch's `nn.Module.__call__` runs `forward`)" if runs == "forward" else ""
         return f"{receiver}{call.shape.render()}{ran}"
-    return f"{receiver}.{call.method.name}{call.shape.render()}"
+    return f"{'.'.join((receiver, *call.method.via, call.method.name))}{call.shape.render()}"
 
 
 def check_method_calls(
@@ -51,8 +52,8 @@ def check_method_calls(
         if judgement.reach is Reach.DEAD:
             continue  # under a version gate (or a failed import) that cannot hold at this provider
         call = _as_run(hierarchy, written)
-        found = _runs(hierarchy, call)
-        if found is None:
+        found = _runs(hierarchy, call) if call is not None else None
+        if call is None or found is None:
             continue
         owner, sig, runs = found
         if not checkable(sig):
@@ -142,9 +143,13 @@ def _shifted_since(before: Signature | None, call: MethodCall, sig: Signature, b
     return render_shift(shifted) if shifted else None
 
 
-def _as_run(hierarchy: Hierarchy, call: MethodCall) -> MethodCall:
-    """The call with the method it runs: `layer(x)` runs the layer's `forward`."""
-    target = hierarchy.call_target(call.method)
+def _as_run(hierarchy: Hierarchy, call: MethodCall) -> MethodCall | None:
+    """The call with the method it runs: `layer(x)` runs the layer's `forward`; `self.x.m(...)` runs
+    `m` of the class x holds (`chain_receiver`). None when that class is not known."""
+    method = chain_receiver(hierarchy, call.method)
+    if method is None:
+        return None
+    target = hierarchy.call_target(method)
     return call if target is call.method else replace(call, method=target)
 
 
@@ -205,7 +210,7 @@ def _fitting_sides(hierarchy: Hierarchy, contact: ContactSurface) -> set[tuple[s
         if not written.branch:
             continue
         call = _as_run(hierarchy, written)
-        found = hierarchy.provider_method(call.method)
+        found = hierarchy.provider_method(call.method) if call is not None else None
         sig = found[1].signature if found is not None else None
         if sig is None or not checkable(sig):
             continue

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.members import chain_receiver
 from atompin.analysis.method_overrides import OverridePair, overridden_at_baseline, override_pairs
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.signature import Signature
@@ -133,7 +134,10 @@ def _unpack(
     baseline: Baseline | None,
 ) -> Finding | None:
     if unpack.method is not None:
-        ref = hierarchy.call_target(unpack.method)  # `a, b = layer(x)` unpacks what `forward` returns
+        through = chain_receiver(hierarchy, unpack.method)  # `self.x.m(...)`: m of the class x holds
+        if through is None:
+            return None
+        ref = hierarchy.call_target(through)  # `a, b = layer(x)` unpacks what `forward` returns
         method = hierarchy.provider_method(ref)
         if method is None or method[1].signature is None:
             return None

@@ -1874,7 +1874,8 @@ class ConsumerScanner:
         func = node.func
         name = dotted(func)
         # What an attribute chain holds is for reading further only: called or passed on, it is unknown.
-        callee = _unchained(self._eval(func, ctx))
+        chain = self._eval(func, ctx)
+        callee = _unchained(chain)
         args, kwargs = self._eval_arguments(node, ctx)
         callee, mixed = _through_flags(callee, ctx.flags)
         if isinstance(callee, ProviderValue) and ctx.record:
@@ -1893,6 +1894,12 @@ class ConsumerScanner:
         self._record_delegation(node, callee, args, ctx)
         if isinstance(callee, MethodValue) or (callee is None and name == "super"):
             return self._receiver_call(node, callee, args, ctx)
+        if chain.__class__ is MemberChain and ctx.record:
+            # `self.kv_cache_manager.get_computed_blocks(r)`: judged where the provider's classes say
+            # what the attributes on the way hold (`members.chain_receiver`).
+            call = MethodCall(chain.ref, self._site(ctx, node), self._call_shape(node, ctx), self._when(ctx), ctx.branch)
+            self.usage.contact.method_calls.append(call)
+            return None
         if isinstance(callee, ReceiverValue) and callee.receiver is Receiver.INSTANCE and callee.choices:
             # `layer(x)` of an instance of a provider class calls its class's `__call__` (torch's
             # `nn.Module` hands it to `forward`: `Hierarchy.call_target`).
@@ -3402,7 +3409,7 @@ class ConsumerScanner:
         site = self._site(ctx, node)
         if isinstance(callee, ProviderValue):
             self.usage.contact.unpacks.append(Unpack(site, count, starred, choices=callee.choices))
-        elif isinstance(callee, MethodValue):
+        elif isinstance(callee, (MethodValue, MemberChain)):
             self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.ref))
         elif isinstance(callee, ReceiverValue) and callee.receiver is Receiver.INSTANCE and callee.choices:
             self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.method("__call__").ref))
