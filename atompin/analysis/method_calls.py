@@ -212,7 +212,7 @@ def _fitting_sides(hierarchy: Hierarchy, contact: ContactSurface) -> set[tuple[s
         call = _as_run(hierarchy, written)
         found = hierarchy.provider_method(call.method) if call is not None else None
         sig = found[1].signature if found is not None else None
-        if sig is None or not checkable(sig):
+        if call is None or sig is None or not checkable(sig):
             continue
         if call_problem(sig, call.shape, call.binds(sig)) is None:
             out.add((call.branch, call.method))
