@@ -1320,31 +1320,43 @@ class UsageChecker:
                 f"made inside a provider method that {taken_over} overrides without calling it: only "
                 "instances the consumer does not create run it"
             )
-        callers = self._only_called_from_replaced(caller_key)
-        if callers:
-            where = ", ".join(f"{owner}.{name}" for owner, name in callers)
-            return (
-                f"made inside {caller_key[0]}.{caller_key[1]}, which the provider calls only from {where}, which "
-                "the consumer replaces without calling the original"
-            )
-        callers = self._only_called_on_from_replaced(caller_key, on) if on is not None else []
-        if callers:
-            where = ", ".join(f"{owner}.{name}" for owner, name in callers)
-            return (
-                f"made inside {caller_key[0]}.{caller_key[1]}, which the provider calls on a {on} only from "
-                f"{where}, which the consumer replaces without calling the original"
-            )
+        for only_on in (None, on) if on is not None else (None,):
+            callers = self._only_called_from_replaced(caller_key, only_on)
+            if callers:
+                where = ", ".join(f"{owner}.{name}" for owner, name in callers)
+                on_one = f" on a {only_on}" if only_on is not None else ""
+                return (
+                    f"made inside {caller_key[0]}.{caller_key[1]}, which the provider calls{on_one} only from "
+                    f"{where}, which the consumer replaces without calling the original"
+                )
         return ""
 
-    def _only_called_on_from_replaced(self, caller_key: tuple[str, str], on: ClassRef) -> list[tuple[str, str]]:
-        """As `_only_called_from_replaced`, for the calls made on an `on` instance: vllm-ascend 0.23
-        replaces, on vLLM's `DeepSeekV4ToolParser`, both methods of the base class that call
-        `_convert_params_with_schema`, whose call of `_repair_param_dict` (also replaced there)
-        then never runs on a V4 parser, while it still does on the base class's."""
+    def _only_called_from_replaced(
+        self, caller_key: tuple[str, str], on: ClassRef | None = None
+    ) -> list[tuple[str, str]]:
+        """For a provider method: the functions the provider calls it from, by its name on any receiver,
+        when every one of them is a function the consumer replaces without calling the original (and
+        the name is written nowhere in the provider as a string, for `getattr`, nor anywhere in the
+        consumer's text); else []. With `on`, only the calls that may be made on an `on` instance
+        count, each as made by what `on` runs under its calling method's name
+        (`CallSiteIndex.calling_functions_on`): vllm-ascend 0.23 replaces, on vLLM's
+        `DeepSeekV4ToolParser`, both methods of the base class that call
+        `_convert_params_with_schema`, whose call of `_repair_param_dict` then never runs on a V4
+        parser, while it still does on the base class's."""
         owner, name = caller_key
-        if ":" not in owner or not name or name.startswith("__") or self.consumer_mentions(name):
-            return []
-        callers, anywhere = self.callers.calling_functions_on(name, on, self.own.replacements.__contains__)
+        if ":" not in owner or not name or name.startswith("__"):
+            return []  # a module-level function can be imported and called from anywhere
+        if self.consumer_mentions(name):
+            return []  # the consumer may call it itself
+        if on is None:
+            if not self._replaced_module_calls(name):
+                return []  # no function the consumer replaces can call it
+            callers = self.callers.calling_functions(name)
+            anywhere = bool(callers)
+        else:
+            if not self._family_calls(name, on):
+                return []  # no method `on` runs in the consumer's place can call it
+            callers, anywhere = self.callers.calling_functions_on(name, on, self.own.replacements.__contains__)
         if not anywhere or not all(self._replaced_without_original(key) for key in callers):
             return []
         tree = self.index.tree
@@ -1352,23 +1364,20 @@ class UsageChecker:
             return []
         return callers
 
-    def _only_called_from_replaced(self, caller_key: tuple[str, str]) -> list[tuple[str, str]]:
-        """For a provider method: the functions the provider calls it from, by its name on any receiver,
-        when every one of them is a function the consumer replaces without calling the original (and
-        the name is written nowhere in the provider as a string, for `getattr`, nor anywhere in the
-        consumer's text); else []."""
-        owner, name = caller_key
-        if ":" not in owner or not name or name.startswith("__"):
-            return []  # a module-level function can be imported and called from anywhere
-        if self.consumer_mentions(name) or not self._replaced_module_calls(name):
-            return []  # the consumer may call it itself; or no function it replaces can
-        callers = self.callers.calling_functions(name)
-        if not callers or not all(self._replaced_without_original(key) for key in callers):
-            return []
-        tree = self.index.tree
-        if tree.files_containing(tree.python_files(self.index.package), list(quoted(name))):
-            return []
-        return callers
+    def _family_calls(self, name: str, on: ClassRef) -> bool:
+        """Does the consumer replace a method of `on` or of a class of its order, and does the module
+        of a class of that order call `name` (by its text)? Without both, no method that `on` runs in
+        the consumer's place is among the callers: the provider-wide search is not needed."""
+        order = [node for node in self.index.mro(on) if isinstance(node, ClassRef)]
+        symbols = {str(node) for node in order}
+        if not any(owner in symbols for owner, _ in self.own.replacements):
+            return False
+        pattern = call_pattern([name])
+        for module in {node.module for node in order}:
+            found = self.index.find(module)
+            if found is not None and found.path.endswith(".py") and pattern.search(self.index.tree.read(found.path)):
+                return True
+        return False
 
     def _replaced_module_calls(self, name: str) -> bool:
         """Does a module holding a provider function the consumer replaces call `name` (by its text)?

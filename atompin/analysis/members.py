@@ -507,11 +507,13 @@ def _defines(h: Hierarchy, cls_name: str, name: str) -> bool:
 def _defined_below(h: Hierarchy, owner: str, name: str) -> bool:
     """Can a consumer class deriving from `owner` have `name` (`self` may be one of them): does
     a class of its own order (another base mixed in too) define or set it, or may it?"""
-    return any(
-        ConsumerRef(owner) in h.mro(other) and _lookup(h, h.mro(other), name) is not None
-        for other in h.classes
-        if other != owner
-    )
+    memo: dict[tuple[str, str], bool] = h.memo.setdefault("defined_below", {})
+    if (owner, name) not in memo:
+        below: dict[str, list[str]] = h.memo.setdefault("classes_below", {})
+        if owner not in below:  # asked for each read through `self` of the class: found once
+            below[owner] = [other for other in h.classes if other != owner and ConsumerRef(owner) in h.mro(other)]
+        memo[owner, name] = any(_lookup(h, h.mro(other), name) is not None for other in below[owner])
+    return memo[owner, name]
 
 
 # What surely reads a name written as a string: `hasattr(x, "n")`, `getattr(x, "n", d)` before
