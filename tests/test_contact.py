@@ -2221,6 +2221,30 @@ def test_super_self_annotated_and_kwargs_calls_with_a_stale_argument_list():
     assert any("gained act_dtype" in f.message and "since 1.0" in f.message for f in result.findings)
 
 
+def test_a_call_on_an_object_an_isinstance_test_narrowed_to_a_provider_class():
+    # vllm-ascend 0.24's `elif isinstance(kv_cache_spec, (SlidingWindowSpec, ChunkedLocalAttentionSpec)):`
+    # then `kv_cache_spec.max_admission_blocks_per_request(max_in_flight_tokens=...)`.
+    consumer = {
+        "plug/attn.py": """
+            from pv.attn import Attention, SlidingSpec
+
+            def build(spec, other):
+                if isinstance(spec, Attention):
+                    spec.process_weights_after_loading()
+                elif isinstance(spec, (SlidingSpec, Attention)):
+                    spec.blocks(4, old_kw=1)
+                spec.blocks(5, old_kw=1)
+                return other
+        """
+    }
+    assert found(check(consumer, ATTN_A), "arity-drift") == []
+    result = check(consumer, ATTN_B, baseline=ATTN_A)
+    assert sorted(found(result, "arity-drift")) == [
+        ("error", "pv.attn:Attention.process_weights_after_loading", "plug/attn.py:5"),
+        ("error", "pv.attn:SlidingSpec.blocks", "plug/attn.py:7"),  # the first class named
+    ]
+
+
 def test_calls_through_a_cast_of_self_and_in_a_mixin_are_judged_where_they_land():
     # vllm-mblt's cached-processor mixin: no base of its own, mixed into vLLM's processors by its
     # subclasses, calling their methods through `processor = cast(Any, self)`.

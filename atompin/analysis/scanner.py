@@ -1133,17 +1133,38 @@ class ConsumerScanner:
             holds, fails = branch_clauses(node.test)
             body = _evolve(body, flags=(*ctx.flags, *holds)) if holds else body
             other = _evolve(ctx, flags=(*ctx.flags, *fails)) if fails else ctx
+            narrowed = self._narrowed(node.test, ctx)
             if node.orelse:  # two alternatives: a call in one may be the other's compatibility form
                 side = f"{ctx.file.path}:{node.lineno}#"
                 body, orelse = _evolve(body, branch=side + "0"), _evolve(other, branch=side + "1")
-                self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope, mixed=True)
+                self._branches([(node.body, body), (node.orelse, orelse)], ctx.scope, mixed=True, narrowed=narrowed)
             else:
-                self._branches([(node.body, body), (node.orelse, other)], ctx.scope, mixed=True)
+                self._branches([(node.body, body), (node.orelse, other)], ctx.scope, mixed=True, narrowed=narrowed)
             return None
         guarded = _evolve(ctx, hasattr_guards=ctx.hasattr_guards | {guard})
         # `if hasattr(X, "f"): ... else: <fallback>`: the fallback runs only when X.f is absent.
         absent = self._absent(node, guard[0], (guard[1],), ctx) if direct is not None else ctx
         return self._hasattr_branches(node, guarded, absent, negated)
+
+    def _narrowed(self, test: ast.expr, ctx: _Ctx) -> tuple[str, Value] | None:
+        """`isinstance(x, C)` of a local name and a provider class: x, and what it is where the test
+        holds, an instance of C. Of `isinstance(x, (C, D))`, an instance of C, the first class named
+        (a call that C cannot take fails where x is a C)."""
+        if not (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and not test.keywords
+            and isinstance(test.args[0], ast.Name)
+        ):
+            return None
+        classes = test.args[1]
+        first = classes.elts[0] if isinstance(classes, ast.Tuple) and classes.elts else classes
+        named = self._pure(first, ctx)
+        if not isinstance(named, ProviderValue) or not named.choices:
+            return None
+        return test.args[0].id, ReceiverValue(Receiver.INSTANCE, choices=named.choices)
 
     def _self_flags(self, test: ast.expr, ctx: _Ctx) -> tuple[Condition, ...]:
         """The conditions `self.x` puts on the body of an `if` in a method (the test, or an operand of
@@ -1182,17 +1203,32 @@ class ConsumerScanner:
         self._branches([(node.body, guarded), (node.orelse, absent)], guarded.scope)
         return absent if not node.orelse and leaves(node.body) else None
 
-    def _branches(self, branches: list[tuple[list[ast.stmt], _Ctx]], scope: Scope, mixed: bool = False) -> None:
+    def _branches(
+        self,
+        branches: list[tuple[list[ast.stmt], _Ctx]],
+        scope: Scope,
+        mixed: bool = False,
+        narrowed: tuple[str, Value] | None = None,
+    ) -> None:
         """Read the alternative branches of an `if`. A name they bind to provider objects may hold any of
         them afterwards: it keeps every choice, in order (the first that resolves wins, as in a ladder).
         With `mixed` (an `if` on the consumer's own state), a name one branch binds to a provider object
         and another to something else keeps the provider's, marked `mixed`, with what holds of the
-        consumer's flags in the branch that bound it and in those that bound something else."""
+        consumer's flags in the branch that bound it and in those that bound something else.
+        `narrowed`: a name the test narrows to an instance of a provider class, bound so in the first
+        branch only (`_narrowed`)."""
         before = dict(scope.names)
         changed: list[dict[str, Value]] = []
-        for body, ctx in branches:
+        for i, (body, ctx) in enumerate(branches):
             start = dict(scope.names)
+            if narrowed is not None and i == 0:
+                scope.names[narrowed[0]] = narrowed[1]
             self._block(body, ctx)
+            if narrowed is not None and i == 0 and scope.names.get(narrowed[0]) is narrowed[1]:
+                if narrowed[0] in start:  # what the name held before the test, again past the branch
+                    scope.names[narrowed[0]] = start[narrowed[0]]
+                else:
+                    del scope.names[narrowed[0]]
             changed.append({k: v for k, v in scope.names.items() if k not in start or start[k] is not v})
         for name in {k for c in changed for k in c}:
             values = [c[name] for c in changed if name in c]
