@@ -992,3 +992,40 @@ def test_a_method_of_the_class_s_own_answering_true_past_a_release_else_at_run_t
                 return False
     """
     assert len(run_check(PROVIDER, consumer(other), version="0.25.1").findings) == 1
+
+
+# vllm-ascend 0.24.0rc1: `if vllm_version_is("0.24.0"): spec.blocks(budget=...) else: spec.blocks(
+# tokens=...)`, the `else` written for vLLM's main. At 0.25.1, which kept 0.24's signature, the
+# `else` runs for the first time: that it did not fit at the baseline says nothing, it never ran there.
+GATE_FLIPPED = """
+    from plug.utils import pv_version_is
+    from pv.layers.spec import Spec
+
+    def build(spec: Spec):
+        if pv_version_is("0.25.0"):
+            spec.blocks(budget=1)
+        else:
+            spec.blocks(tokens=1)
+
+    def direct():
+        from pv.layers.spec import make
+        if pv_version_is("0.25.0"):
+            return make(budget=1)
+        return make(tokens=1)
+"""
+SPEC = "class Spec:\n    def blocks(self, budget):\n        return budget\n\ndef make(budget):\n    return budget\n"
+
+
+def test_a_call_in_a_branch_a_gate_kept_from_running_at_the_baseline_is_an_error_where_it_runs(run_check):
+    provider = {**PROVIDER, "pv/layers/spec.py": SPEC}
+    before = {**provider, "pv/version.py": '__version__ = "0.25.0"\n__version_tuple__ = (0, 25, 0)\n'}
+    found = run_check(provider, consumer(GATE_FLIPPED), version="0.25.1", baseline=before, baseline_version="0.25.0")
+    errors = sorted((f.rule.value, f.symbol, str(f.sites[0])) for f in found.findings if f.severity.value == "error")
+    assert errors == [
+        ("arity-drift", "pv.layers.spec:Spec.blocks", "plug/mod.py:8"),
+        ("arity-drift", "pv.layers.spec:make", "plug/mod.py:14"),
+    ]
+    # Where the branch ran at the baseline too, not fitting there is a path not taken: a warning.
+    ungated = GATE_FLIPPED.replace('pv_version_is("0.25.0")', 'os.environ.get("BUDGET")').replace("    from plug", "    import os\n    from plug", 1)
+    found = run_check(provider, consumer(ungated), version="0.25.1", baseline=before, baseline_version="0.25.0")
+    assert {f.severity.value for f in found.findings if f.rule.value == "arity-drift"} == {"warning"}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from atompin.analysis.conditions import live_at
+from atompin.analysis.conditions import Reach, judge, live_at
 from atompin.analysis.moduleinfo import ClassInfo, Member
 from atompin.analysis.name_sites import NameSearch, NameSite
 from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
@@ -35,8 +35,23 @@ class Baseline:
         A version gate with no baseline version known does not."""
         index = self.index
         return live_at(
-            when, self.version, lambda r: index.resolve(r.module, r.path).status, lambda r, n: index.takes(r.module, r.path, n)
+            when,
+            self.version,
+            lambda r: index.resolve(r.module, r.path).status,
+            lambda r, n: index.takes(r.module, r.path, n),
         )
+
+    def skips(self, when: Sequence[Condition]) -> bool:
+        """Does code under these conditions surely not run at the baseline (a version gate false
+        there: `else:` of `if vllm_version_is("0.24.0")` at 0.24.0)?"""
+        index = self.index
+        judged = judge(
+            when,
+            self.version,
+            lambda r: index.resolve(r.module, r.path).status,
+            takes=lambda r, n: index.takes(r.module, r.path, n),
+        )
+        return judged.reach is Reach.DEAD
 
     def class_info(self, ref: ClassRef) -> ClassInfo | None:
         """The same class (module and qualname) at the baseline."""

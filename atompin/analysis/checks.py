@@ -1213,9 +1213,9 @@ class UsageChecker:
     def _baseline_call_problem(self, ref: Ref, call: CallUse) -> str | None:
         """What is wrong with the same call at the baseline, by the callable's own signature there
         (the consumer's patches aside); None when it fits there, or there is no baseline or no
-        signature to judge it by."""
-        if self.baseline is None:
-            return None
+        signature to judge it by, or a version gate kept the call from running there."""
+        if self.baseline is None or self.baseline.skips(call.when):
+            return None  # (a call that did not run there: where the consumer works says nothing of it)
         res = self.baseline.index.resolve(ref.module, ref.path)
         run = _callable_run(self.baseline.index, res.target) if res.found else None
         if run is None:

@@ -159,11 +159,11 @@ def _at_baseline(
     """The severity of a call that does not fit, and what its message says of the baseline
     (`before`: the signature the call ran there): an error, with how the signature changed since;
     a warning when the call did not fit the baseline's signature either (the consumer works
-    there: a path not taken)."""
+    there: a path not taken), unless a version gate kept it from running there."""
     if baseline is None or before is None:
         return Severity.ERROR, ""
     described = describe_change(before, sig)
-    if call_problem(before, call.shape, bound) is None:
+    if call_problem(before, call.shape, bound) is None or baseline.skips(call.when):
         return Severity.ERROR, "" if described.unchanged else f" ({described.render()} {baseline.since})"
     if described.unchanged:
         return Severity.WARNING, f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
