@@ -1339,7 +1339,7 @@ class UsageChecker:
         the name is written nowhere in the provider as a string, for `getattr`, nor anywhere in the
         consumer's text); else []. With `on`, only the calls that may be made on an `on` instance
         count, each as made by what `on` runs under its calling method's name
-        (`CallSiteIndex.calling_functions_on`): vllm-ascend 0.23 replaces, on vLLM's
+        (`CallerSearch.calling_functions_on`): vllm-ascend 0.23 replaces, on vLLM's
         `DeepSeekV4ToolParser`, both methods of the base class that call
         `_convert_params_with_schema`, whose call of `_repair_param_dict` then never runs on a V4
         parser, while it still does on the base class's."""
