@@ -771,3 +771,46 @@ def test_a_module_path_kept_in_a_constant_is_named_where_the_constant_is_read(ru
     # Read by another module too (imported there): named where it is bound, as before.
     files["plug/other.py"] = "from plug.live import OLD_MODEL\n"
     assert severities(run_check(PROVIDER, files, version="0.2.0"))["plug/old_model.py"] == "error"
+
+
+# vllm-ascend 0.24.0rc1 imports its V2 runner's patches only where vLLM is not 0.24.0; one of them
+# installs a replacement that cannot take the call vLLM's sampler makes. At 0.25.1 the patch runs
+# for the first time: that 0.24.0 made the same call says nothing, the patch was not there.
+SAMPLER = {
+    **PROVIDER,
+    "pv/sampler.py": """
+        def topk(logits, k, extra=None):
+            return logits
+
+        def sample(logits):
+            return topk(logits, 1, extra=2)
+    """,
+}
+
+
+def test_a_patch_in_a_module_a_gate_kept_from_loading_at_the_baseline_is_judged_as_new(run_check):
+    files = plugin(
+        live="""
+            import pv
+
+            if pv.__version__ != "0.1.0":
+                import plug.v2
+        """,
+        v2="""
+            import pv.sampler
+
+            def topk(logits, k):
+                return logits
+
+            pv.sampler.topk = topk
+        """,
+    )
+    baseline = {**SAMPLER, "pv/__init__.py": '__version__ = "0.1.0"\n'}
+    result = run_check(SAMPLER, files, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
+    [finding] = [f for f in result.findings if f.rule.value == "arity-drift"]
+    assert finding.severity.value == "error" and "at the baseline too" not in finding.message
+    # Loaded at the baseline too, the same call there is the consumer's known state: a warning.
+    always = {**files, "plug/live.py": "import plug.v2\n"}
+    result = run_check(SAMPLER, always, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
+    [finding] = [f for f in result.findings if f.rule.value == "arity-drift"]
+    assert finding.severity.value == "warning" and "at the baseline too" in finding.message

@@ -25,6 +25,9 @@ class Baseline:
     index: ProviderIndex
     label: str  # how messages name it: "0.25.1", "vllm@1a2b3c4d5e6f"
     version: str | None = None  # its version, for the consumer's version gates (None: not known)
+    # The consumer's files that only branches false at the baseline's version import (a plugin's
+    # `Reachability.blocked` there): what they install was not there where the consumer works.
+    gated_off: frozenset[str] = frozenset()
 
     @property
     def since(self) -> str:

@@ -1091,8 +1091,9 @@ class UsageChecker:
         same file, in a function of the same name, or of a name that no longer makes such a call
         where this function made none (renamed: vLLM 0.30's `get_transfer_results`, 0.27's
         `get_finished`)? (Lines move between releases.) Then the replacement missed it where the
-        consumer works: not drift (`_at_baseline_too`, saying which); "" when it did not."""
-        if self.baseline is None:
+        consumer works: not drift (`_at_baseline_too`, saying which); "" when it did not, or when
+        the patch's file was not loaded at the baseline (`Baseline.gated_off`)."""
+        if self.baseline is None or patch.site.path in self.baseline.gated_off:
             return ""
         if self._baseline_callers is None:
             self._baseline_callers = CallerSearch(self.baseline.index)

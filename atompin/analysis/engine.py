@@ -442,7 +442,12 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         if each is not None:
             each.table_changed_outside = _changed_by(reached_anywhere, edge.reach, usage, version)
     drift_baseline = (
-        Baseline(base_index, options.baseline_label or base_index.tree.label, baseline_version)
+        Baseline(
+            base_index,
+            options.baseline_label or base_index.tree.label,
+            baseline_version,
+            frozenset(_gated_off(edge.reach, usage, baseline_version)),
+        )
         if base_index is not None
         else None
     )
