@@ -814,3 +814,15 @@ def test_a_patch_in_a_module_a_gate_kept_from_loading_at_the_baseline_is_judged_
     result = run_check(SAMPLER, always, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
     [finding] = [f for f in result.findings if f.rule.value == "arity-drift"]
     assert finding.severity.value == "warning" and "at the baseline too" in finding.message
+
+
+def test_an_import_in_a_module_a_gate_kept_from_loading_at_the_baseline_is_not_excused_by_it(run_check):
+    files = plugin(live='import pv\n\nif pv.__version__ != "0.1.0":\n    import plug.v2\n', v2=BROKEN)
+    baseline = {**PROVIDER, "pv/__init__.py": '__version__ = "0.1.0"\n'}
+    result = run_check(PROVIDER, files, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
+    [finding] = [f for f in result.findings if f.rule.value == "unresolved-import"]
+    assert finding.severity.value == "error" and "at the baseline too" not in finding.message
+    always = {**files, "plug/live.py": "import plug.v2\n"}
+    result = run_check(PROVIDER, always, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
+    [finding] = [f for f in result.findings if f.rule.value == "unresolved-import"]
+    assert finding.severity.value == "warning" and "at the baseline too" in finding.message

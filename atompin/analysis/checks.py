@@ -426,7 +426,7 @@ class UsageChecker:
             end = f"its handler {group.fallback}" if group.exits else "nothing catches it: the import raises"
             message = f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) and {end}"
             severity = Severity.ERROR
-            if self._imports_missing_at_baseline([u.ref for _, resolved in judged for u, _ in resolved]):
+            if self._imports_missing_at_baseline([u.ref for _, resolved in judged for u, _ in resolved], group.path):
                 severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
             if not group.exits:
@@ -447,7 +447,7 @@ class UsageChecker:
             )
             gone = [u.ref for _, resolved in judged for u, res in resolved if res.status is Status.MISSING]
             severity = Severity.ERROR
-            if self._imports_missing_at_baseline(gone):
+            if self._imports_missing_at_baseline(gone, group.path):
                 # The installer returned at the baseline too: its patches were never made there either.
                 severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
@@ -481,7 +481,7 @@ class UsageChecker:
                 f"call of {group.function}() is inside a try that catches it ({caught}): what the function "
                 "would do is skipped there"
             )
-        if self._imports_missing_at_baseline([use.ref]):
+        if self._imports_missing_at_baseline([use.ref], use.site.path):
             return Severity.WARNING, f"{fails}; {_at_baseline_too()}"
         return Severity.ERROR, fails
 
@@ -490,13 +490,15 @@ class UsageChecker:
         top level, under no branch that may not run there, of names the baseline lacks too."""
         if group.function or self.baseline is None or not self.baseline.runs(group.when):
             return
-        if self._imports_missing_at_baseline(refs):
+        if self._imports_missing_at_baseline(refs, site.path):
             self.import_failures.append(ImportFailure(site, self.symbol(refs[0])))
 
-    def _imports_missing_at_baseline(self, refs: list[Ref]) -> bool:
-        """Is each of these imports missing at the baseline too (not unknown there)? Then the
-        consumer, which works against the provider it was written for, does not run them there."""
-        if self.baseline is None or not refs:
+    def _imports_missing_at_baseline(self, refs: list[Ref], path: str) -> bool:
+        """Is each of these imports (in the file at `path`) missing at the baseline too (not unknown
+        there)? Then the consumer, which works against the provider it was written for, does not run
+        them there. Not for a file the baseline did not load (`Baseline.gated_off`): that says
+        nothing of them."""
+        if self.baseline is None or not refs or path in self.baseline.gated_off:
             return False
         return all(self.baseline.index.resolve(ref.module, ref.path).status is Status.MISSING for ref in refs)
 
@@ -551,7 +553,7 @@ class UsageChecker:
         else:
             effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
             message = f"{res.reason}; the access {effect}"
-        if severity is Severity.ERROR and self._imports_missing_at_baseline([ref]):
+        if severity is Severity.ERROR and self._imports_missing_at_baseline([ref], site.path):
             severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"  # as an import's
         elif severity is Severity.ERROR and (tested := self._tested_in(site.path, function)):
             severity = Severity.WARNING
@@ -877,7 +879,10 @@ class UsageChecker:
         return self._baseline_trees[path]
 
     def _missing_at_baseline(self, patch: PatchSite) -> bool:
-        """Was the patched attribute surely missing at the baseline provider too?"""
+        """Was the patched attribute surely missing at the baseline provider too, where the patch's
+        file was loaded (`Baseline.gated_off`)?"""
+        if self.baseline is not None and patch.site.path in self.baseline.gated_off:
+            return False
         found = self._baseline_attr(patch)
         return found is not None and found.status is Status.MISSING
 
