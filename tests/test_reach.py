@@ -826,3 +826,16 @@ def test_an_import_in_a_module_a_gate_kept_from_loading_at_the_baseline_is_not_e
     result = run_check(PROVIDER, always, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
     [finding] = [f for f in result.findings if f.rule.value == "unresolved-import"]
     assert finding.severity.value == "warning" and "at the baseline too" in finding.message
+
+
+def test_a_patch_target_missing_at_the_baseline_too_in_a_module_it_did_not_load(run_check):
+    patching = "import pv.utils\n\ndef mine():\n    pass\n\nif hasattr(pv.utils, 'gone'):\n    pv.utils.gone = mine\n"
+    files = plugin(live='import pv\n\nif pv.__version__ != "0.1.0":\n    import plug.v2\n', v2=patching)
+    baseline = {**PROVIDER, "pv/__init__.py": '__version__ = "0.1.0"\n'}
+    result = run_check(PROVIDER, files, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
+    [finding] = [f for f in result.findings if f.rule.value == "missing-patch-target"]
+    assert finding.severity.value == "error" and "the same at the baseline" not in finding.message
+    always = {**files, "plug/live.py": "import plug.v2\n"}
+    result = run_check(PROVIDER, always, version="0.2.0", baseline=baseline, baseline_version="0.1.0")
+    [finding] = [f for f in result.findings if f.rule.value == "missing-patch-target"]
+    assert finding.severity.value == "warning" and "the same at the baseline" in finding.message
