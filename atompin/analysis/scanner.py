@@ -1162,9 +1162,8 @@ class ConsumerScanner:
         classes = test.args[1]
         first = classes.elts[0] if isinstance(classes, ast.Tuple) and classes.elts else classes
         named = self._pure(first, ctx)
-        if not isinstance(named, ProviderValue) or not named.choices:
-            return None
-        return test.args[0].id, ReceiverValue(Receiver.INSTANCE, choices=named.choices)
+        choices = self._unshadowed(named.choices, ctx.file.path) if isinstance(named, ProviderValue) else ()
+        return (test.args[0].id, ReceiverValue(Receiver.INSTANCE, choices=choices)) if choices else None
 
     def _self_flags(self, test: ast.expr, ctx: _Ctx) -> tuple[Condition, ...]:
         """The conditions `self.x` puts on the body of an `if` in a method (the test, or an operand of
@@ -1909,7 +1908,8 @@ class ConsumerScanner:
         class called, or the class a function's return annotation names (`Hierarchy.instance_class`)."""
         func = node.func
         name = dotted(func)
-        # What an attribute chain holds is for reading further only: called or passed on, it is unknown.
+        # What an attribute chain holds is read further, or called (a method call through it, recorded
+        # below); passed on, it is unknown.
         chain = self._eval(func, ctx)
         callee = _unchained(chain)
         args, kwargs = self._eval_arguments(node, ctx)
@@ -1933,8 +1933,7 @@ class ConsumerScanner:
         if chain.__class__ is MemberChain and ctx.record:
             # `self.kv_cache_manager.get_computed_blocks(r)`: judged where the provider's classes say
             # what the attributes on the way hold (`members.chain_receiver`).
-            call = MethodCall(chain.ref, self._site(ctx, node), self._call_shape(node, ctx), self._when(ctx), ctx.branch)
-            self.usage.contact.method_calls.append(call)
+            self._record_method_call(chain.ref, node, ctx)
             return None
         if isinstance(callee, ReceiverValue) and callee.receiver is Receiver.INSTANCE and callee.choices:
             # `layer(x)` of an instance of a provider class calls its class's `__call__` (torch's
@@ -3356,10 +3355,17 @@ class ConsumerScanner:
                 return ReceiverValue(Receiver.SUPER, args[0].dotted)
             return None
         if ctx.record:
-            shape = self._call_shape(node, ctx)
-            call = MethodCall(callee.ref, self._site(ctx, node), shape, self._when(ctx), ctx.branch)
-            self.usage.contact.method_calls.append(call)
+            self._record_method_call(callee.ref, node, ctx)
         return self._own_method_value(callee.ref, args, ctx) if not node.keywords else None
+
+    def _record_method_call(
+        self, ref: MethodRef, node: ast.Call, ctx: _Ctx, when: tuple[Condition, ...] | None = None
+    ) -> None:
+        """A call through a receiver at `node` (`MethodCall`), under the conditions that hold there
+        (`when`, for a call read again after the scan)."""
+        site, shape = self._site(ctx, node), self._call_shape(node, ctx)
+        call = MethodCall(ref, site, shape, self._when(ctx) if when is None else when, ctx.branch)
+        self.usage.contact.method_calls.append(call)
 
     def _own_method_value(self, ref: MethodRef, args: list[Value], ctx: _Ctx) -> Value:
         """What `self.m(...)` returns when that is a version gate: m a method of the class's own,
@@ -3674,9 +3680,7 @@ class ConsumerScanner:
         for dotted_name, node, ctx, when in self._class_calls:
             cls = self._consumer_class(dotted_name)
             if cls is not None and self._derives_from_provider(cls.name):
-                ref = MethodRef(Receiver.CLASS, "__init__", cls.name)
-                call = MethodCall(ref, self._site(ctx, node), self._call_shape(node, ctx), when, ctx.branch)
-                contact.method_calls.append(call)
+                self._record_method_call(MethodRef(Receiver.CLASS, "__init__", cls.name), node, ctx, when)
         contact.method_calls = list(dict.fromkeys(contact.method_calls))
         self._finish_members(contact)
         contact.unpacks = list(dict.fromkeys(contact.unpacks))

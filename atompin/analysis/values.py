@@ -137,7 +137,9 @@ class MethodValue:
 @dataclass(frozen=True)
 class MemberChain:
     """What an attribute of a receiver's attribute holds (`self.vllm_config.model_config`): `ref`
-    names it, its `via` the attributes on the way. Only read further; never called as a method."""
+    names it, its `via` the attributes on the way. Read further, or called (a method call the
+    checks judge where the provider's classes say what each attribute on the way holds); passed
+    on, it is unknown."""
 
     ref: MethodRef
 
