@@ -670,17 +670,8 @@ class CallerSearch:
         class's method is one when `owner` inherits that method (neither it nor the consumer overrides it)."""
         if raw.how in ("self", "cls", "super") and raw.cls:
             caller = ClassRef(module, raw.cls)
-            if owner in self.index.mro(caller):
-                return True
-            mro = self.index.mro(owner)
-            if caller not in mro:
-                return False
-            method = raw.function.rpartition(".")[2]
-            for node in mro[: mro.index(caller)]:
-                info = self.index.class_info(node) if isinstance(node, ClassRef) else None
-                if (info is not None and method in info.members) or replaced((str(node), method)):
-                    return False
-            return True
+            # What an `owner` runs under the calling method's name is that method itself.
+            return self._run_on(caller, raw.function, owner, replaced) == (str(caller), raw.function.rpartition(".")[2])
         receiver: ClassRef | None = None
         if raw.how == "attr":
             if raw.annotated:

@@ -1378,18 +1378,17 @@ class UsageChecker:
         symbols = {str(node) for node in order}
         if not any(owner in symbols for owner, _ in self.own.replacements):
             return False
-        pattern = call_pattern([name])
-        for module in {node.module for node in order}:
-            found = self.index.find(module)
-            if found is not None and found.path.endswith(".py") and pattern.search(self.index.tree.read(found.path)):
-                return True
-        return False
+        return self._modules_call({node.module for node in order}, name)
 
     def _replaced_module_calls(self, name: str) -> bool:
         """Does a module holding a provider function the consumer replaces call `name` (by its text)?
         Without one, no such function calls it: the provider-wide search is not needed."""
+        return self._modules_call({owner.partition(":")[0] for owner, _ in self.own.replacements}, name)
+
+    def _modules_call(self, modules: set[str], name: str) -> bool:
+        """Does one of these provider modules call `name` (by its text: `call_pattern`)?"""
         pattern = call_pattern([name])
-        for module in {owner.partition(":")[0] for owner, _ in self.own.replacements}:
+        for module in modules:
             found = self.index.find(module)
             if found is not None and found.path.endswith(".py") and pattern.search(self.index.tree.read(found.path)):
                 return True
