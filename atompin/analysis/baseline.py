@@ -8,11 +8,11 @@ new since 0.25.1"). Without a baseline the rules still run, more cautiously.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from atompin.analysis.conditions import Reach, judge, live_at
+from atompin.analysis.conditions import Judgement, Reach, judge
 from atompin.analysis.moduleinfo import ClassInfo, Member
 from atompin.analysis.name_sites import NameSearch, NameSite
 from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
@@ -26,8 +26,14 @@ class Baseline:
     label: str  # how messages name it: "0.25.1", "vllm@1a2b3c4d5e6f"
     version: str | None = None  # its version, for the consumer's version gates (None: not known)
     # The consumer's files that only branches false at the baseline's version import (a plugin's
-    # `Reachability.blocked` there): what they install was not there where the consumer works.
-    gated_off: frozenset[str] = frozenset()
+    # `Reachability.blocked` there), worked out when first asked (`gated_off`).
+    gated_off_of: Callable[[], frozenset[str]] = frozenset
+
+    @cached_property
+    def gated_off(self) -> frozenset[str]:
+        """The consumer's files the baseline did not load (only false version gates import them):
+        what they install or import was not there where the consumer works."""
+        return self.gated_off_of()
 
     @property
     def since(self) -> str:
@@ -36,25 +42,21 @@ class Baseline:
     def runs(self, when: Sequence[Condition]) -> bool:
         """Does code under these conditions run at the baseline (every one holds there for sure)?
         A version gate with no baseline version known does not."""
-        index = self.index
-        return live_at(
-            when,
-            self.version,
-            lambda r: index.resolve(r.module, r.path).status,
-            lambda r, n: index.takes(r.module, r.path, n),
-        )
+        return not when or self._judged(when).reach is Reach.LIVE
 
     def skips(self, when: Sequence[Condition]) -> bool:
         """Does code under these conditions surely not run at the baseline (a version gate false
         there: `else:` of `if vllm_version_is("0.24.0")` at 0.24.0)?"""
+        return bool(when) and self._judged(when).reach is Reach.DEAD
+
+    def _judged(self, when: Sequence[Condition]) -> Judgement:
         index = self.index
-        judged = judge(
+        return judge(
             when,
             self.version,
             lambda r: index.resolve(r.module, r.path).status,
             takes=lambda r, n: index.takes(r.module, r.path, n),
         )
-        return judged.reach is Reach.DEAD
 
     def class_info(self, ref: ClassRef) -> ClassInfo | None:
         """The same class (module and qualname) at the baseline."""

@@ -7,6 +7,7 @@ caches are passed in; nothing here prints, touches git, or imports the code it r
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import pickle
@@ -318,11 +319,11 @@ def provider_names_reached(usage: ConsumerUsage, skipped: AbstractSet[str] = fro
 
 
 def _changed_by(
-    reached_anywhere: set[str], start: ReachRoots | None, usage: ConsumerUsage, version: str | None
+    reached_anywhere: set[str], usage: ConsumerUsage, gated_off: Callable[[], AbstractSet[str]]
 ) -> Callable[[str], bool]:
-    """`ProviderIndex.table_changed_outside` at a provider of `version`: does the consumer reach
-    the table (or `__getattr__`) in code that can run there? Which modules only false version
-    gates import is asked only for a name it reaches somewhere (most consumers reach none)."""
+    """`ProviderIndex.table_changed_outside` at a provider: does the consumer reach the table (or
+    `__getattr__`) in code that can run there? Which files only false version gates import there
+    (`gated_off`) is asked only for a name it reaches somewhere (most consumers reach none)."""
     reached: set[str] | None = None
 
     def changed(name: str) -> bool:
@@ -331,8 +332,7 @@ def _changed_by(
         if last not in reached_anywhere:
             return False
         if reached is None:
-            gated_off = _gated_off(start, usage, version)
-            reached = {part for each in provider_names_reached(usage, gated_off) for part in each.split(".")}
+            reached = {part for each in provider_names_reached(usage, gated_off()) for part in each.split(".")}
         return last in reached
 
     return changed
@@ -438,15 +438,18 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     # Code that cannot run at a provider's version changes nothing there (ROLL reads the table only
     # in its patch package for vLLM 0.8.4).
     reached_anywhere = {part for name in provider_names_reached(usage) for part in name.split(".")}
+    # The files only false version gates import, at a release's version: asked once each, and only
+    # when something needs it.
+    gated_off_at = functools.cache(lambda version: frozenset(_gated_off(edge.reach, usage, version)))
     for each, version in ((index, provider_version), (base_index, baseline_version)):
         if each is not None:
-            each.table_changed_outside = _changed_by(reached_anywhere, edge.reach, usage, version)
+            each.table_changed_outside = _changed_by(reached_anywhere, usage, functools.partial(gated_off_at, version))
     drift_baseline = (
         Baseline(
             base_index,
             options.baseline_label or base_index.tree.label,
             baseline_version,
-            frozenset(_gated_off(edge.reach, usage, baseline_version)),
+            functools.partial(gated_off_at, baseline_version),
         )
         if base_index is not None
         else None
