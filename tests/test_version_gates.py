@@ -1029,3 +1029,19 @@ def test_a_call_in_a_branch_a_gate_kept_from_running_at_the_baseline_is_an_error
     ungated = GATE_FLIPPED.replace('pv_version_is("0.25.0")', 'os.environ.get("BUDGET")').replace("    from plug", "    import os\n    from plug", 1)
     found = run_check(provider, consumer(ungated), version="0.25.1", baseline=before, baseline_version="0.25.0")
     assert {f.severity.value for f in found.findings if f.rule.value == "arity-drift"} == {"warning"}
+
+
+def test_an_import_a_gate_kept_from_running_at_the_baseline_is_not_excused_by_missing_there_too(run_check):
+    source = """
+        from plug.utils import pv_version_is
+
+        if pv_version_is("0.25.0"):
+            pass
+        else:
+            from pv.layers.spec import gone
+    """
+    provider = {**PROVIDER, "pv/layers/spec.py": SPEC}
+    before = {**provider, "pv/version.py": '__version__ = "0.25.0"\n__version_tuple__ = (0, 25, 0)\n'}
+    found = run_check(provider, consumer(source), version="0.25.1", baseline=before, baseline_version="0.25.0")
+    [finding] = [f for f in found.findings if f.rule.value == "unresolved-import"]
+    assert finding.severity.value == "error" and "at the baseline too" not in finding.message

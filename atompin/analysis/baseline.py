@@ -49,6 +49,12 @@ class Baseline:
         there: `else:` of `if vllm_version_is("0.24.0")` at 0.24.0)?"""
         return bool(when) and self._judged(when).reach is Reach.DEAD
 
+    def kept_from(self, path: str, when: Sequence[Condition] = ()) -> bool:
+        """Did the consumer's code in the file at `path`, under `when`, surely not run at the
+        baseline: the file not loaded there (`gated_off`), or a version gate false there
+        (`skips`)? Then that the consumer works at the baseline says nothing of it."""
+        return path in self.gated_off or self.skips(when)
+
     def _judged(self, when: Sequence[Condition]) -> Judgement:
         index = self.index
         return judge(

@@ -426,7 +426,9 @@ class UsageChecker:
             end = f"its handler {group.fallback}" if group.exits else "nothing catches it: the import raises"
             message = f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) and {end}"
             severity = Severity.ERROR
-            if self._imports_missing_at_baseline([u.ref for _, resolved in judged for u, _ in resolved], group.path):
+            if self._imports_missing_at_baseline(
+                [u.ref for _, resolved in judged for u, _ in resolved], group.path, group.when
+            ):
                 severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
             if not group.exits:
@@ -447,7 +449,7 @@ class UsageChecker:
             )
             gone = [u.ref for _, resolved in judged for u, res in resolved if res.status is Status.MISSING]
             severity = Severity.ERROR
-            if self._imports_missing_at_baseline(gone, group.path):
+            if self._imports_missing_at_baseline(gone, group.path, group.when):
                 # The installer returned at the baseline too: its patches were never made there either.
                 severity, message = Severity.WARNING, f"{message}; {_at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
@@ -481,7 +483,7 @@ class UsageChecker:
                 f"call of {group.function}() is inside a try that catches it ({caught}): what the function "
                 "would do is skipped there"
             )
-        if self._imports_missing_at_baseline([use.ref], use.site.path):
+        if self._imports_missing_at_baseline([use.ref], use.site.path, (*group.when, *use.when)):
             return Severity.WARNING, f"{fails}; {_at_baseline_too()}"
         return Severity.ERROR, fails
 
@@ -490,15 +492,15 @@ class UsageChecker:
         top level, under no branch that may not run there, of names the baseline lacks too."""
         if group.function or self.baseline is None or not self.baseline.runs(group.when):
             return
-        if self._imports_missing_at_baseline(refs, site.path):
+        if self._imports_missing_at_baseline(refs, site.path, group.when):
             self.import_failures.append(ImportFailure(site, self.symbol(refs[0])))
 
-    def _imports_missing_at_baseline(self, refs: list[Ref], path: str) -> bool:
+    def _imports_missing_at_baseline(self, refs: list[Ref], path: str, when: Sequence[Condition] = ()) -> bool:
         """Is each of these imports (in the file at `path`) missing at the baseline too (not unknown
         there)? Then the consumer, which works against the provider it was written for, does not run
-        them there. Not for a file the baseline did not load (`Baseline.gated_off`): that says
-        nothing of them."""
-        if self.baseline is None or not refs or path in self.baseline.gated_off:
+        them there. Not for code that did not run there (`Baseline.kept_from`): that says nothing
+        of it."""
+        if self.baseline is None or not refs or self.baseline.kept_from(path, when):
             return False
         return all(self.baseline.index.resolve(ref.module, ref.path).status is Status.MISSING for ref in refs)
 
@@ -880,8 +882,8 @@ class UsageChecker:
 
     def _missing_at_baseline(self, patch: PatchSite) -> bool:
         """Was the patched attribute surely missing at the baseline provider too, where the patch's
-        file was loaded (`Baseline.gated_off`)?"""
-        if self.baseline is not None and patch.site.path in self.baseline.gated_off:
+        patch ran (`Baseline.kept_from`)?"""
+        if self.baseline is not None and self.baseline.kept_from(patch.site.path, patch.when):
             return False
         found = self._baseline_attr(patch)
         return found is not None and found.status is Status.MISSING
@@ -1097,8 +1099,8 @@ class UsageChecker:
         where this function made none (renamed: vLLM 0.30's `get_transfer_results`, 0.27's
         `get_finished`)? (Lines move between releases.) Then the replacement missed it where the
         consumer works: not drift (`_at_baseline_too`, saying which); "" when it did not, or when
-        the patch's file was not loaded at the baseline (`Baseline.gated_off`)."""
-        if self.baseline is None or patch.site.path in self.baseline.gated_off:
+        the patch did not run at the baseline (`Baseline.kept_from`)."""
+        if self.baseline is None or self.baseline.kept_from(patch.site.path, patch.when):
             return ""
         if self._baseline_callers is None:
             self._baseline_callers = CallerSearch(self.baseline.index)
@@ -1220,7 +1222,7 @@ class UsageChecker:
         """What is wrong with the same call at the baseline, by the callable's own signature there
         (the consumer's patches aside); None when it fits there, or there is no baseline or no
         signature to judge it by, or a version gate kept the call from running there."""
-        if self.baseline is None or self.baseline.skips(call.when):
+        if self.baseline is None or self.baseline.kept_from(call.site.path, call.when):
             return None  # (a call that did not run there: where the consumer works says nothing of it)
         res = self.baseline.index.resolve(ref.module, ref.path)
         run = _callable_run(self.baseline.index, res.target) if res.found else None

@@ -163,7 +163,7 @@ def _at_baseline(
     if baseline is None or before is None:
         return Severity.ERROR, ""
     described = describe_change(before, sig)
-    if call_problem(before, call.shape, bound) is None or baseline.skips(call.when):
+    if call_problem(before, call.shape, bound) is None or baseline.kept_from(call.site.path, call.when):
         return Severity.ERROR, "" if described.unchanged else f" ({described.render()} {baseline.since})"
     if described.unchanged:
         return Severity.WARNING, f" (the same {baseline.since}, where the consumer works: probably a path not taken)"
