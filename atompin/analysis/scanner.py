@@ -59,6 +59,7 @@ from atompin.analysis.guards import (
     type_error_handling,
 )
 from atompin.analysis.indexer import dataclass_fields
+from atompin.analysis.keyword_tables import keyword_adds, keyword_variants
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package, writes_as_string
 from atompin.analysis.nullness import known_none
@@ -149,6 +150,8 @@ from atompin.lines import line_numbers
 from atompin.model import Site
 
 # Bounds that keep the interpreter finite on any input.
+# Conditions whose branch's other side is the same condition with `expect` turned over.
+_TWO_WAY = (ConditionKind.GATE, ConditionKind.MODULE_FOUND, ConditionKind.PARAM_TAKEN)
 _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
@@ -494,6 +497,9 @@ class ConsumerScanner:
         self._class_calls: list[tuple[str, ast.Call, _Ctx, tuple[Condition, ...]]] = []
         self._deferring = True  # plain reads of functions called once wait for their caller
         self._def_counts: dict[str, int] = {}  # see `_defined_times`
+        # What held where a function added a key to a dict (`kw["k"] = v`), by the statement's place:
+        # a `**kw` call passes the key only there (`_call_shapes`).
+        self._key_added_when: dict[tuple[str, int, int], tuple[Condition, ...]] = {}
         self._kept_paths: set[tuple[str, str]] = set()  # see `_path_kept_for_reads`
         self._aliases: dict[str, dict[str, str]] = {}  # by file: a version reader's alias -> its name
         self._import_paths: dict[str, dict[int, list[str]]] = {}  # by file: `import_path_targets`
@@ -995,6 +1001,8 @@ class ConsumerScanner:
 
     def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
         self._record_unpack(node, ctx)
+        if ctx.function and node.targets[0].__class__ is ast.Subscript:
+            self._key_added_when[(ctx.file.path, node.lineno, node.col_offset)] = self._when(ctx)
         if ctx.function and isinstance(node.value, ast.Call):
             value = self._eval_Call(node.value, ctx, makes_instance=True)
         elif self._path_kept_for_reads(node, ctx):
@@ -1017,6 +1025,9 @@ class ConsumerScanner:
                 self._bind(ctx, node.target.id, (*current, *value))
 
     def _visit_Expr(self, node: ast.Expr, ctx: _Ctx) -> None:
+        if ctx.function and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
+            if node.value.func.attr == "update":  # `kw.update(k=v)`: see `_visit_Assign`
+                self._key_added_when[(ctx.file.path, node.lineno, node.col_offset)] = self._when(ctx)
         grown = self._grown_list(node.value, ctx)
         if grown is None:
             self._eval(node.value, ctx)
@@ -1918,7 +1929,7 @@ class ConsumerScanner:
             self._record_call(
                 callee.choices,
                 node,
-                self._call_shape(node, ctx),
+                None,
                 ctx,
                 literals=tuple(a if isinstance(a, str) else None for a in args[:4]),
                 by_attribute=isinstance(func, ast.Attribute),
@@ -1979,20 +1990,26 @@ class ConsumerScanner:
             )
         return obj
 
-    def _record_call(self, choices: tuple[Ref, ...], node: ast.Call, shape: CallShape, ctx: _Ctx, **more: Any) -> None:
-        """A call of a provider object at `node` passing `shape` (`CallUse`, with `more` of its
-        fields), under the conditions that hold there and the try around it that catches TypeError."""
-        use = CallUse(
-            choices,
-            self._site(ctx, node),
-            shape,
-            when=self._when(ctx),
-            caught=ctx.type_error_handler,
-            try_site=ctx.type_error_try,
-            fallback_of=ctx.type_error_fallback,
-            **more,
-        )
-        self.usage.calls.append(use)
+    def _record_call(
+        self, choices: tuple[Ref, ...], node: ast.Call, shape: CallShape | None, ctx: _Ctx, **more: Any
+    ) -> None:
+        """A call of a provider object at `node` passing `shape` (None: what the call passes, one
+        `CallUse` for each way of `_call_shapes`), with `more` of its fields, under the conditions
+        that hold there and the try around it that catches TypeError."""
+        when = self._when(ctx)
+        site = self._site(ctx, node)
+        for passed, holds in [(shape, when)] if shape is not None else self._call_shapes(node, ctx, when):
+            use = CallUse(
+                choices,
+                site,
+                passed,
+                when=holds,
+                caught=ctx.type_error_handler,
+                try_site=ctx.type_error_try,
+                fallback_of=ctx.type_error_fallback,
+                **more,
+            )
+            self.usage.calls.append(use)
 
     def _namespace_copy(self, node: ast.Call, ctx: _Ctx) -> ProviderValue | None:
         """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
@@ -3363,9 +3380,9 @@ class ConsumerScanner:
     ) -> None:
         """A call through a receiver at `node` (`MethodCall`), under the conditions that hold there
         (`when`, for a call read again after the scan)."""
-        site, shape = self._site(ctx, node), self._call_shape(node, ctx)
-        call = MethodCall(ref, site, shape, self._when(ctx) if when is None else when, ctx.branch)
-        self.usage.contact.method_calls.append(call)
+        site = self._site(ctx, node)
+        for shape, holds in self._call_shapes(node, ctx, self._when(ctx) if when is None else when):
+            self.usage.contact.method_calls.append(MethodCall(ref, site, shape, holds, ctx.branch))
 
     def _own_method_value(self, ref: MethodRef, args: list[Value], ctx: _Ctx) -> Value:
         """What `self.m(...)` returns when that is a version gate: m a method of the class's own,
@@ -3390,47 +3407,69 @@ class ConsumerScanner:
             self._def_counts[name] = sum(source.count(written) for source in sources)
         return self._def_counts[name]
 
-    def _call_shape(self, node: ast.Call, ctx: _Ctx) -> CallShape:
-        """What a call passes; a `**kw` whose keys are known (a dict literal) counts as those keywords."""
+    def _call_shapes(
+        self, node: ast.Call, ctx: _Ctx, when: tuple[Condition, ...]
+    ) -> list[tuple[CallShape, tuple[Condition, ...]]]:
+        """What a call passes, under the conditions it passes it (`when`, a call's own). A `**kw`
+        whose keys are known counts as those keywords (`keyword_tables`); where a key is added
+        under a test the call is not under (a version gate), one shape for each way the tests go,
+        each under its own conditions too."""
         keywords = [k.arg for k in node.keywords if k.arg]
         starstar = False
+        conditional: list[tuple[str, tuple[Condition, ...]]] = []
         for k in node.keywords:
             if k.arg is None:
-                known = self._literal_kwargs(k.value, ctx)
+                known = self._unpacked_keys(k.value, node, ctx, when)
                 if known is None:
                     starstar = True
                 else:
-                    keywords += known
-        return CallShape(
+                    keywords += [key for key, held in known if not held]
+                    conditional += [(key, held) for key, held in known if held]
+        shape = CallShape(
             positional=sum(1 for a in node.args if not isinstance(a, ast.Starred)),
-            keywords=tuple(keywords),
+            keywords=tuple(dict.fromkeys(keywords)),
             star=any(isinstance(a, ast.Starred) for a in node.args),
             starstar=starstar,
         )
+        if not conditional:
+            return [(shape, when)]
+        ways = keyword_variants(
+            shape.keywords, conditional, lambda c: (replace(c, expect=True), c.expect), lambda c, v: replace(c, expect=v)
+        )
+        if ways is None:
+            return [(replace(shape, starstar=True), when)]
+        return [(replace(shape, keywords=keys), (*when, *holds)) for keys, holds in ways]
 
-    def _literal_kwargs(self, value: ast.expr, ctx: _Ctx) -> list[str] | None:
-        """The keys of `**{...}`, or of `**kw` where `kw` is a local assigned once from a dict
-        literal and only ever unpacked (so nothing adds keys); None when they are not known."""
+    def _unpacked_keys(
+        self, value: ast.expr, call: ast.Call, ctx: _Ctx, when: tuple[Condition, ...]
+    ) -> list[tuple[str, tuple[Condition, ...]]] | None:
+        """The keys of `**{...}`, or of `**kw` where `kw` is a local dict the function fills only
+        with keys written out (`keyword_adds`), each with what must hold, beyond `when`, for it to be
+        added (a version gate of an `if` the call is not in); None when they are not known."""
         if isinstance(value, ast.Dict):
-            return _dict_keys(value)
+            keys = _dict_keys(value)
+            return None if keys is None else [(key, ()) for key in keys]
         fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
         if not isinstance(value, ast.Name) or fn is None:
             return None
-        uses = [n for n in every_node(fn.node) if isinstance(n, ast.Name) and n.id == value.id]
-        unpacked = {
-            id(k.value) for n in every_node(fn.node) if isinstance(n, ast.Call) for k in n.keywords if k.arg is None
-        }
-        stores = [n for n in uses if not isinstance(n.ctx, ast.Load)]
-        if len(stores) != 1 or any(isinstance(n.ctx, ast.Load) and id(n) not in unpacked for n in uses):
+        adds = keyword_adds(fn.node, value.id, call)
+        if adds is None:
             return None
-        assigned = [
-            n
-            for n in every_node(fn.node)
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and n.targets[0] is stores[0]
-        ]
-        if len(assigned) != 1 or not isinstance(assigned[0].value, ast.Dict):
-            return None
-        return _dict_keys(assigned[0].value)
+        known: list[tuple[str, tuple[Condition, ...]]] = []
+        for add in adds:
+            if not add.ifs:
+                known.append((add.key, ()))
+                continue
+            added = self._key_added_when.get((ctx.file.path, add.statement.lineno, add.statement.col_offset))
+            if added is None:
+                return None
+            extra = tuple(c for c in added if c not in when)
+            # Each `if` apart from the call is a test whose outcome is known where it runs: a gate.
+            lines = sorted(c.site.line for c in extra)
+            if lines != sorted(i.test.lineno for i, _ in add.ifs) or any(c.kind not in _TWO_WAY for c in extra):
+                return None
+            known.append((add.key, extra))
+        return known
 
     def _record_unpack(self, node: ast.Assign, ctx: _Ctx) -> None:
         """`a, b = f(...)` where f is a provider object or a method through a receiver."""
