@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from atompin.analysis.signature import Param, ParamKind, Signature
 
@@ -46,6 +46,13 @@ SAFE_DECORATORS = {
     # (`inspect.getcallargs`) before it calls the compiled op, which takes the same.
     "compile_ops",
 }
+
+
+# Triton kernels: a launch (`kernel[grid](...)`) binds its arguments to the kernel's parameters,
+# and takes the compiler's launch options besides (`num_warps=`, a backend's own).
+JIT_DECORATORS = {"triton.jit", "jit"}
+# Decorators that fill some of a kernel's parameters themselves (their configs, heuristics).
+TUNING_DECORATORS = {"triton.autotune", "autotune", "triton.heuristics", "heuristics"}
 
 
 @dataclass(frozen=True)
@@ -202,6 +209,29 @@ def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | 
         where = f" (its positional arguments bind to {', '.join(landed)})" if landed else ""
         return f"does not pass the required {', '.join(missing)}{where}"
     return None
+
+
+def launch_problem(kernel: Signature, call: CallShape) -> str | None:
+    """Why a Triton launch `kernel[grid](...)` cannot bind to the kernel's parameters; None when it
+    can, or when that is not known. A keyword the kernel lacks fails only when it is written in
+    capitals, as a kernel's constants are and no launch option is (Triton raises "Keyword argument
+    X was specified but unrecognised"); a parameter a tuning decorator fills may be left out."""
+    decorators = set(kernel.decorators)
+    if not decorators & JIT_DECORATORS or not decorators <= JIT_DECORATORS | TUNING_DECORATORS | SAFE_DECORATORS:
+        return None
+    params = list(kernel.params)
+    if any(p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD) for p in params):
+        return None
+    positional = [p for p in params if p.kind in _POSITIONAL]
+    if call.positional > len(positional):
+        return f"passes {call.positional} positional argument(s); the kernel takes at most {len(positional)}"
+    taken = {p.name for p in params}
+    unknown = [k for k in call.keywords if k not in taken and k.isupper()]
+    if unknown:
+        return f"passes {unknown[0]}=, which the kernel does not take"
+    if decorators & TUNING_DECORATORS:
+        return None
+    return call_problem(kernel, replace(call, keywords=tuple(k for k in call.keywords if k in taken)))
 
 
 @dataclass(frozen=True)

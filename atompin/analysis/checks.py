@@ -21,6 +21,7 @@ from atompin.analysis.arity import (
     call_problem,
     checkable,
     describe_change,
+    launch_problem,
     render_shift,
     replacement_problem,
     same_kind,
@@ -1154,9 +1155,10 @@ class UsageChecker:
             return
         ref, target, problem = judged
         assert target.signature is not None
+        what = "the launch" if call.launch else "the call"
         message = (
-            f"the call {problem}: the provider has {target.symbol}{target.signature.render()}, "
-            f"the call passes {call.shape.render()}"
+            f"{what} {problem}: the provider has {target.symbol}{target.signature.render()}, "
+            f"{what} passes {call.shape.render()}"
         )
         severity = Severity.ERROR
         if call.caught:
@@ -1225,6 +1227,9 @@ class UsageChecker:
         if self.baseline is None or self.baseline.kept_from(call.site.path, call.when):
             return None  # (a call that did not run there: where the consumer works says nothing of it)
         res = self.baseline.index.resolve(ref.module, ref.path)
+        if call.launch:
+            kernel = res.target if res.found and res.target is not None else None
+            return launch_problem(kernel.signature, call.shape) if kernel and kernel.signature else None
         run = _callable_run(self.baseline.index, res.target) if res.found else None
         if run is None:
             return None
@@ -1256,6 +1261,10 @@ class UsageChecker:
         ref, res = self.first(call.choices)
         if not res.found or res.target is None:
             return None
+        if call.launch:
+            kernel = res.target
+            problem = launch_problem(kernel.signature, call.shape) if kernel.signature is not None else None
+            return (ref, kernel, problem) if problem else None
         if (
             res.target.kind is TargetKind.CLASS
             and res.target.cls is not None

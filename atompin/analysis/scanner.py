@@ -1976,6 +1976,14 @@ class ConsumerScanner:
             return self._consumer_call(callee, node, args, kwargs, ctx, makes_instance)
         return self._eval_other_call(name, callee, node, args, ctx, makes_instance)
 
+    def _record_launch(self, func: ast.Subscript, node: ast.Call, ctx: _Ctx) -> None:
+        """`kernel[grid](...)` of a provider kernel: a Triton launch (vllm-ascend launches vLLM's
+        `_compute_slot_mapping_kernel` with keywords only vLLM main's kernel takes)."""
+        kernel = self._eval(func.value, _evolve(ctx, record=False))
+        if isinstance(kernel, ProviderValue):
+            imported = isinstance(func.value, ast.Name) and ctx.scope.is_imported(func.value.id)
+            self._record_call(kernel.choices, node, None, ctx, launch=True, imported=imported)
+
     def _dataclass_replace(self, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
         """`dataclasses.replace(obj, name=value)` of an instance of a provider class: its class is
         called with every field, recorded as a call passing the names given and `**` the rest
@@ -2061,7 +2069,11 @@ class ConsumerScanner:
     ) -> Value:
         """Calls that compute a version, a gate (a test of a provider callable's parameters too), a
         module name or a split dotted path; a copy of a provider module (`_namespace_copy`);
-        registry patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`)."""
+        registry patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`);
+        a Triton launch of a provider kernel (recorded)."""
+        if callee is None and isinstance(node.func, ast.Subscript) and ctx.record:
+            self._record_launch(node.func, node, ctx)
+            return None
         if callee is None and name in ("SimpleNamespace", "types.SimpleNamespace"):
             copied = self._namespace_copy(node, ctx)
             if copied is not None:

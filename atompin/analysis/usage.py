@@ -242,6 +242,8 @@ class CallUse:
     # The callee is a name bound to the provider's object by one branch of an `if` on the
     # consumer's own state and to another object by the other (`ProviderValue.mixed`).
     mixed: bool = False
+    # A Triton launch, `kernel[grid](...)`: the arguments bind to the kernel's parameters.
+    launch: bool = False
 
 
 class ReadKind(str, Enum):
