@@ -157,3 +157,29 @@ def test_variants_list_every_outcome_of_the_tests_with_the_keys_each_passes():
     assert ways == [(("a", "b"), (("t", True),)), (("a", "c"), (("t", False),))]
     many = [(f"k{i}", ((f"t{i}", True),)) for i in range(4)]
     assert keyword_variants([], many, lambda c: c, lambda t, v: (t, v)) is None
+
+
+def test_a_key_added_where_the_class_takes_it_by_its_signature(run_check):
+    # vllm-omni 0.28 passes `scheduler_block_size` to vLLM's `KVCacheManager` only where
+    # `inspect.signature(KVCacheManager).parameters` has it: the class's `__init__`'s.
+    source = """
+        import inspect
+        from pv.layers.coord import Manager
+
+        def build(config, n):
+            kwargs = dict(model_len=n)
+            params = inspect.signature(Manager).parameters
+            if "block" in params:
+                kwargs["block"] = n
+            if "budget" in params:
+                kwargs["budget"] = n
+            return Manager(config, **kwargs)
+    """
+    for init in ("config, model_len, block", "config, model_len, budget=0", "config, model_len"):
+        manager = f"class Manager:\n    def __init__(self, {init}):\n        pass\n"
+        provider = {**PROVIDER, "pv/layers/coord.py": manager}
+        assert arity(run_check(provider, consumer(source), version="0.25.1")) == [], init
+    # What it cannot take it is still told: `block` is required and never passed.
+    manager = "class Manager:\n    def __init__(self, config, model_len, size):\n        pass\n"
+    found = run_check({**PROVIDER, "pv/layers/coord.py": manager}, consumer(source), version="0.25.1")
+    assert [m.split(":")[0] for _, _, m in arity(found)] == ["the call does not pass the required size (its positional arguments bind to config)"]

@@ -57,7 +57,7 @@ def check_contact(
     hierarchy = Hierarchy(usage, index, mentions)
     findings = check_method_overrides(hierarchy, search, baseline, makes)
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
-    findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline)
+    findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline, judge)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)
     findings += check_dataclass_fields(hierarchy, baseline, judge)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline, search, refers)

@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from atompin.analysis.syntax import function_body, is_type_checking, runtime_bodies
+from atompin.analysis.block_paths import before, encloses, ifs_apart, own_nodes, placed
+from atompin.analysis.syntax import function_body
 from atompin.analysis.syntax import walk as every_node
 
-# Where a statement sits: each compound statement around it, with which of its bodies
-# (the index in `runtime_bodies`) holds it.
-_Path = tuple[tuple[ast.stmt, int], ...]
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # More `if`s than this under a call's keyword dict make too many variants to list: not followed.
 MAX_BRANCHES = 3
@@ -57,8 +55,8 @@ def keyword_adds(
     inner = [n for n in every_node(function) if isinstance(n, _SCOPES) and n is not function]
     if any(_names(n, name) for n in inner):
         return None  # a nested scope reads it: when is not known
-    placed = list(_placed(function_body(function), ()))
-    call_at = next(((stmt, path) for stmt, path in placed if any(n is call for n in _own_nodes(stmt))), None)
+    statements = list(placed(function_body(function)))
+    call_at = next(((stmt, path) for stmt, path in statements if any(n is call for n in own_nodes(stmt))), None)
     if call_at is None:
         return None
     call_stmt, call_path = call_at
@@ -71,10 +69,10 @@ def keyword_adds(
     made: ast.stmt | None = None
     adds: list[KeywordAdd] = []
     recognized = unpacks
-    for stmt, path in placed:
+    for stmt, path in statements:
         keys = _made(stmt, name)
         if keys is not None:
-            if made is not None or not _encloses(path, call_path) or not _before(stmt, call):
+            if made is not None or not encloses(path, call_path) or not before(stmt, call):
                 return None
             made, recognized = stmt, recognized + 1
             adds += [KeywordAdd(key, stmt) for key in keys]
@@ -83,9 +81,9 @@ def keyword_adds(
         if keys is None:
             continue
         recognized += 1
-        if made is None or not _before(stmt, call) or stmt is call_stmt:
+        if made is None or not before(stmt, call) or stmt is call_stmt:
             return None
-        ifs = _ifs_apart(path, call_path)
+        ifs = ifs_apart(path, call_path)
         if ifs is None:
             return None
         if not isinstance(ifs, bool):
@@ -115,58 +113,6 @@ def keyword_variants(
         keys += [k for k, conditions in conditional if all(holds[atom(c)[0]] is atom(c)[1] for c in conditions)]
         out.append((tuple(dict.fromkeys(keys)), tuple(make(t, v) for t, v in holds.items())))
     return out
-
-
-def _ifs_apart(add: _Path, call: _Path) -> tuple[tuple[ast.If, bool], ...] | bool | None:
-    """The `if`s around an add that are not around the call (False when the add sits in another
-    branch of an `if` the call is in: it never comes before the call); None when something else
-    is (a loop, a try)."""
-    common = 0
-    while common < len(add) and common < len(call) and add[common] == call[common]:
-        common += 1
-    rest = add[common:]
-    if rest and common < len(call) and rest[0][0] is call[common][0]:
-        return False if isinstance(rest[0][0], ast.If) else None
-    ifs = []
-    for stmt, body in rest:
-        if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            continue
-        if not isinstance(stmt, ast.If) or is_type_checking(stmt.test):
-            return None
-        ifs.append((stmt, body == 0))
-    return tuple(ifs)
-
-
-def _encloses(outer: _Path, inner: _Path) -> bool:
-    return inner[: len(outer)] == outer
-
-
-def _before(stmt: ast.stmt, node: ast.AST) -> bool:
-    return (stmt.lineno, stmt.col_offset) < (node.lineno, node.col_offset)  # type: ignore[attr-defined]
-
-
-def _placed(body: list[ast.stmt], path: _Path) -> Iterator[tuple[ast.stmt, _Path]]:
-    """Every statement under `body` with the compound statements around it, in source order."""
-    for stmt in body:
-        yield stmt, path
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        blocks = [stmt.body, stmt.orelse] if isinstance(stmt, ast.If) else runtime_bodies(stmt)
-        for i, block in enumerate(blocks):
-            yield from _placed(block, (*path, (stmt, i)))
-
-
-def _own_nodes(stmt: ast.stmt) -> list[ast.AST]:
-    """The nodes of a statement that are not in the blocks it holds (an `if`'s test, not its body)."""
-    if not runtime_bodies(stmt) and not isinstance(stmt, ast.If):
-        return every_node(stmt)
-    skip = {"body", "orelse", "finalbody", "handlers", "cases"}
-    return [n for field in stmt._fields if field not in skip for n in _walk_field(getattr(stmt, field))]
-
-
-def _walk_field(value: object) -> list[ast.AST]:
-    items = value if isinstance(value, list) else [value]
-    return [n for item in items if isinstance(item, ast.AST) for n in every_node(item)]
 
 
 def _names(node: ast.AST, name: str) -> int:

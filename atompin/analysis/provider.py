@@ -283,6 +283,16 @@ class ProviderIndex:
         (what `name in inspect.signature(f).parameters` answers)? None when that is not known."""
         res = self.resolve(module, path)
         target = res.target if res.found else None
+        if target is not None and target.kind is TargetKind.CLASS and target.cls is not None:
+            # `inspect.signature(C)` is its `__init__`'s, `self` left out.
+            if self.generates_init(target.cls):
+                generated = self.dataclass_init(target.cls)
+                return None if generated is None else any(p.name == name for p in generated.params[1:])
+            init = self.getattr(target, "__init__")
+            target = init.target if init.found else None
+            if target is None or target.kind is not TargetKind.FUNCTION or target.signature is None:
+                return None
+            return any(param.name == name for param in target.signature.params[1:])
         if target is None or target.kind is not TargetKind.FUNCTION or target.signature is None:
             return None
         return any(param.name == name for param in target.signature.params)

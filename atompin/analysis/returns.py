@@ -9,19 +9,23 @@ provider code still running for the consumer's class calls, whose returns are tu
 another length (the provider's own callers unpack N). With a baseline where the length
 was already so, or where the consumer's side did not fit it either, the consumer works
 there: a warning (probably a path not taken).
+
+Also an output buffer lost: a replacement returning its result where the provider's original
+writes it into a parameter and returns nothing (`output_buffers`), on a path that runs here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from atompin.analysis.baseline import Baseline
+from atompin.analysis.conditions import Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.members import chain_receiver
 from atompin.analysis.method_overrides import OverridePair, overridden_at_baseline, override_pairs
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, TargetKind
 from atompin.analysis.signature import Signature
-from atompin.analysis.usage import ConsumerUsage, Ref, Unpack
+from atompin.analysis.usage import Condition, ConsumerUsage, Ref, Unpack
 from atompin.model import Finding, Rule, Severity
 
 
@@ -68,7 +72,11 @@ def check_returns(
     hierarchy: Hierarchy,
     first: Callable[[tuple[Ref, ...]], Resolution | None],
     baseline: Baseline | None = None,
+    judge: Callable[[Sequence[Condition]], Judgement] | None = None,
 ) -> list[Finding]:
+    """return-drift: unpacked results, replacements and overrides returning another tuple length,
+    and replacements returning what the original writes into an output buffer. `judge` decides
+    the version gates a replacement's return sits under."""
     findings: list[Finding] = []
     for unpack in usage.contact.unpacks:
         finding = _unpack(unpack, hierarchy, first, baseline)
@@ -97,6 +105,51 @@ def check_returns(
         finding = _override(hierarchy, pair, baseline)
         if finding is not None:
             findings.append(finding)
+    findings += _unwritten_buffers(usage, index, first, baseline, judge)
+    return findings
+
+
+def _unwritten_buffers(
+    usage: ConsumerUsage,
+    index: ProviderIndex,
+    first: Callable[[tuple[Ref, ...]], Resolution | None],
+    baseline: Baseline | None,
+    judge: Callable[[Sequence[Condition]], Judgement] | None,
+) -> list[Finding]:
+    """A replacement returning its result, on a path that runs here, where the provider's original
+    writes it into an output buffer and gives no value (`output_buffers`): the provider's callers
+    read a buffer nothing wrote. An error; a warning when that path ran against the same original
+    at the baseline too (the consumer works there: the buffer is probably not read)."""
+    patches = {(p.site, p.attr): p for p in usage.patches if p.replacement is not None and not p.variants}
+    findings: list[Finding] = []
+    for replacement in usage.contact.replacements:
+        patch = patches.get((replacement.site, replacement.attr))
+        if not replacement.unwritten or patch is None:
+            continue
+        owner = first(patch.owner)
+        found = _function(index.getattr(owner.target, patch.attr)) if owner and owner.target else None
+        if found is None or not found[1].fills:
+            continue
+        symbol, original = found
+        for ret in replacement.unwritten:
+            lost = [name for name in ret.outputs if name in original.fills]
+            when = (*patch.when, *ret.when)
+            if not lost or (judge is not None and judge(when).reach is Reach.DEAD):
+                continue
+            before = baseline.function(symbol) if baseline is not None else None
+            then = baseline is not None and before is not None and lost[0] in before.fills and baseline.runs(when)
+            severity = Severity.WARNING if then else Severity.ERROR
+            since = (
+                f" ({baseline.since} too, where this return ran as well and the consumer works: probably not read)"
+                if then and baseline is not None
+                else ""
+            )
+            message = (
+                f"the replacement returns its result at {ret.site} and leaves `{lost[0]}` unwritten; {symbol} "
+                f"writes its result into `{lost[0]}` and returns nothing{since}, so the provider's callers read "
+                "a buffer nothing wrote (no error is raised)"
+            )
+            findings.append(Finding(Rule.RETURN_DRIFT, severity, symbol, (patch.site, ret.site), message))
     return findings
 
 

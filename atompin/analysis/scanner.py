@@ -63,6 +63,7 @@ from atompin.analysis.keyword_tables import keyword_adds, keyword_variants
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package, writes_as_string
 from atompin.analysis.nullness import known_none
+from atompin.analysis.output_buffers import output_names, unwritten_returns
 from atompin.analysis.prose import ProseFinder, ProseReader
 from atompin.analysis.relevant import names_the_provider
 from atompin.analysis.signature import Signature, signature_of
@@ -123,6 +124,7 @@ from atompin.analysis.usage import (
     Stored,
     SuperCall,
     Unpack,
+    UnwrittenReturn,
     VersionAssert,
 )
 from atompin.analysis.values import (
@@ -150,6 +152,9 @@ from atompin.lines import line_numbers
 from atompin.model import Site
 
 # Bounds that keep the interpreter finite on any input.
+# A replacement's return leaving output buffers unwritten: its site, the buffers, and the line
+# and side of each `if` it sits in.
+_RawReturn = tuple[Site, tuple[str, ...], tuple[tuple[int, bool], ...]]
 # Conditions whose branch's other side is the same condition with `expect` turned over.
 _TWO_WAY = (ConditionKind.GATE, ConditionKind.MODULE_FOUND, ConditionKind.PARAM_TAKEN)
 _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
@@ -500,6 +505,11 @@ class ConsumerScanner:
         # What held where a function added a key to a dict (`kw["k"] = v`), by the statement's place:
         # a `**kw` call passes the key only there (`_call_shapes`).
         self._key_added_when: dict[tuple[str, int, int], tuple[Condition, ...]] = {}
+        # The test of each `if` on a version gate (or another two-way test), by its file and line
+        # (None: two tests on one line), and the returns of replacements that leave an output
+        # buffer unwritten, by replacement, with the `if`s each sits in (`_unwritten`).
+        self._gate_at: dict[tuple[str, int], Condition | None] = {}
+        self._unwritten_raw: dict[tuple[object, ...], list[_RawReturn]] = {}
         self._kept_paths: set[tuple[str, str]] = set()  # see `_path_kept_for_reads`
         self._aliases: dict[str, dict[str, str]] = {}  # by file: a version reader's alias -> its name
         self._import_paths: dict[str, dict[int, list[str]]] = {}  # by file: `import_path_targets`
@@ -2467,6 +2477,8 @@ class ConsumerScanner:
         of a function's body)."""
         taken = _evolve(ctx, when=(*ctx.when, gate))
         other = _evolve(ctx, when=(*ctx.when, replace(gate, expect=not gate.expect)))
+        place = (ctx.file.path, node.test.lineno)
+        self._gate_at[place] = gate if self._gate_at.get(place, gate) == gate else None
         raises = ctx.record and bool(node.body) and isinstance(node.body[-1], ast.Raise) and not leaves(node.orelse)
         if top and raises:
             stop = ModuleStop(self._site(ctx, node.body[-1]), ctx.file.module, ctx.file.is_package, other.when)
@@ -3628,17 +3640,18 @@ class ConsumerScanner:
                 )
             if uses_original:
                 break
+        site = self._site(ctx, node)
         self.usage.contact.replacements.append(
             Replacement(
-                owner.choices,
-                attr,
-                self._site(ctx, node),
-                fn.dotted,
-                fn.node.lineno,
-                uses_original,
-                tuple(sorted(self_reads.items())),
+                owner.choices, attr, site, fn.dotted, fn.node.lineno, uses_original, tuple(sorted(self_reads.items()))
             )
         )
+        outputs = output_names([a.arg for a in (*args, *fn.node.args.kwonlyargs)])
+        if outputs and not uses_original:
+            self._unwritten_raw[(owner.choices, attr, site, fn.dotted)] = [
+                (Site(fn.file.path, ret.lineno), names, tuple((i.test.lineno, side) for i, side in ifs))
+                for ret, ifs, names in unwritten_returns(fn.node, outputs)
+            ]
 
     def _consumer_class(self, dotted_name: str, load: bool = False, depth: int = 0) -> ConsumerClass | None:
         """A consumer class by dotted name, following re-exports; with `load`, a helper module
@@ -3741,7 +3754,18 @@ class ConsumerScanner:
             key = (r.owner, r.attr, r.site, r.function)
             if key not in merged or r.calls_original:
                 merged[key] = r
-        contact.replacements = list(merged.values())
+        contact.replacements = [self._unwritten(key, r) for key, r in merged.items()]
+
+    def _unwritten(self, key: tuple[object, ...], replacement: Replacement) -> Replacement:
+        """The replacement with its returns that leave an output buffer unwritten, each under the
+        version gates of the `if`s it sits in (one in an `if` on anything else is left out)."""
+        found = []
+        for site, names, ifs in self._unwritten_raw.get(key, []) if not replacement.calls_original else []:
+            tests = [(self._gate_at.get((site.path, line)), side) for line, side in ifs]
+            if all(test is not None for test, _ in tests):
+                when = tuple(t if side else replace(t, expect=not t.expect) for t, side in tests if t is not None)
+                found.append(UnwrittenReturn(site, names, when))
+        return replace(replacement, unwritten=tuple(found)) if found else replacement
 
 
 # Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 from keyword import iskeyword
 
+from atompin.analysis.output_buffers import filled_outputs, output_names
 from atompin.analysis.syntax import dotted, statements
 
 
@@ -46,6 +47,8 @@ class Signature:
     # The class its return annotation names, as written (`-> Engine`, `-> "Engine"`); "" when
     # there is none or it is not a plain name.
     returns_class: str = ""
+    # The output parameters it writes its result into, giving no value (`output_buffers`).
+    fills: tuple[str, ...] = ()
 
     @property
     def is_staticmethod(self) -> bool:
@@ -106,8 +109,14 @@ def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> S
         return Signature(tuple(params), returns=returns)
     decorators = tuple(d for d in (decorator_name(x) for x in node.decorator_list) if d)
     returns_class = _annotation_name(node.returns)
+    outputs = output_names([p.name for p in params])
     return Signature(
-        tuple(params), decorators, isinstance(node, ast.AsyncFunctionDef), tuple_returns(node), returns_class
+        tuple(params),
+        decorators,
+        isinstance(node, ast.AsyncFunctionDef),
+        tuple_returns(node),
+        returns_class,
+        filled_outputs(node, outputs) if outputs else (),
     )
 
 

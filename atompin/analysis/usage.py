@@ -583,6 +583,18 @@ class Replacement:
     # Members it reads on its `self` (the instance it is installed on): name and site, e.g. a
     # helper the consumer installs beside it (`self._allocate_kv_cache_tensors(...)`).
     self_reads: tuple[tuple[str, Site], ...] = ()
+    # Its returns of a value that leave output parameters unwritten (`output_buffers`).
+    unwritten: tuple[UnwrittenReturn, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnwrittenReturn:
+    """A `return <value>` of a replacement before which nothing writes (or reads, or hands on) the
+    output parameters `outputs`, under the version gates of the `if`s it sits in."""
+
+    site: Site
+    outputs: tuple[str, ...]
+    when: tuple[Condition, ...] = ()
 
 
 @dataclass
