@@ -95,14 +95,10 @@ def function(source: str) -> ast.FunctionDef:
 
 
 def test_output_names_and_what_an_original_fills():
-    assert output_names(["output", "out", "attn_output", "out_scale", "outer", "layout", "x"]) == [
-        "output",
-        "out",
-        "attn_output",
-        "out_scale",
-    ]
-    fills = function("def f(x, out, output, out_scale):\n    out.copy_(x)\n    g(x, output=output)\n    out_scale.shape\n")
-    assert filled_outputs(fills, ["out", "output", "out_scale"]) == ("out", "output")
+    names = ["output", "out", "core_attn_out", "output_tensor", "scheduler_output", "output_size", "out_ptr", "layout"]
+    assert output_names(names) == ["output", "out", "core_attn_out", "output_tensor"]
+    fills = function("def f(x, out, output, q_out):\n    out.copy_(x)\n    g(x, output=output)\n    q_out.shape\n")
+    assert filled_outputs(fills, ["out", "output", "q_out"]) == ("out", "output")
     gives = function("def f(x, out):\n    out[:] = x\n    return out\n")
     assert filled_outputs(gives, ["out"]) == ()
 

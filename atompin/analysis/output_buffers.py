@@ -5,8 +5,9 @@ vLLM's `Qwen3NextAttention.forward(self, positions, output, hidden_states)` writ
 `output` and returns nothing: the decoder layer makes the buffer, calls the layer and reads the
 buffer. vllm-ascend 0.24.0rc1 replaces that forward with one that, where `vllm_version_is("0.24.0")`
 fails, returns its result and never writes `output`; at vLLM 0.25.1 the decoder reads a buffer
-nothing wrote, and nothing raises. Only parameters named as outputs are followed (`output`, `out`,
-`attn_output`, `out_scale`): a parameter another function writes into may be anything else.
+nothing wrote, and nothing raises. Only parameters named as buffers are followed (`output`, `out`, `core_attn_out`,
+`output_tensor`): a parameter a function hands on may be anything else (`scheduler_output`,
+`model_output` and `output_size` are inputs).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from atompin.analysis.block_paths import Ifs, before, ifs_apart, own_nodes, plac
 from atompin.analysis.syntax import function_body, gives_value
 from atompin.analysis.syntax import walk as every_node
 
-_OUTPUT_NAME = re.compile(r"(?:\w+_)?out(?:put)?(?:_\w+)?")
+_OUTPUT_NAME = re.compile(r"(?:\w+_)?out|out(?:put)?(?:_tensor)?")
 # What reading a buffer without writing it looks like: its shape and kind.
 _READ_ONLY = {"shape", "dtype", "device", "ndim", "size", "dim", "numel", "is_cuda", "stride", "is_contiguous"}
 
 
 def output_names(names: tuple[str, ...] | list[str]) -> list[str]:
-    """The names of parameters named as outputs."""
+    """The names of parameters named as output buffers."""
     return [n for n in names if "out" in n and _OUTPUT_NAME.fullmatch(n)]
 
 
