@@ -1045,3 +1045,44 @@ def test_an_import_a_gate_kept_from_running_at_the_baseline_is_not_excused_by_mi
     found = run_check(provider, consumer(source), version="0.25.1", baseline=before, baseline_version="0.25.0")
     [finding] = [f for f in found.findings if f.rule.value == "unresolved-import"]
     assert finding.severity.value == "error" and "at the baseline too" not in finding.message
+
+
+SAMPLER = """
+def gumbel_sample(logits, pos, {kw}=False):
+    return logits
+
+def run(logits, pos):
+    return gumbel_sample(logits, pos, {kw}=True)
+"""
+# vllm-ascend 0.28.0rc1 binds `categorical_sample` to its legacy function where
+# `vllm_version_is("0.28.0")`, to one taking vLLM main's new parameter elsewhere, and patches
+# vLLM's `gumbel_sample` with whichever it is.
+PER_RELEASE_ALIAS = """
+    from plug.utils import pv_version_is
+    import pv.sampler
+
+    def _legacy(logits, pos, drafting=False):
+        return logits
+
+    if pv_version_is("0.25.1"):
+        sample = _legacy
+    else:
+        def _main(logits, pos, is_drafting):
+            return logits
+        sample = _main
+
+    pv.sampler.gumbel_sample = sample
+"""
+
+
+def test_a_name_bound_to_one_function_per_release_patches_with_the_one_bound_there(run_check):
+    at_0251 = {**PROVIDER, "pv/sampler.py": SAMPLER.format(kw="drafting")}
+    assert [f for f in run_check(at_0251, consumer(PER_RELEASE_ALIAS), version="0.25.1").findings if f.rule.value == "arity-drift"] == []
+    main = {**at_0251, "pv/version.py": '__version__ = "0.26.0"\n__version_tuple__ = (0, 26, 0)\n'}
+    main["pv/sampler.py"] = SAMPLER.format(kw="is_drafting")
+    found = run_check(main, consumer(PER_RELEASE_ALIAS), version="0.26.0")
+    assert [f.severity.value for f in found.findings if f.rule.value == "arity-drift"] == ["warning"]  # (narrower)
+    # The function bound where the gate fails is what runs at 0.26.0: the legacy one would not fit.
+    legacy_everywhere = PER_RELEASE_ALIAS.replace("        sample = _main\n", "        sample = _legacy\n")
+    found = run_check(main, consumer(legacy_everywhere), version="0.26.0")
+    assert [f.severity.value for f in found.findings if f.rule.value == "arity-drift"] == ["error"]

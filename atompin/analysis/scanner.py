@@ -858,7 +858,11 @@ class ConsumerScanner:
                 self._installed_on.setdefault(defined, set()).add(owner.choices)
             if fn is not None:
                 self._record_replacement(ctx, node, owner, attr, fn)
-            made = self._definitions.get(defined, [])
+            # (a name bound to one function per release, `f = f_old` under a gate: by that name,
+            # imported or of this module)
+            named = f"{ctx.file.module}.{value_node.id}" if isinstance(value_node, ast.Name) else value.dotted
+            made = self._definitions.get(named, []) or self._definitions.get(value.dotted, [])
+            made = made if len(made) > 1 else self._definitions.get(defined, [])
             if len(made) > 1:  # one per release, say, each under its own version gate
                 variants = tuple(
                     ReplacementVariant(_wrapped(signature_of(d.node), wrapper), d.made_when()) for d in made
@@ -979,6 +983,18 @@ class ConsumerScanner:
 
     _visit_AsyncFunctionDef = _visit_FunctionDef
 
+    def _gated_alias(self, name: str, value: ConsumerValue, ctx: _Ctx) -> None:
+        """`name = f` at module level under a version gate: a definition of `name` where the gate
+        holds (vllm-ascend binds `categorical_sample` to one function where
+        `vllm_version_is("0.28.0")` and to another elsewhere, then patches vLLM with it)."""
+        fn = self._functions.get(value.dotted)
+        if fn is None:
+            return
+        when = tuple(dict.fromkeys((*fn.when, *self._when(ctx))))
+        made = self._definitions.setdefault(f"{ctx.file.module}.{name}", [])
+        if all(other.node is not fn.node or other.when != when for other in made):
+            made.append(replace(fn, when=when, guards=fn.guards | ctx.hasattr_guards))
+
     def _visit_ClassDef(self, node: ast.ClassDef, ctx: _Ctx) -> None:
         for expr in [*node.bases, *node.decorator_list, *(k.value for k in node.keywords)]:
             self._eval(expr, ctx)
@@ -1082,6 +1098,8 @@ class ConsumerScanner:
 
     def _assign(self, target: ast.expr, value: Value, value_node: ast.expr | None, ctx: _Ctx) -> None:
         if isinstance(target, ast.Name):
+            if ctx.when and ctx.definition is None and not ctx.owner and isinstance(value, ConsumerValue):
+                self._gated_alias(target.id, value, ctx)
             self._bind(ctx, target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             values = (
