@@ -1096,3 +1096,18 @@ def test_a_call_a_caller_still_reaches_on_the_patched_class_stays_an_error(run_c
             "    NewParser._repair = ", "    original = NewParser._finish\n    NewParser._repair = "
         )
     assert [f[:2] for f in brief(run_check(PARSERS, consumer(source)))] == [("arity-drift", "error")]
+
+
+def test_a_vanished_patch_target_beside_a_patch_of_the_name_that_took_its_place_is_a_warning(run_check):
+    # vllm-ascend 0.28.0rc1 patches vLLM's `_allocate_kv_cache` (gone at 0.29) and also the
+    # `allocate_kv_cache` that took its place at 0.29.
+    baseline = {**PROVIDER, "pv/runner.py": BUFFERED}
+    now = {**PROVIDER, "pv/runner.py": BUFFERED.replace("init_buffer", "allocate_buffer")}
+    source = VANISHED + "\n    def allocate_buffer(self, size):\n        pass\n\n    Runner.allocate_buffer = allocate_buffer\n"
+    [finding] = [f for f in run_check(now, consumer(source), baseline=baseline).findings if f.rule.value == "missing-patch-target"]
+    assert finding.severity.value == "warning"
+    assert "the same file also patches allocate_buffer, new on that object since the baseline" in finding.message
+    # A patch of a name the baseline had already is no successor.
+    both = {**PROVIDER, "pv/runner.py": BUFFERED + "\n        def allocate_buffer(self, size):\n            pass\n"}
+    [finding] = [f for f in run_check(now, consumer(source), baseline=both).findings if f.rule.value == "missing-patch-target"]
+    assert finding.severity.value == "error"

@@ -736,6 +736,16 @@ class UsageChecker:
                 )
                 self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site], message)
                 return
+            successor = self._successor(patch)
+            if successor is not None:
+                # vllm-ascend 0.28.0rc1 patches vLLM's `_allocate_kv_cache` (gone at 0.29) and, where
+                # `vllm_version_is("0.28.0")` fails, the `allocate_kv_cache` that took its place.
+                message += (
+                    f"; the same file also patches {successor.attr}, new on that object since the baseline "
+                    f"({successor.site}): probably what took its place, already patched"
+                )
+                self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.WARNING, target, [patch.site], message)
+                return
             self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site], message)
             return
         if patch.stash:
@@ -913,6 +923,26 @@ class UsageChecker:
                 res = self.index.getattr(owner.target, other.attr)
                 if res.found and res.target is not None and res.target.symbol == before:
                     return other
+        return None
+
+    def _successor(self, patch: PatchSite) -> PatchSite | None:
+        """A patch with a function, in the same file and on the same object, of a name that object
+        has here and lacked at the baseline, installed where the provider checked runs it: the
+        consumer's adaptation to the name that replaced the one `patch` sets."""
+        for other in self.usage.patches:
+            if (
+                other.attr == patch.attr
+                or other.owner != patch.owner
+                or other.site.path != patch.site.path
+                or other.replacement is None
+                or self.judge(other.when).reach is Reach.DEAD
+            ):
+                continue
+            owner = self.first(other.owner)[1]
+            now = self.index.getattr(owner.target, other.attr) if owner.found and owner.target else None
+            then = self._baseline_attr(other)
+            if now is not None and now.found and then is not None and not then.found:
+                return other
         return None
 
     def _at_baseline(self, patch: PatchSite) -> str | None:
