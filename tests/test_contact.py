@@ -3311,3 +3311,36 @@ class MyAttention(Attention):
         ("load", []),
         ("reload", ["Attention"]),
     ]
+
+
+def test_a_call_through_a_provider_typed_attribute_that_a_consumer_duck_class_takes_is_a_warning():
+    # vllm-ascend's 310P rejection sampler calls `self.sampler.apply_sampling_params(...)` with the
+    # three arguments its own `Ascend310PSampler` takes; vLLM's base class types the attribute as
+    # its `Sampler`, whose method takes more.
+    provider = {
+        "pv/sample.py": """
+            class Sampler:
+                def apply(self, logits, mapping, positions):
+                    return logits
+
+            class Rejecter:
+                def __init__(self, sampler: Sampler):
+                    self.sampler = sampler
+        """
+    }
+    consumer = {
+        "plug/rej.py": """
+            from pv.sample import Rejecter
+
+            class MyRejecter(Rejecter):
+                def __call__(self, logits):
+                    return self.sampler.apply(logits)
+        """
+    }
+    assert found(check(consumer, provider), "arity-drift") == [("error", "pv.sample:Sampler.apply", "plug/rej.py:5")]
+    duck = {**consumer, "plug/sampler.py": "import pv.sample\n\nclass MySampler:\n    def apply(self, logits):\n        return logits\n"}
+    [finding] = check(duck, provider).findings
+    assert finding.severity.value == "warning" and "plug.sampler:MySampler.apply, of a class of the consumer's" in finding.message
+    # One that does not take the call either says nothing of it.
+    other = {**consumer, "plug/sampler.py": "import pv.sample\n\nclass MySampler:\n    def apply(self, logits, a, b, c):\n        return logits\n"}
+    assert found(check(other, provider), "arity-drift") == [("error", "pv.sample:Sampler.apply", "plug/rej.py:5")]

@@ -78,6 +78,16 @@ def check_method_calls(
             # override takes the call: it fails only on an object of the provider's making.
             severity = Severity.WARNING
             change += f" ({taker} takes it: the call fits when the object is the consumer's)"
+        duck = _duck_taking(hierarchy, contact, call, bound) if written.method.via and not taker else ""
+        if duck:
+            # vllm-ascend's 310P rejection sampler calls `self.sampler.apply_sampling_params(...)`,
+            # typed vLLM's `Sampler` by its base's annotation; the consumer hands it its own
+            # `Ascend310PSampler`, which derives from nothing and takes the call.
+            severity = Severity.WARNING
+            change += (
+                f" ({duck}, of a class of the consumer's that derives from no provider class, takes it: "
+                "the object there may be one of those, as the call was written for)"
+            )
         other = _other_side(call)
         if other and (other, call.method) in fitting:
             # `if <probe>: super().m(a, b) else: super().m(a)`: one side fits this provider; the other is
@@ -193,6 +203,20 @@ def _subclass_taking(hierarchy: Hierarchy, call: MethodCall, bound: bool, makes:
         takers.append(f"{owner.symbol}.{call.method.name}")
     # A text search of every consumer file: asked last.
     return takers[0] if takers and not makes(cls.qualname.rpartition(".")[2]) else ""
+
+
+def _duck_taking(hierarchy: Hierarchy, contact: ContactSurface, call: MethodCall, bound: bool) -> str:
+    """For a call through an attribute typed only by the provider's annotations (`self.sampler.m(...)`,
+    `sampler: Sampler` in a provider base class; the call as it runs): a method of that name in a consumer class deriving
+    from no provider class, which takes the call ("" when there is none). The consumer may keep its
+    own object there, and wrote the call for it."""
+    for cls in contact.classes:
+        method = cls.method(call.method.name)
+        if method is None or cls.muted or hierarchy.has_provider_base(cls.name):
+            continue
+        if checkable(method.signature) and call_problem(method.signature, call.shape, bound) is None:
+            return f"{cls.symbol}.{call.method.name}"
+    return ""
 
 
 def _other_side(call: MethodCall) -> str:
