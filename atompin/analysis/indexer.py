@@ -33,6 +33,7 @@ from atompin.analysis.syntax import (
     literal_strings,
     runtime_bodies,
     set_by_name,
+    single_assignment,
     target_names,
     walk,
 )
@@ -457,12 +458,10 @@ def _stored_truth(stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> bool | No
 
 def _constant_truth(stmt: ast.stmt) -> bool | None:
     """`x = False`, `x: bool = True`: whether the constant is true; None for any other statement."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-        target, value = stmt.targets[0], stmt.value
-    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-        target, value = stmt.target, stmt.value
-    else:
+    assigned = single_assignment(stmt)
+    if assigned is None:
         return None
+    target, value = assigned
     return bool(value.value) if isinstance(target, ast.Name) and isinstance(value, ast.Constant) else None
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from atompin.analysis.block_paths import before, encloses, ifs_apart, own_nodes, placed
-from atompin.analysis.syntax import function_body
+from atompin.analysis.syntax import function_body, single_assignment
 from atompin.analysis.syntax import walk as every_node
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -122,12 +122,10 @@ def _names(node: ast.AST, name: str) -> int:
 def _made(stmt: ast.stmt, name: str) -> list[str] | None:
     """The keys of `name = {...}` or `name = dict(k=v, ...)` (every key written out); None for any
     other statement."""
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-        target, value = stmt.targets[0], stmt.value
-    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-        target, value = stmt.target, stmt.value
-    else:
+    assigned = single_assignment(stmt)
+    if assigned is None:
         return None
+    target, value = assigned
     if not (isinstance(target, ast.Name) and target.id == name) or _names(value, name):
         return None
     return _literal_keys(value)

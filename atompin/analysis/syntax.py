@@ -57,6 +57,15 @@ def walk(node: ast.AST) -> list[ast.AST]:
     return todo
 
 
+def single_assignment(stmt: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
+    """The target and value of `x = v` (one target) or `x: T = v`; None for any other statement."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        return stmt.targets[0], stmt.value
+    if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        return stmt.target, stmt.value
+    return None
+
+
 def dotted(node: ast.expr) -> str:
     """`a.b.c` -> "a.b.c"; a subscripted base like `Base[T]` -> "Base"; anything else -> ""."""
     if isinstance(node, ast.Subscript):
