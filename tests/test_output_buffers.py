@@ -58,6 +58,8 @@ def test_a_replacement_returning_what_the_original_writes_into_a_buffer_is_an_er
     assert "leaves `output` unwritten" in finding.message and "pv.attn:Attention.forward" in finding.message
     # At 0.25.0 the gate holds: the replacement writes the buffer.
     assert drift(run_check(BASELINE, consumer(REPLACED), version="0.25.0")) == []
+    # With no baseline to tell whether the consumer works with that path, a warning.
+    assert drift(run_check(PROVIDER_AT, consumer(REPLACED), version="0.25.1")) == [("warning", ["plug/mod.py:12", "plug/mod.py:10"])]
 
 
 @pytest.mark.parametrize(

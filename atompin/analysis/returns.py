@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.conditions import Judgement, Reach
+from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.members import chain_receiver
 from atompin.analysis.method_overrides import OverridePair, overridden_at_baseline, override_pairs
@@ -119,7 +119,8 @@ def _unwritten_buffers(
     """A replacement returning its result, on a path that runs here, where the provider's original
     writes it into an output buffer and gives no value (`output_buffers`): the provider's callers
     read a buffer nothing wrote. An error; a warning when that path ran against the same original
-    at the baseline too (the consumer works there: the buffer is probably not read)."""
+    at the baseline too, or with no baseline to tell (the consumer works there: the buffer is
+    probably not read), or under a version gate not decided here."""
     patches = {(p.site, p.attr): p for p in usage.patches if p.replacement is not None and not p.variants}
     findings: list[Finding] = []
     for replacement in usage.contact.replacements:
@@ -134,11 +135,13 @@ def _unwritten_buffers(
         for ret in replacement.unwritten:
             lost = [name for name in ret.outputs if name in original.fills]
             when = (*patch.when, *ret.when)
-            if not lost or (judge is not None and judge(when).reach is Reach.DEAD):
+            judgement = judge(when) if judge is not None else LIVE
+            if not lost or judgement.reach is Reach.DEAD:
                 continue
             before = baseline.function(symbol) if baseline is not None else None
             then = baseline is not None and before is not None and lost[0] in before.fills and baseline.runs(when)
-            severity = Severity.WARNING if then else Severity.ERROR
+            # (With no baseline to tell, as for tuple lengths: where the consumer works, probably not read.)
+            severity = Severity.WARNING if then or baseline is None else Severity.ERROR
             since = (
                 f" ({baseline.since} too, where this return ran as well and the consumer works: probably not read)"
                 if then and baseline is not None
@@ -149,6 +152,7 @@ def _unwritten_buffers(
                 f"writes its result into `{lost[0]}` and returns nothing{since}, so the provider's callers read "
                 "a buffer nothing wrote (no error is raised)"
             )
+            severity, message = judgement.adjust(severity, message)
             findings.append(Finding(Rule.RETURN_DRIFT, severity, symbol, (patch.site, ret.site), message))
     return findings
 
