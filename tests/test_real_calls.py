@@ -1111,3 +1111,55 @@ def test_a_vanished_patch_target_beside_a_patch_of_the_name_that_took_its_place_
     both = {**PROVIDER, "pv/runner.py": BUFFERED + "\n        def allocate_buffer(self, size):\n            pass\n"}
     [finding] = [f for f in run_check(now, consumer(source), baseline=both).findings if f.rule.value == "missing-patch-target"]
     assert finding.severity.value == "error"
+
+
+COORDINATOR = """
+    class Coordinator:
+        def __init__(self, ranks, backend, use_all2all=False):
+            self.ranks = ranks
+
+    def init_group(ranks):
+        return Coordinator(ranks, "hccl", use_all2all=True)
+"""
+MY_COORDINATOR = """
+    import pv.parallel
+
+    class MyCoordinator:
+        def __init__(self, ranks, backend):
+            self.ranks = ranks
+
+    pv.parallel.Coordinator = MyCoordinator
+"""
+
+
+def test_a_class_installed_in_a_class_s_place_must_take_the_provider_s_constructions(run_check):
+    # vllm-ascend 0.26.0rc1 installs its `GroupCoordinatorPatch` as vLLM's `GroupCoordinator`; at
+    # vLLM 0.27.1 `init_model_parallel_group` passes it `use_all2all=`, which its `__init__` lacks.
+    provider = {**PROVIDER, "pv/parallel.py": COORDINATOR}
+
+    def errors(source: str) -> list:
+        found = run_check(provider, consumer(source)).findings
+        return [f for f in found if f.rule.value == "arity-drift" and f.severity.value == "error"]
+
+    [finding] = errors(MY_COORDINATOR)
+    assert [str(s) for s in finding.sites] == ["plug/mod.py:7"]
+    assert "the replacement cannot take the real call at pv/parallel.py:6: it passes use_all2all=" in finding.message
+    # One whose `__init__` takes it, or one that keeps the provider's `__init__`, fits.
+    wider = MY_COORDINATOR.replace("ranks, backend):", "ranks, backend, **kwargs):")
+    assert errors(wider) == []
+    [narrower] = [f for f in run_check(provider, consumer(wider)).findings if f.rule.value == "arity-drift"]
+    assert narrower.severity.value == "warning"
+    assert narrower.message.startswith("the replacement class's `__init__` is narrower than the patched class's")
+    keeps = MY_COORDINATOR.replace("import pv.parallel\n", "import pv.parallel\n    from pv.parallel import Coordinator\n")
+    keeps = keeps.replace(
+        "class MyCoordinator:\n        def __init__(self, ranks, backend):\n            self.ranks = ranks\n",
+        "class MyCoordinator(Coordinator):\n        pass\n",
+    )
+    assert errors(keeps) == []
+    # Installed only for a while, inside a function (around one construction the consumer makes
+    # itself, say): which provider constructions run meanwhile is not known.
+    scoped = MY_COORDINATOR.replace(
+        "    pv.parallel.Coordinator = MyCoordinator\n",
+        "    def build(ranks):\n        pv.parallel.Coordinator = MyCoordinator\n        return pv.parallel.init_group(ranks)\n",
+    )
+    assert errors(scoped) == []

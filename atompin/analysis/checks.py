@@ -1059,8 +1059,13 @@ class UsageChecker:
         return out
 
     def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
-        """A replacement narrower than the original is an error when a real call cannot take it, else a warning."""
+        """A replacement narrower than the original is an error when a real call cannot take it, else a
+        warning. A class in a class's place, installed when its module is imported (not for a while,
+        inside a function), is judged by the two `__init__`s."""
         original = res.target.signature if res.target is not None else None
+        if patch.constructor and not (patch.function or patch.nested) and res.target is not None:
+            run = _callable_run(self.index, res.target) if res.target.kind is TargetKind.CLASS else None
+            original = run[0].signature if run is not None else None
         if patch.replacement is None or not checkable(original) or not checkable(patch.replacement):
             return
         assert original is not None and res.target is not None
@@ -1110,8 +1115,13 @@ class UsageChecker:
             )
             self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, symbol, [patch.site], message)
             return
+        narrower = (
+            "the replacement class's `__init__` is narrower than the patched class's"
+            if patch.constructor
+            else "the replacement is narrower than the patched function"
+        )
         message = (
-            f"the replacement is narrower than the patched function: {problem.message}; no call found in the "
+            f"{narrower}: {problem.message}; no call found in the "
             f"provider or the consumer fails ({len(calls)} checked). {both}"
         )
         self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)

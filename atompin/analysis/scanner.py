@@ -846,6 +846,7 @@ class ConsumerScanner:
             return
         replacement: Signature | None = None
         variants: tuple[ReplacementVariant, ...] = ()
+        constructor = False
         if isinstance(value, ConsumerValue):
             fn = self._function(value.dotted)  # its module is read first when it is not yet (or not scanned)
             wrapper = _binding_wrapper(value_node)
@@ -867,6 +868,11 @@ class ConsumerScanner:
                 variants = tuple(
                     ReplacementVariant(_wrapped(signature_of(d.node), wrapper), d.made_when()) for d in made
                 )
+            if fn is None and (cls := self._consumer_class(value.dotted, load=True)) is not None:
+                # A class in a class's place (`parallel_state.GroupCoordinator = MyCoordinator`):
+                # the provider's constructions of the name run its own `__init__`.
+                init = cls.method("__init__")
+                replacement, constructor = (init.signature, True) if init is not None else (None, False)
         elif isinstance(value, LambdaValue):
             replacement = value.signature
         self.usage.patches.append(
@@ -888,6 +894,7 @@ class ConsumerScanner:
                 on_copy=owner.copy,
                 nested=ctx.nested,
                 branch=ctx.branch,
+                constructor=constructor,
             )
         )
 

@@ -212,6 +212,8 @@ class PatchSite:
     # Set on a copy of a provider module served in its place (`ProviderValue.copy`): the module's
     # own code never reads what it sets.
     on_copy: bool = False
+    # The value is one of the consumer's classes, and `replacement` its own `__init__`.
+    constructor: bool = False
 
     def key(self) -> tuple[tuple[Ref, ...], str]:
         return self.owner, self.attr
