@@ -151,12 +151,10 @@ from atompin.analysis.values import (
 from atompin.lines import line_numbers
 from atompin.model import Site
 
-# Bounds that keep the interpreter finite on any input.
 # A replacement's return leaving output buffers unwritten: its site, the buffers, and the line
 # and side of each `if` it sits in.
 _RawReturn = tuple[Site, tuple[str, ...], tuple[tuple[int, bool], ...]]
-# Conditions whose branch's other side is the same condition with `expect` turned over.
-_TWO_WAY = (ConditionKind.GATE, ConditionKind.MODULE_FOUND, ConditionKind.PARAM_TAKEN)
+# Bounds that keep the interpreter finite on any input.
 _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
@@ -502,12 +500,9 @@ class ConsumerScanner:
         self._class_calls: list[tuple[str, ast.Call, _Ctx, tuple[Condition, ...]]] = []
         self._deferring = True  # plain reads of functions called once wait for their caller
         self._def_counts: dict[str, int] = {}  # see `_defined_times`
-        # What held where a function added a key to a dict (`kw["k"] = v`), by the statement's place:
-        # a `**kw` call passes the key only there (`_call_shapes`).
-        self._key_added_when: dict[tuple[str, int, int], tuple[Condition, ...]] = {}
-        # The test of each `if` on a version gate (or another two-way test), by its file and line
-        # (None: two tests on one line), and the returns of replacements that leave an output
-        # buffer unwritten, by replacement, with the `if`s each sits in (`_unwritten`).
+        # The test of each `if` on a version gate (or a module or parameter test), by its file and
+        # line (None: two tests on one line; `_if_tests`), and the returns of replacements that leave
+        # an output buffer unwritten, by replacement, with the `if`s each sits in (`_unwritten`).
         self._gate_at: dict[tuple[str, int], Condition | None] = {}
         self._unwritten_raw: dict[tuple[object, ...], list[_RawReturn]] = {}
         self._kept_paths: set[tuple[str, str]] = set()  # see `_path_kept_for_reads`
@@ -1034,8 +1029,6 @@ class ConsumerScanner:
 
     def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
         self._record_unpack(node, ctx)
-        if ctx.function and node.targets[0].__class__ is ast.Subscript:
-            self._key_added_when[(ctx.file.path, node.lineno, node.col_offset)] = self._when(ctx)
         if ctx.function and isinstance(node.value, ast.Call):
             value = self._eval_Call(node.value, ctx, makes_instance=True)
         elif self._path_kept_for_reads(node, ctx):
@@ -1058,9 +1051,6 @@ class ConsumerScanner:
                 self._bind(ctx, node.target.id, (*current, *value))
 
     def _visit_Expr(self, node: ast.Expr, ctx: _Ctx) -> None:
-        if ctx.function and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
-            if node.value.func.attr == "update":  # `kw.update(k=v)`: see `_visit_Assign`
-                self._key_added_when[(ctx.file.path, node.lineno, node.col_offset)] = self._when(ctx)
         grown = self._grown_list(node.value, ctx)
         if grown is None:
             self._eval(node.value, ctx)
@@ -3468,7 +3458,7 @@ class ConsumerScanner:
         conditional: list[tuple[str, tuple[Condition, ...]]] = []
         for k in node.keywords:
             if k.arg is None:
-                known = self._unpacked_keys(k.value, node, ctx, when)
+                known = self._unpacked_keys(k.value, node, ctx)
                 if known is None:
                     starstar = True
                 else:
@@ -3490,11 +3480,12 @@ class ConsumerScanner:
         return [(replace(shape, keywords=keys), (*when, *holds)) for keys, holds in ways]
 
     def _unpacked_keys(
-        self, value: ast.expr, call: ast.Call, ctx: _Ctx, when: tuple[Condition, ...]
+        self, value: ast.expr, call: ast.Call, ctx: _Ctx
     ) -> list[tuple[str, tuple[Condition, ...]]] | None:
         """The keys of `**{...}`, or of `**kw` where `kw` is a local dict the function fills only
-        with keys written out (`keyword_adds`), each with what must hold, beyond `when`, for it to be
-        added (a version gate of an `if` the call is not in); None when they are not known."""
+        with keys written out (`keyword_adds`), each with what must hold, beyond what holds at the
+        call, for it to be added (the version gates of the `if`s the call is not in); None when they
+        are not known."""
         if isinstance(value, ast.Dict):
             keys = _dict_keys(value)
             return None if keys is None else [(key, ()) for key in keys]
@@ -3506,19 +3497,24 @@ class ConsumerScanner:
             return None
         known: list[tuple[str, tuple[Condition, ...]]] = []
         for add in adds:
-            if not add.ifs:
-                known.append((add.key, ()))
-                continue
-            added = self._key_added_when.get((ctx.file.path, add.statement.lineno, add.statement.col_offset))
-            if added is None:
+            # Each `if` apart from the call must be a test whose outcome is known where it runs.
+            held = self._if_tests(ctx.file.path, ((i.test.lineno, side) for i, side in add.ifs))
+            if held is None:
                 return None
-            extra = tuple(c for c in added if c not in when)
-            # Each `if` apart from the call is a test whose outcome is known where it runs: a gate.
-            lines = sorted(c.site.line for c in extra)
-            if lines != sorted(i.test.lineno for i, _ in add.ifs) or any(c.kind not in _TWO_WAY for c in extra):
-                return None
-            known.append((add.key, extra))
+            known.append((add.key, held))
         return known
+
+    def _if_tests(self, path: str, ifs: Iterable[tuple[int, bool]]) -> tuple[Condition, ...] | None:
+        """What must hold for a statement inside these `if`s of file `path` (each by its test's line,
+        and True for its body) to run: each test a version gate, or a module or parameter test,
+        read where its `if` was (`_gated_branches`); None when one is any other test."""
+        held = []
+        for line, side in ifs:
+            test = self._gate_at.get((path, line))
+            if test is None:
+                return None
+            held.append(test if side else replace(test, expect=not test.expect))
+        return tuple(held)
 
     def _record_unpack(self, node: ast.Assign, ctx: _Ctx) -> None:
         """`a, b = f(...)` where f is a provider object or a method through a receiver."""
@@ -3786,9 +3782,8 @@ class ConsumerScanner:
         version gates of the `if`s it sits in (one in an `if` on anything else is left out)."""
         found = []
         for site, names, ifs in self._unwritten_raw.get(key, []) if not replacement.calls_original else []:
-            tests = [(self._gate_at.get((site.path, line)), side) for line, side in ifs]
-            if all(test is not None for test, _ in tests):
-                when = tuple(t if side else replace(t, expect=not t.expect) for t, side in tests if t is not None)
+            when = self._if_tests(site.path, ifs)
+            if when is not None:
                 found.append(UnwrittenReturn(site, names, when))
         return replace(replacement, unwritten=tuple(found)) if found else replacement
 
