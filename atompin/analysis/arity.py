@@ -211,11 +211,13 @@ def call_problem(sig: Signature, call: CallShape, bound: bool = False) -> str | 
     return None
 
 
-def launch_problem(kernel: Signature, call: CallShape) -> str | None:
+def launch_problem(kernel: Signature | None, call: CallShape) -> str | None:
     """Why a Triton launch `kernel[grid](...)` cannot bind to the kernel's parameters; None when it
-    can, or when that is not known. A keyword the kernel lacks fails only when it is written in
+    can, or when that is not known (no signature: not a function). A keyword the kernel lacks fails only when it is written in
     capitals, as a kernel's constants are and no launch option is (Triton raises "Keyword argument
     X was specified but unrecognised"); a parameter a tuning decorator fills may be left out."""
+    if kernel is None:
+        return None
     decorators = set(kernel.decorators)
     if not decorators & JIT_DECORATORS or not decorators <= JIT_DECORATORS | TUNING_DECORATORS | SAFE_DECORATORS:
         return None

@@ -1268,8 +1268,7 @@ class UsageChecker:
             return None  # (a call that did not run there: where the consumer works says nothing of it)
         res = self.baseline.index.resolve(ref.module, ref.path)
         if call.launch:
-            kernel = res.target if res.found and res.target is not None else None
-            return launch_problem(kernel.signature, call.shape) if kernel and kernel.signature else None
+            return launch_problem(res.target.signature if res.found and res.target else None, call.shape)
         run = _callable_run(self.baseline.index, res.target) if res.found else None
         if run is None:
             return None
@@ -1302,9 +1301,8 @@ class UsageChecker:
         if not res.found or res.target is None:
             return None
         if call.launch:
-            kernel = res.target
-            problem = launch_problem(kernel.signature, call.shape) if kernel.signature is not None else None
-            return (ref, kernel, problem) if problem else None
+            problem = launch_problem(res.target.signature, call.shape)
+            return (ref, res.target, problem) if problem else None
         if (
             res.target.kind is TargetKind.CLASS
             and res.target.cls is not None
