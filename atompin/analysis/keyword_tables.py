@@ -52,7 +52,8 @@ def keyword_adds(
     """The keys local `name` holds when `call` unpacks it (`call(**name)`), in the order added; None
     when they are not known (the dict is passed on, changed otherwise, added to after the call, in
     a loop or a try, or by a key not written out)."""
-    inner = [n for n in every_node(function) if isinstance(n, _SCOPES) and n is not function]
+    nodes = every_node(function)
+    inner = [n for n in nodes if isinstance(n, _SCOPES) and n is not function]
     if any(_names(n, name) for n in inner):
         return None  # a nested scope reads it: when is not known
     statements = list(placed(function_body(function)))
@@ -60,10 +61,10 @@ def keyword_adds(
     if call_at is None:
         return None
     call_stmt, call_path = call_at
-    uses = _names(function, name)
+    uses = sum(1 for n in nodes if isinstance(n, ast.Name) and n.id == name)
     unpacks = sum(
         1
-        for n in every_node(function)
+        for n in nodes
         if isinstance(n, ast.keyword) and n.arg is None and isinstance(n.value, ast.Name) and n.value.id == name
     )
     made: ast.stmt | None = None

@@ -64,6 +64,7 @@ def unwritten_returns(
     if not names:
         return []
     statements = list(placed(function_body(function)))
+    touches = {id(stmt): _touched(own_nodes(stmt), names) for stmt, _ in statements}  # (read once each)
     found = []
     for stmt, path in statements:
         if not isinstance(stmt, ast.Return) or stmt.value is None:
@@ -79,7 +80,7 @@ def unwritten_returns(
                 continue
             if other is not stmt and ifs_apart(where, path) is False:
                 continue  # another branch of an `if` the return is in
-            touched |= _touched(own_nodes(other), names)
+            touched |= touches[id(other)]
         untouched = tuple(n for n in names if n not in touched)
         if untouched:
             found.append((stmt, ifs, untouched))
