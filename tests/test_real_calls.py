@@ -1163,3 +1163,105 @@ def test_a_class_installed_in_a_class_s_place_must_take_the_provider_s_construct
         "    def build(ranks):\n        pv.parallel.Coordinator = MyCoordinator\n        return pv.parallel.init_group(ranks)\n",
     )
     assert errors(scoped) == []
+
+
+OUT_OF_TREE = {
+    "pv/custom_op.py": """
+        class CustomOp:
+            registry = {}
+
+            def __new__(cls, *args, **kwargs):
+                return super().__new__(cls.registry.get(cls.__name__, cls))
+
+            @classmethod
+            def register_oot(cls, _decorated_op_cls=None, name=None):
+                def decorator(op_cls):
+                    cls.registry[name or cls.__name__] = op_cls
+                    return op_cls
+
+                return decorator if _decorated_op_cls is None else decorator(_decorated_op_cls)
+    """,
+    "pv/head.py": """
+        from pv.custom_op import CustomOp
+
+        class LMHead(CustomOp):
+            def __init__(self, vocab, hidden, disable_tp=False):
+                self.vocab = vocab
+
+        class TiedHead(LMHead):
+            def __init__(self, vocab, hidden, tied=True, disable_tp=False):
+                super().__init__(vocab, hidden, disable_tp=disable_tp)
+    """,
+    "pv/model.py": """
+        from pv.head import LMHead
+
+        def build(config):
+            return LMHead(config.vocab, config.hidden, disable_tp=True)
+    """,
+}
+MY_HEAD = """
+    from pv.custom_op import CustomOp
+    from pv.head import LMHead
+
+    class MyHead(LMHead):
+        def __init__(self, vocab, hidden):
+            super().__init__(vocab, hidden)
+
+    def register():
+        ops = {"LMHead": MyHead}
+        for name, op_cls in ops.items():
+            CustomOp.register_oot(_decorated_op_cls=op_cls, name=name)
+"""
+
+
+@pytest.mark.parametrize(
+    "registered",
+    [
+        MY_HEAD,
+        MY_HEAD.replace("    def register():\n", "    if True:\n"),
+        # A decorator of the class, through the class itself or through the registry's base by name.
+        MY_HEAD.replace("    class MyHead", "    @LMHead.register_oot\n    class MyHead").split("\n    def register")[0],
+        MY_HEAD.replace("    class MyHead", '    @CustomOp.register_oot(name="LMHead")\n    class MyHead').split(
+            "\n    def register"
+        )[0],
+    ],
+)
+def test_a_class_registered_out_of_tree_must_take_the_provider_s_constructions(run_check, registered):
+    # vllm-ascend 0.26.0rc1 registers its `AscendParallelLMHead` for vLLM's `ParallelLMHead`, a
+    # custom op whose `__new__` hands out the class registered under its name; at vLLM 0.27.1 a
+    # model builds `ParallelLMHead(..., disable_tp=True)`, which the Ascend `__init__` lacks.
+    provider = {**PROVIDER, **OUT_OF_TREE}
+
+    def errors(source: str) -> list:
+        found = run_check(provider, consumer(source)).findings
+        return [f for f in found if f.rule.value == "arity-drift" and f.severity.value == "error"]
+
+    [finding] = errors(registered)
+    assert finding.symbol == "pv.head:LMHead", finding.message
+    assert finding.message.startswith(
+        "the consumer's class is registered out of tree in LMHead's place, so `LMHead(...)` builds it: "
+        "the replacement cannot take the real call at pv/model.py:4: it passes disable_tp="
+    )
+    # The baseline built it so too, where the consumer works: not a change since.
+    [same] = [f for f in run_check(provider, consumer(registered), baseline=provider).findings if f.rule.value == "arity-drift"]
+    assert same.severity.value == "warning"
+    # An `__init__` that takes it fits; so does a class that keeps the provider's `__init__`.
+    assert errors(registered.replace("(self, vocab, hidden):", "(self, vocab, hidden, **kwargs):")) == []
+    keeps = registered.replace("def __init__(self, vocab, hidden):\n            super().__init__(vocab, hidden)", "pass")
+    assert errors(keeps) == []
+    # Narrower than the provider's, but no construction passes what it lacks: nothing to say (a
+    # registry swaps in many classes; a class installed by assignment gets a warning).
+    plain = {**provider, "pv/model.py": provider["pv/model.py"].replace(", disable_tp=True", "")}
+    assert [f for f in run_check(plain, consumer(registered)).findings if f.rule.value == "arity-drift"] == []
+
+
+def test_a_class_registered_out_of_tree_is_not_built_by_constructions_of_other_classes(run_check):
+    provider = {**PROVIDER, **OUT_OF_TREE}
+    provider["pv/model.py"] = provider["pv/model.py"].replace("LMHead", "TiedHead")
+    # `TiedHead(...)` builds a TiedHead (its own name is not registered): MyHead's `__init__` never runs.
+    errors = [f for f in run_check(provider, consumer(MY_HEAD)).findings if f.severity.value == "error"]
+    assert errors == []
+    # Registered under a name no provider class it derives from has: nothing is known to be replaced.
+    other = {**PROVIDER, **OUT_OF_TREE}
+    found = run_check(other, consumer(MY_HEAD.replace('{"LMHead": MyHead}', '{"Sampler": MyHead}'))).findings
+    assert [f for f in found if f.severity.value == "error"] == []

@@ -54,6 +54,7 @@ from atompin.analysis.usage import (
     PatchSite,
     ReadKind,
     Ref,
+    Registration,
     VersionAssert,
     effective_guard,
 )
@@ -318,6 +319,9 @@ class UsageChecker:
         for patch in self.usage.patches:
             if self._judged(patch.when):
                 self._patch(patch, groups.get(patch.alternative_group, []))
+        for registration in self.usage.registrations:
+            if self._judged(registration.when):
+                self._registered_in_place(registration)
         for call in self.usage.calls:
             if self._judged(call.when):
                 self._call_drift(call)
@@ -1058,6 +1062,45 @@ class UsageChecker:
                 out.append(ProviderCall(use.site, use.shape, "", ("", ""), found.through_instance))
         return out
 
+    def _registered_in_place(self, registration: Registration) -> None:
+        """A consumer class registered out of tree under the name of a provider class it derives
+        from, one whose `__new__` hands out what is registered under its own name (vLLM's
+        `CustomOp.register_oot`): every construction of that class builds the consumer's, so the
+        provider's constructions are judged against its `__init__`, as a class installed in the
+        provider class's place is."""
+        init = self._consumer_init(registration.consumer_class)
+        if init is None or registration.consumer_class not in self.hierarchy.classes:
+            return
+        replaced = next(
+            (
+                node
+                for node in self.hierarchy.mro(registration.consumer_class)
+                if isinstance(node, ClassRef)
+                and node.qualname.rpartition(".")[2] == registration.name
+                and self._custom_new(node)
+            ),
+            None,
+        )
+        if replaced is None:
+            return
+        *outer, name = replaced.qualname.split(".")
+        patch = PatchSite(
+            owner=(Ref(replaced.module, tuple(outer)),),
+            attr=name,
+            site=registration.site,
+            guard=Guard.NONE,
+            function="",
+            replacement=init,
+            when=registration.when,
+            constructor=True,
+            registered=True,
+        )
+        _, owner = self.first(patch.owner)
+        if owner.found and owner.target is not None:
+            res = self.index.getattr(owner.target, name)
+            if res.found:
+                self._replacement_drift(patch, self.symbol(Ref(replaced.module, (*outer, name))), res)
+
     def _replacement_drift(self, patch: PatchSite, symbol: str, res: Resolution) -> None:
         """A replacement narrower than the original is an error when a real call cannot take it, else a
         warning. A class in a class's place, installed when its module is imported (not for a while,
@@ -1099,7 +1142,7 @@ class UsageChecker:
             others = [where for where in dict.fromkeys(alike) if where != str(site)]
             also = f"; so do {len(others)} more, at {', '.join(others[:3])}{', …' if len(others) > 3 else ''}"
             message = (
-                f"the replacement cannot take the real call at {site}{where}: {misfit} "
+                f"{_registered_lead(patch)}the replacement cannot take the real call at {site}{where}: {misfit} "
                 f"(the call passes {shape.render()}){also if others else ''}. {both}"
             )
             self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
@@ -1115,13 +1158,15 @@ class UsageChecker:
             )
             self.findings.add(Rule.ARITY_DRIFT, Severity.ERROR, symbol, [patch.site], message)
             return
+        if patch.registered:
+            return  # (one of many classes a registry swaps in: only a construction that fails is said)
         narrower = (
             "the replacement class's `__init__` is narrower than the patched class's"
             if patch.constructor
             else "the replacement is narrower than the patched function"
         )
         message = (
-            f"{narrower}: {problem.message}; no call found in the "
+            f"{_registered_lead(patch)}{narrower}: {problem.message}; no call found in the "
             f"provider or the consumer fails ({len(calls)} checked). {both}"
         )
         self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)
@@ -1555,6 +1600,13 @@ class UsageChecker:
 
 # More files than this define a name: it is a common one, not one class family's.
 _FEW_FILES = 8
+
+
+def _registered_lead(patch: PatchSite) -> str:
+    """What a finding about a class registered out of tree says first: how it comes to be built."""
+    if not patch.registered:
+        return ""
+    return f"the consumer's class is registered out of tree in {patch.attr}'s place, so `{patch.attr}(...)` builds it: "
 
 
 def _effect(guard: Guard) -> str:

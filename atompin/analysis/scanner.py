@@ -2832,7 +2832,8 @@ class ConsumerScanner:
         names = [v for v in values if isinstance(v, str)]
         classes = [v for v in values if isinstance(v, ConsumerValue)]
         if names and classes:
-            self.usage.registrations.append(Registration(names[0], classes[0].dotted, self._site(ctx, node)))
+            site = self._site(ctx, node)
+            self.usage.registrations.append(Registration(names[0], classes[0].dotted, site, self._when(ctx)))
 
     def _record_edge(self, ctx: _Ctx, target: str, node: ast.AST, after: str = "") -> None:
         if ctx.record:
@@ -2951,6 +2952,23 @@ class ConsumerScanner:
         for deco in node.decorator_list:
             if isinstance(deco, ast.Call):
                 self._string_target_patch(deco, value, ctx)
+            if isinstance(node, ast.ClassDef) and isinstance(value, ConsumerValue) and ctx.record:
+                self._registered_by_decorator(deco, value, ctx)
+
+    def _registered_by_decorator(self, deco: ast.expr, cls: ConsumerValue, ctx: _Ctx) -> None:
+        """`@Op.register_oot` or `@CustomOp.register_oot(name="Op")` on a consumer class: vLLM's
+        out-of-tree registry, under the name given, else the name of the class it is called on."""
+        call = deco if isinstance(deco, ast.Call) else None
+        func = call.func if call is not None else deco
+        if not (isinstance(func, ast.Attribute) and func.attr == "register_oot"):
+            return
+        owner = self._eval(func.value, _evolve(ctx, record=False))
+        if not isinstance(owner, ProviderValue) or not owner.choices[0].path:
+            return
+        written = [*call.args, *(k.value for k in call.keywords)] if call is not None else []
+        names = [a.value for a in written if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        name = names[0] if names else owner.choices[0].path[-1]
+        self.usage.registrations.append(Registration(name, cls.dotted, self._site(ctx, deco), self._when(ctx)))
 
     def _string_target_patch(self, call: ast.Call, replacement: Value, ctx: _Ctx) -> None:
         """A consumer decorator (or registry call) given a literal dotted path into the provider, in a module

@@ -214,6 +214,9 @@ class PatchSite:
     on_copy: bool = False
     # The value is one of the consumer's classes, and `replacement` its own `__init__`.
     constructor: bool = False
+    # Not an assignment: the class is registered out of tree under the patched class's name, and
+    # the provider's `__new__` hands it out wherever that class is built (`Registration`).
+    registered: bool = False
 
     def key(self) -> tuple[tuple[Ref, ...], str]:
         return self.owner, self.attr
@@ -293,6 +296,7 @@ class Registration:
     name: str
     consumer_class: str
     site: Site
+    when: tuple[Condition, ...] = ()
 
 
 @dataclass
