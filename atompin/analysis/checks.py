@@ -119,6 +119,9 @@ def _callable_run(index: ProviderIndex, target: Target | None) -> tuple[Target, 
         return None
     bound = target.bound
     if target.kind is TargetKind.CLASS:
+        made = index.namedtuple_new(target.cls) if target.cls is not None else None
+        if made is not None:
+            return Target(TargetKind.FUNCTION, f"{target.cls}.__new__", made, owner=target.cls), True
         if target.cls is not None and index.generates_init(target.cls):
             # A dataclass (or attrs class) writes its own __init__: read from the standard
             # library's fields, else not known.

@@ -312,6 +312,9 @@ class _ModuleVisitor:
         cls.opaque = len(bases) < len(exprs)
         deco = next((d for d in node.decorator_list if self._is_stdlib_dataclass(d)), None)
         cls.fields = dataclass_fields(node, deco) if deco is not None else None
+        if len(bases) == 1 and self._is_typing_namedtuple(bases[0]):
+            cls.fields = namedtuple_fields(node)
+            cls.namedtuple = cls.fields is not None
         self.info.classes[qualname] = cls
         self.class_body(node.body, cls)
 
@@ -351,6 +354,14 @@ class _ModuleVisitor:
         if binding is None:
             return False
         return binding.target == ("dataclasses" if head else "dataclasses:dataclass")
+
+    def _is_typing_namedtuple(self, base: str) -> bool:
+        """`NamedTuple` or `typing.NamedTuple` (or typing_extensions'), as imported here."""
+        head, _, last = base.rpartition(".")
+        binding = self.info.bindings.get(head or last)
+        if last != "NamedTuple" or binding is None:
+            return False
+        return binding.target in (("typing", "typing_extensions") if head else ("typing:NamedTuple", "typing_extensions:NamedTuple"))
 
     def instance_attributes(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
         """`self.x = ...` anywhere in a method makes `x` an (instance) member; calls the method
@@ -598,6 +609,24 @@ def dataclass_fields(node: ast.ClassDef, decorator: ast.expr) -> tuple[str, ...]
             default = "default" in given or "default_factory" in given
             field_keyword_only = flags.get("kw_only", keyword_only) is True
         fields.append(("*" if field_keyword_only else "") + name + ("=" if default else ""))
+    return tuple(fields)
+
+
+def namedtuple_fields(node: ast.ClassDef) -> tuple[str, ...] | None:
+    """The fields a `typing.NamedTuple` class body declares, in order: "name", or "name=" when it
+    has a default (a value written). None when a field is declared inside a compound statement
+    (its presence depends on the branch) or as a `ClassVar`."""
+    fields: list[str] = []
+    for stmt in node.body:
+        if not isinstance(stmt, ast.AnnAssign):
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+                isinstance(n, ast.AnnAssign) for n in walk(stmt)
+            ):
+                return None
+            continue
+        if not isinstance(stmt.target, ast.Name) or _field_kind(stmt.annotation):
+            return None
+        fields.append(stmt.target.id + ("=" if stmt.value is not None else ""))
     return tuple(fields)
 
 

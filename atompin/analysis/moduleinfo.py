@@ -95,6 +95,9 @@ class ClassInfo:
     # inherited field's place). None when it is no such dataclass or its fields cannot be read for
     # sure (`indexer.dataclass_fields`).
     fields: tuple[str, ...] | None = None
+    # A `typing.NamedTuple` class: `fields` are its own ("name", "name="), the parameters of the
+    # `__new__` it gets (`indexer.namedtuple_fields`).
+    namedtuple: bool = False
     self_calls: list[SelfCall] = field(default_factory=list)
 
 

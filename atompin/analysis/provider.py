@@ -570,6 +570,21 @@ class ProviderIndex:
             return None  # a base the index cannot follow may define __init__
         return generated_init(self.field_layer(node) for node in reversed(self.mro(runs)))
 
+    def namedtuple_new(self, ref: ClassRef) -> Signature | None:
+        """The `__new__` a call of `ref` runs when that is the one `typing.NamedTuple` writes: the
+        first class of its order defining `__new__` or `__init__`, or a named tuple, is a named
+        tuple whose fields could be read (`indexer.namedtuple_fields`). None otherwise."""
+        for node in self.mro(ref):
+            info = self.class_info(node) if isinstance(node, ClassRef) else None
+            if info is None or info.opaque or "__new__" in info.members or "__init__" in info.members:
+                return None
+            if info.namedtuple and info.fields is not None:
+                made = generated_init([FieldLayer(info.fields)])
+                if made is None:
+                    return None
+                return replace(made, params=(replace(made.params[0], name="cls"), *made.params[1:]))
+        return None
+
     def field_layer(self, node: ClassRef | str) -> FieldLayer:
         """A class of a dataclass's order as its generated `__init__` sees it (`dataclass_init`)."""
         if isinstance(node, str):
