@@ -816,3 +816,61 @@ def test_a_name_imported_for_type_checkers_only_types_annotations_and_is_never_i
     )
     [finding] = check({"plug/cache.py": stand_in}, PV_B, PV_A).findings
     assert [str(site) for site in finding.sites] == ["plug/cache.py:11", "plug/cache.py:12"]
+
+
+MIXED_SCHED_A = {
+    "pv/sched.py": """
+        class Scheduler:
+            def __init__(self):
+                self.waiting = []
+                self.skipped_waiting = []
+
+            def schedule(self):
+                return self.waiting
+    """
+}
+MIXED_SCHED_B = {"pv/sched.py": MIXED_SCHED_A["pv/sched.py"].replace("                self.skipped_waiting = []\n", "")}
+MIXIN = {
+    "plug/mixin.py": src(
+        """
+        from pv.sched import Scheduler
+
+        class OmniMixin:
+            def drop(self, request):
+                if request in self.skipped_waiting:
+                    self.skipped_waiting.remove(request)
+        """
+    ),
+    "plug/sched.py": src(
+        """
+        from pv.sched import Scheduler
+        from plug.mixin import OmniMixin
+
+        class OmniScheduler(OmniMixin, Scheduler):
+            pass
+        """
+    ),
+}
+
+
+def test_a_read_through_self_in_a_mixin_is_judged_in_the_classes_mixing_it_in_with_provider_classes():
+    # vllm-omni 0.30's `OmniSchedulerMixin` reads `self.skipped_waiting`, which vLLM 0.31's
+    # `Scheduler` dropped; the mixin has no provider base, but its schedulers mix it in with one.
+    assert found(check(MIXIN, MIXED_SCHED_B, MIXED_SCHED_A), "missing-member") == [
+        ("error", "pv.sched:Scheduler.skipped_waiting", "plug/mixin.py:5")
+    ]
+    # The class mixing it in defines the method itself: the mixin's never runs for it.
+    own = {**MIXIN, "plug/sched.py": MIXIN["plug/sched.py"].replace("pass", "def drop(self, request):\n        pass")}
+    assert found(check(own, MIXED_SCHED_B, MIXED_SCHED_A), "missing-member") == []
+    # Nothing mixes it in with a provider class, or the class mixing it in sets the attribute.
+    alone = {**MIXIN, "plug/sched.py": MIXIN["plug/sched.py"].replace("(OmniMixin, Scheduler)", "(OmniMixin)")}
+    assert found(check(alone, MIXED_SCHED_B, MIXED_SCHED_A), "missing-member") == []
+    sets = {
+        **MIXIN,
+        "plug/sched.py": MIXIN["plug/sched.py"].replace(
+            "pass", "def __init__(self):\n        super().__init__()\n        self.skipped_waiting = []"
+        ),
+    }
+    assert found(check(sets, MIXED_SCHED_B, MIXED_SCHED_A), "missing-member") == []
+    # Still there at the pin: nothing to say.
+    assert found(check(MIXIN, MIXED_SCHED_A, MIXED_SCHED_A), "missing-member") == []

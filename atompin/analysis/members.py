@@ -116,8 +116,9 @@ def check_members(
             continue
         if ref not in gone:
             gone[ref] = _gone(hierarchy, before, ref)
-        if gone[ref] is not None:
-            found.append((use, gone[ref]))  # type: ignore[arg-type]
+        g = gone[ref] if gone[ref] is not None else _gone_where_mixed_in(hierarchy, before, use)
+        if g is not None:
+            found.append((use, g))
     if not found:
         return []
     # Only for the few candidates: is the name put there by provider code the orders do not show?
@@ -400,6 +401,40 @@ def _gone(now: Hierarchy, before: Hierarchy, ref: MethodRef) -> _Gone | None:
     infos = [now.provider(node) for node in order if isinstance(node, ClassRef)]
     computed = any(info is not None and info.sets_computed for info in infos)
     return _Gone(holder[0], holder[1], receiver, near, computed)
+
+
+def _gone_where_mixed_in(now: Hierarchy, before: Hierarchy, use: MemberUse) -> _Gone | None:
+    """A read through `self` in a consumer class with no provider class in its order (a mixin),
+    judged in each consumer class that mixes it in with provider classes (vllm-omni's
+    `class OmniARScheduler(OmniSchedulerMixin, Scheduler)`), where the mixin's method is the one
+    that runs (no class before the mixin in that order defines it)."""
+    ref = use.method
+    owner = now.classes.get(ref.owner)
+    if ref.receiver is not Receiver.SELF or ref.via or ref.other or owner is None:
+        return None
+    if any(isinstance(node, ClassRef) for node in now.mro(ref.owner)):
+        return None
+    method = use.function.split(".")[1] if use.function.count(".") >= 1 else ""
+    for mixer in _mixed_into(now, ref.owner):
+        order = now.mro(mixer)
+        before_mixin = order[: order.index(ConsumerRef(ref.owner))]
+        if method and any(isinstance(n, ConsumerRef) and _defines(now, n.name, method) for n in before_mixin):
+            continue
+        g = _gone(now, before, MethodRef(ref.receiver, ref.name, mixer))
+        if g is not None:
+            return g
+    return None
+
+
+def _mixed_into(h: Hierarchy, owner: str) -> list[str]:
+    """The consumer classes whose order holds consumer class `owner` and a provider class."""
+    return [
+        name
+        for name in h.classes
+        if name != owner
+        and ConsumerRef(owner) in (order := h.mro(name))
+        and any(isinstance(node, ClassRef) for node in order)
+    ]
 
 
 def _provider_names(h: Hierarchy, order: Sequence[Node]) -> set[str]:

@@ -547,6 +547,7 @@ class ConsumerScanner:
         self._value_reads: set[tuple[str, str]] = set()
         self._baseless: dict[str, ast.ClassDef] = {}  # classes without bases, by dotted name
         self._reaching: dict[str, bool] = {}  # see `_may_reach_provider`
+        self._mixins_reaching: set[str] | None = None  # see `_mixed_in_reaching`
         self._recording: dict[str, bool] = {}  # see `_may_record`
         self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
         # Each consumer function installed as a patch: the version gates of each install (see `_installed_when`).
@@ -1816,13 +1817,14 @@ class ConsumerScanner:
 
     def _may_record(self, owner: str) -> bool:
         """Are reads through `self` of this class worth recording? Not for a class known to derive
-        from no provider class nor from one of the consumer's own (an annotated receiver: always)."""
+        from no provider class nor from one of the consumer's own, unless it has no base at all
+        (a mixin, maybe: `_may_reach_provider`); an annotated receiver: always."""
         known = self._recording.get(owner)
         if known is None:
             cls = self._classes.get(owner) if owner else None
             if cls is None:
                 return True  # not read yet: asked again later
-            known = self._recording[owner] = any(base.provider or base.consumer for base in cls.bases)
+            known = self._recording[owner] = not cls.bases or any(base.provider or base.consumer for base in cls.bases)
         return known
 
     def _record_member_store(self, owner: Value, node: ast.Attribute, ctx: _Ctx) -> None:
@@ -1899,9 +1901,12 @@ class ConsumerScanner:
 
     def _may_reach_provider(self, ref: MethodRef) -> bool:
         """Can a lookup through this receiver meet a provider class? An annotated one does; `self`
-        only in a class with a provider base (through its own bases): the others are left out."""
+        only in a class with a provider base (through its own bases), or in a class without bases
+        that such a class mixes in: the others are left out."""
         if ref.receiver is Receiver.INSTANCE:
             return True
+        if ref.owner in self._baseless and ref.receiver is Receiver.SELF:
+            return ref.owner in self._mixed_in_reaching()
         if ref.owner not in self._reaching:
             found, seen, todo = False, set(), [ref.owner]
             while todo and not found:
@@ -1913,6 +1918,17 @@ class ConsumerScanner:
                 todo += [base.consumer for base in cls.bases if base.consumer]
             self._reaching[ref.owner] = found
         return self._reaching[ref.owner]
+
+    def _mixed_in_reaching(self) -> set[str]:
+        """The classes without bases that a class with a provider base (through its own bases) mixes in."""
+        if self._mixins_reaching is None:
+            self._mixins_reaching = {
+                base.consumer
+                for cls in self._classes.values()
+                for base in cls.bases
+                if base.consumer in self._baseless and self._may_reach_provider(MethodRef(Receiver.SELF, "", cls.name))
+            }
+        return self._mixins_reaching
 
     def _names_in_string(self, path: str, module: str, function: str, name: str) -> bool:
         """Does the function write `name` as a string (`hasattr(x, "name")`, `getattr(x, "name",
