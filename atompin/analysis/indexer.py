@@ -576,14 +576,11 @@ def dataclass_fields(node: ast.ClassDef, decorator: ast.expr) -> tuple[str, ...]
     # The default of a field written without a value is the class attribute of that name.
     bound = {name for stmt in node.body if not isinstance(stmt, ast.AnnAssign) for name in _class_names(stmt)}
     bound |= {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    statements = _field_statements(node)
+    if statements is None:
+        return None
     fields: list[str] = []
-    for stmt in node.body:
-        if not isinstance(stmt, ast.AnnAssign):
-            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-                isinstance(n, ast.AnnAssign) for n in walk(stmt)
-            ):
-                return None
-            continue
+    for stmt in statements:
         if not isinstance(stmt.target, ast.Name):
             continue
         name = stmt.target.id
@@ -616,18 +613,29 @@ def namedtuple_fields(node: ast.ClassDef) -> tuple[str, ...] | None:
     """The fields a `typing.NamedTuple` class body declares, in order: "name", or "name=" when it
     has a default (a value written). None when a field is declared inside a compound statement
     (its presence depends on the branch) or as a `ClassVar`."""
+    statements = _field_statements(node)
+    if statements is None:
+        return None
     fields: list[str] = []
-    for stmt in node.body:
-        if not isinstance(stmt, ast.AnnAssign):
-            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
-                isinstance(n, ast.AnnAssign) for n in walk(stmt)
-            ):
-                return None
-            continue
+    for stmt in statements:
         if not isinstance(stmt.target, ast.Name) or _field_kind(stmt.annotation):
             return None
         fields.append(stmt.target.id + ("=" if stmt.value is not None else ""))
     return tuple(fields)
+
+
+def _field_statements(node: ast.ClassDef) -> list[ast.AnnAssign] | None:
+    """The annotated assignments of a class body, in order: what declares its fields. None when
+    one is inside a compound statement (whether the field exists depends on the branch)."""
+    out: list[ast.AnnAssign] = []
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign):
+            out.append(stmt)
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and any(
+            isinstance(n, ast.AnnAssign) for n in walk(stmt)
+        ):
+            return None
+    return out
 
 
 def _field_kind(annotation: ast.expr) -> str:
