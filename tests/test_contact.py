@@ -3344,3 +3344,60 @@ def test_a_call_through_a_provider_typed_attribute_that_a_consumer_duck_class_ta
     # One that does not take the call either says nothing of it.
     other = {**consumer, "plug/sampler.py": "import pv.sample\n\nclass MySampler:\n    def apply(self, logits, a, b, c):\n        return logits\n"}
     assert found(check(other, provider), "arity-drift") == [("error", "pv.sample:Sampler.apply", "plug/rej.py:5")]
+
+
+RENDERER_A = {
+    "pv/renderer.py": """
+        class BaseRenderer:
+            def _process_singleton(self, prompt, *, skip_mm_cache=False):
+                return prompt
+
+            def process(self, prompt):
+                return self._process_singleton(prompt, skip_mm_cache=True)
+    """
+}
+RENDERER_B = {
+    "pv/renderer.py": RENDERER_A["pv/renderer.py"]
+    .replace("*, skip_mm_cache=False):", "*, skip_mm_cache=False, tok_params=None):")
+    .replace("skip_mm_cache=True)", "skip_mm_cache=True, tok_params={})")
+}
+OMNI_RENDERER = {
+    "plug/render.py": """
+        from pv.renderer import BaseRenderer
+
+        class OmniRenderer:
+            def _process_singleton(self, prompt, *, skip_mm_cache=False):
+                return prompt
+
+        def omni_renderer_cls(base_cls: type[BaseRenderer]) -> type[BaseRenderer]:
+            return type(f"Omni{base_cls.__name__}", (OmniRenderer, base_cls), {})
+    """
+}
+
+
+def test_a_mixin_composed_with_a_provider_class_by_type_overrides_its_methods():
+    # vllm-omni 0.30's `OmniRenderer` has no base; `omni_renderer_cls` puts it before the renderer
+    # class it is given (`type(name, (OmniRenderer, base_cls), {})`, `base_cls: type[BaseRenderer]`).
+    # vLLM 0.31 calls `_process_singleton(..., tok_params=...)`, which its override lacks.
+    assert found(check(OMNI_RENDERER, RENDERER_B, RENDERER_A), "override-drift") == [
+        ("error", "plug.render:OmniRenderer._process_singleton", "plug/render.py:4")
+    ]
+    # Composed with no provider class (or the parameter not typed as one): not the provider's.
+    untyped = {"plug/render.py": OMNI_RENDERER["plug/render.py"].replace("base_cls: type[BaseRenderer]", "base_cls")}
+    assert found(check(untyped, RENDERER_B, RENDERER_A), "override-drift") == []
+    # Its reads through `self` are the composed class's: one the provider's class no longer has.
+    kept = {
+        "pv/renderer.py": RENDERER_A["pv/renderer.py"].replace(
+            "class BaseRenderer:\n", "class BaseRenderer:\n            def __init__(self):\n                self.mm_cache = {}\n\n"
+        )
+    }
+    reading = {
+        "plug/render.py": OMNI_RENDERER["plug/render.py"].replace(
+            "                return prompt\n\n        def omni",
+            "                return self.mm_cache.get(prompt, prompt)\n\n        def omni",
+        )
+    }
+    assert ("error", "pv.renderer:BaseRenderer.mm_cache", "plug/render.py:5") in found(
+        check(reading, RENDERER_B, kept), "missing-member"
+    )
+

@@ -2115,10 +2115,10 @@ class ConsumerScanner:
         if callee is None and isinstance(node.func, ast.Subscript) and ctx.record:
             self._record_launch(node.func, node, ctx)
             return None
-        if callee is None and name in ("SimpleNamespace", "types.SimpleNamespace"):
-            copied = self._namespace_copy(node, ctx)
-            if copied is not None:
-                return copied
+        if callee is None and name in ("type", "SimpleNamespace", "types.SimpleNamespace"):
+            made = self._made_object(name, node, ctx)
+            if made is not None:
+                return made
         if isinstance(callee, DataclassReplace) or (
             callee is None and name == "dataclasses.replace" and ctx.scope.lookup("dataclasses") is None
         ):
@@ -3035,6 +3035,51 @@ class ConsumerScanner:
             return self._eval(node, _evolve(ctx, record=False))
         finally:
             self._quiet = False
+
+    def _made_object(self, name: str, node: ast.Call, ctx: _Ctx) -> Value:
+        """A class `type(name, bases, ns)` makes (recorded: `_composed_class`; nothing known is
+        returned), or a `SimpleNamespace` copying a provider module (`_namespace_copy`)."""
+        if name != "type":
+            return self._namespace_copy(node, ctx)
+        if len(node.args) == 3 and isinstance(node.args[1], ast.Tuple):
+            self._composed_class(node, node.args[1], ctx)
+        return None
+
+    def _composed_class(self, node: ast.Call, bases: ast.Tuple, ctx: _Ctx) -> None:
+        """`type(name, (Mixin, base_cls), {...})` with a consumer class and a provider class (or a
+        parameter annotated `type[C]`: vllm-omni's `omni_renderer_cls(base_cls: type[BaseRenderer])`):
+        a class of the consumer's whose order puts the mixin's methods before the provider's, as
+        `class K(Mixin, C)` would."""
+        made = [self._composed_base(expr, ctx) for expr in bases.elts]
+        if not any(b.consumer for b in made) or not any(b.provider for b in made):
+            return
+        # Named after its bases ("plug.render.OmniRenderer+BaseRenderer"): it has no name of its own here.
+        name = f"{ctx.file.module}." + "+".join(b.text.rpartition(".")[2] or "?" for b in made)
+        if name not in self._classes:
+            self._classes[name] = ConsumerClass(
+                name=name,
+                path=ctx.file.path,
+                line=node.lineno,
+                bases=tuple(made),
+                muted=not ctx.record,
+                names_provider=self._names_provider(ctx.file.path),
+            )
+
+    def _composed_base(self, expr: ast.expr, ctx: _Ctx) -> ClassBase:
+        """A base of `type(name, bases, ns)`, as `_class_base` reads one; a name of a parameter
+        annotated `type[C]` (a provider class C or a subclass of it) is C."""
+        base = self._class_base(expr, ctx)
+        if base.provider or base.consumer or not isinstance(expr, ast.Name):
+            return base
+        fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
+        a = fn.node.args if fn is not None else None
+        param = next((p for p in (*a.posonlyargs, *a.args, *a.kwonlyargs) if p.arg == expr.id), None) if a else None
+        annotation = param.annotation if param is not None else None
+        if isinstance(annotation, ast.Subscript) and dotted(annotation.value) in ("type", "typing.Type", "Type"):
+            choices = self._provider_type(annotation.slice, ctx)
+            if choices:
+                return ClassBase(provider=choices, text=dotted(annotation.slice))
+        return base
 
     def _class_base(self, node: ast.expr, ctx: _Ctx) -> ClassBase:
         if isinstance(node, ast.Subscript) and (patched := self._patched_class(node, ctx)) is not None:
