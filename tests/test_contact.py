@@ -3401,3 +3401,21 @@ def test_a_mixin_composed_with_a_provider_class_by_type_overrides_its_methods():
         check(reading, RENDERER_B, kept), "missing-member"
     )
 
+
+def test_a_mixin_handing_on_through_a_cast_of_super_calls_the_original():
+    # vllm-omni's `OmniRenderer._process_singleton` ends in
+    # `cast(BaseRenderer, super())._process_singleton(...)`: it hands on, and skips no new behaviour.
+    handing_on = {
+        "plug/render.py": OMNI_RENDERER["plug/render.py"]
+        .replace("from pv.renderer import BaseRenderer", "from typing import cast\n\n        from pv.renderer import BaseRenderer")
+        .replace(
+            "                return prompt\n\n        def omni",
+            "                return cast(BaseRenderer, super())._process_singleton(prompt, skip_mm_cache=skip_mm_cache)\n\n"
+            "        def omni",
+        )
+    }
+    changed = {"pv/renderer.py": RENDERER_A["pv/renderer.py"].replace("return prompt", "return prompt.strip()", 1)}
+    assert found(check(handing_on, changed, RENDERER_A), "shadow-drift") == []
+    assert found(check(OMNI_RENDERER, changed, RENDERER_A), "shadow-drift") == [
+        ("warning", "plug.render:OmniRenderer._process_singleton", "plug/render.py:4")
+    ]

@@ -2011,8 +2011,11 @@ class ConsumerScanner:
                 return ProviderValue((Ref(module),))
             return ConsumerValue(module) if self._is_consumer(module) else None
         if (kept := _passed_through(name, callee, args)) is not None:
-            cast_to = self._cast_type(node.args[0], ctx) if kept == 1 else None  # `cast(T, x)`: an x of class T
-            return cast_to or args[kept]
+            # `cast(T, x)`: an x of class T; `cast(T, super())` is still `super()` (a mixin's hand-on).
+            kept_value = args[kept]
+            on_super = isinstance(kept_value, ReceiverValue) and kept_value.receiver is Receiver.SUPER
+            cast_to = self._cast_type(node.args[0], ctx) if kept == 1 and not on_super else None
+            return cast_to or kept_value
         if isinstance(callee, ConsumerValue):
             return self._consumer_call(callee, node, args, kwargs, ctx, makes_instance)
         return self._eval_other_call(name, callee, node, args, ctx, makes_instance)
@@ -3280,6 +3283,8 @@ class ConsumerScanner:
             if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)) or call.func.attr != node.name:
                 continue
             inner = call.func.value
+            if isinstance(inner, ast.Call) and dotted(inner.func) in ("cast", "typing.cast") and len(inner.args) == 2:
+                inner = inner.args[1]  # `cast(Base, super()).name(...)`
             if isinstance(inner, ast.Call) and dotted(inner.func) == "super":
                 calls_super = walk  # a scanned method's is told while its body is read (`_delegated`)
                 supers.append(_super_call(node, call))
