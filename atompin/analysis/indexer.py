@@ -347,21 +347,20 @@ class _ModuleVisitor:
         """`@dataclass` or `@dataclasses.dataclass` (called or not), imported from the standard
         library (pydantic's `dataclass` takes other arguments: left alone)."""
         written = dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
-        head, _, last = written.rpartition(".")
-        if last != "dataclass":
-            return False
-        binding = self.info.bindings.get(head or last)
-        if binding is None:
-            return False
-        return binding.target == ("dataclasses" if head else "dataclasses:dataclass")
+        return self._names_imported(written, "dataclass", ("dataclasses",))
 
     def _is_typing_namedtuple(self, base: str) -> bool:
         """`NamedTuple` or `typing.NamedTuple` (or typing_extensions'), as imported here."""
-        head, _, last = base.rpartition(".")
+        return self._names_imported(base, "NamedTuple", ("typing", "typing_extensions"))
+
+    def _names_imported(self, written: str, name: str, modules: tuple[str, ...]) -> bool:
+        """Does `written` (`name`, or `module.name`) name `name` of one of `modules`, as this
+        module imports it?"""
+        head, _, last = written.rpartition(".")
         binding = self.info.bindings.get(head or last)
-        if last != "NamedTuple" or binding is None:
+        if last != name or binding is None:
             return False
-        return binding.target in (("typing", "typing_extensions") if head else ("typing:NamedTuple", "typing_extensions:NamedTuple"))
+        return binding.target in (modules if head else tuple(f"{m}:{name}" for m in modules))
 
     def instance_attributes(self, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo) -> None:
         """`self.x = ...` anywhere in a method makes `x` an (instance) member; calls the method
