@@ -427,14 +427,18 @@ def _gone_where_mixed_in(now: Hierarchy, before: Hierarchy, use: MemberUse) -> _
 
 
 def _mixed_into(h: Hierarchy, owner: str) -> list[str]:
-    """The consumer classes whose order holds consumer class `owner` and a provider class."""
-    return [
-        name
-        for name in h.classes
-        if name != owner
-        and ConsumerRef(owner) in (order := h.mro(name))
-        and any(isinstance(node, ClassRef) for node in order)
-    ]
+    """The consumer classes whose order holds consumer class `owner` and a provider class (asked
+    for each read through `self` in a mixin: found once per mixin)."""
+    memo: dict[str, list[str]] = h.memo.setdefault("mixed_into", {})
+    if owner not in memo:
+        memo[owner] = [
+            name
+            for name in h.classes
+            if name != owner
+            and ConsumerRef(owner) in (order := h.mro(name))
+            and any(isinstance(node, ClassRef) for node in order)
+        ]
+    return memo[owner]
 
 
 def _provider_names(h: Hierarchy, order: Sequence[Node]) -> set[str]:
