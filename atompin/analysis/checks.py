@@ -1248,6 +1248,8 @@ class UsageChecker:
             f"{what} {problem}: the provider has {target.symbol}{target.signature.render()}, "
             f"{what} passes {call.shape.render()}"
         )
+        if call.keywords_from:
+            message += f" (its `**` hands on the keywords of the call at {call.keywords_from})"
         severity = Severity.ERROR
         if call.caught:
             severity, message = Severity.WARNING, f"degraded: {message}; the TypeError is caught ({call.caught})"

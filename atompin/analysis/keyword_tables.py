@@ -94,6 +94,44 @@ def keyword_adds(
     return adds
 
 
+def passed_on_unchanged(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """The name of `function`'s `**` parameter when the function hands it on as its caller filled
+    it: unpacked into a call (`f(**kw)`) at least once, and otherwise only read (`kw[k]`,
+    `kw.get(k)`, `k in kw`); not rebound, changed (`kw.pop(k)`, `kw[k] = v`), passed as a value or
+    seen by a nested scope. None otherwise. vllm-omni's `_start_api_server_process_manager(*,
+    cleanup_timeout, **manager_kwargs)` passes what its caller gives on to
+    `APIServerProcessManager.__init__(manager, **manager_kwargs)`."""
+    if function.args.kwarg is None:
+        return None
+    name = function.args.kwarg.arg
+    kept: set[int] = set()  # the uses of the name that leave the dict as it is
+    unpacked = False
+    nodes = every_node(function)
+    for n in nodes:
+        if isinstance(n, _SCOPES) and n is not function and _names(n, name):
+            return None
+        if isinstance(n, ast.keyword) and n.arg is None and _is(n.value, name):
+            kept.add(id(n.value))
+            unpacked = True
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and _is(n.value, name):
+            kept.add(id(n.value))
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _is(n.func.value, name):
+            if n.func.attr in _READS:
+                kept.add(id(n.func.value))
+        elif isinstance(n, ast.Compare) and all(isinstance(op, (ast.In, ast.NotIn)) for op in n.ops):
+            kept.update(id(c) for c in n.comparators if _is(c, name))
+    uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name]
+    return name if unpacked and all(id(n) in kept for n in uses) else None
+
+
+# The methods of a dict that leave it as it is.
+_READS = frozenset({"get", "keys", "values", "items", "copy"})
+
+
+def _is(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
 def keyword_variants(
     unconditional: Sequence[str],
     conditional: Sequence[tuple[str, tuple[_Test, ...]]],

@@ -59,7 +59,7 @@ from atompin.analysis.guards import (
     type_error_handling,
 )
 from atompin.analysis.indexer import dataclass_fields
-from atompin.analysis.keyword_tables import keyword_adds, keyword_variants
+from atompin.analysis.keyword_tables import keyword_adds, keyword_variants, passed_on_unchanged
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import absolute_module, in_package, writes_as_string
 from atompin.analysis.nullness import known_none
@@ -479,6 +479,8 @@ class ConsumerScanner:
         ] = set()
         self._rescans = 0
         self._member_rescans = 0
+        # By function node: the `**` parameter it hands on unchanged, or None (`_forwarded_keywords`).
+        self._kwargs_handed_on: dict[int, str | None] = {}
         self._reads: set[Read] = set()
         self._pending: list[tuple[ConsumerValue, ast.Call, list[Value], dict[str, Value], _Ctx]] | None = None
         # Module bodies parsed and not read yet: a version gate helper's module is read on first need.
@@ -1040,8 +1042,17 @@ class ConsumerScanner:
             self._assign(target, value, node.value, ctx)
 
     def _visit_AnnAssign(self, node: ast.AnnAssign, ctx: _Ctx) -> None:
-        if node.value is not None:
-            self._assign(node.target, self._eval(node.value, ctx), node.value, ctx)
+        if node.value is None:
+            return
+        if ctx.function and isinstance(node.value, ast.Call):
+            value = self._eval_Call(node.value, ctx, makes_instance=True)
+        else:
+            value = self._eval(node.value, ctx)
+        if value is None and ctx.function and isinstance(node.target, ast.Name):
+            # `runner: GPUModelRunner = make()`: a local annotated with a provider class holds one.
+            choices = self._unshadowed(self._provider_type(node.annotation, ctx), ctx.file.path)
+            value = ReceiverValue(Receiver.INSTANCE, choices=choices) if choices else None
+        self._assign(node.target, value, node.value, ctx)
 
     def _visit_AugAssign(self, node: ast.AugAssign, ctx: _Ctx) -> None:
         value = self._eval(node.value, ctx)
@@ -2050,6 +2061,7 @@ class ConsumerScanner:
         that hold there and the try around it that catches TypeError."""
         when = self._when(ctx)
         site = self._site(ctx, node)
+        handed = str(ctx.via[-1]) if shape is None and ctx.via and self._hands_on_keywords(node, ctx) else ""
         for passed, holds in [(shape, when)] if shape is not None else self._call_shapes(node, ctx, when):
             use = CallUse(
                 choices,
@@ -2059,9 +2071,20 @@ class ConsumerScanner:
                 caught=ctx.type_error_handler,
                 try_site=ctx.type_error_try,
                 fallback_of=ctx.type_error_fallback,
+                keywords_from=handed,
                 **more,
             )
             self.usage.calls.append(use)
+
+    def _hands_on_keywords(self, node: ast.Call, ctx: _Ctx) -> bool:
+        """Does the call pass `**` of its function's own `**` parameter, bound to what the caller
+        of a read again passed (`_forwarded_keywords`)?"""
+        kwarg = ctx.definition.args.kwarg if ctx.definition is not None else None
+        return kwarg is not None and any(
+            k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kwarg.arg
+            and isinstance(ctx.scope.lookup(kwarg.arg), dict)
+            for k in node.keywords
+        )
 
     def _namespace_copy(self, node: ast.Call, ctx: _Ctx) -> ProviderValue | None:
         """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
@@ -2099,7 +2122,21 @@ class ConsumerScanner:
         value = self._helper_value(callee, flags, flagged, ctx)
         if value is None and makes_instance and (cls := self._consumer_class(callee.dotted)) is not None:
             return ReceiverValue(Receiver.SELF, cls.name, other=True)
+        if value is None and makes_instance:
+            return self._annotated_return(callee)
         return value
+
+    def _annotated_return(self, callee: ConsumerValue) -> Value:
+        """An instance of the provider class a consumer function's return annotation names, read
+        where the function is defined (vllm-omni's `def _start_api_server_process_manager(...) ->
+        APIServerProcessManager`); None otherwise. Only the scanned modules' functions: no module
+        is loaded for it."""
+        fn = self._function(callee.dotted, load=False)
+        if fn is None or fn.node.returns is None:
+            return None
+        where = _Ctx(fn.file, Scope(fn.closure), fn.qualname, record=False)
+        choices = self._unshadowed(self._provider_type(fn.node.returns, where), fn.file.path)
+        return ReceiverValue(Receiver.INSTANCE, choices=choices) if choices else None
 
     def _record_class_call(self, callee: ConsumerValue, node: ast.Call, ctx: _Ctx) -> None:
         """`Cls(...)` of what may be a consumer class (one read already, or a name written as a
@@ -2274,7 +2311,7 @@ class ConsumerScanner:
         a = fn.node.args
         for extra in (a.vararg, a.kwarg):
             if extra is not None:
-                scope.names[extra.arg] = None
+                scope.names[extra.arg] = job.binding.get(extra.arg)  # a `**` handed on: `_forwarded_keywords`
         self._bind_receivers(fn, scope)
         bound = (*fn.outer, *_bound_text(job.binding))
         ctx = _Ctx(
@@ -2412,7 +2449,8 @@ class ConsumerScanner:
             or (isinstance(v, ReceiverValue) and v.receiver is Receiver.INSTANCE)
             for v in values
         )
-        if not (provider or member):
+        forwarded = self._forwarded_keywords(callee, node, kwargs) if not (provider or member) else None
+        if not (provider or member or forwarded):
             return
         # For a receiver's member only the scanned modules' helpers are read again: loading the
         # helper modules outside the scan for it cost a third of a plugin folder's scan.
@@ -2424,7 +2462,29 @@ class ConsumerScanner:
             params = params[1:]
         binding = dict(zip(params, args))
         binding.update({k: v for k, v in kwargs.items() if k in params})
+        binding.update(forwarded or self._forwarded_keywords(callee, node, kwargs) or {})
         self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1, self._when(ctx))
+
+    def _forwarded_keywords(
+        self, callee: ConsumerValue, node: ast.Call, kwargs: dict[str, Value]
+    ) -> dict[str, dict[str, Value]] | None:
+        """For a call of a consumer helper that hands its `**` parameter on unchanged
+        (`passed_on_unchanged`), that parameter bound to the keywords the call passes beyond the
+        helper's named ones, as a dict: its own calls with `**` of it pass those. None when the call
+        passes none, or a `**` of its own (then they are not known). Only the scanned modules'
+        helpers."""
+        if not node.keywords or any(k.arg is None for k in node.keywords):
+            return None
+        fn = self._function(callee.dotted, load=False)
+        if fn is None:
+            return None
+        if id(fn.node) not in self._kwargs_handed_on:
+            self._kwargs_handed_on[id(fn.node)] = passed_on_unchanged(fn.node)
+        name = self._kwargs_handed_on[id(fn.node)]
+        a = fn.node.args
+        named = {p.arg for p in (*a.args, *a.kwonlyargs)}  # a positional-only name passed by keyword goes to `**`
+        extra = {k: v for k, v in kwargs.items() if k not in named}
+        return {name: extra} if name is not None and extra else None
 
     # -- conditions: version gates, hasattr's other branch, try handlers -------------------
 
@@ -3576,6 +3636,11 @@ class ConsumerScanner:
         fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
         if not isinstance(value, ast.Name) or fn is None:
             return None
+        kwarg = fn.node.args.kwarg
+        if kwarg is not None and kwarg.arg == value.id:
+            # The function's own `**`, bound to what a caller passed when it is handed on unchanged.
+            handed = ctx.scope.lookup(value.id)
+            return [(key, ()) for key in handed] if isinstance(handed, dict) else None
         adds = keyword_adds(fn.node, value.id, call)
         if adds is None:
             return None

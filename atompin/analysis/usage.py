@@ -249,6 +249,9 @@ class CallUse:
     mixed: bool = False
     # A Triton launch, `kernel[grid](...)`: the arguments bind to the kernel's parameters.
     launch: bool = False
+    # The call ("path:line") of the consumer function making this one whose keywords this one
+    # passes on through that function's `**` parameter: the keywords named are that call's.
+    keywords_from: str = ""
 
 
 class ReadKind(str, Enum):

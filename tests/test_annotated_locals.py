@@ -1,0 +1,111 @@
+"""A local typed by an annotation holds an instance of the provider class it names: the return
+annotation of the consumer function it is assigned from (vllm-omni 0.31's `api_server_manager =
+_start_api_server_process_manager(...)`, annotated `-> APIServerProcessManager`, then calls
+`api_server_manager.gather_actual_addresses()`, which vLLM 0.32 removed), or its own
+(`manager: Manager = make()`)."""
+
+from __future__ import annotations
+
+import pytest
+
+PROVIDER = {
+    "pv/__init__.py": "",
+    "pv/utils.py": """
+        class Manager:
+            def __init__(self, target):
+                self.target = target
+
+            def stop(self, timeout):
+                return timeout
+    """,
+}
+BASELINE = {
+    "pv/__init__.py": "",
+    "pv/utils.py": """
+        class Manager:
+            def __init__(self, target):
+                self.target = target
+
+            def gather(self):
+                return []
+
+            def stop(self, timeout):
+                return timeout
+    """,
+}
+
+STARTED = """
+    from __future__ import annotations
+
+    from typing import TYPE_CHECKING
+
+    if TYPE_CHECKING:
+        from pv.utils import Manager
+
+    def start(target) -> Manager:
+        from pv.utils import Manager
+        return Manager(target)
+
+    def run():
+        manager = None
+        try:
+            manager = start(print)
+            return manager.gather()
+        finally:
+            pass
+"""
+
+
+def consumer(source: str) -> dict[str, str]:
+    return {"plug/__init__.py": "", "plug/serve.py": source}
+
+
+def errors(found, rule: str) -> list[tuple[str, str]]:
+    return sorted((f.symbol, str(f.sites[0])) for f in found.findings if f.rule.value == rule and f.severity.value == "error")
+
+
+def test_a_member_gone_from_the_class_a_helper_is_annotated_to_return_is_an_error(run_check):
+    found = run_check(PROVIDER, consumer(STARTED), baseline=BASELINE)
+    assert errors(found, "missing-member") == [("pv.utils:Manager.gather", "plug/serve.py:16")]
+
+
+def test_a_method_call_on_it_is_judged_by_its_signature(run_check):
+    source = STARTED.replace("manager.gather()", "manager.stop(1, 2)")
+    found = run_check(PROVIDER, consumer(source), baseline=BASELINE)
+    assert errors(found, "arity-drift") == []  # the baseline took no more: not drift
+    provider = {**PROVIDER, "pv/utils.py": PROVIDER["pv/utils.py"].replace("def stop(self, timeout)", "def stop(self)")}
+    source = STARTED.replace("manager.gather()", "manager.stop(1)")
+    assert errors(run_check(provider, consumer(source), baseline=BASELINE), "arity-drift") == [
+        ("pv.utils:Manager.stop", "plug/serve.py:16")
+    ]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("def start(target) -> Manager:", "def start(target):"),  # no annotation: not known
+        ("def start(target) -> Manager:", "def start(target) -> list[Manager]:"),  # not an instance of it
+        ("def start(target) -> Manager:", 'def start(target) -> "Manager | Other":'),  # one of two
+        # The consumer's own class of that name, in the file of the function.
+        ("    def start(target)", "    class Manager:\n        def gather(self):\n            return []\n\n    def start(target)"),
+    ],
+)
+def test_without_one_provider_class_named_nothing_is_said(run_check, change):
+    source = STARTED.replace(*change)
+    assert source != STARTED
+    assert errors(run_check(PROVIDER, consumer(source), baseline=BASELINE), "missing-member") == []
+
+
+def test_a_local_annotated_with_a_provider_class_holds_an_instance_of_it(run_check):
+    source = """
+        from pv.utils import Manager
+
+        def run(make):
+            manager: Manager = make()
+            return manager.gather()
+    """
+    found = run_check(PROVIDER, consumer(source), baseline=BASELINE)
+    assert errors(found, "missing-member") == [("pv.utils:Manager.gather", "plug/serve.py:5")]
+    # What the value is known to be comes first: a consumer class's instance is not the provider's.
+    own = source.replace("make()", "Own()") + "\n\nclass Own:\n    def gather(self):\n        return []\n"
+    assert errors(run_check(PROVIDER, consumer(own), baseline=BASELINE), "missing-member") == []
