@@ -83,3 +83,19 @@ def test_a_same_named_class_elsewhere_in_the_consumer_shadows_nothing_here():
     )
     shadowed = {**consumer, "plug/adapter.py": ladder}
     assert arity(check(shadowed, {"pv/spec.py": SPEC_NEW}, baseline={"pv/spec.py": SPEC})) == []
+
+
+def test_a_field_a_provider_subclass_has_is_not_judged():
+    # vllm-ascend's `replace(effective_spec, compress_ratio=1)` of a spec typed `KVCacheSpec`, under
+    # `getattr(effective_spec, "compress_ratio", 1) > 1`: the field is a subclass's.
+    adapter = ADAPTER.replace("indexes_kv_by_block_stride=True", "compress_ratio=1")
+    subclass = (
+        "from dataclasses import dataclass\n\nfrom pv.spec import AttentionSpec\n\n\n"
+        "@dataclass(frozen=True)\nclass CompressedSpec(AttentionSpec):\n    compress_ratio: int = 1\n"
+    )
+    provider = {"pv/spec.py": SPEC_NEW, "pv/compressed.py": subclass}
+    assert arity(check({"plug/adapter.py": adapter}, provider)) == []
+    # Without such a subclass it is judged: no object of the class takes it.
+    assert arity(check({"plug/adapter.py": adapter}, {"pv/spec.py": SPEC_NEW})) == [
+        ("error", "pv.spec:AttentionSpec", ["plug/adapter.py:8"])
+    ]

@@ -142,6 +142,14 @@ def untakeable_keywords(narrower: Signature, wider: Signature) -> list[str]:
     return [p.name for p in named if p.name not in takes]
 
 
+def keywords_not_taken(sig: Signature, call: CallShape) -> list[str]:
+    """The keywords a call passes that `sig` has no parameter for (none when it takes `**kwargs`)."""
+    if any(p.kind is ParamKind.VAR_KEYWORD for p in sig.params):
+        return []
+    takes = {p.name for p in sig.params if p.kind in _BY_KEYWORD}
+    return [k for k in call.keywords if k not in takes]
+
+
 def positional_names(sig: Signature, bound: bool = False) -> list[str]:
     """The parameters of `sig` a call may fill by position, in order."""
     return [p.name for p in _bound(sig, bound) if p.kind in _POSITIONAL]

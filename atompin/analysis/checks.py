@@ -21,6 +21,7 @@ from atompin.analysis.arity import (
     call_problem,
     checkable,
     describe_change,
+    keywords_not_taken,
     launch_problem,
     render_shift,
     replacement_problem,
@@ -36,7 +37,7 @@ from atompin.analysis.conditions import LIVE, Judgement, Reach, judge
 from atompin.analysis.gates import evaluate, is_older
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.limits import parse_limited
-from atompin.analysis.members import kept_false
+from atompin.analysis.members import kept_false, subclass_may_hold
 from atompin.analysis.name_sites import NameSearch, SiteKind, SiteReceiver
 from atompin.analysis.names import quoted, word_pattern
 from atompin.analysis.own import ConsumerOwn, installed_when_absent, is_addition
@@ -1366,6 +1367,11 @@ class UsageChecker:
         key = (res.target.symbol, "__init__") if target is not res.target else self._callable_key(ref, res.target)
         assert target.signature is not None
         problem = call_problem(target.signature, call.shape, bound)
+        if problem and call.replaces and res.target.cls is not None:
+            # `replace(spec, compress_ratio=1)` of a `spec: KVCacheSpec`: a field of a subclass's.
+            lacking = keywords_not_taken(target.signature, call.shape)
+            if lacking and subclass_may_hold(self.hierarchy, res.target.cls, lacking):
+                return None
         # A class call looks __init__ up when it runs, and so does `C.f(...)`: they reach a consumer patch.
         late = call.by_attribute or key[1] == "__init__"
         replaced = [p for p in self.own.replacements.get(key, []) if p.replacement is not None] if late else []

@@ -633,6 +633,13 @@ def _may_store(text: bytes, match: re.Match[bytes]) -> bool:
     return not _READ_AFTER.match(text, match.end())
 
 
+def subclass_may_hold(h: Hierarchy, cls: ClassRef, names: list[str]) -> bool:
+    """May an object typed with provider class `cls` hold each of `names`: a provider subclass of
+    it defines or sets the name, or the provider may put it on any object (`_set_elsewhere`)?"""
+    found = _set_elsewhere(h, names, {cls}, set())
+    return all((name, None) in found or (name, cls) in found for name in names)
+
+
 def _set_elsewhere(
     h: Hierarchy, names: list[str], receivers: set[ClassRef], keywords: set[str]
 ) -> set[tuple[str, ClassRef | None]]:

@@ -2048,9 +2048,8 @@ class ConsumerScanner:
         if not (isinstance(obj, ReceiverValue) and obj.receiver is Receiver.INSTANCE and obj.choices):
             return None
         if ctx.record:
-            self._record_call(
-                obj.choices, node, CallShape(0, tuple(k.arg for k in node.keywords if k.arg), starstar=True), ctx
-            )
+            shape = CallShape(0, tuple(k.arg for k in node.keywords if k.arg), starstar=True)
+            self._record_call(obj.choices, node, shape, ctx, replaces=True)
         return obj
 
     def _record_call(

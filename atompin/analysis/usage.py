@@ -252,6 +252,9 @@ class CallUse:
     # The call ("path:line") of the consumer function making this one whose keywords this one
     # passes on through that function's `**` parameter: the keywords named are that call's.
     keywords_from: str = ""
+    # `dataclasses.replace(obj, ...)` of an object typed with the class: it may be an instance of a
+    # subclass, whose own fields the call may name.
+    replaces: bool = False
 
 
 class ReadKind(str, Enum):
