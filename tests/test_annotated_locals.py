@@ -109,3 +109,49 @@ def test_a_local_annotated_with_a_provider_class_holds_an_instance_of_it(run_che
     # What the value is known to be comes first: a consumer class's instance is not the provider's.
     own = source.replace("make()", "Own()") + "\n\nclass Own:\n    def gather(self):\n        return []\n"
     assert errors(run_check(PROVIDER, consumer(own), baseline=BASELINE), "missing-member") == []
+
+
+def test_what_a_method_of_the_class_s_own_is_annotated_to_return(run_check):
+    source = """
+        from pv.utils import Manager
+
+        class Base:
+            def make(self) -> Manager:
+                return Manager(print)
+
+        class Server(Base):
+            def run(self):
+                manager = self.make()
+                return manager.gather()
+    """
+    found = run_check(PROVIDER, consumer(source), baseline=BASELINE)
+    assert errors(found, "missing-member") == [("pv.utils:Manager.gather", "plug/serve.py:10")]
+    # A method of another object's is not the class's own: what it returns is not known here.
+    other = source.replace("manager = self.make()", "manager = self.other.make()")
+    assert errors(run_check(PROVIDER, consumer(other), baseline=BASELINE), "missing-member") == []
+
+
+COLLECTIONS = """
+    from pv.utils import Manager
+
+    def run(managers: list[Manager], table: "dict[str, Manager]"):
+        first = managers[0]
+        first.gather()
+        table["x"].gather()
+        table.get("y").gather()
+        for _, each in table.items():
+            each.gather()
+        for one in table.values():
+            one.gather()
+        for key in table:
+            key.gather()
+        rest = managers[1:]
+        rest.gather()
+"""
+
+
+def test_an_item_of_an_annotated_collection_or_mapping_is_an_instance_of_its_class(run_check):
+    found = run_check(PROVIDER, consumer(COLLECTIONS), baseline=BASELINE)
+    [finding] = [f for f in found.findings if f.rule.value == "missing-member"]
+    # Not the mapping's keys (line 14) nor a slice, which is a list again (line 16).
+    assert [str(s) for s in finding.sites] == [f"plug/serve.py:{n}" for n in (5, 6, 7, 9, 11)]

@@ -99,3 +99,17 @@ def test_a_field_a_provider_subclass_has_is_not_judged():
     assert arity(check({"plug/adapter.py": adapter}, {"pv/spec.py": SPEC_NEW})) == [
         ("error", "pv.spec:AttentionSpec", ["plug/adapter.py:8"])
     ]
+
+
+def test_a_field_a_consumer_subclass_has_is_not_judged():
+    # vllm-ascend 0.30's `replace(spec, store_on_host=False)` of an item of `specs: dict[str,
+    # KVCacheSpec]` that it checked is its own `AscendMLAAttentionSpec`.
+    own = (
+        "from dataclasses import dataclass\n\nfrom pv.spec import AttentionSpec\n\n\n"
+        "@dataclass(frozen=True)\nclass OwnSpec(AttentionSpec):\n    store_on_host: bool = True\n"
+    )
+    adapter = ADAPTER.replace("indexes_kv_by_block_stride=True", "store_on_host=False")
+    assert arity(check({"plug/adapter.py": adapter, "plug/own.py": own}, {"pv/spec.py": SPEC_NEW})) == []
+    assert arity(check({"plug/adapter.py": adapter}, {"pv/spec.py": SPEC_NEW})) == [
+        ("error", "pv.spec:AttentionSpec", ["plug/adapter.py:8"])
+    ]

@@ -68,3 +68,17 @@ def test_the_class_of_a_collection_s_elements():
     # Not one class for every element: a mapping, a fixed tuple, a union, a bare or nested collection.
     for annotation in ("dict[str, C]", "tuple[C, D]", "list[C | D]", "list", "C", "list[list[C]]", "tuple[C]"):
         assert of(annotation) == "", annotation
+
+
+def test_the_class_of_a_mapping_s_values():
+    from atompin.analysis.syntax import dotted, mapped_type
+
+    def of(annotation: str) -> str:
+        found = mapped_type(ast.parse(annotation, mode="eval").body)
+        return dotted(found) if found is not None else ""
+
+    for annotation in ("dict[str, C]", "Dict[int, C]", "typing.Mapping[str, C]", "'defaultdict[str, C]'"):
+        assert of(annotation) == "C", annotation
+    assert of("Optional[dict[str, m.C]]") == "m.C"
+    for annotation in ("dict[str, C | D]", "dict[str, list[C]]", "list[C]", "dict", "dict[C]", "C"):
+        assert of(annotation) == "", annotation

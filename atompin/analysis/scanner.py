@@ -82,6 +82,7 @@ from atompin.analysis.syntax import (
     instance_assignments,
     is_type_checking,
     literal_strings,
+    mapped_type,
     only_raises,
     sets_locals_only,
     shared_names,
@@ -135,6 +136,7 @@ from atompin.analysis.values import (
     DictMethod,
     ElementsOf,
     LambdaValue,
+    MappingMethod,
     MemberChain,
     MethodValue,
     ModuleProbe,
@@ -1519,8 +1521,7 @@ class ConsumerScanner:
                 self._bind_choices(node, picked, group, ctx)
         else:
             # Over a collection of provider instances (`for output in outputs`, `outputs: list[C]`): a C each turn.
-            each = ReceiverValue(Receiver.INSTANCE, choices=items.choices) if isinstance(items, ElementsOf) else None
-            self._assign(node.target, each if isinstance(node.target, ast.Name) else None, None, ctx)
+            self._assign(node.target, _each(items, node.target), None, ctx)
             self._block(node.body, ctx)
         self._block(node.orelse, ctx)
 
@@ -1597,10 +1598,10 @@ class ConsumerScanner:
         inner = ctx
         for loop in node.generators:
             items = self._eval(loop.iter, inner)
-            if isinstance(items, ElementsOf) and isinstance(loop.target, ast.Name):
+            if (each := _each(items, loop.target)) is not None:
                 if inner is ctx:
                     inner = _evolve(ctx, scope=Scope(ctx.scope))  # its variables are its own
-                inner.scope.names[loop.target.id] = ReceiverValue(Receiver.INSTANCE, choices=items.choices)
+                self._assign(loop.target, each, None, inner)
             for test in loop.ifs:
                 self._eval(test, inner)
         parts = (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)
@@ -1715,6 +1716,8 @@ class ConsumerScanner:
             return base.get(index.value)
         if isinstance(base, ProviderVersion):
             return version_slice(base, index)
+        if isinstance(base, ElementsOf) and base.view != "items" and not isinstance(index, ast.Slice):
+            return ReceiverValue(Receiver.INSTANCE, choices=base.choices)  # `outputs[0]`, `layers[name]`
         return None
 
     def _eval_Lambda(self, node: ast.Lambda, ctx: _Ctx) -> Value:
@@ -1817,6 +1820,8 @@ class ConsumerScanner:
             return self._reexported(f"{base.dotted}.{node.attr}")
         if isinstance(base, dict) and node.attr in ("items", "keys", "values", "update"):
             return DictMethod(node.attr, base)
+        if isinstance(base, ElementsOf) and base.view == "mapping" and node.attr in ("items", "values", "get"):
+            return MappingMethod(node.attr, base)
         if isinstance(base, str) and node.attr in ("partition", "rpartition", "split", "rsplit"):
             return StringMethod(base, node.attr)
         ref = _member_ref(base, node.attr)
@@ -1992,7 +1997,7 @@ class ConsumerScanner:
             self._record_call_handovers(callee, node, [*args, *kwargs.values()], ctx)
         self._record_delegation(node, callee, args, ctx)
         if isinstance(callee, MethodValue) or (callee is None and name == "super"):
-            return self._receiver_call(node, callee, args, ctx)
+            return self._receiver_call(node, callee, args, ctx, makes_instance)
         if chain.__class__ is MemberChain and ctx.record:
             # `self.kv_cache_manager.get_computed_blocks(r)`: judged where the provider's classes say
             # what the attributes on the way hold (`members.chain_receiver`).
@@ -2002,7 +2007,7 @@ class ConsumerScanner:
             # `layer(x)` of an instance of a provider class calls its class's `__call__` (torch's
             # `nn.Module` hands it to `forward`: `Hierarchy.call_target`).
             return self._receiver_call(node, callee.method("__call__"), args, ctx)
-        if isinstance(callee, DictMethod):
+        if isinstance(callee, (DictMethod, MappingMethod)):
             return callee.call(args, kwargs)
         if callee is None and name in ("getattr", "hasattr", "setattr", "all"):
             return self._builtin_attr_call(name, node, args, ctx)
@@ -2079,11 +2084,9 @@ class ConsumerScanner:
         """Does the call pass `**` of its function's own `**` parameter, bound to what the caller
         of a read again passed (`_forwarded_keywords`)?"""
         kwarg = ctx.definition.args.kwarg if ctx.definition is not None else None
-        return kwarg is not None and any(
-            k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kwarg.arg
-            and isinstance(ctx.scope.lookup(kwarg.arg), dict)
-            for k in node.keywords
-        )
+        if kwarg is None or not isinstance(ctx.scope.lookup(kwarg.arg), dict):
+            return False
+        return any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kwarg.arg for k in node.keywords)
 
     def _namespace_copy(self, node: ast.Call, ctx: _Ctx) -> ProviderValue | None:
         """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
@@ -2121,17 +2124,16 @@ class ConsumerScanner:
         value = self._helper_value(callee, flags, flagged, ctx)
         if value is None and makes_instance and (cls := self._consumer_class(callee.dotted)) is not None:
             return ReceiverValue(Receiver.SELF, cls.name, other=True)
-        if value is None and makes_instance:
-            return self._annotated_return(callee)
+        if value is None and makes_instance and (fn := self._function(callee.dotted, load=False)) is not None:
+            return self._annotated_return(fn)
         return value
 
-    def _annotated_return(self, callee: ConsumerValue) -> Value:
+    def _annotated_return(self, fn: _Function) -> Value:
         """An instance of the provider class a consumer function's return annotation names, read
         where the function is defined (vllm-omni's `def _start_api_server_process_manager(...) ->
-        APIServerProcessManager`); None otherwise. Only the scanned modules' functions: no module
-        is loaded for it."""
-        fn = self._function(callee.dotted, load=False)
-        if fn is None or fn.node.returns is None:
+        APIServerProcessManager`); None otherwise. Only the scanned modules' functions are asked
+        for (no module is loaded for it)."""
+        if fn.node.returns is None:
             return None
         where = _Ctx(fn.file, Scope(fn.closure), fn.qualname, record=False)
         choices = self._unshadowed(self._provider_type(fn.node.returns, where), fn.file.path)
@@ -3200,12 +3202,18 @@ class ConsumerScanner:
             self._patchers[dotted_name] = any(_sets_own_members(n) for n in nodes)
         return self._patchers[dotted_name]
 
-    def _provider_type(self, annotation: ast.expr | None, ctx: _Ctx, elements: bool = False) -> tuple[Ref, ...]:
+    def _provider_type(
+        self, annotation: ast.expr | None, ctx: _Ctx, elements: bool = False, mapped: bool = False
+    ) -> tuple[Ref, ...]:
         """The provider class an annotation names: `C`, `"C"`, `C | None`, `Optional[C]`; () otherwise
         (`list[C]`, `type[C]`: not an instance of C). A name only an `if TYPE_CHECKING:` import
         binds counts (`vllm_config: "VllmConfig"`, imported for type checkers only). With
-        `elements`: the class of a collection's elements (`list[C]`, `tuple[C, ...]`: `element_type`)."""
-        node = element_type(annotation) if elements else annotated_type(annotation)
+        `elements`: the class of a collection's elements (`list[C]`, `tuple[C, ...]`: `element_type`);
+        with `mapped`, of a mapping's values (`dict[K, C]`: `mapped_type`)."""
+        if elements or mapped:
+            node = element_type(annotation) if elements else mapped_type(annotation)
+        else:
+            node = annotated_type(annotation)
         value = self._pure(node, ctx) if node is not None else None
         if value is None and node is not None:
             value = _type_only_value(node, ctx.scope)
@@ -3439,6 +3447,10 @@ class ConsumerScanner:
                 choices := self._unshadowed(self._provider_type(param.annotation, ctx, elements=True), fn.file.path)
             ):
                 scope.names[param.arg] = ElementsOf(choices)  # `outputs: list[SchedulerOutput]`
+            elif isinstance(param.annotation, (ast.Subscript, ast.Constant, ast.BinOp)) and (
+                choices := self._unshadowed(self._provider_type(param.annotation, ctx, mapped=True), fn.file.path)
+            ):
+                scope.names[param.arg] = ElementsOf(choices, "mapping")  # `layers: dict[str, Attention]`
             elif own := self._consumer_type(param.annotation, ctx):
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own, other=True)
 
@@ -3545,8 +3557,12 @@ class ConsumerScanner:
         elif args and isinstance(args[0], ReceiverValue) and args[0].receiver is Receiver.SELF and not args[0].other:
             self._delegations.setdefault((ctx.owner, method), set()).add(self._class_base(node.func.value, ctx))
 
-    def _receiver_call(self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx) -> Value:
-        """`super()` (a receiver), or a method called through a receiver (recorded)."""
+    def _receiver_call(
+        self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx, makes_instance: bool = False
+    ) -> Value:
+        """`super()` (a receiver), or a method called through a receiver (recorded). With
+        `makes_instance` (`runner = self.make_runner()`), what a method of the consumer class's own
+        is annotated to return (`_annotated_return`)."""
         if not isinstance(callee, MethodValue):  # super(...)
             if not node.args and ctx.owner:
                 return ReceiverValue(Receiver.SUPER, ctx.owner)
@@ -3555,7 +3571,21 @@ class ConsumerScanner:
             return None
         if ctx.record:
             self._record_method_call(callee.ref, node, ctx)
-        return self._own_method_value(callee.ref, args, ctx) if not node.keywords else None
+        value = self._own_method_value(callee.ref, args, ctx) if not node.keywords else None
+        if value is None and makes_instance and (fn := self._own_method(callee.ref)) is not None:
+            value = self._annotated_return(fn)
+        return value
+
+    def _own_method(self, ref: MethodRef) -> _Function | None:
+        """The consumer's method `self.m` calls: defined in the class or a consumer class it derives
+        from (in the scanned modules); None for another receiver, or one of the provider's."""
+        if ref.receiver is not Receiver.SELF or ref.other or not ref.owner:
+            return None
+        for cls in self._consumer_line(ref.owner):
+            fn = self._function(f"{cls}.{ref.name}", load=False)
+            if fn is not None:
+                return fn
+        return None
 
     def _record_method_call(
         self, ref: MethodRef, node: ast.Call, ctx: _Ctx, when: tuple[Condition, ...] | None = None
@@ -4256,6 +4286,19 @@ def _text(node: ast.AST) -> str:
     """Source as written, on one line, short enough for a message."""
     text = " ".join(ast.unparse(node).split())
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _each(items: Value, target: ast.expr) -> Value:
+    """What a loop over `items` binds to `target` each turn: an instance of a provider class from
+    a collection of them (`for o in outputs`), a key and an instance from a mapping's `.items()`
+    (`for name, layer in layers.items()`); None when that is not known."""
+    if not isinstance(items, ElementsOf) or items.view == "mapping":
+        return None  # (a loop over a mapping binds its keys)
+    each = ReceiverValue(Receiver.INSTANCE, choices=items.choices)
+    if items.view == "items":
+        pair = isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2
+        return (None, each) if pair else None
+    return each if isinstance(target, ast.Name) else None
 
 
 def _bound_text(binding: dict[str, Value]) -> tuple[tuple[str, str], ...]:

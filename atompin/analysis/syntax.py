@@ -344,6 +344,20 @@ def element_type(annotation: ast.expr | None) -> ast.Name | ast.Attribute | None
     return annotated_type(inner) if not isinstance(inner, ast.Tuple) else None
 
 
+# Mappings whose last type argument is the type of every value.
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "defaultdict", "DefaultDict", "OrderedDict"})
+
+
+def mapped_type(annotation: ast.expr | None) -> ast.Name | ast.Attribute | None:
+    """The class of the values an annotation says a mapping holds: `dict[K, C]`, `Mapping[K, C]`
+    (also written as a string, or `| None`); None for anything else."""
+    annotation = _one_type(annotation)
+    if not isinstance(annotation, ast.Subscript) or dotted(annotation.value).rpartition(".")[2] not in _MAPPINGS:
+        return None
+    inner = annotation.slice
+    return annotated_type(inner.elts[1]) if isinstance(inner, ast.Tuple) and len(inner.elts) == 2 else None
+
+
 def class_body_names(body: list[ast.stmt]) -> set[str]:
     """Every name a class body binds: definitions, assignments, imports, loop and `with` targets,
     under an `if` (but `if TYPE_CHECKING:`), a `try`, a `with`, a loop or a `match` too."""

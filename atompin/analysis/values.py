@@ -224,9 +224,29 @@ class TypingCast:
 @dataclass(frozen=True)
 class ElementsOf:
     """A collection of instances of a provider class: a parameter annotated `list[C]`,
-    `Sequence[C]`, `tuple[C, ...]` and the like. A `for` loop over it binds instances of C."""
+    `Sequence[C]`, `tuple[C, ...]` and the like. A `for` loop over it binds instances of C, and an
+    item of it (`outputs[0]`) is one. `view`: for a mapping whose values are instances of C
+    (`dict[str, C]`), "mapping" (a loop over it binds keys; an item, `.get(k)` and what
+    `.values()` holds are instances) or "items" (`.items()`: a key and an instance each)."""
 
     choices: tuple[Ref, ...]
+    view: str = ""
+
+
+@dataclass(frozen=True)
+class MappingMethod:
+    """`values`, `items` or `get` of a mapping of provider instances (`ElementsOf` with a view),
+    before it is called."""
+
+    method: str
+    of: ElementsOf
+
+    def call(self, args: Sequence[Value] = (), kwargs: Mapping[str, Value] | None = None) -> Value:
+        """What calling it yields: the instances (`values`), the pairs (`items`), one (`get`, its
+        default aside)."""
+        if self.method == "get":
+            return ReceiverValue(Receiver.INSTANCE, choices=self.of.choices)
+        return ElementsOf(self.of.choices, "items" if self.method == "items" else "")
 
 
 @dataclass(frozen=True)
@@ -260,6 +280,7 @@ Value: TypeAlias = (
     | DataclassDecorator
     | DataclassReplace
     | ElementsOf
+    | MappingMethod
     | str
     | bool  # a literal flag a helper is read with (`return_version=True`)
     | tuple["Value", ...]
