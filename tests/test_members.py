@@ -874,3 +874,60 @@ def test_a_read_through_self_in_a_mixin_is_judged_in_the_classes_mixing_it_in_wi
     assert found(check(sets, MIXED_SCHED_B, MIXED_SCHED_A), "missing-member") == []
     # Still there at the pin: nothing to say.
     assert found(check(MIXIN, MIXED_SCHED_A, MIXED_SCHED_A), "missing-member") == []
+
+
+def test_getattr_with_a_default_of_a_member_gone_since_the_baseline_is_a_warning():
+    # vllm-omni 0.30 gates a feature on `getattr(self.model_config, "enable_return_routed_experts",
+    # False)`; vLLM 0.31 moved the field to another config: the feature is off, silently.
+    consumer = {
+        "plug/cache.py": src(
+            """
+            from pv.spec import Spec
+
+            def ratio(spec: Spec) -> int:
+                return getattr(spec, "ratio", 1)
+            """
+        )
+    }
+    result = check(consumer, PV_B, PV_A)
+    assert found(result, "missing-member") == [("warning", "pv.spec:Spec.ratio", "plug/cache.py:4")]
+    [finding] = [f for f in result.findings if f.rule.value == "missing-member"]
+    assert "now always gives the default, silently" in finding.message
+    # Still there, or not there at the baseline either: nothing to say.
+    assert found(check(consumer, PV_A, PV_A), "missing-member") == []
+    other = {"plug/cache.py": consumer["plug/cache.py"].replace('"ratio"', '"scale"')}
+    assert found(check(other, PV_B, PV_A), "missing-member") == []
+
+
+def test_getattr_without_a_default_reads_the_member():
+    consumer = {
+        "plug/cache.py": src(
+            """
+            from pv.config import Config
+
+            def signature(config: Config) -> str:
+                return getattr(config, "compute_hash")()
+            """
+        )
+    }
+    # It names the member in a string, as a test for it would: a warning, not an error.
+    assert found(check(consumer, PV_B, PV_A), "missing-member") == [
+        ("warning", "pv.config:Config.compute_hash", "plug/cache.py:4")
+    ]
+
+
+@pytest.mark.parametrize("default", ['getattr(spec, "tokens_per_state", 1)', "spec.tokens_per_state"])
+def test_getattr_falling_back_to_another_member_of_the_same_object_is_not_judged(default: str):
+    # vllm-ascend's `getattr(spec, "compress_ratio", getattr(spec, "tokens_per_state", 0))`: the
+    # rename is handled where it is read.
+    consumer = {
+        "plug/cache.py": src(
+            f"""
+            from pv.spec import Spec
+
+            def ratio(spec: Spec) -> int:
+                return getattr(spec, "ratio", {default})
+            """
+        )
+    }
+    assert found(check(consumer, PV_B, PV_A), "missing-member") == []

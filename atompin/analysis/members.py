@@ -138,6 +138,11 @@ def check_members(
         judgement = judge(use.when) if judge is not None and use.when else LIVE
         if judgement.reach is Reach.DEAD:
             continue
+        if use.defaulted:
+            # Nothing raises: where the consumer asks for the member, it now always gets the default.
+            severity, message = judgement.adjust(Severity.WARNING, _message(use.method, g, baseline, defaulted=True))
+            grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
+            continue
         if use.stored:
             if (lost := _lost_store(use, g, hierarchy, baseline, search, reads)) is not None:
                 severity, message = judgement.adjust(*lost)
@@ -350,8 +355,9 @@ def _provider_calls(search: NameSearch, name: str) -> bool:
     )
 
 
-def _message(ref: MethodRef, g: _Gone, baseline: Baseline, stored: bool = False) -> str:
-    """What is gone, and where it was at the baseline; `stored`: said of an assignment."""
+def _message(ref: MethodRef, g: _Gone, baseline: Baseline, stored: bool = False, defaulted: bool = False) -> str:
+    """What is gone, and where it was at the baseline; `stored`: said of an assignment, `defaulted`:
+    of `getattr(x, "name", default)`."""
     what = {"def": "a method", "value": "a class attribute", "instance": "an instance attribute"}.get(
         g.kind, "a member"
     )
@@ -373,6 +379,8 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline, stored: bool = False)
         through = f"{ref.receiver.value if ref.receiver is not Receiver.SUPER else 'super()'} in {g.receiver}"
     near = f"; new there since: {', '.join(f'`{n}`' for n in g.near)}" if g.near else ""
     verb, raises = ("set", "") if stored else ("read", " (AttributeError when this runs)")
+    if defaulted:
+        verb, raises = "read with getattr(..., default)", ": getattr here now always gives the default, silently"
     return (
         f"`{ref.name}`, {verb} through {through}, is gone: at the baseline ({baseline.label}) it was {what} of "
         f"{g.holder}; at the pin no class of the lookup defines or sets it{raises}{near}"

@@ -1852,8 +1852,11 @@ class ConsumerScanner:
         if ref is not None and self._may_record(ref.owner):
             self._record_member_use(ref, node, ctx, stored=True)
 
-    def _record_member_use(self, ref: MethodRef, node: ast.Attribute, ctx: _Ctx, stored: bool = False) -> None:
-        """`x.name` read (or called) through a receiver, for `missing-member`."""
+    def _record_member_use(
+        self, ref: MethodRef, node: ast.expr, ctx: _Ctx, stored: bool = False, defaulted: bool = False
+    ) -> None:
+        """`x.name` read (or called) through a receiver, for `missing-member`; also `getattr(x,
+        "name")`, and with a default (`defaulted`)."""
         hands_on = (
             ref.receiver is Receiver.SUPER
             and not ref.via
@@ -1867,7 +1870,14 @@ class ConsumerScanner:
         tests = [(owner, attr) for owner, attr in ctx.hasattr_guards if attr == ref.name]
         present = _present(tests, site)
         use = MemberUse(
-            ref, site, (*self._when(ctx), *present), ctx.try_guard or bool(tests), hands_on, ctx.function, stored
+            ref,
+            site,
+            (*self._when(ctx), *present),
+            ctx.try_guard or bool(tests),
+            hands_on,
+            ctx.function,
+            stored,
+            defaulted,
         )
         self._member_uses.setdefault(use, (ctx.file.module, ctx.function))
 
@@ -2216,6 +2226,10 @@ class ConsumerScanner:
     def _builtin_attr_call(self, name: str, node: ast.Call, args: list[Value], ctx: _Ctx) -> Value:
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], str):
             self._value_reads.add((_self_owner(node.args[0], ctx), args[1]))
+            ref = _member_ref(args[0], args[1]) if ctx.record and not self._quiet else None
+            if ref is not None and not node.keywords and self._may_record(ref.owner) and not _falls_back(node):
+                # Through a receiver: a read as `x.name` is, or with a default one that nothing raises for.
+                self._record_member_use(ref, node, ctx, defaulted=len(node.args) > 2)
         if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
             # Set by name, from wherever.
             names = [args[1]] if isinstance(args[1], str) else args[1].names
@@ -4286,6 +4300,17 @@ def _text(node: ast.AST) -> str:
     """Source as written, on one line, short enough for a message."""
     text = " ".join(ast.unparse(node).split())
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _falls_back(node: ast.Call) -> bool:
+    """`getattr(x, "old", getattr(x, "new", d))` (or `x.new`): a default read from the same object,
+    the consumer's own way of handling a rename."""
+    if len(node.args) < 3:
+        return False
+    default, obj = node.args[2], ast.dump(node.args[0])
+    if isinstance(default, ast.Call) and dotted(default.func) == "getattr" and default.args:
+        return ast.dump(default.args[0]) == obj
+    return isinstance(default, ast.Attribute) and ast.dump(default.value) == obj
 
 
 def _each(items: Value, target: ast.expr) -> Value:

@@ -515,6 +515,8 @@ class MemberUse:
     function: str = ""  # the enclosing function's qualname ("Cls.m"; "" at module level)
     # `x.name = ...`: set, not read (a name gone from the class takes the value as a new attribute).
     stored: bool = False
+    # `getattr(x, "name", default)`: nothing raises where it is gone; the default is what it gives.
+    defaulted: bool = False
 
 
 @dataclass(frozen=True)
