@@ -155,3 +155,24 @@ def test_an_item_of_an_annotated_collection_or_mapping_is_an_instance_of_its_cla
     [finding] = [f for f in found.findings if f.rule.value == "missing-member"]
     # Not the mapping's keys (line 14) nor a slice, which is a list again (line 16).
     assert [str(s) for s in finding.sites] == [f"plug/serve.py:{n}" for n in (5, 6, 7, 9, 11)]
+
+
+def test_an_attribute_assigned_what_a_helper_is_annotated_to_return(run_check):
+    source = """
+        from pv.utils import Manager
+
+        def start(target) -> Manager:
+            return Manager(target)
+
+        class Server:
+            def __init__(self):
+                self.manager = start(print)
+
+            def run(self):
+                return self.manager.gather()
+    """
+    found = run_check(PROVIDER, consumer(source), baseline=BASELINE)
+    assert errors(found, "missing-member") == [("pv.utils:Manager.gather", "plug/serve.py:11")]
+    # Another store of the attribute that holds something else: not known.
+    other = source.replace("self.manager = start(print)", "self.manager = start(print)\n        self.manager = object()")
+    assert errors(run_check(PROVIDER, consumer(other), baseline=BASELINE), "missing-member") == []

@@ -3399,8 +3399,9 @@ class ConsumerScanner:
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx
     ) -> Iterator[tuple[str, tuple[Ref, ...], str]]:
         """Each `self.x = ...` / `self.x: T = ...` in a method: the provider class it makes or is
-        annotated with, or that annotates the parameter it stores (`self.x = x` of `x: T`), () for
-        anything else; and the consumer class or function (dotted) it calls, "" for anything else."""
+        annotated with, that annotates the parameter it stores (`self.x = x` of `x: T`), or that the
+        return annotation of the consumer function it calls names, () for anything else; and the
+        consumer class or function (dotted) it calls, "" for anything else."""
         args = [*method.args.posonlyargs, *method.args.args]
         if not args:
             return
@@ -3417,6 +3418,10 @@ class ConsumerScanner:
                 targets = list(stmt.targets)
                 choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
                 made = value.dotted if isinstance(value, ConsumerValue) and len(targets) == 1 else ""
+                if made and (fn := self._function(made, load=False)) is not None:
+                    # `self.manager = start(...)` of a function annotated `-> Manager`.
+                    returned = self._annotated_return(fn)
+                    choices = returned.choices if isinstance(returned, ReceiverValue) else ()
                 if isinstance(stmt.value, ast.Name) and stmt.value.id in annotated and len(targets) == 1:
                     if rebound is None:
                         rebound = {
