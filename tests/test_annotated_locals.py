@@ -19,19 +19,12 @@ PROVIDER = {
                 return timeout
     """,
 }
+# The release the consumer was written against also had `Manager.gather`.
 BASELINE = {
-    "pv/__init__.py": "",
-    "pv/utils.py": """
-        class Manager:
-            def __init__(self, target):
-                self.target = target
-
-            def gather(self):
-                return []
-
-            def stop(self, timeout):
-                return timeout
-    """,
+    **PROVIDER,
+    "pv/utils.py": PROVIDER["pv/utils.py"].replace(
+        "            def stop", "            def gather(self):\n                return []\n\n            def stop"
+    ),
 }
 
 STARTED = """
@@ -61,7 +54,9 @@ def consumer(source: str) -> dict[str, str]:
 
 
 def errors(found, rule: str) -> list[tuple[str, str]]:
-    return sorted((f.symbol, str(f.sites[0])) for f in found.findings if f.rule.value == rule and f.severity.value == "error")
+    return sorted(
+        (f.symbol, str(f.sites[0])) for f in found.findings if f.rule.value == rule and f.severity.value == "error"
+    )
 
 
 def test_a_member_gone_from_the_class_a_helper_is_annotated_to_return_is_an_error(run_check):
@@ -87,7 +82,10 @@ def test_a_method_call_on_it_is_judged_by_its_signature(run_check):
         ("def start(target) -> Manager:", "def start(target) -> list[Manager]:"),  # not an instance of it
         ("def start(target) -> Manager:", 'def start(target) -> "Manager | Other":'),  # one of two
         # The consumer's own class of that name, in the file of the function.
-        ("    def start(target)", "    class Manager:\n        def gather(self):\n            return []\n\n    def start(target)"),
+        (
+            "    def start(target)",
+            "    class Manager:\n        def gather(self):\n            return []\n\n    def start(target)",
+        ),
     ],
 )
 def test_without_one_provider_class_named_nothing_is_said(run_check, change):
@@ -174,5 +172,32 @@ def test_an_attribute_assigned_what_a_helper_is_annotated_to_return(run_check):
     found = run_check(PROVIDER, consumer(source), baseline=BASELINE)
     assert errors(found, "missing-member") == [("pv.utils:Manager.gather", "plug/serve.py:11")]
     # Another store of the attribute that holds something else: not known.
-    other = source.replace("self.manager = start(print)", "self.manager = start(print)\n        self.manager = object()")
+    other = source.replace(
+        "self.manager = start(print)", "self.manager = start(print)\n        self.manager = object()"
+    )
     assert errors(run_check(PROVIDER, consumer(other), baseline=BASELINE), "missing-member") == []
+
+
+def test_a_conditional_construction_or_none_holds_an_instance(run_check):
+    source = """
+        from pv.utils import Manager
+
+        def start(target) -> Manager:
+            return Manager(target)
+
+        def run(flag):
+            made = Manager(print) if flag else None
+            started = None if not flag else start(print)
+            if made is not None and started is not None:
+                made.gather()
+                started.gather()
+    """
+    found = run_check(PROVIDER, consumer(source), baseline=BASELINE)
+    [finding] = [f for f in found.findings if f.rule.value == "missing-member"]
+    assert [str(s) for s in finding.sites] == ["plug/serve.py:10", "plug/serve.py:11"]
+    # A call on each side: which one made it is not known.
+    both = source.replace("Manager(print) if flag else None", "Manager(print) if flag else object()")
+    [finding] = [
+        f for f in run_check(PROVIDER, consumer(both), baseline=BASELINE).findings if f.rule.value == "missing-member"
+    ]
+    assert [str(s) for s in finding.sites] == ["plug/serve.py:11"]

@@ -20,14 +20,8 @@ PROVIDER = {
                 self.target = target
     """,
 }
-BASELINE = {
-    "pv/__init__.py": "",
-    "pv/utils.py": """
-        class Manager:
-            def __init__(self, target, input_addresses, output_addresses=None):
-                self.target = target
-    """,
-}
+# The release the consumer was written against: the addresses, not the listeners.
+BASELINE = {**PROVIDER, "pv/utils.py": PROVIDER["pv/utils.py"].replace("_listeners", "_addresses")}
 
 HANDED_ON = """
     from pv.utils import Manager
@@ -47,7 +41,9 @@ def consumer(source: str) -> dict[str, str]:
 
 
 def arity(found) -> list[tuple[str, str, str]]:
-    return sorted((f.severity.value, str(f.sites[0]), f.message) for f in found.findings if f.rule.value == "arity-drift")
+    return sorted(
+        (f.severity.value, str(f.sites[0]), f.message) for f in found.findings if f.rule.value == "arity-drift"
+    )
 
 
 def test_the_keywords_a_caller_hands_on_through_double_star_are_judged_at_the_provider_call(run_check):
@@ -81,7 +77,10 @@ def test_a_plain_call_of_the_provider_callable_is_judged_as_before(run_check):
         # The caller's own `**`: the keywords are not known.
         ("timeout=1.0, target=print, input_addresses=addresses", "timeout=1.0, **options"),
         # A nested function sees the dict: when it runs is not known.
-        ("        manager = Manager", "        def more():\n            manager_kwargs.clear()\n        manager = Manager"),
+        (
+            "        manager = Manager",
+            "        def more():\n            manager_kwargs.clear()\n        manager = Manager",
+        ),
     ],
 )
 def test_a_dict_the_helper_may_change_says_nothing(run_check, change):
@@ -97,7 +96,10 @@ def handed_on(source: str) -> str | None:
 
 
 def test_a_double_star_parameter_only_read_and_unpacked_is_handed_on():
-    assert handed_on("def f(a, **kw):\n    if 'x' in kw and kw.get('y'):\n        g(a, **kw)\n    return kw['z']\n") == "kw"
+    assert (
+        handed_on("def f(a, **kw):\n    if 'x' in kw and kw.get('y'):\n        g(a, **kw)\n    return kw['z']\n")
+        == "kw"
+    )
 
 
 @pytest.mark.parametrize(

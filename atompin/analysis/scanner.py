@@ -1036,6 +1036,8 @@ class ConsumerScanner:
         self._record_unpack(node, ctx)
         if ctx.function and isinstance(node.value, ast.Call):
             value = self._eval_Call(node.value, ctx, makes_instance=True)
+        elif ctx.function and isinstance(node.value, ast.IfExp):
+            value = self._eval_IfExp(node.value, ctx, makes_instance=True)
         elif self._path_kept_for_reads(node, ctx):
             value = self._eval(node.value, _evolve(ctx, record=False))  # its reads name the module
         else:
@@ -2608,12 +2610,22 @@ class ConsumerScanner:
             return taken
         return None
 
-    def _eval_IfExp(self, node: ast.IfExp, ctx: _Ctx) -> Value:
+    def _eval_IfExp(self, node: ast.IfExp, ctx: _Ctx, makes_instance: bool = False) -> Value:
+        """Both sides read, each under the version gate its test is, if it is one. With
+        `makes_instance` (`proposer = Proposer(...) if spec else None` in a function), outside a
+        gate: what a call on one side makes when the other is None."""
         gate = self._gate_condition(node.test, self._eval(node.test, ctx), ctx)
         if gate is None:
-            self._eval(node.body, ctx)
-            self._eval(node.orelse, ctx)
-            return None
+            sides = [
+                self._eval_Call(side, ctx, makes_instance=True)
+                if makes_instance and isinstance(side, ast.Call)
+                else self._eval(side, ctx)
+                for side in (node.body, node.orelse)
+            ]
+            if not makes_instance:
+                return None
+            nones = [isinstance(s, ast.Constant) and s.value is None for s in (node.body, node.orelse)]
+            return sides[0] if nones[1] else sides[1] if nones[0] else None
         self._eval(node.body, _evolve(ctx, when=(*ctx.when, gate)))
         self._eval(node.orelse, _evolve(ctx, when=(*ctx.when, replace(gate, expect=not gate.expect))))
         return None
