@@ -2466,7 +2466,7 @@ class ConsumerScanner:
             or (isinstance(v, ReceiverValue) and v.receiver is Receiver.INSTANCE)
             for v in values
         )
-        forwarded = self._forwarded_keywords(callee, node, kwargs) if not (provider or member) else None
+        forwarded = self._forwarded_keywords(callee, node, kwargs)
         if not (provider or member or forwarded):
             return
         # For a receiver's member only the scanned modules' helpers are read again: loading the
@@ -2479,7 +2479,7 @@ class ConsumerScanner:
             params = params[1:]
         binding = dict(zip(params, args))
         binding.update({k: v for k, v in kwargs.items() if k in params})
-        binding.update(forwarded or self._forwarded_keywords(callee, node, kwargs) or {})
+        binding.update(forwarded or {})
         self._enqueue(fn, binding, (*ctx.via, self._site(ctx, node)), ctx.depth + 1, self._when(ctx))
 
     def _forwarded_keywords(
