@@ -133,9 +133,9 @@ def as_called(sig: Signature, bound: bool) -> Signature:
 def untakeable_keywords(narrower: Signature, wider: Signature) -> list[str]:
     """The named parameters of `wider` that `narrower` cannot take by keyword (an override, or a
     replacement, against the method it stands for); none when it takes `**kwargs`."""
-    if any(p.kind is ParamKind.VAR_KEYWORD for p in narrower.params):
+    takes = _keyword_names(narrower)
+    if takes is None:
         return []
-    takes = {p.name for p in narrower.params if p.kind in _BY_KEYWORD}
     named = [p for p in wider.params if p.kind in _BY_KEYWORD]
     if named and named[0].name in ("self", "cls") and not wider.is_staticmethod:
         named = named[1:]
@@ -144,10 +144,15 @@ def untakeable_keywords(narrower: Signature, wider: Signature) -> list[str]:
 
 def keywords_not_taken(sig: Signature, call: CallShape) -> list[str]:
     """The keywords a call passes that `sig` has no parameter for (none when it takes `**kwargs`)."""
+    takes = _keyword_names(sig)
+    return [] if takes is None else [k for k in call.keywords if k not in takes]
+
+
+def _keyword_names(sig: Signature) -> set[str] | None:
+    """The names `sig` takes by keyword; None when it takes any (`**kwargs`)."""
     if any(p.kind is ParamKind.VAR_KEYWORD for p in sig.params):
-        return []
-    takes = {p.name for p in sig.params if p.kind in _BY_KEYWORD}
-    return [k for k in call.keywords if k not in takes]
+        return None
+    return {p.name for p in sig.params if p.kind in _BY_KEYWORD}
 
 
 def positional_names(sig: Signature, bound: bool = False) -> list[str]:

@@ -4,7 +4,7 @@ vllm-ascend builds the arguments of a provider call this way, and adds the
 one whose name a vLLM release changed under a version gate:
 
     kwargs = dict(kv_cache_config=config, max_model_len=n)
-    if vllm_version_is("0.24.0"):
+    if vllm_versionis_name("0.24.0"):
         kwargs["max_num_batched_tokens"] = budget
     else:
         kwargs["max_in_flight_tokens"] = budget
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from atompin.analysis.block_paths import before, encloses, ifs_apart, own_nodes, placed
-from atompin.analysis.syntax import function_body, single_assignment
+from atompin.analysis.syntax import function_body, is_name, single_assignment
 from atompin.analysis.syntax import walk as every_node
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -110,26 +110,22 @@ def passed_on_unchanged(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str
     for n in nodes:
         if isinstance(n, _SCOPES) and n is not function and _names(n, name):
             return None
-        if isinstance(n, ast.keyword) and n.arg is None and _is(n.value, name):
+        if isinstance(n, ast.keyword) and n.arg is None and is_name(n.value, name):
             kept.add(id(n.value))
             unpacked = True
-        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and _is(n.value, name):
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and is_name(n.value, name):
             kept.add(id(n.value))
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and _is(n.func.value, name):
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and is_name(n.func.value, name):
             if n.func.attr in _READS:
                 kept.add(id(n.func.value))
         elif isinstance(n, ast.Compare) and all(isinstance(op, (ast.In, ast.NotIn)) for op in n.ops):
-            kept.update(id(c) for c in n.comparators if _is(c, name))
+            kept.update(id(c) for c in n.comparators if is_name(c, name))
     uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name]
     return name if unpacked and all(id(n) in kept for n in uses) else None
 
 
 # The methods of a dict that leave it as it is.
 _READS = frozenset({"get", "keys", "values", "items", "copy"})
-
-
-def _is(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
 
 
 def keyword_variants(

@@ -643,10 +643,10 @@ def _may_store(text: bytes, match: re.Match[bytes]) -> bool:
 
 def subclass_may_hold(h: Hierarchy, cls: ClassRef, names: list[str]) -> bool:
     """May an object typed with provider class `cls` hold each of `names`: a consumer class deriving
-    from it has the name in its body or sets it, a provider subclass defines or sets it, or the
+    from it defines or sets the name (`_defines`), a provider subclass does, or the
     provider may put it on any object (`_set_elsewhere`)?"""
     derived = h.derived_from(cls)
-    names = [n for n in names if not any(n in c.attributes or n in c.assigned for c in derived)]
+    names = [n for n in names if not any(_defines(h, c.name, n) for c in derived)]
     if not names:
         return True
     found = _set_elsewhere(h, names, {cls}, set())

@@ -2077,7 +2077,8 @@ class ConsumerScanner:
         that hold there and the try around it that catches TypeError."""
         when = self._when(ctx)
         site = self._site(ctx, node)
-        handed = str(ctx.via[-1]) if shape is None and ctx.via and self._hands_on_keywords(node, ctx) else ""
+        hands_on = shape is None and ctx.via and any(k.arg is None and _handed_on(k.value, ctx) for k in node.keywords)
+        handed = str(ctx.via[-1]) if hands_on else ""
         for passed, holds in [(shape, when)] if shape is not None else self._call_shapes(node, ctx, when):
             use = CallUse(
                 choices,
@@ -2091,14 +2092,6 @@ class ConsumerScanner:
                 **more,
             )
             self.usage.calls.append(use)
-
-    def _hands_on_keywords(self, node: ast.Call, ctx: _Ctx) -> bool:
-        """Does the call pass `**` of its function's own `**` parameter, bound to what the caller
-        of a read again passed (`_forwarded_keywords`)?"""
-        kwarg = ctx.definition.args.kwarg if ctx.definition is not None else None
-        if kwarg is None or not isinstance(ctx.scope.lookup(kwarg.arg), dict):
-            return False
-        return any(k.arg is None and isinstance(k.value, ast.Name) and k.value.id == kwarg.arg for k in node.keywords)
 
     def _namespace_copy(self, node: ast.Call, ctx: _Ctx) -> ProviderValue | None:
         """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
@@ -3696,11 +3689,9 @@ class ConsumerScanner:
         fn = self._functions.get(f"{ctx.file.module}.{ctx.function}") if ctx.function else None
         if not isinstance(value, ast.Name) or fn is None:
             return None
-        kwarg = fn.node.args.kwarg
-        if kwarg is not None and kwarg.arg == value.id:
-            # The function's own `**`, bound to what a caller passed when it is handed on unchanged.
-            handed = ctx.scope.lookup(value.id)
-            return [(key, ()) for key in handed] if isinstance(handed, dict) else None
+        if fn.node.args.kwarg is not None and fn.node.args.kwarg.arg == value.id:
+            handed = _handed_on(value, ctx)  # the function's own `**`: what a caller passed, if known
+            return None if handed is None else [(key, ()) for key in handed]
         adds = keyword_adds(fn.node, value.id, call)
         if adds is None:
             return None
@@ -4317,6 +4308,16 @@ def _text(node: ast.AST) -> str:
     """Source as written, on one line, short enough for a message."""
     text = " ".join(ast.unparse(node).split())
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _handed_on(value: ast.expr, ctx: _Ctx) -> dict[str, Value] | None:
+    """What `value` holds when it is the function's own `**` parameter, bound to the keywords a
+    caller passed (the function read again for that call: `_forwarded_keywords`); None otherwise."""
+    kwarg = ctx.definition.args.kwarg if ctx.definition is not None else None
+    if kwarg is None or not isinstance(value, ast.Name) or value.id != kwarg.arg:
+        return None
+    held = ctx.scope.lookup(value.id)
+    return held if isinstance(held, dict) else None
 
 
 def _falls_back(node: ast.Call) -> bool:

@@ -492,13 +492,13 @@ def set_by_name(call: ast.Call, me: str) -> str | None:
     if func == f"{me}.__dict__.update":
         return "*"
     if method == "update" and isinstance(inner, ast.Call):
-        return "*" if dotted(inner.func) == "vars" and inner.args and _is_name(inner.args[0], me) else None
+        return "*" if dotted(inner.func) == "vars" and inner.args and is_name(inner.args[0], me) else None
     name: ast.expr | None
     if func == f"{me}.__setattr__" or (
         method == "__setattr__" and isinstance(inner, ast.Call) and dotted(inner.func) == "super"
     ):
         name = args[0] if args else None  # called on the instance itself
-    elif func in ("setattr", "object.__setattr__") and len(args) >= 2 and _is_name(args[0], me):
+    elif func in ("setattr", "object.__setattr__") and len(args) >= 2 and is_name(args[0], me):
         name = args[1]
     else:
         return None
@@ -515,5 +515,6 @@ def dict_key_set(target: ast.expr, me: str) -> str | None:
     return None
 
 
-def _is_name(node: ast.expr, name: str) -> bool:
+def is_name(node: ast.expr, name: str) -> bool:
+    """`node` is the name `name`."""
     return isinstance(node, ast.Name) and node.id == name
