@@ -3423,7 +3423,7 @@ class ConsumerScanner:
                 targets = list(stmt.targets)
                 choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
                 made = value.dotted if isinstance(value, ConsumerValue) and len(targets) == 1 else ""
-                if made and (fn := self._function(made, load=False)) is not None:
+                if made and made not in self._classes and (fn := self._function(made, load=False)) is not None:
                     # `self.manager = start(...)` of a function annotated `-> Manager`.
                     returned = self._annotated_return(fn)
                     choices = returned.choices if isinstance(returned, ReceiverValue) else ()
