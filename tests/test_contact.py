@@ -165,6 +165,26 @@ def test_an_override_narrower_than_its_base_that_nothing_calls_that_way_is_a_war
     assert "narrower" in one(result, "override-drift").message
 
 
+def test_an_override_as_narrow_at_the_baseline_is_info_and_a_new_narrowing_a_warning():
+    """The consumer works at the baseline, where its override could not take `out=` either: what
+    the bump changes is nothing (info). A parameter the base gained since is new (a warning)."""
+    narrow = {
+        "pv/prefill.py": """
+            class PrefillBackend:
+                def run(self, q, k, v, return_lse, out=None):
+                    raise NotImplementedError
+        """,
+    }
+    consumer = _prefill_consumer("self, q, k, v, return_lse")
+    result = check(consumer, narrow, baseline=narrow)
+    assert found(result, "override-drift") == [("info", "plug.backend:MyPrefill.run", "plug/backend.py:4")]
+    assert "cannot take out= (unchanged since 1.0)" in one(result, "override-drift").message
+    wide = {"pv/prefill.py": narrow["pv/prefill.py"].replace(", out=None", "")}
+    result = check(consumer, narrow, baseline=wide)
+    assert found(result, "override-drift") == [("warning", "plug.backend:MyPrefill.run", "plug/backend.py:4")]
+    assert "cannot take out= (out new since 1.0)" in one(result, "override-drift").message
+
+
 def _engines(made_by: str) -> dict[str, str]:
     """A client protocol whose `sleep` gained `reset`, and a front end that calls `.sleep(reset=)` on
     `self.engine`, which it sets to `made_by` (a real shape: vLLM 0.34's LLM and its LLMEngine)."""
@@ -1231,8 +1251,23 @@ def test_an_abstract_method_a_stand_in_lacked_at_the_baseline_too_is_no_error():
     )
     result = check(STAND_IN, ROLE_B, baseline=ROLE_B)
     assert [f for f in found(result, "protocol-drift") if f[0] == "error"] == []
+    # Lacked there and called there the same way: nothing the bump changed (info).
+    [info] = [f for f in result.findings if f.rule.value == "protocol-drift"]
+    assert info.severity.value == "info" and "as it did at 1.0, where the provider used them the same way" in info.message
+    assert "get_kv_cache_shape (abstract in pv.backend:AttentionBackend): the provider calls" in info.message
+
+
+def test_a_member_a_stand_in_lacked_at_the_baseline_that_the_provider_calls_more_now_is_a_warning():
+    """The same abstract methods at the baseline, but the provider called `indexes_kv_by_block_stride`
+    there in no file: that call is new, and may reach the stand-in (a warning); the one it called
+    there the same way is told apart."""
+    runner = ROLE_B["pv/runner.py"]
+    baseline = {**ROLE_B, "pv/runner.py": runner.replace("backend.indexes_kv_by_block_stride(), ", "")}
+    result = check(STAND_IN, ROLE_B, baseline=baseline)
     [warning] = [f for f in result.findings if f.rule.value == "protocol-drift"]
-    assert "get_kv_cache_shape (abstract in pv.backend:AttentionBackend): the provider calls" in warning.message
+    assert warning.severity.value == "warning"
+    assert "lacks 1 member(s) the provider uses by name: indexes_kv_by_block_stride: the provider calls" in warning.message
+    assert warning.message.endswith("; and 1 more it lacked at 1.0 too, used there the same way")
 
 
 # vLLM 0.34's GPU worker gains a `discard(tags)` method, and its own code calls `discard` on the

@@ -221,6 +221,44 @@ def test_a_narrower_replacement_that_no_real_call_misses_is_a_warning(run_check)
     assert only(run_check(PROVIDER, consumer(mine)), "arity-drift")[0].severity.value == "error"
 
 
+def test_a_narrower_replacement_as_narrow_at_the_baseline_is_info(run_check):
+    """The patched function is the same at the baseline, where the consumer works: its replacement
+    was as narrow there, so the bump changes nothing (info). Where the function changed since, or
+    the patch did not run at the baseline, it stays a warning."""
+    src = """
+        import pv.coordinator as c
+
+        def get_coordinator(config, max_len, use_eagle, block_size=None, metrics=None):
+            return config
+
+        c.get_coordinator = get_coordinator
+    """
+    [finding] = run_check(PROVIDER, consumer(src), baseline=PROVIDER).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "info")
+    assert finding.message.startswith("the replacement is narrower than the patched function (unchanged since ")
+    older = {**PROVIDER, "pv/coordinator.py": PROVIDER["pv/coordinator.py"].replace(", metrics=None", "")}
+    [finding] = run_check(PROVIDER, consumer(src), baseline=older).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "unchanged since" not in finding.message
+    gated = """
+        from packaging.version import Version
+
+        import pv
+        import pv.coordinator as c
+
+        def get_coordinator(config, max_len, use_eagle, block_size=None, metrics=None):
+            return config
+
+        if Version(pv.__version__) >= Version("2.0"):
+            c.get_coordinator = get_coordinator
+    """
+    versioned = {**PROVIDER, "pv/__init__.py": '__version__ = "2.0.0"\n'}
+    baseline = {**PROVIDER, "pv/__init__.py": '__version__ = "1.0.0"\n'}
+    found = run_check(versioned, consumer(gated), version="2.0.0", baseline=baseline, baseline_version="1.0.0")
+    # The patch did not run at the baseline: what it replaces there says nothing.
+    assert [f.severity.value for f in found.findings if f.rule.value == "arity-drift"] == ["warning"]
+
+
 def test_calls_from_a_provider_function_the_consumer_replaces_do_not_count(run_check):
     src = """
         import pv.ops

@@ -8,7 +8,7 @@ new since 0.25.1"). Without a baseline the rules still run, more cautiously.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -99,6 +99,10 @@ class Baseline:
     def file_sites(self, path: str, name: str) -> list[NameSite]:
         """The calls and reads of `name` in the file at `path`, at the baseline (none when it is not there)."""
         return self._search.file_sites(path, {name})
+
+    def find_text(self, names: Iterable[str]) -> dict[str, list[NameSite]]:
+        """The calls and reads of each name in the baseline's text (`NameSearch.find_text`)."""
+        return self._search.find_text(names)
 
     @cached_property
     def _search(self) -> NameSearch:

@@ -111,6 +111,17 @@ def _runs_with(other: PatchSite, patch: PatchSite) -> bool:
     return not other.nested or (bool(other.branch) and other.branch == patch.branch and other.when == patch.when)
 
 
+def _shape(sig: Signature) -> tuple[object, ...]:
+    """What a call binds to in a signature: its parameters (names, kinds, defaults) and decorators."""
+    return tuple((p.name, p.kind, p.has_default) for p in sig.params), sig.decorators
+
+
+def _runs_init(patch: PatchSite) -> bool:
+    """Is a class patched in a class's place when its module is imported (not for a while, inside a
+    function)? Then it is judged by the two `__init__`s."""
+    return patch.constructor and not (patch.function or patch.nested)
+
+
 def _callable_run(index: ProviderIndex, target: Target | None) -> tuple[Target, bool] | None:
     """The function a call of `target` runs, with whether it is bound (a class runs its `__init__`),
     when its signature can judge the call; None for a class whose `__init__` a decorator writes
@@ -1110,7 +1121,7 @@ class UsageChecker:
         warning. A class in a class's place, installed when its module is imported (not for a while,
         inside a function), is judged by the two `__init__`s."""
         original = res.target.signature if res.target is not None else None
-        if patch.constructor and not (patch.function or patch.nested) and res.target is not None:
+        if _runs_init(patch) and res.target is not None:
             run = _callable_run(self.index, res.target) if res.target.kind is TargetKind.CLASS else None
             original = run[0].signature if run is not None else None
         if patch.replacement is None or not checkable(original) or not checkable(patch.replacement):
@@ -1169,11 +1180,29 @@ class UsageChecker:
             if patch.constructor
             else "the replacement is narrower than the patched function"
         )
+        # As narrow where the consumer works, the patched callable the same there: nothing the bump changed.
+        unchanged = self._same_at_baseline(patch, res.target, original)
+        since = f" (unchanged {self.baseline.since})" if unchanged and self.baseline is not None else ""
         message = (
-            f"{_registered_lead(patch)}{narrower}: {problem.message}; no call found in the "
+            f"{_registered_lead(patch)}{narrower}{since}: {problem.message}; no call found in the "
             f"provider or the consumer fails ({len(calls)} checked). {both}"
         )
-        self.findings.add(Rule.ARITY_DRIFT, Severity.WARNING, symbol, [patch.site], message)
+        severity = Severity.INFO if unchanged else Severity.WARNING
+        self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
+
+    def _same_at_baseline(self, patch: PatchSite, target: Target, original: Signature) -> bool:
+        """Was the patched callable's signature (`original`, its `__init__`'s for a class) the same at
+        the baseline, where the patch ran too? Then the replacement was as narrow there."""
+        if self.baseline is None or self.baseline.kept_from(patch.site.path, patch.when):
+            return False
+        before = self.baseline.index.resolve_symbol(target.symbol)
+        then = before.target if before.found else None
+        if then is not None and then.kind is TargetKind.CLASS and _runs_init(patch):
+            run = _callable_run(self.baseline.index, then)  # as `_replacement_drift` reads the original
+            then = run[0] if run is not None else None
+        if then is None or then.signature is None:
+            return False
+        return _shape(then.signature) == _shape(original)
 
     def _made_at_baseline(
         self,

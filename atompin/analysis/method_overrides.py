@@ -12,7 +12,9 @@ also when a consumer class sits between):
     when no such call is found (the override is narrower than its base). A call on `self.x`
     where the provider class stores in x only what another class makes
     (`self.engine = Engine.from_args()`, Engine not a base of the consumer's class) does not count;
-(c) with a baseline, the message says what changed since it.
+(c) with a baseline, the message says what changed since it. An override narrower only by
+    parameters its base had at the baseline too (the method it overrode there) is info, not a
+    warning: it was as narrow where the consumer works, and the bump changes nothing there.
 """
 
 from __future__ import annotations
@@ -403,6 +405,9 @@ class Narrowing:
     searched: bool  # some of them are new since the baseline (calls were looked for)
     hits: list[tuple[NameSite, list[str]]]  # the calls that fail, with what each passes of them
     excuses: list[tuple[int, str]]  # why other such calls do not reach it (`_excuse`)
+    # The base had every one of them at the baseline already, as the method the override overrode
+    # there: it was narrower in the same way where the consumer works.
+    unchanged: bool = False
 
     def failing_call(self, name: str) -> str:
         """ "the provider calls .m(..., out=) at f.py:3 and 2 more call(s)" (hits only)."""
@@ -427,7 +432,7 @@ def narrowing(
     if not missing:
         return None
     name = pair.method.name
-    change, added = _change(hierarchy, pair, baseline, missing)
+    change, added, unchanged = _change(hierarchy, pair, baseline, missing)
     hits = []
     excuses: list[tuple[int, str]] = []  # calls that do not reach the override (`_excuse`)
     # The calls are found by method name, indirect evidence they reach this override. A keyword
@@ -466,7 +471,7 @@ def narrowing(
                 hits.append((site, passed))
             else:
                 excuses.append(excuse)
-    return Narrowing(missing, change, bool(searched), hits, excuses)
+    return Narrowing(missing, change, bool(searched), hits, excuses, unchanged)
 
 
 def _made_for_override(pair: OverridePair, site: NameSite) -> bool:
@@ -503,7 +508,9 @@ def _narrower(
         f"the override is narrower than the method it overrides: it cannot take {shown}{found.change}; {why}. "
         f"Base {signatures}"
     )
-    return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
+    # Narrower in the same way at the baseline, where the consumer works: nothing the bump changed.
+    severity = Severity.INFO if found.unchanged else Severity.WARNING
+    return Finding(Rule.OVERRIDE_DRIFT, severity, pair.symbol, (pair.site,), message)
 
 
 # More provider files than this defining a method's name: whose method a call by position is
@@ -726,17 +733,18 @@ def _kept_apart(
 
 def _change(
     hierarchy: Hierarchy, pair: OverridePair, baseline: Baseline | None, missing: list[str]
-) -> tuple[str, set[str]]:
+) -> tuple[str, set[str], bool]:
     """ " (out, output_scale new since 0.22.0)" and those names, when the base gained them since the
     baseline: since the same provider method there, else the one the override overrode there
-    (the method moved up to a new base class since)."""
+    (the method moved up to a new base class since); and whether none is new (the base had them
+    all there)."""
     if baseline is None:
-        return "", set()
+        return "", set(), False
     then = overridden_at_baseline(hierarchy, pair, baseline)
     if then is None:
-        return f" ({pair.base_symbol} is new {baseline.since})", set(missing)
+        return f" ({pair.base_symbol} is new {baseline.since})", set(missing), False
     change = describe_change(then, pair.base_signature)
     new = [m for m in missing if m in change.added]
     if not new:
-        return f" (unchanged {baseline.since})", set()
-    return f" ({', '.join(new)} new {baseline.since})", set(new)
+        return f" (unchanged {baseline.since})", set(), True
+    return f" ({', '.join(new)} new {baseline.since})", set(new), False

@@ -35,8 +35,10 @@ them, returned by them) makes only a warning for a method when:
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -524,9 +526,13 @@ def check_protocols(
     }
     # A method is looked for where it is called; a registered stand-in's attribute, where read too.
     parsed = search.find({name for name, _ in confirm}, called={name for name, method in confirm if method})
+    # The baseline's text sites of those names, searched only when a warning asks (`_used_so_at_baseline`).
+    before = functools.cache(lambda: baseline.find_text(names) if baseline is not None else {})
     findings: list[Finding] = []
     for stand_in in stand_ins:
-        findings += _check_stand_in(hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline, search)
+        findings += _check_stand_in(
+            hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline, search, before
+        )
         if stand_in.handed:
             findings += _narrower_methods(hierarchy, stand_in, search, baseline)
     return findings
@@ -636,7 +642,9 @@ def _check_stand_in(
     parsed_sites: dict[str, list[NameSite]],
     baseline: Baseline | None,
     search: NameSearch,
+    before: Callable[[], Mapping[str, list[NameSite]]],
 ) -> list[Finding]:
+    """The findings of one stand-in; `before`: the baseline's text sites of what stand-ins lack."""
     site = Site(s.cls.path, s.cls.line)
     what = f"{s.cls.symbol} stands in for {s.role} (it defines {s.matched} of its methods" + (
         f"; {s.handed})" if s.handed else "; it is not seen handed over, so this is a guess from its shape)"
@@ -645,6 +653,7 @@ def _check_stand_in(
         what = f"{s.cls.symbol} stands in for {s.role} ({s.handed}: it inherits none of its members)"
     findings: list[Finding] = []
     warned: list[str] = []
+    as_before: list[str] = []  # warned of, but lacked and used so at the baseline too
     for name in sorted(lacking):
         owner, member = lacking[name]
         # A method counts where it is called; a class attribute where it is read (a read of
@@ -677,9 +686,44 @@ def _check_stand_in(
         if error:
             message = f"{what}, but lacks {name} ({why}); {calls}: AttributeError when that runs on it"
             findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.ERROR, f"{s.cls.symbol}.{name}", (site,), message))
+        elif _used_so_at_baseline(baseline, s, name, used, before):
+            as_before.append(f"{name}{f' ({why})' if why else ''}: {calls}")
         else:
             warned.append(f"{name}{f' ({why})' if why else ''}: {calls}")
     if warned:
         message = f"{what}, but lacks {len(warned)} member(s) the provider uses by name: " + "; ".join(warned)
+        if as_before:
+            message += f"; and {len(as_before)} more it lacked {_at(baseline)} too, used there the same way"
         findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.WARNING, s.cls.symbol, (site,), message))
+    elif as_before:
+        # Lacking each where the consumer works, used there the same way: nothing the bump changed.
+        message = (
+            f"{what}, but lacks {len(as_before)} member(s) the provider uses by name, as it did {_at(baseline)}, "
+            "where the provider used them the same way: " + "; ".join(as_before)
+        )
+        findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.INFO, s.cls.symbol, (site,), message))
     return findings
+
+
+def _at(baseline: Baseline | None) -> str:
+    return f"at {baseline.label}" if baseline is not None else ""
+
+
+def _used_so_at_baseline(
+    baseline: Baseline | None,
+    s: StandIn,
+    name: str,
+    used: list[NameSite],
+    before: Callable[[], Mapping[str, list[NameSite]]],
+) -> bool:
+    """Did the role have member `name` at the baseline too, and did each file using it now (`used`,
+    found in the text) use it there as many times at least, the same way (`before`: the baseline's
+    text sites)? The stand-in (the same code) lacked it there, where the consumer works, and
+    nothing new reaches for it since."""
+    if baseline is None:
+        return False
+    members = baseline.members(s.role)
+    if members is None or name not in members:
+        return False
+    then = Counter((x.path, x.kind) for x in before().get(name, []))
+    return all(then[key] >= count for key, count in Counter((x.path, x.kind) for x in used).items())
