@@ -13,6 +13,8 @@
 - `contact` judges the contact surface beyond names: `method_overrides`, `protocols`, `returns`,
   `shadows` and `method_calls`, over mixed consumer/provider MROs (`hierarchy`), provider call
   sites found by name (`name_sites`) and the provider the consumer was written against (`baseline`);
+  `param_types` first types what an override's unannotated parameters hold, from the provider's
+  method;
 - `results` reads a check's cached result (without importing the rest); `engine` runs one
   consumer -> provider edge on the packages `packages` chooses; `cache` keeps per-file indexes
   by content; `prefetch` forks the second processes of a cold check.

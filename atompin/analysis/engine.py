@@ -26,12 +26,14 @@ from atompin.analysis.consumer_text import ConsumerText
 from atompin.analysis.contact import check_contact, searches_names
 from atompin.analysis.gates import Gate, GateOp, describe, evaluate
 from atompin.analysis.gcpause import without_gc
+from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.idle_hooks import check_idle_hooks
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.module_stops import demote_stopped
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.overrides import check_overrides
 from atompin.analysis.packages import consumer_packages, provider_package
+from atompin.analysis.param_types import typed_params
 from atompin.analysis.prefetch import (
     ANSWER,
     Shares,
@@ -75,7 +77,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-98"
+SCAN_FORMAT = "atompin-scan-99"
 
 
 @without_gc
@@ -454,6 +456,8 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         if base_index is not None
         else None
     )
+    # What the provider hands a method overriding one of its own, as that method annotates it.
+    usage = typed_params(usage, Hierarchy(usage, index, text.mentions))
     checker = UsageChecker(
         usage, index, provider_version, drift_baseline, in_consumer, text.mentions, search, edge.callers
     )

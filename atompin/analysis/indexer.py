@@ -30,6 +30,7 @@ from atompin.analysis.syntax import (
     body_digest,
     dict_key_set,
     dotted,
+    is_type_checking,
     literal_strings,
     runtime_bodies,
     set_by_name,
@@ -169,10 +170,25 @@ class _ModuleVisitor:
         if visit is not None:
             visit(node)
             return
+        if isinstance(node, ast.If) and not self.nested and is_type_checking(node.test):
+            self.type_only_imports(node.body)
         self.nested += 1
         for body in runtime_bodies(node):
             self.block(body)
         self.nested -= 1
+
+    def type_only_imports(self, body: list[ast.stmt]) -> None:
+        """What the imports of an `if TYPE_CHECKING:` block name (`ModuleInfo.type_only`)."""
+        for stmt in body:
+            if isinstance(stmt, ast.ImportFrom):
+                module = absolute_module(self.info.name, self.info.is_package, stmt.level, stmt.module)
+                for alias in stmt.names:
+                    if alias.name != "*":
+                        self.info.type_only[alias.asname or alias.name] = f"{module}:{alias.name}"
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname:
+                        self.info.type_only[alias.asname] = alias.name
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if _is_overload(node):

@@ -127,5 +127,8 @@ class ModuleInfo:
     dict_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Module-level literal collections of strings (tuples, lists, sets, frozenset(...)).
     str_collections: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Names an `if TYPE_CHECKING:` block at the top level imports, for annotations only (they are
+    # never bound at run time): name -> "module:attr", or "module" for `import pkg.mod as m`.
+    type_only: dict[str, str] = field(default_factory=dict)
     # Non-empty when the file does not parse: everything behind it is unknown.
     error: str = ""

@@ -3450,7 +3450,8 @@ class ConsumerScanner:
         return value.dotted if isinstance(value, ConsumerValue) and value.dotted not in self._functions else ""
 
     def _bind_receivers(self, fn: _Function, scope: Scope) -> None:
-        """`self`/`cls` in a method, and parameters annotated with a provider class."""
+        """`self`/`cls` in a method, parameters annotated with a provider class, and a method's
+        parameters not annotated (`Receiver.PARAM`)."""
         a = fn.node.args
         params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
         decorators = {dotted(d) for d in fn.node.decorator_list}
@@ -3477,6 +3478,10 @@ class ConsumerScanner:
                 scope.names[param.arg] = ElementsOf(choices, "mapping")  # `layers: dict[str, Attention]`
             elif own := self._consumer_type(param.annotation, ctx):
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own, other=True)
+            elif param.annotation is None and fn.owner and i > 0 and "staticmethod" not in decorators:
+                # What the provider hands a method overriding one of its own, as that method
+                # annotates it (`Hierarchy.typed_params`): read once the provider's classes are known.
+                scope.names[param.arg] = ReceiverValue(Receiver.PARAM, fn.owner, param=f"{fn.node.name}:{param.arg}")
 
     def _installed_self(self, fn: _Function) -> tuple[Ref, ...]:
         """The provider object a function defined outside a class body is installed on as a
@@ -3997,10 +4002,10 @@ def _member_ref(base: Value, attr: str) -> MethodRef | None:
     attribute of it holds (`self.vllm_config.model_config`, at most `_MAX_VIA` attributes deep);
     None through anything else."""
     if isinstance(base, ReceiverValue):
-        return MethodRef(base.receiver, attr, base.owner, base.choices, other=base.other)
+        return MethodRef(base.receiver, attr, base.owner, base.choices, other=base.other, param=base.param)
     if isinstance(base, (MethodValue, MemberChain)) and len(base.ref.via) < _MAX_VIA:
         ref = base.ref
-        return MethodRef(ref.receiver, attr, ref.owner, ref.choices, (*ref.via, ref.name), ref.other)
+        return MethodRef(ref.receiver, attr, ref.owner, ref.choices, (*ref.via, ref.name), ref.other, ref.param)
     return None
 
 

@@ -25,6 +25,8 @@ class Param:
     name: str
     kind: ParamKind
     has_default: bool = False
+    # The class its annotation names, as written (`annotation_class`); "" when none is named.
+    annotation: str = ""
 
     def render(self) -> str:
         if self.kind is ParamKind.VAR_POSITIONAL:
@@ -96,11 +98,11 @@ def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> S
     first_default = len(positional) - len(a.defaults)
     for i, arg in enumerate(positional):
         kind = ParamKind.POSITIONAL_ONLY if i < len(a.posonlyargs) else ParamKind.POSITIONAL_OR_KEYWORD
-        params.append(Param(arg.arg, kind, i >= first_default))
+        params.append(Param(arg.arg, kind, i >= first_default, annotation_class(arg.annotation)))
     if a.vararg:
         params.append(Param(a.vararg.arg, ParamKind.VAR_POSITIONAL))
     for arg, default in zip(a.kwonlyargs, a.kw_defaults):
-        params.append(Param(arg.arg, ParamKind.KEYWORD_ONLY, default is not None))
+        params.append(Param(arg.arg, ParamKind.KEYWORD_ONLY, default is not None, annotation_class(arg.annotation)))
     if a.kwarg:
         params.append(Param(a.kwarg.arg, ParamKind.VAR_KEYWORD))
     if isinstance(node, ast.Lambda):
@@ -128,6 +130,30 @@ def _annotation_name(node: ast.expr | None) -> str:
         parts = text.split(".")
         return text if all(p.isidentifier() and not iskeyword(p) for p in parts) else ""
     return dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+
+
+def annotation_class(node: ast.expr | None) -> str:
+    """The class a parameter's annotation names, as written: `C`, `mod.C`, `"C"`, and each of those
+    or None (`C | None`, `Optional[C]`, `"C | None"`); "" for anything else (a union of classes, a
+    generic, a name not capitalised as a class is: `int`, a type variable `_T` is kept, and read
+    for what it is where it is asked for)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [side for side in (node.left, node.right) if not (isinstance(side, ast.Constant) and side.value is None)]
+        return annotation_class(sides[0]) if len(sides) == 1 else ""
+    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
+        return annotation_class(node.slice)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value.strip()
+        if text.startswith("Optional[") and text.endswith("]"):
+            text = text[len("Optional[") : -1]
+        named = [part for part in (part.strip() for part in text.split("|")) if part != "None"]
+        text = named[0] if len(named) == 1 else ""
+        name = text if all(p.isidentifier() and not iskeyword(p) for p in text.split(".")) else ""
+    elif isinstance(node, (ast.Name, ast.Attribute)):
+        name = dotted(node)
+    else:
+        return ""
+    return name if name.rpartition(".")[2][:1].isupper() else ""
 
 
 def _starred(node: ast.Tuple) -> bool:

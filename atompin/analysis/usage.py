@@ -462,6 +462,9 @@ class Receiver(str, Enum):
     CLS = "cls"  # cls.m(...) in a classmethod
     SUPER = "super"  # super().m(...)
     INSTANCE = "instance"  # x.m(...) where x is annotated as (or assigned) a provider class instance
+    # x.m(...) where x is a parameter, not annotated, of a consumer method: typed as the provider
+    # method it overrides annotates it (`MethodRef.param`), once the provider's classes are known.
+    PARAM = "param"
     CLASS = "class"  # Cls(...) of a consumer class: the `__init__` its order runs (`inits`)
 
 
@@ -480,6 +483,8 @@ class MethodRef:
     # SELF through an object typed as an instance of `owner` other than the method's own `self`
     # (`ReceiverValue.other`): looked up the same way, said otherwise.
     other: bool = False
+    # PARAM: "method:parameter", the method of class `owner` whose parameter the receiver is.
+    param: str = ""
 
 
 @dataclass(frozen=True)

@@ -122,9 +122,10 @@ class ReceiverValue:
     # annotated parameter, a cast, an instance the consumer makes): what is set on it is set from
     # outside its class.
     other: bool = False
+    param: str = ""  # PARAM: "method:parameter" of class `owner` (`MethodRef.param`)
 
     def method(self, name: str) -> MethodValue:
-        return MethodValue(MethodRef(self.receiver, name, self.owner, self.choices, other=self.other))
+        return MethodValue(MethodRef(self.receiver, name, self.owner, self.choices, other=self.other, param=self.param))
 
 
 @dataclass(frozen=True)
