@@ -480,12 +480,25 @@ def test_an_attribute_the_provider_does_not_type_is_not_followed(worker: str):
     assert found(check(consumer, provider, {**CHAIN_A, "pv/worker.py": worker}), "missing-member") == []
 
 
-def test_an_attribute_the_consumer_sets_itself_is_not_followed():
+@pytest.mark.parametrize("stored", ["make_config()", "config or make_config()"])
+def test_an_attribute_the_consumer_sets_itself_is_not_followed(stored: str):
+    consumer = {
+        "plug/mine.py": "from pv.worker import Worker\n\nclass Mine(Worker):\n    def __init__(self, config):\n"
+        f"        self.config = {stored}\n\n    def go(self):\n        return self.config.compute_hash()\n"
+    }
+    assert found(check(consumer, CHAIN_B, CHAIN_A), "missing-member") == []
+
+
+def test_an_attribute_the_consumer_sets_to_its_overrides_parameter_is_typed_as_the_provider_annotates_it():
+    """`self.config = config` in an `__init__` overriding `Worker.__init__(self, config: Config)`:
+    the parameter holds what the provider's annotates (`param_types`), and so does the attribute."""
     consumer = {
         "plug/mine.py": "from pv.worker import Worker\n\nclass Mine(Worker):\n    def __init__(self, config):\n"
         "        self.config = config\n\n    def go(self):\n        return self.config.compute_hash()\n"
     }
-    assert found(check(consumer, CHAIN_B, CHAIN_A), "missing-member") == []
+    assert found(check(consumer, CHAIN_B, CHAIN_A), "missing-member") == [
+        ("error", "pv.config:Config.compute_hash", "plug/mine.py:8")
+    ]
 
 
 def test_a_name_too_many_provider_files_may_define_is_taken_as_set():

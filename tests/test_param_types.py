@@ -126,3 +126,14 @@ def test_the_index_keeps_what_a_type_checking_block_imports_for_annotations_only
     info = index_module(source, "pv.runner", False)
     assert info.type_only == {"Config": "pv.config:Config", "spec": "pv.spec"}
     assert "Config" not in info.bindings  # never bound at run time
+
+
+def test_an_attribute_every_store_of_which_keeps_such_a_parameter_is_typed_so():
+    """`self.config = config` in a `load` overriding the provider's: a read of `self.config` in
+    another method is judged as the provider's `load` annotates `config`."""
+    body = "    def load(self, config, count=0):\n        {store}\n\n    def go(self):\n        return self.config.compute_hash()\n"
+    result = _bump(_consumer(body.format(store="self.config = config")))
+    assert found(result, "missing-member") == [("error", "pv.config:Config.compute_hash", "plug/runner.py:9")]
+    # Stored from something else too, or the parameter bound again first: not known.
+    for store in ("self.config = config if count else None", "config = config or None; self.config = config"):
+        assert found(_bump(_consumer(body.format(store=store))), "missing-member") == [], store

@@ -533,6 +533,9 @@ class ConsumerScanner:
         # class -> attribute -> the consumer class every `self.attr = C(...)` of the class makes
         # (dotted as written: read once the scan knows its classes, `_receiver_attribute`).
         self._made_attributes: dict[str, dict[str, str]] = {}
+        # class -> attribute -> the parameter not annotated ("method:x") every `self.attr = x` of
+        # the class stores (`_receiver_attribute` types it as `Receiver.PARAM`).
+        self._param_attributes: dict[str, dict[str, str]] = {}
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
         self._patchers: dict[str, bool] = {}  # consumer classes that set a subclass's members on a target
@@ -3261,7 +3264,7 @@ class ConsumerScanner:
         typed: dict[str, tuple[Ref, ...]] = {}
         methods: list[ConsumerMethod] = []
         attributes: list[str] = []
-        assigned: dict[str, set[tuple[tuple[Ref, ...], str]]] = {}
+        assigned: dict[str, set[tuple[tuple[Ref, ...], str, str]]] = {}
         if not node.bases:
             self._baseless[name] = node
         self._record_registry(node, ctx)
@@ -3270,8 +3273,8 @@ class ConsumerScanner:
                 # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
                 methods.append(self._consumer_method(stmt, ctx, walk=not ctx.record))
                 if ctx.record:
-                    for attr, choices, made in self._self_assignments(stmt, ctx):
-                        assigned.setdefault(attr, set()).add((choices, made))
+                    for attr, choices, made, param in self._self_assignments(stmt, ctx):
+                        assigned.setdefault(attr, set()).add((choices, made, param))
                 continue
             if isinstance(stmt, ast.Assign):
                 targets = [n for t in stmt.targets for n in target_names(t)]
@@ -3291,7 +3294,7 @@ class ConsumerScanner:
                     self.usage.contact.handovers.append(
                         Handover(HandoverKind.ATTRIBUTE, handed, site, holder=name, member=target)
                     )
-        self._made_attributes[name] = _typed_by_assignments(assigned, typed)
+        self._made_attributes[name], self._param_attributes[name] = _typed_by_assignments(assigned, typed)
         self._typed_attributes[name] = typed
         self._class_names.setdefault(ctx.file.path, set()).add(node.name)
         writes, fields = self._generated_init(node, ctx)
@@ -3402,20 +3405,23 @@ class ConsumerScanner:
 
     def _self_assignments(
         self, method: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _Ctx
-    ) -> Iterator[tuple[str, tuple[Ref, ...], str]]:
+    ) -> Iterator[tuple[str, tuple[Ref, ...], str, str]]:
         """Each `self.x = ...` / `self.x: T = ...` in a method: the provider class it makes or is
         annotated with, that annotates the parameter it stores (`self.x = x` of `x: T`), or that the
-        return annotation of the consumer function it calls names, () for anything else; and the
-        consumer class or function (dotted) it calls, "" for anything else."""
+        return annotation of the consumer function it calls names, () for anything else; the
+        consumer class or function (dotted) it calls, "" for anything else; and for `self.x = x` of
+        a parameter not annotated, "method:x" (typed as the provider method it overrides says:
+        `Receiver.PARAM`), "" otherwise."""
         args = [*method.args.posonlyargs, *method.args.args]
-        if not args:
+        if not args or any(dotted(d) == "staticmethod" for d in method.decorator_list):
             return
         receiver = args[0].arg
         annotated = {a.arg: a.annotation for a in (*args[1:], *method.args.kwonlyargs) if a.annotation}
+        bare = {a.arg for a in (*args[1:], *method.args.kwonlyargs) if a.annotation is None}
         rebound: set[str] | None = None  # parameters the body assigns again: their annotation no longer holds
         targets: list[ast.expr]
         for stmt in statements(method.body):
-            made = ""
+            made = param = ""
             if isinstance(stmt, ast.AnnAssign):
                 targets, choices = [stmt.target], self._provider_type(stmt.annotation, ctx)
             elif isinstance(stmt, ast.Assign):
@@ -3427,19 +3433,23 @@ class ConsumerScanner:
                     # `self.manager = start(...)` of a function annotated `-> Manager`.
                     returned = self._annotated_return(fn)
                     choices = returned.choices if isinstance(returned, ReceiverValue) else ()
-                if isinstance(stmt.value, ast.Name) and stmt.value.id in annotated and len(targets) == 1:
+                if isinstance(stmt.value, ast.Name) and stmt.value.id in annotated.keys() | bare and len(targets) == 1:
                     if rebound is None:
                         rebound = {
                             n.id for n in every_node(method) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                         }
-                    if stmt.value.id not in rebound:
+                    if stmt.value.id in rebound:
+                        pass
+                    elif stmt.value.id in annotated:
                         choices = self._provider_type(annotated[stmt.value.id], ctx)
+                    else:
+                        param = f"{method.name}:{stmt.value.id}"
             else:
                 continue
             for target in targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                     if target.value.id == receiver:
-                        yield target.attr, choices, made
+                        yield target.attr, choices, made, param
 
     def _consumer_class_value(self, node: ast.expr | None, ctx: _Ctx) -> str:
         """The consumer class `node` is (`X`) or makes an instance of (`X(...)`); "" otherwise (a
@@ -3518,7 +3528,21 @@ class ConsumerScanner:
                 return ReceiverValue(Receiver.INSTANCE, choices=choices)
             if own := self._made_attribute(base.owner, name):
                 return ReceiverValue(Receiver.SELF, own, other=True)  # typed like `self` in that class
+            if stored := self._param_attribute(base.owner, name):
+                return ReceiverValue(Receiver.PARAM, stored[0], param=stored[1])
         return base.method(name)
+
+    def _param_attribute(self, owner: str, name: str) -> tuple[str, str] | None:
+        """The consumer class (`owner` or the first of its consumer bases storing attribute
+        `name`) and the parameter not annotated ("method:x") its every `self.name = x` stores;
+        None when that class stores anything else there, or none stores it."""
+        for current in self._consumer_line(owner):
+            if name in self._typed_attributes.get(current, {}) or name in self._made_attributes.get(current, {}):
+                return None
+            param = self._param_attributes.get(current, {}).get(name)
+            if param:
+                return current, param
+        return None
 
     def _made_attribute(self, owner: str, name: str) -> str:
         """The consumer class of which every assignment of attribute `name` makes an instance
@@ -4080,20 +4104,24 @@ def _last_name(node: ast.expr) -> str:
 
 
 def _typed_by_assignments(
-    assigned: dict[str, set[tuple[tuple[Ref, ...], str]]], typed: dict[str, tuple[Ref, ...]]
-) -> dict[str, str]:
+    assigned: dict[str, set[tuple[tuple[Ref, ...], str, str]]], typed: dict[str, tuple[Ref, ...]]
+) -> tuple[dict[str, str], dict[str, str]]:
     """From what each `self.x = ...` of a class makes (`_self_assignments`): the attributes every
-    assignment gives the same provider class go into `typed` (unless its body annotates them),
-    and those every assignment makes the same consumer class of are returned, with that class
-    (`self.drafter = A(...)` here and `= B(...)` there is neither: "", not known)."""
+    assignment gives the same provider class go into `typed` (unless its body annotates them);
+    those every assignment makes the same consumer class of are returned, with that class
+    (`self.drafter = A(...)` here and `= B(...)` there is neither: "", not known); and apart,
+    those every assignment stores the same parameter not annotated in, with it ("method:x")."""
     made: dict[str, str] = {}
+    params: dict[str, str] = {}
     for attr, kinds in assigned.items():
-        choices, own = next(iter(kinds)) if len(kinds) == 1 else ((), "")
+        choices, own, param = next(iter(kinds)) if len(kinds) == 1 else ((), "", "")
         if choices:
             typed.setdefault(attr, choices)
+        elif param and attr not in typed:
+            params[attr] = param
         elif attr not in typed:
             made[attr] = own
-    return made
+    return made, params
 
 
 def _self_owner(receiver: ast.expr, ctx: _Ctx) -> str:
