@@ -375,6 +375,22 @@ class Hierarchy:
         target = res.target if res.status is Status.FOUND else None
         return target.cls if target is not None and target.kind is TargetKind.CLASS else None
 
+    def named_class(self, module: str, named: str) -> ClassRef | None:
+        """The provider class a name written in provider module `module` stands for ("Config",
+        "config.Config", as an annotation writes it), also through a name only an `if
+        TYPE_CHECKING:` import binds there (`ModuleInfo.type_only`: vLLM imports most classes it
+        annotates with so); None when it is not a provider class."""
+        parts = tuple(named.split("."))
+        cls = provider_class(self.resolve, (Ref(module, parts),))
+        if cls is not None:
+            return cls
+        info = self.index.module(module)
+        target = info.type_only.get(parts[0], "") if info is not None else ""
+        if not target:
+            return None
+        imported, _, name = target.partition(":")
+        return provider_class(self.resolve, (Ref(imported, (name, *parts[1:]) if name else parts[1:]),))
+
     def bases(self, cls: ConsumerClass) -> list[Node]:
         out: list[Node] = []
         for base in cls.bases:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from atompin.analysis.hierarchy import Definition, Hierarchy, is_method, provider_class
+from atompin.analysis.hierarchy import Definition, Hierarchy, is_method
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerUsage, MethodRef, Receiver, Ref
 
@@ -69,22 +69,5 @@ def param_type(hierarchy: Hierarchy, owner: str, method: str, param: str) -> tup
     named = next((p.annotation for p in member.signature.params if p.name == param), "")
     if not named:
         return ()
-    cls = annotated_class(hierarchy, overridden.node.module, named)
+    cls = hierarchy.named_class(overridden.node.module, named)
     return (Ref(cls.module, tuple(cls.qualname.split("."))),) if cls is not None else ()
-
-
-def annotated_class(hierarchy: Hierarchy, module: str, named: str) -> ClassRef | None:
-    """The provider class an annotation written in provider module `module` names (`named`, as
-    written: "Config", "config.Config"), also through a name only an `if TYPE_CHECKING:` import
-    binds there (`ModuleInfo.type_only`: vLLM imports most classes it annotates with so); None when
-    it is not a provider class."""
-    parts = tuple(named.split("."))
-    cls = provider_class(hierarchy.resolve, (Ref(module, parts),))
-    if cls is not None:
-        return cls
-    info = hierarchy.index.module(module)
-    target = info.type_only.get(parts[0], "") if info is not None else ""
-    if not target:
-        return None
-    imported, _, name = target.partition(":")
-    return provider_class(hierarchy.resolve, (Ref(imported, (name, *parts[1:]) if name else parts[1:]),))

@@ -3438,11 +3438,9 @@ class ConsumerScanner:
                         rebound = {
                             n.id for n in every_node(method) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
                         }
-                    if stmt.value.id in rebound:
-                        pass
-                    elif stmt.value.id in annotated:
+                    if stmt.value.id in annotated and stmt.value.id not in rebound:
                         choices = self._provider_type(annotated[stmt.value.id], ctx)
-                    else:
+                    elif stmt.value.id not in rebound:
                         param = f"{method.name}:{stmt.value.id}"
             else:
                 continue
@@ -3490,7 +3488,7 @@ class ConsumerScanner:
                 scope.names[param.arg] = ReceiverValue(Receiver.SELF, own, other=True)
             elif param.annotation is None and fn.owner and i > 0 and "staticmethod" not in decorators:
                 # What the provider hands a method overriding one of its own, as that method
-                # annotates it (`Hierarchy.typed_params`): read once the provider's classes are known.
+                # annotates it (`param_types`): read once the provider's classes are known.
                 scope.names[param.arg] = ReceiverValue(Receiver.PARAM, fn.owner, param=f"{fn.node.name}:{param.arg}")
 
     def _installed_self(self, fn: _Function) -> tuple[Ref, ...]:

@@ -133,26 +133,23 @@ def _annotation_name(node: ast.expr | None) -> str:
 
 
 def annotation_class(node: ast.expr | None) -> str:
-    """The class a parameter's annotation names, as written: `C`, `mod.C`, `"C"`, and each of those
-    or None (`C | None`, `Optional[C]`, `"C | None"`); "" for anything else (a union of classes, a
-    generic, a name not capitalised as a class is: `int`, a type variable `_T` is kept, and read
-    for what it is where it is asked for)."""
+    """The class a parameter's annotation names, as written, as `syntax.annotated_type` reads one
+    (`C`, `mod.C`, `"C"`, each of those or None: `C | None`, `Optional[C]`, `"C | None"`) but for
+    a string, read as text (`_annotation_name`: this runs for every parameter indexed); "" for
+    anything else, and for a name not capitalised as a class is (`int`; a type variable `T` is
+    kept: what it names is read where it is asked for)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         sides = [side for side in (node.left, node.right) if not (isinstance(side, ast.Constant) and side.value is None)]
         return annotation_class(sides[0]) if len(sides) == 1 else ""
-    if isinstance(node, ast.Subscript) and dotted(node.value) in ("Optional", "typing.Optional"):
+    if isinstance(node, ast.Subscript) and dotted(node.value).rpartition(".")[2] == "Optional":
         return annotation_class(node.slice)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         text = node.value.strip()
         if text.startswith("Optional[") and text.endswith("]"):
             text = text[len("Optional[") : -1]
         named = [part for part in (part.strip() for part in text.split("|")) if part != "None"]
-        text = named[0] if len(named) == 1 else ""
-        name = text if all(p.isidentifier() and not iskeyword(p) for p in text.split(".")) else ""
-    elif isinstance(node, (ast.Name, ast.Attribute)):
-        name = dotted(node)
-    else:
-        return ""
+        node = ast.Constant(named[0] if len(named) == 1 else "")
+    name = _annotation_name(node)
     return name if name.rpartition(".")[2][:1].isupper() else ""
 
 
