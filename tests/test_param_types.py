@@ -137,3 +137,38 @@ def test_an_attribute_every_store_of_which_keeps_such_a_parameter_is_typed_so():
     # Stored from something else too, or the parameter bound again first: not known.
     for store in ("self.config = config if count else None", "config = config or None; self.config = config"):
         assert found(_bump(_consumer(body.format(store=store))), "missing-member") == [], store
+
+
+TYPED_ONLY = """
+    from typing import TYPE_CHECKING
+
+    if TYPE_CHECKING:
+        from pv import config
+        from pv.config import Config
+
+    class Worker:
+        config: "Config"
+
+    def make_config() -> "config.Config":
+        from pv.config import Config
+        return Config()
+"""
+
+
+def test_a_class_attribute_annotated_with_a_name_imported_for_type_checkers_only_is_typed():
+    consumer = {
+        "plug/mine.py": "from pv.worker import Worker\n\n\nclass Mine(Worker):\n    def go(self):\n"
+        "        return self.config.compute_hash()\n"
+    }
+    result = check(consumer, {**PV_B, "pv/worker.py": TYPED_ONLY}, {**PV_A, "pv/worker.py": TYPED_ONLY})
+    assert found(result, "missing-member") == [("error", "pv.config:Config.compute_hash", "plug/mine.py:6")]
+
+
+def test_what_a_provider_function_annotated_so_returns_is_typed():
+    seeded = {**PV_A, "pv/config.py": PV_A["pv/config.py"].replace("compute_hash(self)", "compute_hash(self, seed)")}
+    consumer = {
+        "plug/mine.py": "from pv.worker import make_config\n\n\nclass Mine:\n    def __init__(self):\n"
+        "        self.config = make_config()\n\n    def go(self):\n        return self.config.compute_hash()\n"
+    }
+    result = check(consumer, {**seeded, "pv/worker.py": TYPED_ONLY}, {**PV_A, "pv/worker.py": TYPED_ONLY})
+    assert found(result, "arity-drift") == [("error", "pv.config:Config.compute_hash", "plug/mine.py:9")]

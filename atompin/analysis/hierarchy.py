@@ -83,16 +83,14 @@ def provider_class(
     return res.target.cls
 
 
-def annotated_return(
-    resolve: Callable[[tuple[Ref, ...]], Resolution | None], function: Target
-) -> tuple[str, ClassRef | None]:
+def annotated_return(hierarchy: Hierarchy, function: Target) -> tuple[str, ClassRef | None]:
     """What a provider function's return annotation names ("" when it has none), and the provider
-    class that is, read where the function is defined (None when it is not one: a type variable,
-    `Self`, an outside class)."""
+    class that is, read where the function is defined (`Hierarchy.named_class`; None when it is
+    not one: a type variable, `Self`, an outside class)."""
     named = function.signature.returns_class if function.signature is not None else ""
     if not named:
         return "", None
-    return named, provider_class(resolve, (Ref(split_symbol(function.symbol)[0], tuple(named.split("."))),))
+    return named, hierarchy.named_class(split_symbol(function.symbol)[0], named)
 
 
 class Hierarchy:
@@ -371,9 +369,7 @@ class Hierarchy:
         first = member.annotation.split(".")[0]
         if info is not None and first in info.members:
             return None  # a name of the class's own scope (a nested class): not the module's
-        res = self.index.resolve(holder.module, member.annotation.split("."))
-        target = res.target if res.status is Status.FOUND else None
-        return target.cls if target is not None and target.kind is TargetKind.CLASS else None
+        return self.named_class(holder.module, member.annotation)
 
     def named_class(self, module: str, named: str) -> ClassRef | None:
         """The provider class a name written in provider module `module` stands for ("Config",
@@ -588,7 +584,7 @@ class Hierarchy:
         target = res.target if res is not None else None
         if target is None or target.kind is not TargetKind.FUNCTION:
             return None
-        return annotated_return(self.resolve, target)[1]
+        return annotated_return(self, target)[1]
 
     def provider_method(self, ref: MethodRef) -> tuple[ClassRef, Member] | None:
         """The provider method a call through a receiver lands on (None: the consumer's own,

@@ -74,7 +74,7 @@ def _annotated_product(hierarchy: Hierarchy, factory: Ref, of: ClassRef) -> Clas
     variable): then what it makes is unknown."""
     res = hierarchy.resolve((factory,))
     target = res.target if res is not None else None
-    named, product = annotated_return(hierarchy.resolve, target) if target is not None else ("", None)
+    named, product = annotated_return(hierarchy, target) if target is not None else ("", None)
     if not named or named.rpartition(".")[2] == "Self":
         return of
     return product
