@@ -944,3 +944,23 @@ def test_getattr_falling_back_to_another_member_of_the_same_object_is_not_judged
         )
     }
     assert found(check(consumer, PV_B, PV_A), "missing-member") == []
+
+
+@pytest.mark.parametrize(
+    "consumer",
+    [
+        "from pv.factory import make_config\n\ndef go():\n    config = make_config()\n    return config.compute_hash()\n",
+        "from pv.factory import make_config\n\nclass Mine:\n    def __init__(self):\n        self.config = make_config()\n\n"
+        "    def go(self):\n        return self.config.compute_hash()\n",
+    ],
+)
+def test_a_member_of_what_a_provider_function_annotated_to_return_a_class_makes_is_judged(consumer: str):
+    """`config = make_config()` of a `def make_config() -> Config`: an instance of Config, as for
+    arity (`Hierarchy.instance_class`), so a member gone from the class since the baseline is read."""
+    factory = {"pv/factory.py": "from pv.config import Config\n\ndef make_config() -> Config:\n    return Config()\n"}
+    result = check({"plug/mine.py": consumer}, {**PV_B, **factory}, {**PV_A, **factory})
+    [(severity, symbol, _)] = found(result, "missing-member")
+    assert (severity, symbol) == ("error", "pv.config:Config.compute_hash")
+    # Annotated with what is not a provider class (here nothing): not known.
+    bare = {"pv/factory.py": factory["pv/factory.py"].replace(" -> Config", "")}
+    assert found(check({"plug/mine.py": consumer}, {**PV_B, **bare}, {**PV_A, **bare}), "missing-member") == []

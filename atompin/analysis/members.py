@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from atompin.analysis.arity import call_problem, checkable
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import LIVE, Judgement, Reach
-from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, Node, provider_class
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, Node
 from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind
 from atompin.analysis.outside import STRUCT_BASES
@@ -462,7 +462,7 @@ def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRe
     receiver: ClassRef | str
     order: Sequence[Node]
     if ref.receiver is Receiver.INSTANCE:
-        cls = provider_class(h.resolve, ref.choices)
+        cls = h.instance_class(ref.choices)  # or what a provider function annotated to return one makes
         if cls is None:
             return None
         order, receiver = h.index.mro(cls), cls
