@@ -121,10 +121,10 @@ def test_the_index_keeps_what_a_type_checking_block_imports_for_annotations_only
 
     source = (
         b"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-        b"    from .config import Config\n    import pv.spec as spec\n    from pv import *\n"
+        b"    from .config import Config\n    import pv.spec as spec\n    import os.path\n    from pv import *\n"
     )
     info = index_module(source, "pv.runner", False)
-    assert info.type_only == {"Config": "pv.config:Config", "spec": "pv.spec"}
+    assert info.type_only == {"Config": "pv.config:Config", "spec": "pv.spec", "os": "os"}
     assert "Config" not in info.bindings  # never bound at run time
 
 

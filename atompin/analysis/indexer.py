@@ -189,6 +189,9 @@ class _ModuleVisitor:
                 for alias in stmt.names:
                     if alias.asname:
                         self.info.type_only[alias.asname] = alias.name
+                    else:  # `import pkg.mod` binds pkg ("pkg.mod.C" is read through it)
+                        top = alias.name.split(".")[0]
+                        self.info.type_only[top] = top
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if _is_overload(node):
