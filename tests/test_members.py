@@ -964,3 +964,20 @@ def test_a_member_of_what_a_provider_function_annotated_to_return_a_class_makes_
     # Annotated with what is not a provider class (here nothing): not known.
     bare = {"pv/factory.py": factory["pv/factory.py"].replace(" -> Config", "")}
     assert found(check({"plug/mine.py": consumer}, {**PV_B, **bare}, {**PV_A, **bare}), "missing-member") == []
+
+
+@pytest.mark.parametrize(
+    ("consumer", "judged"),
+    [
+        ("from pv.factory import make_config\n\ndef go():\n    return make_config().compute_hash()\n", True),
+        ("from pv.config import Config\n\ndef go():\n    return Config().compute_hash()\n", True),
+        # at a module's top level a call's result is not read as an instance (as for an assignment there)
+        ("from pv.config import Config\n\nHASH = Config().compute_hash()\n", False),
+    ],
+)
+def test_a_member_read_on_what_a_call_makes_is_judged(consumer: str, judged: bool):
+    """`make_config().compute_hash()`: the call's result is what a local assigned it would hold."""
+    factory = {"pv/factory.py": "from pv.config import Config\n\ndef make_config() -> Config:\n    return Config()\n"}
+    result = check({"plug/mine.py": consumer}, {**PV_B, **factory}, {**PV_A, **factory})
+    symbols = [symbol for _, symbol, _ in found(result, "missing-member")]
+    assert symbols == (["pv.config:Config.compute_hash"] if judged else [])

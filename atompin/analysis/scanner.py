@@ -1805,6 +1805,10 @@ class ConsumerScanner:
             self._value_reads.add((_self_owner(inner, ctx), node.attr))
         if isinstance(inner, ast.Attribute):
             base = self._eval_Attribute(inner, ctx, outer=False)
+        elif isinstance(inner, ast.Call) and ctx.function:
+            # `get_pp_group().is_last_rank`, `make_runner().start()`: what the call makes, as a local
+            # assigned it would hold (`_eval_Call`).
+            base = self._eval_Call(inner, ctx, makes_instance=True)
         else:
             base = self._eval(inner, ctx)
         if isinstance(base, ProviderValue):
