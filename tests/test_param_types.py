@@ -172,3 +172,31 @@ def test_what_a_provider_function_annotated_so_returns_is_typed():
     }
     result = check(consumer, {**seeded, "pv/worker.py": TYPED_ONLY}, {**PV_A, "pv/worker.py": TYPED_ONLY})
     assert found(result, "arity-drift") == [("error", "pv.config:Config.compute_hash", "plug/mine.py:9")]
+
+
+@pytest.mark.parametrize(
+    ("written", "named"),
+    [
+        ("C", "C"),
+        ("m.C", "m.C"),
+        ('"C"', "C"),
+        ("C | None", "C"),
+        ("None | C", "C"),
+        ("Optional[C]", "C"),
+        ("typing.Optional[C]", "C"),
+        ('"C | None"', "C"),
+        ('"Optional[m.C]"', "m.C"),
+        ("int", ""),
+        ("list[C]", ""),
+        ("A | B", ""),
+        ('"A | B"', ""),
+        ('"None"', ""),
+        ('"a b"', ""),
+    ],
+)
+def test_the_class_a_parameter_annotation_names_is_read_without_parsing_strings(written: str, named: str):
+    import ast
+
+    from atompin.analysis.signature import annotation_class
+
+    assert annotation_class(ast.parse(written, mode="eval").body) == named

@@ -126,10 +126,13 @@ def _annotation_name(node: ast.expr | None) -> str:
     """`Engine`, `mod.Engine` or `"Engine"` as written; "" for anything else. A string is not
     parsed: this runs for every function indexed, and only a dotted name is wanted."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        text = node.value.strip()
-        parts = text.split(".")
-        return text if all(p.isidentifier() and not iskeyword(p) for p in parts) else ""
+        return _dotted_text(node.value.strip())
     return dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+
+
+def _dotted_text(text: str) -> str:
+    """`text` when it is a dotted name ("Engine", "mod.Engine"), else ""."""
+    return text if all(p.isidentifier() and not iskeyword(p) for p in text.split(".")) else ""
 
 
 def annotation_class(node: ast.expr | None) -> str:
@@ -148,8 +151,9 @@ def annotation_class(node: ast.expr | None) -> str:
         if text.startswith("Optional[") and text.endswith("]"):
             text = text[len("Optional[") : -1]
         named = [part for part in (part.strip() for part in text.split("|")) if part != "None"]
-        node = ast.Constant(named[0] if len(named) == 1 else "")
-    name = _annotation_name(node)
+        name = _dotted_text(named[0]) if len(named) == 1 else ""
+    else:
+        name = _annotation_name(node)
     return name if name.rpartition(".")[2][:1].isupper() else ""
 
 
