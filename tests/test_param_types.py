@@ -65,6 +65,14 @@ def test_a_read_through_an_unannotated_parameter_of_an_override_is_judged_as_the
     assert found(_bump(consumer), "missing-member") == [("error", "pv.config:Config.compute_hash", "plug/runner.py:6")]
 
 
+def test_a_renamed_parameter_is_typed_by_its_position_as_the_provider_passes_it():
+    """`def load(self, cfg)` overriding `load(self, config: Config)`: the provider hands its
+    Config in that place, whatever the override calls it (as a type checker matches them)."""
+    consumer = _consumer("    def load(self, cfg, n=0):\n        return cfg.compute_hash()\n")
+    assert found(check(consumer, PV_A, baseline=PV_A), "missing-member") == []
+    assert found(_bump(consumer), "missing-member") == [("error", "pv.config:Config.compute_hash", "plug/runner.py:6")]
+
+
 def test_an_optional_annotation_types_it_too_and_a_field_read_is_judged():
     consumer = _consumer("    def step(self, spec=None, other=None, loose=None):\n        return spec.ratio\n")
     assert found(_bump(consumer), "missing-member") == [("error", "pv.spec:Spec.ratio", "plug/runner.py:6")]
@@ -73,8 +81,12 @@ def test_an_optional_annotation_types_it_too_and_a_field_read_is_judged():
 @pytest.mark.parametrize(
     "body",
     [
-        # renamed: which parameter of the provider's it is, is not read from the position
-        "    def load(self, cfg, count=0):\n        return cfg.compute_hash()\n",
+        # renamed, and in another place than the provider's parameter of the same position
+        "    def load(self, count, cfg=None):\n        return cfg.compute_hash()\n",
+        # renamed, where the provider's parameter of that position the override has elsewhere
+        "    def load(self, cfg, config=None):\n        return cfg.compute_hash()\n",
+        # renamed, and keyword-only: the provider cannot pass it by position
+        "    def load(self, *, cfg, count=0):\n        return cfg.compute_hash()\n",
         # a method of the consumer's own: nothing of the provider calls it
         "    def reload(self, config):\n        return config.compute_hash()\n",
         # a type variable, and a parameter the provider does not annotate

@@ -7,11 +7,11 @@ as its own method, so what it hands in is what that method's signature annotates
 scanner records what is read and called through such a parameter with `Receiver.PARAM` (the class,
 the method and the parameter: it does not know the provider's classes); once they are known, each
 use becomes one through an instance of the provider class the overridden method annotates the
-parameter of the same name with, judged as through a parameter the consumer annotated itself. The
-others are dropped: nothing says what the parameter holds (no provider method of that name comes
-next in the class's order, an outside base may come first, the parameter is renamed or not
-annotated there, or annotated with what is not a provider class: a type variable, `Any`, torch's
-`Tensor`).
+parameter of the same name with (or, for a renamed one, the parameter in its position), judged as
+through a parameter the consumer annotated itself. The others are dropped: nothing says what the
+parameter holds (no provider method of that name comes next in the class's order, an outside base
+may come first, the parameter is not there or not annotated there, or annotated with what is not a
+provider class: a type variable, `Any`, torch's `Tensor`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import replace
 
 from atompin.analysis.hierarchy import Definition, Hierarchy, is_method
 from atompin.analysis.provider import ClassRef
+from atompin.analysis.signature import ParamKind, Signature
 from atompin.analysis.usage import ConsumerUsage, MethodRef, Receiver, Ref
 
 
@@ -66,8 +67,38 @@ def param_type(hierarchy: Hierarchy, owner: str, method: str, param: str) -> tup
     member = overridden.member
     if member is None or not is_method(member) or member.signature is None:
         return ()
-    named = next((p.annotation for p in member.signature.params if p.name == param), "")
+    named = _annotation_of(member.signature, param, _own_signature(hierarchy, owner, method))
     if not named:
         return ()
     cls = hierarchy.named_class(overridden.node.module, named)
     return (Ref(cls.module, tuple(cls.qualname.split("."))),) if cls is not None else ()
+
+
+_POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+
+
+def _own_signature(hierarchy: Hierarchy, owner: str, method: str) -> Signature | None:
+    """The signature of consumer class `owner`'s own `method` (None when it defines none)."""
+    own = hierarchy.lookup(owner, method)
+    return own.method.signature if isinstance(own, Definition) and own.method is not None else None
+
+
+def _annotation_of(base: Signature, param: str, own: Signature | None) -> str:
+    """The class the overridden method's signature `base` annotates the override's `param` with:
+    its parameter of that name, or else the one in the same position when the override renamed
+    it (`def execute_model(self, sched_output)`: the provider passes it positionally, as a type
+    checker matches an override's parameters); "" when neither is annotated with a class."""
+    by_name = next((p for p in base.params if p.name == param), None)
+    if by_name is not None:
+        return by_name.annotation
+    if own is None:
+        return ""
+    names = [p.name for p in own.params]
+    at = names.index(param) if param in names else -1
+    if at < 0 or own.params[at].kind not in _POSITIONAL or at >= len(base.params):
+        return ""
+    there = base.params[at]
+    # Not when the override has that parameter elsewhere: the two orders disagree.
+    if there.kind not in _POSITIONAL or there.name in names:
+        return ""
+    return there.annotation
