@@ -973,6 +973,13 @@ def test_a_member_of_what_a_provider_function_annotated_to_return_a_class_makes_
         ("from pv.config import Config\n\ndef go():\n    return Config().compute_hash()\n", True),
         # at a module's top level a call's result is not read as an instance (as for an assignment there)
         ("from pv.config import Config\n\nHASH = Config().compute_hash()\n", False),
+        # an assignment expression binds the name as an assignment does
+        (
+            "from pv.factory import make_config\n\ndef go():\n"
+            "    if (config := make_config()) is not None:\n        return config.compute_hash()\n",
+            True,
+        ),
+        ("from pv.config import Config\n\ndef go():\n    return [c.compute_hash() for _ in () if (c := Config())]\n", True),
     ],
 )
 def test_a_member_read_on_what_a_call_makes_is_judged(consumer: str, judged: bool):

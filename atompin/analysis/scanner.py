@@ -1035,26 +1035,28 @@ class ConsumerScanner:
         self._decorated(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
         self._record_class(node, ctx, qualname)
 
+    def _eval_stored(self, node: ast.expr, ctx: _Ctx) -> Value:
+        """What a value assigned to a name evaluates to: in a function, a call's result is an
+        instance of what it makes (`layer = Linear(...)`, `proposer = P(...) if spec else None`)."""
+        if ctx.function and isinstance(node, ast.Call):
+            return self._eval_Call(node, ctx, makes_instance=True)
+        if ctx.function and isinstance(node, ast.IfExp):
+            return self._eval_IfExp(node, ctx, makes_instance=True)
+        return self._eval(node, ctx)
+
     def _visit_Assign(self, node: ast.Assign, ctx: _Ctx) -> None:
         self._record_unpack(node, ctx)
-        if ctx.function and isinstance(node.value, ast.Call):
-            value = self._eval_Call(node.value, ctx, makes_instance=True)
-        elif ctx.function and isinstance(node.value, ast.IfExp):
-            value = self._eval_IfExp(node.value, ctx, makes_instance=True)
-        elif self._path_kept_for_reads(node, ctx):
+        if self._path_kept_for_reads(node, ctx):
             value = self._eval(node.value, _evolve(ctx, record=False))  # its reads name the module
         else:
-            value = self._eval(node.value, ctx)
+            value = self._eval_stored(node.value, ctx)
         for target in node.targets:
             self._assign(target, value, node.value, ctx)
 
     def _visit_AnnAssign(self, node: ast.AnnAssign, ctx: _Ctx) -> None:
         if node.value is None:
             return
-        if ctx.function and isinstance(node.value, ast.Call):
-            value = self._eval_Call(node.value, ctx, makes_instance=True)
-        else:
-            value = self._eval(node.value, ctx)
+        value = self._eval_stored(node.value, ctx)
         if value is None and ctx.function and isinstance(node.target, ast.Name):
             # `runner: GPUModelRunner = make()`: a local annotated with a provider class holds one.
             choices = self._unshadowed(self._provider_type(node.annotation, ctx), ctx.file.path)
@@ -1735,7 +1737,8 @@ class ConsumerScanner:
         return LambdaValue(signature_of(node))
 
     def _eval_NamedExpr(self, node: ast.NamedExpr, ctx: _Ctx) -> Value:
-        value = self._eval(node.value, ctx)
+        # `if (config := make_config()) is not None:` binds as `config = make_config()` does.
+        value = self._eval_stored(node.value, ctx)
         self._bind(ctx, node.target.id, value)
         return value
 
