@@ -124,7 +124,7 @@ def bisect(
 
 
 # Findings about the pin itself (they change with every pin), not about what a commit changed.
-_PIN_RULES = {Rule.DECLARED_TARGET_SKEW, Rule.BRANCH_REF, Rule.MOVED_REF}
+_PIN_RULES = {Rule.DECLARED_TARGET_SKEW, Rule.BRANCH_REF, Rule.MOVED_REF, Rule.BASELINE_UNAVAILABLE}
 _HOW_ORDER = ("defines", "module", "names")
 
 

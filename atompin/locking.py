@@ -20,10 +20,16 @@ from atompin import lockfile
 from atompin.acceptance import accept
 from atompin.analysis.archs import arch_coverage, arch_list_sites, supported_archs, uncovered
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
-from atompin.analysis.pinning import branch_ref, declared_target, declared_target_skew, unconstrained_plugin
+from atompin.analysis.pinning import (
+    baseline_unavailable,
+    branch_ref,
+    declared_target,
+    declared_target_skew,
+    unconstrained_plugin,
+)
 from atompin.analysis.provider import ProviderIndex
 from atompin.analysis.results import check_trees
-from atompin.errors import AtompinError, InputError
+from atompin.errors import AtompinError, InputError, SourceError
 from atompin.files import write_atomically
 from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
 from atompin.manifest import Manifest, Pair, load_manifest
@@ -183,27 +189,42 @@ class Locker:
 
     def baseline_tree(
         self, consumer: str, provider: str, resolved: ResolvedComponent, pin: ResolvedComponent, pair: str = ""
-    ) -> Baseline | None:
+    ) -> tuple[Baseline | None, list[Finding]]:
         """The provider the consumer was written against, for the drift rules and for relocation
         entries without parameters: `--baseline` when given; else the version or commit the
         consumer declares (its `declares` file); else the same pair's provider in the previous
-        lock (kept while the pin stays where it was, so a re-lock changes nothing)."""
+        lock (kept while the pin stays where it was, so a re-lock changes nothing). When one is
+        named but none of its refs resolves, None and a `baseline-unavailable` warning: the edge
+        is then checked without one, which finds much less, and the lock must say so."""
         refs: list[tuple[str, BaselineSource]] = []
         if self.baseline_ref:
             refs = [(self.baseline_ref, BaselineSource.OPTION)]
         path = self.manifest.components[consumer].declares.get(provider)
-        if not refs and path and path in resolved.tree.files:
-            version, commit = declared_target(resolved.tree.read_text(path), provider)
+        text = resolved.tree.read_text(path) if not refs and path and path in resolved.tree.files else None
+        if text is not None:
+            version, commit = declared_target(text, provider)
             refs = [(f"v{version}", BaselineSource.DECLARED)] if version else []
             refs += [(commit, BaselineSource.DECLARED)] if commit else []
         if not refs:
             refs = self._previous_baseline(pair, consumer, provider, pin)
+        failures: list[AtompinError] = []
         for ref, source in refs:
             try:
-                return Baseline(self.resolve_component(provider, ref), source)
-            except AtompinError:
-                continue  # not reachable: judge without a baseline
-        return None
+                return Baseline(self.resolve_component(provider, ref), source), []
+            except AtompinError as exc:
+                self.progress(f"baseline {provider}@{ref} for {consumer}: {exc}")
+                failures.append(exc)
+        if not refs:
+            return None, []
+        # The lock is committed: what went wrong is said without the messages' paths and URLs.
+        why = (
+            "git or network failure, or not in the cache offline"
+            if any(isinstance(exc, SourceError) for exc in failures)
+            else "no such ref in the repository"
+        )
+        source = refs[0][1]
+        where = path or "" if source is BaselineSource.DECLARED else ""
+        return None, [baseline_unavailable(provider, [r for r, _ in refs], source.value, why, where, text)]
 
     def _previous_baseline(
         self, pair: str, consumer: str, provider: str, pin: ResolvedComponent
@@ -252,7 +273,7 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
-            baseline = self.baseline_tree(edge.consumer, edge.provider, consumer, provider, pair.name)
+            baseline, missing = self.baseline_tree(edge.consumer, edge.provider, consumer, provider, pair.name)
             result = check_trees(
                 consumer.tree,
                 provider.tree,
@@ -265,7 +286,7 @@ class Locker:
                 baseline_version=(baseline.component.version or None) if baseline is not None else None,
                 baseline_label=baseline.component.label if baseline is not None else "",
             )
-            edge_findings = list(result.findings)
+            edge_findings = [*missing, *result.findings]
             for g in result.gates:  # shown with --verbose
                 before = f", {g.baseline} at the baseline" if g.baseline else ""
                 self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.version or '?'}{before}")

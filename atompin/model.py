@@ -100,6 +100,7 @@ class Rule(_Text):
     RETURN_DRIFT = "return-drift"
     SHADOW_DRIFT = "shadow-drift"
     MISSING_MEMBER = "missing-member"
+    BASELINE_UNAVAILABLE = "baseline-unavailable"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -117,6 +118,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.MODEL_OVERRIDE: "a model-class override whose wrapper does not resolve, or whose architecture the provider does not know",
     Rule.ARCH_COVERAGE: "no GPU architecture of the fleet is among those a component's kernels support",
     Rule.GATE_FLIP: "a version gate of the consumer has another value at the pin than at the baseline",
+    Rule.BASELINE_UNAVAILABLE: "the provider the consumer was written against could not be resolved: drift went unjudged",
     Rule.STALE_ACCEPTANCE: "an accepted finding declared in pairs.toml matches no finding any more",
     Rule.VERSION_ASSERT: "a module-level assert on the provider's version fails at the pin: importing the module raises",
     Rule.OVERRIDE_DRIFT: "a consumer method overriding a provider method can no longer take the calls the provider makes to it",

@@ -133,6 +133,55 @@ def test_a_declared_target_wins_over_the_previous_lock(project: Path):
     assert (check.baseline_commit, check.baseline_from) == (commit, "declared")
 
 
+def _declaring(project: Path, declared: str) -> None:
+    """The consumer declares `declared` (a declares file's text) as its pv; the pair pins pv 2.0.0."""
+    files = {**CONSUMER, "plug/pv-version.env": declared}
+    git_repo(project.parent / "repos/plug2", [("v0.1.0", files)])
+    text = project.read_text().replace('repo = "repos/plug"', 'repo = "repos/plug2"')
+    text = text.replace('package = "plug"\n', 'package = "plug"\ndeclares = { pv = "plug/pv-version.env" }\n', 1)
+    project.write_text(text.replace('pv = "v1.0.0"', 'pv = "v2.0.0"'))
+
+
+def test_a_declared_baseline_the_repository_lacks_is_said_in_the_lock(project: Path):
+    """Checked without its baseline, the edge misses what changed since (here the override's
+    `out=`, an error with the baseline): a warning says so, at the declaring line."""
+    _declaring(project, "# what plug was written against\nPV_VERSION=0.9.0\nPV_COMMIT=" + "ab" * 20 + "\n")
+    result = invoke("lock", "--manifest", str(project))
+    pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    [check] = pair.checks
+    assert check.baseline_commit == "" and check.baseline_from == ""
+    [missing] = [f for f in pair.findings if f.rule.value == "baseline-unavailable"]
+    assert (missing.severity.value, missing.symbol, missing.sites) == ("warning", "pv@v0.9.0", ["plug/pv-version.env:2"])
+    assert "(v0.9.0 / abababababab) could not be resolved (no such ref in the repository)" in missing.message
+    assert "--baseline REF" in missing.message
+    assert "baseline-unavailable" in result.output
+
+
+def test_a_declared_baseline_found_by_its_commit_says_nothing(project: Path):
+    import git
+
+    commit = git.Repo(project.parent / "repos/pv").git.rev_parse("v1.0.0^{commit}")
+    _declaring(project, f"PV_VERSION=0.9.0\nPV_COMMIT={commit}\n")  # no tag v0.9.0: the commit is found
+    invoke("lock", "--manifest", str(project))
+    pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    assert pair.checks[0].baseline_commit == commit
+    assert not [f for f in pair.findings if f.rule.value == "baseline-unavailable"]
+
+
+def test_a_baseline_option_naming_no_ref_is_said_and_one_naming_a_ref_is_used(project: Path):
+    lock_path = project.parent / "atompin.lock"
+    project.write_text(project.read_text().replace('pv = "v1.0.0"', 'pv = "v2.0.0"'))
+    invoke("lock", "--manifest", str(project), "--baseline", "v7.0.0")
+    pair = lockfile.read(lock_path).pairs[0]
+    [missing] = [f for f in pair.findings if f.rule.value == "baseline-unavailable"]
+    assert missing.message.startswith("the --baseline given (v7.0.0) could not be resolved") and missing.sites == []
+    assert invoke("lock", "--manifest", str(project), "--baseline", "v1.0.0").exit_code == 1
+    pair = lockfile.read(lock_path).pairs[0]
+    assert pair.checks[0].baseline_from == "option"
+    assert "override-drift" in {f.rule.value for f in pair.findings}  # `out` new since 1.0.0: an error
+    assert not [f for f in pair.findings if f.rule.value == "baseline-unavailable"]
+
+
 def test_fail_on_makes_an_edge_gate_on_a_rule_s_warnings(tmp_path: Path, project: Path):
     consumer = {
         **CONSUMER,

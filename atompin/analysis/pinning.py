@@ -1,7 +1,7 @@
 """Pair-level rules: what the pins themselves say, before any symbol is resolved.
 
 Pure functions over file texts and resolved refs: `declared-target-skew`,
-`branch-ref`, `unconstrained-plugin`.
+`branch-ref`, `unconstrained-plugin`, `baseline-unavailable`.
 """
 
 from __future__ import annotations
@@ -92,6 +92,39 @@ def declared_target_skew(
             f"{consumer} declares another {provider} than the pair pins ({'; '.join(problems)})",
         )
     ]
+
+
+def baseline_unavailable(
+    provider: str, refs: list[str], source: str, why: str, path: str = "", text: str | None = None
+) -> Finding:
+    """The edge's baseline (`refs` tried in order, from `source`: "declared", "option" or
+    "previous-lock") could not be resolved (`why`: what went wrong, said without machine paths),
+    so the edge was checked without one. Sited at the declares file's line when it came from there."""
+    sites: tuple[Site, ...] = ()
+    if path and text is not None:
+        env = parse_env(text)
+        found = [env[k][1] for k in (f"{env_prefix(provider)}_{key}" for key in ("VERSION", "COMMIT")) if k in env]
+        sites = (Site(path, min(found) if found else 1),)
+    where = {
+        "declared": f"the {provider} the consumer declares" + (f" in {path}" if path else ""),
+        "option": "the --baseline given",
+        "previous-lock": "the pair's previous pin in the lock",
+    }.get(source, "the baseline")
+    return Finding(
+        Rule.BASELINE_UNAVAILABLE,
+        Severity.WARNING,
+        f"{provider}@{refs[0]}",
+        sites,
+        f"{where} ({' / '.join(_short(r) for r in refs)}) could not be resolved ({why}), so this edge was "
+        "checked without a baseline: nothing counts as gone or changed since the provider the consumer was "
+        "written against, and the drift rules find less. Make that commit reachable in the repository, or "
+        "pass --baseline REF",
+    )
+
+
+def _short(ref: str) -> str:
+    """A full commit id as its first 12 digits; any other ref as it is."""
+    return ref[:12] if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref) else ref
 
 
 def _as_version(text: str) -> Version | str:

@@ -105,13 +105,23 @@ _RULE_HELP: dict[Rule, str] = {
     "with a provider class, and the provider no longer has it: it was there at the baseline, and no class the "
     "lookup passes defines or sets it now. AttributeError when the code runs. Use what replaced it (the "
     "provider's history of that class says), or guard the read for both releases.",
+    Rule.BASELINE_UNAVAILABLE: "The baseline (the provider the consumer was written against: --baseline, its "
+    "declares file, or the previous lock's pin) could not be resolved, so the edge was checked without one: "
+    "nothing counts as gone or changed since, and the rules that need that comparison find less. Make the "
+    "commit reachable in the provider's repository, or pass --baseline REF.",
     Rule.SHADOW_DRIFT: "A consumer copy of a provider method (an override that never calls super(), a replacement "
     "that never calls the original) whose upstream changed since the baseline: the copy silently skips the new "
     "work; an error when that work sets an attribute on the object which provider methods the consumer class "
     "still runs read. Port what changed upstream (`--verbose` shows the diff).",
 }
 # README sections (GitHub anchors) that document each rule.
-_PAIR_RULES = {Rule.DECLARED_TARGET_SKEW, Rule.BRANCH_REF, Rule.UNCONSTRAINED_PLUGIN, Rule.MODEL_OVERRIDE}
+_PAIR_RULES = {
+    Rule.DECLARED_TARGET_SKEW,
+    Rule.BRANCH_REF,
+    Rule.UNCONSTRAINED_PLUGIN,
+    Rule.MODEL_OVERRIDE,
+    Rule.BASELINE_UNAVAILABLE,
+}
 _README_SECTION = {
     rule: "pinned-pairs-pairstoml--atompinlock" if rule in _PAIR_RULES | {Rule.ARCH_COVERAGE} else "rules"
     for rule in Rule
