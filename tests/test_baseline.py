@@ -157,6 +157,19 @@ def test_a_declared_baseline_the_repository_lacks_is_said_in_the_lock(project: P
     assert "baseline-unavailable" in result.output
 
 
+def test_a_declares_file_naming_no_target_is_said():
+    from atompin.analysis.pinning import declared_target_skew
+
+    [said] = declared_target_skew("plug", "pv", "plug/pv-version.env", "PV_REF=v1.0.0\n", "ab" * 20, "1.0.0")
+    assert (said.rule.value, said.severity.value, said.sites[0].path) == (
+        "declared-target-skew",
+        "warning",
+        "plug/pv-version.env",
+    )
+    assert "sets neither PV_VERSION nor PV_COMMIT" in said.message
+    assert declared_target_skew("plug", "pv", "plug/pv-version.env", "PV_VERSION=1.0.0\n", "ab" * 20, "1.0.0") == []
+
+
 def test_a_declared_baseline_found_by_its_commit_says_nothing(project: Path):
     import git
 

@@ -70,7 +70,21 @@ def declared_target_skew(
             )
         ]
     env = parse_env(text)
-    declared_commit, declared_version = (env.get(f"{env_prefix(provider)}_{key}") for key in ("COMMIT", "VERSION"))
+    prefix = env_prefix(provider)
+    declared_commit, declared_version = (env.get(f"{prefix}_{key}") for key in ("COMMIT", "VERSION"))
+    if not declared_commit and not declared_version:
+        # A renamed key (`VLLM_REF=`) would otherwise leave the edge without its declared baseline, unsaid.
+        return [
+            Finding(
+                Rule.DECLARED_TARGET_SKEW,
+                Severity.WARNING,
+                f"{consumer}:{path}",
+                (Site(path, 1),),
+                f"{consumer}'s {path} names no {provider} target: it sets neither {prefix}_VERSION nor "
+                f"{prefix}_COMMIT, so the pin cannot be compared with it, nor the drift rules with the {provider} "
+                "it declares; set one of them",
+            )
+        ]
     problems: list[str] = []
     line = 1
     if declared_commit and not (commit.startswith(declared_commit[0]) or declared_commit[0].startswith(commit)):
