@@ -32,12 +32,13 @@ from atompin.analysis.results import check_trees
 from atompin.errors import AtompinError, InputError, SourceError
 from atompin.files import write_atomically
 from atompin.lockfile import Lock, LockedAlternative, LockedCheck, LockedComponent, LockedFinding, LockedPair
-from atompin.manifest import Manifest, Pair, load_manifest
+from atompin.manifest import CheckEdge, Manifest, Pair, load_manifest
 from atompin.model import COUNT_FIELDS, Finding, RefKind, Rule, Severity, Summary, Verdict
 from atompin.refs import is_local
 from atompin.relocations import LoadedTable, applicable, digests, manifest_tables
 from atompin.sources.git import GitCache, GitTree, ResolvedRef
 from atompin.sources.version import normalize_version, version_from_tree
+from atompin.tomlfile import key_path, locate
 
 Progress = Callable[[str], None]
 
@@ -80,10 +81,13 @@ class Locker:
         cache: AnalysisCache,
         progress: Progress | None = None,
         baseline_ref: str | None = None,
+        manifest_path: Path | None = None,
     ) -> None:
         # baseline_ref: the provider ref that relocation entries without params are compared
         # with (default: what the consumer declares it was written against).
         self.baseline_ref = baseline_ref
+        # Where bad input in the manifest is said to be (file:line).
+        self.manifest_path = manifest_path or manifest_dir / "pairs.toml"
         # The lock before this run: where each pair's provider was pinned (a baseline).
         self.previous: Lock | None = None
         self.manifest = manifest
@@ -111,7 +115,13 @@ class Locker:
         root = cache_dir or default_cache_dir()
         git_cache = GitCache(root, offline=offline, progress=progress)
         return cls(
-            manifest, manifest_path.resolve().parent, git_cache, SqliteAnalysisCache(root), progress, baseline_ref
+            manifest,
+            manifest_path.resolve().parent,
+            git_cache,
+            SqliteAnalysisCache(root),
+            progress,
+            baseline_ref,
+            manifest_path,
         )
 
     def fetch_url(self, repo: str) -> str:
@@ -226,6 +236,26 @@ class Locker:
         where = path or "" if source is BaselineSource.DECLARED else ""
         return None, [baseline_unavailable(provider, [r for r, _ in refs], source.value, why, where, text)]
 
+    def _require_package(
+        self, comp: ResolvedComponent, package: str, edge: CheckEdge, consumer_package: str | None = None
+    ) -> None:
+        """Bad input, said at the manifest's line that names it, when `comp`'s tree at its pin has
+        no package `package` (the edge's `consumer-package` when given, else the component's)."""
+        if comp.tree.find_module(package) is not None:
+            return
+        if consumer_package:
+            index = self.manifest.checks.index(edge)
+            loc: tuple[str | int, ...] = ("checks", index, "consumer-package")
+        else:
+            loc = ("components", comp.name, "package")
+        text = self.manifest_path.read_text(encoding="utf-8-sig") if self.manifest_path.is_file() else ""
+        found = ", ".join(comp.tree.top_level_packages()) or "none"
+        raise InputError(
+            f"{self.manifest_path}:{locate(text, loc)}: {key_path(loc)}: {comp.name} has no package {package!r} at "
+            f"{comp.resolved.ref} ({comp.resolved.commit[:12]}; top-level packages: {found}); fix the name, or pin "
+            "a ref that has it"
+        )
+
     def _previous_baseline(
         self, pair: str, consumer: str, provider: str, pin: ResolvedComponent
     ) -> list[tuple[str, BaselineSource]]:
@@ -273,6 +303,8 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
+            self._require_package(consumer, edge.consumer_package or spec_c.package, edge, edge.consumer_package)
+            self._require_package(provider, spec_p.package, edge)
             baseline, missing = self.baseline_tree(edge.consumer, edge.provider, consumer, provider, pair.name)
             result = check_trees(
                 consumer.tree,

@@ -124,7 +124,7 @@ def open_locker(
     root = cache_dir or default_cache_dir()
     git_cache = GitCache(root, offline=offline, progress=progress)
     cache = DecodedCache(SqliteAnalysisCache(root))
-    return Locker(manifest, manifest_path.resolve().parent, git_cache, cache, progress)
+    return Locker(manifest, manifest_path.resolve().parent, git_cache, cache, progress, manifest_path=manifest_path)
 
 
 class Judge:
@@ -306,6 +306,8 @@ def _pin(
     if not changed:
         return None
     new_manifest = parse_manifest(edited, manifest_path)
-    relocker = Locker(new_manifest, locker.manifest_dir, locker.git, locker.cache, locker.progress)
+    relocker = Locker(
+        new_manifest, locker.manifest_dir, locker.git, locker.cache, locker.progress, manifest_path=manifest_path
+    )
     relocked = relocker.lock(new_manifest.digest(), changed, previous)
     return BumpPlan(manifest_path, target, source, edited, changed, relocked, diff_locks(previous, relocked))

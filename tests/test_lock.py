@@ -94,6 +94,30 @@ def test_relock_reports_unchanged(project: Path):
     assert "unchanged" in result.output
 
 
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (
+            ('gate = true\n', 'gate = true\nconsumer-package = "miniplug.gone"\n'),
+            "pairs.toml:15: checks[0].consumer-package: miniplug has no package 'miniplug.gone' at v0.1.0 (",
+        ),
+        (
+            ('package = "minivllm"\n', 'package = "minivllm_x"\n'),
+            "pairs.toml:9: components.minivllm.package: minivllm has no package 'minivllm_x' at v0.31.0 (",
+        ),
+    ],
+)
+def test_a_package_the_pinned_tree_lacks_is_said_at_the_manifest_line(
+    project: Path, edit: tuple[str, str], said: str
+):
+    project.write_text(project.read_text().replace(*edit))
+    result = lock(project)
+    assert result.exit_code == 2, result.output
+    [line] = [x for x in result.output.splitlines() if x.strip()]
+    assert said in line and "top-level packages: " in line and line.endswith("fix the name, or pin a ref that has it")
+    assert not (project.parent / "atompin.lock").exists()
+
+
 def test_declared_target_skew_says_how_far(project: Path):
     lock(project)
     bad = lockfile.read(project.parent / "atompin.lock").pair(BAD)
