@@ -128,3 +128,28 @@ def test_reads_for_a_receiver_s_members_do_not_use_up_those_for_provider_objects
     assert [(f.severity.value, f.symbol) for f in result.findings if f.rule.value == "unresolved-import"] == [
         ("error", "pv.config:Config.compute_hash")
     ]
+
+
+def test_a_helper_past_the_scan_s_bound_is_said_not_silently_skipped(monkeypatch: pytest.MonkeyPatch):
+    """The scan reads a helper again with the provider objects handed to it, up to a bound that
+    keeps it finite; a read skipped past it is an `analysis-bound` warning, not a silent miss."""
+    import atompin.analysis.scanner as scanner
+
+    provider_a = {"pv/config.py": "class Config:\n    def compute_hash(self):\n        return ''\n"}
+    provider_b = {"pv/config.py": "class Config:\n    def compile_factors(self):\n        return ''\n"}
+    consumer = {
+        "plug/mine.py": (
+            "from pv.config import Config\n\n\ndef helper(config):\n    return config.compute_hash()\n\n\n"
+            "def go(config: Config):\n    return helper(config)\n"
+        )
+    }
+    result = check(consumer, provider_b, provider_a)
+    assert found(result, "missing-member") == [("error", "pv.config:Config.compute_hash", "plug/mine.py:5")]
+    assert found(result, "analysis-bound") == []
+    monkeypatch.setattr(scanner, "_MAX_MEMBER_RESCANS", 0)
+    monkeypatch.setattr(scanner, "_MAX_RESCANS", 0)
+    result = check(consumer, provider_b, provider_a)
+    assert found(result, "missing-member") == []
+    [bound] = [f for f in result.findings if f.rule.value == "analysis-bound"]
+    assert (bound.severity.value, str(bound.sites[0])) == ("warning", "plug/mine.py:4")
+    assert "1 such read(s) were skipped, the first of plug/mine.py:4" in bound.message

@@ -618,12 +618,15 @@ class ConsumerScanner:
             if job.binding:  # every body is read once; re-reads with arguments are bounded
                 if self._hands_provider(job.binding.values()):
                     self._rescans += 1
-                    if self._rescans > _MAX_RESCANS:
-                        continue
+                    over = self._rescans > _MAX_RESCANS
                 else:
                     self._member_rescans += 1
-                    if self._member_rescans > _MAX_MEMBER_RESCANS:
-                        continue
+                    over = self._member_rescans > _MAX_MEMBER_RESCANS
+                if over:  # counted, and said (`analysis-bound`): what it does with them is unknown
+                    self.usage.unread_helpers += 1
+                    if not self.usage.first_unread_helper:
+                        self.usage.first_unread_helper = f"{job.function.file.path}:{job.function.node.lineno}"
+                    continue
             self._within_limits(job.function.file.path, self._run_function, job)
         self._drop_empty_rests()
         if bodies_read is not None:

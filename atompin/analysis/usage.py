@@ -318,6 +318,10 @@ class ConsumerUsage:
     # How each (owner, attr) was read anywhere in the consumer.
     reads: list[Read] = field(default_factory=list)
     unparseable: list[tuple[str, int, str]] = field(default_factory=list)
+    # Helper bodies not read again with the objects handed to them, past the bounds that keep the
+    # scan finite (`scanner._MAX_RESCANS`): how many, and the first such helper's "path:line".
+    unread_helpers: int = 0
+    first_unread_helper: str = ""
     # Consumer modules read outside the scanned packages (helpers), with their content ids.
     helper_modules: dict[str, str] = field(default_factory=dict)
     # The files whose every body the scan read (the rest are searched as text where it matters).

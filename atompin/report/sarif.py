@@ -109,6 +109,9 @@ _RULE_HELP: dict[Rule, str] = {
     "declares file, or the previous lock's pin) could not be resolved, so the edge was checked without one: "
     "nothing counts as gone or changed since, and the rules that need that comparison find less. Make the "
     "commit reachable in the provider's repository, or pass --baseline REF.",
+    Rule.ANALYSIS_BOUND: "The scan reads a helper again with the provider objects a call hands it, up to a bound "
+    "that keeps it finite on any input; past it, what those helpers do with them is unknown, not checked. Split "
+    "the consumer into several check edges (consumer-package), or report the consumer's size upstream.",
     Rule.SHADOW_DRIFT: "A consumer copy of a provider method (an override that never calls super(), a replacement "
     "that never calls the original) whose upstream changed since the baseline: the copy silently skips the new "
     "work; an error when that work sets an attribute on the object which provider methods the consumer class "
