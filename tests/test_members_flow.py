@@ -153,3 +153,23 @@ def test_a_helper_past_the_scan_s_bound_is_said_not_silently_skipped(monkeypatch
     [bound] = [f for f in result.findings if f.rule.value == "analysis-bound"]
     assert (bound.severity.value, str(bound.sites[0])) == ("warning", "plug/mine.py:4")
     assert "1 such read(s) were skipped, the first of plug/mine.py:4" in bound.message
+
+
+@pytest.mark.parametrize(
+    ("call", "judged"),
+    [
+        ("self._hash(config)", True),
+        ("self._hash(c=config)", True),
+        ("self._hash(None)", False),  # nothing of the provider's handed: the body read once says nothing
+    ],
+)
+def test_a_provider_object_handed_to_a_method_of_the_class_s_own_is_read_there(call: str, judged: bool):
+    """`self._hash(config)`: the method is read again with what it is handed, as a helper
+    function is, so its unannotated parameter holds the Config."""
+    consumer = (
+        "from pv.config import Config\n\nclass Runner:\n"
+        f"    def go(self, config: Config):\n        return {call}\n\n"
+        "    def _hash(self, c):\n        return c.compute_hash()\n"
+    )
+    expected = [("error", "pv.config:Config.compute_hash", "plug/run.py:8")] if judged else []
+    assert mm({"plug/run.py": consumer}, PV_B) == expected

@@ -212,3 +212,28 @@ def test_the_class_a_parameter_annotation_names_is_read_without_parsing_strings(
     from atompin.analysis.signature import annotation_class
 
     assert annotation_class(ast.parse(written, mode="eval").body) == named
+
+
+@pytest.mark.parametrize(
+    ("body", "site"),
+    [
+        # handed to a helper function of the module
+        ("    def load(self, config, count=0):\n        return helper(config)\n", "plug/runner.py:2"),
+        # handed to a method of the class's own (not one of the provider's)
+        (
+            "    def load(self, config, count=0):\n        return self._inner(1, c=config)\n\n"
+            "    def _inner(self, n, c=None):\n        return c.compute_hash()\n",
+            "plug/runner.py:13",
+        ),
+        # a staticmethod called through `self` takes no receiver: its first parameter is what is handed
+        (
+            "    def load(self, config, count=0):\n        return self._inner(config)\n\n"
+            "    @staticmethod\n    def _inner(c):\n        return c.compute_hash()\n",
+            "plug/runner.py:14",
+        ),
+    ],
+)
+def test_such_a_parameter_handed_to_a_helper_is_judged_where_the_helper_reads_it(body: str, site: str):
+    consumer = _consumer(body, head="def helper(c):\n    return c.compute_hash()\n\n\n")
+    assert found(check(consumer, PV_A, baseline=PV_A), "missing-member") == []
+    assert found(_bump(consumer), "missing-member") == [("error", "pv.config:Config.compute_hash", site)]

@@ -162,7 +162,7 @@ _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
 # Of them, those read again only for a receiver's members (`helper(self.config)`), counted apart:
 # common in model code, they must not use up what provider objects handed to helpers need.
-_MAX_MEMBER_RESCANS = 2000
+_MAX_MEMBER_RESCANS = 20000
 
 # Modules whose functions read or parse versions: an alias of one is read as its name.
 _ALIASED_READERS = frozenset({"importlib.metadata", "importlib_metadata", "packaging.version"})
@@ -2022,7 +2022,7 @@ class ConsumerScanner:
             self._record_call_handovers(callee, node, [*args, *kwargs.values()], ctx)
         self._record_delegation(node, callee, args, ctx)
         if isinstance(callee, MethodValue) or (callee is None and name == "super"):
-            return self._receiver_call(node, callee, args, ctx, makes_instance)
+            return self._receiver_call(node, callee, args, ctx, makes_instance, kwargs)
         if chain.__class__ is MemberChain and ctx.record:
             # `self.kv_cache_manager.get_computed_blocks(r)`: judged where the provider's classes say
             # what the attributes on the way hold (`members.chain_receiver`).
@@ -2462,16 +2462,9 @@ class ConsumerScanner:
         if defined is not None and "." not in defined.qualname:
             calls = self._own_calls.setdefault((defined.file.path, defined.qualname), {})
             calls[f"{ctx.file.path}:{node.lineno}:{node.col_offset}"] = ctx.catching_import
-        # Only arguments that can lead into the provider are worth reading a helper again:
-        # provider objects, strings that name a provider module, and a receiver's member
-        # (`helper(self.vllm_config)`: what the helper reads of it is read through the receiver).
         values = (*args, *kwargs.values())
         provider = self._hands_provider(values)
-        member = any(
-            (isinstance(v, MethodValue) and self._may_record(v.ref.owner))
-            or (isinstance(v, ReceiverValue) and v.receiver is Receiver.INSTANCE)
-            for v in values
-        )
+        member = self._hands_member(values)
         forwarded = self._forwarded_keywords(callee, node, kwargs)
         if not (provider or member or forwarded):
             return
@@ -2480,8 +2473,37 @@ class ConsumerScanner:
         fn = self._function(callee.dotted, load=provider)
         if fn is None:
             return
+        self._read_with(fn, node, args, kwargs, ctx, forwarded)
+
+    def _hands_member(self, values: Iterable[Value]) -> bool:
+        """Only arguments that can lead into the provider are worth reading a helper again:
+        provider objects and strings that name a provider module (`_hands_provider`), and a
+        receiver's member (`helper(self.vllm_config)`: what the helper reads of it is read through
+        the receiver), an instance of a provider class, or a parameter the provider hands an
+        override (`Receiver.PARAM`, typed once the provider's classes are known)."""
+        return any(
+            (isinstance(v, MethodValue) and self._may_record(v.ref.owner))
+            or (isinstance(v, ReceiverValue) and v.receiver in (Receiver.INSTANCE, Receiver.PARAM))
+            for v in values
+        )
+
+    def _read_with(
+        self,
+        fn: _Function,
+        node: ast.Call,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        ctx: _Ctx,
+        forwarded: dict[str, dict[str, Value]] | None = None,
+        method: bool = False,
+    ) -> None:
+        """Read `fn` again with what the call at `node` hands its parameters (a `method` called
+        through its receiver: its first parameter is that receiver, bound as it always is)."""
         params = fn.params
-        if isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls"):
+        static = method and any(dotted(d) == "staticmethod" for d in fn.node.decorator_list)
+        if (method and not static) or (
+            isinstance(fn.node, ast.FunctionDef) and "." in fn.qualname and params and params[0] in ("self", "cls")
+        ):
             params = params[1:]
         binding = dict(zip(params, args))
         binding.update({k: v for k, v in kwargs.items() if k in params})
@@ -3619,7 +3641,13 @@ class ConsumerScanner:
             self._delegations.setdefault((ctx.owner, method), set()).add(self._class_base(node.func.value, ctx))
 
     def _receiver_call(
-        self, node: ast.Call, callee: Value, args: list[Value], ctx: _Ctx, makes_instance: bool = False
+        self,
+        node: ast.Call,
+        callee: Value,
+        args: list[Value],
+        ctx: _Ctx,
+        makes_instance: bool = False,
+        kwargs: dict[str, Value] | None = None,
     ) -> Value:
         """`super()` (a receiver), or a method called through a receiver (recorded). With
         `makes_instance` (`runner = self.make_runner()`), what a method of the consumer class's own
@@ -3632,6 +3660,14 @@ class ConsumerScanner:
             return None
         if ctx.record:
             self._record_method_call(callee.ref, node, ctx)
+        if ctx.record and ctx.returns is None and self._pending is None:
+            # `self._prepare(scheduler_output)`: the class's own method is read again with what it
+            # is handed, as a helper function is (`_call_helper`).
+            values = (*args, *(kwargs or {}).values())
+            if (self._hands_provider(values) or self._hands_member(values)) and (
+                fn := self._own_method(callee.ref)
+            ) is not None:
+                self._read_with(fn, node, args, kwargs or {}, ctx, method=True)
         value = self._own_method_value(callee.ref, args, ctx) if not node.keywords else None
         if value is None and makes_instance and (fn := self._own_method(callee.ref)) is not None:
             value = self._annotated_return(fn)
