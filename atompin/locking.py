@@ -233,7 +233,7 @@ class Locker:
             else "no such ref in the repository"
         )
         source = refs[0][1]
-        where = path or "" if source is BaselineSource.DECLARED else ""
+        where = (path or "") if source is BaselineSource.DECLARED else ""
         return None, [baseline_unavailable(provider, [r for r, _ in refs], source.value, why, where, text)]
 
     def _require_package(

@@ -157,6 +157,25 @@ def test_a_declared_baseline_the_repository_lacks_is_said_in_the_lock(project: P
     assert "baseline-unavailable" in result.output
 
 
+def test_a_previous_pin_gone_from_the_repository_is_said_without_the_declares_file_s_line(project: Path):
+    """The declares file names no target, so the previous lock's pin is the baseline; gone
+    (a force-push), the warning says so, sited nowhere: the declares file did not name it."""
+    import git
+
+    _declaring(project, "PV_REF=v1.0.0\n")
+    project.write_text(project.read_text().replace('pv = "v2.0.0"', 'pv = "v1.0.0"'))
+    lock_path = project.parent / "atompin.lock"
+    invoke("lock", "--manifest", str(project))
+    old = git.Repo(project.parent / "repos/pv").git.rev_parse("v1.0.0^{commit}")
+    lock_path.write_text(lock_path.read_text().replace(old, "ab" * 20))
+    project.write_text(project.read_text().replace('pv = "v1.0.0"', 'pv = "v2.0.0"'))
+    invoke("lock", "--manifest", str(project))
+    pair = lockfile.read(lock_path).pairs[0]
+    [missing] = [f for f in pair.findings if f.rule.value == "baseline-unavailable"]
+    assert missing.message.startswith("the pair's previous pin in the lock (abababababab) could not be resolved")
+    assert missing.sites == []
+
+
 def test_a_declares_file_naming_no_target_is_said():
     from atompin.analysis.pinning import declared_target_skew
 

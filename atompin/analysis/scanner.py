@@ -160,8 +160,9 @@ _RawReturn = tuple[Site, tuple[str, ...], tuple[tuple[int, bool], ...]]
 _MAX_UNROLL = 64  # elements of a literal loop that are unrolled
 _MAX_DEPTH = 4  # nested helper calls followed with bound arguments
 _MAX_RESCANS = 4000  # helper bodies re-read with bound arguments, in all
-# Of them, those read again only for a receiver's members (`helper(self.config)`), counted apart:
-# common in model code, they must not use up what provider objects handed to helpers need.
+# Of them, those read again only for a receiver's members (`helper(self.config)`), instances or
+# override parameters, counted apart: common in model code, they must not use up what provider
+# objects handed to helpers need.
 _MAX_MEMBER_RESCANS = 20000
 
 # Modules whose functions read or parse versions: an alias of one is read as its name.
@@ -2476,11 +2477,11 @@ class ConsumerScanner:
         self._read_with(fn, node, args, kwargs, ctx, forwarded)
 
     def _hands_member(self, values: Iterable[Value]) -> bool:
-        """Only arguments that can lead into the provider are worth reading a helper again:
-        provider objects and strings that name a provider module (`_hands_provider`), and a
-        receiver's member (`helper(self.vllm_config)`: what the helper reads of it is read through
-        the receiver), an instance of a provider class, or a parameter the provider hands an
-        override (`Receiver.PARAM`, typed once the provider's classes are known)."""
+        """Does a call hand a helper what its reads go through as through a receiver: a
+        receiver's member (`helper(self.vllm_config)`), an instance of a provider class, or a
+        parameter the provider hands an override (`Receiver.PARAM`, typed once the provider's
+        classes are known)? Only arguments that can lead into the provider are worth reading a
+        helper again; `_hands_provider` answers for provider objects and module names."""
         return any(
             (isinstance(v, MethodValue) and self._may_record(v.ref.owner))
             or (isinstance(v, ReceiverValue) and v.receiver in (Receiver.INSTANCE, Receiver.PARAM))
