@@ -173,3 +173,16 @@ def test_a_provider_object_handed_to_a_method_of_the_class_s_own_is_read_there(c
     )
     expected = [("error", "pv.config:Config.compute_hash", "plug/run.py:8")] if judged else []
     assert mm({"plug/run.py": consumer}, PV_B) == expected
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["return Helper().use(config)", "h = Helper()\n        return h.use(config)", "return self.helper.use(config)"],
+)
+def test_a_provider_object_handed_to_a_method_of_an_instance_the_consumer_made_is_read_there(call: str):
+    consumer = (
+        "from pv.config import Config\n\nclass Helper:\n    def use(self, c):\n        return c.compute_hash()\n\n"
+        "class Runner:\n    def __init__(self):\n        self.helper = Helper()\n\n"
+        f"    def go(self, config: Config):\n        {call}\n"
+    )
+    assert mm({"plug/run.py": consumer}, PV_B) == [("error", "pv.config:Config.compute_hash", "plug/run.py:5")]

@@ -3666,7 +3666,7 @@ class ConsumerScanner:
             # is handed, as a helper function is (`_call_helper`).
             values = (*args, *(kwargs or {}).values())
             if (self._hands_provider(values) or self._hands_member(values)) and (
-                fn := self._own_method(callee.ref)
+                fn := self._own_method(callee.ref, instances=True)
             ) is not None:
                 self._read_with(fn, node, args, kwargs or {}, ctx, method=True)
         value = self._own_method_value(callee.ref, args, ctx) if not node.keywords else None
@@ -3674,10 +3674,12 @@ class ConsumerScanner:
             value = self._annotated_return(fn)
         return value
 
-    def _own_method(self, ref: MethodRef) -> _Function | None:
-        """The consumer's method `self.m` calls: defined in the class or a consumer class it derives
-        from (in the scanned modules); None for another receiver, or one of the provider's."""
-        if ref.receiver is not Receiver.SELF or ref.other or not ref.owner:
+    def _own_method(self, ref: MethodRef, instances: bool = False) -> _Function | None:
+        """The consumer's method `self.m` calls (with `instances`, also `x.m` of an instance the
+        consumer made of its own class, `helper = Helper()`): defined in the class or a consumer
+        class it derives from (in the scanned modules); None for another receiver, or one of the
+        provider's."""
+        if ref.receiver is not Receiver.SELF or (ref.other and not instances) or not ref.owner:
             return None
         for cls in self._consumer_line(ref.owner):
             fn = self._function(f"{cls}.{ref.name}", load=False)
