@@ -59,32 +59,24 @@ def declared_target_skew(
     version: str,
 ) -> list[Finding]:
     """Compare what the consumer declares (e.g. vllm-version.env) with the pair's pin."""
+
+    def undeclared(message: str) -> list[Finding]:
+        return [Finding(Rule.DECLARED_TARGET_SKEW, Severity.WARNING, f"{consumer}:{path}", (Site(path, 1),), message)]
+
     if text is None:
-        return [
-            Finding(
-                Rule.DECLARED_TARGET_SKEW,
-                Severity.WARNING,
-                f"{consumer}:{path}",
-                (Site(path, 1),),
-                f"{consumer} should declare its {provider} target in {path}, but the file is not there at this ref",
-            )
-        ]
+        return undeclared(
+            f"{consumer} should declare its {provider} target in {path}, but the file is not there at this ref"
+        )
     env = parse_env(text)
     prefix = env_prefix(provider)
     declared_commit, declared_version = (env.get(f"{prefix}_{key}") for key in ("COMMIT", "VERSION"))
     if not declared_commit and not declared_version:
         # A renamed key (`VLLM_REF=`) would otherwise leave the edge without its declared baseline, unsaid.
-        return [
-            Finding(
-                Rule.DECLARED_TARGET_SKEW,
-                Severity.WARNING,
-                f"{consumer}:{path}",
-                (Site(path, 1),),
-                f"{consumer}'s {path} names no {provider} target: it sets neither {prefix}_VERSION nor "
-                f"{prefix}_COMMIT, so the pin cannot be compared with it, nor the drift rules with the {provider} "
-                "it declares; set one of them",
-            )
-        ]
+        return undeclared(
+            f"{consumer}'s {path} names no {provider} target: it sets neither {prefix}_VERSION nor "
+            f"{prefix}_COMMIT, so the pin cannot be compared with it, nor the drift rules with the {provider} "
+            "it declares; set one of them"
+        )
     problems: list[str] = []
     line = 1
     if declared_commit and not (commit.startswith(declared_commit[0]) or declared_commit[0].startswith(commit)):
