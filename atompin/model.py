@@ -102,6 +102,7 @@ class Rule(_Text):
     MISSING_MEMBER = "missing-member"
     BASELINE_UNAVAILABLE = "baseline-unavailable"
     ANALYSIS_BOUND = "analysis-bound"
+    NO_CONTACT = "no-contact"
 
 
 RULE_DESCRIPTIONS: dict[Rule, str] = {
@@ -121,6 +122,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.GATE_FLIP: "a version gate of the consumer has another value at the pin than at the baseline",
     Rule.BASELINE_UNAVAILABLE: "the provider the consumer was written against could not be resolved: drift went unjudged",
     Rule.ANALYSIS_BOUND: "the scan reached a bound that keeps it finite: some helpers were not read with what they are handed",
+    Rule.NO_CONTACT: "the consumer imports, patches and reads nothing of the provider: the check proves nothing",
     Rule.STALE_ACCEPTANCE: "an accepted finding declared in pairs.toml matches no finding any more",
     Rule.VERSION_ASSERT: "a module-level assert on the provider's version fails at the pin: importing the module raises",
     Rule.OVERRIDE_DRIFT: "a consumer method overriding a provider method can no longer take the calls the provider makes to it",

@@ -35,6 +35,22 @@ def test_check_passes_with_exit_0(trees):
     assert "PASS: no findings" in result.output
 
 
+def test_a_consumer_naming_nothing_of_the_provider_is_said_to_prove_nothing(trees, tmp_path: Path):
+    """A check of the wrong package passes, but says why that means nothing (`no-contact`). A
+    file naming the provider only in a comment or a docstring does not count."""
+    files = {"tools/__init__.py": '"""Scripts around minivllm."""\n', "tools/run.py": "import os  # not minivllm\n"}
+    consumer = write_files(tmp_path / "tools_only", files)
+    args = ["check", str(consumer), str(trees["old"]), "--cache-dir", str(trees["cache"]), "--format", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    [finding] = json.loads(result.output)["findings"]
+    assert (finding["rule"], finding["severity"], finding["symbol"]) == ("no-contact", "warning", "tools")
+    assert finding["message"].startswith("no file of tools names minivllm (outside comments and strings)")
+    # The plugin, which does use it, is not said to.
+    result = runner.invoke(app, [*args[:1], str(trees["consumer"]), *args[2:]])
+    assert "no-contact" not in result.output
+
+
 def test_check_fails_with_exit_1_and_json_schema(trees):
     result = runner.invoke(
         app,

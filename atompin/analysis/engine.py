@@ -513,6 +513,10 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         findings = demote_unnamed_classes(findings, classes)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
+    if not (usage.read_paths or summary.import_sites or summary.patch_sites or findings):
+        # No file of the consumer even names the provider (outside comments and strings).
+        findings = [_no_contact(package, packages)]
+        summary = checker.summary(findings, overrides=replaced)
     result = CheckResult(
         consumer=consumer.label,
         provider=provider.label,
@@ -522,6 +526,20 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         gates=tuple(gates),
     )
     return result
+
+
+def _no_contact(package: str, packages: list[str]) -> Finding:
+    """A check that found the consumer using nothing of the provider proves nothing: most often
+    the wrong consumer package, or the wrong provider (`no-contact`)."""
+    scanned = ", ".join(packages)
+    return Finding(
+        Rule.NO_CONTACT,
+        Severity.WARNING,
+        scanned,
+        (),
+        f"no file of {scanned} names {package} (outside comments and strings): this check proves nothing "
+        "about the pair; check the consumer package (consumer-package, --consumer-package) and the provider's",
+    )
 
 
 def _uncalled_rules(

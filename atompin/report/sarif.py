@@ -112,6 +112,9 @@ _RULE_HELP: dict[Rule, str] = {
     Rule.ANALYSIS_BOUND: "The scan reads a helper again with the provider objects a call hands it, up to a bound "
     "that keeps it finite on any input; past it, what those helpers do with them is unknown, not checked. Split "
     "the consumer into several check edges (consumer-package), or report the consumer's size upstream.",
+    Rule.NO_CONTACT: "The consumer package checked imports, patches and reads nothing of the provider, so the "
+    "check passes without proving anything. Usually the wrong consumer package or provider package: fix "
+    "consumer-package (or --consumer-package), or the edge.",
     Rule.SHADOW_DRIFT: "A consumer copy of a provider method (an override that never calls super(), a replacement "
     "that never calls the original) whose upstream changed since the baseline: the copy silently skips the new "
     "work; an error when that work sets an attribute on the object which provider methods the consumer class "
