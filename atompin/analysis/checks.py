@@ -324,14 +324,13 @@ class UsageChecker:
         for path, line, error in self.usage.unparseable:
             message = f"{path} does not parse ({error}); what it uses of the provider is unknown"
             self.findings.add(Rule.UNPARSEABLE, Severity.WARNING, path, [Site(path, line)], message)
-        if self.usage.unread_helpers:
-            first, _, number = self.usage.first_unread_helper.rpartition(":")
+        if (first := self.usage.first_unread_helper) is not None:
             message = (
                 f"the scan reached its bound on reading helpers again with what calls hand them: "
-                f"{self.usage.unread_helpers} such read(s) were skipped, the first of {first}:{number}; what those "
+                f"{self.usage.unread_helpers} such read(s) were skipped, the first of {first}; what those "
                 "helpers do with the provider objects handed to them is unknown, not checked"
             )
-            self.findings.add(Rule.ANALYSIS_BOUND, Severity.WARNING, first, [Site(first, int(number))], message)
+            self.findings.add(Rule.ANALYSIS_BOUND, Severity.WARNING, first.path, [first], message)
         self._attributes(patched)
         self._replacements_reads(patched)
         groups: dict[str, list[PatchSite]] = {}

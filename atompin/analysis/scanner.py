@@ -625,8 +625,8 @@ class ConsumerScanner:
                     over = self._member_rescans > _MAX_MEMBER_RESCANS
                 if over:  # counted, and said (`analysis-bound`): what it does with them is unknown
                     self.usage.unread_helpers += 1
-                    if not self.usage.first_unread_helper:
-                        self.usage.first_unread_helper = f"{job.function.file.path}:{job.function.node.lineno}"
+                    if self.usage.first_unread_helper is None:
+                        self.usage.first_unread_helper = Site(job.function.file.path, job.function.node.lineno)
                     continue
             self._within_limits(job.function.file.path, self._run_function, job)
         self._drop_empty_rests()

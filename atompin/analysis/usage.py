@@ -319,9 +319,9 @@ class ConsumerUsage:
     reads: list[Read] = field(default_factory=list)
     unparseable: list[tuple[str, int, str]] = field(default_factory=list)
     # Helper bodies not read again with the objects handed to them, past the bounds that keep the
-    # scan finite (`scanner._MAX_RESCANS`): how many, and the first such helper's "path:line".
+    # scan finite (`scanner._MAX_RESCANS`): how many, and where the first such helper is defined.
     unread_helpers: int = 0
-    first_unread_helper: str = ""
+    first_unread_helper: Site | None = None
     # Consumer modules read outside the scanned packages (helpers), with their content ids.
     helper_modules: dict[str, str] = field(default_factory=dict)
     # The files whose every body the scan read (the rest are searched as text where it matters).
