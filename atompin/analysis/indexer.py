@@ -180,18 +180,17 @@ class _ModuleVisitor:
     def type_only_imports(self, body: list[ast.stmt]) -> None:
         """What the imports of an `if TYPE_CHECKING:` block name (`ModuleInfo.type_only`)."""
         for stmt in body:
-            if isinstance(stmt, ast.ImportFrom):
-                module = absolute_module(self.info.name, self.info.is_package, stmt.level, stmt.module)
-                for alias in stmt.names:
-                    if alias.name != "*":
-                        self.info.type_only[alias.asname or alias.name] = f"{module}:{alias.name}"
-            elif isinstance(stmt, ast.Import):
-                for alias in stmt.names:
-                    if alias.asname:
-                        self.info.type_only[alias.asname] = alias.name
-                    else:  # `import pkg.mod` binds pkg ("pkg.mod.C" is read through it)
-                        top = alias.name.split(".")[0]
-                        self.info.type_only[top] = top
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                self.info.type_only.update(self.imported(stmt))
+
+    def imported(self, node: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
+        """The names an import binds and what each is: a module ("pkg"; `import pkg.mod` binds
+        pkg, and "pkg.mod.C" is read through it) or "module:attr". A star import binds none."""
+        if isinstance(node, ast.Import):
+            tops = [a.name.split(".")[0] for a in node.names]
+            return [(a.asname, a.name) if a.asname else (top, top) for a, top in zip(node.names, tops)]
+        module = absolute_module(self.info.name, self.info.is_package, node.level, node.module)
+        return [(a.asname or a.name, f"{module}:{a.name}") for a in node.names if a.name != "*"]
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if _is_overload(node):
@@ -211,21 +210,14 @@ class _ModuleVisitor:
         self.class_def(node, node.name)
 
     def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if alias.asname:
-                self.bind(alias.asname, Binding(BindingKind.MODULE, node.lineno, target=alias.name))
-            else:
-                top = alias.name.split(".")[0]
-                self.bind(top, Binding(BindingKind.MODULE, node.lineno, target=top))
+        for name, target in self.imported(node):
+            self.bind(name, Binding(BindingKind.MODULE, node.lineno, target=target))
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        module = absolute_module(self.info.name, self.info.is_package, node.level, node.module)
-        for alias in node.names:
-            if alias.name == "*":
-                self.stars.append(module)
-            else:
-                target = f"{module}:{alias.name}"
-                self.bind(alias.asname or alias.name, Binding(BindingKind.IMPORT, node.lineno, target=target))
+        if any(alias.name == "*" for alias in node.names):
+            self.stars.append(absolute_module(self.info.name, self.info.is_package, node.level, node.module))
+        for name, target in self.imported(node):
+            self.bind(name, Binding(BindingKind.IMPORT, node.lineno, target=target))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
