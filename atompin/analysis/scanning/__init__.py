@@ -1,0 +1,1 @@
+"""The parts of `atompin.analysis.scanner.ConsumerScanner`, one concern each."""
