@@ -1,0 +1,1 @@
+"""The parts of `atompin.analysis.checks.UsageChecker`, one kind of check each."""
