@@ -321,7 +321,7 @@ class Locker:
             edge_findings = [*missing, *result.findings]
             for g in result.gates:  # shown with --verbose
                 before = f", {g.baseline} at the baseline" if g.baseline else ""
-                self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.version or '?'}{before}")
+                self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.label}{before}")
             if edge.provider in spec_c.declares:
                 path = spec_c.declares[edge.provider]
                 text = consumer.tree.read_text(path) if path in consumer.tree.files else None

@@ -113,3 +113,22 @@ def test_verbose_lists_the_version_gates_and_how_they_were_evaluated(tmp_path: P
     assert data["gates"] == [
         {"site": "plug/mod.py:3", "text": "pv.__version__ == '0.1.0'", "value": "false", "baseline": ""}
     ]
+
+
+def test_lock_verbose_says_each_gate_at_the_pins_version_or_commit(project: Path, tmp_path: Path):
+    """`lock --verbose` says each version gate's value at the pinned provider: at its version, or
+    at its short commit when its tree says none (not "?")."""
+    runner.invoke(app, ["lock", "--manifest", str(project)])
+    project.write_text(MANIFEST.format(pv="v0.2.0"))
+    second = runner.invoke(app, ["--verbose", "lock", "--manifest", str(project)])
+    assert "version gate pv.__version__ == '0.1.0' at plug/mod.py:3: false at 0.2.0, true at the baseline" in (
+        second.output
+    )
+    # A release whose tree says no version: the commit names it.
+    unversioned = {**PROVIDER_02, "pv/__init__.py": ""}
+    git_repo(tmp_path / "repos/pv3", [("v0.1.0", PROVIDER_01), ("v0.2.0", PROVIDER_02), ("nightly", unversioned)])
+    project.write_text(MANIFEST.format(pv="nightly").replace('"repos/pv"', '"repos/pv3"'))
+    third = runner.invoke(app, ["--verbose", "lock", "--manifest", str(project)])
+    commit = lockfile.read(project.parent / "atompin.lock").pairs[0].components["pv"].commit
+    assert f"version gate pv.__version__ == '0.1.0' at plug/mod.py:3: undecided at {commit[:12]}" in third.output
+    assert " at ?" not in third.output

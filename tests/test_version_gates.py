@@ -697,6 +697,29 @@ def test_a_selector_defined_per_release_or_per_import_is_no_fixed_answer(run_che
     assert [f.symbol for f in result.findings] == ["pv.layers.gone_old:decode"] and result.gates == ()
 
 
+def test_a_fixed_answer_negated_or_combined_is_not_a_version_gate(run_check):
+    """ATOM's `assert not tbo_overlap_enabled()` (the helper only says `return False`) was listed
+    as a version gate, "true at ?": its value is the same at every version, however negated or
+    combined with another fixed answer, and only a part that varies makes a gate."""
+    gated = """
+        from plug.selector import use_new, use_old
+
+        def install():
+            if not use_new():
+                from pv.layers.gone_old import decode
+            if use_new() or not use_old():
+                from pv.layers.gone_new import decode
+    """
+    selector = "import pv\n\ndef use_new():\n    return False\n\ndef use_old():\n    return True\n"
+    result = run_check(PROVIDER, consumer(gated, **{"plug/selector.py": selector}), version="0.25.1")
+    assert [f.symbol for f in result.findings] == ["pv.layers.gone_old:decode"] and result.gates == ()
+    # Beside a part that varies, the gate is listed.
+    versioned = gated.replace("if not use_new():", "if not use_new() and pv.__version__ == '0.25.1':")
+    versioned = versioned.replace("from plug.selector", "import pv\n        from plug.selector")
+    result = run_check(PROVIDER, consumer(versioned, **{"plug/selector.py": selector}), version="0.25.1")
+    assert [(g.text, g.value) for g in result.gates] == [("not use_new() and pv.__version__ == '0.25.1'", "true")]
+
+
 def test_a_replacement_installed_only_under_a_gate_runs_only_where_it_holds(run_check):
     """vllm-ascend 0.28: `_ascend_pool_bytes_per_block` calls helpers vLLM 0.28 lacks, and is
     installed only `if not vllm_version_is("0.28.0"):`; at 0.28.0 its body never runs."""

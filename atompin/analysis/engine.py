@@ -655,8 +655,8 @@ def _version_gates(usage: ConsumerUsage) -> list[tuple[Condition, Gate]]:
     """The consumer's version gates, one per site and text (the first met), in that order."""
     out: dict[tuple[str, int, str], tuple[Condition, Gate]] = {}
     for condition in usage.gates:
-        if condition.gate is None or condition.gate.op is GateOp.FIXED:
-            continue  # a helper answering one literal is the same at every version
+        if condition.gate is None or not condition.gate.varies:
+            continue  # a helper answering one literal (negated, combined) is the same at every version
         out.setdefault((condition.site.path, condition.site.line, condition.text), (condition, condition.gate))
     return [out[k] for k in sorted(out)]
 

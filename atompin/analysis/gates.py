@@ -152,6 +152,15 @@ class Gate:
             return True
         return any(p.is_version for p in self.parts)
 
+    @property
+    def varies(self) -> bool:
+        """Can its value differ from one provider version to another? Not when every version part
+        is a helper answering one literal (`not tbo_enabled()` with `return False`), however negated
+        or combined."""
+        if self.op in (GateOp.TEST, GateOp.OPAQUE):
+            return True
+        return any(p.varies for p in self.parts)
+
 
 # -- building gates from the values the scanner evaluates ---------------------------------
 
