@@ -619,8 +619,9 @@ def bump(
 ) -> None:
     """Re-pin COMPONENT to REF in pairs.toml (comments and layout kept), re-lock the
     affected pairs, and print what changed. With --latest, REF is searched for:
-    candidates newer than the current pin, from the newest, until every gated
-    verdict passes; a table shows each candidate tried. A pair whose name carries
+    candidates newer than the current pin (by version; committed after it where
+    its tree says no version), from the newest, until every gated verdict
+    passes; a table shows each candidate tried. A pair whose name carries
     the old version is offered a new name; --rename applies it.
 
     Exit 1 when a gated verdict got worse (with --latest: when no candidate passes;

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from packaging.version import Version
@@ -181,6 +182,11 @@ class LatestSearch:
     candidates: list[Candidate]  # newest first
     floor_ref: str = ""  # the newest current pin: every candidate is newer than it
     trials: list[Trial] = field(default_factory=list)  # in the order tried
+    # Where a pin's tree says no version (a commit of aiter's main), tags cannot be told newer
+    # by version: the search stops at the first candidate committed no later than that pin.
+    # That candidate (None: none was), and the pin whose commit it is compared with.
+    older: Candidate | None = None
+    older_than: str = ""
     plan: BumpPlan | None = None  # the pin of the first that passed (None: none did, or nothing to change)
 
     @property
@@ -229,12 +235,18 @@ def find_latest(
         judge = Judge(locker, component, affected)
         current = {p.name: p.refs[component] for p in affected}
         pins = {ref: locker.resolve_component(component, ref) for ref in sorted(set(current.values()))}
+        since, since_ref = None, ""
         if branch is None:
             what = f"tags matching {match!r}" if match else "release tags"
             floor = _newest(pins)
             tags = locker.git.tags(locker.fetch_url(manifest.components[component].repo))
             candidates = tag_candidates(tags, match, pre, {ref: pin.version for ref, pin in pins.items()})
             newer = f" newer than {floor}" if floor else ""
+            # A pin whose tree says no version: candidates are told older by their commits' dates.
+            unversioned = [(_committed(locker.git, pin.resolved), ref) for ref, pin in pins.items() if not pin.version]
+            if unversioned:
+                since, since_ref = max(unversioned)
+                newer = f" committed after {_short(since_ref)}"
             search = LatestSearch(
                 component, f"{what}{' (pre-releases included)' if pre else ''}{newer}", current, candidates, floor
             )
@@ -248,6 +260,9 @@ def find_latest(
             search = LatestSearch(component, f"commits of branch {branch!r} after {floor}", current, candidates, floor)
         for i, candidate in enumerate(search.candidates, 1):
             say(f"trying {component} {_short(candidate.ref)} ({i} of {len(search.candidates)})")
+            if since is not None and _committed(locker.git, judge.resolve(candidate.ref)) <= since:
+                search.older, search.older_than = candidate, since_ref
+                break
             trial = judge.trial(candidate.ref)
             search.trials.append(trial)
             if trial.passes:
@@ -276,6 +291,11 @@ def tag_candidates(tags: dict[str, str], match: str | None, pre: bool, pins: dic
         found.append((version, tag, commit))
     found.sort(reverse=True)
     return [Candidate(tag, commit, str(version)) for version, tag, commit in found]
+
+
+def _committed(git: GitCache, resolved: ResolvedRef) -> datetime:
+    """When a cached commit was committed (its committer date)."""
+    return datetime.fromisoformat(git.commit_info(resolved.url, resolved.commit).date)
 
 
 def _newest(pins: dict[str, ResolvedComponent]) -> str:

@@ -519,3 +519,22 @@ def test_progress_names_each_candidate_and_each_step(project: Path):
     bisected = invoke("--verbose", "bisect", "pv", "v1.1.0", "v1.2.0", "--manifest", str(project))
     assert "atompin: bisect pv: 10 commits from v1.1.0 to v1.2.0; judging v1.1.0" in bisected.output
     assert "atompin: bisect pv: step 2, 9 commits left: " in bisected.output
+
+
+def test_bump_latest_from_a_pin_without_a_version_tries_only_later_commits(project: Path):
+    """A pin whose tree says no version (aiter pinned at a commit of main): the release tags
+    cannot be told newer by version, and every tag was a candidate: `bump --latest` said
+    "newer than" the pin of tags years older, and would pin an older release that passes (a
+    downgrade). The search now stops at the first tag committed no later than the pin."""
+    pin(project, commit_of(project, "noise 23"))  # after v1.2.0, before v2.0.0
+    assert invoke("lock", "--manifest", str(project)).exit_code == 1
+    before = files_of(project)
+    result = invoke("bump", "pv", "--latest", "--manifest", str(project))
+    assert result.exit_code == 1, result.output
+    rows = [line.split() for line in result.output.splitlines() if line.startswith("  v")]
+    assert [(r[0], r[3]) for r in rows] == [("v2.0.0", "fail")]  # v1.1.0, which passes, is older
+    assert f"release tags committed after {commit_of(project, 'noise 23')[:12]} (4 candidates)" in result.output
+    assert "not tried: v1.2.0 (and the 2 older releases below it), committed no later than " in result.output
+    assert "no candidate passes: nothing pinned" in result.output
+    assert f"atompin bisect pv {commit_of(project, 'noise 23')} v2.0.0" in result.output
+    assert files_of(project) == before

@@ -54,6 +54,13 @@ def render_latest(search: LatestSearch) -> str:
         for t in search.trials:
             rows.append([_short(t.ref), t.commit[:12], t.version or "?", t.verdict.value, decided_by(t)])
         lines += _table(rows)
+    if search.older is not None:
+        below = search.candidates[search.candidates.index(search.older) + 1 :]
+        more = f" (and the {len(below)} older release{'s' if len(below) != 1 else ''} below it)" if below else ""
+        lines.append(
+            f"not tried: {_short(search.older.ref)}{more}, committed no later than {_short(search.older_than)}, "
+            "whose tree says no version"
+        )
     chosen = search.chosen
     if chosen is not None:
         where = f"pinning it in {', '.join(search.plan.changed)}" if search.plan else "already pinned: nothing to do"
