@@ -383,6 +383,18 @@ def test_suggest_on_two_small_releases(tmp_path: Path):
     assert removed == ["pv.utils:removed"]
 
 
+def test_suggest_moves_no_method_to_a_class_of_that_name_that_was_there_before(tmp_path: Path):
+    """vLLM 0.33 had two `GPUModelRunner`s (`v1.worker.gpu_model_runner` and the rewrite in
+    `v1.worker.gpu.model_runner`); 0.34 removed the first. Its class was rightly not said to have
+    moved to the second, which stood there before, but its methods were ("same class in another
+    module"): a table taking that would judge the consumer's patches against another class."""
+    runner = "class Runner:\n    def step(self, batch):\n        return batch\n"
+    old = {"pv/__init__.py": "", "pv/old_runner.py": runner, "pv/runner.py": runner.replace("batch", "b")}
+    new = {"pv/__init__.py": "", "pv/runner.py": runner.replace("batch", "b")}
+    suggestions, removed = suggest(index(tmp_path, "old", old), index(tmp_path, "new", new))
+    assert suggestions == [] and removed == ["pv.old_runner:Runner", "pv.old_runner:Runner.step"]
+
+
 def test_suggest_cli_prints_a_table_that_parses(tmp_path: Path):
     old = write_files(tmp_path / "old", OLD)
     new = write_files(tmp_path / "new", {**NEW, "pv/__init__.py": '__version__ = "0.33.0"\n'})

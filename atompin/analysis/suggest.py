@@ -128,6 +128,8 @@ def suggest(
         if "." in qualname:  # a method: the same class moved elsewhere, or a renamed method beside it
             cls_name, _, member = qualname.rpartition(".")
             for cand in by_name.get(cls_name, []):
+                if cand.symbol in old_defs and old.resolve_symbol(cand.symbol).found:
+                    continue  # that class stood there before too (vLLM 0.33's two runners): no move
                 moved = new_defs.get(f"{cand.module}:{cls_name}.{member}")
                 if moved is not None and moved not in [c[1] for c in s.candidates]:
                     s.candidates.append(
