@@ -126,14 +126,10 @@ def suggest(
                 score += 1.0
             s.candidates.append((score, cand, why))
         if "." in qualname:  # a method: the same class moved elsewhere, or a renamed method beside it
-            cls_name, _, member = qualname.rpartition(".")
-            for cand in by_name.get(cls_name, []):
-                if cand.symbol in old_defs and old.resolve_symbol(cand.symbol).found:
-                    continue  # that class stood there before too (vLLM 0.33's two runners): no move
-                moved = new_defs.get(f"{cand.module}:{cls_name}.{member}")
-                if moved is not None and moved not in [c[1] for c in s.candidates]:
+            for moved in _moved_with_class(qualname, old, old_defs, new_defs, by_name):
+                if moved not in [c[1] for c in s.candidates]:
                     s.candidates.append(
-                        (2.0 + _module_similarity(module, cand.module), moved, "same class in another module")
+                        (2.0 + _module_similarity(module, moved.module), moved, "same class in another module")
                     )
         for cand in new_defs.values():
             if (
@@ -150,6 +146,25 @@ def suggest(
         else:
             removed.append(symbol)
     return suggestions, removed
+
+
+def _moved_with_class(
+    qualname: str,
+    old: ProviderIndex,
+    old_defs: dict[str, Definition],
+    new_defs: dict[str, Definition],
+    by_name: dict[str, list[Definition]],
+) -> list[Definition]:
+    """Method `qualname` (`Class.method`) of a class of that name that is new in another module."""
+    cls_name, _, member = qualname.rpartition(".")
+    found = []
+    for cand in by_name.get(cls_name, []):
+        if cand.symbol in old_defs and old.resolve_symbol(cand.symbol).found:
+            continue  # that class stood there before too (vLLM 0.33's two runners): no move
+        moved = new_defs.get(f"{cand.module}:{cls_name}.{member}")
+        if moved is not None:
+            found.append(moved)
+    return found
 
 
 def entry_note(s: Suggestion) -> str:
