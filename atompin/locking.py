@@ -209,12 +209,20 @@ class Locker:
         refs: list[tuple[str, BaselineSource]] = []
         if self.baseline_ref:
             refs = [(self.baseline_ref, BaselineSource.OPTION)]
-        path = self.manifest.components[consumer].declares.get(provider)
-        text = resolved.tree.read_text(path) if not refs and path and path in resolved.tree.files else None
-        if text is not None:
-            version, commit = declared_target(text, provider)
-            refs = [(f"v{version}", BaselineSource.DECLARED)] if version else []
-            refs += [(commit, BaselineSource.DECLARED)] if commit else []
+        path, text, others = "", None, []
+        # What each declares file names, in order (a Dockerfile's `HEAD` names nothing); the first
+        # that names something sites the warning when none resolves.
+        for candidate in self.manifest.components[consumer].declares_files(provider) if not refs else []:
+            if candidate in resolved.tree.files:
+                candidate_text = resolved.tree.read_text(candidate)
+                version, commit = declared_target(candidate_text, provider)
+                named = [f"v{version}"] if version else []
+                named += [commit] if commit else []
+                refs += [(ref, BaselineSource.DECLARED) for ref in named if (ref, BaselineSource.DECLARED) not in refs]
+                if named and text is None:
+                    path, text = candidate, candidate_text
+                elif named:
+                    others.append(candidate)
         if not refs:
             refs = self._previous_baseline(pair, consumer, provider, pin)
         failures: list[AtompinError] = []
@@ -234,7 +242,7 @@ class Locker:
         )
         source = refs[0][1]
         where = (path or "") if source is BaselineSource.DECLARED else ""
-        return None, [baseline_unavailable(provider, [r for r, _ in refs], source.value, why, where, text)]
+        return None, [baseline_unavailable(provider, [r for r, _ in refs], source.value, why, where, text, others)]
 
     def _require_package(
         self, comp: ResolvedComponent, package: str, edge: CheckEdge, consumer_package: str | None = None
@@ -322,8 +330,7 @@ class Locker:
             for g in result.gates:  # shown with --verbose
                 before = f", {g.baseline} at the baseline" if g.baseline else ""
                 self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.label}{before}")
-            if edge.provider in spec_c.declares:
-                path = spec_c.declares[edge.provider]
+            for path in spec_c.declares_files(edge.provider):
                 text = consumer.tree.read_text(path) if path in consumer.tree.files else None
                 edge_findings += declared_target_skew(
                     edge.consumer, edge.provider, path, text, provider.resolved.commit, provider.version

@@ -57,8 +57,9 @@ class Variables(_Strict):
 class Component(_Strict):
     repo: str
     package: str
-    # provider component -> file in this repo that declares its target (e.g. vllm-version.env)
-    declares: dict[str, str] = Field(default_factory=dict)
+    # provider component -> the file (or files, in order) of this repo that declare its target
+    # (vllm-version.env; a Dockerfile's `ARG VLLM_COMMIT=...` default)
+    declares: dict[str, str | list[str]] = Field(default_factory=dict)
     # entry-point groups of this component's plugin system (as a provider)
     plugin_groups: list[str] = Field(default_factory=list, alias="plugin-groups")
     # constants listing the GPU architectures its kernels support ("path/file.py:NAME" or "module:NAME")
@@ -75,12 +76,26 @@ class Component(_Strict):
             raise ValueError(f"repository URL refused: {problem}")
         return value
 
+    @field_validator("declares", mode="before")
+    @classmethod
+    def _declares(cls, value: object) -> object:
+        # Said here, once: the union's own errors name its branches (`declares.vllm.str`).
+        for provider, files in value.items() if isinstance(value, dict) else ():
+            if not (isinstance(files, str) or isinstance(files, list) and all(isinstance(f, str) for f in files)):
+                raise ValueError(f"{provider}: give a file path or a list of file paths, not {files!r}")
+        return value
+
     @field_validator("package")
     @classmethod
     def _package(cls, value: str) -> str:
         if not _PACKAGE.match(value):
             raise ValueError(f"{value!r} is not a Python import name")
         return value
+
+    def declares_files(self, provider: str) -> list[str]:
+        """The files of this repo that declare `provider`'s target, in the order given."""
+        value = self.declares.get(provider, [])
+        return [value] if isinstance(value, str) else list(value)
 
     def variable(self, name: str, field: str) -> str:
         """The build variable for `field` of component `name` (ATOM_REF unless renamed)."""

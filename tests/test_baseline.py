@@ -261,3 +261,81 @@ def test_a_git_tree_reads_many_blobs_in_one_go_like_one_by_one(tmp_path: Path):
     paths = sorted(files)
     assert list(tree.read_many(paths)) == [(p, tree.read(p)) for p in paths]
     assert dict(tree.read_many(paths))["pv/m7.py"] == files["pv/m7.py"].encode()
+
+
+def test_a_dockerfiles_arg_default_is_a_declared_target():
+    """An image's own default pin (ATOM's Dockerfile: `ARG VLLM_COMMIT="..."`) is read as a
+    declares file is; `LABEL` and `RUN` lines, and an `ARG` without a default, name nothing."""
+    from atompin.analysis.pinning import declared_target, declared_target_skew, parse_env
+
+    dockerfile = (
+        'ARG BASE_IMAGE="rocm/pytorch:latest"\nFROM ${BASE_IMAGE} AS base\narg PV_VERSION=1.0.0\n'
+        'ARG PV_COMMIT="' + "cd" * 20 + '"\nLABEL pv_commit="${PV_COMMIT}"\nRUN PV_X=1 make\nARG OTHER\n'
+        "ENV PV_HOME=/opt/pv\n"
+    )
+    assert parse_env(dockerfile) == {
+        "BASE_IMAGE": ("rocm/pytorch:latest", 1),
+        "PV_VERSION": ("1.0.0", 3),
+        "PV_COMMIT": ("cd" * 20, 4),
+        "PV_HOME": ("/opt/pv", 8),
+    }
+    assert declared_target(dockerfile, "pv") == ("1.0.0", "cd" * 20)
+    [said] = declared_target_skew("plug", "pv", "docker/Dockerfile", dockerfile, "ab" * 20, "1.0.0")
+    assert said.sites[0].line == 4 and "commit cdcdcdcdcdcd declared, abababababab pinned" in said.message
+
+
+def test_a_declared_commit_that_is_a_ref_is_said_and_is_no_baseline():
+    """`ARG AITER_COMMIT="HEAD"` (ATOM's Dockerfiles): a build takes whatever the ref names when it
+    runs. That is said, and it names no commit to check against."""
+    from atompin.analysis.pinning import declared_target, declared_target_skew
+
+    dockerfile = 'ARG PV_REPO="https://example.invalid/pv.git"\nARG PV_COMMIT="HEAD"\n'
+    assert declared_target(dockerfile, "pv") == ("", "")
+    [said] = declared_target_skew("plug", "pv", "docker/Dockerfile", dockerfile, "ab" * 20, "")
+    assert (said.rule.value, said.severity.value, said.sites[0].line) == ("declared-target-skew", "warning", 2)
+    assert "PV_COMMIT names 'HEAD', a ref, not a commit" in said.message
+    assert "not the pinned abababababab" in said.message
+    assert declared_target_skew("plug", "pv", "d", 'ARG PV_COMMIT="abcdef1"\n', "abcdef1" + "0" * 33, "") == []
+
+
+def test_several_declares_files_are_each_compared_and_the_first_target_found_is_the_baseline(project: Path):
+    """ATOM declares its vLLM in vllm-version.env and, as the image's default, in its Dockerfile,
+    which went stale (v0.25.1's commit, the env file 0.27.1's). Both are compared with the pin;
+    the baseline is the first declared target the repository has, in the files' order."""
+    import git
+
+    commit = git.Repo(project.parent / "repos/pv").git.rev_parse("v1.0.0^{commit}")
+    files = {
+        **CONSUMER,
+        "plug/pv-version.env": f"PV_VERSION=1.0.0\nPV_COMMIT={commit}\n",
+        "docker/Dockerfile": 'FROM base\nARG PV_COMMIT="' + "cd" * 20 + '"\n',
+    }
+    git_repo(project.parent / "repos/plug2", [("v0.1.0", files)])
+    text = project.read_text().replace('repo = "repos/plug"', 'repo = "repos/plug2"')
+    declares = 'declares = { pv = ["docker/Dockerfile", "plug/pv-version.env"] }\n'
+    project.write_text(text.replace('package = "plug"\n', f'package = "plug"\n{declares}', 1))
+    assert invoke("lock", "--manifest", str(project)).exit_code == 0
+    pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    skews = sorted((f.sites, f.message) for f in pair.findings if f.rule.value == "declared-target-skew")
+    assert [s for s, _ in skews] == [["docker/Dockerfile:2"]]  # the env file agrees with the pin
+    assert "commit cdcdcdcdcdcd declared" in skews[0][1]
+    # Neither file's target in the repository: the warning names both, at the first.
+    unknown = files["plug/pv-version.env"].replace(commit, "ef" * 20).replace("1.0.0", "0.9.0")
+    git_repo(project.parent / "repos/plug3", [("v0.1.0", {**files, "plug/pv-version.env": unknown})])
+    project.write_text(project.read_text().replace('"repos/plug2"', '"repos/plug3"'))
+    invoke("lock", "--manifest", str(project))
+    [missing] = [f for f in lockfile.read(project.parent / "atompin.lock").pairs[0].findings if f.rule.value == "baseline-unavailable"]
+    assert missing.sites == ["docker/Dockerfile:2"]
+    assert "declares in docker/Dockerfile and plug/pv-version.env (cdcdcdcdcdcd / v0.9.0 / efefefefefef)" in missing.message
+    project.write_text(project.read_text().replace('"repos/plug3"', '"repos/plug2"'))
+    invoke("lock", "--manifest", str(project))
+    pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    # The Dockerfile's commit is not in the repository: the next file's target is the baseline.
+    assert (pair.checks[0].baseline_commit, pair.checks[0].baseline_from) == (commit, "declared")
+    assert not [f for f in pair.findings if f.rule.value == "baseline-unavailable"]
+    # Bumped, both files declare another pv than the pin.
+    project.write_text(project.read_text().replace('pv = "v1.0.0"', 'pv = "v2.0.0"'))
+    assert invoke("lock", "--manifest", str(project)).exit_code == 1  # the override cannot take out=
+    pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    assert pair.checks[0].baseline_commit == commit
+    assert len([f for f in pair.findings if f.rule.value == "declared-target-skew"]) == 2

@@ -490,6 +490,10 @@ pv = "v0.31.0"
             lambda t: t.replace('package = "miniplug"\n', ""),
             ":1: components.plug.package: missing required key 'package'",
         ),
+        (
+            lambda t: t.replace('package = "miniplug"', 'package = "miniplug"\ndeclares = { pv = ["a.env", 4] }'),
+            ":4: components.plug.declares: pv: give a file path or a list of file paths, not ['a.env', 4]",
+        ),
     ],
 )
 def test_malformed_manifest_names_file_line_and_key(edit, expected: str):

@@ -6,6 +6,8 @@ Pure functions over file texts and resolved refs: `declared-target-skew`,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from packaging.version import InvalidVersion, Version
 
 from atompin.analysis.toml_data import read_toml
@@ -16,22 +18,35 @@ _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight"
 
 
 def parse_env(text: str) -> dict[str, tuple[str, int]]:
-    """`KEY=value` lines (quotes stripped, comments skipped) -> {KEY: (value, line)}."""
+    """`KEY=value` lines (quotes stripped, comments skipped) -> {KEY: (value, line)}. A shell's
+    `export KEY=value` and a Dockerfile's `ARG KEY=default` and `ENV KEY=value` count too (an
+    image's default pin: ATOM's Dockerfile says `ARG VLLM_COMMIT="..."`); the last of a key
+    counts, as in a shell."""
     out: dict[str, tuple[str, int]] = {}
     for n, raw in enumerate(text_lines(text), start=1):
         line = raw.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        out[key.strip()] = (value.strip().strip("'\""), n)
+        first, _, rest = line.partition(" ")
+        if first.lower() in ("export", "arg", "env"):  # Dockerfile instructions ignore case
+            line = rest.strip()
+        key, _, value = line.partition("=")
+        if key.strip().isidentifier():
+            out[key.strip()] = (value.strip().strip("'\""), n)
     return out
 
 
 def declared_target(text: str, provider: str) -> tuple[str, str]:
-    """(version, commit) a declares file (`VLLM_VERSION=...`, `VLLM_COMMIT=...`) names for `provider`."""
+    """(version, commit) a declares file (`VLLM_VERSION=...`, `VLLM_COMMIT=...`) names for `provider`;
+    a "commit" that is a ref (`HEAD`, a branch) names no commit: it moves."""
     env = parse_env(text)
     version, commit = (env.get(f"{env_prefix(provider)}_{key}") for key in ("VERSION", "COMMIT"))
-    return (version[0] if version else "", commit[0] if commit else "")
+    return (version[0] if version else "", commit[0] if commit and is_commit_id(commit[0]) else "")
+
+
+def is_commit_id(text: str) -> bool:
+    """A full or abbreviated commit id (7 to 40 hex digits), not a ref name."""
+    return 7 <= len(text) <= 40 and all(c in "0123456789abcdef" for c in text.lower())
 
 
 def version_distance(declared: str, pinned: str) -> str:
@@ -79,7 +94,14 @@ def declared_target_skew(
         )
     problems: list[str] = []
     line = 1
-    if declared_commit and not (commit.startswith(declared_commit[0]) or declared_commit[0].startswith(commit)):
+    if declared_commit and not is_commit_id(declared_commit[0]):
+        # `AITER_COMMIT="HEAD"`: what it builds is whatever that ref names when the build runs.
+        problems.append(
+            f"{prefix}_COMMIT names {declared_commit[0]!r}, a ref, not a commit: a build from it takes whatever "
+            f"{provider} commit that ref names when it runs, not the pinned {commit[:12]}; declare the commit"
+        )
+        line = declared_commit[1]
+    elif declared_commit and not (commit.startswith(declared_commit[0]) or declared_commit[0].startswith(commit)):
         problems.append(f"commit {declared_commit[0][:12]} declared, {commit[:12]} pinned")
         line = declared_commit[1]
     if declared_version and version and _as_version(declared_version[0]) != _as_version(version):
@@ -101,18 +123,25 @@ def declared_target_skew(
 
 
 def baseline_unavailable(
-    provider: str, refs: list[str], source: str, why: str, path: str = "", text: str | None = None
+    provider: str,
+    refs: list[str],
+    source: str,
+    why: str,
+    path: str = "",
+    text: str | None = None,
+    others: Sequence[str] = (),
 ) -> Finding:
     """The edge's baseline (`refs` tried in order, from `source`: "declared", "option" or
     "previous-lock") could not be resolved (`why`: what went wrong, said without machine paths),
-    so the edge was checked without one. Sited at the declares file's line when it came from there."""
+    so the edge was checked without one. Sited at the declares file's line when it came from there
+    (`path`, the first that named one of `refs`; `others`: the other declares files that did)."""
     sites: tuple[Site, ...] = ()
     if path and text is not None:
         env = parse_env(text)
         found = [env[k][1] for k in (f"{env_prefix(provider)}_{key}" for key in ("VERSION", "COMMIT")) if k in env]
         sites = (Site(path, min(found) if found else 1),)
     where = {
-        "declared": f"the {provider} the consumer declares" + (f" in {path}" if path else ""),
+        "declared": f"the {provider} the consumer declares" + (f" in {' and '.join([path, *others])}" if path else ""),
         "option": "the --baseline given",
         "previous-lock": "the pair's previous pin in the lock",
     }.get(source, "the baseline")
