@@ -296,6 +296,7 @@ def test_a_declared_commit_that_is_a_ref_is_said_and_is_no_baseline():
     assert "PV_COMMIT names 'HEAD', a ref, not a commit" in said.message
     assert "not the pinned abababababab" in said.message
     assert declared_target_skew("plug", "pv", "d", 'ARG PV_COMMIT="abcdef1"\n', "abcdef1" + "0" * 33, "") == []
+    assert declared_target_skew("plug", "pv", "d", "PV_COMMIT=ABCDEF1\n", "abcdef1" + "0" * 33, "") == []
 
 
 def test_several_declares_files_are_each_compared_and_the_first_target_found_is_the_baseline(project: Path):

@@ -101,7 +101,7 @@ def declared_target_skew(
             f"{provider} commit that ref names when it runs, not the pinned {commit[:12]}; declare the commit"
         )
         line = declared_commit[1]
-    elif declared_commit and not (commit.startswith(declared_commit[0]) or declared_commit[0].startswith(commit)):
+    elif declared_commit and not commit.startswith(declared_commit[0].lower()):
         problems.append(f"commit {declared_commit[0][:12]} declared, {commit[:12]} pinned")
         line = declared_commit[1]
     if declared_version and version and _as_version(declared_version[0]) != _as_version(version):
