@@ -146,6 +146,9 @@ def test_diff_cli_defaults_to_the_lock_at_head_and_fails_when_worse(project: Pat
     assert result.exit_code == 1
     assert "plug+old: changed, verdict warn -> fail" in result.output
     assert "+ error   missing-patch-target" in result.output
+    # Each line says where (two declares files make two findings of one rule and symbol).
+    lines = [x for x in result.output.splitlines() if "+ error   missing-patch-target" in x]
+    assert lines and all(" [miniplug->minivllm] at miniplug/patches.py:" in x for x in lines), lines
     data = json.loads(invoke("diff", "--manifest", str(project), "--format", "json").output)
     assert data["schema"] == "atompin.diff/1" and data["worse"] and [p["name"] for p in data["pairs"]] == ["plug+old"]
     bad = invoke("diff", "--manifest", str(project), "--base", "no-such-rev")

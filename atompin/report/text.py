@@ -9,7 +9,7 @@ from atompin.model import CheckResult, Finding, RefKind, Severity
 
 if TYPE_CHECKING:  # the lock models bring pydantic, which rendering a check does not need
     from atompin.lockdiff import LockDiff
-    from atompin.lockfile import Lock
+    from atompin.lockfile import Lock, LockedFinding
 
 _MAX_SITES = 6
 
@@ -125,6 +125,14 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _where(f: LockedFinding) -> str:
+    """ " at SITE (+N)": where a finding of a diff is (two files declaring one target make two
+    findings of one rule and symbol)."""
+    if not f.sites:
+        return ""
+    return f" at {f.sites[0]}" + (f" (+{len(f.sites) - 1})" if len(f.sites) > 1 else "")
+
+
 def render_diff(diff: LockDiff) -> str:
     """Per changed pair: pins, verdict, findings that appeared or were resolved, counts."""
     changed = diff.changed
@@ -141,9 +149,9 @@ def render_diff(diff: LockDiff) -> str:
             lines.append(f"  {c.describe()}")
         for f in p.appeared:
             accepted = " (accepted)" if f.accepted else ""
-            lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]{accepted}")
+            lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]{_where(f)}{accepted}")
         for f in p.resolved:
-            lines.append(f"  - {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]")
+            lines.append(f"  - {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]{_where(f)}")
         for check, count, a, b in p.counts:
             lines.append(f"  {check} {count.replace('_', ' ')}: {a} -> {b}")
         lines.append("")
