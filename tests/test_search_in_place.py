@@ -176,3 +176,37 @@ def test_text_sites_are_on_their_lines_however_many_a_file_holds(end: str):
     tree = MemoryTree({"pv/__init__.py": "", "pv/many.py": end.join(lines) + end}, "provider")
     sites = NameSearch(tree, "pv", AnalysisCache()).find_text(["hook"])["hook"]
     assert [site.line for site in sites] == [i + 1 for i in range(1, 3001) if i % 3]  # comments left out
+
+
+def test_a_baseline_takes_cached_identifiers_rather_than_search_and_keeps_the_pins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bump's baseline is the pin the last lock read: every file's identifiers are cached, and
+    taking them beats searching in place and reading a third of vLLM's files again (0.6 s against
+    0.2 s at vLLM 0.32). The answers are the same; and the identifiers the pin's search holds for
+    a bisect's next step (`_LAST_LOADED`) stay the pin's."""
+    from atompin.analysis.baseline import Baseline
+    from atompin.analysis.provider import ProviderIndex
+
+    root = write_files(tmp_path / "p", EDGES)
+    cache = AnalysisCache()
+    tree = FolderTree(root)
+
+    def baseline() -> Baseline:
+        return Baseline(ProviderIndex(tree, "pv", cache), "1.0")
+
+    searched = baseline()
+    assert searched._search.in_place  # nothing cached: searched in place
+    expected = searched.find_text(NAMES)
+    NameSearch(tree, "pv", cache).load()  # a lock at this pin reads (and caches) every file's
+    pins = {"identifiers:pin": object()}
+    name_sites._LAST_LOADED.clear()
+    name_sites._LAST_LOADED.update(pins)  # type: ignore[arg-type]
+    read: list[str] = []
+    real = SourceTree.read_many
+    monkeypatch.setattr(SourceTree, "read_many", lambda self, paths: read.extend(paths) or real(self, paths))
+    cached = baseline()
+    assert not cached._search.in_place
+    assert cached.find_text(NAMES) == expected
+    assert not [path for path in read if path not in {s.path for sites in expected.values() for s in sites}]
+    assert name_sites._LAST_LOADED == pins

@@ -107,5 +107,10 @@ class Baseline:
     @cached_property
     def _search(self) -> NameSearch:
         """One search of the baseline's files, kept: it keeps the last files it parsed. It searches
-        in place: the few names asked about do not pay for reading every file's identifiers."""
-        return NameSearch(self.index.tree, self.index.package, self.index.cache, in_place=True)
+        in place (the few names asked about do not pay for reading every file's identifiers),
+        unless a run cached them all: a bump's baseline is the pin the last lock read, and taking
+        its identifiers from the cache beats searching and reading a third of vLLM's files again."""
+        search = NameSearch(self.index.tree, self.index.package, self.index.cache)
+        search.in_place = not search.identifiers_cached()
+        search.keeps_last = False
+        return search

@@ -235,6 +235,9 @@ class NameSearch:
         self.package = package
         self.cache = cache or AnalysisCache()
         self.in_place = in_place
+        # Whether the identifiers it loads become those the next search takes (`_LAST_LOADED`):
+        # not a baseline's, which stays where it is while a bisect's pin moves on.
+        self.keeps_last = True
         self._reading: Shares | None = None  # the shares of `reading_task`, see `stop_reading`
         self._holding: dict[tuple[IdentifierKind, frozenset[bytes]], frozenset[str]] = {}  # see `_loaded`
         self._words_read: dict[IdentifierKind, dict[str, AbstractSet[bytes]]] = {kind: {} for kind in _KIND_PATTERNS}
@@ -312,12 +315,17 @@ class NameSearch:
                 self._read_words.update(self._identifiers[path].attribute_words())
         return {name for name in left if name.encode() not in self._read_words}
 
+    def identifiers_cached(self) -> bool:
+        """Has a run cached every file's identifiers (a provider locked before: a bump's baseline)?
+        One lookup."""
+        return self.cache.get_raw(self._all_read_key()) is not None
+
     def cached_readers(self, names: Iterable[str], paths: list[str]) -> dict[str, list[str]] | None:
         """For each of `names`, the files among `paths` that write it after a dot (`x.name`), in
         their order, from cached identifiers only (a provider at an earlier pin: a bump's
         baseline); None when they are not all cached. Nothing is kept: the identifiers this process
         holds stay those of its own search (a bisect's next step takes them)."""
-        if self.cache.get_raw(self._all_read_key()) is None:
+        if not self.identifiers_cached():
             return None
         wanted = {name.encode() for name in names}
         out: dict[str, list[str]] = {}
@@ -528,8 +536,9 @@ class NameSearch:
             self.cache.put_raw(key, entry)
         self.cache.put_raw(self._all_read_key(), b"1")
         self._all_loaded = True
-        _LAST_LOADED.clear()
-        _LAST_LOADED.update((self._identifiers_key(path), found) for path, found in self._identifiers.items())
+        if self.keeps_last:
+            _LAST_LOADED.clear()
+            _LAST_LOADED.update((self._identifiers_key(path), found) for path, found in self._identifiers.items())
 
     def _read_identifiers(self, paths: list[str]) -> list[tuple[str, bytes]]:
         """(cache key, entry) of each file's identifiers, read from its text (and kept here), and
