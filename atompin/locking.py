@@ -25,6 +25,7 @@ from atompin.analysis.pinning import (
     branch_ref,
     declared_target,
     declared_target_skew,
+    requirement_skew,
     unconstrained_plugin,
 )
 from atompin.analysis.provider import ProviderIndex
@@ -339,6 +340,7 @@ class Locker:
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )
+            edge_findings += requirement_skew(edge.consumer, edge.provider, spec_p.package, pyproject, provider.version)
             edge_findings = [_escalated(f, edge.fail_on) for f in edge_findings]
             edge_findings = accept(edge_findings, edge, provider.version, self.today)
             checks.append(

@@ -111,7 +111,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.PATCH_ADDITION: "an assignment adds an attribute the provider never had (no original read, no guard)",
     Rule.RELOCATION_STATE: "the state of a relocation table entry: relocated, both, pending or broken",
     Rule.ARITY_DRIFT: "a signature at the target differs from what the table or the consumer expects",
-    Rule.DECLARED_TARGET_SKEW: "the consumer declares a provider version/commit other than the pair's pin",
+    Rule.DECLARED_TARGET_SKEW: "the consumer declares a provider version/commit other than the pair's pin, or requires a version range excluding it",
     Rule.UNPARSEABLE: "a file could not be parsed; the symbols behind it are unknown, not missing",
     Rule.DYNAMIC_TARGET: "resolution reaches a runtime namespace (module __getattr__, external base); unknown",
     Rule.BRANCH_REF: "a pin is a branch name: image layers cached on the ref string never rebuild",

@@ -340,3 +340,49 @@ def test_several_declares_files_are_each_compared_and_the_first_target_found_is_
     pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
     assert pair.checks[0].baseline_commit == commit
     assert len([f for f in pair.findings if f.rule.value == "declared-target-skew"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("requirement", "version", "said"),
+    [
+        ("pv<0.32.0,>=0.24.0", "0.33.0", True),  # vllm-beam-search-plugin 0.1.5 against vLLM 0.33
+        ("pv<0.32.0,>=0.24.0", "0.31.0", False),
+        ("pv==0.30.0+cpu", "0.30.0", False),  # vllm-rbln: a build of that release
+        ("pv==0.30.0+cpu", "0.31.0", True),
+        ("pv>=0.34", "0.34.0rc1", True),  # a pre-release is older than its release
+        ("pv>=0.34.0rc1", "0.34.0rc2", False),
+        ("pv[audio]~=0.31.0; python_version >= '3.10'", "0.32.0", True),
+        ("pv==0.31.0; extra == 'pv'", "0.33.0", False),  # an optional extra: installed on request
+        ("pv", "0.33.0", False),  # no version: unconstrained-plugin's to say
+        ("other<1", "0.33.0", False),
+    ],
+)
+def test_a_requirement_that_excludes_the_pin_is_said(requirement: str, version: str, said: bool):
+    """The consumer's own requirement on the provider (its pyproject's dependencies) against the
+    pinned release: pip will not install a pair it excludes together."""
+    from atompin.analysis.pinning import requirement_skew
+
+    pyproject = f'[project]\nname = "plug"\ndependencies = [\n    "torch",\n    "{requirement}",\n]\n'
+    found = requirement_skew("plug", "pv", "pv", pyproject, version)
+    assert bool(found) is said
+    if said:
+        [finding] = found
+        assert (finding.rule.value, finding.severity.value) == ("declared-target-skew", "warning")
+        assert finding.symbol == f"pv@{version}" and [str(s) for s in finding.sites] == ["pyproject.toml:5"]
+        assert finding.message.startswith(f"plug requires {requirement}, which pv {version} does not satisfy")
+    assert requirement_skew("plug", "pv", "pv", pyproject, "") == []  # no version known: nothing to compare
+    assert requirement_skew("plug", "pv", "pv", None, version) == []
+
+
+def test_lock_says_when_the_consumers_requirement_excludes_the_pin(project: Path):
+    files = {**CONSUMER, "pyproject.toml": '[project]\nname = "plug"\ndependencies = ["pv<2"]\n'}
+    git_repo(project.parent / "repos/plug2", [("v0.1.0", files)])
+    project.write_text(project.read_text().replace('repo = "repos/plug"', 'repo = "repos/plug2"'))
+    assert invoke("lock", "--manifest", str(project)).exit_code == 0
+    pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    assert not [f for f in pair.findings if f.rule.value == "declared-target-skew"]
+    project.write_text(project.read_text().replace('pv = "v1.0.0"', 'pv = "v2.0.0"'))
+    invoke("lock", "--manifest", str(project))
+    pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
+    [skew] = [f for f in pair.findings if f.rule.value == "declared-target-skew"]
+    assert skew.sites == ["pyproject.toml:3"] and "plug requires pv<2, which pv 2.0.0 does not satisfy" in skew.message

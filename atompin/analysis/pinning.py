@@ -180,6 +180,48 @@ def branch_ref(component: str, ref: str) -> Finding:
     )
 
 
+def requirement_skew(consumer: str, provider: str, provider_package: str, pyproject: str | None, version: str) -> list[Finding]:
+    """The consumer's own requirement on the provider (`project.dependencies` in its pyproject)
+    excludes the pinned version: pip will not install the pair together, or installs another
+    provider under the plugin. A requirement of an optional extra is left out (installed only on
+    request); a local label (`vllm==0.30.0+cpu`, a build of that release) does not count."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.specifiers import SpecifierSet
+    from packaging.utils import canonicalize_name
+
+    data = read_toml(pyproject) if pyproject is not None and version else None
+    if data is None or pyproject is None:
+        return []
+    try:
+        pinned = Version(version)
+    except InvalidVersion:
+        return []
+    names = {canonicalize_name(provider), canonicalize_name(provider_package)}
+    for dep in data.get("project", {}).get("dependencies", []) or []:
+        try:
+            req = Requirement(dep)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) not in names or (req.marker is not None and "extra" in str(req.marker)):
+            continue
+        public = SpecifierSet(",".join(f"{s.operator}{s.version.split('+')[0]}" for s in req.specifier))
+        if not str(public) or public.contains(pinned.public, prereleases=True):
+            continue
+        line = next((i + 1 for i, text in enumerate(text_lines(pyproject)) if dep in text), 1)
+        return [
+            Finding(
+                Rule.DECLARED_TARGET_SKEW,
+                Severity.WARNING,
+                f"{provider}@{version}",
+                (Site("pyproject.toml", line),),
+                f"{consumer} requires {dep}, which {provider} {version} does not satisfy: pip will not install "
+                f"the pair together, or installs another {provider} under the plugin; widen the requirement, or "
+                "pin a release it allows",
+            )
+        ]
+    return []
+
+
 def unconstrained_plugin(
     consumer: str, provider: str, provider_package: str, plugin_groups: list[str], pyproject: str | None
 ) -> list[Finding]:

@@ -71,7 +71,8 @@ _RULE_HELP: dict[Rule, str] = {
     "no longer fit. Nothing raises when positions shift: values land in the wrong parameters. Compare both "
     "signatures in the message and fix the call or the replacement.",
     Rule.DECLARED_TARGET_SKEW: "The consumer says it was written against another provider version or commit "
-    "than the pair pins. Update the consumer's declaration or the pin.",
+    "than the pair pins, or requires a provider version range the pin is outside of. Update the consumer's "
+    "declaration or requirement, or the pin.",
     Rule.UNPARSEABLE: "A file does not parse, so what is behind it is unknown, not missing. Check the file at "
     "the pinned commit.",
     Rule.DYNAMIC_TARGET: "A name is served at runtime (module __getattr__, a compiled extension, a base class "
