@@ -185,7 +185,7 @@ def test_a_declares_file_naming_no_target_is_said():
         "warning",
         "plug/pv-version.env",
     )
-    assert "sets neither PV_VERSION nor PV_COMMIT" in said.message
+    assert "sets neither PV_VERSION (or a release tag in PV_TAG) nor PV_COMMIT" in said.message
     assert declared_target_skew("plug", "pv", "plug/pv-version.env", "PV_VERSION=1.0.0\n", "ab" * 20, "1.0.0") == []
 
 
@@ -386,3 +386,19 @@ def test_lock_says_when_the_consumers_requirement_excludes_the_pin(project: Path
     pair = lockfile.read(project.parent / "atompin.lock").pairs[0]
     [skew] = [f for f in pair.findings if f.rule.value == "declared-target-skew"]
     assert skew.sites == ["pyproject.toml:3"] and "plug requires pv<2, which pv 2.0.0 does not satisfy" in skew.message
+
+
+def test_a_release_tag_declares_a_version_and_an_empty_value_names_nothing():
+    """vllm-ascend's Dockerfile: `ARG VLLM_TAG=v0.30.0` and `ARG VLLM_COMMIT=""` (empty: the tag
+    is built). The tag is the declared version; the empty commit is no ref, and no skew."""
+    from atompin.analysis.pinning import declared_target, declared_target_skew
+
+    dockerfile = 'ARG PV_REPO=https://example.invalid/pv.git\nARG PV_TAG=v0.30.0\nARG PV_COMMIT=""\n'
+    assert declared_target(dockerfile, "pv") == ("0.30.0", "")
+    assert declared_target_skew("plug", "pv", "Dockerfile", dockerfile, "ab" * 20, "0.30.0") == []
+    [said] = declared_target_skew("plug", "pv", "Dockerfile", dockerfile, "ab" * 20, "0.31.0")
+    assert said.sites[0].line == 2 and "version 0.30.0 declared, 0.31.0 pinned" in said.message
+    assert "a ref, not a commit" not in said.message
+    # A version wins over a tag; a tag that is no version names none.
+    assert declared_target("PV_VERSION=1.0\nPV_TAG=v2.0\n", "pv") == ("1.0", "")
+    assert declared_target("PV_TAG=nightly\n", "pv") == ("", "")

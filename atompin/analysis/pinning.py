@@ -36,11 +36,26 @@ def parse_env(text: str) -> dict[str, tuple[str, int]]:
     return out
 
 
+def declared_entries(text: str, provider: str) -> tuple[tuple[str, int] | None, tuple[str, int] | None]:
+    """The (value, line) of the version and of the commit a declares file names for `provider`:
+    `VLLM_VERSION`, else a release tag `VLLM_TAG=v0.30.0` (vllm-ascend's Dockerfile), and
+    `VLLM_COMMIT`. An empty value names nothing (`ARG VLLM_COMMIT=""`: the tag is built)."""
+    env = parse_env(text)
+    prefix = env_prefix(provider)
+    commit = env.get(f"{prefix}_COMMIT")
+    version = env.get(f"{prefix}_VERSION")
+    if not (version and version[0]) and (tag := env.get(f"{prefix}_TAG")) and tag[0]:
+        try:
+            version = (str(Version(tag[0][1:] if tag[0][:1] in "vV" else tag[0])), tag[1])
+        except InvalidVersion:
+            version = None
+    return (version if version and version[0] else None, commit if commit and commit[0] else None)
+
+
 def declared_target(text: str, provider: str) -> tuple[str, str]:
     """(version, commit) a declares file (`VLLM_VERSION=...`, `VLLM_COMMIT=...`) names for `provider`;
     a "commit" that is a ref (`HEAD`, a branch) names no commit: it moves."""
-    env = parse_env(text)
-    version, commit = (env.get(f"{env_prefix(provider)}_{key}") for key in ("VERSION", "COMMIT"))
+    version, commit = declared_entries(text, provider)
     return (version[0] if version else "", commit[0] if commit and is_commit_id(commit[0]) else "")
 
 
@@ -82,15 +97,14 @@ def declared_target_skew(
         return undeclared(
             f"{consumer} should declare its {provider} target in {path}, but the file is not there at this ref"
         )
-    env = parse_env(text)
     prefix = env_prefix(provider)
-    declared_commit, declared_version = (env.get(f"{prefix}_{key}") for key in ("COMMIT", "VERSION"))
+    declared_version, declared_commit = declared_entries(text, provider)
     if not declared_commit and not declared_version:
         # A renamed key (`VLLM_REF=`) would otherwise leave the edge without its declared baseline, unsaid.
         return undeclared(
-            f"{consumer}'s {path} names no {provider} target: it sets neither {prefix}_VERSION nor "
-            f"{prefix}_COMMIT, so the pin cannot be compared with it, nor the drift rules with the {provider} "
-            "it declares; set one of them"
+            f"{consumer}'s {path} names no {provider} target: it sets neither {prefix}_VERSION (or a release "
+            f"tag in {prefix}_TAG) nor {prefix}_COMMIT, so the pin cannot be compared with it, nor the drift rules "
+            f"with the {provider} it declares; set one of them"
         )
     problems: list[str] = []
     line = 1
@@ -137,8 +151,7 @@ def baseline_unavailable(
     (`path`, the first that named one of `refs`; `others`: the other declares files that did)."""
     sites: tuple[Site, ...] = ()
     if path and text is not None:
-        env = parse_env(text)
-        found = [env[k][1] for k in (f"{env_prefix(provider)}_{key}" for key in ("VERSION", "COMMIT")) if k in env]
+        found = [entry[1] for entry in declared_entries(text, provider) if entry is not None]
         sites = (Site(path, min(found) if found else 1),)
     where = {
         "declared": f"the {provider} the consumer declares" + (f" in {' and '.join([path, *others])}" if path else ""),
