@@ -7,12 +7,16 @@ Pure functions over file texts and resolved refs: `declared-target-skew`,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
 from atompin.analysis.toml_data import read_toml
 from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site, env_prefix
+
+if TYPE_CHECKING:  # imported where used: only `lock` reads a pyproject
+    from packaging.requirements import Requirement
 
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 
@@ -198,9 +202,7 @@ def requirement_skew(consumer: str, provider: str, provider_package: str, pyproj
     excludes the pinned version: pip will not install the pair together, or installs another
     provider under the plugin. A requirement of an optional extra is left out (installed only on
     request); a local label (`vllm==0.30.0+cpu`, a build of that release) does not count."""
-    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import SpecifierSet
-    from packaging.utils import canonicalize_name
 
     data = read_toml(pyproject) if pyproject is not None and version else None
     if data is None or pyproject is None:
@@ -209,13 +211,8 @@ def requirement_skew(consumer: str, provider: str, provider_package: str, pyproj
         pinned = Version(version)
     except InvalidVersion:
         return []
-    names = {canonicalize_name(provider), canonicalize_name(provider_package)}
-    for dep in data.get("project", {}).get("dependencies", []) or []:
-        try:
-            req = Requirement(dep)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name) not in names or (req.marker is not None and "extra" in str(req.marker)):
+    for dep, req in _provider_requirements(data.get("project", {}), provider, provider_package):
+        if req.marker is not None and "extra" in str(req.marker):
             continue
         public = SpecifierSet(",".join(f"{s.operator}{s.version.split('+')[0]}" for s in req.specifier))
         if not str(public) or public.contains(pinned.public, prereleases=True):
@@ -239,10 +236,6 @@ def unconstrained_plugin(
     consumer: str, provider: str, provider_package: str, plugin_groups: list[str], pyproject: str | None
 ) -> list[Finding]:
     """The consumer arms a plugin in the provider's entry-point groups without requiring any provider version."""
-    # Imported here: only `lock` reads a pyproject, and these are slow to import.
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
     if pyproject is None:
         return []
     data = read_toml(pyproject)
@@ -254,14 +247,8 @@ def unconstrained_plugin(
     armed = sorted(g for g in wanted if groups.get(g))
     if not armed:
         return []
-    names = {canonicalize_name(provider), canonicalize_name(provider_package)}
-    for dep in project.get("dependencies", []) or []:
-        try:
-            req = Requirement(dep)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name) in names and str(req.specifier):
-            return []
+    if any(str(req.specifier) for _, req in _provider_requirements(project, provider, provider_package)):
+        return []
     lines = text_lines(pyproject)
     line = next((i + 1 for i, text in enumerate(lines) if armed[0] in text), 1)
     return [
@@ -274,3 +261,22 @@ def unconstrained_plugin(
             f"requirement: installing it arms the plugin against any {provider}",
         )
     ]
+
+
+def _provider_requirements(project: dict[str, Any], provider: str, package: str) -> list[tuple[str, Requirement]]:
+    """Each requirement of `project.dependencies` on the provider (by its component's or its
+    package's name), as written and parsed; one that does not parse is left out."""
+    # Imported here: only `lock` reads a pyproject, and these are slow to import.
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    names = {canonicalize_name(provider), canonicalize_name(package)}
+    found = []
+    for dep in project.get("dependencies", []) or []:
+        try:
+            req = Requirement(dep)
+        except (InvalidRequirement, TypeError):
+            continue
+        if canonicalize_name(req.name) in names:
+            found.append((dep, req))
+    return found
