@@ -217,18 +217,15 @@ def requirement_skew(consumer: str, provider: str, provider_package: str, pyproj
         public = SpecifierSet(",".join(f"{s.operator}{s.version.split('+')[0]}" for s in req.specifier))
         if not str(public) or public.contains(pinned.public, prereleases=True):
             continue
-        line = next((i + 1 for i, text in enumerate(text_lines(pyproject)) if dep in text), 1)
-        return [
-            Finding(
-                Rule.DECLARED_TARGET_SKEW,
-                Severity.WARNING,
-                f"{provider}@{version}",
-                (Site("pyproject.toml", line),),
-                f"{consumer} requires {dep}, which {provider} {version} does not satisfy: pip will not install "
-                f"the pair together, or installs another {provider} under the plugin; widen the requirement, or "
-                "pin a release it allows",
-            )
-        ]
+        return _pyproject_warning(
+            Rule.DECLARED_TARGET_SKEW,
+            f"{provider}@{version}",
+            pyproject,
+            dep,
+            f"{consumer} requires {dep}, which {provider} {version} does not satisfy: pip will not install the "
+            f"pair together, or installs another {provider} under the plugin; widen the requirement, or pin a "
+            "release it allows",
+        )
     return []
 
 
@@ -249,18 +246,20 @@ def unconstrained_plugin(
         return []
     if any(str(req.specifier) for _, req in _provider_requirements(project, provider, provider_package)):
         return []
-    lines = text_lines(pyproject)
-    line = next((i + 1 for i, text in enumerate(lines) if armed[0] in text), 1)
-    return [
-        Finding(
-            Rule.UNCONSTRAINED_PLUGIN,
-            Severity.WARNING,
-            f"{consumer}:pyproject.toml",
-            (Site("pyproject.toml", line),),
-            f"{consumer} registers entry points in {', '.join(armed)} but declares no {provider} version "
-            f"requirement: installing it arms the plugin against any {provider}",
-        )
-    ]
+    return _pyproject_warning(
+        Rule.UNCONSTRAINED_PLUGIN,
+        f"{consumer}:pyproject.toml",
+        pyproject,
+        armed[0],
+        f"{consumer} registers entry points in {', '.join(armed)} but declares no {provider} version "
+        f"requirement: installing it arms the plugin against any {provider}",
+    )
+
+
+def _pyproject_warning(rule: Rule, symbol: str, pyproject: str, text: str, message: str) -> list[Finding]:
+    """A warning at the first line of pyproject.toml that holds `text` (its first line, if none does)."""
+    line = next((i + 1 for i, written in enumerate(text_lines(pyproject)) if text in written), 1)
+    return [Finding(rule, Severity.WARNING, symbol, (Site("pyproject.toml", line),), message)]
 
 
 def _provider_requirements(project: dict[str, Any], provider: str, package: str) -> list[tuple[str, Requirement]]:
