@@ -188,6 +188,8 @@ class LatestSearch:
     older: Candidate | None = None
     older_than: str = ""
     plan: BumpPlan | None = None  # the pin of the first that passed (None: none did, or nothing to change)
+    # When none passed: the newest current pin, judged the same way (is the oldest candidate worse?).
+    pin_trial: Trial | None = None
 
     @property
     def chosen(self) -> Trial | None:
@@ -195,8 +197,12 @@ class LatestSearch:
         return self.trials[-1] if self.trials and self.trials[-1].passes else None
 
     def bisect_refs(self) -> tuple[str, str] | None:
-        """When nothing passed: the newest current pin and the oldest candidate, for `atompin bisect`."""
+        """When nothing passed: the newest current pin and the oldest candidate, for `atompin bisect`;
+        None when that candidate has no gated error the pin lacks (the pin fails the same way:
+        nothing broke between them, and a bisect would find nothing)."""
         if self.chosen is not None or not self.trials or not self.floor_ref:
+            return None
+        if self.pin_trial is not None and not self.trials[-1].gated_keys() - self.pin_trial.gated_keys():
             return None
         return self.floor_ref, self.trials[-1].ref
 
@@ -268,6 +274,9 @@ def find_latest(
             if trial.passes:
                 search.plan = _pin(locker, manifest_path, source, component, trial.ref, pairs, target, previous)
                 break
+        if search.chosen is None and search.trials and search.floor_ref:
+            say(f"judging the current pin {component} {_short(search.floor_ref)}, for comparison")
+            search.pin_trial = judge.trial(search.floor_ref)
     return search
 
 

@@ -538,3 +538,19 @@ def test_bump_latest_from_a_pin_without_a_version_tries_only_later_commits(proje
     assert "no candidate passes: nothing pinned" in result.output
     assert f"atompin bisect pv {commit_of(project, 'noise 23')} v2.0.0" in result.output
     assert files_of(project) == before
+
+
+def test_bump_latest_suggests_no_bisect_when_the_pin_fails_the_same_way(project: Path):
+    """Nothing passes, and the pin itself fails with the errors of the oldest candidate tried (aiter
+    pinned at a commit ATOM's newer calls already break): a bisect from the pin would find nothing.
+    It is said, instead of a bisect suggestion; one that adds an error is still bisected."""
+    pin(project, commit_of(project, "noise 15"))  # after `helper` moved: failing, as v1.2.0 does
+    result = invoke("bump", "pv", "--latest", "--manifest", str(project))
+    assert result.exit_code == 1, result.output
+    rows = [line.split() for line in result.output.splitlines() if line.startswith("  v")]
+    assert [(r[0], r[3]) for r in rows] == [("v2.0.0", "fail"), ("v1.2.0", "fail")]
+    assert "atompin bisect" not in result.output
+    assert f"the current pin {commit_of(project, 'noise 15')[:12]} fails too (1 gated error: unresolved-import 1)" in (
+        result.output
+    )
+    assert "and v1.2.0 adds no gated error to it: nothing broke between them" in result.output

@@ -72,6 +72,12 @@ def render_latest(search: LatestSearch) -> str:
             lines.append(
                 f"find the commit that broke it: atompin bisect {search.component} {refs[0]} {_short(refs[1])}"
             )
+        elif search.pin_trial is not None and not search.pin_trial.passes:
+            lines.append(
+                f"the current pin {_short(search.floor_ref)} fails too ({decided_by(search.pin_trial)}), and "
+                f"{_short(search.trials[-1].ref)} adds no gated error to it: nothing broke between them; mend or "
+                "accept the pin's findings first"
+            )
     else:
         lines.append("nothing newer than the current pins: nothing to do")
     return "\n".join(lines) + "\n"
