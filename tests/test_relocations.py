@@ -395,6 +395,21 @@ def test_suggest_moves_no_method_to_a_class_of_that_name_that_was_there_before(t
     assert suggestions == [] and removed == ["pv.old_runner:Runner", "pv.old_runner:Runner.step"]
 
 
+def test_suggest_for_a_consumers_symbols_reads_only_the_files_that_can_answer(tmp_path: Path):
+    """Asked about some symbols (a consumer's), the suggestions are those every definition gives
+    for them, but only files that write a vanished symbol's first name, and its module, are
+    parsed (vLLM 0.33 to 0.34 for ATOM: 3.2 s instead of 40 s, cold, the same table)."""
+    filler = {f"pv/filler_{i}.py": f"def f{i}(x):\n    return x\n" for i in range(30)}
+    old, new = {**OLD, **filler}, {**NEW, **filler}
+    full, full_removed = suggest(index(tmp_path, "old_a", old), index(tmp_path, "new_a", new))
+    asked = ["pv.utils:pool_bytes", "pv.utils:Runner.step", "pv.utils:removed", "pv.utils:stays", "pv.filler_3:f3"]
+    old_index, new_index = index(tmp_path, "old_b", old), index(tmp_path, "new_b", new)
+    some, some_removed = suggest(old_index, new_index, asked)
+    assert some == [s for s in full if s.old in asked] and some_removed == [r for r in full_removed if r in asked]
+    assert [s.old for s in some] == ["pv.utils:Runner.step", "pv.utils:pool_bytes"]
+    assert old_index.parsed + new_index.parsed < 10  # of 66 modules
+
+
 def test_suggest_cli_prints_a_table_that_parses(tmp_path: Path):
     old = write_files(tmp_path / "old", OLD)
     new = write_files(tmp_path / "new", {**NEW, "pv/__init__.py": '__version__ = "0.33.0"\n'})

@@ -52,10 +52,13 @@ class Suggestion:
         return self.candidates[0] if self.candidates else None
 
 
-def definitions(index: ProviderIndex, progress: Callable[[str], None] | None = None) -> dict[str, Definition]:
-    """Every definition in the provider package, by symbol (parses every module once, cached)."""
+def definitions(
+    index: ProviderIndex, progress: Callable[[str], None] | None = None, paths: list[str] | None = None
+) -> dict[str, Definition]:
+    """Every definition in the provider package (or in the files `paths`), by symbol (parses
+    each module once, cached)."""
     out: dict[str, Definition] = {}
-    paths = index.tree.python_files(index.package)
+    paths = index.tree.python_files(index.package) if paths is None else paths
     for n, path in enumerate(paths):
         if progress and n % 200 == 0:
             progress(f"indexing {index.tree.label}: {n}/{len(paths)} files")
@@ -98,12 +101,10 @@ def suggest(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Suggestion], list[str]]:
     """Suggestions for every vanished symbol, and the symbols that vanished without a candidate."""
-    old_defs = definitions(old, progress)
-    new_defs = definitions(new, progress)
+    wanted, old_defs, new_defs = _definitions_read(old, new, symbols, progress)
     by_name: dict[str, list[Definition]] = {}
     for d in new_defs.values():
         by_name.setdefault(d.qualname, []).append(d)
-    wanted = sorted(set(symbols)) if symbols is not None else sorted(old_defs)
     suggestions: list[Suggestion] = []
     removed: list[str] = []
     for symbol in wanted:
@@ -146,6 +147,46 @@ def suggest(
         else:
             removed.append(symbol)
     return suggestions, removed
+
+
+def _definitions_read(
+    old: ProviderIndex, new: ProviderIndex, symbols: Iterable[str] | None, progress: Callable[[str], None] | None
+) -> tuple[list[str], dict[str, Definition], dict[str, Definition]]:
+    """The symbols to judge, and the definitions read at each release: every one when no
+    symbols are given (every definition of the old release is judged)."""
+    if symbols is None:
+        old_defs = definitions(old, progress)
+        return sorted(old_defs), old_defs, definitions(new, progress)
+    wanted = sorted(set(symbols))
+    return (wanted, *_definitions_asked(old, new, wanted, progress))
+
+
+def _definitions_asked(
+    old: ProviderIndex, new: ProviderIndex, wanted: list[str], progress: Callable[[str], None] | None
+) -> tuple[dict[str, Definition], dict[str, Definition]]:
+    """The definitions `suggest` reads for `wanted` alone, as it would find them among every one:
+    at the new release, those of the files that write the first name of a vanished symbol (where
+    a def or class of that name can be) and of its own module; at the old release, those of the
+    same modules and of the vanished symbols' definitions. A vLLM release has 3,000 files; a
+    consumer's vanished symbols are written in a few hundred."""
+    modules: set[str] = set()
+    words: set[bytes] = set()
+    for symbol in wanted:
+        before = old.resolve_symbol(symbol)
+        if not before.found or before.target is None or before.target.kind is TargetKind.MODULE:
+            continue
+        if new.resolve_symbol(symbol).status.value != "missing":
+            continue
+        module, qualname = split_symbol(symbol)
+        modules.update((module, split_symbol(before.target.symbol)[0]))
+        words.add(qualname.split(".")[0].encode())
+    new_files = new.tree.python_files(new.package)
+    found = set(new.tree.files_containing(new_files, sorted(words))) if words else set()
+    new_paths = [path for path in new_files if path in found or new.tree.module_name(path)[0] in modules]
+    new_defs = definitions(new, progress, new_paths)
+    modules.update(d.module for d in new_defs.values())
+    old_paths = [path for path in old.tree.python_files(old.package) if old.tree.module_name(path)[0] in modules]
+    return definitions(old, progress, old_paths), new_defs
 
 
 def _moved_with_class(
