@@ -16,7 +16,7 @@ from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.checks import UsageChecker
 from atompin.analysis.moduleinfo import BindingKind, MemberKind
 from atompin.analysis.names import split_symbol
-from atompin.analysis.provider import ProviderIndex, TargetKind
+from atompin.analysis.provider import ProviderIndex, Target, TargetKind
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import ConsumerUsage
 from atompin.model import Relocation
@@ -108,15 +108,13 @@ def suggest(
     suggestions: list[Suggestion] = []
     removed: list[str] = []
     for symbol in wanted:
-        before = old.resolve_symbol(symbol)
-        if not before.found or before.target is None or before.target.kind is TargetKind.MODULE:
-            continue
-        if new.resolve_symbol(symbol).status.value != "missing":
+        target = _vanished(old, new, symbol)
+        if target is None:
             continue
         module, qualname = split_symbol(symbol)
         # Judge the definition itself (a re-export's source) when the symbol was one.
-        defined = old_defs.get(before.target.symbol) or old_defs.get(symbol)
-        sig = defined.signature if defined else before.target.signature
+        defined = old_defs.get(target.symbol) or old_defs.get(symbol)
+        sig = defined.signature if defined else target.signature
         s = Suggestion(symbol, sig)
         for cand in by_name.get(qualname, []):
             if cand.symbol in old_defs and old.resolve_symbol(cand.symbol).found:
@@ -149,6 +147,15 @@ def suggest(
     return suggestions, removed
 
 
+def _vanished(old: ProviderIndex, new: ProviderIndex, symbol: str) -> Target | None:
+    """What `symbol` was at the old release (a definition, not a module), when it is missing at the
+    new one; None otherwise."""
+    before = old.resolve_symbol(symbol)
+    if not before.found or before.target is None or before.target.kind is TargetKind.MODULE:
+        return None
+    return before.target if new.resolve_symbol(symbol).status.value == "missing" else None
+
+
 def _definitions_read(
     old: ProviderIndex, new: ProviderIndex, symbols: Iterable[str] | None, progress: Callable[[str], None] | None
 ) -> tuple[list[str], dict[str, Definition], dict[str, Definition]]:
@@ -172,13 +179,11 @@ def _definitions_asked(
     modules: set[str] = set()
     words: set[bytes] = set()
     for symbol in wanted:
-        before = old.resolve_symbol(symbol)
-        if not before.found or before.target is None or before.target.kind is TargetKind.MODULE:
-            continue
-        if new.resolve_symbol(symbol).status.value != "missing":
+        target = _vanished(old, new, symbol)
+        if target is None:
             continue
         module, qualname = split_symbol(symbol)
-        modules.update((module, split_symbol(before.target.symbol)[0]))
+        modules.update((module, split_symbol(target.symbol)[0]))
         words.add(qualname.split(".")[0].encode())
     new_files = new.tree.python_files(new.package)
     found = set(new.tree.files_containing(new_files, sorted(words))) if words else set()
