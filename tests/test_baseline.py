@@ -271,13 +271,13 @@ def test_a_dockerfiles_arg_default_is_a_declared_target():
     dockerfile = (
         'ARG BASE_IMAGE="rocm/pytorch:latest"\nFROM ${BASE_IMAGE} AS base\narg PV_VERSION=1.0.0\n'
         'ARG PV_COMMIT="' + "cd" * 20 + '"\nLABEL pv_commit="${PV_COMMIT}"\nRUN PV_X=1 make\nARG OTHER\n'
-        "ENV PV_HOME=/opt/pv\n"
+        "ENV PV_HOME=pv-home\n"
     )
     assert parse_env(dockerfile) == {
         "BASE_IMAGE": ("rocm/pytorch:latest", 1),
         "PV_VERSION": ("1.0.0", 3),
         "PV_COMMIT": ("cd" * 20, 4),
-        "PV_HOME": ("/opt/pv", 8),
+        "PV_HOME": ("pv-home", 8),
     }
     assert declared_target(dockerfile, "pv") == ("1.0.0", "cd" * 20)
     [said] = declared_target_skew("plug", "pv", "docker/Dockerfile", dockerfile, "ab" * 20, "1.0.0")
