@@ -17,6 +17,12 @@ _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9._-]+:[^/]")
 HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
+def short_ref(ref: str) -> str:
+    """A full commit id as its first 12 digits (how people and messages name one); any other ref
+    as it is."""
+    return ref[:12] if len(ref) == 40 and HEX.match(ref) else ref
+
+
 def check_url(url: str) -> str | None:
     """None when `url` is acceptable, else why not (one line)."""
     if not url or url != url.strip() or _has_control(url):

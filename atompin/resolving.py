@@ -31,7 +31,7 @@ from atompin.lockfile import LockedFinding, LockedPair
 from atompin.locking import Locker, ResolvedComponent
 from atompin.manifest import Manifest, Pair, load_manifest, parse_manifest, set_ref
 from atompin.model import RefKind, Severity, Verdict
-from atompin.refs import check_ref
+from atompin.refs import check_ref, short_ref
 from atompin.sources.git import GitCache, ResolvedRef
 from atompin.sources.version import normalize_version
 
@@ -252,7 +252,7 @@ def find_latest(
             unversioned = [(_committed(locker.git, pin.resolved), ref) for ref, pin in pins.items() if not pin.version]
             if unversioned:
                 since, since_ref = max(unversioned)
-                newer = f" committed after {_short(since_ref)}"
+                newer = f" committed after {short_ref(since_ref)}"
             search = LatestSearch(
                 component, f"{what}{' (pre-releases included)' if pre else ''}{newer}", current, candidates, floor
             )
@@ -265,7 +265,7 @@ def find_latest(
             candidates = [Candidate(c, c) for c in reversed(commits)]
             search = LatestSearch(component, f"commits of branch {branch!r} after {floor}", current, candidates, floor)
         for i, candidate in enumerate(search.candidates, 1):
-            say(f"trying {component} {_short(candidate.ref)} ({i} of {len(search.candidates)})")
+            say(f"trying {component} {short_ref(candidate.ref)} ({i} of {len(search.candidates)})")
             if since is not None and _committed(locker.git, judge.resolve(candidate.ref)) <= since:
                 search.older, search.older_than = candidate, since_ref
                 break
@@ -275,7 +275,7 @@ def find_latest(
                 search.plan = _pin(locker, manifest_path, source, component, trial.ref, pairs, target, previous)
                 break
         if search.chosen is None and search.trials and search.floor_ref:
-            say(f"judging the current pin {component} {_short(search.floor_ref)}, for comparison")
+            say(f"judging the current pin {component} {short_ref(search.floor_ref)}, for comparison")
             search.pin_trial = judge.trial(search.floor_ref)
     return search
 
@@ -314,9 +314,6 @@ def _newest(pins: dict[str, ResolvedComponent]) -> str:
         return max(known)[1]
     return next(iter(pins)) if len(pins) == 1 else ""
 
-
-def _short(ref: str) -> str:
-    return ref[:12] if len(ref) == 40 else ref
 
 
 def _pin(

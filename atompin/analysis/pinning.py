@@ -14,6 +14,8 @@ from packaging.version import InvalidVersion, Version
 from atompin.analysis.toml_data import read_toml
 from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site, env_prefix
+from atompin.refs import HEX, short_ref
+from atompin.sources.version import normalize_version
 
 if TYPE_CHECKING:  # imported where used: only `lock` reads a pyproject
     from packaging.requirements import Requirement
@@ -48,11 +50,8 @@ def declared_entries(text: str, provider: str) -> tuple[tuple[str, int] | None, 
     prefix = env_prefix(provider)
     commit = env.get(f"{prefix}_COMMIT")
     version = env.get(f"{prefix}_VERSION")
-    if not (version and version[0]) and (tag := env.get(f"{prefix}_TAG")) and tag[0]:
-        try:
-            version = (str(Version(tag[0][1:] if tag[0][:1] in "vV" else tag[0])), tag[1])
-        except InvalidVersion:
-            version = None
+    if not (version and version[0]) and (tag := env.get(f"{prefix}_TAG")):
+        version = (normalize_version(tag[0]), tag[1])
     return (version if version and version[0] else None, commit if commit and commit[0] else None)
 
 
@@ -60,12 +59,7 @@ def declared_target(text: str, provider: str) -> tuple[str, str]:
     """(version, commit) a declares file (`VLLM_VERSION=...`, `VLLM_COMMIT=...`) names for `provider`;
     a "commit" that is a ref (`HEAD`, a branch) names no commit: it moves."""
     version, commit = declared_entries(text, provider)
-    return (version[0] if version else "", commit[0] if commit and is_commit_id(commit[0]) else "")
-
-
-def is_commit_id(text: str) -> bool:
-    """A full or abbreviated commit id (7 to 40 hex digits), not a ref name."""
-    return 7 <= len(text) <= 40 and all(c in "0123456789abcdef" for c in text.lower())
+    return (version[0] if version else "", commit[0] if commit and HEX.match(commit[0].lower()) else "")
 
 
 def version_distance(declared: str, pinned: str) -> str:
@@ -112,7 +106,7 @@ def declared_target_skew(
         )
     problems: list[str] = []
     line = 1
-    if declared_commit and not is_commit_id(declared_commit[0]):
+    if declared_commit and not HEX.match(declared_commit[0].lower()):
         # `AITER_COMMIT="HEAD"`: what it builds is whatever that ref names when the build runs.
         problems.append(
             f"{prefix}_COMMIT names {declared_commit[0]!r}, a ref, not a commit: a build from it takes whatever "
@@ -167,16 +161,11 @@ def baseline_unavailable(
         Severity.WARNING,
         f"{provider}@{refs[0]}",
         sites,
-        f"{where} ({' / '.join(_short(r) for r in refs)}) could not be resolved ({why}), so this edge was "
+        f"{where} ({' / '.join(short_ref(r) for r in refs)}) could not be resolved ({why}), so this edge was "
         "checked without a baseline: nothing counts as gone or changed since the provider the consumer was "
         "written against, and the drift rules find less. Make that commit reachable in the repository, or "
         "pass --baseline REF",
     )
-
-
-def _short(ref: str) -> str:
-    """A full commit id as its first 12 digits; any other ref as it is."""
-    return ref[:12] if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref) else ref
 
 
 def _as_version(text: str) -> Version | str:

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from atompin.bisecting import Bisection, is_worse
+from atompin.refs import short_ref
 from atompin.resolving import LatestSearch, Trial
 
 BISECT_SCHEMA = "atompin.bisect/1"
@@ -18,9 +19,6 @@ _HOW = {"defines": "defines it", "module": "the module", "names": "names it"}
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
-
-def _short(ref: str) -> str:
-    return ref[:12] if len(ref) == 40 else ref
 
 
 def decided_by(trial: Trial) -> str:
@@ -52,30 +50,30 @@ def render_latest(search: LatestSearch) -> str:
     if search.trials:
         rows = [["candidate", "commit", "version", "verdict", "decided by"]]
         for t in search.trials:
-            rows.append([_short(t.ref), t.commit[:12], t.version or "?", t.verdict.value, decided_by(t)])
+            rows.append([short_ref(t.ref), t.commit[:12], t.version or "?", t.verdict.value, decided_by(t)])
         lines += _table(rows)
     if search.older is not None:
         below = search.candidates[search.candidates.index(search.older) + 1 :]
         more = f" (and the {len(below)} older release{'s' if len(below) != 1 else ''} below it)" if below else ""
         lines.append(
-            f"not tried: {_short(search.older.ref)}{more}, committed no later than {_short(search.older_than)}, "
+            f"not tried: {short_ref(search.older.ref)}{more}, committed no later than {short_ref(search.older_than)}, "
             "whose tree says no version"
         )
     chosen = search.chosen
     if chosen is not None:
         where = f"pinning it in {', '.join(search.plan.changed)}" if search.plan else "already pinned: nothing to do"
-        lines.append(f"newest passing: {search.component} {_short(chosen.ref)}; {where}")
+        lines.append(f"newest passing: {search.component} {short_ref(chosen.ref)}; {where}")
     elif search.trials:
         lines.append("no candidate passes: nothing pinned (every gated verdict must be pass or warn)")
         refs = search.bisect_refs()
         if refs:
             lines.append(
-                f"find the commit that broke it: atompin bisect {search.component} {refs[0]} {_short(refs[1])}"
+                f"find the commit that broke it: atompin bisect {search.component} {refs[0]} {short_ref(refs[1])}"
             )
         elif search.pin_trial is not None and not search.pin_trial.passes:
             lines.append(
-                f"the current pin {_short(search.floor_ref)} fails too ({decided_by(search.pin_trial)}), and "
-                f"{_short(search.trials[-1].ref)} adds no gated error to it: nothing broke between them; mend or "
+                f"the current pin {short_ref(search.floor_ref)} fails too ({decided_by(search.pin_trial)}), and "
+                f"{short_ref(search.trials[-1].ref)} adds no gated error to it: nothing broke between them; mend or "
                 "accept the pin's findings first"
             )
     else:
@@ -154,7 +152,7 @@ def _bisect_text(result: Bisection) -> str:
     c = result.culprit
     if c is None:
         lines.append(
-            f"no finding that fails a gate appears from {result.good.ref} to {_short(result.bad.ref) if result.bad else '?'}"
+            f"no finding that fails a gate appears from {result.good.ref} to {short_ref(result.bad.ref) if result.bad else '?'}"
         )
     else:
         lines.append(f"first worse commit: {c.commit.commit} ({c.position} of {len(result.commits)}), {c.commit.date}")
@@ -173,10 +171,10 @@ def _bisect_text(result: Bisection) -> str:
             held = ", ".join(f"{h.path} ({_HOW[h.how]})" for h in a.files)
             lines.append(f"      changed here: {held or '(no changed file holds it)'}")
     lines.append("steps:")
-    rows = [["good", _short(result.good.ref), result.good.verdict.value, "baseline", decided_by(result.good)]]
+    rows = [["good", short_ref(result.good.ref), result.good.verdict.value, "baseline", decided_by(result.good)]]
     for pos, t in result.steps:
         mark = "worse" if is_worse(t, result.good) else "not worse"
-        rows.append([f"{pos}/{len(result.commits)}", _short(t.ref), t.verdict.value, mark, decided_by(t)])
+        rows.append([f"{pos}/{len(result.commits)}", short_ref(t.ref), t.verdict.value, mark, decided_by(t)])
     lines += _table(rows)
     return "\n".join(lines) + "\n"
 
@@ -212,12 +210,12 @@ def _bisect_markdown(result: Bisection) -> str:
         "|---|---|---|---|---|",
     ]
     lines.append(
-        f"| good | `{_short(result.good.ref)}` | {result.good.verdict.value} | baseline | {_cell(decided_by(result.good))} |"
+        f"| good | `{short_ref(result.good.ref)}` | {result.good.verdict.value} | baseline | {_cell(decided_by(result.good))} |"
     )
     for pos, t in result.steps:
         worse = "yes" if is_worse(t, result.good) else "no"
         lines.append(
-            f"| {pos}/{len(result.commits)} | `{_short(t.ref)}` | {t.verdict.value} | {worse} | {_cell(decided_by(t))} |"
+            f"| {pos}/{len(result.commits)} | `{short_ref(t.ref)}` | {t.verdict.value} | {worse} | {_cell(decided_by(t))} |"
         )
     lines += ["", "</details>", ""]
     return "\n".join(lines)
