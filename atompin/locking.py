@@ -25,6 +25,7 @@ from atompin.analysis.pinning import (
     branch_ref,
     declared_target,
     declared_target_skew,
+    read_pyproject,
     requirement_skew,
     unconstrained_plugin,
 )
@@ -336,7 +337,9 @@ class Locker:
                 edge_findings += declared_target_skew(
                     edge.consumer, edge.provider, path, text, provider.resolved.commit, provider.version
                 )
-            pyproject = consumer.tree.read_text("pyproject.toml") if "pyproject.toml" in consumer.tree.files else None
+            pyproject = read_pyproject(
+                consumer.tree.read_text("pyproject.toml") if "pyproject.toml" in consumer.tree.files else None
+            )
             edge_findings += unconstrained_plugin(
                 edge.consumer, edge.provider, spec_p.package, spec_p.plugin_groups, pyproject
             )

@@ -360,17 +360,17 @@ def test_several_declares_files_are_each_compared_and_the_first_target_found_is_
 def test_a_requirement_that_excludes_the_pin_is_said(requirement: str, version: str, said: bool):
     """The consumer's own requirement on the provider (its pyproject's dependencies) against the
     pinned release: pip will not install a pair it excludes together."""
-    from atompin.analysis.pinning import requirement_skew
+    from atompin.analysis.pinning import read_pyproject, requirement_skew
 
     pyproject = f'[project]\nname = "plug"\ndependencies = [\n    "torch",\n    "{requirement}",\n]\n'
-    found = requirement_skew("plug", "pv", "pv", pyproject, version)
+    found = requirement_skew("plug", "pv", "pv", read_pyproject(pyproject), version)
     assert bool(found) is said
     if said:
         [finding] = found
         assert (finding.rule.value, finding.severity.value) == ("declared-target-skew", "warning")
         assert finding.symbol == f"pv@{version}" and [str(s) for s in finding.sites] == ["pyproject.toml:5"]
         assert finding.message.startswith(f"plug requires {requirement}, which pv {version} does not satisfy")
-    assert requirement_skew("plug", "pv", "pv", pyproject, "") == []  # no version known: nothing to compare
+    assert requirement_skew("plug", "pv", "pv", read_pyproject(pyproject), "") == []  # no version known: nothing to compare
     assert requirement_skew("plug", "pv", "pv", None, version) == []
 
 

@@ -8,7 +8,7 @@ import bisect
 
 import pytest
 
-from atompin.analysis.pinning import parse_env, unconstrained_plugin
+from atompin.analysis.pinning import parse_env, read_pyproject, unconstrained_plugin
 from atompin.errors import InputError
 from atompin.lines import line_numbers, line_starts, text_lines
 from atompin.relocations import parse_table
@@ -79,7 +79,7 @@ def test_an_unconstrained_plugin_is_cited_on_its_entry_point_line(mark: str):
         f'[project]\nname = "plug"\n# plugins{mark} armed below\ndependencies = []\n\n'
         '[project.entry-points."pv.plugins"]\nplug = "plug:register"\n'
     )
-    [finding] = unconstrained_plugin("plug", "pv", "pv", [], pyproject)
+    [finding] = unconstrained_plugin("plug", "pv", "pv", [], read_pyproject(pyproject))
     assert [site.line for site in finding.sites] == [6]
 
 

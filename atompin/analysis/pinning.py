@@ -7,6 +7,7 @@ Pure functions over file texts and resolved refs: `declared-target-skew`,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
@@ -186,21 +187,40 @@ def branch_ref(component: str, ref: str) -> Finding:
     )
 
 
-def requirement_skew(consumer: str, provider: str, provider_package: str, pyproject: str | None, version: str) -> list[Finding]:
+@dataclass(frozen=True)
+class PyProject:
+    """A consumer's pyproject.toml, read once for the rules that ask it: its text (for the lines
+    findings cite) and its `[project]` table."""
+
+    text: str
+    project: dict[str, Any]
+
+
+def read_pyproject(text: str | None) -> PyProject | None:
+    """The pyproject.toml `text` (None: there is none), parsed; None when it does not parse."""
+    data = read_toml(text) if text is not None else None
+    if text is None or data is None:
+        return None
+    project = data.get("project", {})
+    return PyProject(text, project if isinstance(project, dict) else {})
+
+
+def requirement_skew(
+    consumer: str, provider: str, provider_package: str, pyproject: PyProject | None, version: str
+) -> list[Finding]:
     """The consumer's own requirement on the provider (`project.dependencies` in its pyproject)
     excludes the pinned version: pip will not install the pair together, or installs another
     provider under the plugin. A requirement of an optional extra is left out (installed only on
     request); a local label (`vllm==0.30.0+cpu`, a build of that release) does not count."""
     from packaging.specifiers import SpecifierSet
 
-    data = read_toml(pyproject) if pyproject is not None and version else None
-    if data is None or pyproject is None:
+    if pyproject is None or not version:
         return []
     try:
         pinned = Version(version)
     except InvalidVersion:
         return []
-    for dep, req in _provider_requirements(data.get("project", {}), provider, provider_package):
+    for dep, req in _provider_requirements(pyproject.project, provider, provider_package):
         if req.marker is not None and "extra" in str(req.marker):
             continue
         public = SpecifierSet(",".join(f"{s.operator}{s.version.split('+')[0]}" for s in req.specifier))
@@ -219,15 +239,12 @@ def requirement_skew(consumer: str, provider: str, provider_package: str, pyproj
 
 
 def unconstrained_plugin(
-    consumer: str, provider: str, provider_package: str, plugin_groups: list[str], pyproject: str | None
+    consumer: str, provider: str, provider_package: str, plugin_groups: list[str], pyproject: PyProject | None
 ) -> list[Finding]:
     """The consumer arms a plugin in the provider's entry-point groups without requiring any provider version."""
     if pyproject is None:
         return []
-    data = read_toml(pyproject)
-    if data is None:
-        return []
-    project = data.get("project", {})
+    project = pyproject.project
     groups = project.get("entry-points", {}) or {}
     wanted = plugin_groups or [g for g in groups if g.startswith(f"{provider_package}.")]
     armed = sorted(g for g in wanted if groups.get(g))
@@ -245,9 +262,9 @@ def unconstrained_plugin(
     )
 
 
-def _pyproject_warning(rule: Rule, symbol: str, pyproject: str, text: str, message: str) -> list[Finding]:
+def _pyproject_warning(rule: Rule, symbol: str, pyproject: PyProject, text: str, message: str) -> list[Finding]:
     """A warning at the first line of pyproject.toml that holds `text` (its first line, if none does)."""
-    line = next((i + 1 for i, written in enumerate(text_lines(pyproject)) if text in written), 1)
+    line = next((i + 1 for i, written in enumerate(text_lines(pyproject.text)) if text in written), 1)
     return [Finding(rule, Severity.WARNING, symbol, (Site("pyproject.toml", line),), message)]
 
 
