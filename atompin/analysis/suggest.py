@@ -101,16 +101,15 @@ def suggest(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Suggestion], list[str]]:
     """Suggestions for every vanished symbol, and the symbols that vanished without a candidate."""
-    wanted, old_defs, new_defs = _definitions_read(old, new, symbols, progress)
+    vanished, old_defs, new_defs = _definitions_read(old, new, symbols, progress)
     by_name: dict[str, list[Definition]] = {}
+    by_module: dict[str, list[Definition]] = {}
     for d in new_defs.values():
         by_name.setdefault(d.qualname, []).append(d)
+        by_module.setdefault(d.module, []).append(d)
     suggestions: list[Suggestion] = []
     removed: list[str] = []
-    for symbol in wanted:
-        target = _vanished(old, new, symbol)
-        if target is None:
-            continue
+    for symbol, target in vanished.items():
         module, qualname = split_symbol(symbol)
         # Judge the definition itself (a re-export's source) when the symbol was one.
         defined = old_defs.get(target.symbol) or old_defs.get(symbol)
@@ -130,12 +129,8 @@ def suggest(
                     s.candidates.append(
                         (2.0 + _module_similarity(module, moved.module), moved, "same class in another module")
                     )
-        for cand in new_defs.values():
-            if (
-                cand.module != module
-                or cand.symbol in old_defs
-                or cand.qualname.rpartition(".")[0] != qualname.rpartition(".")[0]
-            ):
+        for cand in by_module.get(module, []):
+            if cand.symbol in old_defs or cand.qualname.rpartition(".")[0] != qualname.rpartition(".")[0]:
                 continue
             if _same_params(sig, cand.signature) and sig is not None and sig.params:
                 s.candidates.append((1.5, cand, f"renamed to {cand.name} with the same parameters"))
@@ -158,30 +153,33 @@ def _vanished(old: ProviderIndex, new: ProviderIndex, symbol: str) -> Target | N
 
 def _definitions_read(
     old: ProviderIndex, new: ProviderIndex, symbols: Iterable[str] | None, progress: Callable[[str], None] | None
-) -> tuple[list[str], dict[str, Definition], dict[str, Definition]]:
-    """The symbols to judge, and the definitions read at each release: every one when no
-    symbols are given (every definition of the old release is judged)."""
+) -> tuple[dict[str, Target], dict[str, Definition], dict[str, Definition]]:
+    """The vanished symbols among those asked (every definition of the old release when none
+    are), in order, each with what it was; and the definitions read at each release: every one
+    when no symbols are given."""
     if symbols is None:
-        old_defs = definitions(old, progress)
-        return sorted(old_defs), old_defs, definitions(new, progress)
-    wanted = sorted(set(symbols))
-    return (wanted, *_definitions_asked(old, new, wanted, progress))
+        old_defs, new_defs = definitions(old, progress), definitions(new, progress)
+        return _vanished_of(old, new, sorted(old_defs)), old_defs, new_defs
+    vanished = _vanished_of(old, new, sorted(set(symbols)))
+    return (vanished, *_definitions_asked(old, new, vanished, progress))
+
+
+def _vanished_of(old: ProviderIndex, new: ProviderIndex, symbols: list[str]) -> dict[str, Target]:
+    """Of `symbols`, in their order, those `_vanished`, with what each was."""
+    return {symbol: target for symbol in symbols if (target := _vanished(old, new, symbol)) is not None}
 
 
 def _definitions_asked(
-    old: ProviderIndex, new: ProviderIndex, wanted: list[str], progress: Callable[[str], None] | None
+    old: ProviderIndex, new: ProviderIndex, vanished: dict[str, Target], progress: Callable[[str], None] | None
 ) -> tuple[dict[str, Definition], dict[str, Definition]]:
-    """The definitions `suggest` reads for `wanted` alone, as it would find them among every one:
+    """The definitions `suggest` reads for `vanished` alone, as it would find them among every one:
     at the new release, those of the files that write the first name of a vanished symbol (where
     a def or class of that name can be) and of its own module; at the old release, those of the
     same modules and of the vanished symbols' definitions. A vLLM release has 3,000 files; a
     consumer's vanished symbols are written in a few hundred."""
     modules: set[str] = set()
     words: set[bytes] = set()
-    for symbol in wanted:
-        target = _vanished(old, new, symbol)
-        if target is None:
-            continue
+    for symbol, target in vanished.items():
         module, qualname = split_symbol(symbol)
         modules.update((module, split_symbol(target.symbol)[0]))
         words.add(qualname.split(".")[0].encode())
