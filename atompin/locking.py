@@ -20,6 +20,7 @@ from atompin import lockfile
 from atompin.acceptance import accept
 from atompin.analysis.archs import arch_coverage, arch_list_sites, supported_archs, uncovered
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
+from atompin.analysis.packages import MissingPackage
 from atompin.analysis.pinning import (
     baseline_unavailable,
     branch_ref,
@@ -246,24 +247,21 @@ class Locker:
         where = (path or "") if source is BaselineSource.DECLARED else ""
         return None, [baseline_unavailable(provider, [r for r, _ in refs], source.value, why, where, text, others)]
 
-    def _require_package(
-        self, comp: ResolvedComponent, package: str, edge: CheckEdge, consumer_package: str | None = None
-    ) -> None:
-        """Bad input, said at the manifest's line that names it, when `comp`'s tree at its pin has
-        no package `package` (the edge's `consumer-package` when given, else the component's)."""
-        if comp.tree.find_module(package) is not None:
-            return
-        if consumer_package:
-            index = self.manifest.checks.index(edge)
-            loc: tuple[str | int, ...] = ("checks", index, "consumer-package")
+    def _missing_package(
+        self, exc: MissingPackage, consumer: ResolvedComponent, provider: ResolvedComponent, edge: CheckEdge
+    ) -> InputError:
+        """The check's missing package (`exc`), said at the manifest's line that names it: the
+        edge's `consumer-package`, else the component's `package`."""
+        comp = consumer if exc.option == "--consumer-package" else provider
+        if comp is consumer and edge.consumer_package:
+            loc: tuple[str | int, ...] = ("checks", self.manifest.checks.index(edge), "consumer-package")
         else:
             loc = ("components", comp.name, "package")
         text = self.manifest_path.read_text(encoding="utf-8-sig") if self.manifest_path.is_file() else ""
-        found = ", ".join(comp.tree.top_level_packages()) or "none"
-        raise InputError(
-            f"{self.manifest_path}:{locate(text, loc)}: {key_path(loc)}: {comp.name} has no package {package!r} at "
-            f"{comp.resolved.ref} ({comp.resolved.commit[:12]}; top-level packages: {found}); fix the name, or pin "
-            "a ref that has it"
+        return InputError(
+            f"{self.manifest_path}:{locate(text, loc)}: {key_path(loc)}: {comp.name} has no package "
+            f"{exc.package!r} at {comp.resolved.ref} ({comp.resolved.commit[:12]}; top-level packages: {exc.found}); "
+            "fix the name, or pin a ref that has it"
         )
 
     def _previous_baseline(
@@ -313,21 +311,22 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
-            self._require_package(consumer, edge.consumer_package or spec_c.package, edge, edge.consumer_package)
-            self._require_package(provider, spec_p.package, edge)
             baseline, missing = self.baseline_tree(edge.consumer, edge.provider, consumer, provider, pair.name)
-            result = check_trees(
-                consumer.tree,
-                provider.tree,
-                spec_p.package,
-                edge.consumer_package or spec_c.package,
-                self.cache,
-                entries,
-                baseline.component.tree if baseline is not None else None,
-                provider_version=provider.version or None,
-                baseline_version=(baseline.component.version or None) if baseline is not None else None,
-                baseline_label=baseline.component.label if baseline is not None else "",
-            )
+            try:
+                result = check_trees(
+                    consumer.tree,
+                    provider.tree,
+                    spec_p.package,
+                    edge.consumer_package or spec_c.package,
+                    self.cache,
+                    entries,
+                    baseline.component.tree if baseline is not None else None,
+                    provider_version=provider.version or None,
+                    baseline_version=(baseline.component.version or None) if baseline is not None else None,
+                    baseline_label=baseline.component.label if baseline is not None else "",
+                )
+            except MissingPackage as exc:
+                raise self._missing_package(exc, consumer, provider, edge) from None
             edge_findings = [*missing, *result.findings]
             for g in result.gates:  # shown with --verbose
                 before = f", {g.baseline} at the baseline" if g.baseline else ""

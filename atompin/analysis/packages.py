@@ -10,14 +10,24 @@ from atompin.errors import InputError
 from atompin.sources.tree import SourceTree
 
 
+class MissingPackage(InputError):
+    """A package named for a check is not in its tree: `option` says which (`--package`: the
+    provider's, `--consumer-package`: the consumer's), for a caller that names it elsewhere
+    (`lock` says it at the pairs.toml line)."""
+
+    def __init__(self, tree: SourceTree, package: str, option: str) -> None:
+        self.package, self.option = package, option
+        self.found = ", ".join(tree.top_level_packages()) or "none"
+        super().__init__(
+            f"{tree.label}: no package {package!r} here (top-level packages: {self.found}); pass {option} NAME"
+        )
+
+
 def _packages(tree: SourceTree, package: str | None, option: str, exclude: str = "") -> list[str]:
     """The package given (checked), else every top-level package of the tree but `exclude`."""
     if package:
         if tree.find_module(package) is None:
-            found = ", ".join(tree.top_level_packages()) or "none"
-            raise InputError(
-                f"{tree.label}: no package {package!r} here (top-level packages: {found}); pass {option} NAME"
-            )
+            raise MissingPackage(tree, package, option)
         return [package]
     packages = [p for p in tree.top_level_packages() if p != exclude]
     if not packages:
