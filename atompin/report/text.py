@@ -110,10 +110,8 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
                 if f.severity is Severity.INFO and not show_info:
                     hidden += 1
                     continue
-                more = f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else ""
-                where = f" at {', '.join(f.sites[:3])}{more}" if f.sites else ""
                 mark = " [accepted]" if f.accepted else ""
-                lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{where}{mark}")
+                lines.append(f"    {f.severity.value:<7} {f.rule.value}: {f.symbol}{_where(f)}{mark}")
                 lines.append(f"            {f.message}")
                 if f.accepted:
                     lines.append(f"            accepted in pairs.toml: {f.accepted}")
@@ -126,11 +124,11 @@ def render_lock(lock: Lock, show_info: bool = False) -> str:
 
 
 def _where(f: LockedFinding) -> str:
-    """ " at SITE (+N)": where a finding of a diff is (two files declaring one target make two
-    findings of one rule and symbol)."""
+    """ " at A, B, C (+N)": where a locked finding is, its first three sites (a diff needs them
+    too: two files declaring one target make two findings of one rule and symbol)."""
     if not f.sites:
         return ""
-    return f" at {f.sites[0]}" + (f" (+{len(f.sites) - 1})" if len(f.sites) > 1 else "")
+    return f" at {', '.join(f.sites[:3])}" + (f" (+{len(f.sites) - 3})" if len(f.sites) > 3 else "")
 
 
 def render_diff(diff: LockDiff) -> str:
