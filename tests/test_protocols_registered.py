@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from atompin.analysis.protocols import passes_on
-from tests.test_contact import MY_BACKEND, check, found, one_of
+from tests.test_contact import MY_BACKEND, check, found, one, one_of
 
 CONSUMER = """
 import torch.nn as nn
@@ -454,3 +454,74 @@ def test_what_passes_a_kept_member_on(text, passed):
     assert passes_on(text, "_buf") is passed
     # In a file holding no method of the holder's line, only a read on another object counts.
     assert passes_on(text, "_buf", on_self=False) is (passed and b"self._buf" not in text)
+
+
+# A mapper kept twice in a model class's body: under the plugin's own name, and under the name the
+# provider reads (ATOM's Qwen3.5 models: `hf_to_vllm_mapper = hf_to_atom_mapper`).
+MAPPER_A = """
+class Mapper:
+    def apply(self, weights):
+        return weights
+
+    def map_name(self, name):
+        return name
+"""
+MAPPER_B = MAPPER_A + "\n    def get_rename_mapper(self):\n        return self\n"
+LORA = """
+def load_adapter(model):
+    mapper = getattr(model, "hf_mapper", None)
+    if mapper is not None:
+        mapper = mapper.get_rename_mapper()
+    return mapper
+"""
+KEPT_TWICE = {
+    "plug/mapper.py": """
+        import pv
+
+        class PlugMapper:
+            def apply(self, weights):
+                return weights
+
+            def map_name(self, name):
+                return name
+    """,
+    "plug/model.py": """
+        from pv.model import ModelBase
+        from plug.mapper import PlugMapper
+
+        class MyModel(ModelBase):
+            plug_mapper = PlugMapper()
+            hf_mapper = plug_mapper
+    """,
+}
+
+
+def test_a_class_attribute_bound_again_in_the_body_keeps_the_same_object():
+    a = {"pv/utils.py": MAPPER_A, "pv/model.py": "class ModelBase:\n    pass\n"}
+    b = {**a, "pv/utils.py": MAPPER_B, "pv/lora.py": LORA}
+    result = check(KEPT_TWICE, b, a)
+    assert found(result, "protocol-drift") == [
+        ("error", "plug.mapper:PlugMapper.get_rename_mapper", "plug/mapper.py:3")
+    ]
+    assert "stored as plug.model:MyModel.hf_mapper at plug/model.py:6" in one(result, "protocol-drift").message
+    # Bound in the body to something else first: the later name is not the mapper.
+    other = KEPT_TWICE["plug/model.py"].replace("hf_mapper =", "plug_mapper = None\n            hf_mapper =")
+    assert found(check({**KEPT_TWICE, "plug/model.py": other}, b, a), "protocol-drift") == []
+
+
+def test_the_member_the_provider_reads_itself_is_the_evidence_cited_first():
+    # The plugin also hands its own name on (to a loader of its own): both members reach the
+    # provider, but only one is read by the provider itself.
+    loader = """
+        from plug.model import MyModel
+
+        def load(model: MyModel):
+            return load_with(mapper=model.plug_mapper)
+
+        def load_with(mapper):
+            return mapper
+    """
+    a = {"pv/utils.py": MAPPER_A, "pv/model.py": "class ModelBase:\n    pass\n"}
+    b = {**a, "pv/utils.py": MAPPER_B, "pv/lora.py": LORA}
+    result = check({**KEPT_TWICE, "plug/loader.py": loader}, b, a)
+    assert "stored as plug.model:MyModel.hf_mapper at plug/model.py:6" in one(result, "protocol-drift").message

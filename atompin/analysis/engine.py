@@ -77,7 +77,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-100"
+SCAN_FORMAT = "atompin-scan-101"
 
 
 @without_gc

@@ -158,17 +158,18 @@ def _reached_members(
     hierarchy: Hierarchy,
     search: NameSearch,
     passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]],
-) -> set[str]:
+) -> dict[str, bool]:
     """Of the members consumer classes keep objects in (`kept`: each member, with the classes
     holding it), those through which the provider can get them: the consumer passes the object on
-    from there (`passed_on`, asked once for all), or provider code writes the member as a string
-    (a getattr), or reads `x.member` on an object it was handed, or `self.member` in a class one of
-    the holders derives from (vllm-ascend keeps its Mooncake scheduler in `connector_scheduler`,
-    which vLLM reads only in the methods of its own `MooncakeConnector`). sendnn-inference's
-    sampler keeps a ring buffer in `self._noise_buffer`, which only it uses and nothing of vLLM
-    reads, and two shared method names made it a stand-in for vLLM's `WorkerBase`."""
+    from there (`passed_on`, asked once for all; False), or provider code writes the member as a
+    string (a getattr), or reads `x.member` on an object it was handed, or `self.member` in a class
+    one of the holders derives from (vllm-ascend keeps its Mooncake scheduler in
+    `connector_scheduler`, which vLLM reads only in the methods of its own `MooncakeConnector`;
+    True: the provider gets it itself). sendnn-inference's sampler keeps a ring buffer in
+    `self._noise_buffer`, which only it uses and nothing of vLLM reads, and two shared method
+    names made it a stand-in for vLLM's `WorkerBase`."""
     if not kept:
-        return set()
+        return {}
     # What a file must name for its `self.member` to be of such an object: the classes an instance
     # of a holder may be, and the consumer classes they mix in.
     passed = passed_on({member: hierarchy.line_names(holders) for member, holders in kept.items()})
@@ -176,7 +177,16 @@ def _reached_members(
     stringed = search.written_as_string(named) if named else set()  # a getattr may read it anywhere
     read = named - stringed - search.unread(named) if named else set()  # the rest nothing names
     sites = search.find(sorted(read)) if read else {}
-    return passed | stringed | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
+    got = stringed | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
+    return {**dict.fromkeys(passed, False), **dict.fromkeys(got, True)}
+
+
+def _by_reach(evidence: list[Evidence], reached: Mapping[str, bool]) -> list[Evidence]:
+    """The evidence of a class kept in members, the strongest first: kept where the provider
+    gets it itself, then where the consumer passes it on, then where nothing reaches it (ATOM
+    keeps one weights mapper in `hf_to_atom_mapper`, which only ATOM passes on, and in
+    `hf_to_vllm_mapper`, which vLLM reads by name: the latter is what to cite)."""
+    return sorted(evidence, key=lambda e: 0 if reached.get(e.member) else 1 if e.member in reached else 2)
 
 
 def _gets(hierarchy: Hierarchy, site: NameSite, holders: AbstractSet[str]) -> bool:
@@ -324,6 +334,8 @@ def find_stand_ins(
             if _only_kept(evidence, role):
                 continue  # the provider cannot get it where it is kept
             evidence = []  # nor is it evidence: the class is a stand-in by its shape, if at all
+        elif _kept_only(evidence):
+            evidence = _by_reach(evidence, reached)
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
         if how or _guessed_from_shape(hierarchy, cls, role[0], role[1]):

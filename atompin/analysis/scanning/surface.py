@@ -254,8 +254,13 @@ class SurfaceRecorder:
         if not node.bases:
             self._baseless[name] = node
         self._record_registry(node, ctx)
+        # The consumer class each name bound so far in the body holds (or makes): "" for any other
+        # value. A name read in the body is the body's own binding before any global
+        # (`hf_to_vllm_mapper = hf_to_atom_mapper`, as ATOM's Qwen3.5 models keep one mapper twice).
+        held: dict[str, str] = {}
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                held[stmt.name] = ""
                 # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
                 methods.append(self._consumer_method(stmt, ctx, walk=not ctx.record))
                 if ctx.record:
@@ -273,7 +278,12 @@ class SurfaceRecorder:
                 continue
             attributes += targets
             value = getattr(stmt, "value", None)
-            handed = self._consumer_class_value(value, ctx)
+            if isinstance(value, ast.Name) and value.id in held:
+                handed = held[value.id]
+            else:
+                handed = self._consumer_class_value(value, ctx)
+            if value is not None:  # (`x: T` alone binds nothing)
+                held.update(dict.fromkeys(targets, handed))
             if handed and ctx.record:
                 for target in targets:
                     site = self._site(ctx, stmt)
