@@ -149,6 +149,10 @@ def test_diff_cli_defaults_to_the_lock_at_head_and_fails_when_worse(project: Pat
     # Each line says where (two declares files make two findings of one rule and symbol).
     lines = [x for x in result.output.splitlines() if "+ error   missing-patch-target" in x]
     assert lines and all(" [miniplug->minivllm] at miniplug/patches.py:" in x for x in lines), lines
+    # Each appeared finding says why under it, as the lock's listing does; a resolved one does not.
+    out = result.output.splitlines()
+    why = out[out.index(lines[0]) + 1]
+    assert why.startswith("            ") and "has no attribute" in why, why
     data = json.loads(invoke("diff", "--manifest", str(project), "--format", "json").output)
     assert data["schema"] == "atompin.diff/1" and data["worse"] and [p["name"] for p in data["pairs"]] == ["plug+old"]
     bad = invoke("diff", "--manifest", str(project), "--base", "no-such-rev")
@@ -446,3 +450,30 @@ def test_progress_on_a_terminal_is_coloured_unless_no_color(project: Path, tmp_p
     plain = _progress_on_a_terminal(project, {"ATOMPIN_CACHE_DIR": str(tmp_path / "c2"), "NO_COLOR": "1"})
     assert b"checking" in coloured and b"checking" in plain  # the progress line is there both times
     assert colour.search(coloured) and not colour.search(plain)
+
+
+def test_a_text_diff_says_why_each_appeared_finding_matters():
+    """Under each finding that appeared, its message, as the lock's listing has it: what a bump
+    breaks, and why, without opening the lock. Not for info findings, nor for resolved ones."""
+    from atompin.lockfile import Lock, LockedCheck, LockedComponent, LockedFinding, LockedPair
+    from atompin.report import text
+
+    def lock(findings: list[LockedFinding]) -> Lock:
+        comp = LockedComponent(repo="r", ref="v1", ref_kind="tag", commit="a" * 40)
+        check = LockedCheck(consumer="c", provider="pv", gate=True, verdict="fail")
+        pair = LockedPair(name="p", verdict="fail", components={"pv": comp}, checks=[check], findings=findings)
+        return Lock(manifest_hash="x", pairs=[pair])
+
+    def finding(severity: str, symbol: str, message: str) -> LockedFinding:
+        return LockedFinding(
+            check="c->pv", rule="missing-member", severity=severity, symbol=symbol, message=message, sites=["c/x.py:1"]
+        )
+
+    old = lock([finding("warning", "pv.a:gone", "was wrong before")])
+    new = lock([finding("error", "pv.a:b", "b is gone: AttributeError"), finding("info", "pv.a:c", "only so")])
+    assert text.render_diff(diff_locks(old, new)).splitlines()[1:] == [
+        "  + error   missing-member: pv.a:b [c->pv] at c/x.py:1",
+        "            b is gone: AttributeError",
+        "  + info    missing-member: pv.a:c [c->pv] at c/x.py:1",
+        "  - warning missing-member: pv.a:gone [c->pv] at c/x.py:1",
+    ]

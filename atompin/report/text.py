@@ -132,7 +132,8 @@ def _where(f: LockedFinding) -> str:
 
 
 def render_diff(diff: LockDiff) -> str:
-    """Per changed pair: pins, verdict, findings that appeared or were resolved, counts."""
+    """Per changed pair: pins, verdict, findings that appeared (with their messages, but for info)
+    or were resolved, counts."""
     changed = diff.changed
     if not changed:
         return "no changes between the locks\n"
@@ -148,6 +149,9 @@ def render_diff(diff: LockDiff) -> str:
         for f in p.appeared:
             accepted = " (accepted)" if f.accepted else ""
             lines.append(f"  + {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]{_where(f)}{accepted}")
+            # What the change breaks, and why: the engineer reading a bump should not need the lock.
+            if f.severity is not Severity.INFO:
+                lines.append(f"            {f.message}")
         for f in p.resolved:
             lines.append(f"  - {f.severity.value:<7} {f.rule.value}: {f.symbol} [{f.check}]{_where(f)}")
         for check, count, a, b in p.counts:
