@@ -183,8 +183,14 @@ PICKED = {
             def get_impl_cls():
                 return None
 
-        class WideBackend(FastBackend):
-            pass
+        class WideBackend:
+            @staticmethod
+            def get_name():
+                return "WIDE"
+
+            @staticmethod
+            def get_impl_cls():
+                return None
     """,
     "plug/layer.py": """
         from pv.layer import LayerBase
@@ -525,3 +531,33 @@ def test_the_member_the_provider_reads_itself_is_the_evidence_cited_first():
     b = {**a, "pv/utils.py": MAPPER_B, "pv/lora.py": LORA}
     result = check({**KEPT_TWICE, "plug/loader.py": loader}, b, a)
     assert "stored as plug.model:MyModel.hf_mapper at plug/model.py:6" in one(result, "protocol-drift").message
+
+
+def test_a_subclass_that_lacks_a_member_as_its_base_does_is_said_in_the_base_s_error():
+    """ATOM's flexible-block MHA backend derives from its MHA backend; both are handed over, and
+    both lack vLLM 0.28's `customize_spec`: one error, at both classes, says it (one fix mends
+    both). A chain folds into the class at its root."""
+    chain = PICKED["plug/backend.py"].replace("class WideBackend:", "class WideBackend(FastBackend):")
+    chain += "\n        class WidestBackend(WideBackend):\n            pass\n"
+    layer = PICKED["plug/layer.py"].replace("if n > 10:", "if n > 99:\n                return WidestBackend\n            if n > 10:")
+    layer = layer.replace("import FastBackend, WideBackend", "import FastBackend, WideBackend, WidestBackend")
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
+    result = check({"plug/backend.py": chain, "plug/layer.py": layer}, b, a)
+    [error] = [f for f in result.findings if f.rule.value == "protocol-drift" and f.severity.value == "error"]
+    assert error.symbol == "plug.backend:FastBackend.customize_spec"
+    assert [str(site) for site in error.sites] == ["plug/backend.py:1", "plug/backend.py:10", "plug/backend.py:19"]
+    assert error.message.endswith(
+        "; so do plug.backend:WideBackend, plug.backend:WidestBackend (deriving from it, in the same role)"
+    )
+    # A warning too: the same members lacked, used the same way, said once.
+    read = SPECS + "\n\ndef wants_output(layer):\n    return layer.get_attn_backend().accepts_output\n"
+    attribute = {**b, "pv/backend.py": HOOK_ROLE_B + "\n    accepts_output = False\n", "pv/runner.py": read}
+    result = check({"plug/backend.py": chain, "plug/layer.py": layer}, attribute, a)
+    [warning] = [f for f in result.findings if f.rule.value == "protocol-drift" and f.severity.value == "warning"]
+    assert warning.symbol == "plug.backend:FastBackend" and len(warning.sites) == 3
+    assert "accepts_output" in warning.message and warning.message.endswith("(deriving from it, in the same role)")
+    # The base not handed over itself (no error of its own): the subclass's error stands.
+    private_base = {"plug/backend.py": chain, "plug/layer.py": layer.replace("return FastBackend", "return None")}
+    symbols = [s for sev, s, _ in found(check(private_base, b, a), "protocol-drift") if sev == "error"]
+    assert symbols == ["plug.backend:WideBackend.customize_spec"]

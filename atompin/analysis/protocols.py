@@ -41,11 +41,11 @@ import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import checkable, same_kind
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, Hierarchy, is_method
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
 from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
 from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing
 from atompin.analysis.moduleinfo import Member, MemberKind
@@ -541,13 +541,57 @@ def check_protocols(
     # The baseline's text sites of those names, searched only when a warning asks (`_used_so_at_baseline`).
     before = functools.cache(lambda: baseline.find_text(names) if baseline is not None else {})
     findings: list[Finding] = []
+    said: dict[tuple[str, ClassRef, tuple[str, str]], int] = {}  # (stand-in, role, what) -> its finding's index
     for stand_in in stand_ins:
-        findings += _check_stand_in(
+        for finding in _check_stand_in(
             hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline, search, before
-        )
+        ):
+            said[(stand_in.cls.name, stand_in.role, _what_it_lacks(finding))] = len(findings)
+            findings.append(finding)
         if stand_in.handed:
             findings += _narrower_methods(hierarchy, stand_in, search, baseline)
-    return findings
+    return _folded_into_bases(hierarchy, findings, said)
+
+
+def _what_it_lacks(finding: Finding) -> tuple[str, str]:
+    """What a stand-in's finding says it lacks: an error's one member; a warning's (or an info's)
+    every member it lists, with how the provider uses each (the text after "but lacks")."""
+    if finding.severity is Severity.ERROR:
+        return ("error", finding.symbol.rpartition(".")[2])
+    return (finding.severity.value, finding.message.partition(", but lacks ")[2])
+
+
+def _folded_into_bases(
+    hierarchy: Hierarchy, findings: list[Finding], said: dict[tuple[str, ClassRef, tuple[str, str]], int]
+) -> list[Finding]:
+    """A stand-in that lacks what a consumer class it derives from lacks, which stands in for the
+    same role too, is said in that class's finding (its sites added): one fix mends both. ATOM's flexible-block MHA backend derives from its MHA backend; both lack vLLM
+    0.28's `customize_spec` (an error each), and the same 15 members vLLM uses by name (a
+    warning each)."""
+    folded: dict[int, list[str]] = {}  # a finding's index -> the subclasses said in it
+    gone: set[int] = set()
+    for (name, role, what), at in said.items():
+        bases = [n.name for n in hierarchy.mro(name)[1:] if isinstance(n, ConsumerRef)]
+        # The last such base in the order: none of its own bases says the same (each comes after it).
+        base = next((b for b in reversed(bases) if (b, role, what) in said), None)
+        if base is not None:
+            gone.add(at)
+            folded.setdefault(said[(base, role, what)], []).append(name)
+    out = []
+    for i, finding in enumerate(findings):
+        if i in gone:
+            continue
+        if i in folded:
+            classes = [hierarchy.classes[name] for name in folded[i]]
+            names = ", ".join(c.symbol for c in classes)
+            also = f"so does {names}" if len(classes) == 1 else f"so do {names}"
+            finding = replace(
+                finding,
+                sites=(*finding.sites, *(Site(c.path, c.line) for c in classes)),
+                message=f"{finding.message}; {also} (deriving from it, in the same role)",
+            )
+        out.append(finding)
+    return out
 
 
 def _narrower_methods(hierarchy: Hierarchy, s: StandIn, search: NameSearch, baseline: Baseline | None) -> list[Finding]:
