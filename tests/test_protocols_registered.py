@@ -539,7 +539,9 @@ def test_a_subclass_that_lacks_a_member_as_its_base_does_is_said_in_the_base_s_e
     both). A chain folds into the class at its root."""
     chain = PICKED["plug/backend.py"].replace("class WideBackend:", "class WideBackend(FastBackend):")
     chain += "\n        class WidestBackend(WideBackend):\n            pass\n"
-    layer = PICKED["plug/layer.py"].replace("if n > 10:", "if n > 99:\n                return WidestBackend\n            if n > 10:")
+    layer = PICKED["plug/layer.py"].replace(
+        "if n > 10:", "if n > 99:\n                return WidestBackend\n            if n > 10:"
+    )
     layer = layer.replace("import FastBackend, WideBackend", "import FastBackend, WideBackend, WidestBackend")
     a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
     b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": SPECS}
@@ -561,3 +563,77 @@ def test_a_subclass_that_lacks_a_member_as_its_base_does_is_said_in_the_base_s_e
     private_base = {"plug/backend.py": chain, "plug/layer.py": layer.replace("return FastBackend", "return None")}
     symbols = [s for sev, s, _ in found(check(private_base, b, a), "protocol-drift") if sev == "error"]
     assert symbols == ["plug.backend:WideBackend.customize_spec"]
+
+
+# vLLM 0.31 calls `get_supported_kernel_block_sizes(spec)` only on a helper's parameter: the
+# backend its own `Attention` layer holds, or the two backends of its own composites. ATOM's
+# layers keep their backends but do not derive from `Attention`: no call reaches them.
+SIZES_ROLE_A = HOOK_ROLE + "\n    @staticmethod\n    def get_supported_kernel_block_sizes():\n        return [16]\n"
+SIZES_ROLE_B = SIZES_ROLE_A.replace(
+    "get_supported_kernel_block_sizes():", "get_supported_kernel_block_sizes(kv_cache_spec=None):"
+)
+SIZES_CALLERS = {
+    "pv/attention.py": """
+from pv.layer import LayerBase
+
+
+def _largest_block(attn_backend, spec):
+    return max(attn_backend.get_supported_kernel_block_sizes(spec))
+
+
+class Attention(LayerBase):
+    def kv_cache_spec(self):
+        return _largest_block(self.attn_backend, None)
+""",
+    "pv/composite.py": """
+from pv.backend import AttentionBackend
+
+
+def _intersect(first, second, spec):
+    return [a for a in first.get_supported_kernel_block_sizes(spec) if a in second.get_supported_kernel_block_sizes(spec)]
+
+
+def make_composite(general, causal):
+    class Composite(AttentionBackend):
+        @classmethod
+        def get_supported_kernel_block_sizes(cls, kv_cache_spec=None):
+            return _intersect(general, causal, kv_cache_spec)
+
+    return Composite
+
+
+Both = make_composite(AttentionBackend, AttentionBackend)
+""",
+}
+
+
+def test_a_call_on_a_helper_s_parameter_reaches_only_what_its_callers_pass():
+    narrow = "\n            @staticmethod\n            def get_supported_kernel_block_sizes():\n                return [64]\n"
+    backend = PICKED["plug/backend.py"].replace(
+        '                return "FAST"\n', '                return "FAST"\n' + narrow
+    )
+    consumer = {**PICKED, "plug/backend.py": backend}
+    a = {"pv/backend.py": SIZES_ROLE_A, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": SIZES_ROLE_B, "pv/layer.py": LAYER_BASE, **SIZES_CALLERS}
+    symbol = "plug.backend:FastBackend.get_supported_kernel_block_sizes"
+    assert [s for sev, s, _ in found(check(consumer, b, a), "protocol-drift") if sev == "error"] == []
+    # The consumer's layer derives from the provider's `Attention`: its `self.attn_backend` is ours.
+    derived = PICKED["plug/layer.py"].replace("from pv.layer import LayerBase", "from pv.attention import Attention")
+    derived = derived.replace("class MyLayer(LayerBase):", "class MyLayer(Attention):")
+    errors = [
+        s
+        for sev, s, _ in found(check({**consumer, "plug/layer.py": derived}, b, a), "protocol-drift")
+        if sev == "error"
+    ]
+    assert errors == [symbol]
+    # A caller passing what it does not read exactly (a local it got from a call) may pass ours.
+    local = SIZES_CALLERS["pv/attention.py"].replace(
+        "return _largest_block(self.attn_backend, None)",
+        "chosen = pick(self)\n        return _largest_block(chosen, None)",
+    )
+    errors = [
+        s
+        for sev, s, _ in found(check(consumer, {**b, "pv/attention.py": local}, a), "protocol-drift")
+        if sev == "error"
+    ]
+    assert errors == [symbol]

@@ -451,13 +451,13 @@ def narrowing(
     for site in sites:
         if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
             continue
-        if _made_elsewhere(hierarchy, pair, site) or not reaches(site):
+        if _made_elsewhere(hierarchy, pair, site):
             continue
         filled = filled_by_position(pair.base_signature, site.shape, pair.bound)
         if apart and not _typed_in_family(hierarchy, site, pair.base):
             filled = []
         passed = [k for k in site.shape.keywords if k in searched] + [k for k in filled if k in by_position]
-        if not passed:
+        if not passed or not reaches(site):  # (asked last: it may read the provider's callers)
             continue
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             if _made_for_override(pair, site) and call_problem(pair.method.signature, site.shape, bound=pair.bound):

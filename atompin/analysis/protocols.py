@@ -43,9 +43,10 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
+from atompin.analysis.argument_sources import ArgumentQuestions, ArgumentSources
 from atompin.analysis.arity import checkable, same_kind
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method, provider_class
 from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
 from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing
 from atompin.analysis.moduleinfo import Member, MemberKind
@@ -466,11 +467,54 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
         return s.held_by is None or site.source in s.held_by or _hands_out_kept(hierarchy, site, s)
     if site.attribute in s.held_as:
         return not site.cls or _in_holders_order(hierarchy, site, s.holders)
+    if not site.attribute and not _argument_sources(hierarchy).may_hold(
+        site.path, site.line, site.name, _questions(hierarchy, s)
+    ):
+        return False  # a parameter no caller passes it in (vLLM 0.31's `_largest_kernel_block_within`)
     if (maker := stored_maker(hierarchy, site)) is None:
         return True
     # A consumer subclass of the holder that sets x itself may put the stand-in there by a way
     # no handover records (`self.backend = self.backend_cls`).
     return hierarchy.sets_attribute(maker.holder, site.attribute)
+
+
+def _argument_sources(hierarchy: Hierarchy) -> ArgumentSources:
+    """The provider's files, read for what its functions' callers pass (once per check)."""
+    found: ArgumentSources | None = hierarchy.memo.get("argument_sources")
+    if found is None:
+        tree, package = hierarchy.index.tree, hierarchy.index.package
+
+        def files_writing(name: str) -> list[str]:
+            return tree.files_containing(tree.python_files(package), [name.encode()])
+
+        found = hierarchy.memo["argument_sources"] = ArgumentSources(hierarchy.provider_text, files_writing)
+    return found
+
+
+def _questions(hierarchy: Hierarchy, s: StandIn) -> ArgumentQuestions:
+    """What a caller's argument can be for the stand-in `s`, which the provider reaches only
+    through its holders: `self.x` of a provider class holds it, when x is a member it is kept in
+    or that a holder sets on itself, only if a holder derives from that class (vLLM's `Attention`
+    hands `self.attn_backend` on; ATOM's layers, which do not derive from it, keep their backends
+    there); a name of the provider's module that is a provider class the consumer does not patch
+    is that class, not the stand-in."""
+
+    def attribute(path: str, cls: str, name: str) -> bool:
+        holders = hierarchy.line(s.holders)
+        # What a holder sets on itself, in its own methods or its consumer bases'.
+        kept = {
+            n for c in holders for node in hierarchy.mro(c.name) if (o := hierarchy.consumer(node)) for n in o.assigned
+        }
+        if name not in s.held_as and name not in kept:
+            return True  # not where the holders keep things: what the provider puts there is not read
+        owner = ClassRef(hierarchy.index.tree.module_name(path)[0], cls)
+        return any(owner in hierarchy.mro(c.name) for c in holders)
+
+    def named(path: str, name: str) -> bool:
+        module = hierarchy.index.tree.module_name(path)[0]
+        return name in hierarchy.patched_names or provider_class(hierarchy.resolve, (Ref(module, (name,)),)) is None
+
+    return ArgumentQuestions(attribute, named)
 
 
 def _hands_out_kept(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
