@@ -528,9 +528,15 @@ def test_the_member_the_provider_reads_itself_is_the_evidence_cited_first():
             return mapper
     """
     a = {"pv/utils.py": MAPPER_A, "pv/model.py": "class ModelBase:\n    pass\n"}
-    b = {**a, "pv/utils.py": MAPPER_B, "pv/lora.py": LORA}
+    # (Ranked by a read after a dot: the plugin's own name is read nowhere in the provider.)
+    lora = LORA + "\n\ndef rename(model):\n    return model.hf_mapper.get_rename_mapper()\n"
+    b = {**a, "pv/utils.py": MAPPER_B, "pv/lora.py": lora}
     result = check({**KEPT_TWICE, "plug/loader.py": loader}, b, a)
     assert "stored as plug.model:MyModel.hf_mapper at plug/model.py:6" in one(result, "protocol-drift").message
+    # Read only as a string: not ranked above the member the plugin passes on.
+    b = {**a, "pv/utils.py": MAPPER_B, "pv/lora.py": LORA}
+    result = check({**KEPT_TWICE, "plug/loader.py": loader}, b, a)
+    assert "stored as plug.model:MyModel.plug_mapper at plug/model.py:5" in one(result, "protocol-drift").message
 
 
 def test_a_subclass_that_lacks_a_member_as_its_base_does_is_said_in_the_base_s_error():

@@ -2,11 +2,13 @@
 
 A provider call made on a parameter (`attn_backend.get_supported_kernel_block_sizes(spec)`
 inside vLLM 0.31's `_largest_kernel_block_within(attn_backend, ...)`) is a call on a consumer's
-object only if some caller can pass that object there. The function's callers are read (each
-file that writes its name, parsed once) and what each passes is asked of `ArgumentQuestions`:
-`self.x` in a method of a class, or a module-level name. A parameter of the caller is followed to
-its own callers, a few levels up. Whatever is not read exactly may hold it: a method's parameter
-(its callers go through instances), a local, a call, a `*args`, the function handed on by name.
+object only if some caller can pass that object there. The function's callers are read (its
+own module, and each file that calls it by name: `files_calling`, parsed once) and what each
+passes is asked of `ArgumentQuestions`: `self.x` in a method of a class, or a module-level name.
+A parameter of the caller is followed to its own callers, a few levels up. Whatever is not read
+exactly may hold it: a method's parameter (its callers go through instances), a local, a call, a
+`*args`, the function handed on by name in a file read. As the provider's calls are found
+everywhere (`callsites`), a file that only hands the function on, never calling it, is not read.
 """
 
 from __future__ import annotations
@@ -38,12 +40,12 @@ class ArgumentQuestions:
 class ArgumentSources:
     """The provider's files, read to answer `may_hold` (each parsed once)."""
 
-    def __init__(self, read: Callable[[str], bytes], files_writing: Callable[[str], list[str]]) -> None:
-        """`read`: a provider file's bytes; `files_writing(name)`: every provider file whose bytes
-        hold `name` (more is harmless)."""
-        self._read, self._search = read, files_writing
+    def __init__(self, read: Callable[[str], bytes], files_calling: Callable[[str], list[str]]) -> None:
+        """`read`: a provider file's bytes; `files_calling(name)`: every provider file that calls
+        `name` (by name or on an attribute; more is harmless)."""
+        self._read, self._search = read, files_calling
         self._trees: dict[str, ast.Module | None] = {}
-        self._writing: dict[str, list[str]] = {}
+        self._calling: dict[str, list[str]] = {}
         self._indexes: dict[str, _FileIndex] = {}
 
     def may_hold(self, path: str, line: int, name: str, ask: ArgumentQuestions) -> bool:
@@ -65,10 +67,10 @@ class ArgumentSources:
             self._indexes[path] = _FileIndex(tree)
         return self._indexes[path]
 
-    def _files_writing(self, name: str) -> list[str]:
-        if name not in self._writing:
-            self._writing[name] = self._search(name)
-        return self._writing[name]
+    def _files_calling(self, name: str) -> list[str]:
+        if name not in self._calling:
+            self._calling[name] = self._search(name)
+        return self._calling[name]
 
     def _tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
@@ -105,7 +107,7 @@ class ArgumentSources:
         """May `parameter` of module-level `function` (of file `path`) hold it: does a caller pass there
         what may? A function the provider never names is called by someone unknown: it may."""
         called = False
-        for calling in self._files_writing(function.name):
+        for calling in dict.fromkeys([path, *self._files_calling(function.name)]):
             index = self._index(calling)
             if index is None:
                 return True

@@ -156,30 +156,36 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
 
 def _reached_members(
     kept: dict[str, set[str]],
+    groups: list[set[str]],
     hierarchy: Hierarchy,
     search: NameSearch,
     passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]],
 ) -> dict[str, bool]:
     """Of the members consumer classes keep objects in (`kept`: each member, with the classes
-    holding it), those through which the provider can get them: the consumer passes the object on
-    from there (`passed_on`, asked once for all; False), or provider code writes the member as a
-    string (a getattr), or reads `x.member` on an object it was handed, or `self.member` in a class
-    one of the holders derives from (vllm-ascend keeps its Mooncake scheduler in
-    `connector_scheduler`, which vLLM reads only in the methods of its own `MooncakeConnector`;
-    True: the provider gets it itself). sendnn-inference's sampler keeps a ring buffer in
-    `self._noise_buffer`, which only it uses and nothing of vLLM reads, and two shared method
-    names made it a stand-in for vLLM's `WorkerBase`."""
+    holding it; `groups`: each class's members), those through which the provider can get them:
+    the consumer passes the object on from there (`passed_on`, asked once for all; False), or
+    provider code writes the member as a string (a getattr), or reads `x.member` on an object it
+    was handed, or `self.member` in a class one of the holders derives from (vllm-ascend keeps its
+    Mooncake scheduler in `connector_scheduler`, which vLLM reads only in the methods of its own
+    `MooncakeConnector`; True: the provider gets it itself). sendnn-inference's sampler keeps a
+    ring buffer in `self._noise_buffer`, which only it uses and nothing of vLLM reads, and two
+    shared method names made it a stand-in for vLLM's `WorkerBase`. A class one of whose members
+    is passed on is reached already: its other members are only ranked (`_by_reach`), True when
+    the provider writes them after a dot somewhere (its identifiers), without the text searches."""
     if not kept:
         return {}
     # What a file must name for its `self.member` to be of such an object: the classes an instance
     # of a holder may be, and the consumer classes they mix in.
     passed = passed_on({member: hierarchy.line_names(holders) for member, holders in kept.items()})
-    named = set(kept) - passed
+    asked = {m for group in groups if group.isdisjoint(passed) for m in group}
+    named = asked - passed
     stringed = search.written_as_string(named) if named else set()  # a getattr may read it anywhere
     read = named - stringed - search.unread(named) if named else set()  # the rest nothing names
     sites = search.find(sorted(read)) if read else {}
     got = stringed | {m for m in read if any(_gets(hierarchy, s, kept[m]) for s in sites.get(m, []))}
-    return {**dict.fromkeys(passed, False), **dict.fromkeys(got, True)}
+    ranked = set(kept) - passed - asked
+    named_there = ranked - search.unread(ranked) if ranked else set()
+    return {**dict.fromkeys(passed, False), **dict.fromkeys(named_there | got, True)}
 
 
 def _by_reach(evidence: list[Evidence], reached: Mapping[str, bool]) -> list[Evidence]:
@@ -323,11 +329,13 @@ def find_stand_ins(
     roles = [(c, _best_role(hierarchy, search, paths, c[1], c[2])) for c, paths in zip(candidates, found)]
     # The members of classes handed over only by being kept there, asked together.
     kept: dict[str, set[str]] = {}
+    groups: list[set[str]] = []  # each such class's members
     for (_, _, _, evidence), role in roles:
         if role is not None and _kept_only(evidence):
             for e in evidence:
                 kept.setdefault(e.member, set()).add(e.holder)
-    reached = _reached_members(kept, hierarchy, search, passed_on)
+            groups.append({e.member for e in evidence})
+    reached = _reached_members(kept, groups, hierarchy, search, passed_on)
     for (cls, public, _, evidence), role in roles:
         if role is None:
             continue
@@ -445,9 +453,9 @@ def _uses(sites: dict[str, list[NameSite]], name: str, kinds: tuple[SiteKind, ..
     return [x for x in sites.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
 
 
-def _may_reach(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
+def _may_reach(hierarchy: Hierarchy, site: NameSite, s: StandIn, search: NameSearch) -> bool:
     """Can a provider call at `site` be a call on the stand-in (`_delegates`, `_may_hold`)?"""
-    return not _delegates(site) and (s.held_by is None or _may_hold(hierarchy, site, s))
+    return not _delegates(site) and (s.held_by is None or _may_hold(hierarchy, site, s, search))
 
 
 def _delegates(site: NameSite) -> bool:
@@ -456,18 +464,20 @@ def _delegates(site: NameSite) -> bool:
     return bool(site.cls) and site.function == site.name
 
 
-def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
+def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn, search: NameSearch) -> bool:
     """Can the receiver of `site` be the stand-in `s`, which the provider reaches only through the
     classes holding it? Not when it is what some other method returns, nor `self.x` of a provider
     class that stores in x only what a provider class makes (`makers.stored_maker`) while x is
     none of the holders' members the stand-in is kept in: a stand-in derives from no provider class.
     Nor `self.x`, x a member it is kept in, in a provider class no holder derives from (vllm-metal's
-    worker, a `WorkerBase`, keeps its runner in `model_runner`; vLLM's GPU `Worker` calls its own)."""
+    worker, a `WorkerBase`, keeps its runner in `model_runner`; vLLM's GPU `Worker` calls its own).
+    Nor a parameter of a module-level function no caller of which can pass it there
+    (`argument_sources`: vLLM 0.31's `_largest_kernel_block_within(attn_backend, ...)`)."""
     if site.source:
         return s.held_by is None or site.source in s.held_by or _hands_out_kept(hierarchy, site, s)
     if site.attribute in s.held_as:
         return not site.cls or _in_holders_order(hierarchy, site, s.holders)
-    if not site.attribute and not _argument_sources(hierarchy).may_hold(
+    if not site.attribute and not _argument_sources(hierarchy, search).may_hold(
         site.path, site.line, site.name, _questions(hierarchy, s)
     ):
         return False  # a parameter no caller passes it in (vLLM 0.31's `_largest_kernel_block_within`)
@@ -478,16 +488,15 @@ def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
     return hierarchy.sets_attribute(maker.holder, site.attribute)
 
 
-def _argument_sources(hierarchy: Hierarchy) -> ArgumentSources:
-    """The provider's files, read for what its functions' callers pass (once per check)."""
+def _argument_sources(hierarchy: Hierarchy, search: NameSearch) -> ArgumentSources:
+    """The provider's files, read for what its functions' callers pass (once per check). The
+    callers are found as the provider's calls are everywhere (`CallerSearch`): by the files'
+    identifiers, the words written before `(`."""
     found: ArgumentSources | None = hierarchy.memo.get("argument_sources")
     if found is None:
-        tree, package = hierarchy.index.tree, hierarchy.index.package
-
-        def files_writing(name: str) -> list[str]:
-            return tree.files_containing(tree.python_files(package), [name.encode()])
-
-        found = hierarchy.memo["argument_sources"] = ArgumentSources(hierarchy.provider_text, files_writing)
+        files = hierarchy.index.tree.python_files(hierarchy.index.package)
+        found = ArgumentSources(hierarchy.provider_text, lambda name: search.files_calling([name], files))
+        hierarchy.memo["argument_sources"] = found
     return found
 
 
@@ -609,9 +618,9 @@ def _folded_into_bases(
     hierarchy: Hierarchy, findings: list[Finding], said: dict[tuple[str, ClassRef, tuple[str, str]], int]
 ) -> list[Finding]:
     """A stand-in that lacks what a consumer class it derives from lacks, which stands in for the
-    same role too, is said in that class's finding (its sites added): one fix mends both. ATOM's flexible-block MHA backend derives from its MHA backend; both lack vLLM
-    0.28's `customize_spec` (an error each), and the same 15 members vLLM uses by name (a
-    warning each)."""
+    same role too, is said in that class's finding (its sites added): one fix mends both. ATOM's
+    flexible-block MHA backend derives from its MHA backend; both lack vLLM 0.28's
+    `customize_spec` (an error each), and the same 15 members vLLM uses by name (a warning each)."""
     folded: dict[int, list[str]] = {}  # a finding's index -> the subclasses said in it
     gone: set[int] = set()
     for (name, role, what), at in said.items():
@@ -658,7 +667,7 @@ def _narrower_methods(hierarchy: Hierarchy, s: StandIn, search: NameSearch, base
                 continue
             assert owner is not None
             pair = OverridePair(s.cls, owner, method, base[0], signature, (s.cls,))
-            found = narrowing(hierarchy, pair, search, baseline, lambda site: _may_reach(hierarchy, site, s))
+            found = narrowing(hierarchy, pair, search, baseline, lambda site: _may_reach(hierarchy, site, s, search))
             if found is None or not found.hits:
                 continue
             message = (
@@ -723,7 +732,7 @@ def _confirming(
         # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
         # call by the name counts where the calling file names the role.
         used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
-    if used and s.held_by is not None and not any(_may_hold(hierarchy, x, s) for x in used):
+    if used and s.held_by is not None and not any(_may_hold(hierarchy, x, s, search) for x in used):
         # Only calls on what other methods return (`x.get_class().name()`) or what provider
         # classes make: not the stand-in, which the provider reaches through its holders.
         return []
