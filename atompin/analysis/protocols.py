@@ -511,10 +511,10 @@ def _questions(hierarchy: Hierarchy, s: StandIn) -> ArgumentQuestions:
     def attribute(path: str, cls: str, name: str) -> bool:
         holders = hierarchy.line(s.holders)
         # What a holder sets on itself, in its own methods or its consumer bases'.
-        kept = {
+        set_on_self = {
             n for c in holders for node in hierarchy.mro(c.name) if (o := hierarchy.consumer(node)) for n in o.assigned
         }
-        if name not in s.held_as and name not in kept:
+        if name not in s.held_as and name not in set_on_self:
             return True  # not where the holders keep things: what the provider puts there is not read
         owner = ClassRef(hierarchy.index.tree.module_name(path)[0], cls)
         return any(owner in hierarchy.mro(c.name) for c in holders)
