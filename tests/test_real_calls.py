@@ -1141,13 +1141,22 @@ def test_a_vanished_patch_target_beside_a_patch_of_the_name_that_took_its_place_
     # `allocate_kv_cache` that took its place at 0.29.
     baseline = {**PROVIDER, "pv/runner.py": BUFFERED}
     now = {**PROVIDER, "pv/runner.py": BUFFERED.replace("init_buffer", "allocate_buffer")}
-    source = VANISHED + "\n    def allocate_buffer(self, size):\n        pass\n\n    Runner.allocate_buffer = allocate_buffer\n"
-    [finding] = [f for f in run_check(now, consumer(source), baseline=baseline).findings if f.rule.value == "missing-patch-target"]
+    source = (
+        VANISHED
+        + "\n    def allocate_buffer(self, size):\n        pass\n\n    Runner.allocate_buffer = allocate_buffer\n"
+    )
+    [finding] = [
+        f
+        for f in run_check(now, consumer(source), baseline=baseline).findings
+        if f.rule.value == "missing-patch-target"
+    ]
     assert finding.severity.value == "warning"
     assert "the same file also patches allocate_buffer, new on that object since the baseline" in finding.message
     # A patch of a name the baseline had already is no successor.
     both = {**PROVIDER, "pv/runner.py": BUFFERED + "\n        def allocate_buffer(self, size):\n            pass\n"}
-    [finding] = [f for f in run_check(now, consumer(source), baseline=both).findings if f.rule.value == "missing-patch-target"]
+    [finding] = [
+        f for f in run_check(now, consumer(source), baseline=both).findings if f.rule.value == "missing-patch-target"
+    ]
     assert finding.severity.value == "error"
 
 
@@ -1188,7 +1197,9 @@ def test_a_class_installed_in_a_class_s_place_must_take_the_provider_s_construct
     [narrower] = [f for f in run_check(provider, consumer(wider)).findings if f.rule.value == "arity-drift"]
     assert narrower.severity.value == "warning"
     assert narrower.message.startswith("the replacement class's `__init__` is narrower than the patched class's")
-    keeps = MY_COORDINATOR.replace("import pv.parallel\n", "import pv.parallel\n    from pv.parallel import Coordinator\n")
+    keeps = MY_COORDINATOR.replace(
+        "import pv.parallel\n", "import pv.parallel\n    from pv.parallel import Coordinator\n"
+    )
     keeps = keeps.replace(
         "class MyCoordinator:\n        def __init__(self, ranks, backend):\n            self.ranks = ranks\n",
         "class MyCoordinator(Coordinator):\n        pass\n",
@@ -1258,7 +1269,9 @@ MY_HEAD = """
         MY_HEAD,
         MY_HEAD.replace("    def register():\n", "    if True:\n"),
         # A decorator of the class, through the class itself or through the registry's base by name.
-        MY_HEAD.replace("    class MyHead", "    @LMHead.register_oot\n    class MyHead").split("\n    def register")[0],
+        MY_HEAD.replace("    class MyHead", "    @LMHead.register_oot\n    class MyHead").split("\n    def register")[
+            0
+        ],
         MY_HEAD.replace("    class MyHead", '    @CustomOp.register_oot(name="LMHead")\n    class MyHead').split(
             "\n    def register"
         )[0],
@@ -1281,11 +1294,17 @@ def test_a_class_registered_out_of_tree_must_take_the_provider_s_constructions(r
         "the replacement cannot take the real call at pv/model.py:4: it passes disable_tp="
     )
     # The baseline built it so too, where the consumer works: not a change since.
-    [same] = [f for f in run_check(provider, consumer(registered), baseline=provider).findings if f.rule.value == "arity-drift"]
+    [same] = [
+        f
+        for f in run_check(provider, consumer(registered), baseline=provider).findings
+        if f.rule.value == "arity-drift"
+    ]
     assert same.severity.value == "warning"
     # An `__init__` that takes it fits; so does a class that keeps the provider's `__init__`.
     assert errors(registered.replace("(self, vocab, hidden):", "(self, vocab, hidden, **kwargs):")) == []
-    keeps = registered.replace("def __init__(self, vocab, hidden):\n            super().__init__(vocab, hidden)", "pass")
+    keeps = registered.replace(
+        "def __init__(self, vocab, hidden):\n            super().__init__(vocab, hidden)", "pass"
+    )
     assert errors(keeps) == []
     # Narrower than the provider's, but no construction passes what it lacks: nothing to say (a
     # registry swaps in many classes; a class installed by assignment gets a warning).
@@ -1303,3 +1322,16 @@ def test_a_class_registered_out_of_tree_is_not_built_by_constructions_of_other_c
     other = {**PROVIDER, **OUT_OF_TREE}
     found = run_check(other, consumer(MY_HEAD.replace('{"LMHead": MyHead}', '{"Sampler": MyHead}'))).findings
     assert [f for f in found if f.severity.value == "error"] == []
+
+
+def test_a_call_passing_a_new_keyword_by_name_is_said_beside_the_real_call_found(run_check):
+    """vLLM 0.29's CPU runner calls `super().initialize_kv_cache(..., kv_cache_allocation_context=)`
+    (a real call of ATOM's wrapper, found through its class) and its GPU worker passes the same
+    keyword to `self.model_runner.initialize_kv_cache(...)` (found by the name and the keyword):
+    a ROCm reader needs the second, the call that runs there."""
+    subclass = "from pv.pool import Pool\n\n\nclass CpuPool(Pool):\n    def free(self, blocks, evict_first=False):\n        return super().free(blocks, evict_first=evict_first)\n"
+    provider = {**POOL_B, "pv/cpu_pool.py": subclass}
+    [finding] = run_check(provider, consumer(WRAPPER), baseline=POOL_A).findings
+    assert (finding.severity.value, finding.symbol) == ("error", "pv.pool:Pool.free")
+    assert "cannot take the real call at pv/cpu_pool.py:6" in finding.message
+    assert "; the provider also passes evict_first= to a .free(...) call at pv/drain.py:3" in finding.message

@@ -228,9 +228,10 @@ class SignatureChecks:
             alike = (str(m[0]) for m in misfits[1:] if bool(m[2]) == bool(not_run))
             others = [where for where in dict.fromkeys(alike) if where != str(site)]
             also = f"; so do {len(others)} more, at {', '.join(others[:3])}{', …' if len(others) > 3 else ''}"
+            by_name = self._passing_too(patch, res.target, original, [m[0] for m in misfits])
             message = (
                 f"{_registered_lead(patch)}the replacement cannot take the real call at {site}{where}: {misfit} "
-                f"(the call passes {shape.render()}){also if others else ''}. {both}"
+                f"(the call passes {shape.render()}){also if others else ''}{by_name}. {both}"
             )
             self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
             return
@@ -261,6 +262,21 @@ class SignatureChecks:
         )
         severity = Severity.INFO if unchanged else Severity.WARNING
         self.findings.add(Rule.ARITY_DRIFT, severity, symbol, [patch.site], message)
+
+    def _passing_too(
+        self: UsageChecker, patch: PatchSite, target: Target, original: Signature, found: list[Site]
+    ) -> str:
+        """Another provider call that passes the replacement a keyword new since the baseline, found by
+        the name and the keyword (`_passing_new_keyword`), said beside the real calls found (`found`):
+        vLLM 0.29's GPU worker passes `kv_cache_allocation_context=` to
+        `self.model_runner.initialize_kv_cache`, where the real call found is its CPU runner's
+        `super()` call. "" when there is none, or it is among them."""
+        passing = self._passing_new_keyword(patch, target, original)
+        if passing is None or str(passing[0]) in {str(site) for site in found}:
+            return ""
+        site, keyword = passing
+        call = f".{patch.attr}(...) call at {site}"
+        return f"; the provider also passes {keyword}= to a {call} (found by the name and the keyword)"
 
     def _same_at_baseline(self: UsageChecker, patch: PatchSite, target: Target, original: Signature) -> bool:
         """Was the patched callable's signature (`original`, its `__init__`'s for a class) the same at
