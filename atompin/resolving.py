@@ -315,7 +315,6 @@ def _newest(pins: dict[str, ResolvedComponent]) -> str:
     return next(iter(pins)) if len(pins) == 1 else ""
 
 
-
 def _pin(
     locker: Locker,
     manifest_path: Path,

@@ -20,7 +20,6 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-
 def decided_by(trial: Trial) -> str:
     """The finding counts behind a trial's verdict: the gated errors by rule (per pair when several)."""
     parts = []
