@@ -65,6 +65,8 @@ _MAX_CANDIDATES = 24
 _MAX_TIED = 4
 _MIN_HANDED = 2
 _MIN_SHAPED = 4
+# What a stand-in's finding says it lacks: its kind, then each member with how the provider uses it.
+Lacked = tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -594,28 +596,20 @@ def check_protocols(
     # The baseline's text sites of those names, searched only when a warning asks (`_used_so_at_baseline`).
     before = functools.cache(lambda: baseline.find_text(names) if baseline is not None else {})
     findings: list[Finding] = []
-    said: dict[tuple[str, ClassRef, tuple[str, str]], int] = {}  # (stand-in, role, what) -> its finding's index
+    said: dict[tuple[str, ClassRef, Lacked], int] = {}  # (stand-in, role, what it lacks) -> its finding's index
     for stand_in in stand_ins:
-        for finding in _check_stand_in(
+        for finding, lacked in _check_stand_in(
             hierarchy, stand_in, lacking[stand_in.cls.name], sites, parsed, baseline, search, before
         ):
-            said[(stand_in.cls.name, stand_in.role, _what_it_lacks(finding))] = len(findings)
+            said[(stand_in.cls.name, stand_in.role, lacked)] = len(findings)
             findings.append(finding)
         if stand_in.handed:
             findings += _narrower_methods(hierarchy, stand_in, search, baseline)
     return _folded_into_bases(hierarchy, findings, said)
 
 
-def _what_it_lacks(finding: Finding) -> tuple[str, str]:
-    """What a stand-in's finding says it lacks: an error's one member; a warning's (or an info's)
-    every member it lists, with how the provider uses each (the text after "but lacks")."""
-    if finding.severity is Severity.ERROR:
-        return ("error", finding.symbol.rpartition(".")[2])
-    return (finding.severity.value, finding.message.partition(", but lacks ")[2])
-
-
 def _folded_into_bases(
-    hierarchy: Hierarchy, findings: list[Finding], said: dict[tuple[str, ClassRef, tuple[str, str]], int]
+    hierarchy: Hierarchy, findings: list[Finding], said: dict[tuple[str, ClassRef, Lacked], int]
 ) -> list[Finding]:
     """A stand-in that lacks what a consumer class it derives from lacks, which stands in for the
     same role too, is said in that class's finding (its sites added): one fix mends both. ATOM's
@@ -752,15 +746,16 @@ def _check_stand_in(
     baseline: Baseline | None,
     search: NameSearch,
     before: Callable[[], Mapping[str, list[NameSite]]],
-) -> list[Finding]:
-    """The findings of one stand-in; `before`: the baseline's text sites of what stand-ins lack."""
+) -> list[tuple[Finding, Lacked]]:
+    """The findings of one stand-in, each with what it says the stand-in lacks; `before`: the
+    baseline's text sites of what stand-ins lack."""
     site = Site(s.cls.path, s.cls.line)
     what = f"{s.cls.symbol} stands in for {s.role} (it defines {s.matched} of its methods" + (
         f"; {s.handed})" if s.handed else "; it is not seen handed over, so this is a guess from its shape)"
     )
     if s.registered:
         what = f"{s.cls.symbol} stands in for {s.role} ({s.handed}: it inherits none of its members)"
-    findings: list[Finding] = []
+    findings: list[tuple[Finding, Lacked]] = []
     warned: list[str] = []
     as_before: list[str] = []  # warned of, but lacked and used so at the baseline too
     for name in sorted(lacking):
@@ -794,7 +789,8 @@ def _check_stand_in(
             calls += f" (+{len(used) - 1})"
         if error:
             message = f"{what}, but lacks {name} ({why}); {calls}: AttributeError when that runs on it"
-            findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.ERROR, f"{s.cls.symbol}.{name}", (site,), message))
+            finding = Finding(Rule.PROTOCOL_DRIFT, Severity.ERROR, f"{s.cls.symbol}.{name}", (site,), message)
+            findings.append((finding, ("error", name)))
         elif _used_so_at_baseline(baseline, s, name, used, before):
             as_before.append(f"{name}{f' ({why})' if why else ''}: {calls}")
         else:
@@ -803,14 +799,17 @@ def _check_stand_in(
         message = f"{what}, but lacks {len(warned)} member(s) the provider uses by name: " + "; ".join(warned)
         if as_before:
             message += f"; and {len(as_before)} more it lacked {_at(baseline)} too, used there the same way"
-        findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.WARNING, s.cls.symbol, (site,), message))
+        finding = Finding(Rule.PROTOCOL_DRIFT, Severity.WARNING, s.cls.symbol, (site,), message)
+        findings.append((finding, ("warning", *warned, "and as before:", *as_before)))
     elif as_before:
         # Lacking each where the consumer works, used there the same way: nothing the bump changed.
         message = (
             f"{what}, but lacks {len(as_before)} member(s) the provider uses by name, as it did {_at(baseline)}, "
             "where the provider used them the same way: " + "; ".join(as_before)
         )
-        findings.append(Finding(Rule.PROTOCOL_DRIFT, Severity.INFO, s.cls.symbol, (site,), message))
+        findings.append(
+            (Finding(Rule.PROTOCOL_DRIFT, Severity.INFO, s.cls.symbol, (site,), message), ("info", *as_before))
+        )
     return findings
 
 
