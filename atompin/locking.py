@@ -201,11 +201,17 @@ class Locker:
         return normalize_version(tag) if tag else ""
 
     def baseline_tree(
-        self, consumer: str, provider: str, resolved: ResolvedComponent, pin: ResolvedComponent, pair: str = ""
+        self,
+        consumer: str,
+        provider: str,
+        pin: ResolvedComponent,
+        declared: Sequence[tuple[str, str | None]],
+        pair: str = "",
     ) -> tuple[Baseline | None, list[Finding]]:
         """The provider the consumer was written against, for the drift rules and for relocation
         entries without parameters: `--baseline` when given; else the version or commit the
-        consumer declares (its `declares` file); else the same pair's provider in the previous
+        consumer declares (`declared`: each of its `declares` files with its text, None where the
+        file is not there); else the same pair's provider in the previous
         lock (kept while the pin stays where it was, so a re-lock changes nothing). When one is
         named but none of its refs resolves, None and a `baseline-unavailable` warning: the edge
         is then checked without one, which finds much less, and the lock must say so."""
@@ -215,9 +221,8 @@ class Locker:
         path, text, others = "", None, []
         # What each declares file names, in order (a Dockerfile's `HEAD` names nothing); the first
         # that names something sites the warning when none resolves.
-        for candidate in self.manifest.components[consumer].declares_files(provider) if not refs else []:
-            if candidate in resolved.tree.files:
-                candidate_text = resolved.tree.read_text(candidate)
+        for candidate, candidate_text in declared if not refs else []:
+            if candidate_text is not None:
                 version, commit = declared_target(candidate_text, provider)
                 named = [f"v{version}"] if version else []
                 named += [commit] if commit else []
@@ -311,7 +316,11 @@ class Locker:
             self.progress(f"checking {pair.name}: {edge.name}")
             tables = applicable(self.tables.get(spec_p.package, []), provider.version)
             entries = [(t.path, entry) for t in tables for entry in t.table.moved]
-            baseline, missing = self.baseline_tree(edge.consumer, edge.provider, consumer, provider, pair.name)
+            declared = [
+                (path, consumer.tree.read_text(path) if path in consumer.tree.files else None)
+                for path in spec_c.declares_files(edge.provider)
+            ]
+            baseline, missing = self.baseline_tree(edge.consumer, edge.provider, provider, declared, pair.name)
             try:
                 result = check_trees(
                     consumer.tree,
@@ -331,8 +340,7 @@ class Locker:
             for g in result.gates:  # shown with --verbose
                 before = f", {g.baseline} at the baseline" if g.baseline else ""
                 self.progress(f"  version gate {g.text} at {g.site}: {g.value} at {provider.label}{before}")
-            for path in spec_c.declares_files(edge.provider):
-                text = consumer.tree.read_text(path) if path in consumer.tree.files else None
+            for path, text in declared:
                 edge_findings += declared_target_skew(
                     edge.consumer, edge.provider, path, text, provider.resolved.commit, provider.version
                 )
