@@ -171,8 +171,22 @@ def test_a_returned_class_counts_as_handed_over_beside_a_shared_base():
     assert (
         "inside KimiLayer._compute_context, which plug.layer:MyLayer, handed to the provider in that class's place"
     ) in finding.message
+    # Not handed over (no platform names the backend): MyLayer, which keeps the prefill backend, is
+    # no KimiLayer, so the call on KimiLayer's own `prefill_backend` cannot be on it either.
     alone = {k: v for k, v in CONSUMER.items() if k != "plug/platform.py"}
-    assert _override_drift(alone, only_kimi) == ["error"]
+    [finding] = [f for f in check(alone, only_kimi, baseline=BEFORE).findings if f.rule.value == "override-drift"]
+    assert finding.severity.value == "warning"
+    assert (
+        "at pv/kimi.py:8, in a call that cannot be on it: plug.prefill:MyPrefill reaches the provider only as "
+        "stored as plug.layer:MyLayer.prefill_backend"
+    ) in finding.message
+    # Called on any layer's `prefill_backend`, the call may be on it.
+    anywhere = {
+        **only_kimi,
+        "pv/kimi.py": "def run_all(layers, q):\n"
+        "    return [layer.prefill_backend.run_chunk(chunk=0, q=q, out=None) for layer in layers]\n",
+    }
+    assert _override_drift(alone, anywhere) == ["error"]
 
 
 def test_a_site_in_a_nested_function_tells_the_method_it_is_in():

@@ -41,6 +41,7 @@ class ConsumerText:
         self.tree, self.paths, self.cache = tree, paths, cache
         self.passed_members = frozenset(passed_members)
         self.read_paths = frozenset(read_paths)
+        self._naming: dict[str, frozenset[str]] = {}
 
     @functools.cached_property
     def stamps_id(self) -> str:
@@ -57,6 +58,15 @@ class ConsumerText:
         found = bool(self.tree.files_containing(self.paths, [word.encode()]))
         self.cache.put_raw(key, b"1" if found else b"0")
         return found
+
+    def naming(self, word: str) -> frozenset[str]:
+        """The files whose text writes `word` as a whole word (a class's name, a module's last
+        name, an attribute's)."""
+        if word not in self._naming:
+            pattern = word_pattern(word)
+            found = self.tree.read_many(self.tree.files_containing(self.paths, [word.encode()]))
+            self._naming[word] = frozenset(path for path, text in found if pattern.search(text))
+        return self._naming[word]
 
     def texts(self, words: list[str]) -> list[bytes]:
         """The texts of the files that write one of `words` after a dot or as a string."""

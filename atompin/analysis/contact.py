@@ -15,6 +15,7 @@ from collections.abc import Set as AbstractSet
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import Judgement
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.holding import reaching
 from atompin.analysis.inits import check_dataclass_fields
 from atompin.analysis.members import check_members
 from atompin.analysis.method_calls import check_method_calls
@@ -45,6 +46,7 @@ def check_contact(
     reads: Callable[[list[str], AbstractSet[str]], set[str]] = lambda words, classes: set(words),
     mentions: Callable[[str], bool] = lambda word: True,
     refers: Callable[[str], bool] = lambda name: True,
+    naming: Callable[[str], AbstractSet[str] | None] = lambda word: None,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
@@ -53,9 +55,10 @@ def check_contact(
     `makes` whether the consumer calls a class of that name (by default, every one); `reads` which
     of some names the consumer reads itself (by default, all of them); `mentions` whether its text
     writes a word (by default, every one); `refers` whether its code names a class besides its
-    definition (by default, every one)."""
-    hierarchy = Hierarchy(usage, index, mentions)
-    findings = check_method_overrides(hierarchy, search, baseline, makes)
+    definition (by default, every one); `naming` which of its files write a word (by default,
+    unknown: None)."""
+    hierarchy = Hierarchy(usage, index, mentions, naming)
+    findings = check_method_overrides(hierarchy, search, baseline, makes, reaching(hierarchy, usage.contact, search))
     findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline, judge)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)

@@ -259,6 +259,7 @@ class ContactRules:
             text.reads,
             text.mentions,
             text.refers_to,
+            text.naming,
         )
 
     def start(self) -> None:

@@ -97,9 +97,14 @@ class Hierarchy:
     """Mixed consumer/provider method resolution orders for the consumer's classes."""
 
     def __init__(
-        self, usage: ConsumerUsage, index: ProviderIndex, mentions: Callable[[str], bool] = lambda word: True
+        self,
+        usage: ConsumerUsage,
+        index: ProviderIndex,
+        mentions: Callable[[str], bool] = lambda word: True,
+        naming: Callable[[str], AbstractSet[str] | None] = lambda word: None,
     ) -> None:
-        """`mentions`: does the consumer's text write a word anywhere (unknown, so True, by default)."""
+        """`mentions`: does the consumer's text write a word anywhere (unknown, so True, by default);
+        `naming`: the consumer's files that write a word (unknown, None, by default)."""
         self.index = index
         self.usage = usage
         self.classes = {c.name: c for c in usage.contact.classes}
@@ -116,6 +121,7 @@ class Hierarchy:
         # Every attribute name the consumer sets on an object from outside its class.
         self.member_stores = frozenset(usage.contact.member_stores)
         self.consumer_mentions = mentions
+        self.consumer_naming = naming
         for patch in usage.patches:
             cls = provider_class(self.resolve, patch.owner)
             if cls is not None:

@@ -11,7 +11,9 @@ also when a consumer class sits between):
     provider call of a method of that name passes it (`.m(..., scale=x)`); warning
     when no such call is found (the override is narrower than its base). A call on `self.x`
     where the provider class stores in x only what another class makes
-    (`self.engine = Engine.from_args()`, Engine not a base of the consumer's class) does not count;
+    (`self.engine = Engine.from_args()`, Engine not a base of the consumer's class) does not count,
+    nor one on what cannot hold a class the provider reaches only through the consumer classes
+    holding it (`holding`: ATOM's proxy backend, returned by its proxy layer's `get_attn_backend`);
 (c) with a baseline, the message says what changed since it. An override narrower only by
     parameters its base had at the baseline too (the method it overrode there) is info, not a
     warning: it was as narrow where the consumer works, and the bump changes nothing there.
@@ -20,7 +22,7 @@ also when a consumer class sits between):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import (
@@ -35,6 +37,7 @@ from atompin.analysis.arity import (
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
+from atompin.analysis.holding import Reaching
 from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -127,8 +130,12 @@ def check_method_overrides(
     search: NameSearch,
     baseline: Baseline | None = None,
     makes: Callable[[str], bool] = lambda name: True,
+    reaching: Callable[[Sequence[ConsumerClass], ClassRef], Reaching | None] | None = None,
 ) -> list[Finding]:
-    """override-drift. `makes` says whether the consumer calls a class of that name (`Name(...)`)."""
+    """override-drift. `makes` says whether the consumer calls a class of that name (`Name(...)`);
+    `reaching`, given the classes an override is the method of and the provider class whose method
+    it overrides, which provider calls by the method's name may be on one of them (by default,
+    every one: `holding.reaching`)."""
     findings: list[Finding] = _dropped_hooks(hierarchy, baseline) if baseline is not None else []
     for pair in override_pairs(hierarchy):
         if not same_kind(pair.method.signature, pair.base_signature):
@@ -139,7 +146,8 @@ def check_method_overrides(
         if finding is not None:
             findings.append(finding)
         elif not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
-            finding = _narrower(hierarchy, pair, search, baseline)
+            held = reaching(pair.classes or (pair.cls,), pair.base) if reaching is not None else None
+            finding = _narrower(hierarchy, pair, search, baseline, held)
             if finding is not None:
                 findings.append(finding)
     return findings
@@ -425,9 +433,11 @@ def narrowing(
     search: NameSearch,
     baseline: Baseline | None,
     reaches: Callable[[NameSite], bool] = lambda site: True,
+    held: str = "",
 ) -> Narrowing | None:
     """(b) for one pair: None when the override takes every named parameter of its base.
-    `reaches` filters the calls that may be on the consumer's object."""
+    `reaches` filters the calls that may be on the consumer's object; `held` says why a call it
+    keeps out cannot be (`holding.Reaching.how`)."""
     missing = untakeable_keywords(pair.method.signature, pair.base_signature)
     if not missing:
         return None
@@ -457,16 +467,19 @@ def narrowing(
         if apart and not _typed_in_family(hierarchy, site, pair.base):
             filled = []
         passed = [k for k in site.shape.keywords if k in searched] + [k for k in filled if k in by_position]
-        if not passed or not reaches(site):  # (asked last: it may read the provider's callers)
+        if not passed or (not held and not reaches(site)):  # (asked last: it may read the provider's callers)
             continue
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             if _made_for_override(pair, site) and call_problem(pair.method.signature, site.shape, bound=pair.bound):
-                hits.append((site, passed))  # made for methods taking what the override takes: it fails there
+                if not held or reaches(site):
+                    hits.append((site, passed))  # made for methods taking what the override takes: it fails there
             continue  # not a call the provider's method takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is not None:
             # Keywords the override could not take at the baseline either: did the call fail there too?
             old = [k for k in site.shape.keywords if k in missing and k not in added]
             excuse = _excuse(hierarchy, search, pair, site, old, baseline, by_position=any(k in filled for k in passed))
+            if excuse is None and held and not reaches(site):
+                excuse = _NOT_HELD, f"the provider passes them at {site.where}, in a call that cannot be on it: {held}"
             if excuse is None:
                 hits.append((site, passed))
             else:
@@ -484,9 +497,16 @@ def _made_for_override(pair: OverridePair, site: NameSite) -> bool:
 
 
 def _narrower(
-    hierarchy: Hierarchy, pair: OverridePair, search: NameSearch, baseline: Baseline | None
+    hierarchy: Hierarchy,
+    pair: OverridePair,
+    search: NameSearch,
+    baseline: Baseline | None,
+    held: Reaching | None = None,
 ) -> Finding | None:
-    found = narrowing(hierarchy, pair, search, baseline)
+    if held is None:
+        found = narrowing(hierarchy, pair, search, baseline)
+    else:
+        found = narrowing(hierarchy, pair, search, baseline, held.reaches, held.how)
     if found is None:
         return None
     name = pair.method.name
@@ -598,8 +618,8 @@ def _receiver_class(hierarchy: Hierarchy, site: NameSite) -> ClassRef | None:
 # The order in which the warning tells why a call does not reach the override: the consumer took
 # the calling method over (or stands in for its class), the call failed at the baseline too, a
 # flag keeps it off, the consumer keeps other classes where the call is made, the call is on a
-# provider class by name.
-_TAKEN_OVER, _FAILED_BEFORE, _SWITCHED_OFF, _KEPT_APART, _ON_NAMED_CLASS = range(5)
+# provider class by name, the call is on what cannot hold the class (`holding`).
+_TAKEN_OVER, _FAILED_BEFORE, _SWITCHED_OFF, _KEPT_APART, _ON_NAMED_CLASS, _NOT_HELD = range(6)
 
 
 def _excuse(

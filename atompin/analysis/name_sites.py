@@ -365,6 +365,13 @@ class NameSearch:
             found.update(name for name in left if writes_as_string(text, name))
         return found
 
+    def files_reading(self, names: Iterable[str]) -> list[str]:
+        """The files of the package (in their order) that write one of `names` after a dot
+        (`x.name`, `self.name`), from the identifiers: every file reading one of them as an
+        attribute is among them."""
+        encoded = {name.encode() for name in names}
+        return [path for path in self._loaded("attributes", encoded) if self._words("attributes", path) & encoded]
+
     def files_calling(self, names: Iterable[str], paths: list[str]) -> list[str]:
         """The files among `paths` (in their order) that write one of `names` just before `(`:
         every file that calls one of them, by name or on an attribute, is among them. Nothing is

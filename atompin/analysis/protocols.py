@@ -43,11 +43,20 @@ from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
-from atompin.analysis.argument_sources import ArgumentQuestions, ArgumentSources
 from atompin.analysis.arity import checkable, same_kind
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method, provider_class
-from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
+from atompin.analysis.holding import (
+    Evidence,
+    Holding,
+    delegates,
+    handed_classes,
+    holding,
+    in_holders_order,
+    may_hold,
+    may_reach,
+)
+from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class
 from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -55,7 +64,7 @@ from atompin.analysis.names import writes_as_string
 from atompin.analysis.outside import STRUCT_BASES, TORCH_MODULE_BASES
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
-from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind, Ref
+from atompin.analysis.usage import ConsumerClass, ContactSurface
 from atompin.model import Finding, Rule, Severity, Site, Status
 
 # More provider files than this defining the stand-in's method names: no clear role (and
@@ -86,25 +95,14 @@ class StandIn:
     registered: bool = False
 
     @property
-    def held_as(self) -> frozenset[str]:
-        """The holders' members it is kept in: attributes it is stored in, methods returning it."""
-        return frozenset(e.member for e in self.kept)
+    def holding(self) -> Holding:
+        """How it reaches the provider (`holding.may_hold` asks it)."""
+        return Holding(self.cls.name, self.held_by, self.kept)
 
     @property
     def holders(self) -> frozenset[str]:
         """The consumer classes that keep it."""
-        return frozenset(e.holder for e in self.kept)
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """How a class is handed to the provider; `holder` is the provider-derived class that stores
-    it, `member` the attribute it is stored in or the method that returns it."""
-
-    how: str
-    holder: str = ""
-    member: str = ""
-    stored: bool = False  # kept in the member (not returned by it)
+        return self.holding.holders
 
 
 def passes_on(text: bytes, member: str, on_self: bool = True) -> bool:
@@ -132,28 +130,6 @@ def _on_self(text: bytes, dot: int) -> bool:
     """Is the attribute read whose dot is at `dot` a read on `self` (`self.x`, not `myself.x`)?"""
     before = text[max(0, dot - 5) : dot]
     return before.endswith(b"self") and (len(before) < 5 or not (before[:1].isalnum() or before[:1] in b"_."))
-
-
-def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
-    """Consumer classes handed to the provider: dotted name -> the evidence, in order."""
-    out: dict[str, list[Evidence]] = {}
-    for h in contact.handovers:
-        evidence = None
-        if h.kind is HandoverKind.PATH:
-            evidence = Evidence(f"named by the dotted path {h.target!r} at {h.site}")
-        elif h.kind is HandoverKind.CALL:
-            evidence = Evidence(f"passed to a provider call at {h.site}")
-        elif h.kind in (HandoverKind.ATTRIBUTE, HandoverKind.STORED) and h.holder in hierarchy.classes:
-            if hierarchy.has_provider_base(h.holder):
-                how = f"stored as {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
-                evidence = Evidence(how, h.holder, h.member, stored=True)
-        elif h.kind is HandoverKind.RETURNED and h.holder in hierarchy.classes:
-            if any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(h.holder, h.member)):
-                how = f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
-                evidence = Evidence(how, h.holder, h.member)
-        if evidence is not None and evidence not in out.setdefault(h.target, []):
-            out[h.target].append(evidence)
-    return out
 
 
 def _reached_members(
@@ -203,35 +179,13 @@ def _gets(hierarchy: Hierarchy, site: NameSite, holders: AbstractSet[str]) -> bo
     an object the provider was handed does; `self.member` only in a class a holder derives from."""
     if site.kind is SiteKind.DEF:
         return False
-    return site.receiver is SiteReceiver.OTHER or not site.cls or _in_holders_order(hierarchy, site, holders)
-
-
-def _in_holders_order(hierarchy: Hierarchy, site: NameSite, holders: AbstractSet[str]) -> bool:
-    """Is the provider class the site is in one that a holder, or a consumer class deriving from one
-    (a provider class mixed in), derives from: may its `self` be a holder?"""
-    owner = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
-    return any(owner in hierarchy.mro(c.name) for c in hierarchy.line(holders))
+    return site.receiver is SiteReceiver.OTHER or not site.cls or in_holders_order(hierarchy, site, holders)
 
 
 def _in_role(hierarchy: Hierarchy, evidence: list[Evidence], role: ClassRef) -> list[Evidence]:
     """The evidence that the class is handed over in the role. An object stored on a class that
     itself derives from the role is its delegate (a connector's worker), not a stand-in."""
     return [e for e in evidence if not e.holder or role not in hierarchy.mro(e.holder)]
-
-
-def _held_by(hierarchy: Hierarchy, cls: str, role: ClassRef, evidence: list[Evidence]) -> frozenset[str] | None:
-    """The methods whose results may be the stand-in `cls` when every way it is handed over is
-    through a holder (None otherwise): the holders' members, its own (a factory), its role's."""
-    if not evidence or any(not e.holder for e in evidence):
-        return None
-    out = hierarchy.consumer_members(cls) | set(hierarchy.provider_members(role))
-    for holder in {e.holder for e in evidence}:
-        out |= hierarchy.consumer_members(holder)
-        for node in hierarchy.mro(holder):
-            info = hierarchy.provider(node)
-            if info is not None:
-                out.update(info.members)
-    return frozenset(out)
 
 
 def _public_methods(hierarchy: Hierarchy, cls: ConsumerClass) -> set[str]:
@@ -350,8 +304,8 @@ def find_stand_ins(
         in_role = _in_role(hierarchy, evidence, role[0])
         how = in_role[0].how if in_role else ""
         if how or _guessed_from_shape(hierarchy, cls, role[0], role[1]):
-            held_by = _held_by(hierarchy, cls.name, role[0], in_role)
-            out.append(StandIn(cls, role[0], role[1], len(public), how, held_by, tuple(in_role)))
+            held = holding(hierarchy, cls.name, role[0], in_role)
+            out.append(StandIn(cls, role[0], role[1], len(public), how, held.held_by, held.kept))
     return out
 
 
@@ -453,102 +407,6 @@ def _best_role(
 def _uses(sites: dict[str, list[NameSite]], name: str, kinds: tuple[SiteKind, ...]) -> list[NameSite]:
     """The sites of `name` of these kinds on an object the provider was handed, not behind a test."""
     return [x for x in sites.get(name, []) if x.kind in kinds and x.receiver is SiteReceiver.OTHER and not x.guarded]
-
-
-def _may_reach(hierarchy: Hierarchy, site: NameSite, s: StandIn, search: NameSearch) -> bool:
-    """Can a provider call at `site` be a call on the stand-in (`_delegates`, `_may_hold`)?"""
-    return not _delegates(site) and (s.held_by is None or _may_hold(hierarchy, site, s, search))
-
-
-def _delegates(site: NameSite) -> bool:
-    """Is `site` a method handing on to another object's method of its own name (`x.m()` in a
-    class's `m`)?"""
-    return bool(site.cls) and site.function == site.name
-
-
-def _may_hold(hierarchy: Hierarchy, site: NameSite, s: StandIn, search: NameSearch) -> bool:
-    """Can the receiver of `site` be the stand-in `s`, which the provider reaches only through the
-    classes holding it? Not when it is what some other method returns, nor `self.x` of a provider
-    class that stores in x only what a provider class makes (`makers.stored_maker`) while x is
-    none of the holders' members the stand-in is kept in: a stand-in derives from no provider class.
-    Nor `self.x`, x a member it is kept in, in a provider class no holder derives from (vllm-metal's
-    worker, a `WorkerBase`, keeps its runner in `model_runner`; vLLM's GPU `Worker` calls its own).
-    Nor a parameter of a module-level function no caller of which can pass it there
-    (`argument_sources`: vLLM 0.31's `_largest_kernel_block_within(attn_backend, ...)`)."""
-    if site.source:
-        return s.held_by is None or site.source in s.held_by or _hands_out_kept(hierarchy, site, s)
-    if site.attribute in s.held_as:
-        return not site.cls or _in_holders_order(hierarchy, site, s.holders)
-    if not site.attribute and not _argument_sources(hierarchy, search).may_hold(
-        site.path, site.line, site.name, _questions(hierarchy, s)
-    ):
-        return False  # a parameter no caller passes it in (vLLM 0.31's `_largest_kernel_block_within`)
-    if (maker := stored_maker(hierarchy, site)) is None:
-        return True
-    # A consumer subclass of the holder that sets x itself may put the stand-in there by a way
-    # no handover records (`self.backend = self.backend_cls`).
-    return hierarchy.sets_attribute(maker.holder, site.attribute)
-
-
-def _argument_sources(hierarchy: Hierarchy, search: NameSearch) -> ArgumentSources:
-    """The provider's files, read for what its functions' callers pass (once per check). The
-    callers are found as the provider's calls are everywhere (`CallerSearch`): by the files'
-    identifiers, the words written before `(`."""
-    found: ArgumentSources | None = hierarchy.memo.get("argument_sources")
-    if found is None:
-        files = hierarchy.index.tree.python_files(hierarchy.index.package)
-        found = ArgumentSources(hierarchy.provider_text, lambda name: search.files_calling([name], files))
-        hierarchy.memo["argument_sources"] = found
-    return found
-
-
-def _questions(hierarchy: Hierarchy, s: StandIn) -> ArgumentQuestions:
-    """What a caller's argument can be for the stand-in `s`, which the provider reaches only
-    through its holders: `self.x` of a provider class holds it, when x is a member it is kept in
-    or that a holder sets on itself, only if a holder derives from that class (vLLM's `Attention`
-    hands `self.attn_backend` on; ATOM's layers, which do not derive from it, keep their backends
-    there); a name of the provider's module that is a provider class the consumer does not patch
-    is that class, not the stand-in."""
-
-    def attribute(path: str, cls: str, name: str) -> bool:
-        holders = hierarchy.line(s.holders)
-        # What a holder sets on itself, in its own methods or its consumer bases'.
-        set_on_self = {
-            n for c in holders for node in hierarchy.mro(c.name) if (o := hierarchy.consumer(node)) for n in o.assigned
-        }
-        if name not in s.held_as and name not in set_on_self:
-            return True  # not where the holders keep things: what the provider puts there is not read
-        owner = ClassRef(hierarchy.index.tree.module_name(path)[0], cls)
-        return any(owner in hierarchy.mro(c.name) for c in holders)
-
-    def named(path: str, name: str) -> bool:
-        module = hierarchy.index.tree.module_name(path)[0]
-        return name in hierarchy.patched_names or provider_class(hierarchy.resolve, (Ref(module, (name,)),)) is None
-
-    return ArgumentQuestions(attribute, named)
-
-
-def _hands_out_kept(hierarchy: Hierarchy, site: NameSite, s: StandIn) -> bool:
-    """Is the site's receiver what a provider function returns (`site.source`) whose body reads a
-    member the stand-in is kept in? vLLM's `get_ep_all2all_manager()` returns
-    `ep_group.device_communicator.all2all_manager`, where vllm-ascend keeps its manager; its
-    `build_warmup_runner(...)` makes a `GPUModelRunner` and reads no `model_runner`."""
-    module, _ = hierarchy.index.tree.module_name(site.path)
-    res = hierarchy.resolve((Ref(module, (site.source,)),))
-    target = res.target if res is not None else None
-    if target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
-        return False  # a method's result, as before; or nothing of the provider's
-    where, _, name = target.symbol.partition(":")
-    text = hierarchy.provider_text(hierarchy.index.module_path(where))
-    found = re.search(rb"(?m)^(?:async )?def " + re.escape(name.encode()) + rb"\b", text)
-    if found is None:
-        return True  # not written as a def here (bound another way): it may
-    # The body: from the next line to the next written at column 0 (not a signature's closing `)`).
-    start = text.find(b"\n", found.end()) + 1
-    end = re.search(rb"(?m)^[^\s#)]", text[start:]) if start else None
-    body = text[start : start + end.start()] if end else text[start:]
-    body = re.sub(rb"(?m)^[ \t]*(?:from|import)[ \t].*$", b"", body)  # (`from a.model_runner import`)
-    return any(re.search(rb"\." + re.escape(member.encode()) + rb"\b", body) for member in s.held_as)
 
 
 def _names_role(hierarchy: Hierarchy, path: str, role: ClassRef) -> bool:
@@ -661,7 +519,9 @@ def _narrower_methods(hierarchy: Hierarchy, s: StandIn, search: NameSearch, base
                 continue
             assert owner is not None
             pair = OverridePair(s.cls, owner, method, base[0], signature, (s.cls,))
-            found = narrowing(hierarchy, pair, search, baseline, lambda site: _may_reach(hierarchy, site, s, search))
+            found = narrowing(
+                hierarchy, pair, search, baseline, lambda site: may_reach(hierarchy, site, s.holding, search)
+            )
             if found is None or not found.hits:
                 continue
             message = (
@@ -713,7 +573,7 @@ def _confirming(
     error (none: a warning)."""
     # Not the calls a class's `m` makes on another object (`backend.m()` inside a composite's own
     # `m`): they run only where that `m` is called, and those calls count themselves.
-    used = [x for x in used if not _delegates(x)]
+    used = [x for x in used if not delegates(x)]
     # Nor calls on a provider class named as written (`AttentionBackend.m()`): that class's own method.
     used = [x for x in used if not on_named_class(hierarchy, x)]
     # Nor calls in a class made only where the consumer stands in (vLLM's elastic-EP executor).
@@ -726,7 +586,7 @@ def _confirming(
         # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
         # call by the name counts where the calling file names the role.
         used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
-    if used and s.held_by is not None and not any(_may_hold(hierarchy, x, s, search) for x in used):
+    if used and s.held_by is not None and not any(may_hold(hierarchy, x, s.holding, search) for x in used):
         # Only calls on what other methods return (`x.get_class().name()`) or what provider
         # classes make: not the stand-in, which the provider reaches through its holders.
         return []
