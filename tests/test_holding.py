@@ -165,3 +165,9 @@ def test_a_replacement_near_the_class_may_hand_it_out():
     far = "import pv.selector\n\npv.selector.select_backend = lambda: None\n"
     result = check({"plug/proxy.py": PROXY, "plug/patches.py": far}, PROVIDER_B, PROVIDER_A)
     assert found(result, "override-drift") == [("warning", SYMBOL, "plug/proxy.py:11")]
+
+
+def test_the_consumer_setting_the_attribute_from_outside_may_put_it_there():
+    outside = "from plug.proxy import ProxyBackend\n\n\ndef adopt(layer):\n    layer.attn_backend = ProxyBackend\n"
+    result = check({"plug/proxy.py": PROXY, "plug/adopt.py": outside}, PROVIDER_B, PROVIDER_A)
+    assert found(result, "override-drift") == [("error", SYMBOL, "plug/proxy.py:11")]

@@ -198,13 +198,18 @@ def _fed_from_holders(hierarchy: Hierarchy, search: NameSearch, h: Holding, attr
     `attribute=v`, or the name as a string, for a `setattr` or a dict of keywords) may. vLLM 0.31's
     `Attention` keeps in `attn_backend` what the platform selects or what its constructor is
     given; none of the files calling layers' `get_attn_backend()` writes an `attn_backend`.
-    A value one file reads and another stores (handed on between them) is not followed."""
+    Nor may it where the consumer sets the attribute on objects from outside their classes, or
+    replaces a provider name near the class (`_replacing`): a replacement may store it, or hand it
+    to a file that does. A value one file reads and another stores (handed on between them) is
+    not followed."""
     memo: dict[tuple[str, str], bool] = hierarchy.memo.setdefault("fed_from_holders", {})
     key = (h.cls, attribute)
     if key not in memo:
         patching, replaced = _replacing(hierarchy, h)
         written = hierarchy.consumer_naming(attribute)
-        if written is None or not written.isdisjoint(patching):
+        if attribute in hierarchy.member_stores:
+            memo[key] = True  # the consumer sets it on objects from outside their classes itself
+        elif written is None or not written.isdisjoint(patching):
             memo[key] = True  # a replacement there may store it in the attribute itself
         else:
             # (A replaced `__init__` returns nothing: what it stores is asked above.)
