@@ -171,3 +171,16 @@ def test_the_consumer_setting_the_attribute_from_outside_may_put_it_there():
     outside = "from plug.proxy import ProxyBackend\n\n\ndef adopt(layer):\n    layer.attn_backend = ProxyBackend\n"
     result = check({"plug/proxy.py": PROXY, "plug/adopt.py": outside}, PROVIDER_B, PROVIDER_A)
     assert found(result, "override-drift") == [("error", SYMBOL, "plug/proxy.py:11")]
+
+
+def test_too_many_files_reading_the_member_are_not_read():
+    # More provider files than `_MAX_READING` reading the holders' member: whether one of them stores
+    # what it reads is not read, so it may.
+    from atompin.analysis.holding import _MAX_READING
+
+    readers = {f"pv/reader{i}.py": RUNNER for i in range(_MAX_READING + 1)}
+    result = check({"plug/proxy.py": PROXY}, {**PROVIDER_B, **readers}, PROVIDER_A)
+    assert found(result, "override-drift") == [("error", SYMBOL, "plug/proxy.py:11")]
+    fewer = {f"pv/reader{i}.py": RUNNER for i in range(3)}
+    result = check({"plug/proxy.py": PROXY}, {**PROVIDER_B, **fewer}, PROVIDER_A)
+    assert found(result, "override-drift") == [("warning", SYMBOL, "plug/proxy.py:11")]
