@@ -171,6 +171,11 @@ def test_the_consumer_setting_the_attribute_from_outside_may_put_it_there():
     outside = "from plug.proxy import ProxyBackend\n\n\ndef adopt(layer):\n    layer.attn_backend = ProxyBackend\n"
     result = check({"plug/proxy.py": PROXY, "plug/adopt.py": outside}, PROVIDER_B, PROVIDER_A)
     assert found(result, "override-drift") == [("error", SYMBOL, "plug/proxy.py:11")]
+    # Set from outside in a file that names neither the class nor its module (ATOM's sglang
+    # plugin sets `forward_batch.attn_backend`): something else is put there.
+    far = "import pv.layer\n\n\ndef adopt(batch, other):\n    batch.attn_backend = other.backends[0]\n"
+    result = check({"plug/proxy.py": PROXY, "plug/adopt.py": far}, PROVIDER_B, PROVIDER_A)
+    assert found(result, "override-drift") == [("warning", SYMBOL, "plug/proxy.py:11")]
 
 
 def test_too_many_files_reading_the_member_are_not_read():

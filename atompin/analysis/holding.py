@@ -198,22 +198,27 @@ def _fed_from_holders(hierarchy: Hierarchy, search: NameSearch, h: Holding, attr
     `attribute=v`, or the name as a string, for a `setattr` or a dict of keywords) may. vLLM 0.31's
     `Attention` keeps in `attn_backend` what the platform selects or what its constructor is
     given; none of the files calling layers' `get_attn_backend()` writes an `attn_backend`.
-    Nor may it where the consumer sets the attribute on objects from outside their classes, or
-    replaces a provider name near the class (`_replacing`): a replacement may store it, or hand it
-    to a file that does. A value one file reads and another stores (handed on between them) is
-    not followed."""
+    Nor may it where the consumer, near the class (`_near`), sets the attribute on objects from
+    outside their classes, or replaces a provider name: a replacement may store it, or hand it to
+    a file that does. A value one file reads and another stores (handed on between them) is not
+    followed."""
     memo: dict[tuple[str, str], bool] = hierarchy.memo.setdefault("fed_from_holders", {})
     key = (h.cls, attribute)
     if key not in memo:
-        patching, replaced = _replacing(hierarchy, h)
-        written = hierarchy.consumer_naming(attribute)
-        if attribute in hierarchy.member_stores:
-            memo[key] = True  # the consumer sets it on objects from outside their classes itself
-        elif written is None or not written.isdisjoint(patching):
+        near = _near(hierarchy, h)
+        patches = [p for p in hierarchy.usage.patches if not p.literal_value and not p.stash]
+        chosen = [p for p in patches if near is None or p.site.path in near]
+        written = hierarchy.consumer_naming(attribute)  # the consumer files writing the attribute's name
+        if written is None or near is None:
+            memo[key] = True  # the consumer's files are not known
+        elif any(s.name == attribute and s.site.path in near for s in hierarchy.usage.contact.outside_stores):
+            memo[key] = True  # the consumer sets it on objects from outside their classes, near the class
+        elif not written.isdisjoint(p.site.path for p in chosen):
             memo[key] = True  # a replacement there may store it in the attribute itself
         else:
             # (A replaced `__init__` returns nothing: what it stores is asked above.)
-            reading = _files_reading(hierarchy, search, h.held_as, replaced - {"__init__"})
+            replaced = {p.attr for p in chosen} - {"__init__"}
+            reading = _files_reading(hierarchy, search, h.held_as, replaced)
             memo[key] = reading is None or any(_writes(hierarchy.provider_text(path), attribute) for path in reading)
     return memo[key]
 
@@ -236,21 +241,18 @@ def _files_reading(
     return found if len(found) <= _MAX_READING else None
 
 
-def _replacing(hierarchy: Hierarchy, h: Holding) -> tuple[set[str], set[str]]:
-    """Where the consumer replaces provider names with what may hand out the class (a factory
-    replaced to make it, a constructor replaced to store it): the files making such patches, and
-    the names they replace. Patches made in a file that names the class, or names the module of one
-    that does (where such a replacement would be written); all of them when the consumer's files
-    are not known."""
-    patches = [p for p in hierarchy.usage.patches if not p.literal_value and not p.stash]
+def _near(hierarchy: Hierarchy, h: Holding) -> set[str] | None:
+    """The consumer files where code handing the class to the provider by other ways than its
+    holders would be written (a replaced factory making it, a store of it on a provider object):
+    those naming the class, and those naming the module of one that does (importing it from
+    there). None when the consumer's files are not known."""
     naming = hierarchy.consumer_naming
     naming_class = naming(h.cls.rpartition(".")[2])
     near: set[str] | None = set(naming_class) if naming_class is not None else None
     for path in sorted(naming_class or ()):
         importing = naming(hierarchy.usage.module_of(path).rpartition(".")[2])
         near = None if importing is None or near is None else near | importing
-    chosen = [p for p in patches if near is None or p.site.path in near]
-    return {p.site.path for p in chosen}, {p.attr for p in chosen}
+    return near
 
 
 def _writes(text: bytes, attribute: str) -> bool:
