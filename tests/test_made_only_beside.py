@@ -175,3 +175,21 @@ def test_a_stand_in_lacking_a_method_only_such_a_class_calls_is_a_warning():
     assert found(result, "protocol-drift") == [
         ("error", "plug.manager:NpuAll2AllManager.commit_ep_size", "plug/manager.py:1")
     ]
+
+
+def test_an_annotation_in_a_method_or_a_signature_makes_nothing():
+    """vLLM 0.27's GPU Worker writes `self.worker_sentinel: WorkerSentinel | None = None` before it
+    makes one, and other functions take one annotated so: neither makes the class."""
+    annotated = GPU_WORKER.replace(
+        "            from pv.elastic import Elastic\n",
+        "            from pv.elastic import Elastic\n            self.elastic: Elastic | None = None\n",
+    )
+    typed = "from pv.elastic import Elastic\n\n\ndef describe(e: Elastic) -> Elastic:\n    return e\n"
+    after = {**AFTER, "pv/gpu_worker.py": annotated, "pv/typed.py": typed}
+    assert [f[0] for f in drift(after=after)] == ["warning"]
+    # A class body's field annotation may make it (a pydantic model builds its fields' classes).
+    field = "from pv.elastic import Elastic\n\n\nclass Settings:\n    elastic: Elastic\n"
+    assert [f[0] for f in drift(after={**AFTER, "pv/settings.py": field})] == ["error"]
+    # A default value or a decorator naming it still does.
+    default = "from pv.elastic import Elastic\n\n\ndef describe(kind=Elastic):\n    return kind\n"
+    assert [f[0] for f in drift(after={**AFTER, "pv/typed.py": default})] == ["error"]

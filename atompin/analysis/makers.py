@@ -270,8 +270,17 @@ class _ClassUses:
             self._visit(child, f"{cls}.{child.name}" if cls else child.name, method)
         elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.other = self.other or child.name == name
-            # A nested function runs where its method made it: it counts as that method.
-            self._visit(child, cls, method or (child.name if cls else ""))
+            # A nested function runs where its method made it: it counts as that method. What its
+            # signature's annotations name it does not make (`def __init__(self, worker: "Worker")`).
+            for part in (*child.decorator_list, *child.args.defaults, *filter(None, child.args.kw_defaults)):
+                self._child(part, child, cls, method)
+            for statement in child.body:
+                self._child(statement, child, cls, method or (child.name if cls else ""))
+        elif isinstance(child, ast.AnnAssign) and method:
+            # `self.sentinel: WorkerSentinel | None = None` in a method: the annotation makes nothing
+            # (a class body's field annotation may: a pydantic model builds its fields' classes).
+            for part in [child.target, *([child.value] if child.value is not None else [])]:
+                self._child(part, child, cls, method)
         elif isinstance(child, (ast.Import, ast.ImportFrom)):
             self.other = self.other or not self._imports_own(child)
         elif isinstance(child, ast.Call) and _names(child.func, name):
