@@ -30,7 +30,9 @@ them, returned by them) makes only a warning for a method when:
 - every call found is on what some other method returns (`x.get_class().name()`, or a
   local bound once to that), or on `self.x` of a provider class that fills x only from a
   provider class's constructor or factory (`self.publisher = PublisherFactory.create()`)
-  while the stand-in is kept in another attribute and no consumer subclass of it sets x.
+  while the stand-in is kept in another attribute and no consumer subclass of it sets x, or
+  on an attribute no holder keeps it in that the provider fills only from what it gets
+  elsewhere (`holding`, which `override-drift` asks too).
 """
 
 from __future__ import annotations
