@@ -59,6 +59,35 @@ class ArgumentSources:
         scopes, receiver = found
         return self._name_may_hold(path, scopes, receiver, ask, MAX_DEPTH)
 
+    def callers(self, name: str, at_most: int) -> list[tuple[str, ast.Call | None, list[Scope]]] | None:
+        """Every use of `name` as a callee (`name(...)`, `x.name(...)`: the call) or a value (None)
+        in the provider files that call it, with the scopes around it (outermost first) and its
+        file; None when more than `at_most` files call it, or one cannot be read."""
+        files = self._files_calling(name)
+        if len(files) > at_most:
+            return None
+        out: list[tuple[str, ast.Call | None, list[Scope]]] = []
+        for path in files:
+            index = self._index(path)
+            if index is None:
+                return None
+            out += [(path, call, scopes) for call, scopes in index.uses.get(name, ())]
+        return out
+
+    def binding(self, path: str, name: str) -> tuple[str, int] | None:
+        """Where the module at `path` binds top-level `name` from: (the module written, its
+        relative level) for a `from m import name` (or `as name`), ("", 0) for a `def` or `class` of
+        its own; None when it binds it otherwise or not at the top level."""
+        tree = self._tree(path)
+        found: tuple[str, int] | None = None
+        for node in tree.body if tree is not None else ():
+            if isinstance(node, ast.ImportFrom):
+                if any((alias.asname or alias.name) == name for alias in node.names):
+                    found = (node.module or "", node.level)
+            elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)) and node.name == name:
+                found = ("", 0)
+        return found
+
     def _index(self, path: str) -> _FileIndex | None:
         if path not in self._indexes:
             tree = self._tree(path)

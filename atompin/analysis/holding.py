@@ -167,7 +167,7 @@ def may_hold(hierarchy: Hierarchy, site: NameSite, h: Holding, search: NameSearc
     if site.attribute and site.attribute not in _set_on_self(hierarchy, h):
         if not _fed_from_holders(hierarchy, search, h, site.attribute):
             return False  # the provider stores there only what it gets elsewhere
-    if not site.attribute and not _argument_sources(hierarchy, search).may_hold(
+    if not site.attribute and not argument_sources(hierarchy, search).may_hold(
         site.path, site.line, site.name, _questions(hierarchy, search, h)
     ):
         return False  # a parameter no caller passes it in (vLLM 0.31's `_largest_kernel_block_within`)
@@ -274,7 +274,7 @@ def _writes(text: bytes, attribute: str) -> bool:
     return False
 
 
-def _argument_sources(hierarchy: Hierarchy, search: NameSearch) -> ArgumentSources:
+def argument_sources(hierarchy: Hierarchy, search: NameSearch) -> ArgumentSources:
     """The provider's files, read for what its functions' callers pass (once per check). The
     callers are found as the provider's calls are everywhere (`CallerSearch`): by the files'
     identifiers, the words written before `(`."""

@@ -134,7 +134,13 @@ def made_beside_stand_in(hierarchy: Hierarchy, search: NameSearch, site: NameSit
     its GPU Worker's `__init__`, beside vllm-spyre's and vllm-ascend's own workers)."""
     if not site.cls or "." in site.cls or not hierarchy.stands_in_anywhere():
         return None
-    made = ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls)
+    return made_beside(hierarchy, search, ClassRef(hierarchy.index.tree.module_name(site.path)[0], site.cls))
+
+
+def made_beside(hierarchy: Hierarchy, search: NameSearch, made: ClassRef) -> MadeBeside | None:
+    """`made_beside_stand_in` for provider class `made` (a module-level class)."""
+    if "." in made.qualname or not hierarchy.stands_in_anywhere():
+        return None
     memo: dict[ClassRef, MadeBeside | None] = hierarchy.memo.setdefault("made_beside_stand_in", {})
     if made not in memo:
         memo[made] = _made_beside_stand_in(hierarchy, search, made)

@@ -47,10 +47,12 @@ from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import checkable, same_kind
 from atompin.analysis.baseline import Baseline
+from atompin.analysis.caller_chains import beside_stand_ins
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
 from atompin.analysis.holding import (
     Evidence,
     Holding,
+    argument_sources,
     delegates,
     handed_classes,
     holding,
@@ -578,8 +580,11 @@ def _confirming(
     used = [x for x in used if not delegates(x)]
     # Nor calls on a provider class named as written (`AttentionBackend.m()`): that class's own method.
     used = [x for x in used if not on_named_class(hierarchy, x)]
-    # Nor calls in a class made only where the consumer stands in (vLLM's elastic-EP executor).
+    # Nor calls in a class made only where the consumer stands in (vLLM's elastic-EP executor), nor
+    # in a function only such methods run (vLLM's FlashInfer autotune, under its GPU Worker's warmup).
     used = [x for x in used if made_beside_stand_in(hierarchy, search, x) is None]
+    sources = argument_sources(hierarchy, search)
+    used = [x for x in used if not beside_stand_ins(hierarchy, search, sources, x)]
     # Nor calls on `self.x` that the calling class stores a container in (vLLM 0.34's worker calls
     # `self._incomplete_weight_updates.discard(...)` on a set): the container's method.
     used = [x for x in used if not on_container(hierarchy, x)]

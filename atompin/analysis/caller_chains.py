@@ -1,0 +1,190 @@
+"""Provider code that runs only under methods the consumer's classes stand in for.
+
+A provider call found by a method's name may be made in a function only the provider's own
+worker runs. vLLM 0.29 calls `runner._dummy_run(..., randomize_inputs=True)` in
+`_run_flashinfer_autotune_dummy_runs`, which only `flashinfer_autotune` calls, which only
+`kernel_warmup` calls, which vLLM's GPU `Worker.compile_or_warm_up_model` calls, and its elastic-EP
+executor, made only in that Worker's `__init__`. vllm-ascend's `NPUWorker`, handed over in the
+GPU Worker's place, implements both methods itself: the call never runs beside its classes.
+
+`beside_stand_ins` walks the callers up by name (every provider file that calls the name, parsed:
+`ArgumentSources.callers`) until each is a method that a consumer class stands in for and
+implements itself (`declared_roles.stand_in_for`), that every consumer subclass takes over
+(`Hierarchy.taken_over_by`), or of a class made only beside a stand-in
+(`makers.made_beside_stand_in`). Anything else gives no answer: module-level code, a function
+the provider never calls (who does is unknown), a name handed on rather than called, one the
+consumer may call itself (it writes the method's name, or imports or calls the function), more
+than a few levels or files. A call written by a bare name is of the function only where the calling file binds
+that name to it (or does not bind it at its top level); one of a method, by its name alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from atompin.analysis.argument_sources import ArgumentSources, Scope
+from atompin.analysis.declared_roles import stand_in_for
+from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.makers import made_beside
+from atompin.analysis.name_sites import NameSearch, NameSite
+from atompin.analysis.names import absolute_module
+from atompin.analysis.provider import ClassRef
+from atompin.sources.tree import SourceTree
+
+# How many callers up a function is followed, and how many files may call one name.
+MAX_DEPTH = 4
+MAX_FILES = 24
+
+
+@dataclass
+class _Walk:
+    hierarchy: Hierarchy
+    search: NameSearch
+    sources: ArgumentSources
+    roots: list[str] = field(default_factory=list)  # each excused caller, told
+    seen: set[tuple[str, str]] = field(default_factory=set)  # (module or "", name) walked
+
+
+def beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, sources: ArgumentSources, site: NameSite) -> str:
+    """Why the call at `site` never runs beside the consumer's classes: every chain of provider
+    callers up from the function it is in ends in a method a consumer class stands in for ("" when
+    one does not, or cannot be told)."""
+    if not site.function or not hierarchy.stands_in_anywhere():
+        return ""
+    walk = _Walk(hierarchy, search, sources)
+    module = hierarchy.index.tree.module_name(site.path)[0]
+    name = site.method or site.function if site.cls else site.function
+    if not _callers_excused(walk, "" if site.cls else module, name, MAX_DEPTH) or not walk.roots:
+        return ""
+    where = f"{site.cls}.{name}" if site.cls else name
+    roots = "; ".join(dict.fromkeys(walk.roots))
+    return f"{where} runs only under methods the consumer's classes take the place of: {roots}"
+
+
+def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
+    """Is every provider call of `name` (a function of `module`; a method when `module` is "")
+    made where a consumer class stands in, directly or through its own callers?"""
+    if (module, name) in walk.seen:
+        return True  # walked already (a recursion adds no caller)
+    walk.seen.add((module, name))
+    if depth == 0 or _consumer_may_call(walk.hierarchy, module, name):
+        return False  # too deep, or the consumer may call it itself
+    uses = walk.sources.callers(name, MAX_FILES)
+    if uses is None:
+        return False
+    tree = walk.hierarchy.index.tree
+    called = False
+    for path, call, scopes in uses:
+        if call is None:
+            return False  # handed on by name: who calls it is unknown
+        if module and isinstance(call.func, ast.Name) and not _binds_to(walk.sources, tree, path, name, module):
+            continue  # the file's own name for something else
+        if not _caller_excused(walk, tree.module_name(path)[0], scopes, depth):
+            return False
+        called = True
+    return called  # one the provider never calls: who does is unknown
+
+
+def _consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
+    """May the consumer call `module`'s function `name` itself (a method, when `module` is ""): it
+    writes the method's name anywhere; it imports, reads or calls the function, or imports its
+    module whole? vllm-ascend's own `kernel_warmup` is not vLLM's."""
+    if not module:
+        return hierarchy.consumer_mentions(name)
+    usage = hierarchy.usage
+    refs = [use.ref for group in usage.groups for alternative in group.alternatives for use in alternative]
+    refs += [ref for call in usage.calls for ref in call.choices]
+    refs += [ref for read in usage.attributes for ref in read.choices]
+    wanted = {f"{module}:{name}", module}
+    for ref in refs:
+        if ref.module == module and not ref.path:
+            return True
+        if name not in (*ref.path, ref.module.rpartition(".")[2]):
+            continue
+        res = hierarchy.resolve((ref,))
+        if res is None or res.target is None or res.target.symbol in wanted:
+            return True
+    return False
+
+
+def _binds_to(sources: ArgumentSources, tree: SourceTree, path: str, name: str, module: str) -> bool:
+    """May a bare `name(...)` in the file at `path` call `module`'s function of that name?"""
+    here, is_package = tree.module_name(path)
+    bound = sources.binding(path, name)
+    if bound is None:
+        return True  # not bound at its top level: it may be
+    written, level = bound
+    if not written and not level:
+        return here == module  # its own def or class
+    return absolute_module(here, is_package, level, written) == module
+
+
+def _caller_excused(walk: _Walk, module: str, scopes: list[Scope], depth: int) -> bool:
+    """Is the def a call sits in (a method, or a function: what encloses a nested function) one
+    that runs only where a consumer class stands in, directly or through its own callers?"""
+    method = _method_of(scopes)
+    if method is not None:
+        cls, name = method
+        told = _stood_in(walk.hierarchy, walk.search, ClassRef(module, cls), name)
+        if told:
+            walk.roots.append(told)
+            return True
+        return _callers_excused(walk, "", name, depth - 1)
+    if scopes and isinstance(scopes[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _callers_excused(walk, module, scopes[0].name, depth - 1)
+    return False  # module-level code, or a class body
+
+
+def _method_of(scopes: list[Scope]) -> tuple[str, str] | None:
+    """(class qualname, method) of the method of a module-level class enclosing these scopes
+    (a function nested in a method counts as that method)."""
+    if len(scopes) < 2 or not isinstance(scopes[0], ast.ClassDef):
+        return None
+    classes = []
+    for scope in scopes:
+        if isinstance(scope, ast.ClassDef):
+            classes.append(scope.name)
+            continue
+        return ".".join(classes), scope.name
+    return None
+
+
+def _stood_in(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef, method: str) -> str:
+    """How `holder.method` never runs where the consumer's classes are used ("" when it may). A
+    class the consumer stands in for, or whose every consumer subclass takes the method over,
+    counts only when no code makes it by its name: then its instances come from a path or a
+    registry the consumer's own class takes the place of (vLLM's GPU `Worker`, named as the
+    platform's worker class). vLLM's `Attention`, which every model makes, may run beside the
+    consumer's layers, and so may what it holds (a backend the platform selects)."""
+    if not _made_by_name(hierarchy, search, holder):
+        stand_in = stand_in_for(hierarchy, search, holder, method)
+        if stand_in is not None:
+            return f"{holder.qualname}.{method}, which {stand_in.telling()}, implements itself"
+        by = hierarchy.taken_over_by(holder, method)
+        if by:
+            return f"{holder.qualname}.{method}, which {by} overrides without calling it"
+    beside = made_beside(hierarchy, search, holder)
+    if beside is not None:
+        return f"{holder.qualname}.{method}: {beside.telling()}"
+    return ""
+
+
+def _made_by_name(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef) -> bool:
+    """Does provider or consumer code call the class by its name (`Attention(...)`)? From the
+    provider files' text, and the consumer's calls of provider objects."""
+    name = holder.qualname.rpartition(".")[2]
+    tree = hierarchy.index.tree
+    # The identifiers find every word written before `(`, class and def headers too.
+    call = re.compile(rb"(?<!class )(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(")
+    for _, text in tree.read_many(search.files_calling([name], tree.python_files(hierarchy.index.package))):
+        if call.search(text):
+            return True
+    for use in hierarchy.usage.calls:  # the consumer's calls of provider objects
+        for ref in use.choices:
+            if name in (*ref.path, ref.module.rpartition(".")[2]):
+                res = hierarchy.resolve((ref,))
+                if res is None or res.target is None or res.target.symbol == str(holder):
+                    return True
+    return False
