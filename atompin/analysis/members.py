@@ -50,6 +50,7 @@ from atompin.analysis.outside import STRUCT_BASES
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import (
     Condition,
+    ConditionKind,
     ConsumerUsage,
     MemberUse,
     MethodCall,
@@ -131,10 +132,22 @@ def check_members(
     # class of the lookup setting attributes by computed names may set those.
     shapes = [call.shape for call in usage.calls] + [call.shape for call in usage.contact.method_calls]
     passed = {k for shape in shapes for k in shape.keywords}
-    for use, g in found:
+    kept = [
+        (use, g)
+        for use, g in found
+        if not ((use.method.name, None) in elsewhere or (use.method.name, g.receiver) in elsewhere)
+        and not (g.computed and use.method.name in passed)
+    ]
+    # Flags gone too: `if self.flag:` reads a member gone since the baseline (its own finding), which
+    # nothing sets any more; what runs only under it never does (vllm-omni 0.30's runners read
+    # `self.routed_experts_capturer` under `if self.routed_experts_initialized:`, both gone in 0.31).
+    gone_flags = {
+        (use.method.owner, use.method.name)
+        for use, _ in kept
+        if use.method.receiver is Receiver.SELF and not use.method.via and not use.defaulted and not use.stored
+    }
+    for use, g in kept:
         name = use.method.name
-        if (name, None) in elsewhere or (name, g.receiver) in elsewhere or (g.computed and name in passed):
-            continue
         judgement = judge(use.when) if judge is not None and use.when else LIVE
         if judgement.reach is Reach.DEAD:
             continue
@@ -148,7 +161,7 @@ def check_members(
                 severity, message = judgement.adjust(*lost)
                 grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
             continue
-        excuse = _excuse(use, g, usage, hierarchy, before, baseline, search, reads)
+        excuse = _excuse(use, g, usage, hierarchy, before, baseline, search, reads) or _under_gone_flag(use, gone_flags)
         severity = Severity.WARNING if excuse else Severity.ERROR
         severity, message = judgement.adjust(severity, _message(use.method, g, baseline) + excuse)
         grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
@@ -156,6 +169,18 @@ def check_members(
         Finding(Rule.MISSING_MEMBER, severity, symbol, tuple(sorted(set(sites))), message)
         for (symbol, severity, message), sites in grouped.items()
     ]
+
+
+def _under_gone_flag(use: MemberUse, gone_flags: AbstractSet[tuple[str, str]]) -> str:
+    """ " (it runs only under `if self.flag:`, ...)" when the use sits under a flag of its class that
+    is gone too ("" otherwise)."""
+    for condition in use.when:
+        if condition.kind is ConditionKind.FLAG and (condition.owner, condition.attr) in gone_flags:
+            return (
+                f" (it runs only under `if {condition.text}:`, and {condition.attr} is gone too: that read fails "
+                "first, and nothing sets it at this provider)"
+            )
+    return ""
 
 
 def _judged(use: MemberUse, outside: frozenset[str], patched: AbstractSet[str], stores: list[OutsideStore]) -> bool:
