@@ -87,6 +87,9 @@ def test_any_other_way_in_keeps_the_error():
     # instances may run beside the consumer's, whatever stands in for it.
     made = "from pv.gpu_worker import Worker\n\n\ndef make():\n    return Worker()\n"
     assert drift(after={**AFTER, "pv/make.py": made}) == ["error"]
+    # So does a provider class deriving from it, made by name.
+    sub = "from pv.gpu_worker import Worker\n\n\nclass XWorker(Worker):\n    pass\n\n\ndef make():\n    return XWorker()\n"
+    assert drift(after={**AFTER, "pv/xworker.py": sub}) == ["error"]
     # So does the consumer making one; naming it otherwise (an import, a type) makes none.
     makes = {**CONSUMER, "plug/mk.py": "from pv.gpu_worker import Worker\n\n\ndef make():\n    return Worker()\n"}
     assert drift(makes) == ["error"]

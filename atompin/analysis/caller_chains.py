@@ -11,11 +11,13 @@ GPU Worker's place, implements both methods itself: the call never runs beside i
 `ArgumentSources.callers`) until each is a method that a consumer class stands in for and
 implements itself (`declared_roles.stand_in_for`), that every consumer subclass takes over
 (`Hierarchy.taken_over_by`), or of a class made only beside a stand-in
-(`makers.made_beside_stand_in`). Anything else gives no answer: module-level code, a function
-the provider never calls (who does is unknown), a name handed on rather than called, one the
-consumer may call itself (it writes the method's name, or imports or calls the function), more
-than a few levels or files. A call written by a bare name is of the function only where the calling file binds
-that name to it (or does not bind it at its top level); one of a method, by its name alone.
+(`makers.made_beside_stand_in`); the first two only for a class that nothing makes by its name,
+nor a provider class deriving from it (`_made_by_name`). Anything else gives no answer:
+module-level code, a function the provider never calls (who does is unknown), a name handed on
+rather than called, one the consumer may call itself (it writes the method's name, or imports or
+calls the function), more than a few levels or files. A call written by a bare name is of the
+function only where the calling file binds that name to it (or does not bind it at its top
+level); one of a method, by its name alone.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, sources: Argument
         return ""
     walk = _Walk(hierarchy, search, sources)
     module = hierarchy.index.tree.module_name(site.path)[0]
-    name = site.method or site.function if site.cls else site.function
+    name = (site.method or site.function) if site.cls else site.function
     if not _callers_excused(walk, "" if site.cls else module, name, MAX_DEPTH) or not walk.roots:
         return ""
     where = f"{site.cls}.{name}" if site.cls else name
@@ -172,14 +174,22 @@ def _stood_in(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef, method
 
 
 def _made_by_name(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef) -> bool:
-    """Does provider or consumer code call the class by its name (`Attention(...)`)? From the
-    provider files' text, and the consumer's calls of provider objects."""
+    """Does provider or consumer code call the class, or a provider class deriving from it (one
+    level, read from class statements), by its name (`Attention(...)`)? From the provider files'
+    text, and the consumer's calls of provider objects."""
     name = holder.qualname.rpartition(".")[2]
     tree = hierarchy.index.tree
-    # The identifiers find every word written before `(`, class and def headers too.
-    call = re.compile(rb"(?<!class )(?<!def )\b" + re.escape(name.encode()) + rb"\s*\(")
-    for _, text in tree.read_many(search.files_calling([name], tree.python_files(hierarchy.index.package))):
-        if call.search(text):
+    files = tree.python_files(hierarchy.index.package)
+    header = re.compile(rb"(?m)^[ \t]*class[ \t]+(\w+)[ \t]*\([^:]*\b" + re.escape(name.encode()) + rb"\b")
+    names = {name} | {
+        match.group(1).decode()
+        for _, text in tree.read_many(tree.files_containing(files, [name.encode()]))
+        for match in header.finditer(text)
+    }
+    for each in sorted(names):
+        # The identifiers find every word written before `(`, class and def headers too.
+        call = re.compile(rb"(?<!class )(?<!def )\b" + re.escape(each.encode()) + rb"\s*\(")
+        if any(call.search(text) for _, text in tree.read_many(search.files_calling([each], files))):
             return True
     for use in hierarchy.usage.calls:  # the consumer's calls of provider objects
         for ref in use.choices:
