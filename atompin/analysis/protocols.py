@@ -89,24 +89,11 @@ class StandIn:
     matched: int  # how many of its public methods the role has
     public: int
     handed: str  # how it is handed over ("" when only its shape says so)
-    # The members of the classes that hold it, its own and its role's, when it reaches the provider
-    # only through its holders (stored on them, returned by them): a call on what one of these
-    # returns may be on it. None when it may reach any code (named by a dotted path, passed to a call).
-    held_by: frozenset[str] | None = None
-    # The evidence it is handed over in its role (for `held_by`: how its holders keep it).
-    kept: tuple[Evidence, ...] = ()
+    # How it reaches the provider: only through the classes holding it (stored on them, returned by
+    # them), or any code (`Holding.held_by` None: named by a dotted path, passed to a call).
+    holding: Holding
     # Registered as a virtual subclass of its role (`role.register(cls)`): it inherits nothing.
     registered: bool = False
-
-    @property
-    def holding(self) -> Holding:
-        """How it reaches the provider (`holding.may_hold` asks it)."""
-        return Holding(self.cls.name, self.held_by, self.kept)
-
-    @property
-    def holders(self) -> frozenset[str]:
-        """The consumer classes that keep it."""
-        return self.holding.holders
 
 
 def passes_on(text: bytes, member: str, on_self: bool = True) -> bool:
@@ -274,7 +261,8 @@ def find_stand_ins(
         if not hierarchy.has_provider_base(name):
             public = _public_methods(hierarchy, hierarchy.classes[name])
             methods = {n for n, (_, m) in hierarchy.provider_members(abc).items() if m.kind is MemberKind.DEF}
-            out.append(StandIn(hierarchy.classes[name], abc, len(public & methods), len(public), how, registered=True))
+            matched, anywhere = len(public & methods), Holding(name, None)
+            out.append(StandIn(hierarchy.classes[name], abc, matched, len(public), how, anywhere, registered=True))
     candidates: list[tuple[ConsumerClass, set[str], int, list[Evidence]]] = []
     for cls in hierarchy.classes.values():
         evidence = handed.get(cls.name, [])
@@ -309,7 +297,7 @@ def find_stand_ins(
         how = in_role[0].how if in_role else ""
         if how or _guessed_from_shape(hierarchy, cls, role[0], role[1]):
             held = holding(hierarchy, cls.name, role[0], in_role)
-            out.append(StandIn(cls, role[0], role[1], len(public), how, held.held_by, held.kept))
+            out.append(StandIn(cls, role[0], role[1], len(public), how, held))
     return out
 
 
@@ -593,7 +581,7 @@ def _confirming(
         # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
         # call by the name counts where the calling file names the role.
         used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
-    if used and s.held_by is not None and not any(may_hold(hierarchy, x, s.holding, search) for x in used):
+    if used and s.holding.held_by is not None and not any(may_hold(hierarchy, x, s.holding, search) for x in used):
         # Only calls on what other methods return (`x.get_class().name()`) or what provider
         # classes make: not the stand-in, which the provider reaches through its holders.
         return []
@@ -639,7 +627,7 @@ def _check_stand_in(
         if why == "abstract":
             why = f"abstract in {owner}"
         used = _uses(parsed_sites if error else text_sites, name, kinds)
-        if error and s.held_by is not None and all(owner in hierarchy.mro(h) for h in s.holders):
+        if error and s.holding.held_by is not None and all(owner in hierarchy.mro(h) for h in s.holding.holders):
             # Every class holding it has the method itself, from the class that defines it in the
             # role (both are connectors): the provider calls the holder, and this is its delegate.
             error, used = False, _uses(text_sites, name, kinds)
