@@ -24,15 +24,18 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from atompin.analysis.argument_sources import ArgumentSources, Scope
 from atompin.analysis.declared_roles import stand_in_for
 from atompin.analysis.hierarchy import Hierarchy
+from atompin.analysis.holding import argument_sources
 from atompin.analysis.makers import made_beside
 from atompin.analysis.name_sites import NameSearch, NameSite
 from atompin.analysis.names import absolute_module
 from atompin.analysis.provider import ClassRef
+from atompin.analysis.usage import Ref
 from atompin.sources.tree import SourceTree
 
 # How many callers up a function is followed, and how many files may call one name.
@@ -49,20 +52,24 @@ class _Walk:
     seen: set[tuple[str, str]] = field(default_factory=set)  # (module or "", name) walked
 
 
-def beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, sources: ArgumentSources, site: NameSite) -> str:
+def beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -> str:
     """Why the call at `site` never runs beside the consumer's classes: every chain of provider
     callers up from the function it is in ends in a method a consumer class stands in for ("" when
-    one does not, or cannot be told)."""
+    one does not, or cannot be told). Asked once per function."""
     if not site.function or not hierarchy.stands_in_anywhere():
         return ""
-    walk = _Walk(hierarchy, search, sources)
     module = hierarchy.index.tree.module_name(site.path)[0]
     name = (site.method or site.function) if site.cls else site.function
-    if not _callers_excused(walk, "" if site.cls else module, name, MAX_DEPTH) or not walk.roots:
+    key = ("" if site.cls else module, name)
+    memo: dict[tuple[str, str], str] = hierarchy.memo.setdefault("beside_stand_ins", {})  # key -> the roots told
+    if key not in memo:
+        walk = _Walk(hierarchy, search, argument_sources(hierarchy, search))
+        excused = _callers_excused(walk, *key, MAX_DEPTH)
+        memo[key] = "; ".join(dict.fromkeys(walk.roots)) if excused else ""
+    if not memo[key]:
         return ""
     where = f"{site.cls}.{name}" if site.cls else name
-    roots = "; ".join(dict.fromkeys(walk.roots))
-    return f"{where} runs only under methods the consumer's classes take the place of: {roots}"
+    return f"{where} runs only under methods the consumer's classes take the place of: {memo[key]}"
 
 
 def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
@@ -99,15 +106,19 @@ def _consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
     refs = [use.ref for group in usage.groups for alternative in group.alternatives for use in alternative]
     refs += [ref for call in usage.calls for ref in call.choices]
     refs += [ref for read in usage.attributes for ref in read.choices]
-    wanted = {f"{module}:{name}", module}
+    if any(ref.module == module and not ref.path for ref in refs):
+        return True
+    return _reaches(hierarchy, refs, name, {f"{module}:{name}", module})
+
+
+def _reaches(hierarchy: Hierarchy, refs: list[Ref], name: str, symbols: AbstractSet[str]) -> bool:
+    """Does one of the consumer's `refs` (those whose last name is `name`) resolve to one of
+    `symbols`, or to nothing known (then it may)?"""
     for ref in refs:
-        if ref.module == module and not ref.path:
-            return True
-        if name not in (*ref.path, ref.module.rpartition(".")[2]):
-            continue
-        res = hierarchy.resolve((ref,))
-        if res is None or res.target is None or res.target.symbol in wanted:
-            return True
+        if name in (*ref.path, ref.module.rpartition(".")[2]):
+            res = hierarchy.resolve((ref,))
+            if res is None or res.target is None or res.target.symbol in symbols:
+                return True
     return False
 
 
@@ -154,6 +165,13 @@ def _method_of(scopes: list[Scope]) -> tuple[str, str] | None:
 
 
 def _stood_in(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef, method: str) -> str:
+    memo: dict[tuple[ClassRef, str], str] = hierarchy.memo.setdefault("stood_in", {})
+    if (holder, method) not in memo:
+        memo[(holder, method)] = _stood_in_for(hierarchy, search, holder, method)
+    return memo[(holder, method)]
+
+
+def _stood_in_for(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef, method: str) -> str:
     """How `holder.method` never runs where the consumer's classes are used ("" when it may). A
     class the consumer stands in for, or whose every consumer subclass takes the method over,
     counts only when no code makes it by its name: then its instances come from a path or a
@@ -177,6 +195,13 @@ def _made_by_name(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef) ->
     """Does provider or consumer code call the class, or a provider class deriving from it (one
     level, read from class statements), by its name (`Attention(...)`)? From the provider files'
     text, and the consumer's calls of provider objects."""
+    memo: dict[ClassRef, bool] = hierarchy.memo.setdefault("made_by_name", {})
+    if holder not in memo:
+        memo[holder] = _called_by_name(hierarchy, search, holder)
+    return memo[holder]
+
+
+def _called_by_name(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef) -> bool:
     name = holder.qualname.rpartition(".")[2]
     tree = hierarchy.index.tree
     files = tree.python_files(hierarchy.index.package)
@@ -191,10 +216,5 @@ def _made_by_name(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef) ->
         call = re.compile(rb"(?<!class )(?<!def )\b" + re.escape(each.encode()) + rb"\s*\(")
         if any(call.search(text) for _, text in tree.read_many(search.files_calling([each], files))):
             return True
-    for use in hierarchy.usage.calls:  # the consumer's calls of provider objects
-        for ref in use.choices:
-            if name in (*ref.path, ref.module.rpartition(".")[2]):
-                res = hierarchy.resolve((ref,))
-                if res is None or res.target is None or res.target.symbol == str(holder):
-                    return True
-    return False
+    # The consumer's calls of provider objects.
+    return _reaches(hierarchy, [ref for call in hierarchy.usage.calls for ref in call.choices], name, {str(holder)})

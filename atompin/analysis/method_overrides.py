@@ -38,7 +38,7 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.caller_chains import beside_stand_ins
 from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
-from atompin.analysis.holding import Reaching, argument_sources
+from atompin.analysis.holding import Reaching
 from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -656,7 +656,7 @@ def _excuse(
             f"the provider passes them at {site.where}, inside {site.cls}.{site.method}; {beside.telling()}: "
             "only instances the consumer does not make run that call"
         )
-    chain = beside_stand_ins(hierarchy, search, argument_sources(hierarchy, search), site)
+    chain = beside_stand_ins(hierarchy, search, site)
     if chain:
         return _TAKEN_OVER, (
             f"the provider passes them at {site.where}; {chain}: only instances the consumer does not make run that call"

@@ -52,7 +52,6 @@ from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_m
 from atompin.analysis.holding import (
     Evidence,
     Holding,
-    argument_sources,
     delegates,
     handed_classes,
     holding,
@@ -571,8 +570,7 @@ def _confirming(
     # Nor calls in a class made only where the consumer stands in (vLLM's elastic-EP executor), nor
     # in a function only such methods run (vLLM's FlashInfer autotune, under its GPU Worker's warmup).
     used = [x for x in used if made_beside_stand_in(hierarchy, search, x) is None]
-    sources = argument_sources(hierarchy, search)
-    used = [x for x in used if not beside_stand_ins(hierarchy, search, sources, x)]
+    used = [x for x in used if not beside_stand_ins(hierarchy, search, x)]
     # Nor calls on `self.x` that the calling class stores a container in (vLLM 0.34's worker calls
     # `self._incomplete_weight_updates.discard(...)` on a set): the container's method.
     used = [x for x in used if not on_container(hierarchy, x)]
