@@ -78,7 +78,7 @@ class ArgumentSources:
         """Where the module at `path` binds top-level `name` from: (the module written, its
         relative level) for a `from m import name` (or `as name`), ("", 0) for a `def` or `class` of
         its own; None when it binds it otherwise or not at the top level."""
-        tree = self._tree(path)
+        tree = self.module(path)
         found: tuple[str, int] | None = None
         for node in tree.body if tree is not None else ():
             if isinstance(node, ast.ImportFrom):
@@ -90,7 +90,7 @@ class ArgumentSources:
 
     def _index(self, path: str) -> _FileIndex | None:
         if path not in self._indexes:
-            tree = self._tree(path)
+            tree = self.module(path)
             if tree is None:
                 return None
             self._indexes[path] = _FileIndex(tree)
@@ -101,7 +101,8 @@ class ArgumentSources:
             self._calling[name] = self._search(name)
         return self._calling[name]
 
-    def _tree(self, path: str) -> ast.Module | None:
+    def module(self, path: str) -> ast.Module | None:
+        """The provider file at `path`, parsed once (None when it cannot be)."""
         if path not in self._trees:
             try:
                 self._trees[path] = parse_limited(self._read(path))

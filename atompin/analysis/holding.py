@@ -20,10 +20,8 @@ from dataclasses import dataclass
 
 from atompin.analysis.argument_sources import ArgumentQuestions, ArgumentSources
 from atompin.analysis.hierarchy import Hierarchy, provider_class
-from atompin.analysis.limits import parse_limited
 from atompin.analysis.makers import stored_maker
 from atompin.analysis.name_sites import NameSearch, NameSite
-from atompin.analysis.names import quoted, writes_as_string
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind, Ref
 
@@ -219,7 +217,10 @@ def _fed_from_holders(hierarchy: Hierarchy, search: NameSearch, h: Holding, attr
             # (A replaced `__init__` returns nothing: what it stores is asked above.)
             replaced = {p.attr for p in chosen} - {"__init__"}
             reading = _files_reading(hierarchy, search, h.held_as, replaced)
-            memo[key] = reading is None or any(_writes(hierarchy.provider_text(path), attribute) for path in reading)
+            sources = argument_sources(hierarchy, search)  # (its parsed files, shared)
+            memo[key] = reading is None or any(
+                _writes(hierarchy.provider_text(path), sources.module(path), attribute) for path in reading
+            )
     return memo[key]
 
 
@@ -228,14 +229,8 @@ def _files_reading(
 ) -> list[str] | None:
     """The provider files that read one of `members` (as an attribute, or named as a string), or
     use a provider name in `replaced`; None when there are more than `_MAX_READING`."""
-    tree = hierarchy.index.tree
-    files = tree.python_files(hierarchy.index.package)
-    shapes = [shape for member in sorted(members) for shape in quoted(member)]
-    named = [
-        path
-        for path, text in tree.read_many(tree.files_containing(files, shapes))
-        if any(writes_as_string(text, member) for member in members)
-    ]
+    files = hierarchy.index.tree.python_files(hierarchy.index.package)
+    named = search.files_writing_as_string(members)
     using = [*search.files_reading(replaced), *search.files_calling(replaced, files)] if replaced else []
     found = sorted({*search.files_reading(members), *named, *using})
     return found if len(found) <= _MAX_READING else None
@@ -255,14 +250,12 @@ def _near(hierarchy: Hierarchy, h: Holding) -> set[str] | None:
     return near
 
 
-def _writes(text: bytes, attribute: str) -> bool:
-    """Does this provider file write `attribute`: store it on an object, pass it as a keyword, or
-    name it in a string? (A file it cannot parse: it may.)"""
+def _writes(text: bytes, tree: ast.Module | None, attribute: str) -> bool:
+    """Does this provider file (its text, parsed) write `attribute`: store it on an object, pass
+    it as a keyword, or name it in a string? (A file that cannot be parsed: it may.)"""
     if attribute.encode() not in text:
         return False
-    try:
-        tree = parse_limited(text)
-    except (SyntaxError, ValueError):
+    if tree is None:
         return True
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.ctx, ast.Store):

@@ -358,12 +358,22 @@ class NameSearch:
 
     def written_as_string(self, names: Iterable[str]) -> set[str]:
         """Of `names`, those a file of the package writes as a string (`"name"`, `'name'`)."""
+        return {name for found in self._strings(names).values() for name in found}
+
+    def files_writing_as_string(self, names: Iterable[str]) -> list[str]:
+        """The files of the package (in their order) that write one of `names` as a string."""
+        return list(self._strings(names))
+
+    def _strings(self, names: Iterable[str]) -> dict[str, set[str]]:
+        """Each file writing one of `names` as a string, with those it writes."""
         left = sorted(set(names))
         shapes = [shape for name in left for shape in quoted(name)]
-        found: set[str] = set()
-        for _, text in self.tree.read_many(self.tree.files_containing(self._files(), shapes) if shapes else []):
-            found.update(name for name in left if writes_as_string(text, name))
-        return found
+        out: dict[str, set[str]] = {}
+        for path, text in self.tree.read_many(self.tree.files_containing(self._files(), shapes) if shapes else []):
+            found = {name for name in left if writes_as_string(text, name)}
+            if found:
+                out[path] = found
+        return out
 
     def files_reading(self, names: Iterable[str]) -> list[str]:
         """The files of the package (in their order) that write one of `names` after a dot
