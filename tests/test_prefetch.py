@@ -519,6 +519,65 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
     assert searches[1] == searches[0] > 0
 
 
+@pytest.mark.parametrize("child_fails", [False, True])
+def test_this_process_takes_the_part_of_the_contact_rules_the_second_has_not_begun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child_fails: bool
+) -> None:
+    """The second process takes protocol-drift first; this one, done with its own checks, takes
+    the other rules while it is busy; the findings are those of one process. A second process
+    that fails leaves its part to this one."""
+    from test_baseline import CONSUMER as DRIFT_CONSUMER
+    from test_baseline import PROVIDER_1, PROVIDER_2
+
+    from atompin.analysis import engine
+    from atompin.analysis.contact import ContactPart
+    from atompin.sources.tree import FolderTree
+    from atompin.testing import write_files
+
+    consumer = FolderTree(write_files(tmp_path / "c", DRIFT_CONSUMER))
+    old, new = (
+        FolderTree(write_files(tmp_path / "old", PROVIDER_1)),
+        FolderTree(write_files(tmp_path / "new", PROVIDER_2)),
+    )
+    monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
+    parent = os.getpid()
+    log = tmp_path / "parts.log"
+    real_run = engine.ContactRules.run
+
+    def run(self: engine.ContactRules, part: ContactPart | None = None) -> list[Finding]:
+        if os.getpid() != parent:
+            if child_fails:
+                os._exit(3)
+            time.sleep(0.5)  # the second process is still busy when this one asks
+        with open(log, "a") as out:
+            out.write(f"{'here' if os.getpid() == parent else 'there'} {part.value if part else 'all'}\n")
+        return real_run(self, part)
+
+    monkeypatch.setattr(engine.ContactRules, "run", run)
+    real_findings = engine.ContactRules.findings
+
+    def findings(self: engine.ContactRules) -> list[Finding]:
+        time.sleep(0.2)  # the second process has begun by now
+        return real_findings(self)
+
+    monkeypatch.setattr(engine.ContactRules, "findings", findings)
+    seen = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        with SqliteAnalysisCache(tmp_path / f"cache-{jobs}") as cache:
+            result = check_trees(
+                consumer, new, "pv", None, cache, baseline=old, provider_version="2.0.0", baseline_version="1.0.0"
+            )
+        seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
+    assert seen[0] == seen[1]
+    assert {rule for rule, _, _ in seen[1]} >= {"override-drift", "shadow-drift"}
+    ran = log.read_text().splitlines()
+    if child_fails:
+        assert ran == ["here all", "here others", "here protocols"]
+    else:
+        assert sorted(ran) == ["here all", "here others", "there protocols"]
+
+
 def test_git_finds_the_files_containing_words_as_a_folder_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from atompin.sources import git as git_sources
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
+from enum import Enum
 
 from atompin.analysis.baseline import Baseline
 from atompin.analysis.conditions import Judgement
@@ -27,6 +28,14 @@ from atompin.analysis.returns import check_returns
 from atompin.analysis.shadows import check_shadows
 from atompin.analysis.usage import Condition, ConsumerUsage
 from atompin.model import Finding
+
+
+class ContactPart(Enum):
+    """The contact rules in two parts, for two processes to take one each (`engine.ContactRules`):
+    protocol-drift, whose search for stand-ins is most of their time, and every other rule."""
+
+    PROTOCOLS = "protocols"
+    OTHERS = "others"
 
 
 def searches_names(usage: ConsumerUsage) -> bool:
@@ -47,6 +56,7 @@ def check_contact(
     mentions: Callable[[str], bool] = lambda word: True,
     refers: Callable[[str], bool] = lambda name: True,
     naming: Callable[[str], AbstractSet[str] | None] = lambda word: None,
+    part: ContactPart | None = None,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
@@ -56,10 +66,13 @@ def check_contact(
     of some names the consumer reads itself (by default, all of them); `mentions` whether its text
     writes a word (by default, every one); `refers` whether its code names a class besides its
     definition (by default, every one); `naming` which of its files write a word (by default,
-    unknown: None)."""
+    unknown: None). `part`: the rules of that part alone (by default, all of them)."""
     hierarchy = Hierarchy(usage, index, mentions, naming)
+    if part is ContactPart.PROTOCOLS:
+        return check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings = check_method_overrides(hierarchy, search, baseline, makes, reaching(hierarchy, usage.contact, search))
-    findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
+    if part is None:
+        findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline, judge)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)
     findings += check_dataclass_fields(hierarchy, baseline, judge)

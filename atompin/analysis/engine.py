@@ -23,7 +23,7 @@ from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.checks import UsageChecker
 from atompin.analysis.conditions import Judgement, Reach, judge
 from atompin.analysis.consumer_text import ConsumerText
-from atompin.analysis.contact import check_contact, searches_names
+from atompin.analysis.contact import ContactPart, check_contact, searches_names
 from atompin.analysis.gates import Gate, GateOp, describe, evaluate
 from atompin.analysis.gcpause import without_gc
 from atompin.analysis.hierarchy import Hierarchy
@@ -221,11 +221,18 @@ def scan_beside_provider(
     return usage
 
 
+# The parts of the contact rules in the order the second process takes them: protocol-drift, most
+# of their time, first; this process takes the others if they are left when its checks are done.
+_PARTS = (ContactPart.PROTOCOLS, ContactPart.OTHERS)
+
+
 class ContactRules:
     """The contact rules of one check (`check_contact`), run in a second process where one can
     run and the consumer is big enough to pay for it (see `prefetch`); otherwise here, when
-    their findings are asked for. The second process sends back its findings and what it wrote
-    to the cache; it reads the cache through a connection of its own."""
+    their findings are asked for. They are in two parts (`ContactPart`): this process takes the
+    part the second one has not begun when it asks for the findings. The second process sends
+    back its findings and what it wrote to the cache; it reads the cache through a connection of
+    its own."""
 
     # Fewer scanned consumer files than this: the rules take less than a process costs.
     MIN_FILES = 20
@@ -243,10 +250,12 @@ class ContactRules:
         self.usage, self.index, self.search, self.baseline, self.judge = usage, index, search, baseline, judge
         self.text = text
         self.worker: Worker | None = None
+        self._shares: Shares | None = None  # one per part (`_PARTS`), taken by either process
 
-    def run(self) -> list[Finding]:
+    def run(self, part: ContactPart | None = None) -> list[Finding]:
+        """The findings of the rules of `part` (by default, all of them), computed here."""
         if self.text is None:
-            return check_contact(self.usage, self.index, self.search, self.baseline, self.judge)
+            return check_contact(self.usage, self.index, self.search, self.baseline, self.judge, part=part)
         text = self.text
         return check_contact(
             self.usage,
@@ -260,6 +269,7 @@ class ContactRules:
             text.mentions,
             text.refers_to,
             text.naming,
+            part,
         )
 
     def start(self) -> None:
@@ -275,14 +285,17 @@ class ContactRules:
         if self.text is not None:
             holders.append(self.text)
 
+        shares = Shares(len(_PARTS))
+
         def task() -> list[tuple[str, bytes]]:
             recorder = RecordingCache(self.index.cache.reopened())
             for holder in holders:
                 holder.cache = recorder
-            findings = self.run()
-            return [(ANSWER, pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
+            found = {share: self.run(_PARTS[share]) for share in shares}
+            return [(ANSWER, pickle.dumps(found, protocol=pickle.HIGHEST_PROTOCOL)), *recorder.written]
 
         self.worker = fork_worker(task)
+        self._shares = shares if self.worker is not None else None
 
     def close(self) -> None:
         """Stop the second process if its findings were never asked for (the check failed)."""
@@ -290,13 +303,17 @@ class ContactRules:
             self.worker.close()
 
     def findings(self) -> list[Finding]:
-        """The rules' findings: the second process's, else (it failed, or none ran) computed here."""
-        if self.worker is not None:
-            answer = self.worker.collect_into(self.index.cache)
-            if answer is not None:
-                found: list[Finding] = pickle.loads(answer)  # from our own child, never from a file
-                return found
-        return self.run()
+        """The rules' findings: the parts the second process has not begun are computed here (this
+        process, done with its own checks, would only wait), then its are waited for; what it did
+        not send (it failed) is computed here too. Without a second process, all of them here."""
+        if self.worker is None or self._shares is None:
+            return self.run()
+        found = {share: self.run(_PARTS[share]) for share in self._shares}
+        answer = self.worker.collect_into(self.index.cache)
+        if answer is not None:
+            theirs: dict[int, list[Finding]] = pickle.loads(answer)  # from our own child, never from a file
+            found = {**theirs, **found}
+        return [f for share, part in enumerate(_PARTS) for f in (found[share] if share in found else self.run(part))]
 
 
 def _imported(usage: ConsumerUsage, skipped: AbstractSet[str] = frozenset()) -> set[Ref]:

@@ -13,7 +13,8 @@ checks run, so on a machine with a second core it is forked off:
   in place instead, `NameSearch.in_place`). When the scan was cached, the modules it names are
   indexed by both processes from the start;
 - while the names, patches and calls are checked, a child runs the contact rules
-  (`engine.ContactRules`), and another searches the provider for its own calls of what the
+  (`engine.ContactRules`; protocol-drift first, and the others unless this process, done with
+  its checks, has taken them), and another searches the provider for its own calls of what the
   consumer replaced with a narrower function (`CallerSearch.start_search`). That one is
   started as soon as the scan knows the patches, before it ends, and waits until the children
   above are done (`wait_until_ended`): the core they free is idle until the scan ends. When
