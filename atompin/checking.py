@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache, default_cache_dir
 from atompin.analysis.packages import consumer_packages, provider_package
+from atompin.analysis.platforms import platform_error
 from atompin.analysis.results import check_trees
 from atompin.errors import InputError
 from atompin.model import CheckResult, Relocation
@@ -61,6 +62,7 @@ def run_check(
     baseline: Path | None = None,
     provider_version: str | None = None,
     cache: AnalysisCache | None = None,
+    platform: str | None = None,
 ) -> CheckOutcome:
     """`atompin check`: the consumer (a folder or an installed distribution) against the
     provider (a folder, or with `installed` the installed distribution)."""
@@ -68,6 +70,8 @@ def run_check(
 
     if (provider is None) == (installed is None):
         raise InputError("give either PROVIDER (a source folder) or --installed NAME, not both or neither")
+    if platform is not None and (problem := platform_error(platform)) is not None:
+        raise InputError(f"--platform: {problem}")
     consumer_tree: SourceTree
     if consumer_installed:
         from atompin.sources.installed import load_installed
@@ -117,6 +121,7 @@ def run_check(
         provider_version=version or None,
         baseline_version=(version_from_tree(baseline_tree, package) or None) if baseline_tree else None,
         baseline_label=label,
+        platform=platform,
     )
     return CheckOutcome(result, pin_problems)
 

@@ -302,6 +302,13 @@ def check(
             help="The provider's version for choosing tables and deciding version gates (default: read from its version file).",
         ),
     ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="The platform the code runs on (cpu, cuda, oot, rocm, tpu, xpu): what runs only on others, under `current_platform.is_cuda()` or `torch.version.cuda`, is not reported (default: any platform may run it).",
+        ),
+    ] = None,
     installed: Annotated[
         str | None,
         typer.Option(
@@ -336,6 +343,8 @@ def check(
 
         atompin check ./ATOM ./vllm-0.33 --relocations relocations --baseline ./vllm-0.31
 
+        atompin check ./LMCache ./vllm-0.33 --consumer-package lmcache --platform rocm
+
         atompin check /opt/atom --installed vllm --consumer-package atom.plugin.vllm --pair atom-0.1.5+vllm-0.31
     """
     from atompin.checking import open_cache, run_check
@@ -358,6 +367,7 @@ def check(
                 baseline=baseline,
                 provider_version=provider_version,
                 cache=cache,
+                platform=platform,
             )
     except AtompinError as err:
         _fail(err)

@@ -333,6 +333,7 @@ class Locker:
                     provider_version=provider.version or None,
                     baseline_version=(baseline.component.version or None) if baseline is not None else None,
                     baseline_label=baseline.component.label if baseline is not None else "",
+                    platform=self.manifest.fleet.platform,
                 )
             except MissingPackage as exc:
                 raise self._missing_package(exc, consumer, provider, edge) from None

@@ -19,6 +19,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, field_validator, model_validator
 
+from atompin.analysis.platforms import platform_error
 from atompin.errors import InputError
 from atompin.files import read_text
 from atompin.model import Rule, env_prefix
@@ -163,9 +164,18 @@ class CheckEdge(_Strict):
 
 
 class Fleet(_Strict):
-    """The GPUs the stack must run on."""
+    """The GPUs the stack must run on, and the platform they make (`platforms.PLATFORMS`): what
+    the code runs only on others is not reported."""
 
     gpu_archs: list[str] = Field(default_factory=list, alias="gpu-archs")
+    platform: str | None = None
+
+    @field_validator("platform")
+    @classmethod
+    def _platform(cls, value: str | None) -> str | None:
+        if value is not None and (problem := platform_error(value)) is not None:
+            raise ValueError(problem)
+        return value
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 

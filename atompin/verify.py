@@ -466,6 +466,7 @@ def verify_installed(
             edge.consumer_package or consumer_spec.package,
             cache,
             provider_version=dist.version or None,
+            platform=manifest.fleet.platform,
         )
         # What pairs.toml accepts on this edge fails no gate here either.
         findings = accept(result.findings, edge, dist.version)

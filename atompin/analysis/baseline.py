@@ -28,6 +28,7 @@ class Baseline:
     # The consumer's files that only branches false at the baseline's version import (a plugin's
     # `Reachability.blocked` there), worked out when first asked (`gated_off`).
     gated_off_of: Callable[[], frozenset[str]] = frozenset
+    platform: str | None = None  # the one the code runs on, for its tests of the platform (None: any)
 
     @cached_property
     def gated_off(self) -> frozenset[str]:
@@ -62,6 +63,7 @@ class Baseline:
             self.version,
             lambda r: index.resolve(r.module, r.path).status,
             takes=lambda r, n: index.takes(r.module, r.path, n),
+            platform=self.platform,
         )
 
     def class_info(self, ref: ClassRef) -> ClassInfo | None:

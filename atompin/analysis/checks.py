@@ -59,13 +59,16 @@ class UsageChecker(ImportChecks, PatchChecks, SignatureChecks):
         consumer_mentions: Callable[[str], bool] = lambda word: True,
         names: NameSearch | None = None,
         callers: CallerSearch | None = None,
+        platform: str | None = None,
     ) -> None:
         """`version`: the provider's, for version gates; `baseline`: the provider the consumer was
         written against (its version for the version gates of calls judged there); `in_consumer` resolves "module:qualname" in the consumer's own tree;
         `consumer_mentions` says whether the scanned consumer files' text holds a word; `names`:
         the provider's name search (its identifiers pick the files the caller search reads);
-        `callers`: the provider's caller search, when one was started already (made here otherwise)."""
+        `callers`: the provider's caller search, when one was started already (made here otherwise);
+        `platform`: the one the code runs on, for its tests of the platform (None: any)."""
         self.usage = usage
+        self.platform = platform
         self.index = index
         self.version = version
         self.baseline = baseline
@@ -138,6 +141,7 @@ class UsageChecker(ImportChecks, PatchChecks, SignatureChecks):
             lambda ref: self.resolve(ref).status,
             self._kept_false,
             lambda r, n: takes(r.module, r.path, n),
+            self.platform,
         )
 
     def _kept_false(self, owner: str, attr: str) -> bool:

@@ -65,14 +65,19 @@ def judge(
     status: Callable[[Ref], Status],
     switched_off: Callable[[str, str], bool] = lambda owner, attr: False,
     takes: Takes = lambda ref, name: None,
+    platform: str | None = None,
 ) -> Judgement:
     """The worst of what the conditions say at a provider of `version`, whose names `status` resolves;
     `switched_off(owner, attr)` says whether instances of consumer class `owner` always have `attr` false;
-    `takes(ref, name)` whether a provider callable takes a parameter of that name."""
+    `takes(ref, name)` whether a provider callable takes a parameter of that name; `platform` is
+    the one the code runs on (`platforms.PLATFORMS`; None: any)."""
     found = LIVE
     for condition in when:
-        # The two kinds decided by what the callers know beyond the provider's names.
-        if condition.kind is ConditionKind.FLAG:
+        # The kinds decided by what the callers know beyond the provider's names.
+        if condition.kind is ConditionKind.PLATFORM:
+            never = condition.fails if condition.expect else condition.holds
+            judgement = Judgement(Reach.DEAD) if platform is not None and platform in never else LIVE
+        elif condition.kind is ConditionKind.FLAG:
             judgement = Judgement(Reach.DEAD) if switched_off(condition.owner, condition.attr) else LIVE
         elif condition.kind is ConditionKind.PARAM_TAKEN:
             judgement = _signature_test(condition, takes)

@@ -358,14 +358,17 @@ def _changed_by(
     return changed
 
 
-def _gated_off(start: ReachRoots | None, usage: ConsumerUsage, version: str | None) -> set[str]:
-    """The files of consumer modules that only branches false at this provider's version import
-    (`Reachability.blocked`, with version gates alone decided: before the checks, which need
-    what this says): the code there cannot run here."""
+def _gated_off(
+    start: ReachRoots | None, usage: ConsumerUsage, version: str | None, platform: str | None = None
+) -> set[str]:
+    """The files of consumer modules that only branches false at this provider's version (or on
+    `platform`) import (`Reachability.blocked`, with version gates and tests of the platform alone
+    decided: before the checks, which need what this says): the code there cannot run here."""
     if start is None:
         return set()
     # Names are not judged yet: a condition on one is taken to hold (only version gates decide).
-    found = reachability(start, usage, lambda when: judge(when, version, lambda ref: Status.UNKNOWN))
+    unknown = lambda ref: Status.UNKNOWN  # noqa: E731
+    found = reachability(start, usage, lambda when: judge(when, version, unknown, platform=platform))
     return {start.modules[module] for module in found.blocked if module in start.modules}
 
 
@@ -460,7 +463,9 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     reached_anywhere = {part for name in provider_names_reached(usage) for part in name.split(".")}
     # The files only false version gates import, at a release's version: asked once each, and only
     # when something needs it.
-    gated_off_at = functools.cache(lambda version: frozenset(_gated_off(edge.reach, usage, version)))
+    gated_off_at = functools.cache(
+        lambda version: frozenset(_gated_off(edge.reach, usage, version, options.platform))
+    )
     for each, version in ((index, provider_version), (base_index, baseline_version)):
         if each is not None:
             each.table_changed_outside = _changed_by(reached_anywhere, usage, functools.partial(gated_off_at, version))
@@ -470,6 +475,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             options.baseline_label or base_index.tree.label,
             baseline_version,
             functools.partial(gated_off_at, baseline_version),
+            options.platform,
         )
         if base_index is not None
         else None
@@ -477,7 +483,15 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     # What the provider hands a method overriding one of its own, as that method annotates it.
     usage = typed_params(usage, Hierarchy(usage, index, text.mentions))
     checker = UsageChecker(
-        usage, index, provider_version, drift_baseline, in_consumer, text.mentions, search, edge.callers
+        usage,
+        index,
+        provider_version,
+        drift_baseline,
+        in_consumer,
+        text.mentions,
+        search,
+        edge.callers,
+        options.platform,
     )
 
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)

@@ -28,6 +28,7 @@ class CheckOptions:
     provider_version: str | None = None
     baseline_version: str | None = None
     baseline_label: str = ""
+    platform: str | None = None  # the one the code runs on (`platforms.PLATFORMS`), for its tests of it
 
 
 def check_trees(
@@ -41,6 +42,7 @@ def check_trees(
     provider_version: str | None = None,
     baseline_version: str | None = None,
     baseline_label: str = "",
+    platform: str | None = None,
 ) -> CheckResult:
     """Check everything `consumer` uses of the provider package in `provider`.
 
@@ -50,12 +52,13 @@ def check_trees(
     are errors, and the drift rules say what changed since it (`baseline_label` names it
     in messages, default its tree's label). `provider_version` (and `baseline_version`)
     decide the consumer's version gates; without one, what is under a gate is at most a
-    warning.
+    warning. `platform` is the one the code runs on: what only runs on others (under
+    `current_platform.is_cuda()`, say) is not reported (without one, any may run).
     """
     # One cache for every part (in memory only, without one): what second processes send is found there.
     cache = cache if cache is not None else AnalysisCache()
     options = CheckOptions(
-        package, consumer_package, tuple(relocations), provider_version, baseline_version, baseline_label
+        package, consumer_package, tuple(relocations), provider_version, baseline_version, baseline_label, platform
     )
     key = result_key(consumer, provider, baseline, options)
     if (cached := cache.get_raw(key)) is not None:

@@ -83,6 +83,9 @@ class ConditionKind(str, Enum):
     # named `attr` is `expect`.
     PARAM_TAKEN = "param-taken"
     FLAG = "flag"  # `if self.attr:` in a method of consumer class `owner`: runs only when the flag is true
+    # A test of the platform (`current_platform.is_rocm()`, `torch.version.hip is not None`): the
+    # branch never runs on the platforms where the test surely has the other value (`holds`, `fails`).
+    PLATFORM = "platform"
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,9 @@ class Condition:
     # TRY_FAILED: every import of the try body that is not the provider's is the consumer's own, present.
     others_present: bool = False
     owner: str = ""  # FLAG: the consumer class (dotted) whose instance `self` is
+    # PLATFORM: the platforms where the test surely holds, and where it surely fails.
+    holds: tuple[str, ...] = ()
+    fails: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

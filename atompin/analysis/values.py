@@ -22,6 +22,7 @@ from atompin.analysis.gates import (
     VersionMethod,
     VersionSpecifier,
 )
+from atompin.analysis.platforms import PlatformTest
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Guard, MethodRef, Receiver, Ref
 
@@ -294,6 +295,7 @@ Value: TypeAlias = (
     | VersionSpecifier
     | SpecifierContains
     | Gate
+    | PlatformTest  # a test of the platform the code runs on (see `platforms`)
 )
 
 

@@ -24,6 +24,7 @@ from atompin.analysis.gates import (
     VersionMethod,
 )
 from atompin.analysis.guards import body_imports, catches_only_import_errors, leaves
+from atompin.analysis.platforms import TORCH_VERSIONS, PlatformTest
 from atompin.analysis.scanning.common import node_text, owner_and_name, self_owner, signature_of_value
 from atompin.analysis.scanning.state import MAX_DEPTH, ConsumerFunction, Ctx, evolve
 from atompin.analysis.syntax import dotted, function_body, walk_shallow
@@ -128,6 +129,11 @@ class ConditionReader:
                 also=value.also,
                 expect=value.present,
             )
+        if value is None:
+            value = self._torch_build(test, ctx)  # `if torch.version.hip:`
+        if isinstance(value, PlatformTest) and (value.holds or value.fails):
+            holds, fails = tuple(sorted(value.holds)), tuple(sorted(value.fails))
+            return Condition(ConditionKind.PLATFORM, self._site(ctx, test), node_text(test), holds=holds, fails=fails)
         if not isinstance(value, Gate) or not value.is_version:
             return None
         text = node_text(test)
@@ -188,6 +194,8 @@ class ConditionReader:
         return None
 
     def _eval_Compare(self: ConsumerScanner, node: ast.Compare, ctx: Ctx) -> Value:
+        if (platform := self._torch_build(node, ctx)) is not None:
+            return platform
         sides = [node.left, *node.comparators]
         # `x.member is not None` hands nothing on (see `passed_members`): not a read for the object.
         tested = _none_tested(node)
@@ -226,10 +234,31 @@ class ConditionReader:
             return Gate(GateOp.FIXED, node_text(node), compare=str(isinstance(node.ops[0], ast.IsNot)))
         return gates.compare(type(node.ops[0]).__name__, values[0], values[1], node_text(node))
 
+    def _torch_build(self: ConsumerScanner, node: ast.expr, ctx: Ctx) -> PlatformTest | None:
+        """`torch.version.hip is not None` (`is None`; or `torch.version.hip` alone), torch imported
+        in this file: a test of the platform (`platforms.TORCH_VERSIONS`); None for anything else."""
+        tested, is_set = node, True
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            right = node.comparators[0]
+            if not (isinstance(right, ast.Constant) and right.value is None):
+                return None
+            tested, is_set = node.left, isinstance(node.ops[0], ast.IsNot)
+        if not (
+            isinstance(tested, ast.Attribute)
+            and tested.attr in TORCH_VERSIONS
+            and dotted(tested.value) == "torch.version"
+            and "torch" in self._other_packages.get(ctx.file.path, ())
+        ):
+            return None
+        test = PlatformTest.exact(TORCH_VERSIONS[tested.attr], node_text(node))
+        return test if is_set else test.negated(node_text(node))
+
     def _eval_UnaryOp(self: ConsumerScanner, node: ast.UnaryOp, ctx: Ctx) -> Value:
         value = self._eval(node.operand, ctx)
         if isinstance(node.op, ast.Not) and isinstance(value, (ModuleProbe, AttributeProbe, ParameterProbe)):
             return value.negated()
+        if isinstance(node.op, ast.Not) and isinstance(value, PlatformTest):
+            return value.negated(node_text(node))
         if isinstance(node.op, ast.Not) and isinstance(value, bool):  # a helper's literal flag
             return not value
         return (
@@ -332,7 +361,9 @@ class ConditionReader:
             if (
                 returns
                 and all(r == returns[0] for r in returns)
-                and isinstance(returns[0], (Gate, ProviderVersion, AttributeProbe, ModuleProbe, ParameterProbe))
+                and isinstance(
+                    returns[0], (Gate, ProviderVersion, AttributeProbe, ModuleProbe, ParameterProbe, PlatformTest)
+                )
             ):
                 value = returns[0]
             elif returns and all(r == returns[0] for r in returns) and _holds_answers(returns[0]):
@@ -347,7 +378,7 @@ class ConditionReader:
                 value = Gate(GateOp.FIXED, compare="False")  # its `return True`s never run
             else:
                 value = _returned_gate(returned, fn.node)
-        if isinstance(value, Gate):
+        if isinstance(value, (Gate, PlatformTest)):
             written = [*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())]
             call_text = f"{callee.dotted.rpartition('.')[2]}({', '.join(written)})"
             value = replace(value, text=call_text)

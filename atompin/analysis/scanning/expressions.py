@@ -29,6 +29,7 @@ from atompin.analysis.gates import (
     version_slice,
 )
 from atompin.analysis.names import writes_as_string
+from atompin.analysis.platforms import PLATFORM_METHODS, UNKNOWN, PlatformTest
 from atompin.analysis.scanning.common import (
     DOTTED_NAME,
     TYPING_MODULES,
@@ -299,6 +300,9 @@ class ExpressionEvaluator:
             # Beside a version gate, a test of a string the scan knows for None is a known truth
             # (`want is not None and vllm.__version__ == want`, `want` a helper's constant).
             values = [_none_test_of_string(n, ctx) if v is None else v for v, n in zip(values, node.values)]
+        if any(isinstance(v, PlatformTest) for v in values) and not any(isinstance(v, Gate) for v in values):
+            # `is_rocm() or is_cuda()`; beside a test of anything else, what the platform decides.
+            return _platform_combined(isinstance(node.op, ast.And), values, node_text(node))
         if any(isinstance(v, Gate) for v in values):
             texts = [node_text(v) for v in node.values]
             return gates.combine(isinstance(node.op, ast.And), values, texts, node_text(node))
@@ -727,13 +731,15 @@ class ExpressionEvaluator:
         if isinstance(callee, StringMethod):
             literal = [ast.literal_eval(a) if isinstance(a, ast.Constant) else None for a in node.args]
             return callee.call(tuple(literal))
+        platform = _platform_method(callee, node)  # `current_platform.is_rocm()`
         if (
             makes_instance
+            and platform is None
             and isinstance(callee, ProviderValue)
             and (choices := self._unshadowed(callee.choices, ctx.file.path))
         ):
             return ReceiverValue(Receiver.INSTANCE, choices=choices)
-        return None
+        return platform
 
     def _all_hasattr(self: ConsumerScanner, node: ast.expr, ctx: Ctx) -> AttributeProbe | None:
         """`all(hasattr(X, n) for n in ("a", "b"))` of a provider object: a probe of every name."""
@@ -959,6 +965,27 @@ def _through_flags(callee: Value, flags: Clauses) -> tuple[Value, bool]:
         return None, False
     # (No other branch known, as after merging branches that all bound provider objects: it may be.)
     return callee, not callee.other_when or not all(excludes(flags, other) for other in callee.other_when)
+
+
+def _platform_combined(both: bool, values: list[Value], text: str) -> PlatformTest:
+    """`a and b` (`both`) or `a or b` of tests some of which test the platform (the others are
+    taken as unknown): where it holds or fails whatever they say."""
+    tests = [v if isinstance(v, PlatformTest) else UNKNOWN for v in values]
+    combined = tests[0]
+    for test in tests[1:]:
+        combined = combined.both(test, text) if both else combined.either(test, text)
+    return replace(combined, text=text)
+
+
+def _platform_method(callee: Value, node: ast.Call) -> PlatformTest | None:
+    """`current_platform.is_rocm()` (any of vLLM's platform tests, called with nothing): the test;
+    None for any other call."""
+    if not isinstance(callee, ProviderValue) or node.args or node.keywords:
+        return None
+    path = callee.choices[0].path
+    if len(path) >= 2 and path[-2] == "current_platform" and path[-1] in PLATFORM_METHODS:
+        return PlatformTest.exact(PLATFORM_METHODS[path[-1]], node_text(node))
+    return None
 
 
 def _unchained(value: Value) -> Value:
