@@ -192,3 +192,27 @@ pv = "v1.0"
     bad = runner.invoke(app, ["lock", "--manifest", str(manifest)])
     assert bad.exit_code == 2
     assert "unknown platform 'gfx942'" in bad.output and "pairs.toml" in bad.output
+
+
+def test_a_test_of_the_platform_beside_a_probe_leaves_the_probe_its_say() -> None:
+    """`hasattr(m, "gone") and current_platform.is_rocm()` still guards what it opens by the
+    probe: the provider lacks the name, so the branch never runs, on any platform."""
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/probe.py": """
+            import pv.kept as kept
+            from pv.platforms import current_platform
+
+            if hasattr(kept, "gone") and current_platform.is_rocm():
+                kept.gone()
+        """,
+    }
+    for platform in (None, "rocm"):
+        result = check_trees(
+            MemoryTree(dedent_files(consumer), "consumer"),
+            MemoryTree(dedent_files(PROVIDER), "provider"),
+            "pv",
+            "plug",
+            platform=platform,
+        )
+        assert not [f for f in result.findings if f.severity.value == "error"], result.findings

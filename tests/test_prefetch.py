@@ -468,24 +468,40 @@ def test_workers_are_stopped_and_reaped_when_the_scan_fails(monkeypatch: pytest.
             os.waitpid(worker.pid, os.WNOHANG)
 
 
-@pytest.mark.parametrize("in_place", [False, True])
-def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_place: bool
-) -> None:
-    import sqlite3
-
+def _drift_check_with_one_job_then_two(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, after: Callable[[str], None] = lambda jobs: None
+) -> list[list[tuple[str, str, str]]]:
+    """The findings (rule, severity, message) of test_baseline's drift consumer checked against its
+    second provider, with the first as baseline: with `ATOMPIN_JOBS` 1, then 2, each with a cache
+    of its own (`cache-1`, `cache-2`); `after(jobs)` is called after each check."""
     from test_baseline import CONSUMER as DRIFT_CONSUMER
     from test_baseline import PROVIDER_1, PROVIDER_2
-
-    from atompin.analysis import engine
-    from atompin.sources.tree import FolderTree
-    from atompin.testing import write_files
 
     consumer = FolderTree(write_files(tmp_path / "c", DRIFT_CONSUMER))
     old, new = (
         FolderTree(write_files(tmp_path / "old", PROVIDER_1)),
         FolderTree(write_files(tmp_path / "new", PROVIDER_2)),
     )
+    seen = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
+        with SqliteAnalysisCache(tmp_path / f"cache-{jobs}") as cache:
+            result = check_trees(
+                consumer, new, "pv", None, cache, baseline=old, provider_version="2.0.0", baseline_version="1.0.0"
+            )
+        seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
+        after(jobs)
+    return seen
+
+
+@pytest.mark.parametrize("in_place", [False, True])
+def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_place: bool
+) -> None:
+    import sqlite3
+
+    from atompin.analysis import engine
+
     monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
     monkeypatch.setattr(FolderTree, "searches_in_place", in_place)
     forked: list[object] = []
@@ -501,16 +517,13 @@ def test_the_contact_rules_in_a_second_process_find_the_same_and_fill_the_cache(
         loaded_before.append(self.search._all_loaded)
 
     monkeypatch.setattr(engine.ContactRules, "start", start)
-    seen, searches = [], []
-    for jobs in ("1", "2"):
-        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
-        with SqliteAnalysisCache(tmp_path / f"cache-{jobs}") as cache:
-            result = check_trees(
-                consumer, new, "pv", None, cache, baseline=old, provider_version="2.0.0", baseline_version="1.0.0"
-            )
-        seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
+    searches: list[int] = []
+
+    def count_searches(jobs: str) -> None:
         with sqlite3.connect(tmp_path / f"cache-{jobs}" / "index.sqlite") as db:
             searches.append(db.execute("SELECT count(*) FROM modules WHERE key LIKE 'name-query:%'").fetchone()[0])
+
+    seen = _drift_check_with_one_job_then_two(tmp_path, monkeypatch, count_searches)
     assert len(forked) == 2
     assert loaded_before == [not in_place, not in_place]
     assert seen[0] == seen[1]
@@ -526,19 +539,9 @@ def test_this_process_takes_the_part_of_the_contact_rules_the_second_has_not_beg
     """The second process takes protocol-drift first; this one, done with its own checks, takes
     the other rules while it is busy; the findings are those of one process. A second process
     that fails leaves its part to this one."""
-    from test_baseline import CONSUMER as DRIFT_CONSUMER
-    from test_baseline import PROVIDER_1, PROVIDER_2
-
     from atompin.analysis import engine
     from atompin.analysis.contact import ContactPart
-    from atompin.sources.tree import FolderTree
-    from atompin.testing import write_files
 
-    consumer = FolderTree(write_files(tmp_path / "c", DRIFT_CONSUMER))
-    old, new = (
-        FolderTree(write_files(tmp_path / "old", PROVIDER_1)),
-        FolderTree(write_files(tmp_path / "new", PROVIDER_2)),
-    )
     monkeypatch.setattr(engine.ContactRules, "MIN_FILES", 0)
     parent = os.getpid()
     log = tmp_path / "parts.log"
@@ -561,14 +564,7 @@ def test_this_process_takes_the_part_of_the_contact_rules_the_second_has_not_beg
         return real_findings(self)
 
     monkeypatch.setattr(engine.ContactRules, "findings", findings)
-    seen = []
-    for jobs in ("1", "2"):
-        monkeypatch.setenv("ATOMPIN_JOBS", jobs)
-        with SqliteAnalysisCache(tmp_path / f"cache-{jobs}") as cache:
-            result = check_trees(
-                consumer, new, "pv", None, cache, baseline=old, provider_version="2.0.0", baseline_version="1.0.0"
-            )
-        seen.append([(f.rule.value, f.severity.value, f.message) for f in result.findings])
+    seen = _drift_check_with_one_job_then_two(tmp_path, monkeypatch)
     assert seen[0] == seen[1]
     assert {rule for rule, _, _ in seen[1]} >= {"override-drift", "shadow-drift"}
     ran = log.read_text().splitlines()

@@ -358,6 +358,11 @@ def _changed_by(
     return changed
 
 
+def _unknown(ref: Ref) -> Status:
+    """What a name's status is before the names are judged."""
+    return Status.UNKNOWN
+
+
 def _gated_off(
     start: ReachRoots | None, usage: ConsumerUsage, version: str | None, platform: str | None = None
 ) -> set[str]:
@@ -366,9 +371,9 @@ def _gated_off(
     decided: before the checks, which need what this says): the code there cannot run here."""
     if start is None:
         return set()
-    # Names are not judged yet: a condition on one is taken to hold (only version gates decide).
-    unknown = lambda ref: Status.UNKNOWN  # noqa: E731
-    found = reachability(start, usage, lambda when: judge(when, version, unknown, platform=platform))
+    # Names are not judged yet: a condition on one is taken to hold (only version gates and tests
+    # of the platform decide).
+    found = reachability(start, usage, lambda when: judge(when, version, _unknown, platform=platform))
     return {start.modules[module] for module in found.blocked if module in start.modules}
 
 
@@ -463,9 +468,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     reached_anywhere = {part for name in provider_names_reached(usage) for part in name.split(".")}
     # The files only false version gates import, at a release's version: asked once each, and only
     # when something needs it.
-    gated_off_at = functools.cache(
-        lambda version: frozenset(_gated_off(edge.reach, usage, version, options.platform))
-    )
+    gated_off_at = functools.cache(lambda version: frozenset(_gated_off(edge.reach, usage, version, options.platform)))
     for each, version in ((index, provider_version), (base_index, baseline_version)):
         if each is not None:
             each.table_changed_outside = _changed_by(reached_anywhere, usage, functools.partial(gated_off_at, version))

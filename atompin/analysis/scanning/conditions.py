@@ -517,11 +517,12 @@ class ConditionReader:
 
 def _helper_argument(value: Value) -> bool:
     """Is `value` an argument a helper is evaluated with (for the version gate or feature test it
-    returns)? A literal, nothing known, a provider callable a signature test is about, or what
-    `getattr(X, "n", None)` read (a class test of it is a test of whether X has n)."""
+    returns)? A literal, nothing known, a test of the platform, a provider callable a signature
+    test is about, or what `getattr(X, "n", None)` read (a class test of it is a test of whether X
+    has n)."""
     if isinstance(value, ProviderValue) and value.none_default:
         return True
-    return value is None or isinstance(value, (str, bool)) or signature_of_value(value) is not None
+    return value is None or isinstance(value, (str, bool, PlatformTest)) or signature_of_value(value) is not None
 
 
 def _none_tested(node: ast.Compare) -> ast.Attribute | None:

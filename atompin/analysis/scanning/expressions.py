@@ -300,8 +300,11 @@ class ExpressionEvaluator:
             # Beside a version gate, a test of a string the scan knows for None is a known truth
             # (`want is not None and vllm.__version__ == want`, `want` a helper's constant).
             values = [_none_test_of_string(n, ctx) if v is None else v for v, n in zip(values, node.values)]
-        if any(isinstance(v, PlatformTest) for v in values) and not any(isinstance(v, Gate) for v in values):
-            # `is_rocm() or is_cuda()`; beside a test of anything else, what the platform decides.
+        if any(isinstance(v, PlatformTest) for v in values) and all(
+            v is None or isinstance(v, PlatformTest) for v in values
+        ):
+            # `is_rocm() or is_cuda()`; beside a test of anything else at run time, what the platform
+            # decides. (Beside a version gate, a probe or an object, the expression is theirs.)
             return _platform_combined(isinstance(node.op, ast.And), values, node_text(node))
         if any(isinstance(v, Gate) for v in values):
             texts = [node_text(v) for v in node.values]
