@@ -263,13 +263,16 @@ class Manifest(_Strict):
         """A hash of what the manifest means (comments and layout do not change it)."""
         data = self.model_dump(mode="json", by_alias=True)
         data["pairs"] = [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in self.pairs]
+        # A key left out means what it meant before the key existed: locks made then stay fresh.
+        data["fleet"] = self.fleet.model_dump(mode="json", by_alias=True, exclude_none=True)
         blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
         return "sha256:" + hashlib.sha256(blob).hexdigest()
 
     def pair_meaning(self, pair: Pair) -> dict[str, object]:
         """Everything the manifest says that a pair's lock entry depends on: its refs, the
-        components it pins, the check edges that apply, its GPU fleet and the relocations folder.
-        (Its hash in the lock tells a pair that `lock --pair` did not re-lock from a fresh one.)"""
+        components it pins, the check edges that apply, its GPU fleet and platform and the
+        relocations folder. (Its hash in the lock tells a pair that `lock --pair` did not re-lock
+        from a fresh one.)"""
         return {
             "pair": pair.model_dump(mode="json", by_alias=True, exclude_none=True),
             "components": {
@@ -278,6 +281,7 @@ class Manifest(_Strict):
             "checks": [e.model_dump(mode="json", by_alias=True) for e in self.edges(pair)],
             "gpu-archs": self.gpu_archs(pair),
             "relocations": self.relocations,
+            **({"platform": self.fleet.platform} if self.fleet.platform is not None else {}),
         }
 
 

@@ -216,3 +216,49 @@ def test_a_test_of_the_platform_beside_a_probe_leaves_the_probe_its_say() -> Non
             platform=platform,
         )
         assert not [f for f in result.findings if f.severity.value == "error"], result.findings
+
+
+SMALL_MANIFEST = """\
+[fleet]
+gpu-archs = ["gfx942"]
+{platform}
+[components.plug]
+repo = "repos/plug"
+package = "plug"
+
+[components.pv]
+repo = "repos/pv"
+package = "pv"
+
+[[checks]]
+consumer = "plug"
+provider = "pv"
+
+[[pairs]]
+name = "p"
+plug = "v0.1"
+pv = "v1.0"
+"""
+
+
+def test_a_manifest_without_a_platform_means_what_it_meant_before_the_key() -> None:
+    """Locks made before `[fleet] platform` existed stay fresh: the manifest's digest and a pair's
+    meaning are those atompin computed then (the values below, from the build before the key);
+    a platform changes both."""
+    import hashlib
+    import json
+
+    from atompin.manifest import parse_manifest
+
+    def meaning(text: str) -> tuple[str, str]:
+        m = parse_manifest(text)
+        pair = hashlib.sha256(json.dumps(m.pair_meaning(m.pairs[0]), sort_keys=True).encode()).hexdigest()
+        return m.digest(), pair
+
+    before = (
+        "sha256:49c5e7fa8d4fc2aef9dd8b549bec21393582c5d968b8998263b30747270adc37",
+        "7893e265236f2b17daedee278d7834649e00f60297ef0d39a8206aec9097613b",
+    )
+    assert meaning(SMALL_MANIFEST.format(platform="")) == before
+    on_rocm = meaning(SMALL_MANIFEST.format(platform='platform = "rocm"\n'))
+    assert on_rocm[0] != before[0] and on_rocm[1] != before[1]
