@@ -262,3 +262,31 @@ def test_a_manifest_without_a_platform_means_what_it_meant_before_the_key() -> N
     assert meaning(SMALL_MANIFEST.format(platform="")) == before
     on_rocm = meaning(SMALL_MANIFEST.format(platform='platform = "rocm"\n'))
     assert on_rocm[0] != before[0] and on_rocm[1] != before[1]
+
+
+def test_a_helper_handed_a_test_of_the_platform_answers_with_it() -> None:
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/paths.py": """
+            from pv.platforms import current_platform
+
+            def _rocm_path(on_rocm):
+                return on_rocm and current_platform.is_cuda_alike()
+
+            if not _rocm_path(current_platform.is_rocm()):
+                from pv.not_rocm import fallback
+        """,
+    }
+
+    def errors(platform: str | None) -> list[str]:
+        result = check_trees(
+            MemoryTree(dedent_files(consumer), "consumer"),
+            MemoryTree(dedent_files(PROVIDER), "provider"),
+            "pv",
+            "plug",
+            platform=platform,
+        )
+        return [f.symbol for f in result.findings if f.severity.value == "error"]
+
+    assert errors("rocm") == []
+    assert errors("cuda") == errors(None) == ["pv.not_rocm:fallback"]
