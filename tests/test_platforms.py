@@ -47,6 +47,12 @@ CONSUMER = {
             from pv.flashinfer_only import sparse
             return sparse
 
+        def not_hip():
+            if not torch.version.hip:
+                from pv.not_hip import nothing
+                return nothing
+            return None
+
         def other():
             if torch.version.cuda:
                 from pv.cuda_build import thing
@@ -75,6 +81,7 @@ ON_ANY = {
     "pv.neither",
     "pv.cuda_triton",
     "pv.not_rocm",
+    "pv.not_hip",
 }
 
 
@@ -98,8 +105,11 @@ def _missing(platform: str | None) -> set[str]:
     [
         (None, ON_ANY),  # any platform may run any branch: every missing module is an error, as before
         ("rocm", set()),
-        ("cuda", {"pv.cuda_only", "pv.flashinfer_only", "pv.cuda_build", "pv.cuda_triton", "pv.not_rocm"}),
-        ("cpu", {"pv.cuda_only", "pv.cpu_only", "pv.flashinfer_only", "pv.neither", "pv.not_rocm"}),
+        (
+            "cuda",
+            {"pv.cuda_only", "pv.flashinfer_only", "pv.cuda_build", "pv.cuda_triton", "pv.not_rocm", "pv.not_hip"},
+        ),
+        ("cpu", {"pv.cuda_only", "pv.cpu_only", "pv.flashinfer_only", "pv.neither", "pv.not_rocm", "pv.not_hip"}),
     ],
 )
 def test_what_runs_only_on_other_platforms_is_not_reported(platform: str | None, reported: set[str]) -> None:
@@ -186,7 +196,7 @@ pv = "v1.0"
     assert len(verdicts[""]) == len(ON_ANY)
     assert verdicts['platform = "rocm"'] == []
     assert [s.split(":")[0] for s in verdicts['platform = "cuda"']] == sorted(
-        {"pv.cuda_only", "pv.flashinfer_only", "pv.cuda_build", "pv.cuda_triton", "pv.not_rocm"}
+        {"pv.cuda_only", "pv.flashinfer_only", "pv.cuda_build", "pv.cuda_triton", "pv.not_rocm", "pv.not_hip"}
     )
     manifest.write_text(text.format(fleet='platform = "gfx942"'))
     bad = runner.invoke(app, ["lock", "--manifest", str(manifest)])

@@ -129,8 +129,6 @@ class ConditionReader:
                 also=value.also,
                 expect=value.present,
             )
-        if value is None:
-            value = self._torch_build(test, ctx)  # `if torch.version.hip:`
         if isinstance(value, PlatformTest) and (value.holds or value.fails):
             holds, fails = tuple(sorted(value.holds)), tuple(sorted(value.fails))
             return Condition(ConditionKind.PLATFORM, self._site(ctx, test), node_text(test), holds=holds, fails=fails)

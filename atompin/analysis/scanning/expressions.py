@@ -29,7 +29,7 @@ from atompin.analysis.gates import (
     version_slice,
 )
 from atompin.analysis.names import writes_as_string
-from atompin.analysis.platforms import PLATFORM_METHODS, UNKNOWN, PlatformTest
+from atompin.analysis.platforms import PLATFORM_METHODS, TORCH_VERSIONS, UNKNOWN, PlatformTest
 from atompin.analysis.scanning.common import (
     DOTTED_NAME,
     TYPING_MODULES,
@@ -335,14 +335,9 @@ class ExpressionEvaluator:
         inner = node.value
         if outer and isinstance(node.ctx, ast.Load):
             self._value_reads.add((self_owner(inner, ctx), node.attr))
-        if isinstance(inner, ast.Attribute):
-            base = self._eval_Attribute(inner, ctx, outer=False)
-        elif isinstance(inner, ast.Call) and ctx.function:
-            # `get_pp_group().is_last_rank`, `make_runner().start()`: what the call makes, as a local
-            # assigned it would hold (`_eval_Call`).
-            base = self._eval_Call(inner, ctx, makes_instance=True)
-        else:
-            base = self._eval(inner, ctx)
+        if node.attr in TORCH_VERSIONS and (test := self._torch_build(node, ctx)) is not None:
+            return test  # `torch.version.hip`
+        base = self._attribute_base(inner, ctx)
         if isinstance(base, ProviderValue):
             self._record_read(base, node.attr, ReadKind.PLAIN)
             value = base.attr(node.attr)
@@ -371,6 +366,16 @@ class ExpressionEvaluator:
         if ctx.record and not self._quiet and isinstance(node.ctx, ast.Load) and self._may_record(ref.owner):
             self._record_member_use(ref, node, ctx)
         return self._receiver_attribute(base, node.attr) if isinstance(base, ReceiverValue) else MemberChain(ref)
+
+    def _attribute_base(self: ConsumerScanner, inner: ast.expr, ctx: Ctx) -> Value:
+        """What the object of an attribute read (`inner` of `inner.name`) evaluates to."""
+        if isinstance(inner, ast.Attribute):
+            return self._eval_Attribute(inner, ctx, outer=False)
+        if isinstance(inner, ast.Call) and ctx.function:
+            # `get_pp_group().is_last_rank`, `make_runner().start()`: what the call makes, as a local
+            # assigned it would hold (`_eval_Call`).
+            return self._eval_Call(inner, ctx, makes_instance=True)
+        return self._eval(inner, ctx)
 
     def _may_record(self: ConsumerScanner, owner: str) -> bool:
         """Are reads through `self` of this class worth recording? Not for a class known to derive
