@@ -85,19 +85,20 @@ ON_ANY = {
 }
 
 
-def _missing(platform: str | None) -> set[str]:
+def _errors(consumer: dict[str, str], platform: str | None) -> list[str]:
+    """The symbols of the error findings of `consumer` checked against PROVIDER on `platform`."""
     result: CheckResult = check_trees(
-        MemoryTree(dedent_files(CONSUMER), "consumer"),
+        MemoryTree(dedent_files(consumer), "consumer"),
         MemoryTree(dedent_files(PROVIDER), "provider"),
         "pv",
         "plug",
         platform=platform,
     )
-    return {
-        f.symbol.split(":")[0]
-        for f in result.findings
-        if f.rule.value == "unresolved-import" and f.severity.value == "error"
-    }
+    return [f.symbol for f in result.findings if f.severity.value == "error"]
+
+
+def _missing(platform: str | None) -> set[str]:
+    return {symbol.split(":")[0] for symbol in _errors(CONSUMER, platform)}
 
 
 @pytest.mark.parametrize(
@@ -152,82 +153,6 @@ def test_check_takes_the_platform_and_refuses_an_unknown_one(tmp_path) -> None:
     assert "--platform: unknown platform 'ROCm': expected one of cpu, cuda, oot, rocm, tpu, xpu" in bad.output
 
 
-def test_the_lock_judges_every_edge_on_the_fleet_s_platform(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from typer.testing import CliRunner
-
-    from atompin import lockfile
-    from atompin.cli import app
-    from atompin.testing import git_repo
-
-    runner = CliRunner()
-    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
-    git_repo(tmp_path / "repos/pv", [("v1.0", dedent_files(PROVIDER))])
-    git_repo(tmp_path / "repos/plug", [("v0.1", dedent_files(CONSUMER))])
-    manifest = tmp_path / "pairs.toml"
-    text = """\
-[fleet]
-{fleet}
-
-[components.plug]
-repo = "repos/plug"
-package = "plug"
-
-[components.pv]
-repo = "repos/pv"
-package = "pv"
-
-[[checks]]
-consumer = "plug"
-provider = "pv"
-
-[[pairs]]
-name = "p"
-plug = "v0.1"
-pv = "v1.0"
-"""
-    verdicts = {}
-    for fleet in ("", 'platform = "rocm"', 'platform = "cuda"'):
-        manifest.write_text(text.format(fleet=fleet))
-        result = runner.invoke(app, ["lock", "--manifest", str(manifest)])
-        assert result.exit_code in (0, 1), result.output
-        pair = lockfile.read(tmp_path / "atompin.lock").pair("p")
-        assert pair is not None
-        verdicts[fleet] = sorted(f.symbol for f in pair.findings if f.severity == "error")
-    assert len(verdicts[""]) == len(ON_ANY)
-    assert verdicts['platform = "rocm"'] == []
-    assert [s.split(":")[0] for s in verdicts['platform = "cuda"']] == sorted(
-        {"pv.cuda_only", "pv.flashinfer_only", "pv.cuda_build", "pv.cuda_triton", "pv.not_rocm", "pv.not_hip"}
-    )
-    manifest.write_text(text.format(fleet='platform = "gfx942"'))
-    bad = runner.invoke(app, ["lock", "--manifest", str(manifest)])
-    assert bad.exit_code == 2
-    assert "unknown platform 'gfx942'" in bad.output and "pairs.toml" in bad.output
-
-
-def test_a_test_of_the_platform_beside_a_probe_leaves_the_probe_its_say() -> None:
-    """`hasattr(m, "gone") and current_platform.is_rocm()` still guards what it opens by the
-    probe: the provider lacks the name, so the branch never runs, on any platform."""
-    consumer = {
-        "plug/__init__.py": "",
-        "plug/probe.py": """
-            import pv.kept as kept
-            from pv.platforms import current_platform
-
-            if hasattr(kept, "gone") and current_platform.is_rocm():
-                kept.gone()
-        """,
-    }
-    for platform in (None, "rocm"):
-        result = check_trees(
-            MemoryTree(dedent_files(consumer), "consumer"),
-            MemoryTree(dedent_files(PROVIDER), "provider"),
-            "pv",
-            "plug",
-            platform=platform,
-        )
-        assert not [f for f in result.findings if f.severity.value == "error"], result.findings
-
-
 SMALL_MANIFEST = """\
 [fleet]
 gpu-archs = ["gfx942"]
@@ -249,6 +174,53 @@ name = "p"
 plug = "v0.1"
 pv = "v1.0"
 """
+
+
+def test_the_lock_judges_every_edge_on_the_fleet_s_platform(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from atompin import lockfile
+    from atompin.cli import app
+    from atompin.testing import git_repo
+
+    runner = CliRunner()
+    monkeypatch.setenv("ATOMPIN_CACHE_DIR", str(tmp_path / "cache"))
+    git_repo(tmp_path / "repos/pv", [("v1.0", dedent_files(PROVIDER))])
+    git_repo(tmp_path / "repos/plug", [("v0.1", dedent_files(CONSUMER))])
+    manifest = tmp_path / "pairs.toml"
+    verdicts = {}
+    for fleet in ("", 'platform = "rocm"\n', 'platform = "cuda"\n'):
+        manifest.write_text(SMALL_MANIFEST.format(platform=fleet))
+        result = runner.invoke(app, ["lock", "--manifest", str(manifest)])
+        assert result.exit_code in (0, 1), result.output
+        pair = lockfile.read(tmp_path / "atompin.lock").pair("p")
+        assert pair is not None
+        verdicts[fleet] = sorted(f.symbol for f in pair.findings if f.severity == "error")
+    assert len(verdicts[""]) == len(ON_ANY)
+    assert verdicts['platform = "rocm"\n'] == []
+    assert [s.split(":")[0] for s in verdicts['platform = "cuda"\n']] == sorted(
+        {"pv.cuda_only", "pv.flashinfer_only", "pv.cuda_build", "pv.cuda_triton", "pv.not_rocm", "pv.not_hip"}
+    )
+    manifest.write_text(SMALL_MANIFEST.format(platform='platform = "gfx942"\n'))
+    bad = runner.invoke(app, ["lock", "--manifest", str(manifest)])
+    assert bad.exit_code == 2
+    assert "unknown platform 'gfx942'" in bad.output and "pairs.toml" in bad.output
+
+
+def test_a_test_of_the_platform_beside_a_probe_leaves_the_probe_its_say() -> None:
+    """`hasattr(m, "gone") and current_platform.is_rocm()` still guards what it opens by the
+    probe: the provider lacks the name, so the branch never runs, on any platform."""
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/probe.py": """
+            import pv.kept as kept
+            from pv.platforms import current_platform
+
+            if hasattr(kept, "gone") and current_platform.is_rocm():
+                kept.gone()
+        """,
+    }
+    assert _errors(consumer, None) == _errors(consumer, "rocm") == []
 
 
 def test_a_manifest_without_a_platform_means_what_it_meant_before_the_key() -> None:
@@ -287,16 +259,5 @@ def test_a_helper_handed_a_test_of_the_platform_answers_with_it() -> None:
                 from pv.not_rocm import fallback
         """,
     }
-
-    def errors(platform: str | None) -> list[str]:
-        result = check_trees(
-            MemoryTree(dedent_files(consumer), "consumer"),
-            MemoryTree(dedent_files(PROVIDER), "provider"),
-            "pv",
-            "plug",
-            platform=platform,
-        )
-        return [f.symbol for f in result.findings if f.severity.value == "error"]
-
-    assert errors("rocm") == []
-    assert errors("cuda") == errors(None) == ["pv.not_rocm:fallback"]
+    assert _errors(consumer, "rocm") == []
+    assert _errors(consumer, "cuda") == _errors(consumer, None) == ["pv.not_rocm:fallback"]
