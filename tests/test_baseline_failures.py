@@ -115,3 +115,34 @@ def test_demotion_needs_every_site_after_a_failure_of_its_own_file():
         "gone (after a.py:3, whose import of pv.y:Y fails at the baseline too: that part of the module never "
         "runs there; not a change since)"
     )
+
+
+def test_a_ladder_every_alternative_of_which_fails_at_the_baseline_too_is_a_warning(run_check):
+    """vllm-spyre 1.10's pooling runner tries `pooler_for_classify` (which vLLM has) with
+    `get_cross_encoder_act_fn` (gone before its 0.22 baseline), then `ClassifierPooler` (gone as
+    well): the ladder raised at the baseline too. Not every name it imports is missing there, but
+    every alternative has one that is."""
+    provider = {
+        "pv/__init__.py": "",
+        "pv/poolers.py": "def pooler_for_classify(): pass\n",
+        "pv/activations.py": "def get_act_fn(): pass\n",
+    }
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/runner.py": """
+def load_model():
+    try:
+        from pv.poolers import pooler_for_classify
+        from pv.activations import get_cross_encoder_act_fn
+    except ImportError:
+        from pv.activations import ClassifierPooler
+    return pooler_for_classify
+""",
+    }
+    at_pin = run_check(provider, consumer, baseline=provider)
+    imports = [f for f in at_pin.findings if f.rule is Rule.UNRESOLVED_IMPORT]
+    assert [(f.severity, "fails at the baseline too" in f.message) for f in imports] == [(Severity.WARNING, True)]
+    # Where the baseline had one of the alternatives whole, the ladder is a change since.
+    had_it = {**provider, "pv/activations.py": "def get_cross_encoder_act_fn(): pass\n"}
+    bumped = run_check(provider, consumer, baseline=had_it)
+    assert [f.severity for f in bumped.findings if f.rule is Rule.UNRESOLVED_IMPORT] == [Severity.ERROR]

@@ -48,7 +48,7 @@ class ImportChecks:
                 if res.status is Status.MISSING:
                     severity, message = self._failed_import(group, use, res)
                     self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(use.ref), [use.site], message)
-                    self._note_failure_at_baseline(group, [use.ref], use.site)
+                    self._note_failure_at_baseline(group, [[use.ref]], use.site)
             return
         alternatives = tuple(
             Alternative(
@@ -67,13 +67,12 @@ class ImportChecks:
             end = f"its handler {group.fallback}" if group.exits else "nothing catches it: the import raises"
             message = f"every alternative of the import ladder at {where} fails ({n} tried: {missing}) and {end}"
             severity = Severity.ERROR
-            if self._imports_missing_at_baseline(
-                [u.ref for _, resolved in judged for u, _ in resolved], group.path, group.when
-            ):
+            tried = [[u.ref for u, _ in resolved] for _, resolved in judged]
+            if self._fails_at_baseline(tried, group.path, group.when):
                 severity, message = Severity.WARNING, f"{message}; {at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
             if not group.exits:
-                self._note_failure_at_baseline(group, [u.ref for _, resolved in judged for u, _ in resolved], sites[0])
+                self._note_failure_at_baseline(group, tried, sites[0])
             return
         # The installer's patches after the ladder: never made when its fallback returns.
         in_function = [p for p in self.usage.patches if p.site.path == group.path and p.function == group.function]
@@ -128,13 +127,24 @@ class ImportChecks:
             return Severity.WARNING, f"{fails}; {at_baseline_too()}"
         return Severity.ERROR, fails
 
-    def _note_failure_at_baseline(self: UsageChecker, group: ImportGroup, refs: list[Ref], site: Site) -> None:
+    def _note_failure_at_baseline(self: UsageChecker, group: ImportGroup, tried: list[list[Ref]], site: Site) -> None:
         """Keep an import that makes its module stop at the baseline (`baseline_failures`): at the
-        top level, under no branch that may not run there, of names the baseline lacks too."""
+        top level, under no branch that may not run there, failing there too (`_fails_at_baseline`)."""
         if group.function or self.baseline is None or not self.baseline.runs(group.when):
             return
-        if self._imports_missing_at_baseline(refs, site.path, group.when):
-            self.import_failures.append(ImportFailure(site, self.symbol(refs[0])))
+        if self._fails_at_baseline(tried, site.path, group.when):
+            self.import_failures.append(ImportFailure(site, self.symbol(tried[0][0])))
+
+    def _fails_at_baseline(self: UsageChecker, tried: list[list[Ref]], path: str, when: Sequence[Condition]) -> bool:
+        """Does every alternative of an import (the names each imports, one for a plain import)
+        fail at the baseline too, one of its names missing there? Then the consumer, which works
+        against the provider it was written for, does not run it there. vllm-spyre 1.10's ladder
+        for the pooling runner imports `pooler_for_classify`, which vLLM has, beside
+        `get_cross_encoder_act_fn`, which it has lacked since before the 0.22 baseline."""
+        if self.baseline is None or not tried or self.baseline.kept_from(path, when):
+            return False
+        index = self.baseline.index
+        return all(any(index.resolve(r.module, r.path).status is Status.MISSING for r in refs) for refs in tried)
 
     def _imports_missing_at_baseline(
         self: UsageChecker, refs: list[Ref], path: str, when: Sequence[Condition] = ()
