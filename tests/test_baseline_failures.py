@@ -146,3 +146,35 @@ def load_model():
     had_it = {**provider, "pv/activations.py": "def get_cross_encoder_act_fn(): pass\n"}
     bumped = run_check(provider, consumer, baseline=had_it)
     assert [f.severity for f in bumped.findings if f.rule is Rule.UNRESOLVED_IMPORT] == [Severity.ERROR]
+
+
+def test_an_installer_whose_ladder_failed_at_the_baseline_too_leaves_its_patches_a_warning(run_check):
+    """The installer returns when its ladder fails, so its patches are never made; where every
+    alternative failed at the baseline too (one name missing in each), they were never made there
+    either, even when a name the pin lost was there then."""
+    baseline = {
+        "pv/__init__.py": "",
+        "pv/ops.py": "def renamed(): pass\ndef target(): pass\n",
+    }
+    pin = {**baseline, "pv/ops.py": "def target(): pass\n"}
+    consumer = {
+        "plug/__init__.py": "",
+        "plug/install.py": """
+import pv.ops
+
+
+def install():
+    try:
+        from pv.ops import renamed, never_there
+    except ImportError:
+        try:
+            from pv.ops import never_there_either
+        except ImportError:
+            return
+    pv.ops.target = lambda: None
+""",
+    }
+    result = run_check(pin, consumer, baseline=baseline)
+    imports = [f for f in result.findings if f.rule is Rule.UNRESOLVED_IMPORT]
+    assert [(f.severity, "never installed" in f.message) for f in imports] == [(Severity.WARNING, True)]
+    assert "fails at the baseline too" in imports[0].message

@@ -87,9 +87,10 @@ class ImportChecks:
                 f"the import ladder at {where} fails ({missing}) and the installer {group.function}() "
                 f"{group.fallback}: {len(by_group)} patch(es) are never installed: {names}"
             )
-            gone = [u.ref for _, resolved in judged for u, res in resolved if res.status is Status.MISSING]
             severity = Severity.ERROR
-            if self._imports_missing_at_baseline(gone, group.path, group.when):
+            if self._fails_at_baseline(
+                [[u.ref for u, _ in resolved] for _, resolved in judged], group.path, group.when
+            ):
                 # The installer returned at the baseline too: its patches were never made there either.
                 severity, message = Severity.WARNING, f"{message}; {at_baseline_too()}"
             self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
@@ -123,7 +124,7 @@ class ImportChecks:
                 f"call of {group.function}() is inside a try that catches it ({caught}): what the function "
                 "would do is skipped there"
             )
-        if self._imports_missing_at_baseline([use.ref], use.site.path, (*group.when, *use.when)):
+        if self._fails_at_baseline([[use.ref]], use.site.path, (*group.when, *use.when)):
             return Severity.WARNING, f"{fails}; {at_baseline_too()}"
         return Severity.ERROR, fails
 
@@ -135,27 +136,19 @@ class ImportChecks:
         if self._fails_at_baseline(tried, site.path, group.when):
             self.import_failures.append(ImportFailure(site, self.symbol(tried[0][0])))
 
-    def _fails_at_baseline(self: UsageChecker, tried: list[list[Ref]], path: str, when: Sequence[Condition]) -> bool:
-        """Does every alternative of an import (the names each imports, one for a plain import)
-        fail at the baseline too, one of its names missing there? Then the consumer, which works
-        against the provider it was written for, does not run it there. vllm-spyre 1.10's ladder
-        for the pooling runner imports `pooler_for_classify`, which vLLM has, beside
-        `get_cross_encoder_act_fn`, which it has lacked since before the 0.22 baseline."""
+    def _fails_at_baseline(
+        self: UsageChecker, tried: list[list[Ref]], path: str, when: Sequence[Condition] = ()
+    ) -> bool:
+        """Does every alternative of an import (the names each imports; one name for a plain import
+        or an attribute read) fail at the baseline too, one of its names missing there (not unknown)?
+        Then the consumer, which works against the provider it was written for, does not run it
+        there. Not for code that did not run there (`Baseline.kept_from`): that says nothing of it.
+        vllm-spyre 1.10's ladder for the pooling runner imports `pooler_for_classify`, which vLLM
+        has, beside `get_cross_encoder_act_fn`, which it has lacked since before the 0.22 baseline."""
         if self.baseline is None or not tried or self.baseline.kept_from(path, when):
             return False
         index = self.baseline.index
         return all(any(index.resolve(r.module, r.path).status is Status.MISSING for r in refs) for refs in tried)
-
-    def _imports_missing_at_baseline(
-        self: UsageChecker, refs: list[Ref], path: str, when: Sequence[Condition] = ()
-    ) -> bool:
-        """Is each of these imports (in the file at `path`) missing at the baseline too (not unknown
-        there)? Then the consumer, which works against the provider it was written for, does not run
-        them there. Not for code that did not run there (`Baseline.kept_from`): that says nothing
-        of it."""
-        if self.baseline is None or not refs or self.baseline.kept_from(path, when):
-            return False
-        return all(self.baseline.index.resolve(ref.module, ref.path).status is Status.MISSING for ref in refs)
 
     def _module_probe(self: UsageChecker, module: str) -> Condition | None:
         """The first test of whether the provider has `module` (`find_spec`), when the consumer
@@ -208,7 +201,7 @@ class ImportChecks:
         else:
             effect = "raises AttributeError" if guard is Guard.NONE else f"is skipped ({guard.value})"
             message = f"{res.reason}; the access {effect}"
-        if severity is Severity.ERROR and self._imports_missing_at_baseline([ref], site.path):
+        if severity is Severity.ERROR and self._fails_at_baseline([[ref]], site.path):
             severity, message = Severity.WARNING, f"{message}; {at_baseline_too()}"  # as an import's
         elif severity is Severity.ERROR and (tested := self._tested_in(site.path, function)):
             severity = Severity.WARNING
