@@ -13,7 +13,6 @@ stand-ins, `override-drift` of the classes whose overrides it judges (`reaching`
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -159,7 +158,7 @@ def may_hold(hierarchy: Hierarchy, site: NameSite, h: Holding, search: NameSearc
     function no caller of which can pass it there (`argument_sources`: vLLM 0.31's
     `_largest_kernel_block_within(attn_backend, ...)`)."""
     if site.source:
-        return h.held_by is None or site.source in h.held_by or _hands_out_kept(hierarchy, site, h)
+        return h.held_by is None or site.source in h.held_by or _hands_out_kept(hierarchy, search, site, h)
     if site.attribute in h.held_as:
         return not site.cls or in_holders_order(hierarchy, site, h.holders)
     if site.attribute and site.attribute not in _set_on_self(hierarchy, h):
@@ -178,15 +177,19 @@ def may_hold(hierarchy: Hierarchy, site: NameSite, h: Holding, search: NameSearc
     return hierarchy.sets_attribute(maker.holder, site.attribute)
 
 
-def _set_on_self(hierarchy: Hierarchy, h: Holding) -> set[str]:
-    """What a holder sets on itself, in its own methods or its consumer bases'."""
-    return {
-        name
-        for c in hierarchy.line(h.holders)
-        for node in hierarchy.mro(c.name)
-        if (owner := hierarchy.consumer(node))
-        for name in owner.assigned
-    }
+def _set_on_self(hierarchy: Hierarchy, h: Holding) -> frozenset[str]:
+    """What a holder sets on itself, in its own methods or its consumer bases' (asked for every
+    call site judged: once per set of holders)."""
+    memo: dict[frozenset[str], frozenset[str]] = hierarchy.memo.setdefault("set_on_self", {})
+    if h.holders not in memo:
+        memo[h.holders] = frozenset(
+            name
+            for c in hierarchy.line(h.holders)
+            for node in hierarchy.mro(c.name)
+            if (owner := hierarchy.consumer(node))
+            for name in owner.assigned
+        )
+    return memo[h.holders]
 
 
 def _fed_from_holders(hierarchy: Hierarchy, search: NameSearch, h: Holding, attribute: str) -> bool:
@@ -301,7 +304,7 @@ def _questions(hierarchy: Hierarchy, search: NameSearch, h: Holding) -> Argument
     return ArgumentQuestions(attribute, named)
 
 
-def _hands_out_kept(hierarchy: Hierarchy, site: NameSite, h: Holding) -> bool:
+def _hands_out_kept(hierarchy: Hierarchy, search: NameSearch, site: NameSite, h: Holding) -> bool:
     """Is the site's receiver what a provider function returns (`site.source`) whose body reads a
     member the class is kept in? vLLM's `get_ep_all2all_manager()` returns
     `ep_group.device_communicator.all2all_manager`, where vllm-ascend keeps its manager; its
@@ -312,13 +315,10 @@ def _hands_out_kept(hierarchy: Hierarchy, site: NameSite, h: Holding) -> bool:
     if target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
         return False  # a method's result, as before; or nothing of the provider's
     where, _, name = target.symbol.partition(":")
-    text = hierarchy.provider_text(hierarchy.index.module_path(where))
-    found = re.search(rb"(?m)^(?:async )?def " + re.escape(name.encode()) + rb"\b", text)
-    if found is None:
-        return True  # not written as a def here (bound another way): it may
-    # The body: from the next line to the next written at column 0 (not a signature's closing `)`).
-    start = text.find(b"\n", found.end()) + 1
-    end = re.search(rb"(?m)^[^\s#)]", text[start:]) if start else None
-    body = text[start : start + end.start()] if end else text[start:]
-    body = re.sub(rb"(?m)^[ \t]*(?:from|import)[ \t].*$", b"", body)  # (`from a.model_runner import`)
-    return any(re.search(rb"\." + re.escape(member.encode()) + rb"\b", body) for member in h.held_as)
+    tree = argument_sources(hierarchy, search).module(hierarchy.index.module_path(where))
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    found = [node for node in tree.body if isinstance(node, functions) and node.name == name] if tree else []
+    if not found:
+        return True  # not written as a def at its module's top level (bound another way): it may
+    reads = (n.attr for n in ast.walk(found[-1]) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load))
+    return not h.held_as.isdisjoint(reads)
