@@ -9,6 +9,10 @@ where its receiver is typed as one of the family."""
 
 from __future__ import annotations
 
+from atompin.analysis.cache import AnalysisCache
+from atompin.analysis.name_sites import NameSearch, SiteKind
+from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files
 from tests.test_contact import check, found
 
 BASE_A = "class Scheduler:\n    def schedule(self):\n        return []\n"
@@ -179,3 +183,13 @@ def test_a_call_made_only_where_the_method_takes_a_parameter_the_override_has_re
         for f in check({"plug/platform.py": PLUGIN}, untested, baseline).findings
         if f.rule.value == "override-drift"
     ] == ["warning"]
+
+
+def test_the_parameter_a_call_is_made_for_is_kept_in_the_cache():
+    """A warm run reads the sites from the cache: what a call is made only for (`NameSite.taken`)
+    must come back with them, or a warm check would judge the call as the cold one did not."""
+    cache = AnalysisCache()
+    tree = MemoryTree(dedent_files({"pv/__init__.py": "", "pv/select.py": SELECTOR}), "provider")
+    for _ in range(2):  # the second search reads what the first stored
+        sites = NameSearch(tree, "pv", cache).find(["backend"])["backend"]
+        assert [(s.line, s.taken) for s in sites if s.kind is SiteKind.CALL] == [(7, "use_v1"), (8, "")]

@@ -37,7 +37,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-13"
+SITES_FORMAT = "atompin-sites-14"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).
@@ -778,6 +778,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.flag,
             s.named,
             s.method,
+            s.taken,
         ]
         for s in sites
     ]
@@ -805,6 +806,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 flag,
                 named,
                 method,
+                taken,
             )
             for (
                 name,
@@ -823,6 +825,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 flag,
                 named,
                 method,
+                taken,
             ) in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
