@@ -306,7 +306,7 @@ def check(
         str | None,
         typer.Option(
             metavar="NAME",
-            help="The platform the code runs on (cpu, cuda, oot, rocm, tpu, xpu): what runs only on others, under `current_platform.is_cuda()` or `torch.version.cuda`, is not reported (default: any platform may run it).",
+            help="The platform the code runs on (cpu, cuda, oot, rocm, tpu, xpu): what runs only on others, in the consumer or the provider, under `current_platform.is_cuda()` or `torch.version.cuda`, is not reported (default: any platform may run it).",
         ),
     ] = None,
     installed: Annotated[

@@ -17,6 +17,7 @@ import ast
 import textwrap
 
 from atompin.analysis.name_sites import sites_in
+from atompin.analysis.platform_gates import PlatformGates
 from tests.test_contact import check, found
 
 BEFORE = {
@@ -204,7 +205,7 @@ def test_a_site_in_a_nested_function_tells_the_method_it_is_in():
             return inner()
         """
     )
-    sites = [s for s in sites_in(ast.parse(source), "pv/impl.py", {"run_chunk"}) if s.kind.value == "call"]
+    sites = [s for s in sites_in(ast.parse(source), PlatformGates([]), "pv/impl.py", {"run_chunk"}) if s.kind.value == "call"]
     assert [(s.cls, s.function, s.method) for s in sites] == [("Impl", "one", "compute"), ("", "inner", "")]
 
 

@@ -112,7 +112,7 @@ class Baseline:
         in place (the few names asked about do not pay for reading every file's identifiers),
         unless a run cached them all: a bump's baseline is the pin the last lock read, and taking
         its identifiers from the cache beats searching and reading a third of vLLM's files again."""
-        search = NameSearch(self.index.tree, self.index.package, self.index.cache)
+        search = NameSearch(self.index.tree, self.index.package, self.index.cache, platform=self.platform)
         search.in_place = not search.identifiers_cached()
         search.keeps_last = False
         return search

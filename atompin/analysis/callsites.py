@@ -28,6 +28,7 @@ from atompin.analysis.limits import parse_expression, parse_limited
 from atompin.analysis.moduleinfo import BindingKind
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.names import absolute_module, split_symbol
+from atompin.analysis.platform_gates import PlatformGates
 from atompin.analysis.prefetch import ANSWER, Shares, Worker, fork_worker, wait_until_ended
 from atompin.analysis.provider import ClassRef, ProviderIndex, Target, TargetKind
 from atompin.analysis.signature import Signature
@@ -35,7 +36,7 @@ from atompin.lines import line_starts
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
-CALLS_FORMAT = "atompin-calls-4"
+CALLS_FORMAT = "atompin-calls-5"
 
 # The provider's files are searched in this many shares when two processes search them.
 _SHARES = 32
@@ -77,6 +78,8 @@ class RawCall:
     annotated: str = ""
     # "name" / "attr" through the file's imports: the callee as "module:qualname" ("" when not imported).
     qualified: str = ""
+    # The platforms it surely does not run on, under a test of the platform (`platform_gates`).
+    never: tuple[str, ...] = ()
 
     def callee(self, module: str, name: str) -> tuple[str, tuple[str, ...]] | None:
         """Where the callee of this call of `name`, made in `module`, is looked up: (module, attribute
@@ -130,8 +133,11 @@ class ProviderCall:
 class _Collector(ast.NodeVisitor):
     """Calls by `name` in one file. Definitions whose source does not mention the name are not entered."""
 
-    def __init__(self, name: str, module: str, is_package: bool, source: bytes = b"") -> None:
+    def __init__(
+        self, name: str, module: str, is_package: bool, source: bytes = b"", gates: PlatformGates | None = None
+    ) -> None:
         self.name = name
+        self.gates = gates or PlatformGates([])
         self._needle = name.encode()
         self._source = source
         self._line_starts = line_starts(source)
@@ -220,7 +226,8 @@ class _Collector(ast.NodeVisitor):
             qualified = self._qualify(self.name)
         elif how == "attr" and base.split(".")[0] in self.imported:
             qualified = self._qualify(f"{base}.{self.name}")
-        self.calls.append(RawCall(node.lineno, how, base, cls, function, shape, annotated, qualified))
+        never = self.gates.never(node)
+        self.calls.append(RawCall(node.lineno, how, base, cls, function, shape, annotated, qualified, never))
 
     def _qualify(self, annotation: str) -> str:
         """An annotation's class as "module:qualname", through the file's imports (TYPE_CHECKING ones too)."""
@@ -284,12 +291,14 @@ class CallerSearch:
     # Fewer provider files than this: searching them takes less than a second process costs.
     MIN_FILES = 200
 
-    def __init__(self, index: ProviderIndex, names: NameSearch | None = None) -> None:
+    def __init__(self, index: ProviderIndex, names: NameSearch | None = None, platform: str | None = None) -> None:
         """`names`: the same package's name search, which says which files can call a name (from
         every file's identifiers, or searching in place: `NameSearch.in_place`); one of its own
-        when not given."""
+        when not given. `platform`: the one the code runs on; a call the provider makes only on
+        others (`RawCall.never`) is not found (None: any platform may run it)."""
         self.index = index
         self.names = names or NameSearch(index.tree, index.package, index.cache)
+        self.platform = platform
         self._raw: dict[str, dict[str, list[RawCall]]] = {}  # name -> path -> calls
         self._worker: Worker | None = None  # searching shares of the files (see `start_search`)
         # Its names, all the files, the files of each share, and the shares not taken yet.
@@ -483,6 +492,7 @@ class CallerSearch:
             content = blob_id(data)
             module, is_package = tree.module_name(path)
             parsed: ast.Module | None = None
+            gates: PlatformGates | None = None
             for name in sorted(hits):
                 key = f"{CALLS_FORMAT}:{path}:{content}:{name}"  # relative imports read by the path
                 cached = self.index.cache.get_raw(key)
@@ -493,7 +503,8 @@ class CallerSearch:
                             parsed = parse_limited(data)
                         except (SyntaxError, ValueError):
                             break
-                    collector = _Collector(name, module, is_package, data)
+                    gates = gates or PlatformGates.read(parsed, data)
+                    collector = _Collector(name, module, is_package, data, gates)
                     try:
                         collector.visit(parsed)
                     except RecursionError:  # hostile nesting: this file's calls are unknown
@@ -515,7 +526,12 @@ class CallerSearch:
         file alone is read, not the package's identifiers."""
         if path not in self.index.tree.files:
             return []
-        return self._calls_in([name], [], [path])[name].get(path, [])
+        return self._on_platform(self._calls_in([name], [], [path])[name].get(path, []))
+
+    def _on_platform(self, raws: list[RawCall]) -> list[RawCall]:
+        """The calls that may run on the platform (all of them when none is given)."""
+        platform = self.platform
+        return raws if platform is None else [raw for raw in raws if platform not in raw.never]
 
     def calling_functions(self, name: str) -> list[tuple[str, str]]:
         """Where the provider calls `name`, by any receiver: the (owner symbol, function name) of
@@ -524,7 +540,7 @@ class CallerSearch:
         out = []
         for path, raws in sorted(self._raw[name].items()):
             module, _ = self.index.tree.module_name(path)
-            out += [caller_key(module, raw.function) for raw in raws]
+            out += [caller_key(module, raw.function) for raw in self._on_platform(raws)]
         return list(dict.fromkeys(out))
 
     def calling_functions_on(
@@ -541,7 +557,7 @@ class CallerSearch:
         found = False
         for path, raws in sorted(self._raw[name].items()):
             module, _ = self.index.tree.module_name(path)
-            for raw in raws:
+            for raw in self._on_platform(raws):
                 found = True
                 key: tuple[str, str] | None = caller_key(module, raw.function)
                 # Only a method's own body: a function nested in it runs when something else calls it.
@@ -590,7 +606,7 @@ class CallerSearch:
         out: list[ProviderCall] = []
         for path, raws in sorted(self._raw[wanted].items()):
             module, _ = self.index.tree.module_name(path)
-            for raw in raws:
+            for raw in self._on_platform(raws):
                 through_instance = self._reaches(module, raw, target, name)
                 if through_instance is None:
                     continue

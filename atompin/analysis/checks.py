@@ -83,7 +83,7 @@ class UsageChecker(ImportChecks, PatchChecks, SignatureChecks):
         self._memo: dict[Ref, Resolution] = {}
         self._raw: dict[Ref, Resolution] = {}
         self._read_kinds = usage.read_kinds()
-        self.callers = callers or CallerSearch(index, names)
+        self.callers = callers or CallerSearch(index, names, platform)
         self._baseline_callers: CallerSearch | None = None  # see `_made_at_baseline`
         self._baseline_patches: BaselinePatches | None = None  # see `_replaced_at_baseline`
         # The baseline's files read by `_inert_at_baseline`: the names searched, each file's text

@@ -419,11 +419,11 @@ def analyse_trees(
     packages = consumer_packages(consumer, options.consumer_package, package)
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
-    search = NameSearch(provider, package, cache)
+    search = NameSearch(provider, package, cache, platform=options.platform)
     reach = reach_roots(consumer, packages, package)
     if reach is not None:  # the provider's strings, read with its identifiers (`provider_strings`)
         search.also_read = strings_reader(provider, reach.tops)
-    callers = CallerSearch(index, search)
+    callers = CallerSearch(index, search, options.platform)
     left_by_scan: list[object] = []  # the scan's syntax trees, freed while the contact rules end
     try:
         usage = scan_beside_provider(

@@ -30,6 +30,7 @@ from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import quoted, word_pattern, writes_as_string
+from atompin.analysis.platform_gates import PlatformGates
 from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.syntax import FALSE_CONSTANT, dotted, instance_assignments, walk
@@ -37,7 +38,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-14"
+SITES_FORMAT = "atompin-sites-15"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).
@@ -213,6 +214,9 @@ class NameSite:
     # `if "p" in inspect.signature(f).parameters:` (or of `sig.parameters`, `sig` bound to one):
     # vLLM 0.11.2 passes a platform's `get_attn_backend_cls` one more argument where it takes `use_v1`.
     taken: str = ""
+    # The platforms it surely does not run on: it sits under a test of the platform in the
+    # provider's code (`platform_gates`); sorted, empty when it may run on any.
+    never: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
@@ -226,15 +230,23 @@ class NameSearch:
     finds; the answers are the same."""
 
     def __init__(
-        self, tree: SourceTree, package: str, cache: AnalysisCache | None = None, in_place: bool = False
+        self,
+        tree: SourceTree,
+        package: str,
+        cache: AnalysisCache | None = None,
+        in_place: bool = False,
+        platform: str | None = None,
     ) -> None:
         """`in_place`: read the identifiers of only the files whose lines can write a name asked
         about, found by a search of the tree in place (`SourceTree.files_matching`), rather than
-        every file's once (and cached: a bump reads few again). See `search_in_place_unless_read`."""
+        every file's once (and cached: a bump reads few again). See `search_in_place_unless_read`.
+        `platform`: the one the code runs on; a call or read the provider makes only on others
+        (`NameSite.never`) is not found (None: any platform may run it)."""
         self.tree = tree
         self.package = package
         self.cache = cache or AnalysisCache()
         self.in_place = in_place
+        self.platform = platform
         # Whether the identifiers it loads become those the next search takes (`_LAST_LOADED`):
         # not a baseline's, which stays where it is while a bisect's pin moves on.
         self.keeps_last = True
@@ -243,7 +255,7 @@ class NameSearch:
         self._words_read: dict[IdentifierKind, dict[str, AbstractSet[bytes]]] = {kind: {} for kind in _KIND_PATTERNS}
         self._identifiers: dict[str, Identifiers] = {}
         self._all_loaded = False
-        self._trees: OrderedDict[str, ast.Module | None] = OrderedDict()
+        self._trees: OrderedDict[str, tuple[ast.Module, PlatformGates] | None] = OrderedDict()
         self._looked_up: dict[str, bytes | None] | None = None
         self._memo: dict[tuple[object, ...], dict[str, list[NameSite]]] = {}
         self._read_words: set[bytes] | None = None  # every word written after a dot (`unread`)
@@ -446,10 +458,15 @@ class NameSearch:
             sites = self._search(kind, set(wanted), also, at_least, at_most_files, set(calls))
             self.cache.put_raw(key, _dump_sites(sites))
         out: dict[str, list[NameSite]] = {name: [] for name in wanted}
-        for site in sites:
+        for site in self._on_platform(sites):
             out[site.name].append(site)
         self._memo[memo_key] = out
         return out
+
+    def _on_platform(self, sites: list[NameSite]) -> list[NameSite]:
+        """The sites that may run on the platform (all of them when none is given)."""
+        platform = self.platform
+        return sites if platform is None else [s for s in sites if platform not in s.never]
 
     def _search(
         self, kind: str, names: set[str], also: tuple[str, ...], at_least: int, at_most_files: int, calls: set[str]
@@ -644,13 +661,16 @@ class NameSearch:
     def _identifiers_key(self, path: str) -> str:
         return f"identifiers:{SITES_FORMAT}:{path}:{self.tree.stamp(path)}"
 
-    def _parse(self, path: str) -> ast.Module | None:
-        """A file's syntax tree; the last few are kept, as queries often meet the same files."""
+    def _parse(self, path: str) -> tuple[ast.Module, PlatformGates] | None:
+        """A file's syntax tree and its tests of the platform; the last few are kept, as queries
+        often meet the same files."""
         if path in self._trees:
             self._trees.move_to_end(path)
             return self._trees[path]
+        source = self.tree.read(path)
         try:
-            tree: ast.Module | None = parse_limited(self.tree.read(path))
+            parsed = parse_limited(source)
+            tree: tuple[ast.Module, PlatformGates] | None = (parsed, PlatformGates.read(parsed, source))
         except (SyntaxError, ValueError):
             tree = None
         self.parsed += 1
@@ -661,7 +681,7 @@ class NameSearch:
 
     def file_sites(self, path: str, names: AbstractSet[str]) -> list[NameSite]:
         """Every call and read of `names` in one file (cached by its content); none when it is not here."""
-        return self._file_sites(path, names) if path in self.tree.files else []
+        return self._on_platform(self._file_sites(path, names)) if path in self.tree.files else []
 
     def _file_sites(self, path: str, names: AbstractSet[str]) -> list[NameSite]:
         content = self.tree.content_id(path)
@@ -676,9 +696,9 @@ class NameSearch:
             else:
                 out += found
         if missing:
-            tree = self._parse(path)
+            parsed = self._parse(path)
             try:
-                extracted = sites_in(tree, path, missing) if tree is not None else []
+                extracted = sites_in(*parsed, path, missing) if parsed is not None else []
             except RecursionError:  # hostile nesting: this file's uses are unknown
                 extracted = []
             for name in sorted(missing):
@@ -779,6 +799,7 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.named,
             s.method,
             s.taken,
+            list(s.never),
         ]
         for s in sites
     ]
@@ -807,6 +828,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 named,
                 method,
                 taken,
+                tuple(never),
             )
             for (
                 name,
@@ -826,6 +848,7 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 named,
                 method,
                 taken,
+                never,
             ) in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
@@ -836,17 +859,19 @@ def _digest(parts: object) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
-def sites_in(tree: ast.Module, path: str, names: AbstractSet[str]) -> list[NameSite]:
-    """Every call, read and method definition of `names` in one file's syntax tree."""
-    visitor = _SiteVisitor(path, names)
+def sites_in(tree: ast.Module, gates: PlatformGates, path: str, names: AbstractSet[str]) -> list[NameSite]:
+    """Every call, read and method definition of `names` in one file's syntax tree (`gates`: its
+    tests of the platform)."""
+    visitor = _SiteVisitor(path, names, gates)
     visitor.visit(tree)
     return visitor.sites
 
 
 class _SiteVisitor(ast.NodeVisitor):
-    def __init__(self, path: str, names: AbstractSet[str]) -> None:
+    def __init__(self, path: str, names: AbstractSet[str], gates: PlatformGates) -> None:
         self.path = path
         self.names = names
+        self.gates = gates
         self.sites: list[NameSite] = []
         self.classes: list[str] = []
         self.class_nodes: list[ast.ClassDef] = []  # the enclosing classes, as `classes`
@@ -882,6 +907,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 function=function,
                 guarded=name in guarded,
                 method=method,
+                never=self.gates.never(node) if kind is not SiteKind.DEF else (),
                 **extra,  # type: ignore[arg-type]
             )
         )
