@@ -90,6 +90,11 @@ def e(x):
         return None
     x.after_other_test()
     return current_platform.is_cuda() and x.in_the_test()
+
+def f(x):
+    x.before_assert()
+    assert current_platform.is_cuda_alike(), "CUDA or ROCm only"
+    x.after_assert()
 """
 
 
@@ -120,6 +125,8 @@ def test_the_platforms_each_call_of_a_file_does_not_run_on():
         "after_other_test": set(),
         # Only statements are narrowed: a call inside the test itself is not.
         "in_the_test": set(),
+        "before_assert": set(),
+        "after_assert": ALL - {"cuda", "rocm"},
     }
     # A file that never writes a test of the platform is not walked.
     assert PlatformGates.read(tree, b"def a(): pass\n").never(tree.body[0]) == ()

@@ -36,7 +36,7 @@ from atompin.lines import line_starts
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
-CALLS_FORMAT = "atompin-calls-5"
+CALLS_FORMAT = "atompin-calls-6"
 
 # The provider's files are searched in this many shares when two processes search them.
 _SHARES = 32

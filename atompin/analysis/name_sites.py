@@ -38,7 +38,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-15"
+SITES_FORMAT = "atompin-sites-16"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).

@@ -8,6 +8,7 @@ there cannot reach a consumer running on another platform: given the platform
 (`name_sites`, `callsites`) leave such a site out, at the pin and at the baseline
 alike. Read from the syntax alone, by the name vLLM gives its platform everywhere
 (`current_platform`, or `x.current_platform`) and torch's build (`torch.version.hip`).
+What follows `assert current_platform.is_cuda()` runs only where it holds too.
 
 Pure: a syntax tree in, the spans of its code each test rules out platforms for.
 """
@@ -198,9 +199,16 @@ def _exits(stmts: list[ast.stmt]) -> bool:
 
 def _block(stmts: list[ast.stmt], never: frozenset[str], out: list[_Span], marked: list[int]) -> None:
     """Read a block under `never`: an `if` testing the platform narrows its branches, and when one
-    branch leaves the block (`return`, `raise`, ...), the statements after it too. A statement
-    without a `marked` line holds no such test (what encloses it is recorded already)."""
+    branch leaves the block (`return`, `raise`, ...), the statements after it too, as an `assert`
+    of such a test does. A statement without a `marked` line holds no such test (what encloses it
+    is recorded already)."""
     for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.Assert) and _holds_marked(stmt, marked):
+            fails = platform_test(stmt.test).fails
+            if fails - never:
+                _span(stmts[i + 1 :], never | fails, out, marked)
+                return
+            continue
         if not isinstance(stmt, _COMPOUND) or not _holds_marked(stmt, marked):
             continue
         if isinstance(stmt, ast.If):
