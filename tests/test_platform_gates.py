@@ -8,6 +8,8 @@ from textwrap import dedent
 
 import pytest
 
+from atompin.analysis.import_gates import ImportGates
+from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.platform_gates import PlatformGates, platform_test
 from atompin.analysis.platforms import PLATFORMS
 from atompin.analysis.results import check_trees
@@ -215,3 +217,104 @@ def test_a_call_the_baseline_made_only_on_other_platforms_is_new_here():
         [finding] = check(pin, baseline, platform).findings
         assert finding.severity.value == "warning"
         assert "it fails at the baseline too" in finding.message
+
+
+# vLLM's per-vendor model folders: the package's `__init__` imports one per platform.
+VENDOR = {
+    **POOL_B,
+    "pv/drain.py": "",
+    "pv/models/__init__.py": "",
+    "pv/models/big/__init__.py": """
+        from typing import TYPE_CHECKING
+
+        from pv.platforms import current_platform
+
+        if TYPE_CHECKING:
+            from .nvidia.model import Model
+        elif current_platform.is_cuda():
+            from .nvidia.model import Model
+        else:
+            from .generic import Model
+    """,
+    "pv/models/big/generic.py": "class Model:\n    pass\n",
+    "pv/models/big/nvidia/__init__.py": '"""The CUDA kernels of pv.models.big.nvidia.model."""\n',
+    "pv/models/big/nvidia/model.py": """
+        from .kernels import drain
+
+        class Model:
+            def free(self, pool, blocks):
+                drain(pool, blocks)
+    """,
+    # Imported only by the CUDA model: not on ROCm either.
+    "pv/models/big/nvidia/kernels.py": """
+        def drain(pool, blocks):
+            pool.free(blocks, evict_first=True)
+    """,
+}
+
+
+def vendor_errors(platform: str | None, **changed: str) -> list[tuple[str, str]]:
+    return errors(check({**VENDOR, **changed}, POOL_A, platform))
+
+
+def test_a_call_in_a_module_imported_only_on_other_platforms_breaks_nothing_here():
+    broken = [("arity-drift", "pv.pool:Pool.free")]
+    assert vendor_errors(None) == broken
+    assert vendor_errors("cuda") == broken
+    assert vendor_errors("rocm") == []
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        # A registry naming the module by its dotted path may import it anywhere.
+        {"pv/registry.py": 'MODELS = {"Big": "pv.models.big.nvidia.model:Model"}\n'},
+        # So may a lazy `__getattr__` anywhere in the package (`import_module(f".{name}", ...)`).
+        {
+            "pv/models/big/nvidia/__init__.py": (
+                "import importlib\n_LAZY = {'Model': 'model'}\n\n"
+                "def __getattr__(name):\n    return importlib.import_module(f'.{_LAZY[name]}', __name__)\n"
+            )
+        },
+        # An import on every platform, in a module imported on every platform.
+        {"pv/models/big/generic.py": "from .nvidia.model import Model as Fast\n"},
+    ],
+)
+def test_a_module_that_may_be_imported_elsewhere_counts_everywhere(changed):
+    assert vendor_errors("rocm", **changed) == [("arity-drift", "pv.pool:Pool.free")]
+
+
+def test_a_module_the_consumer_imports_itself_counts_everywhere():
+    c = MemoryTree(
+        dedent_files(
+            {"plug/__init__.py": "", "plug/mod.py": WRAPPER + "\nfrom pv.models.big.nvidia.model import Model\n"}
+        ),
+        "consumer",
+    )
+    p = MemoryTree(dedent_files({"pv/__init__.py": "", **VENDOR}), "provider")
+    b = MemoryTree(dedent_files({"pv/__init__.py": "", **POOL_A}), "baseline")
+    result = check_trees(c, p, "pv", "plug", baseline=b, baseline_label="1.0", platform="rocm")
+    assert errors(result) == [("arity-drift", "pv.pool:Pool.free")]
+
+
+def test_the_platforms_that_never_import_a_module():
+    tree = MemoryTree(dedent_files({"pv/__init__.py": "", **VENDOR}), "provider")
+    search = NameSearch(tree, "pv")
+    gates = ImportGates(tree, "pv", lambda word: search.files_reading([word]))
+    not_cuda = ALL - {"cuda"}
+    assert gates.never("pv/models/big/nvidia/model.py") == not_cuda
+    assert gates.never("pv/models/big/nvidia/kernels.py") == not_cuda
+    assert gates.never("pv/models/big/generic.py") == {"cuda"}
+    # Neither a package nor a module outside a package testing the platform is asked about.
+    assert gates.never("pv/models/big/nvidia/__init__.py") == frozenset()
+    assert gates.never("pv/pool.py") == frozenset()
+
+
+def test_a_provider_in_the_src_layout_has_its_importers_found():
+    files = {f"src/{path}": text for path, text in {"pv/__init__.py": "", **VENDOR}.items()}
+    tree = MemoryTree(dedent_files({"pyproject.toml": "[project]\nname = 'pv'\n", **files}), "provider")
+    assert tree.package_root == "src/"
+    search = NameSearch(tree, "pv")
+    gates = ImportGates(tree, "pv", lambda word: search.files_reading([word]))
+    # Its own folder's imports (`from .kernels import drain`) are found there too.
+    assert gates.never("src/pv/models/big/nvidia/kernels.py") == ALL - {"cuda"}

@@ -29,6 +29,8 @@ class Baseline:
     # `Reachability.blocked` there), worked out when first asked (`gated_off`).
     gated_off_of: Callable[[], frozenset[str]] = frozenset
     platform: str | None = None  # the one the code runs on, for its tests of the platform (None: any)
+    # The provider's modules the consumer imports itself (`NameSearch.consumer_reaches`).
+    consumer_reaches: frozenset[str] = frozenset()
 
     @cached_property
     def gated_off(self) -> frozenset[str]:
@@ -113,6 +115,7 @@ class Baseline:
         unless a run cached them all: a bump's baseline is the pin the last lock read, and taking
         its identifiers from the cache beats searching and reading a third of vLLM's files again."""
         search = NameSearch(self.index.tree, self.index.package, self.index.cache, platform=self.platform)
+        search.consumer_reaches = self.consumer_reaches
         search.in_place = not search.identifiers_cached()
         search.keeps_last = False
         return search

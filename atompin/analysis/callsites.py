@@ -36,7 +36,7 @@ from atompin.lines import line_starts
 from atompin.model import Site
 from atompin.sources.tree import blob_id
 
-CALLS_FORMAT = "atompin-calls-6"
+CALLS_FORMAT = "atompin-calls-7"
 
 # The provider's files are searched in this many shares when two processes search them.
 _SHARES = 32
@@ -526,12 +526,17 @@ class CallerSearch:
         file alone is read, not the package's identifiers."""
         if path not in self.index.tree.files:
             return []
-        return self._on_platform(self._calls_in([name], [], [path])[name].get(path, []))
+        return self._on_platform(self._calls_in([name], [], [path])[name].get(path, []), path)
 
-    def _on_platform(self, raws: list[RawCall]) -> list[RawCall]:
-        """The calls that may run on the platform (all of them when none is given)."""
+    def _on_platform(self, raws: list[RawCall], path: str) -> list[RawCall]:
+        """The calls in the file at `path` that may run on the platform (all of them when none is
+        given): neither under a test of it that fails there, nor in a module nothing imports there."""
         platform = self.platform
-        return raws if platform is None else [raw for raw in raws if platform not in raw.never]
+        if platform is None or not raws:
+            return raws
+        if platform in self.names.module_never(path):
+            return []
+        return [raw for raw in raws if platform not in raw.never]
 
     def calling_functions(self, name: str) -> list[tuple[str, str]]:
         """Where the provider calls `name`, by any receiver: the (owner symbol, function name) of
@@ -540,7 +545,7 @@ class CallerSearch:
         out = []
         for path, raws in sorted(self._raw[name].items()):
             module, _ = self.index.tree.module_name(path)
-            out += [caller_key(module, raw.function) for raw in self._on_platform(raws)]
+            out += [caller_key(module, raw.function) for raw in self._on_platform(raws, path)]
         return list(dict.fromkeys(out))
 
     def calling_functions_on(
@@ -557,7 +562,7 @@ class CallerSearch:
         found = False
         for path, raws in sorted(self._raw[name].items()):
             module, _ = self.index.tree.module_name(path)
-            for raw in self._on_platform(raws):
+            for raw in self._on_platform(raws, path):
                 found = True
                 key: tuple[str, str] | None = caller_key(module, raw.function)
                 # Only a method's own body: a function nested in it runs when something else calls it.
@@ -606,7 +611,7 @@ class CallerSearch:
         out: list[ProviderCall] = []
         for path, raws in sorted(self._raw[wanted].items()):
             module, _ = self.index.tree.module_name(path)
-            for raw in self._on_platform(raws):
+            for raw in self._on_platform(raws, path):
                 through_instance = self._reaches(module, raw, target, name)
                 if through_instance is None:
                     continue

@@ -465,7 +465,12 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     # re-exports it, it may change (vllm-rbln adds its env vars to vLLM's table).
     # Code that cannot run at a provider's version changes nothing there (ROLL reads the table only
     # in its patch package for vLLM 0.8.4).
-    reached_anywhere = {part for name in provider_names_reached(usage) for part in name.split(".")}
+    names_reached = provider_names_reached(usage)
+    reached_anywhere = {part for name in names_reached for part in name.split(".")}
+    # The provider's modules the consumer imports itself, by every dotted prefix of what it reaches:
+    # imported on every platform (`ImportGates`).
+    consumer_reaches = frozenset(name.rsplit(".", i)[0] for name in names_reached for i in range(name.count(".") + 1))
+    search.consumer_reaches = consumer_reaches
     # The files only false version gates import, at a release's version: asked once each, and only
     # when something needs it.
     gated_off_at = functools.cache(lambda version: frozenset(_gated_off(edge.reach, usage, version, options.platform)))
@@ -479,6 +484,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             baseline_version,
             functools.partial(gated_off_at, baseline_version),
             options.platform,
+            consumer_reaches,
         )
         if base_index is not None
         else None

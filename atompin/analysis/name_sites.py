@@ -28,6 +28,7 @@ from typing import Literal
 
 from atompin.analysis.arity import CallShape, shape_of
 from atompin.analysis.cache import AnalysisCache
+from atompin.analysis.import_gates import ImportGates
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import quoted, word_pattern, writes_as_string
 from atompin.analysis.platform_gates import PlatformGates
@@ -38,7 +39,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-16"
+SITES_FORMAT = "atompin-sites-17"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).
@@ -247,6 +248,10 @@ class NameSearch:
         self.cache = cache or AnalysisCache()
         self.in_place = in_place
         self.platform = platform
+        # What the consumer imports of the provider (every dotted prefix of the names it reaches):
+        # a module it imports itself is imported on every platform (`ImportGates`).
+        self.consumer_reaches: frozenset[str] = frozenset()
+        self._imports: ImportGates | None = None
         # Whether the identifiers it loads become those the next search takes (`_LAST_LOADED`):
         # not a baseline's, which stays where it is while a bisect's pin moves on.
         self.keeps_last = True
@@ -464,9 +469,27 @@ class NameSearch:
         return out
 
     def _on_platform(self, sites: list[NameSite]) -> list[NameSite]:
-        """The sites that may run on the platform (all of them when none is given)."""
+        """The sites that may run on the platform (all of them when none is given): neither under
+        a test of it that fails there, nor in a module nothing imports there."""
         platform = self.platform
-        return sites if platform is None else [s for s in sites if platform not in s.never]
+        if platform is None:
+            return sites
+        return [
+            s
+            for s in sites
+            if s.kind is SiteKind.DEF or (platform not in s.never and platform not in self.module_never(s.path))
+        ]
+
+    def module_never(self, path: str) -> frozenset[str]:
+        """The platforms on which nothing imports the provider file at `path` (`ImportGates`)."""
+        if self._imports is None:  # (what the consumer reaches is read when asked: set after its scan)
+            self._imports = ImportGates(
+                self.tree,
+                self.package,
+                lambda word: self.files_reading([word]),
+                lambda module: module in self.consumer_reaches,
+            )
+        return self._imports.never(path)
 
     def _search(
         self, kind: str, names: set[str], also: tuple[str, ...], at_least: int, at_most_files: int, calls: set[str]

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from atompin.analysis.platforms import PLATFORM_METHODS, PLATFORMS, TORCH_VERSIONS, UNKNOWN, PlatformTest
+from atompin.analysis.syntax import dotted
 from atompin.lines import line_numbers
 
 # `current_platform.device_type == "..."`: the platforms of vLLM's own that name their device so
@@ -33,11 +34,16 @@ _DEVICE_TYPES: dict[str, frozenset[str]] = {
 }
 _IN_TREE = frozenset(PLATFORMS) - {"oot"}
 
-# What a line must hold to test the platform: only the statements around such lines are walked.
-_MARKERS = (b"current_platform", b"torch.version")
+# What a line must hold to test the platform (or to be a branch that never runs, `if
+# TYPE_CHECKING:`): only the statements around such lines are walked.
+PLATFORM_MARKERS = (b"current_platform", b"torch.version")
+_MARKERS = (*PLATFORM_MARKERS, b"TYPE_CHECKING")
 
 # A statement after which the rest of its block does not run.
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+# A test that holds on no platform: what it guards never runs.
+NEVER = PlatformTest(frozenset(), frozenset(PLATFORMS), "")
 
 Position = tuple[int, int]  # (line, column), as the syntax tree gives a node's start
 
@@ -111,7 +117,8 @@ def _compare(node: ast.Compare) -> PlatformTest:
 def platform_test(test: ast.expr) -> PlatformTest:
     """What a test in the provider's code says of the platform (`UNKNOWN`: nothing): vLLM's
     `current_platform.is_rocm()` and the like, `current_platform.device_type == "tpu"` (or `!=`,
-    `in`), torch's `torch.version.hip` (`is not None`, `is None`), under `not`, `and`, `or`."""
+    `in`), torch's `torch.version.hip` (`is not None`, `is None`), under `not`, `and`, `or`;
+    `TYPE_CHECKING` holds on none (`NEVER`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return platform_test(test.operand).negated("")
     if isinstance(test, ast.BoolOp):
@@ -127,6 +134,8 @@ def platform_test(test: ast.expr) -> PlatformTest:
         return UNKNOWN
     if isinstance(test, ast.Compare):
         return _compare(test)
+    if dotted(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+        return NEVER  # what only a type checker reads runs nowhere
     built = _torch_version(test)
     return PlatformTest.exact(built, "") if built is not None else UNKNOWN
 

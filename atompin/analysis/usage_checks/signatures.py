@@ -311,6 +311,7 @@ class SignatureChecks:
             return ""
         if self._baseline_callers is None:
             self._baseline_callers = CallerSearch(self.baseline.index, platform=self.baseline.platform)
+            self._baseline_callers.names.consumer_reaches = self.baseline.consumer_reaches
         owner = caller[0].partition(":")[2]  # the calling class's qualname ("" for a function)
         names = [name for _, name in self._call_targets(patch)]
         then = [raw for name in names for raw in self._baseline_callers.file_calls(site.path, name)]
