@@ -37,7 +37,7 @@ _IN_TREE = frozenset(PLATFORMS) - {"oot"}
 # What a line must hold to test the platform (or to be a branch that never runs, `if
 # TYPE_CHECKING:`): only the statements around such lines are walked.
 PLATFORM_MARKERS = (b"current_platform", b"torch.version")
-_MARKERS = (*PLATFORM_MARKERS, b"TYPE_CHECKING")
+MARKERS = (*PLATFORM_MARKERS, b"TYPE_CHECKING")
 
 # A statement after which the rest of its block does not run.
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -159,7 +159,7 @@ class PlatformGates:
         lines write `current_platform` or `torch.version` are walked into (a tenth of vLLM's files
         test the platform at all, and a few of their functions)."""
         spans: list[_Span] = []
-        offsets = [at for marker in _MARKERS for at in _offsets(source, marker)]
+        offsets = [at for marker in MARKERS for at in _offsets(source, marker)]
         if offsets:
             lines = sorted(set(line_numbers(source, offsets).values()))
             _block(tree.body, frozenset(), spans, lines)
@@ -234,7 +234,7 @@ def _block(stmts: list[ast.stmt], never: frozenset[str], out: list[_Span], marke
                     _span(stmts[i + 1 :], rest, out, marked)
                     return
                 continue
-        for child in _blocks_of(stmt):
+        for child in blocks_of(stmt):
             _block(child, never, out, marked)
 
 
@@ -255,7 +255,7 @@ _COMPOUND = (
 )
 
 
-def _blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
+def blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
     """The statement lists directly inside `stmt` (a function's body, a loop's, a handler's...)."""
     blocks = []
     for field in ("body", "orelse", "finalbody"):
