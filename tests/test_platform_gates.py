@@ -318,3 +318,17 @@ def test_a_provider_in_the_src_layout_has_its_importers_found():
     gates = ImportGates(tree, "pv", lambda word: search.files_reading([word]))
     # Its own folder's imports (`from .kernels import drain`) are found there too.
     assert gates.never("src/pv/models/big/nvidia/kernels.py") == ALL - {"cuda"}
+
+
+def test_a_string_naming_a_module_counts_where_it_is_written():
+    """A table of dotted paths in a module imported only on CUDA names the kernels there alone."""
+    gated = {
+        "pv/models/big/nvidia/model.py": VENDOR["pv/models/big/nvidia/model.py"].replace(
+            "from .kernels import drain", "from .kernels import drain\n        from .table import KERNELS"
+        ),
+        "pv/models/big/nvidia/table.py": 'KERNELS = ["pv.models.big.nvidia.kernels"]\n',
+    }
+    assert vendor_errors("rocm", **gated) == []
+    # Held in a module imported everywhere, it may be imported anywhere.
+    everywhere = {"pv/models/big/generic.py": 'class Model:\n    KERNELS = ["pv.models.big.nvidia.kernels"]\n'}
+    assert vendor_errors("rocm", **everywhere) == [("arity-drift", "pv.pool:Pool.free")]
