@@ -278,6 +278,12 @@ def test_a_call_in_a_module_imported_only_on_other_platforms_breaks_nothing_here
         },
         # An import on every platform, in a module imported on every platform.
         {"pv/models/big/generic.py": "from .nvidia.model import Model as Fast\n"},
+        # One from a folder below the module's, which need not write the folder's name.
+        {
+            "pv/models/big/generic.py": "from .nvidia.ops.fast import drain\n",
+            "pv/models/big/nvidia/ops/__init__.py": "",
+            "pv/models/big/nvidia/ops/fast.py": "from ..kernels import drain\n",
+        },
     ],
 )
 def test_a_module_that_may_be_imported_elsewhere_counts_everywhere(changed):

@@ -8,10 +8,10 @@ calls (`name_sites`, `callsites`) leave out a call in a module never imported th
 `platform_gates` leaves out one under a test of the platform.
 
 Read only for the parts of a package its `__init__` imports only on some platforms (the vendor
-folders). A module's ways in are found by its name: the files that write its folder's name after
-a dot and its own name (every absolute import of it, every relative one from outside its folder,
-every string naming it writes `.nvidia` and `model`; outside the choosing package, only files
-writing that package's name are read), and the files of its own folder. Each import of it, and
+folders). A module's ways in are found by its name: the files that write its own name and,
+outside its folder, its folder's name after a dot (every absolute import of it, every relative
+one from outside its folder, every string naming it writes `.nvidia` and `model`; outside the
+choosing package, only files writing that package's name are read). Each import of it, and
 each string naming it (a registry's dotted path; not a docstring), counts where it is written:
 under the tests of the platform around it (`PlatformGates`), in a module imported only on some
 platforms itself (asked again, a few steps up). Unsure is "any platform": a module the consumer
@@ -188,18 +188,19 @@ class ImportGates:
         own = self.tree.find_module(module)
         if own is None or not own.path:
             return None
+        # Each import of it writes its own name, and, from outside its folder, its folder's name after
+        # a dot (`.nvidia.model`, `from .nvidia import model`; within it, `from .model`, `from ..model`);
+        # one from outside the package choosing the folder writes that package's name too
+        # (`vllm.models.kimi_k3.nvidia.model`, `from ..kimi_k3.nvidia`).
         folder = own.path.rpartition("/")[0] + "/"
-        siblings = [p for p in self.tree.python_files(parent) if p.startswith(folder) and "/" not in p[len(folder) :]]
-        # Each import of it writes its folder's name after a dot and its own name (`.nvidia.model`,
-        # `from .nvidia import model`); one from outside the package testing the platform writes
-        # that package's name too (`vllm.models.kimi_k3.nvidia.model`, `from ..kimi_k3.nvidia`).
+        within = [p for p in self.tree.python_files(parent) if p.startswith(folder)]
         package = self._platform_package(module)
         inside = self.tree.find_module(package)
         prefix = inside.path.rpartition("/")[0] + "/" if inside is not None else ""
         outside = self._naming_word(package.rpartition(".")[2])
         paths = [p for p in self._naming_word(parent_last) if p.startswith(prefix) or p in outside]
-        naming = self.tree.files_containing(sorted(paths), [last.encode()])
-        paths = sorted({*naming, *siblings} - {own.path})
+        naming = self.tree.files_containing(sorted({*paths, *within}), [last.encode()])
+        paths = sorted(set(naming) - {own.path})
         if len(paths) > _MAX_FILES:
             return None
         out: list[tuple[_File, frozenset[str]]] = []
