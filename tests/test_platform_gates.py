@@ -338,3 +338,9 @@ def test_a_string_naming_a_module_counts_where_it_is_written():
     # Held in a module imported everywhere, it may be imported anywhere.
     everywhere = {"pv/models/big/generic.py": 'class Model:\n    KERNELS = ["pv.models.big.nvidia.kernels"]\n'}
     assert vendor_errors("rocm", **everywhere) == [("arity-drift", "pv.pool:Pool.free")]
+
+
+def test_a_star_import_of_the_folder_may_import_the_module():
+    """`from .nvidia import *` imports what `nvidia/__init__.py`'s `__all__` names, submodules too."""
+    star = {"pv/models/big/generic.py": "from .nvidia import *\n"}
+    assert vendor_errors("rocm", **star) == [("arity-drift", "pv.pool:Pool.free")]

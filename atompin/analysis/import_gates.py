@@ -188,10 +188,10 @@ class ImportGates:
         own = self.tree.find_module(module)
         if own is None or not own.path:
             return None
-        # Each import of it writes its own name, and, from outside its folder, its folder's name after
-        # a dot (`.nvidia.model`, `from .nvidia import model`; within it, `from .model`, `from ..model`);
-        # one from outside the package choosing the folder writes that package's name too
-        # (`vllm.models.kimi_k3.nvidia.model`, `from ..kimi_k3.nvidia`).
+        # Each import of it writes its own name (or `import *` of its folder) and, from outside its
+        # folder, the folder's name after a dot (`.nvidia.model`, `from .nvidia import model`; within
+        # it, `from .model`, `from ..model`); one from outside the package choosing the folder writes
+        # that package's name too (`vllm.models.kimi_k3.nvidia.model`, `from ..kimi_k3.nvidia`).
         folder = own.path.rpartition("/")[0] + "/"
         within = [p for p in self.tree.python_files(parent) if p.startswith(folder)]
         package = self._platform_package(module)
@@ -199,7 +199,7 @@ class ImportGates:
         prefix = inside.path.rpartition("/")[0] + "/" if inside is not None else ""
         outside = self._naming_word(package.rpartition(".")[2])
         paths = [p for p in self._naming_word(parent_last) if p.startswith(prefix) or p in outside]
-        naming = self.tree.files_containing(sorted({*paths, *within}), [last.encode()])
+        naming = self.tree.files_containing(sorted({*paths, *within}), [last.encode(), b"import *"])
         paths = sorted(set(naming) - {own.path})
         if len(paths) > _MAX_FILES:
             return None
@@ -233,7 +233,8 @@ def _imports(node: ast.Import | ast.ImportFrom, file: _File, module: str) -> boo
     if source == module or source.startswith(module + "."):
         return True
     parent, _, last = module.rpartition(".")
-    return source == parent and any(alias.name == last for alias in node.names)
+    # `from pkg import *` imports the submodules the package's `__all__` names: taken as one.
+    return source == parent and any(alias.name in (last, "*") for alias in node.names)
 
 
 def _parts_imported(node: ast.Import | ast.ImportFrom, file: _File, package: str) -> set[str]:
