@@ -532,11 +532,9 @@ class CallerSearch:
         """The calls in the file at `path` that may run on the platform (all of them when none is
         given): neither under a test of it that fails there, nor in a module nothing imports there."""
         platform = self.platform
-        if platform is None or not raws:
+        if platform is None:
             return raws
-        if platform in self.names.module_never(path):
-            return []
-        return [raw for raw in raws if platform not in raw.never]
+        return [raw for raw in raws if self.names.runs_on(platform, raw.never, path)]
 
     def calling_functions(self, name: str) -> list[tuple[str, str]]:
         """Where the provider calls `name`, by any receiver: the (owner symbol, function name) of

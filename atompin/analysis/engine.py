@@ -468,8 +468,12 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     names_reached = provider_names_reached(usage)
     reached_anywhere = {part for name in names_reached for part in name.split(".")}
     # The provider's modules the consumer imports itself, by every dotted prefix of what it reaches:
-    # imported on every platform (`ImportGates`).
-    consumer_reaches = frozenset(name.rsplit(".", i)[0] for name in names_reached for i in range(name.count(".") + 1))
+    # imported on every platform (`ImportGates`, asked only for a platform).
+    consumer_reaches = (
+        frozenset(name.rsplit(".", i)[0] for name in names_reached for i in range(name.count(".") + 1))
+        if options.platform is not None
+        else frozenset()
+    )
     search.consumer_reaches = consumer_reaches
     # The files only false version gates import, at a release's version: asked once each, and only
     # when something needs it.

@@ -474,14 +474,15 @@ class NameSearch:
         platform = self.platform
         if platform is None:
             return sites
-        return [
-            s
-            for s in sites
-            if s.kind is SiteKind.DEF or (platform not in s.never and platform not in self.module_never(s.path))
-        ]
+        return [s for s in sites if s.kind is SiteKind.DEF or self.runs_on(platform, s.never, s.path)]
 
-    def module_never(self, path: str) -> frozenset[str]:
-        """The platforms on which nothing imports the provider file at `path` (`ImportGates`)."""
+    def runs_on(self, platform: str, never: tuple[str, ...], path: str) -> bool:
+        """May code of the provider file at `path`, under tests of the platform that fail on
+        `never` (`NameSite.never`, `RawCall.never`), run on `platform`: is it neither under such a
+        test nor in a module nothing imports there (`ImportGates`)?"""
+        return platform not in never and platform not in self._module_never(path)
+
+    def _module_never(self, path: str) -> frozenset[str]:
         if self._imports is None:  # (what the consumer reaches is read when asked: set after its scan)
             self._imports = ImportGates(
                 self.tree,

@@ -20,7 +20,7 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from atompin.analysis.platforms import PLATFORM_METHODS, PLATFORMS, TORCH_VERSIONS, UNKNOWN, PlatformTest
+from atompin.analysis.platforms import PLATFORM_METHODS, PLATFORMS, TORCH_VERSIONS, UNKNOWN, PlatformTest, combined
 from atompin.analysis.syntax import dotted
 from atompin.lines import line_numbers
 
@@ -122,11 +122,7 @@ def platform_test(test: ast.expr) -> PlatformTest:
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return platform_test(test.operand).negated("")
     if isinstance(test, ast.BoolOp):
-        tests = [platform_test(v) for v in test.values]
-        combined = tests[0]
-        for each in tests[1:]:
-            combined = combined.both(each, "") if isinstance(test.op, ast.And) else combined.either(each, "")
-        return combined
+        return combined(isinstance(test.op, ast.And), [platform_test(v) for v in test.values], "")
     if isinstance(test, ast.Call) and not test.args and not test.keywords:
         func = test.func
         if isinstance(func, ast.Attribute) and func.attr in PLATFORM_METHODS and _is_platform(func.value):

@@ -64,6 +64,15 @@ class PlatformTest:
 UNKNOWN = PlatformTest(frozenset(), frozenset(), "")
 
 
+def combined(both: bool, tests: list[PlatformTest], text: str) -> PlatformTest:
+    """`a and b` (`both`) or `a or b` of these tests (`UNKNOWN` for a test of anything else):
+    where the whole surely holds or fails, whatever the others say."""
+    result = tests[0]
+    for test in tests[1:]:
+        result = result.both(test, text) if both else result.either(test, text)
+    return PlatformTest(result.holds, result.fails, text)
+
+
 def platform_error(name: str) -> str | None:
     """Why `name` is no platform atompin knows (None: it is one)."""
     if name in PLATFORMS:

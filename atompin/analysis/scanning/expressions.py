@@ -29,7 +29,7 @@ from atompin.analysis.gates import (
     version_slice,
 )
 from atompin.analysis.names import writes_as_string
-from atompin.analysis.platforms import PLATFORM_METHODS, TORCH_VERSIONS, UNKNOWN, PlatformTest
+from atompin.analysis.platforms import PLATFORM_METHODS, TORCH_VERSIONS, UNKNOWN, PlatformTest, combined
 from atompin.analysis.scanning.common import (
     DOTTED_NAME,
     TYPING_MODULES,
@@ -305,7 +305,8 @@ class ExpressionEvaluator:
         ):
             # `is_rocm() or is_cuda()`; beside a test of anything else at run time, what the platform
             # decides. (Beside a version gate, a probe or an object, the expression is theirs.)
-            return _platform_combined(isinstance(node.op, ast.And), values, node_text(node))
+            tests = [v if isinstance(v, PlatformTest) else UNKNOWN for v in values]
+            return combined(isinstance(node.op, ast.And), tests, node_text(node))
         if any(isinstance(v, Gate) for v in values):
             texts = [node_text(v) for v in node.values]
             return gates.combine(isinstance(node.op, ast.And), values, texts, node_text(node))
@@ -973,16 +974,6 @@ def _through_flags(callee: Value, flags: Clauses) -> tuple[Value, bool]:
         return None, False
     # (No other branch known, as after merging branches that all bound provider objects: it may be.)
     return callee, not callee.other_when or not all(excludes(flags, other) for other in callee.other_when)
-
-
-def _platform_combined(both: bool, values: list[Value], text: str) -> PlatformTest:
-    """`a and b` (`both`) or `a or b` of tests some of which test the platform (the others are
-    taken as unknown): where it holds or fails whatever they say."""
-    tests = [v if isinstance(v, PlatformTest) else UNKNOWN for v in values]
-    combined = tests[0]
-    for test in tests[1:]:
-        combined = combined.both(test, text) if both else combined.either(test, text)
-    return replace(combined, text=text)
 
 
 def _platform_method(callee: Value, node: ast.Call) -> PlatformTest | None:
