@@ -306,7 +306,7 @@ def test_a_module_the_consumer_imports_itself_counts_everywhere():
 def test_the_platforms_that_never_import_a_module():
     tree = MemoryTree(dedent_files({"pv/__init__.py": "", **VENDOR}), "provider")
     search = NameSearch(tree, "pv")
-    gates = ImportGates(tree, "pv", lambda word: search.files_reading([word]))
+    gates = ImportGates(tree, lambda word: search.files_reading([word]))
     not_cuda = ALL - {"cuda"}
     assert gates.never("pv/models/big/nvidia/model.py") == not_cuda
     assert gates.never("pv/models/big/nvidia/kernels.py") == not_cuda
@@ -321,7 +321,7 @@ def test_a_provider_in_the_src_layout_has_its_importers_found():
     tree = MemoryTree(dedent_files({"pyproject.toml": "[project]\nname = 'pv'\n", **files}), "provider")
     assert tree.package_root == "src/"
     search = NameSearch(tree, "pv")
-    gates = ImportGates(tree, "pv", lambda word: search.files_reading([word]))
+    gates = ImportGates(tree, lambda word: search.files_reading([word]))
     # Its own folder's imports (`from .kernels import drain`) are found there too.
     assert gates.never("src/pv/models/big/nvidia/kernels.py") == ALL - {"cuda"}
 

@@ -96,7 +96,6 @@ class ImportGates:
     def __init__(
         self,
         tree: SourceTree,
-        package: str,
         files_naming: Callable[[str], list[str]],
         consumer_reaches: Callable[[str], bool] = lambda module: False,
     ) -> None:
@@ -104,7 +103,6 @@ class ImportGates:
         identifiers: cached, so a bump asks git for little); `consumer_reaches(module)`: does the
         consumer import the module (or a name of it) itself?"""
         self.tree = tree
-        self.package = package
         self.files_naming = files_naming
         self.consumer_reaches = consumer_reaches
         self._naming: dict[str, frozenset[str]] = {}  # see `_naming_word`
@@ -122,7 +120,7 @@ class ImportGates:
         found = self._never.get(module)
         if found is not None:
             return found
-        if depth > _MAX_DEPTH or module in asking or not self._in_platform_package(module):
+        if depth > _MAX_DEPTH or module in asking or not self._platform_package(module):
             return NOWHERE  # not kept: asked from elsewhere, it may be known
         if self._imports_by_name(module):
             return NOWHERE
@@ -147,9 +145,6 @@ class ImportGates:
             paths = self.tree.python_files(package)
             self._dynamic[package] = bool(self.tree.files_containing(paths, [b"import_module", b"__import__"]))
         return self._dynamic[package]
-
-    def _in_platform_package(self, module: str) -> bool:
-        return bool(self._platform_package(module))
 
     def _platform_package(self, module: str) -> str:
         """The nearest package above `module` (below the provider's top) whose `__init__` imports

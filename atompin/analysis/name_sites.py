@@ -486,7 +486,6 @@ class NameSearch:
         if self._imports is None:  # (what the consumer reaches is read when asked: set after its scan)
             self._imports = ImportGates(
                 self.tree,
-                self.package,
                 lambda word: self.files_reading([word]),
                 lambda module: module in self.consumer_reaches,
             )
