@@ -104,6 +104,10 @@ class Baseline:
         """The calls and reads of `name` in the file at `path`, at the baseline (none when it is not there)."""
         return self._search.file_sites(path, {name})
 
+    def unwritten(self, names: Iterable[str]) -> set[str]:
+        """Of `names`, those no file of the baseline writes as a word anywhere (`NameSearch.unwritten`)."""
+        return self._search.unwritten(names)
+
     def find_text(self, names: Iterable[str]) -> dict[str, list[NameSite]]:
         """The calls and reads of each name in the baseline's text (`NameSearch.find_text`)."""
         return self._search.find_text(names)

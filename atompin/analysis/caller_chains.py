@@ -78,7 +78,7 @@ def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
     if (module, name) in walk.seen:
         return True  # walked already (a recursion adds no caller)
     walk.seen.add((module, name))
-    if depth == 0 or _consumer_may_call(walk.hierarchy, module, name):
+    if depth == 0 or consumer_may_call(walk.hierarchy, module, name):
         return False  # too deep, or the consumer may call it itself
     uses = walk.sources.callers(name, MAX_FILES)
     if uses is None:
@@ -88,7 +88,7 @@ def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
     for path, call, scopes in uses:
         if call is None:
             return False  # handed on by name: who calls it is unknown
-        if module and isinstance(call.func, ast.Name) and not _binds_to(walk.sources, tree, path, name, module):
+        if module and isinstance(call.func, ast.Name) and not binds_to(walk.sources, tree, path, name, module):
             continue  # the file's own name for something else
         if not _caller_excused(walk, tree.module_name(path)[0], scopes, depth):
             return False
@@ -96,7 +96,7 @@ def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
     return called  # one the provider never calls: who does is unknown
 
 
-def _consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
+def consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
     """May the consumer call `module`'s function `name` itself (a method, when `module` is ""): it
     writes the method's name anywhere; it imports, reads or calls the function, or imports its
     module whole? vllm-ascend's own `kernel_warmup` is not vLLM's."""
@@ -122,7 +122,7 @@ def _reaches(hierarchy: Hierarchy, refs: list[Ref], name: str, symbols: Abstract
     return False
 
 
-def _binds_to(sources: ArgumentSources, tree: SourceTree, path: str, name: str, module: str) -> bool:
+def binds_to(sources: ArgumentSources, tree: SourceTree, path: str, name: str, module: str) -> bool:
     """May a bare `name(...)` in the file at `path` call `module`'s function of that name?"""
     here, is_package = tree.module_name(path)
     bound = sources.binding(path, name)
@@ -137,7 +137,7 @@ def _binds_to(sources: ArgumentSources, tree: SourceTree, path: str, name: str, 
 def _caller_excused(walk: _Walk, module: str, scopes: list[Scope], depth: int) -> bool:
     """Is the def a call sits in (a method, or a function: what encloses a nested function) one
     that runs only where a consumer class stands in, directly or through its own callers?"""
-    method = _method_of(scopes)
+    method = method_of(scopes)
     if method is not None:
         cls, name = method
         told = _stood_in(walk.hierarchy, walk.search, ClassRef(module, cls), name)
@@ -150,7 +150,7 @@ def _caller_excused(walk: _Walk, module: str, scopes: list[Scope], depth: int) -
     return False  # module-level code, or a class body
 
 
-def _method_of(scopes: list[Scope]) -> tuple[str, str] | None:
+def method_of(scopes: list[Scope]) -> tuple[str, str] | None:
     """(class qualname, method) of the method of a module-level class enclosing these scopes
     (a function nested in a method counts as that method)."""
     if len(scopes) < 2 or not isinstance(scopes[0], ast.ClassDef):

@@ -64,6 +64,7 @@ from atompin.analysis.method_overrides import OverridePair, defined_apart, narro
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.names import writes_as_string
+from atompin.analysis.opt_in import only_when_set
 from atompin.analysis.outside import STRUCT_BASES, TORCH_MODULE_BASES
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
@@ -590,6 +591,23 @@ def _confirming(
     return used
 
 
+def _confirmed(
+    hierarchy: Hierarchy,
+    s: StandIn,
+    name: str,
+    member: Member,
+    used: list[NameSite],
+    search: NameSearch,
+    baseline: Baseline | None,
+) -> tuple[list[NameSite], str]:
+    """`_confirming`'s sites, and why they make no error after all ("" when they do): each runs
+    only under a setting the baseline did not have and that is off unless set, a break only for a
+    user who turns on a feature newer than the consumer's code (`opt_in`)."""
+    used = _confirming(hierarchy, s, name, member, used, search)
+    opt_in = [only_when_set(hierarchy, search, baseline, x) for x in used]
+    return used, opt_in[0] if used and all(opt_in) else ""
+
+
 def _check_stand_in(
     hierarchy: Hierarchy,
     s: StandIn,
@@ -631,9 +649,10 @@ def _check_stand_in(
             error, used = False, _uses(text_sites, name, kinds)
             why = f"{why}; its holders have it" if why else "its holders have it"
         if error:
-            used = _confirming(hierarchy, s, name, member, used, search)
-            if not used:  # the text's evidence is a warning
-                error, used = False, _uses(text_sites, name, kinds)
+            used, opt_in = _confirmed(hierarchy, s, name, member, used, search, baseline)
+            if opt_in or not used:  # the text's evidence is a warning
+                error, why = False, "; ".join(filter(None, (why, opt_in)))
+                used = used or _uses(text_sites, name, kinds)
         if not used:
             continue
         first = used[0]
