@@ -49,6 +49,7 @@ from atompin.analysis.reach import (
     Reachability,
     ReachRoots,
     demote_unreached,
+    entry_points,
     provider_strings,
     reach_roots,
     reachability,
@@ -60,6 +61,7 @@ from atompin.analysis.requirements import demote_refused
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
+from atompin.analysis.startup import tell_startup_stop
 from atompin.analysis.uncalled import (
     ConsumerFiles,
     UncalledFunctions,
@@ -556,6 +558,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
+    findings = tell_startup_stop(findings, _plugin_entry_points(consumer, package), _consumer_parser(consumer))
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     if not (usage.read_paths or summary.import_sites or summary.patch_sites or findings):
@@ -571,6 +574,32 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         gates=tuple(gates),
     )
     return result
+
+
+def _plugin_entry_points(consumer: SourceTree, package: str) -> list[tuple[str, str]]:
+    """(group, "module:function") of each entry point the consumer declares in a group of the
+    provider's, in the order vLLM calls them: its platform plugins (to choose the platform),
+    then the others."""
+    groups = {group: values for group, values in entry_points(consumer).items() if group.startswith(f"{package}.")}
+    ordered = sorted(groups, key=lambda group: ("platform" not in group, group))
+    return [(group, value) for group in ordered for value in groups[group]]
+
+
+def _consumer_parser(consumer: SourceTree) -> Callable[[str], tuple[str, ast.Module] | None]:
+    """A consumer module's path and syntax tree by its name, each parsed once (None for a module
+    the consumer has no source of, or one that does not parse)."""
+
+    @functools.cache
+    def parse(module: str) -> tuple[str, ast.Module] | None:
+        found = consumer.find_module(module)
+        if found is None or not found.path.endswith(".py"):
+            return None
+        try:
+            return found.path, parse_limited(consumer.read(found.path))
+        except (SyntaxError, ValueError):
+            return None
+
+    return parse
 
 
 def _no_contact(package: str, packages: list[str]) -> Finding:

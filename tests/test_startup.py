@@ -1,0 +1,235 @@
+"""Where the plugin stops when the provider loads it (`startup`): the first error that raises on
+the code the entry points run, in the order it runs. At vLLM 0.34 ATOM's `register_model` calls
+`apply_vllm_spec_decode_patch()`, whose unguarded import of `vllm.v1.spec_decode.llm_base_proposer`
+raises: what the plugin would do after it is behind it."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, startup_stop, stops
+from atompin.model import Finding, Rule, Severity, Site
+from tests.test_contact import check
+
+RAISES = "no module pv.gone; the import raises ImportError"
+
+
+def error(path: str, *lines: int, rule: Rule = Rule.UNRESOLVED_IMPORT, message: str = RAISES) -> Finding:
+    return Finding(rule, Severity.ERROR, f"pv.gone:x{lines[0]}", tuple(Site(path, line) for line in lines), message)
+
+
+def stop(modules: dict[str, str], findings: list[Finding], entry: list[tuple[str, str]] | None = None) -> str:
+    """The stop told for `modules` (name -> source; a name ending in `/` is a package), as
+    "path:line | chain | unless", or "" for none."""
+    trees: dict[str, tuple[str, ast.Module]] = {}
+    for name, source in modules.items():
+        package = name.endswith("/")
+        module = name.rstrip("/")
+        path = module.replace(".", "/") + ("/__init__.py" if package else ".py")
+        trees[module] = (path, ast.parse(textwrap.dedent(source)))
+    points = entry if entry is not None else [("pv.general_plugins", "plug.register:register")]
+    found = startup_stop(points, trees.get, findings)
+    if found is None:
+        return ""
+    told, finding = found
+    assert told.site in finding.sites
+    return f"{told.site} | {' → '.join(told.chain)} | {', '.join(told.unless)}"
+
+
+PLUG = {
+    "plug/": "",
+    "plug.register": """
+        import logging
+
+        from plug import install
+
+
+        def register():
+            if DISABLED:
+                return
+            logging.info("patching")
+            install.apply()
+            install.later()
+    """,
+    "plug.install": """
+        def apply():
+            _first()
+            from plug.kv import patch_kv
+            patch_kv()
+
+
+        def _first():
+            x = 1
+
+
+        def later():
+            from pv.gone import late
+    """,
+    "plug.kv": """
+        import pv
+
+
+        def patch_kv():
+            from pv.gone import thing
+            pv.thing = thing
+    """,
+}
+PLUG = {name: textwrap.dedent(source) for name, source in PLUG.items()}
+
+
+def test_the_first_error_the_start_up_code_meets_is_told_with_the_way_there():
+    found = stop(PLUG, [error("plug/kv.py", 6), error("plug/install.py", 13)])
+    assert found == (
+        "plug/kv.py:6 | entry point pv.general_plugins plug.register:register → apply() at plug/register.py:11 "
+        "→ patch_kv() at plug/install.py:5 | `DISABLED` (plug/register.py:8)"
+    )
+    # An import that raises while it runs its module is on the way.
+    importing = {**PLUG, "plug.kv": "import pv.gone\n" + PLUG["plug.kv"]}
+    assert stop(importing, [error("plug/kv.py", 1)]) == (
+        "plug/kv.py:1 | entry point pv.general_plugins plug.register:register → apply() at plug/register.py:11 "
+        "→ import of plug.kv at plug/install.py:4 | `DISABLED` (plug/register.py:8)"
+    )
+    # Only the later one: it is reached after apply() returns, where the early exit no longer matters inside.
+    assert stop(PLUG, [error("plug/install.py", 13)]).startswith("plug/install.py:13 | ")
+    # An error nothing at start-up reaches is not told.
+    assert stop(PLUG, [error("plug/other.py", 3)]) == ""
+
+
+def test_what_may_not_run_is_not_followed_and_an_error_in_it_leaves_the_order_unknown():
+    branch = {
+        **PLUG,
+        "plug.register": PLUG["plug.register"].replace("    install.apply()\n", "    if X:\n        install.apply()\n"),
+    }
+    # The call under `if X:` is not followed: the later error is reached, and told...
+    assert stop(branch, [error("plug/install.py", 13)]).startswith("plug/install.py:13 | ")
+    # ...but an error written under that `if` itself may come first: nothing is told.
+    inline = {
+        **PLUG,
+        "plug.register": PLUG["plug.register"].replace(
+            "    install.apply()\n", "    for name in X:\n        from pv.gone import other\n"
+        ),
+    }
+    line = textwrap.dedent(inline["plug.register"]).splitlines().index("        from pv.gone import other") + 1
+    assert stop(inline, [error("plug/register.py", line), error("plug/install.py", 13)]) == ""
+    # A handler runs only when something raised: the same.
+    handler = {
+        "plug/": "",
+        "plug.register": "def register():\n    try:\n        a()\n    except ImportError:\n        import pv.gone\n",
+    }
+    assert stop(handler, [error("plug/register.py", 5)]) == ""
+    # A try's body runs.
+    body = {
+        "plug/": "",
+        "plug.register": "def register():\n    try:\n        import pv.gone\n    finally:\n        pass\n",
+    }
+    assert stop(body, [error("plug/register.py", 3)]).startswith("plug/register.py:3 | ")
+
+
+def test_module_code_runs_on_import_and_functions_only_when_called():
+    modules = {
+        "plug/": "from plug.base import helper\n",
+        "plug.base": "import pv\n\n\ndef helper():\n    import pv.gone\n\n\nclass C:\n    import pv.gone as g\n",
+        "plug.register": "def register():\n    return 1\n",
+    }
+    # The package's `__init__` runs before the entry point's module; a class body runs, a def's does not.
+    assert stop(modules, [error("plug/base.py", 5), error("plug/base.py", 9)]) == (
+        "plug/base.py:9 | entry point pv.general_plugins plug.register:register → import of plug.base at "
+        "plug/__init__.py:1 | "
+    )
+    # A helper re-exported by the package, called as `plug.helper()` after `import plug`, runs.
+    calls = {**modules, "plug.register": "import plug\n\n\ndef register():\n    plug.helper()\n"}
+    assert stop(calls, [error("plug/base.py", 5)]).startswith("plug/base.py:5 | ")
+    # Modules importing each other run once each.
+    cycle = {"plug/": "", "plug.a": "import plug.b\n", "plug.b": "import plug.a\nimport pv.gone\n"}
+    assert stop(cycle, [error("plug/b.py", 2)], [("pv.platform_plugins", "plug.a:f")]).startswith("plug/b.py:2 |")
+
+
+def test_the_entry_points_run_in_the_order_given():
+    modules = {
+        "plug/": "",
+        "plug.platform": "def pick():\n    import pv.gone\n",
+        "plug.general": "def register():\n    import pv.gone\n",
+    }
+    both = [error("plug/platform.py", 2), error("plug/general.py", 2)]
+    points = [("pv.platform_plugins", "plug.platform:pick"), ("pv.general_plugins", "plug.general:register")]
+    assert stop(modules, both, points).startswith("plug/platform.py:2 | entry point pv.platform_plugins")
+    assert stop(modules, both, points[::-1]).startswith("plug/general.py:2 | entry point pv.general_plugins")
+
+
+def test_only_errors_that_raise_where_they_run_stop_it():
+    lost = (
+        "the import ladder at plug/kv.py:5 fails and the installer patch_kv() returns: 1 patch(es) are never installed"
+    )
+    assert not stops(error("plug/kv.py", 6, message=lost))
+    assert not stops(error("plug/kv.py", 6, rule=Rule.PROTOCOL_DRIFT, message="... raises ..."))
+    assert not stops(Finding(Rule.UNRESOLVED_IMPORT, Severity.WARNING, "x", (Site("plug/kv.py", 6),), RAISES))
+    assert stops(error("plug/kv.py", 6, rule=Rule.MISSING_PATCH_TARGET, message="the installer raises AttributeError"))
+    assert stop(PLUG, [error("plug/kv.py", 6, message=lost)]) == ""
+
+
+def test_the_walk_is_bounded():
+    # Deep: a chain of imports longer than the walk follows.
+    deep = {"plug/": "", **{f"plug.m{i}": f"import plug.m{i + 1}\n" for i in range(MAX_DEPTH + 5)}}
+    deep[f"plug.m{MAX_DEPTH + 5}"] = "import pv.gone\n"
+    assert stop(deep, [error(f"plug/m{MAX_DEPTH + 5}.py", 1)], [("pv.general_plugins", "plug.m0:f")]) == ""
+    shallow = {
+        "plug/": "",
+        **{f"plug.m{i}": f"import plug.m{i + 1}\n" for i in range(5)},
+        "plug.m5": "import pv.gone\n",
+    }
+    assert stop(shallow, [error("plug/m5.py", 1)], [("pv.general_plugins", "plug.m0:f")]).startswith("plug/m5.py:1 |")
+    # Wide: more modules than it runs.
+    wide = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(MAX_STEPS + 1)) + "import pv.gone\n"}
+    wide.update({f"plug.m{i}": "x = 1\n" for i in range(MAX_STEPS + 1)})
+    assert stop(wide, [error("plug/top.py", MAX_STEPS + 2)], [("pv.general_plugins", "plug.top:f")]) == ""
+    fewer = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(9)) + "import pv.gone\n"}
+    fewer.update({f"plug.m{i}": "x = 1\n" for i in range(9)})
+    assert stop(fewer, [error("plug/top.py", 10)], [("pv.general_plugins", "plug.top:f")]).startswith(
+        "plug/top.py:10 |"
+    )
+
+
+PYPROJECT = """
+    [project]
+    name = "plug"
+    dependencies = ["pv>=1"]
+
+    [project.entry-points."pv.general_plugins"]
+    plug = "plug.register:register"
+"""
+
+
+def test_the_check_tells_it_in_the_error_s_message():
+    consumer = {
+        "pyproject.toml": PYPROJECT,
+        "plug/register.py": "def register():\n    from plug.patches import install\n    install()\n",
+        "plug/patches.py": "def install():\n    from pv.worker import gone_helper\n    return gone_helper\n",
+    }
+    result = check(consumer, {"pv/worker.py": "def helper():\n    return 1\n"})
+    [finding] = [f for f in result.findings if f.rule is Rule.UNRESOLVED_IMPORT]
+    assert finding.message.endswith(
+        "the import raises ImportError; it raises at start-up (plug/patches.py:2), in every process that loads the "
+        "plugin: entry point pv.general_plugins plug.register:register → install() at plug/register.py:3; what the "
+        "plugin would do after it, and the errors there, are behind it"
+    )
+    # Not called at start-up: told nothing.
+    idle = {**consumer, "plug/register.py": "def register():\n    from plug.patches import install\n"}
+    [finding] = [f for f in check(idle, {"pv/worker.py": "def helper():\n    return 1\n"}).findings]
+    assert finding.message.endswith("the import raises ImportError")
+
+
+def test_an_exit_by_raise_is_no_unless_and_in_a_try_body_leaves_the_rest_unknown():
+    # `if bad: raise` either stops the start-up itself or lets the rest run: nothing to say.
+    raises = {"plug/": "", "plug.register": "if BAD:\n    raise ValueError\nimport pv.gone\n"}
+    assert stop(raises, [error("plug/register.py", 3)]) == (
+        "plug/register.py:3 | entry point pv.general_plugins plug.register:register | "
+    )
+    # In a try body a handler may catch it (vllm-omni raises ImportError to skip a patch): what
+    # follows in the body may not run, and code after the try does either way.
+    caught = "try:\n    if SKIP:\n        raise ImportError\n    import pv.gone\nexcept ImportError:\n    pass\n"
+    assert stop({"plug/": "", "plug.register": caught}, [error("plug/register.py", 4)]) == ""
+    after = {"plug/": "", "plug.register": caught.replace("    import pv.gone\n", "") + "import pv.gone\n"}
+    assert stop(after, [error("plug/register.py", 6)]) == (
+        "plug/register.py:6 | entry point pv.general_plugins plug.register:register | "
+    )
