@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from dataclasses import replace
 
-from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, startup_stop, stops
+from atompin.analysis.relevant import imported_modules
+from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, Imports, StartupWalk, startup_stop, stops
 from atompin.model import Finding, Rule, Severity, Site
 from tests.test_contact import check
 
@@ -29,12 +31,24 @@ def stop(modules: dict[str, str], findings: list[Finding], entry: list[tuple[str
         path = module.replace(".", "/") + ("/__init__.py" if package else ".py")
         trees[module] = (path, ast.parse(textwrap.dedent(source)))
     points = entry if entry is not None else [("pv.general_plugins", "plug.register:register")]
-    found = startup_stop(points, trees.get, findings)
+    found = startup_stop(points, trees.get, imports_of(trees), findings)
     if found is None:
         return ""
     told, finding = found
     assert told.site in finding.sites
     return f"{told.site} | {' → '.join(told.chain)} | {', '.join(told.unless)}"
+
+
+def imports_of(trees: dict[str, tuple[str, ast.Module]]) -> Imports:
+    """The `Imports` of in-memory modules, read as atompin reads them: from their text."""
+
+    def imports(module: str) -> tuple[str, frozenset[str]] | None:
+        if module not in trees:
+            return None
+        path, tree = trees[module]
+        return path, imported_modules(path, module, path.endswith("__init__.py"), ast.unparse(tree).encode())
+
+    return imports
 
 
 PLUG = {
@@ -97,13 +111,38 @@ def test_the_first_error_the_start_up_code_meets_is_told_with_the_way_there():
 
 
 def test_what_may_not_run_is_not_followed_and_an_error_in_it_leaves_the_order_unknown():
-    branch = {
-        **PLUG,
-        "plug.register": PLUG["plug.register"].replace("    install.apply()\n", "    if X:\n        install.apply()\n"),
+    def replaced(new: str) -> dict[str, str]:
+        return {**PLUG, "plug.register": PLUG["plug.register"].replace("    install.apply()\n", new)}
+
+    # A call under `if X:` is not followed. Where what it calls may reach an error (`later` holds
+    # one), which comes first is not known, and nothing is told...
+    assert stop(replaced("    if X:\n        install.later()\n"), [error("plug/install.py", 13)]) == ""
+    # ...nor where it imports a module holding one outside its functions (vllm-ascend's
+    # `adapt_patch` imports its patches under `if is_global_patch:`, one of which fails before
+    # `register_model` is called). One inside a function does not run on import.
+    imported = replaced("    if X:\n        import plug.kv\n")
+    assert stop(imported, [error("plug/kv.py", 6), error("plug/install.py", 13)]).startswith("plug/install.py:13")
+    kv_top = {**imported, "plug.kv": "import pv.gone\n"}
+    assert stop(kv_top, [error("plug/kv.py", 1), error("plug/install.py", 13)]) == ""
+    # Code there that reaches no error changes nothing: the later error is reached, and told
+    # (`apply` calls `_first` and `patch_kv`, which reach none of it; `logging` is not the consumer's).
+    for harmless in ("    if X:\n        install.apply()\n", "    if X:\n        logging.info(X)\n"):
+        assert stop(replaced(harmless), [error("plug/install.py", 13)]).startswith("plug/install.py:13 | ")
+    # A call of a consumer function in an argument is not followed either: the same.
+    assert stop(replaced("    print(install.later())\n"), [error("plug/install.py", 13)]) == ""
+    assert stop(replaced("    print(install.apply())\n"), [error("plug/install.py", 13)]).startswith(
+        "plug/install.py:13"
+    )
+    # Nor is a call of a class: its `__init__` may reach an error.
+    made = {
+        **replaced("    print(install.Maker())\n"),
+        "plug.install": PLUG["plug.install"] + "\n\nclass Maker:\n    def __init__(self):\n        later()\n",
     }
-    # The call under `if X:` is not followed: the later error is reached, and told...
-    assert stop(branch, [error("plug/install.py", 13)]).startswith("plug/install.py:13 | ")
-    # ...but an error written under that `if` itself may come first: nothing is told.
+    assert stop(made, [error("plug/install.py", 13)]) == ""
+    # `if TYPE_CHECKING:` and `if __name__ == "__main__":` never run when the plugin is loaded.
+    for never in ("TYPE_CHECKING", '__name__ == "__main__"'):
+        assert stop(replaced(f"    if {never}:\n        install.later()\n"), [error("plug/install.py", 13)]) != ""
+    # An error written under an `if` itself may come first: nothing is told.
     inline = {
         **PLUG,
         "plug.register": PLUG["plug.register"].replace(
@@ -233,3 +272,34 @@ def test_an_exit_by_raise_is_no_unless_and_in_a_try_body_leaves_the_rest_unknown
     assert stop(after, [error("plug/register.py", 6)]) == (
         "plug/register.py:6 | entry point pv.general_plugins plug.register:register | "
     )
+
+
+def test_walked_early_and_told_at_the_end():
+    """The walk is made while the contact rules' process works, with the errors known then; the
+    steps after only make errors warnings. An error it met that is one no longer is walked past."""
+    trees = {
+        name.rstrip("/"): (
+            name.rstrip("/").replace(".", "/") + ("/__init__.py" if name.endswith("/") else ".py"),
+            ast.parse(src),
+        )
+        for name, src in PLUG.items()
+    }
+    points = [("pv.general_plugins", "plug.register:register")]
+    first, later = error("plug/kv.py", 6), error("plug/install.py", 13)
+    walk = StartupWalk(points, trees.get, imports_of(trees), [first, later])
+    told = walk.tell([first, later])
+    assert told[0].message.startswith(RAISES + "; it raises at start-up (plug/kv.py:6)") and told[1] is later
+    demoted = replace(first, severity=Severity.WARNING)
+    told = walk.tell([demoted, later])
+    assert told[0] is demoted and "it raises at start-up (plug/install.py:13)" in told[1].message
+    # An error in code not followed leaves the order unknown; once a warning, the walk goes past it.
+    looping = PLUG["plug.register"].replace(
+        "    install.apply()\n", "    for name in X:\n        from pv.gone import other\n"
+    )
+    line = looping.splitlines().index("        from pv.gone import other") + 1
+    trees["plug.register"] = ("plug/register.py", ast.parse(looping))
+    unknown = error("plug/register.py", line)
+    walk = StartupWalk(points, trees.get, imports_of(trees), [unknown, later])
+    assert walk.tell([unknown, later]) == [unknown, later]
+    told = walk.tell([replace(unknown, severity=Severity.WARNING), later])
+    assert "it raises at start-up (plug/install.py:13)" in told[1].message

@@ -55,13 +55,13 @@ from atompin.analysis.reach import (
     reachability,
     strings_reader,
 )
-from atompin.analysis.relevant import provider_names, relevant_files
+from atompin.analysis.relevant import imported_modules, provider_names, relevant_files
 from atompin.analysis.relocation_checks import check_relocations
 from atompin.analysis.requirements import demote_refused
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
-from atompin.analysis.startup import tell_startup_stop
+from atompin.analysis.startup import StartupWalk
 from atompin.analysis.uncalled import (
     ConsumerFiles,
     UncalledFunctions,
@@ -509,6 +509,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         options.platform,
     )
 
+    entry = _plugin_entry_points(consumer, package)
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)
     contact.start()  # in a second process, while the names are checked here
     try:
@@ -525,10 +526,14 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         gates = gate_readings(usage, provider_version, judged_since)
         findings += gate_flips(usage, provider_version, judged_since)
         findings += override_findings
+        startup: StartupWalk | None = None
         if contact.worker is not None:
             # Its findings are waited for next: what the cache holds is written meanwhile (most of
-            # what the run will write: the identifiers and indexes), not after.
+            # what the run will write: the identifiers and indexes), not after; and the start-up
+            # code is walked, with the trees the scan parsed.
             cache.flush()
+            parse = _consumer_parser(consumer, _scanned_trees(left_by_scan))
+            startup = StartupWalk(entry, parse, _consumer_imports(consumer), findings)
             left_by_scan.clear()  # freed now, not on the way to the checks
         functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
@@ -558,7 +563,8 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
-    findings = tell_startup_stop(findings, _plugin_entry_points(consumer, package), _consumer_parser(consumer))
+    startup = startup or StartupWalk(entry, _consumer_parser(consumer, {}), _consumer_imports(consumer), findings)
+    findings = startup.tell(findings)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
     if not (usage.read_paths or summary.import_sites or summary.patch_sites or findings):
@@ -585,21 +591,52 @@ def _plugin_entry_points(consumer: SourceTree, package: str) -> list[tuple[str, 
     return [(group, value) for group in ordered for value in groups[group]]
 
 
-def _consumer_parser(consumer: SourceTree) -> Callable[[str], tuple[str, ast.Module] | None]:
+def _consumer_parser(
+    consumer: SourceTree, parsed: dict[str, ast.Module]
+) -> Callable[[str], tuple[str, ast.Module] | None]:
     """A consumer module's path and syntax tree by its name, each parsed once (None for a module
-    the consumer has no source of, or one that does not parse)."""
+    the consumer has no source of, or one that does not parse); `parsed`: trees at hand already,
+    by module name."""
 
     @functools.cache
     def parse(module: str) -> tuple[str, ast.Module] | None:
         found = consumer.find_module(module)
         if found is None or not found.path.endswith(".py"):
             return None
+        if module in parsed:
+            return found.path, parsed[module]
         try:
             return found.path, parse_limited(consumer.read(found.path))
         except (SyntaxError, ValueError):
             return None
 
     return parse
+
+
+def _consumer_imports(consumer: SourceTree) -> Callable[[str], tuple[str, frozenset[str]] | None]:
+    """A consumer module's path and every module its import statements name, anywhere in it, read
+    from its bytes once (None for a module the consumer has no source of)."""
+
+    @functools.cache
+    def imports(module: str) -> tuple[str, frozenset[str]] | None:
+        found = consumer.find_module(module)
+        if found is None or not found.path.endswith(".py"):
+            return None
+        return found.path, imported_modules(
+            found.path, module, found.path.endswith("__init__.py"), consumer.read(found.path)
+        )
+
+    return imports
+
+
+def _scanned_trees(left_by_scan: list[object]) -> dict[str, ast.Module]:
+    """The consumer modules the scan parsed, by name (none when the scan was read from the cache)."""
+    return {
+        name: tree
+        for each in left_by_scan
+        if isinstance(each, ConsumerScanner)
+        for name, tree in each.parsed_modules().items()
+    }
 
 
 def _no_contact(package: str, packages: list[str]) -> Finding:

@@ -256,6 +256,13 @@ def _hands_on_provider(f: _File, provider: str) -> bool:
     return False
 
 
+def imported_modules(path: str, module: str, is_package: bool, source: bytes) -> frozenset[str]:
+    """Every module a file's import statements outside its functions name (`from m import a` names
+    m and m.a: a may be a module), read from its bytes: what importing it imports."""
+    f = _File(path, module, is_package, source)
+    return frozenset(i.module for i in _imports(f) if i.module and not f.in_function(i.offset))
+
+
 def _imports(f: _File) -> list[_Import]:
     """Every module a file's import statements name (and, for `from m import a`, m.a: a may be a module)."""
     out: list[_Import] = []

@@ -17,12 +17,13 @@ handler, and what follows `if x: raise ...` in a `try` body (a handler may catch
 body and a `with` body are. An `if` whose branch returns (`if disabled: return`) lets the rest
 run where its test fails, and the message says so. A statement calling a consumer function by
 name (defined in its module, imported from a consumer module, or `module.f(...)`), as a
-statement, an assignment's value or a return value, runs that function there. The first
-statement holding the site of an error that raises where it runs (an import, a patch, a
-version assert: `stops`) is where the plugin stops. Where such an error sits in code not
-followed, which one comes first is not known: nothing is told.
+statement, an assignment's value or a return value, runs that function there (its arguments
+are not followed). The first statement holding the site of an error that raises where it runs
+(an import, a patch, a version assert: `stops`) is where the plugin stops. Where code not
+followed holds such an error, or may reach one (`_may_reach`: vllm-ascend imports its patches
+under `if is_global_patch:`), which one comes first is not known: nothing is told.
 
-Pure: consumer modules' syntax trees in (`parse`), the stop out.
+Pure: consumer modules' syntax trees and imports in (`Parse`, `Imports`), the stop out.
 """
 
 from __future__ import annotations
@@ -32,12 +33,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from atompin.analysis.names import absolute_module
+from atompin.analysis.syntax import dotted
 from atompin.model import Finding, Rule, Severity, Site
 
 # How many consumer modules and functions the walk runs, and how deep it goes into imports and
 # calls, before it gives up (a bound: the answer is then "not known", never a guess).
 MAX_STEPS = 400
 MAX_DEPTH = 40
+# How many calls deep code not followed is read for what it may reach (deeper is taken for yes).
+MAX_CALLS = 6
 
 _TRIES = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
@@ -74,10 +78,19 @@ class StartupStop:
         )
 
 
+# Parse: a consumer module's (path, syntax tree); Imports: its (path, every module it imports
+# outside its functions, read from its bytes). Both None for a module the consumer has no source of.
+Parse = Callable[[str], tuple[str, ast.Module] | None]
+Imports = Callable[[str], tuple[str, frozenset[str]] | None]
+
+
 @dataclass
 class _Walk:
-    parse: Callable[[str], tuple[str, ast.Module] | None]  # module -> (path, tree)
+    parse: Parse
+    imports: Imports
     failing: dict[str, set[int]]  # path -> the lines of stopping errors' sites
+    touching: dict[str, bool] = field(default_factory=dict)  # module -> may importing it stop (`_import_may_stop`)
+    calling: dict[str, bool] = field(default_factory=dict)  # module:function -> may calling it stop
     ran: set[str] = field(default_factory=set)  # modules and functions (module:name) run
     steps: int = 0
     chain: list[str] = field(default_factory=list)
@@ -87,36 +100,71 @@ class _Walk:
 
 
 def startup_stop(
-    entry_points: Iterable[tuple[str, str]],
-    parse: Callable[[str], tuple[str, ast.Module] | None],
-    findings: Iterable[Finding],
+    entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, findings: Iterable[Finding]
 ) -> tuple[StartupStop, Finding] | None:
     """The first stopping error on the start-up code of `entry_points` ((group, "module:function"),
     in the order the provider calls them), with where the walk met it; None when none is met (or
-    the walk gave up). `parse(module)`: the consumer module's path and syntax tree (None for a
-    module not the consumer's)."""
+    the walk gave up). `parse`, `imports`: the consumer's modules (`Parse`, `Imports`)."""
     errors = [f for f in findings if stops(f)]
+    return _met(_walked(entry_points, parse, imports, errors), errors)
+
+
+def _walked(entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, errors: list[Finding]) -> _Walk:
+    """The walk of the start-up code up to the first site of one of `errors`, or to its end."""
     failing: dict[str, set[int]] = {}
     for f in errors:
         for site in f.sites:
             failing.setdefault(site.path, set()).add(site.line)
-    if not failing:
-        return None
-    walk = _Walk(parse, failing)
-    for group, target in entry_points:
+    walk = _Walk(parse, imports, failing)
+    for group, target in entry_points if failing else ():
         module, _, function = target.partition(":")
         walk.chain = [f"entry point {group} {target.strip()}"]
         walk.unless = []
         _run_module(walk, module.strip())
         if walk.found is None and not walk.gave_up and function.strip().isidentifier():
             _run_function(walk, module.strip(), function.strip())
-        if walk.gave_up:
-            return None
-        if walk.found is not None:
-            site = walk.found.site
-            finding = next(f for f in errors if site in f.sites)
-            return walk.found, finding
-    return None
+        if walk.found is not None or walk.gave_up:
+            break
+    return walk
+
+
+def _met(walk: _Walk, errors: list[Finding]) -> tuple[StartupStop, Finding] | None:
+    if walk.found is None or walk.gave_up:
+        return None
+    site = walk.found.site
+    return walk.found, next(f for f in errors if site in f.sites)
+
+
+class StartupWalk:
+    """`tell_startup_stop` in two steps: the walk made early, with the errors known then, while
+    another process works; told at the end. The steps between only make errors warnings, so the
+    errors at the end are among those walked for: the walk is made again only when the error it
+    met is no longer one, or it gave up."""
+
+    def __init__(
+        self, entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, findings: Iterable[Finding]
+    ) -> None:
+        self._entry_points = list(entry_points)
+        self._parse, self._imports = parse, imports
+        self._walk = _walked(self._entry_points, parse, imports, [f for f in findings if stops(f)])
+
+    def tell(self, findings: list[Finding]) -> list[Finding]:
+        """The findings, the first stopping error on the start-up code telling so."""
+        walk = self._walk
+        if walk.found is None and not walk.gave_up:
+            return findings  # no stopping error on the start-up code, among more than there are now
+        errors = [f for f in findings if stops(f)]
+        if walk.gave_up or not any(walk.found is not None and walk.found.site in f.sites for f in errors):
+            walk = _walked(self._entry_points, self._parse, self._imports, errors)
+        return _told(findings, _met(walk, errors))
+
+
+def _told(findings: list[Finding], found: tuple[StartupStop, Finding] | None) -> list[Finding]:
+    if found is None:
+        return findings
+    stop, first = found
+    told = replace(first, message=f"{first.message}; {stop.telling()}")
+    return [told if f is first else f for f in findings]
 
 
 def _step(walk: _Walk, key: str) -> bool:
@@ -214,14 +262,16 @@ def _block(
         if isinstance(stmt, _TRIES):
             # The body runs (up to what raises); a handler only when something does.
             for handler in stmt.handlers:
-                _not_followed(walk, path, handler)
+                _not_followed(walk, module, path, handler, bound)
             _block(walk, module, path, stmt.body, bound, caught=bool(stmt.handlers) or caught)
             for block in (stmt.orelse, stmt.finalbody):
                 _block(walk, module, path, block, bound, caught)
             continue
+        if isinstance(stmt, ast.If) and _never(stmt.test):
+            continue
         if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Match)):
-            _not_followed(walk, path, stmt)  # what runs only under a test, or as often as a loop turns
-            if isinstance(stmt, ast.If) and not _runs_on(walk, path, stmt, stmts[i + 1 :], caught):
+            _not_followed(walk, module, path, stmt, bound)  # what runs only under a test, or as often as a loop turns
+            if isinstance(stmt, ast.If) and not _runs_on(walk, module, path, stmt, stmts[i + 1 :], bound, caught):
                 return
             continue
         hit = _failing(walk, path, stmt)
@@ -236,7 +286,24 @@ def _block(
             return
 
 
-def _runs_on(walk: _Walk, path: str, test: ast.If, rest: list[ast.stmt], caught: bool) -> bool:
+def _never(test: ast.expr) -> bool:
+    """A test that never holds when the plugin is loaded: `TYPE_CHECKING` (only a type checker
+    reads its branch), `__name__ == "__main__"` (the module is imported, not run)."""
+    if dotted(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+        return True
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Eq)
+        and dotted(test.left) == "__name__"
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def _runs_on(
+    walk: _Walk, module: str, path: str, test: ast.If, rest: list[ast.stmt], bound: dict[str, str], caught: bool
+) -> bool:
     """Does the walk go on after an `if` it does not follow? After `if disabled: return` it does,
     where the test fails (said as "unless"); after `if x: raise ...` that a handler may catch, the
     rest of the `try` body may not run: not followed."""
@@ -246,7 +313,7 @@ def _runs_on(walk: _Walk, path: str, test: ast.If, rest: list[ast.stmt], caught:
         walk.unless.append(f"`{ast.unparse(test.test)}` ({path}:{test.lineno})")
     elif caught and isinstance(test.body[-1], ast.Raise):
         for each in rest:
-            _not_followed(walk, path, each)
+            _not_followed(walk, module, path, each, bound)
         return False
     return True
 
@@ -257,11 +324,111 @@ def _failing(walk: _Walk, path: str, node: ast.stmt | ast.excepthandler) -> list
     return sorted(line for line in walk.failing.get(path, ()) if node.lineno <= line <= end)
 
 
-def _not_followed(walk: _Walk, path: str, node: ast.stmt | ast.excepthandler) -> None:
+def _not_followed(walk: _Walk, module: str, path: str, node: ast.AST, bound: dict[str, str]) -> None:
     """Code the walk does not follow (it may or may not run): where it holds a stopping error,
-    which stops first is not known, and the walk gives up."""
-    if _failing(walk, path, node):
+    or may reach one (`_may_reach`), which stops first is not known, and the walk gives up."""
+    if (isinstance(node, (ast.stmt, ast.excepthandler)) and _failing(walk, path, node)) or _may_reach(
+        walk, module, path, node, bound
+    ):
         walk.gave_up = True
+
+
+def _may_reach(walk: _Walk, module: str, path: str, node: ast.AST, bound: dict[str, str], depth: int = 0) -> bool:
+    """May code not followed reach a stopping error in another place? It imports a consumer
+    module importing which may (`_import_may_stop`), or calls a consumer function or class by a
+    name bound to one (`f()`, `m.f()`) that may (`_call_may_stop`). A call on anything else (an
+    object, a method) is not followed up: the walk's one blind spot."""
+    is_package = path.endswith("__init__.py")
+    for each in ast.walk(node):
+        if isinstance(each, ast.Import):
+            if any(_import_may_stop(walk, alias.name) for alias in each.names):
+                return True
+        elif isinstance(each, ast.ImportFrom):
+            source = absolute_module(module, is_package, each.level, each.module or "")
+            names = [source] + [f"{source}.{alias.name}" for alias in each.names]
+            if any(_import_may_stop(walk, name) for name in names):
+                return True
+        elif isinstance(each, ast.Call):
+            target = _callee(each, bound)
+            if target and _call_may_stop(walk, target, depth):
+                return True
+    return False
+
+
+def _import_may_stop(walk: _Walk, module: str) -> bool:
+    """May importing `module` reach a stopping error: is a file among it, its packages and the
+    consumer modules they import at their top level, in turn, one holding such an error? (A call
+    at a module's top level is not followed up here.)"""
+    if module not in walk.touching:
+        seen: set[str] = set()
+        todo = [".".join(module.split(".")[: i + 1]) for i in range(module.count(".") + 1)]
+        found = False
+        while todo and not found and len(seen) < 4 * MAX_STEPS:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            read = walk.imports(name)
+            if read is None:
+                continue
+            path, imported = read
+            found = _fails_on_import(walk, name, path)
+            todo += [each for each in imported if each not in seen]
+        walk.touching[module] = found or len(seen) >= 4 * MAX_STEPS
+    return walk.touching[module]
+
+
+def _fails_on_import(walk: _Walk, module: str, path: str) -> bool:
+    """Does the module at `path` hold a stopping error outside its functions (one that importing
+    it runs)? A module that does not parse is taken for yes."""
+    lines = walk.failing.get(path)
+    if not lines:
+        return False
+    parsed = walk.parse(module)
+    if parsed is None:
+        return True
+    defs = [
+        node
+        for top in parsed[1].body
+        for node in ([top] if not isinstance(top, ast.ClassDef) else top.body)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    return any(not any(d.lineno <= line <= (d.end_lineno or d.lineno) for d in defs) for line in lines)
+
+
+def _call_may_stop(walk: _Walk, target: str, depth: int) -> bool:
+    """May calling consumer function `target` ("module:name"; a class runs its `__init__`) reach
+    a stopping error: its body holds one, or imports or calls what may (a few calls deep; deeper
+    is taken for yes)."""
+    if target in walk.calling:
+        return walk.calling[target]
+    if depth > MAX_CALLS:
+        return True
+    walk.calling[target] = False  # while it is read (a recursion adds nothing)
+    module, _, name = target.partition(":")
+    found = _definition(walk, module, name, 4) or _constructor(walk, module, name)
+    answer = False
+    if found is not None:
+        where, function, path = found
+        parsed = walk.parse(where)
+        bound = _bindings(walk, where, path, parsed[1]) if parsed is not None else {}
+        answer = bool(_failing(walk, path, function)) or _may_reach(walk, where, path, function, bound, depth + 1)
+    walk.calling[target] = answer
+    return answer
+
+
+def _constructor(walk: _Walk, module: str, name: str) -> tuple[str, ast.FunctionDef, str] | None:
+    """The `__init__` of `module`'s top-level class `name`, where it defines one."""
+    parsed = walk.parse(module)
+    if parsed is None:
+        return None
+    path, tree = parsed
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    return module, item, path
+    return None
 
 
 def _import(walk: _Walk, module: str, path: str, stmt: ast.Import | ast.ImportFrom, bound: dict[str, str]) -> None:
@@ -300,40 +467,34 @@ def _bind(walk: _Walk, module: str, is_package: bool, stmt: ast.Import | ast.Imp
             bound.pop(alias.asname or alias.name, None)
 
 
+def _callee(call: ast.Call, bound: dict[str, str]) -> str:
+    """What a call calls, as "module:name", when written by a name bound to a consumer function
+    or class (`f()`), or on a consumer module (`m.f()`); "" otherwise."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        target = bound.get(func.id, "")
+        return target if ":" in target else ""
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        held = bound.get(func.value.id, "")
+        return f"{held}:{func.attr}" if held and ":" not in held else ""
+    return ""
+
+
 def _calls(walk: _Walk, module: str, path: str, stmt: ast.stmt, bound: dict[str, str]) -> None:
     """Run the consumer function a statement calls at its top: `f(...)` as a statement, an
-    assignment's value or a return value, `module.f(...)` alike."""
+    assignment's value or a return value, `module.f(...)` alike. Its arguments are not followed
+    (nor a call of a class, which runs its `__init__`)."""
     value = (
         getattr(stmt, "value", None) if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)) else None
     )
-    if not isinstance(value, ast.Call):
-        return
-    func = value.func
-    target = ""
-    if isinstance(func, ast.Name):
-        target = bound.get(func.id, "")
-    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        held = bound.get(func.value.id, "")
-        target = f"{held}:{func.attr}" if held and ":" not in held else ""
-    if ":" not in target:
-        return
+    target = _callee(value, bound) if isinstance(value, ast.Call) else ""
     callee, _, name = target.partition(":")
+    if not target or _definition(walk, callee, name, 4) is None:
+        _not_followed(walk, module, path, stmt, bound)
+        return
+    for argument in [*value.args, *value.keywords]:  # type: ignore[union-attr]
+        _not_followed(walk, module, path, argument, bound)
     walk.chain.append(f"{name}() at {path}:{stmt.lineno}")
     _run_function(walk, callee, name)
     if walk.found is None:
         walk.chain.pop()
-
-
-def tell_startup_stop(
-    findings: list[Finding],
-    entry_points: Iterable[tuple[str, str]],
-    parse: Callable[[str], tuple[str, ast.Module] | None],
-) -> list[Finding]:
-    """The findings, the first stopping error on the start-up code (`startup_stop`) telling so at
-    the end of its message."""
-    found = startup_stop(entry_points, parse, findings)
-    if found is None:
-        return findings
-    stop, first = found
-    told = replace(first, message=f"{first.message}; {stop.telling()}")
-    return [told if f is first else f for f in findings]
