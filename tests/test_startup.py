@@ -218,15 +218,23 @@ def test_the_walk_is_bounded():
         "plug.m5": "import pv.gone\n",
     }
     assert stop(shallow, [error("plug/m5.py", 1)], [("pv.general_plugins", "plug.m0:f")]).startswith("plug/m5.py:1 |")
-    # Wide: more modules than it runs.
-    wide = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(MAX_STEPS + 1)) + "import pv.gone\n"}
-    wide.update({f"plug.m{i}": "x = 1\n" for i in range(MAX_STEPS + 1)})
-    assert stop(wide, [error("plug/top.py", MAX_STEPS + 2)], [("pv.general_plugins", "plug.top:f")]) == ""
-    fewer = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(9)) + "import pv.gone\n"}
-    fewer.update({f"plug.m{i}": "x = 1\n" for i in range(9)})
-    assert stop(fewer, [error("plug/top.py", 10)], [("pv.general_plugins", "plug.top:f")]).startswith(
-        "plug/top.py:10 |"
-    )
+
+    # Wide: more modules than it runs (each imports one whose function holds an error: read, as
+    # code run on import might call it).
+    def wide(n: int) -> dict[str, str]:
+        modules = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(n)) + "import pv.gone\n"}
+        modules.update({f"plug.m{i}": "import plug.fails\n" for i in range(n)})
+        modules["plug.fails"] = "def f():\n    import pv.gone\n"
+        return modules
+
+    failing = [error("plug/fails.py", 2)]
+    point = [("pv.general_plugins", "plug.top:f")]
+    assert stop(wide(MAX_STEPS + 1), [error("plug/top.py", MAX_STEPS + 2), *failing], point) == ""
+    assert stop(wide(9), [error("plug/top.py", 10), *failing], point).startswith("plug/top.py:10 |")
+    # A module whose imports reach no error is not even read: as many as there are.
+    quiet = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(MAX_STEPS + 1)) + "import pv.gone\n"}
+    quiet.update({f"plug.m{i}": "x = 1\n" for i in range(MAX_STEPS + 1)})
+    assert stop(quiet, [error("plug/top.py", MAX_STEPS + 2)], point).startswith(f"plug/top.py:{MAX_STEPS + 2} |")
 
 
 PYPROJECT = """
@@ -303,3 +311,21 @@ def test_walked_early_and_told_at_the_end():
     assert walk.tell([unknown, later]) == [unknown, later]
     told = walk.tell([replace(unknown, severity=Severity.WARNING), later])
     assert "it raises at start-up (plug/install.py:13)" in told[1].message
+
+
+def test_a_module_is_read_when_a_package_its_imports_import_first_holds_an_error():
+    # `import plug.sub.leaf` runs `plug/sub/__init__.py` first (tpu-inference's quantization
+    # package imports its nvfp4 module there): `plug.mid` may reach its error, and is read.
+    modules = {
+        "plug/": "",
+        "plug.top": "import plug.mid\nimport pv.gone\n",
+        "plug.mid": "import plug.sub.leaf\n",
+        "plug.sub/": "import pv.gone\n",
+        "plug.sub.leaf": "x = 1\n",
+    }
+    found = stop(
+        modules, [error("plug/sub/__init__.py", 1), error("plug/top.py", 2)], [("pv.general_plugins", "plug.top:f")]
+    )
+    assert found.startswith(
+        "plug/sub/__init__.py:1 | entry point pv.general_plugins plug.top:f → import of plug.mid at "
+    )

@@ -532,8 +532,9 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             # what the run will write: the identifiers and indexes), not after; and the start-up
             # code is walked, with the trees the scan parsed.
             cache.flush()
-            parse = _consumer_parser(consumer, _scanned_trees(left_by_scan))
-            startup = StartupWalk(entry, parse, _consumer_imports(consumer), findings)
+            parsed = _scanned_trees(left_by_scan)
+            startup = StartupWalk(entry, _consumer_parser(consumer, parsed), _consumer_imports(consumer), findings)
+            parsed.clear()  # the scan's trees go with it (those walked stay with the walk)
             left_by_scan.clear()  # freed now, not on the way to the checks
         functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
@@ -614,7 +615,7 @@ def _consumer_parser(
 
 
 def _consumer_imports(consumer: SourceTree) -> Callable[[str], tuple[str, frozenset[str]] | None]:
-    """A consumer module's path and every module its import statements name, anywhere in it, read
+    """A consumer module's path and what importing it imports (`relevant.imported_modules`), read
     from its bytes once (None for a module the consumer has no source of)."""
 
     @functools.cache
@@ -622,9 +623,8 @@ def _consumer_imports(consumer: SourceTree) -> Callable[[str], tuple[str, frozen
         found = consumer.find_module(module)
         if found is None or not found.path.endswith(".py"):
             return None
-        return found.path, imported_modules(
-            found.path, module, found.path.endswith("__init__.py"), consumer.read(found.path)
-        )
+        path = found.path
+        return path, imported_modules(path, module, path.endswith("__init__.py"), consumer.read(path))
 
     return imports
 

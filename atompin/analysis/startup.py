@@ -79,7 +79,8 @@ class StartupStop:
 
 
 # Parse: a consumer module's (path, syntax tree); Imports: its (path, every module it imports
-# outside its functions, read from its bytes). Both None for a module the consumer has no source of.
+# outside its functions), read from its bytes (`relevant.imported_modules`). Both None for a
+# module the consumer has no source of.
 Parse = Callable[[str], tuple[str, ast.Module] | None]
 Imports = Callable[[str], tuple[str, frozenset[str]] | None]
 
@@ -89,7 +90,8 @@ class _Walk:
     parse: Parse
     imports: Imports
     failing: dict[str, set[int]]  # path -> the lines of stopping errors' sites
-    touching: dict[str, bool] = field(default_factory=dict)  # module -> may importing it stop (`_import_may_stop`)
+    # module -> the facts of what importing it imports (`_closure`)
+    closures: dict[str, tuple[bool, bool]] = field(default_factory=dict)
     calling: dict[str, bool] = field(default_factory=dict)  # module:function -> may calling it stop
     ran: set[str] = field(default_factory=set)  # modules and functions (module:name) run
     steps: int = 0
@@ -184,6 +186,9 @@ def _run_module(walk: _Walk, module: str) -> None:
     parts = module.split(".")
     for i in range(1, len(parts) + 1):
         name = ".".join(parts[:i])
+        if name in walk.ran or not _import_may_stop(walk, name, run=True):
+            walk.ran.add(name)  # importing it reaches no stopping error: not read
+            continue
         parsed = walk.parse(name)
         if parsed is None or not _step(walk, name):
             continue
@@ -355,27 +360,51 @@ def _may_reach(walk: _Walk, module: str, path: str, node: ast.AST, bound: dict[s
     return False
 
 
-def _import_may_stop(walk: _Walk, module: str) -> bool:
+def _import_may_stop(walk: _Walk, module: str, run: bool = False) -> bool:
     """May importing `module` reach a stopping error: is a file among it, its packages and the
-    consumer modules they import at their top level, in turn, one holding such an error? (A call
-    at a module's top level is not followed up here.)"""
-    if module not in walk.touching:
+    consumer modules they import at their top level, in turn, one holding such an error outside
+    its functions? With `run` (must the walk run it?), one holding one anywhere: code run on
+    import may call the function. Read from the files' imports alone: a module that cannot is
+    never parsed."""
+    outside, anywhere = _closure(walk, module)
+    return outside or (run and anywhere)
+
+
+def _closure(walk: _Walk, module: str) -> tuple[bool, bool]:
+    """Of `module`, its packages and the consumer modules they import at their top level, in turn:
+    does one hold a stopping error outside its functions, does one hold one at all? (Past the
+    bound, yes to both.)"""
+    if module not in walk.closures:
         seen: set[str] = set()
-        todo = [".".join(module.split(".")[: i + 1]) for i in range(module.count(".") + 1)]
-        found = False
-        while todo and not found and len(seen) < 4 * MAX_STEPS:
+        todo = _packages(module)
+        outside = anywhere = False
+        while todo and not outside and len(seen) < 4 * MAX_STEPS:
             name = todo.pop()
             if name in seen:
                 continue
             seen.add(name)
+            known = walk.closures.get(name)
+            if known is not None:  # its own closure's answers, exactly: not walked again
+                outside, anywhere = outside or known[0], anywhere or known[1]
+                continue
             read = walk.imports(name)
             if read is None:
                 continue
             path, imported = read
-            found = _fails_on_import(walk, name, path)
-            todo += [each for each in imported if each not in seen]
-        walk.touching[module] = found or len(seen) >= 4 * MAX_STEPS
-    return walk.touching[module]
+            outside, anywhere = _fails_on_import(walk, name, path), anywhere or path in walk.failing
+            todo += [part for each in imported for part in _packages(each) if part not in seen]
+        if len(seen) >= 4 * MAX_STEPS:
+            outside = anywhere = True
+        walk.closures[module] = (outside, anywhere)
+        if not anywhere:  # what it imports, in turn, holds none either
+            walk.closures.update(dict.fromkeys(seen, (False, False)))
+    return walk.closures[module]
+
+
+def _packages(module: str) -> list[str]:
+    """`module` and the packages importing it imports first: ["a", "a.b", "a.b.c"]."""
+    parts = module.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _fails_on_import(walk: _Walk, module: str, path: str) -> bool:
@@ -459,9 +488,11 @@ def _bind(walk: _Walk, module: str, is_package: bool, stmt: ast.Import | ast.Imp
         return
     source = absolute_module(module, is_package, stmt.level, stmt.module or "")
     for alias in stmt.names:
-        if walk.parse(f"{source}.{alias.name}") is not None:  # a submodule
+        # Whether a name is a consumer module is asked of its imports, read from its bytes (parsing
+        # every module an import names would cost more than the walk).
+        if walk.imports(f"{source}.{alias.name}") is not None:  # a submodule
             bound[alias.asname or alias.name] = f"{source}.{alias.name}"
-        elif walk.parse(source) is not None:
+        elif walk.imports(source) is not None:
             bound[alias.asname or alias.name] = f"{source}:{alias.name}"
         else:
             bound.pop(alias.asname or alias.name, None)
