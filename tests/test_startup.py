@@ -294,7 +294,7 @@ def test_walked_early_and_told_at_the_end():
     }
     points = [("pv.general_plugins", "plug.register:register")]
     first, later = error("plug/kv.py", 6), error("plug/install.py", 13)
-    walk = StartupWalk(points, trees.get, imports_of(trees), [first, later])
+    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [first, later])
     told = walk.tell([first, later])
     assert told[0].message.startswith(RAISES + "; it raises at start-up (plug/kv.py:6)") and told[1] is later
     demoted = replace(first, severity=Severity.WARNING)
@@ -307,7 +307,7 @@ def test_walked_early_and_told_at_the_end():
     line = looping.splitlines().index("        from pv.gone import other") + 1
     trees["plug.register"] = ("plug/register.py", ast.parse(looping))
     unknown = error("plug/register.py", line)
-    walk = StartupWalk(points, trees.get, imports_of(trees), [unknown, later])
+    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [unknown, later])
     assert walk.tell([unknown, later]) == [unknown, later]
     told = walk.tell([replace(unknown, severity=Severity.WARNING), later])
     assert "it raises at start-up (plug/install.py:13)" in told[1].message

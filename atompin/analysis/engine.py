@@ -61,7 +61,7 @@ from atompin.analysis.requirements import demote_refused
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
-from atompin.analysis.startup import StartupWalk
+from atompin.analysis.startup import Imports, Parse, StartupWalk
 from atompin.analysis.uncalled import (
     ConsumerFiles,
     UncalledFunctions,
@@ -530,12 +530,10 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         if contact.worker is not None:
             # Its findings are waited for next: what the cache holds is written meanwhile (most of
             # what the run will write: the identifiers and indexes), not after; and the start-up
-            # code is walked, with the trees the scan parsed.
+            # code is walked, once the scan's trees are let go (the peak memory is theirs).
             cache.flush()
-            parsed = _scanned_trees(left_by_scan)
-            startup = StartupWalk(entry, _consumer_parser(consumer, parsed), _consumer_imports(consumer), findings)
-            parsed.clear()  # the scan's trees go with it (those walked stay with the walk)
             left_by_scan.clear()  # freed now, not on the way to the checks
+            startup = StartupWalk(entry, _consumer_modules(consumer), findings)
         functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
         # A hook another rule reported already is not reported again as no longer called.
@@ -564,7 +562,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
-    startup = startup or StartupWalk(entry, _consumer_parser(consumer, {}), _consumer_imports(consumer), findings)
+    startup = startup or StartupWalk(entry, _consumer_modules(consumer), findings)
     findings = startup.tell(findings)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
@@ -592,20 +590,21 @@ def _plugin_entry_points(consumer: SourceTree, package: str) -> list[tuple[str, 
     return [(group, value) for group in ordered for value in groups[group]]
 
 
-def _consumer_parser(
-    consumer: SourceTree, parsed: dict[str, ast.Module]
-) -> Callable[[str], tuple[str, ast.Module] | None]:
+def _consumer_modules(consumer: SourceTree) -> Callable[[], tuple[Parse, Imports]]:
+    """What `StartupWalk` reads the consumer's modules with, made anew for each walk (what one
+    walk parsed goes with it)."""
+    return lambda: (_consumer_parser(consumer), _consumer_imports(consumer))
+
+
+def _consumer_parser(consumer: SourceTree) -> Parse:
     """A consumer module's path and syntax tree by its name, each parsed once (None for a module
-    the consumer has no source of, or one that does not parse); `parsed`: trees at hand already,
-    by module name."""
+    the consumer has no source of, or one that does not parse)."""
 
     @functools.cache
     def parse(module: str) -> tuple[str, ast.Module] | None:
         found = consumer.find_module(module)
         if found is None or not found.path.endswith(".py"):
             return None
-        if module in parsed:
-            return found.path, parsed[module]
         try:
             return found.path, parse_limited(consumer.read(found.path))
         except (SyntaxError, ValueError):
@@ -614,7 +613,7 @@ def _consumer_parser(
     return parse
 
 
-def _consumer_imports(consumer: SourceTree) -> Callable[[str], tuple[str, frozenset[str]] | None]:
+def _consumer_imports(consumer: SourceTree) -> Imports:
     """A consumer module's path and what importing it imports (`relevant.imported_modules`), read
     from its bytes once (None for a module the consumer has no source of)."""
 
@@ -627,16 +626,6 @@ def _consumer_imports(consumer: SourceTree) -> Callable[[str], tuple[str, frozen
         return path, imported_modules(path, module, path.endswith("__init__.py"), consumer.read(path))
 
     return imports
-
-
-def _scanned_trees(left_by_scan: list[object]) -> dict[str, ast.Module]:
-    """The consumer modules the scan parsed, by name (none when the scan was read from the cache)."""
-    return {
-        name: tree
-        for each in left_by_scan
-        if isinstance(each, ConsumerScanner)
-        for name, tree in each.parsed_modules().items()
-    }
 
 
 def _no_contact(package: str, packages: list[str]) -> Finding:

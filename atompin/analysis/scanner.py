@@ -198,11 +198,6 @@ class ConsumerScanner(StatementReader, ExpressionEvaluator, HelperCalls, Conditi
 
     # -- entry point --------------------------------------------------------------------
 
-    def parsed_modules(self) -> dict[str, ast.Module]:
-        """The consumer modules the scan parsed and still holds, by name (their trees are read,
-        never changed: another reader may walk them)."""
-        return dict(self._trees)
-
     def scan(
         self,
         files: Iterable[tuple[str, str, bool, bytes]],

@@ -138,27 +138,33 @@ def _met(walk: _Walk, errors: list[Finding]) -> tuple[StartupStop, Finding] | No
 
 
 class StartupWalk:
-    """`tell_startup_stop` in two steps: the walk made early, with the errors known then, while
+    """`startup_stop` in two steps: the walk made early, with the errors known then, while
     another process works; told at the end. The steps between only make errors warnings, so the
     errors at the end are among those walked for: the walk is made again only when the error it
-    met is no longer one, or it gave up."""
+    met is no longer one, or it gave up. Only the walk's answer is kept (its syntax trees are
+    let go): `modules` gives the consumer's modules again for a walk made again."""
 
     def __init__(
-        self, entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, findings: Iterable[Finding]
+        self,
+        entry_points: Iterable[tuple[str, str]],
+        modules: Callable[[], tuple[Parse, Imports]],
+        findings: Iterable[Finding],
     ) -> None:
         self._entry_points = list(entry_points)
-        self._parse, self._imports = parse, imports
-        self._walk = _walked(self._entry_points, parse, imports, [f for f in findings if stops(f)])
+        self._modules = modules
+        walk = _walked(self._entry_points, *modules(), [f for f in findings if stops(f)])
+        self._found, self._gave_up = walk.found, walk.gave_up
 
     def tell(self, findings: list[Finding]) -> list[Finding]:
         """The findings, the first stopping error on the start-up code telling so."""
-        walk = self._walk
-        if walk.found is None and not walk.gave_up:
+        if self._found is None and not self._gave_up:
             return findings  # no stopping error on the start-up code, among more than there are now
         errors = [f for f in findings if stops(f)]
-        if walk.gave_up or not any(walk.found is not None and walk.found.site in f.sites for f in errors):
-            walk = _walked(self._entry_points, self._parse, self._imports, errors)
-        return _told(findings, _met(walk, errors))
+        found = self._found
+        if self._gave_up or found is None or not any(found.site in f.sites for f in errors):
+            walk = _walked(self._entry_points, *self._modules(), errors)
+            found = None if walk.gave_up else walk.found
+        return _told(findings, None if found is None else (found, next(f for f in errors if found.site in f.sites)))
 
 
 def _told(findings: list[Finding], found: tuple[StartupStop, Finding] | None) -> list[Finding]:
