@@ -13,7 +13,7 @@ around it, or `if not x.flag: return` before it, `x.flag is not None` alike), or
 every provider call of that function, a few callers up (as `caller_chains` walks them), name a
 setting that is
 - off by default: every class-level field of that name in the provider is declared `= False` or
-  `= None` (`flag: bool = False`, `field(default=None)`);
+  `= None` (`flag: bool = False`, `field(default=None)`; one without a default must be given);
 - new since the baseline: no file of the baseline writes the word at all;
 - not the consumer's: no scanned consumer file writes the word (it could turn it on).
 Anything else gives no answer: a test of anything but a name or an attribute, a function handed

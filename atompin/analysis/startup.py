@@ -162,9 +162,8 @@ class StartupWalk:
         errors = [f for f in findings if stops(f)]
         found = self._found
         if self._gave_up or found is None or not any(found.site in f.sites for f in errors):
-            walk = _walked(self._entry_points, *self._modules(), errors)
-            found = None if walk.gave_up else walk.found
-        return _told(findings, None if found is None else (found, next(f for f in errors if found.site in f.sites)))
+            return _told(findings, _met(_walked(self._entry_points, *self._modules(), errors), errors))
+        return _told(findings, (found, next(f for f in errors if found.site in f.sites)))
 
 
 def _told(findings: list[Finding], found: tuple[StartupStop, Finding] | None) -> list[Finding]:
@@ -188,7 +187,8 @@ def _step(walk: _Walk, key: str) -> bool:
 
 
 def _run_module(walk: _Walk, module: str) -> None:
-    """Import `module`: its packages first, then its top-level statements."""
+    """Import `module`: its packages first, then its top-level statements; a module importing
+    which cannot reach a stopping error (`_import_may_stop`) is not read."""
     parts = module.split(".")
     for i in range(1, len(parts) + 1):
         name = ".".join(parts[:i])
