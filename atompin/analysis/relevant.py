@@ -260,7 +260,9 @@ def imported_modules(path: str, module: str, is_package: bool, source: bytes) ->
     """Every module a file's import statements outside its functions name (`from m import a` names
     m and m.a: a may be a module), read from its bytes: what importing it imports."""
     f = _File(path, module, is_package, source)
-    return frozenset(i.module for i in _imports(f) if i.module and not f.in_function(i.offset))
+    imports = _imports(f)
+    inside = {offset: f.in_function(offset) for offset in {i.offset for i in imports}}  # a statement names many
+    return frozenset(i.module for i in imports if i.module and not inside[i.offset])
 
 
 def _imports(f: _File) -> list[_Import]:
