@@ -329,3 +329,13 @@ def test_a_module_is_read_when_a_package_its_imports_import_first_holds_an_error
     assert found.startswith(
         "plug/sub/__init__.py:1 | entry point pv.general_plugins plug.top:f → import of plug.mid at "
     )
+
+
+def test_a_long_early_exit_test_is_quoted_short():
+    long_test = " and ".join(f"flag_{i}" for i in range(40))
+    modules = {
+        "plug/": "",
+        "plug.register": f"def register():\n    if {long_test}:\n        return\n    import pv.gone\n",
+    }
+    unless = stop(modules, [error("plug/register.py", 4)]).split(" | ")[2]
+    assert unless.startswith("`flag_0 and flag_1") and "…` (plug/register.py:2)" in unless and len(unless) < 110

@@ -40,6 +40,8 @@ from atompin.model import Finding, Rule, Severity, Site
 # calls, before it gives up (a bound: the answer is then "not known", never a guess).
 MAX_STEPS = 400
 MAX_DEPTH = 40
+# How much of an early exit's test a message quotes.
+_MAX_TEST = 80
 # How many calls deep code not followed is read for what it may reach (deeper is taken for yes).
 MAX_CALLS = 6
 
@@ -321,7 +323,9 @@ def _runs_on(
     if test.orelse or not test.body:
         return True
     if isinstance(test.body[-1], ast.Return):
-        walk.unless.append(f"`{ast.unparse(test.test)}` ({path}:{test.lineno})")
+        text = ast.unparse(test.test)
+        text = text if len(text) <= _MAX_TEST else text[: _MAX_TEST - 1] + "…"  # a message line, not the code
+        walk.unless.append(f"`{text}` ({path}:{test.lineno})")
     elif caught and isinstance(test.body[-1], ast.Raise):
         for each in rest:
             _not_followed(walk, module, path, each, bound)
