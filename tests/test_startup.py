@@ -10,7 +10,7 @@ import textwrap
 from dataclasses import replace
 
 from atompin.analysis.relevant import imported_modules
-from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, Imports, StartupWalk, startup_stop, stops
+from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, Imports, StartupWalk, startup_stop, stopping
 from atompin.model import Finding, Rule, Severity, Site
 from tests.test_contact import check
 
@@ -21,9 +21,19 @@ def error(path: str, *lines: int, rule: Rule = Rule.UNRESOLVED_IMPORT, message: 
     return Finding(rule, Severity.ERROR, f"pv.gone:x{lines[0]}", tuple(Site(path, line) for line in lines), message)
 
 
-def stop(modules: dict[str, str], findings: list[Finding], entry: list[tuple[str, str]] | None = None) -> str:
+def raising(findings: list[Finding]) -> set[tuple[str, str, Site]]:
+    """Every site of these findings raising where it runs, as the checks that made them would say."""
+    return {(f.rule.value, f.symbol, site) for f in findings for site in f.sites}
+
+
+def stop(
+    modules: dict[str, str],
+    findings: list[Finding],
+    entry: list[tuple[str, str]] | None = None,
+    stops: set[tuple[str, str, Site]] | None = None,
+) -> str:
     """The stop told for `modules` (name -> source; a name ending in `/` is a package), as
-    "path:line | chain | unless", or "" for none."""
+    "path:line | chain | unless", or "" for none; `stops`: every site of `findings` by default."""
     trees: dict[str, tuple[str, ast.Module]] = {}
     for name, source in modules.items():
         package = name.endswith("/")
@@ -31,7 +41,7 @@ def stop(modules: dict[str, str], findings: list[Finding], entry: list[tuple[str
         path = module.replace(".", "/") + ("/__init__.py" if package else ".py")
         trees[module] = (path, ast.parse(textwrap.dedent(source)))
     points = entry if entry is not None else [("pv.general_plugins", "plug.register:register")]
-    found = startup_stop(points, trees.get, imports_of(trees), findings)
+    found = startup_stop(points, trees.get, imports_of(trees), findings, raising(findings) if stops is None else stops)
     if found is None:
         return ""
     told, finding = found
@@ -197,14 +207,18 @@ def test_the_entry_points_run_in_the_order_given():
 
 
 def test_only_errors_that_raise_where_they_run_stop_it():
-    lost = (
-        "the import ladder at plug/kv.py:5 fails and the installer patch_kv() returns: 1 patch(es) are never installed"
-    )
-    assert not stops(error("plug/kv.py", 6, message=lost))
-    assert not stops(error("plug/kv.py", 6, rule=Rule.PROTOCOL_DRIFT, message="... raises ..."))
-    assert not stops(Finding(Rule.UNRESOLVED_IMPORT, Severity.WARNING, "x", (Site("plug/kv.py", 6),), RAISES))
-    assert stops(error("plug/kv.py", 6, rule=Rule.MISSING_PATCH_TARGET, message="the installer raises AttributeError"))
-    assert stop(PLUG, [error("plug/kv.py", 6, message=lost)]) == ""
+    # What the checks say raises, at those sites only: an installer returning where a ladder fails
+    # raises nothing ("patches are never installed"), nor does a site of the same finding not said to.
+    kv, install = error("plug/kv.py", 6), error("plug/install.py", 13)
+    assert stop(PLUG, [kv, install], stops=raising([install])).startswith("plug/install.py:13 |")
+    assert stopping([kv, install], raising([kv]))[1] == {"plug/kv.py": {6}}
+    both = error("plug/kv.py", 6, 7)
+    assert stopping([both], {(both.rule.value, both.symbol, Site("plug/kv.py", 7))})[1] == {"plug/kv.py": {7}}
+    # Nor a warning, nor an accepted error.
+    warning = replace(kv, severity=Severity.WARNING)
+    accepted = replace(kv, accepted="known")
+    assert stopping([warning, accepted], raising([kv])) == ([], {})
+    assert stop(PLUG, [warning]) == ""
 
 
 def test_the_walk_is_bounded():
@@ -266,6 +280,37 @@ def test_the_check_tells_it_in_the_error_s_message():
     assert finding.message.endswith("the import raises ImportError")
 
 
+def test_the_checks_say_which_sites_raise():
+    """The checks that make an error say where its code raises: a read of a patch target that is
+    gone does, an installer returning where its import ladder fails does not (its patches are
+    never made, and start-up goes on)."""
+    provider = {"pv/worker.py": "def helper():\n    return 1\n"}
+    read = "def install():\n    import pv.worker as w\n    original = w.gone_helper\n    w.gone_helper = original\n"
+    consumer = {
+        "pyproject.toml": PYPROJECT,
+        "plug/register.py": "def register():\n    from plug.patches import install\n    install()\n",
+        "plug/patches.py": read,
+    }
+    [finding] = [f for f in check(consumer, provider).findings if f.severity.value == "error"]
+    assert finding.rule is Rule.MISSING_PATCH_TARGET
+    assert "; it raises at start-up (plug/patches.py:3), in every process that loads the plugin" in finding.message
+    ladder = (
+        "def install():\n    try:\n        from pv.moved import helper\n    except ImportError:\n        return\n"
+        "    import pv.worker as w\n    w.helper = helper\n"
+    )
+    errors = [
+        f for f in check({**consumer, "plug/patches.py": ladder}, provider).findings if f.severity.value == "error"
+    ]
+    assert errors and all("never installed" in f.message and "start-up" not in f.message for f in errors)
+    # A handler that exits stops the process as a raise does: the later import is never reached.
+    exits = (
+        "import sys\n\n\ndef install():\n    try:\n        from pv.moved import helper\n    except ImportError:\n"
+        "        sys.exit(1)\n    from pv.worker import gone_helper\n"
+    )
+    told = [f for f in check({**consumer, "plug/patches.py": exits}, provider).findings if "start-up" in f.message]
+    assert [(f.symbol, "(plug/patches.py:6)" in f.message) for f in told] == [("pv.moved:helper", True)]
+
+
 def test_an_exit_by_raise_is_no_unless_and_in_a_try_body_leaves_the_rest_unknown():
     # `if bad: raise` either stops the start-up itself or lets the rest run: nothing to say.
     raises = {"plug/": "", "plug.register": "if BAD:\n    raise ValueError\nimport pv.gone\n"}
@@ -294,7 +339,7 @@ def test_walked_early_and_told_at_the_end():
     }
     points = [("pv.general_plugins", "plug.register:register")]
     first, later = error("plug/kv.py", 6), error("plug/install.py", 13)
-    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [first, later])
+    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [first, later], raising([first, later]))
     told = walk.tell([first, later])
     assert told[0].message.startswith(RAISES + "; it raises at start-up (plug/kv.py:6)") and told[1] is later
     demoted = replace(first, severity=Severity.WARNING)
@@ -307,7 +352,7 @@ def test_walked_early_and_told_at_the_end():
     line = looping.splitlines().index("        from pv.gone import other") + 1
     trees["plug.register"] = ("plug/register.py", ast.parse(looping))
     unknown = error("plug/register.py", line)
-    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [unknown, later])
+    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [unknown, later], raising([unknown, later]))
     assert walk.tell([unknown, later]) == [unknown, later]
     told = walk.tell([replace(unknown, severity=Severity.WARNING), later])
     assert "it raises at start-up (plug/install.py:13)" in told[1].message

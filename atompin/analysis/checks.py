@@ -268,7 +268,7 @@ class UsageChecker(ImportChecks, PatchChecks, SignatureChecks):
             f"`{gate.text}` is false at {self.version}: importing {tripwire.module} raises AssertionError "
             "(the consumer refuses this provider version)"
         )
-        self.findings.add(Rule.VERSION_ASSERT, Severity.ERROR, gate.text, [gate.site], message)
+        self.findings.add(Rule.VERSION_ASSERT, Severity.ERROR, gate.text, [gate.site], message, stops=[gate.site])
 
     # -- counts -----------------------------------------------------------------
 

@@ -533,7 +533,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             # code is walked, once the scan's trees are let go (the peak memory is theirs).
             cache.flush()
             left_by_scan.clear()  # freed now, not on the way to the checks
-            startup = StartupWalk(entry, _consumer_modules(consumer), findings)
+            startup = StartupWalk(entry, _consumer_modules(consumer), findings, checker.findings.stops)
         functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
         # A hook another rule reported already is not reported again as no longer called.
@@ -562,7 +562,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
-    startup = startup or StartupWalk(entry, _consumer_modules(consumer), findings)
+    startup = startup or StartupWalk(entry, _consumer_modules(consumer), findings, checker.findings.stops)
     findings = startup.tell(findings)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)

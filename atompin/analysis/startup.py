@@ -19,7 +19,7 @@ run where its test fails, and the message says so. A statement calling a consume
 name (defined in its module, imported from a consumer module, or `module.f(...)`), as a
 statement, an assignment's value or a return value, runs that function there (its arguments
 are not followed). The first statement holding the site of an error that raises where it runs
-(an import, a patch, a version assert: `stops`) is where the plugin stops. Where code not
+(an import, a patch target's read, a version assert: `Stops`) is where the plugin stops. Where code not
 followed holds such an error, or may reach one (`_may_reach`: vllm-ascend imports its patches
 under `if is_global_patch:`), which one comes first is not known: nothing is told.
 
@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from atompin.analysis.names import absolute_module
 from atompin.analysis.syntax import dotted
-from atompin.model import Finding, Rule, Severity, Site
+from atompin.model import Finding, Severity, Site
 
 # How many consumer modules and functions the walk runs, and how deep it goes into imports and
 # calls, before it gives up (a bound: the answer is then "not known", never a guess).
@@ -47,19 +48,24 @@ MAX_CALLS = 6
 
 _TRIES = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
-# The rules whose errors raise where their site runs. Their messages say so ("raises"); an
-# installer that returns where a ladder fails ("patches are never installed") does not stop.
-_STOPPING = (Rule.UNRESOLVED_IMPORT, Rule.MISSING_PATCH_TARGET, Rule.VERSION_ASSERT)
+# (rule, symbol, site) of each error whose code raises at that site when it runs, as the checks
+# that made it tell (`usage_checks.state.Findings.stops`): an unguarded import, a read of a patch
+# target that is gone, a version assert. An installer that returns where a ladder fails
+# ("patches are never installed") raises nothing.
+Stops = AbstractSet[tuple[str, str, Site]]
 
 
-def stops(finding: Finding) -> bool:
-    """Does this finding's code raise where it runs (so the process stops there)?"""
-    return (
-        finding.severity is Severity.ERROR
-        and not finding.accepted
-        and finding.rule in _STOPPING
-        and ("raises" in finding.message or finding.rule is Rule.VERSION_ASSERT)
-    )
+def stopping(findings: Iterable[Finding], stops: Stops) -> tuple[list[Finding], dict[str, set[int]]]:
+    """The errors (not accepted) that raise where they run, and their sites that do: path -> lines."""
+    errors: list[Finding] = []
+    failing: dict[str, set[int]] = {}
+    for f in findings:
+        sites = [site for site in f.sites if (f.rule.value, f.symbol, site) in stops]
+        if f.severity is Severity.ERROR and not f.accepted and sites:
+            errors.append(f)
+            for site in sites:
+                failing.setdefault(site.path, set()).add(site.line)
+    return errors, failing
 
 
 @dataclass(frozen=True)
@@ -104,21 +110,20 @@ class _Walk:
 
 
 def startup_stop(
-    entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, findings: Iterable[Finding]
+    entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, findings: Iterable[Finding], stops: Stops
 ) -> tuple[StartupStop, Finding] | None:
-    """The first stopping error on the start-up code of `entry_points` ((group, "module:function"),
-    in the order the provider calls them), with where the walk met it; None when none is met (or
-    the walk gave up). `parse`, `imports`: the consumer's modules (`Parse`, `Imports`)."""
-    errors = [f for f in findings if stops(f)]
-    return _met(_walked(entry_points, parse, imports, errors), errors)
+    """The first error that raises on the start-up code of `entry_points` ((group,
+    "module:function"), in the order the provider calls them; `stops`: `Stops`), with where the
+    walk met it; None when none is met (or the walk gave up). `parse`, `imports`: the consumer's
+    modules (`Parse`, `Imports`)."""
+    errors, failing = stopping(findings, stops)
+    return _met(_walked(entry_points, parse, imports, failing), errors)
 
 
-def _walked(entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, errors: list[Finding]) -> _Walk:
-    """The walk of the start-up code up to the first site of one of `errors`, or to its end."""
-    failing: dict[str, set[int]] = {}
-    for f in errors:
-        for site in f.sites:
-            failing.setdefault(site.path, set()).add(site.line)
+def _walked(
+    entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, failing: dict[str, set[int]]
+) -> _Walk:
+    """The walk of the start-up code up to the first of the `failing` lines (path -> lines), or to its end."""
     walk = _Walk(parse, imports, failing)
     for group, target in entry_points if failing else ():
         module, _, function = target.partition(":")
@@ -151,20 +156,21 @@ class StartupWalk:
         entry_points: Iterable[tuple[str, str]],
         modules: Callable[[], tuple[Parse, Imports]],
         findings: Iterable[Finding],
+        stops: Stops,
     ) -> None:
         self._entry_points = list(entry_points)
-        self._modules = modules
-        walk = _walked(self._entry_points, *modules(), [f for f in findings if stops(f)])
+        self._modules, self._stops = modules, stops
+        walk = _walked(self._entry_points, *modules(), stopping(findings, stops)[1])
         self._found, self._gave_up = walk.found, walk.gave_up
 
     def tell(self, findings: list[Finding]) -> list[Finding]:
-        """The findings, the first stopping error on the start-up code telling so."""
+        """The findings, the first error that raises on the start-up code telling so."""
         if self._found is None and not self._gave_up:
-            return findings  # no stopping error on the start-up code, among more than there are now
-        errors = [f for f in findings if stops(f)]
+            return findings  # no such error on the start-up code, among more than there are now
+        errors, failing = stopping(findings, self._stops)
         found = self._found
         if self._gave_up or found is None or not any(found.site in f.sites for f in errors):
-            return _told(findings, _met(_walked(self._entry_points, *self._modules(), errors), errors))
+            return _told(findings, _met(_walked(self._entry_points, *self._modules(), failing), errors))
         return _told(findings, (found, next(f for f in errors if found.site in f.sites)))
 
 

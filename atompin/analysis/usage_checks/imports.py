@@ -46,8 +46,10 @@ class ImportChecks:
         if not group.ladder:
             for use, res in judged[0][1]:
                 if res.status is Status.MISSING:
-                    severity, message = self._failed_import(group, use, res)
-                    self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(use.ref), [use.site], message)
+                    severity, message = self._failed_import(group, use, res)  # an error raises
+                    self.findings.add(
+                        Rule.UNRESOLVED_IMPORT, severity, self.symbol(use.ref), [use.site], message, stops=[use.site]
+                    )
                     self._note_failure_at_baseline(group, [[use.ref]], use.site)
             return
         alternatives = tuple(
@@ -70,7 +72,8 @@ class ImportChecks:
             tried = [[u.ref for u, _ in resolved] for _, resolved in judged]
             if self._fails_at_baseline(tried, group.path, group.when):
                 severity, message = Severity.WARNING, f"{message}; {at_baseline_too()}"
-            self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives)
+            # Raised, or the handler exits: the process stops either way.
+            self.findings.add(Rule.UNRESOLVED_IMPORT, severity, symbol, sites, message, alternatives, stops=sites)
             if not group.exits:
                 self._note_failure_at_baseline(group, tried, sites[0])
             return
@@ -209,7 +212,8 @@ class ImportChecks:
                 f", but {function}() reads {tested}, which the consumer tests for elsewhere (getattr with a "
                 "default, or hasattr) and this provider lacks: the function presumably runs only where that test passes"
             )
-        self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], message)
+        raises = [site] if guard in (Guard.NONE, Guard.REQUIRED) else []
+        self.findings.add(Rule.UNRESOLVED_IMPORT, severity, self.symbol(ref), [site], message, stops=raises)
 
     def _import_left(self: UsageChecker, path: str, missing: Ref) -> bool:
         """Is what is missing the import itself, made by a ladder in `path` whose handler leaves, or

@@ -101,7 +101,11 @@ class PatchChecks:
                 "sets it anyway installs the replacement under a name nothing calls: the provider's code runs "
                 f"unpatched{via_of(patch)}"
             )
-        self.findings.add(Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites], message)
+        # Unguarded, reading the original raises (an assignment alone raises nothing).
+        raises = (read_sites or [patch.site]) if guard is Guard.NONE and not patch.declared else []
+        self.findings.add(
+            Rule.MISSING_PATCH_TARGET, Severity.ERROR, target, [patch.site, *read_sites], message, stops=raises
+        )
 
     def _gets_installed(self: UsageChecker, patch: PatchSite, read: Site) -> bool:
         """Does the consumer's read of a name it patches get what the patch installs, rather than

@@ -42,6 +42,10 @@ class Findings:
         self._drafts: dict[tuple[str, str, str, int], Draft] = {}
         # What the conditions of the use being judged say (a fallback, an undecided version gate).
         self.judgement: Judgement = LIVE
+        # (rule, symbol, site) of each error whose code raises at that site when it runs (an
+        # unguarded import, a read of a patch target that is gone, a version assert): the
+        # process stops there (`startup`).
+        self.stops: set[tuple[str, str, Site]] = set()
 
     def add(
         self,
@@ -52,8 +56,12 @@ class Findings:
         message: str,
         alternatives: tuple[Alternative, ...] = (),
         key: str = "",
+        stops: list[Site] | tuple[Site, ...] = (),
     ) -> None:
+        """`stops`: the sites among them where the code raises when it runs, if it stays an error."""
         severity, message = self.judgement.adjust(severity, message)
+        if severity is Severity.ERROR:
+            self.stops.update((rule.value, symbol, site) for site in stops)
         k = (rule.value, symbol, key, severity.rank)
         draft = self._drafts.get(k)
         if draft is None:
