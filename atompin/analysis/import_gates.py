@@ -26,9 +26,9 @@ from collections.abc import Callable
 
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import absolute_module
-from atompin.analysis.platform_gates import PLATFORM_MARKERS, PlatformGates, blocks_of
+from atompin.analysis.platform_gates import PLATFORM_MARKERS, PlatformGates
 from atompin.analysis.platforms import PLATFORMS
-from atompin.analysis.syntax import walk
+from atompin.analysis.syntax import blocks_of, walk
 from atompin.sources.tree import SourceTree
 
 NOWHERE: frozenset[str] = frozenset()

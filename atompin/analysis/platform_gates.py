@@ -20,8 +20,9 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from atompin.analysis.guards import leaves
 from atompin.analysis.platforms import PLATFORM_METHODS, PLATFORMS, TORCH_VERSIONS, UNKNOWN, PlatformTest, combined
-from atompin.analysis.syntax import dotted
+from atompin.analysis.syntax import blocks_of, is_type_checking
 from atompin.lines import line_numbers
 
 # `current_platform.device_type == "..."`: the platforms of vLLM's own that name their device so
@@ -38,9 +39,6 @@ _IN_TREE = frozenset(PLATFORMS) - {"oot"}
 # TYPE_CHECKING:`): only the statements around such lines are walked.
 PLATFORM_MARKERS = (b"current_platform", b"torch.version")
 MARKERS = (*PLATFORM_MARKERS, b"TYPE_CHECKING")
-
-# A statement after which the rest of its block does not run.
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 # A test that holds on no platform: what it guards never runs.
 NEVER = PlatformTest(frozenset(), frozenset(PLATFORMS), "")
@@ -130,7 +128,7 @@ def platform_test(test: ast.expr) -> PlatformTest:
         return UNKNOWN
     if isinstance(test, ast.Compare):
         return _compare(test)
-    if dotted(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+    if is_type_checking(test):
         return NEVER  # what only a type checker reads runs nowhere
     built = _torch_version(test)
     return PlatformTest.exact(built, "") if built is not None else UNKNOWN
@@ -198,10 +196,6 @@ def _holds_marked(stmt: ast.stmt, marked: list[int]) -> bool:
     return i < len(marked) and marked[i] <= (stmt.end_lineno or stmt.lineno)
 
 
-def _exits(stmts: list[ast.stmt]) -> bool:
-    return bool(stmts) and isinstance(stmts[-1], _EXITS)
-
-
 def _block(stmts: list[ast.stmt], never: frozenset[str], out: list[_Span], marked: list[int]) -> None:
     """Read a block under `never`: an `if` testing the platform narrows its branches, and when one
     branch leaves the block (`return`, `raise`, ...), the statements after it too, as an `assert`
@@ -222,9 +216,9 @@ def _block(stmts: list[ast.stmt], never: frozenset[str], out: list[_Span], marke
                 _span(stmt.body, never | test.fails, out, marked)
                 _span(stmt.orelse, never | test.holds, out, marked)
                 rest = never
-                if _exits(stmt.body):
+                if leaves(stmt.body):
                     rest |= test.holds
-                if _exits(stmt.orelse):
+                if leaves(stmt.orelse):
                     rest |= test.fails
                 if rest != never:
                     _span(stmts[i + 1 :], rest, out, marked)
@@ -249,17 +243,3 @@ _COMPOUND = (
     ast.Match,
     *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
 )
-
-
-def blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists directly inside `stmt` (a function's body, a loop's, a handler's...)."""
-    blocks = []
-    for field in ("body", "orelse", "finalbody"):
-        value = getattr(stmt, field, None)
-        if isinstance(value, list) and value:
-            blocks.append(value)
-    for handler in getattr(stmt, "handlers", ()):
-        blocks.append(handler.body)
-    for case in getattr(stmt, "cases", ()):
-        blocks.append(case.body)
-    return blocks

@@ -518,3 +518,17 @@ def dict_key_set(target: ast.expr, me: str) -> str | None:
 def is_name(node: ast.expr, name: str) -> bool:
     """`node` is the name `name`."""
     return isinstance(node, ast.Name) and node.id == name
+
+
+def blocks_of(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists directly inside `stmt` (a function's body, a loop's, a handler's...)."""
+    blocks = []
+    for field in ("body", "orelse", "finalbody"):
+        value = getattr(stmt, field, None)
+        if isinstance(value, list) and value:
+            blocks.append(value)
+    for handler in getattr(stmt, "handlers", ()):
+        blocks.append(handler.body)
+    for case in getattr(stmt, "cases", ()):
+        blocks.append(case.body)
+    return blocks
