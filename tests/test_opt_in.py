@@ -96,6 +96,7 @@ def test_without_the_gate_the_lack_is_an_error():
         "no field",
         "a field without a default",
         "only itself calls it",
+        "a caller nothing calls",
     ],
 )
 def test_a_setting_the_consumer_may_run_with_keeps_the_error(change: str):
@@ -121,6 +122,10 @@ def test_a_setting_the_consumer_may_run_with_keeps_the_error(change: str):
             "    return None\n\n\ndef maybe", "    return unsupported_backend(groups[1:])\n\n\ndef maybe"
         )
         assert pin["pv/verify.py"].count("unsupported_backend(") == 2
+    elif change == "a caller nothing calls":  # another way in, by a function no provider code calls
+        pin["pv/verify.py"] = VERIFY + "\n\ndef check_all(groups):\n    return unsupported_backend(groups)\n"
+        # Its one "call" is of the file's own name for something else.
+        pin["pv/other.py"] = "from outside.lib import check_all\n\n\ndef run(g):\n    return check_all(g)\n"
     assert drift(consumer, pin, baseline).startswith("error: ")
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -75,28 +76,53 @@ def beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -
 def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
     """Is every provider call of `name` (a function of `module`; a method when `module` is "")
     made where a consumer class stands in, directly or through its own callers?"""
-    if (module, name) in walk.seen:
-        return True  # walked already (a recursion adds no caller)
-    walk.seen.add((module, name))
-    if depth == 0 or consumer_may_call(walk.hierarchy, module, name):
-        return False  # too deep, or the consumer may call it itself
-    uses = walk.sources.callers(name, MAX_FILES)
+    tree = walk.hierarchy.index.tree
+    return every_call(
+        walk.hierarchy,
+        walk.sources,
+        walk.seen,
+        (module, name),
+        depth,
+        lambda path, call, scopes: _caller_excused(walk, tree.module_name(path)[0], scopes, depth),
+    )
+
+
+def every_call(
+    hierarchy: Hierarchy,
+    sources: ArgumentSources,
+    seen: set[tuple[str, str]],
+    function: tuple[str, str],
+    depth: int,
+    holds: Callable[[str, ast.Call, list[Scope]], bool],
+) -> bool:
+    """Does `holds(path, call, scopes)` hold of every provider call of a function ((module, name);
+    a method by its name alone when the module is "")? No when the provider calls it nowhere, or
+    hands it on by name (who calls it is unknown), when the consumer may call it itself, or past
+    `depth`; yes for one `seen` already (a recursion adds no caller). A call by a bare name is of
+    the function only where the calling file binds that name to it (`_binds_to`)."""
+    if function in seen:
+        return True
+    seen.add(function)
+    module, name = function
+    if depth == 0 or _consumer_may_call(hierarchy, module, name):
+        return False
+    uses = sources.callers(name, MAX_FILES)
     if uses is None:
         return False
-    tree = walk.hierarchy.index.tree
+    tree = hierarchy.index.tree
     called = False
     for path, call, scopes in uses:
         if call is None:
-            return False  # handed on by name: who calls it is unknown
-        if module and isinstance(call.func, ast.Name) and not binds_to(walk.sources, tree, path, name, module):
+            return False
+        if module and isinstance(call.func, ast.Name) and not _binds_to(sources, tree, path, name, module):
             continue  # the file's own name for something else
-        if not _caller_excused(walk, tree.module_name(path)[0], scopes, depth):
+        if not holds(path, call, scopes):
             return False
         called = True
     return called  # one the provider never calls: who does is unknown
 
 
-def consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
+def _consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
     """May the consumer call `module`'s function `name` itself (a method, when `module` is ""): it
     writes the method's name anywhere; it imports, reads or calls the function, or imports its
     module whole? vllm-ascend's own `kernel_warmup` is not vLLM's."""
@@ -122,7 +148,7 @@ def _reaches(hierarchy: Hierarchy, refs: list[Ref], name: str, symbols: Abstract
     return False
 
 
-def binds_to(sources: ArgumentSources, tree: SourceTree, path: str, name: str, module: str) -> bool:
+def _binds_to(sources: ArgumentSources, tree: SourceTree, path: str, name: str, module: str) -> bool:
     """May a bare `name(...)` in the file at `path` call `module`'s function of that name?"""
     here, is_package = tree.module_name(path)
     bound = sources.binding(path, name)

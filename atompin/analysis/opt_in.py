@@ -28,15 +28,14 @@ from dataclasses import dataclass, field
 
 from atompin.analysis.argument_sources import ArgumentSources, Scope
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.caller_chains import MAX_DEPTH, MAX_FILES, binds_to, consumer_may_call, method_of
+from atompin.analysis.caller_chains import MAX_DEPTH, every_call, method_of
+from atompin.analysis.guards import leaves
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.holding import argument_sources
 from atompin.analysis.name_sites import NameSearch, NameSite
-from atompin.analysis.platform_gates import blocks_of
+from atompin.analysis.syntax import blocks_of
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# A statement after which the rest of its block does not run.
-_EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 # What a field's default must be for the setting to be off unless set.
 _OFF = re.compile(rb"(?:False|None|(?:dataclasses\.)?[Ff]ield\(\s*default\s*=\s*(?:False|None))\b")
 
@@ -72,9 +71,9 @@ def _held(stmts: list[ast.stmt], line: int, held: list[tuple[str, int]]) -> list
         if stmt.lineno > line:
             break
         if (stmt.end_lineno or stmt.lineno) < line:  # before it: does its block go on only under a test?
-            if isinstance(stmt, ast.If) and _exits(stmt.body) and not _exits(stmt.orelse):
+            if isinstance(stmt, ast.If) and leaves(stmt.body) and not leaves(stmt.orelse):
                 held = held + settings_tested(stmt.test, False)
-            elif isinstance(stmt, ast.If) and _exits(stmt.orelse) and not _exits(stmt.body):
+            elif isinstance(stmt, ast.If) and leaves(stmt.orelse) and not leaves(stmt.body):
                 held = held + settings_tested(stmt.test, True)
             elif isinstance(stmt, ast.Assert):
                 held = held + settings_tested(stmt.test, True)
@@ -90,10 +89,6 @@ def _held(stmts: list[ast.stmt], line: int, held: list[tuple[str, int]]) -> list
                 return _held(block, line, held)
         return held
     return held
-
-
-def _exits(stmts: list[ast.stmt]) -> bool:
-    return bool(stmts) and isinstance(stmts[-1], _EXITS)
 
 
 def _within(stmts: list[ast.stmt], line: int) -> bool:
@@ -161,24 +156,15 @@ def _call_gated(walk: _Walk, path: str, line: int, scopes: list[Scope], depth: i
 
 def _callers_gated(walk: _Walk, module: str, name: str, depth: int) -> bool:
     """Is every provider call of `name` (a function of `module`; a method when `module` is "")
-    made only under a setting new since the baseline?"""
-    if (module, name) in walk.seen:
-        return True  # walked already (a recursion adds no caller)
-    walk.seen.add((module, name))
-    if depth == 0 or consumer_may_call(walk.hierarchy, module, name):
-        return False
-    uses = walk.sources.callers(name, MAX_FILES)
-    if not uses:
-        return False  # one the provider never calls: who does is unknown
-    tree = walk.hierarchy.index.tree
-    for path, call, scopes in uses:
-        if call is None:
-            return False  # handed on by name: who calls it is unknown
-        if module and isinstance(call.func, ast.Name) and not binds_to(walk.sources, tree, path, name, module):
-            continue  # the file's own name for something else
-        if not _call_gated(walk, path, call.lineno, scopes, depth):
-            return False
-    return True
+    made only under a setting new since the baseline (`caller_chains.every_call`)?"""
+    return every_call(
+        walk.hierarchy,
+        walk.sources,
+        walk.seen,
+        (module, name),
+        depth,
+        lambda path, call, scopes: _call_gated(walk, path, call.lineno, scopes, depth),
+    )
 
 
 def _opt_in(walk: _Walk, name: str) -> str:
