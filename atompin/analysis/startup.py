@@ -34,7 +34,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
 from atompin.analysis.names import absolute_module
-from atompin.analysis.syntax import dotted
+from atompin.analysis.syntax import dotted, is_type_checking
 from atompin.model import Finding, Severity, Site
 
 # How many consumer modules and functions the walk runs, and how deep it goes into imports and
@@ -101,6 +101,7 @@ class _Walk:
     # module -> the facts of what importing it imports (`_closure`)
     closures: dict[str, tuple[bool, bool]] = field(default_factory=dict)
     calling: dict[str, bool] = field(default_factory=dict)  # module:function -> may calling it stop
+    bindings: dict[str, dict[str, str]] = field(default_factory=dict)  # module -> `_bindings`
     ran: set[str] = field(default_factory=set)  # modules and functions (module:name) run
     steps: int = 0
     chain: list[str] = field(default_factory=list)
@@ -131,7 +132,7 @@ def _walked(
         walk.unless = []
         _run_module(walk, module.strip())
         if walk.found is None and not walk.gave_up and function.strip().isidentifier():
-            _run_function(walk, module.strip(), function.strip())
+            _run_function(walk, _definition(walk, module.strip(), function.strip(), 4))
         if walk.found is not None or walk.gave_up:
             break
     return walk
@@ -210,18 +211,15 @@ def _run_module(walk: _Walk, module: str) -> None:
         _block(walk, name, path, tree.body, {})
 
 
-def _run_function(walk: _Walk, module: str, name: str) -> None:
-    """Call `module`'s top-level function `name` (a re-export followed to its definition)."""
-    found = _definition(walk, module, name, 4)
+def _run_function(walk: _Walk, found: tuple[str, ast.FunctionDef, str] | None) -> None:
+    """Call a consumer function (`_definition`'s module, def and path)."""
     if found is None:
         return
     where, function, path = found
-    if not _step(walk, f"{where}:{name}"):
+    if not _step(walk, f"{where}:{function.name}"):
         return
-    parsed = walk.parse(where)
-    bound = _bindings(walk, where, path, parsed[1]) if parsed is not None else {}
     unless = len(walk.unless)
-    _block(walk, where, path, function.body, bound)
+    _block(walk, where, path, function.body, _bindings(walk, where))
     if walk.found is None:
         del walk.unless[unless:]  # an early exit of the function: the caller's code runs on after it
 
@@ -244,19 +242,22 @@ def _definition(walk: _Walk, module: str, name: str, depth: int) -> tuple[str, a
     return found
 
 
-def _bindings(walk: _Walk, module: str, path: str, tree: ast.Module) -> dict[str, str]:
+def _bindings(walk: _Walk, module: str) -> dict[str, str]:
     """What `module`'s top-level names are bound to (consumer modules and functions), as
-    `_block` keeps them: its defs, and what its top-level imports bind."""
-    bound: dict[str, str] = {}
-    is_package = path.endswith("__init__.py")
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound[node.name] = f"{module}:{node.name}"
-        elif isinstance(node, ast.ClassDef):
-            bound.pop(node.name, None)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            _bind(walk, module, is_package, node, bound)
-    return bound
+    `_block` keeps them: its defs, and what its top-level imports bind. Read once per module; a
+    copy, which the function run with it binds more names in."""
+    if module not in walk.bindings:
+        bound: dict[str, str] = {}
+        path, tree = walk.parse(module) or ("", ast.Module(body=[], type_ignores=[]))
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bound[node.name] = f"{module}:{node.name}"
+            elif isinstance(node, ast.ClassDef):
+                bound.pop(node.name, None)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                _bind(walk, module, path.endswith("__init__.py"), node, bound)
+        walk.bindings[module] = bound
+    return dict(walk.bindings[module])
 
 
 def _block(
@@ -308,7 +309,7 @@ def _block(
 def _never(test: ast.expr) -> bool:
     """A test that never holds when the plugin is loaded: `TYPE_CHECKING` (only a type checker
     reads its branch), `__name__ == "__main__"` (the module is imported, not run)."""
-    if dotted(test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+    if is_type_checking(test):
         return True
     return (
         isinstance(test, ast.Compare)
@@ -455,8 +456,7 @@ def _call_may_stop(walk: _Walk, target: str, depth: int) -> bool:
     answer = False
     if found is not None:
         where, function, path = found
-        parsed = walk.parse(where)
-        bound = _bindings(walk, where, path, parsed[1]) if parsed is not None else {}
+        bound = _bindings(walk, where)
         answer = bool(_failing(walk, path, function)) or _may_reach(walk, where, path, function, bound, depth + 1)
     walk.calling[target] = answer
     return answer
@@ -536,12 +536,13 @@ def _calls(walk: _Walk, module: str, path: str, stmt: ast.stmt, bound: dict[str,
     )
     target = _callee(value, bound) if isinstance(value, ast.Call) else ""
     callee, _, name = target.partition(":")
-    if not target or _definition(walk, callee, name, 4) is None:
+    found = _definition(walk, callee, name, 4) if target else None
+    if found is None:
         _not_followed(walk, module, path, stmt, bound)
         return
     for argument in [*value.args, *value.keywords]:  # type: ignore[union-attr]
         _not_followed(walk, module, path, argument, bound)
     walk.chain.append(f"{name}() at {path}:{stmt.lineno}")
-    _run_function(walk, callee, name)
+    _run_function(walk, found)
     if walk.found is None:
         walk.chain.pop()
