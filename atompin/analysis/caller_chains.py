@@ -45,12 +45,47 @@ MAX_FILES = 24
 
 
 @dataclass
-class _Walk:
+class CallerWalk:
+    """A walk up the provider's callers by name: what it reads them with, and what it walked."""
+
     hierarchy: Hierarchy
     search: NameSearch
     sources: ArgumentSources
-    roots: list[str] = field(default_factory=list)  # each excused caller, told
     seen: set[tuple[str, str]] = field(default_factory=set)  # (module or "", name) walked
+
+    def every_call(
+        self, function: tuple[str, str], depth: int, holds: Callable[[str, ast.Call, list[Scope]], bool]
+    ) -> bool:
+        """Does `holds(path, call, scopes)` hold of every provider call of a function ((module,
+        name); a method by its name alone when the module is "")? No when the provider calls it
+        nowhere, or hands it on by name (who calls it is unknown), when the consumer may call it
+        itself, or past `depth`; yes for one walked already (a recursion adds no caller). A call
+        by a bare name is of the function only where the calling file binds that name to it."""
+        if function in self.seen:
+            return True
+        self.seen.add(function)
+        module, name = function
+        if depth == 0 or _consumer_may_call(self.hierarchy, module, name):
+            return False
+        uses = self.sources.callers(name, MAX_FILES)
+        if uses is None:
+            return False
+        tree = self.hierarchy.index.tree
+        called = False
+        for path, call, scopes in uses:
+            if call is None:
+                return False
+            if module and isinstance(call.func, ast.Name) and not _binds_to(self.sources, tree, path, name, module):
+                continue  # the file's own name for something else
+            if not holds(path, call, scopes):
+                return False
+            called = True
+        return called  # one the provider never calls: who does is unknown
+
+
+@dataclass
+class _Walk(CallerWalk):
+    roots: list[str] = field(default_factory=list)  # each excused caller, told
 
 
 def beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -> str:
@@ -76,50 +111,10 @@ def beside_stand_ins(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -
 def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
     """Is every provider call of `name` (a function of `module`; a method when `module` is "")
     made where a consumer class stands in, directly or through its own callers?"""
-    tree = walk.hierarchy.index.tree
-    return every_call(
-        walk.hierarchy,
-        walk.sources,
-        walk.seen,
-        (module, name),
-        depth,
-        lambda path, call, scopes: _caller_excused(walk, tree.module_name(path)[0], scopes, depth),
+    module_of = walk.hierarchy.index.tree.module_name
+    return walk.every_call(
+        (module, name), depth, lambda path, _, scopes: _caller_excused(walk, module_of(path)[0], scopes, depth)
     )
-
-
-def every_call(
-    hierarchy: Hierarchy,
-    sources: ArgumentSources,
-    seen: set[tuple[str, str]],
-    function: tuple[str, str],
-    depth: int,
-    holds: Callable[[str, ast.Call, list[Scope]], bool],
-) -> bool:
-    """Does `holds(path, call, scopes)` hold of every provider call of a function ((module, name);
-    a method by its name alone when the module is "")? No when the provider calls it nowhere, or
-    hands it on by name (who calls it is unknown), when the consumer may call it itself, or past
-    `depth`; yes for one `seen` already (a recursion adds no caller). A call by a bare name is of
-    the function only where the calling file binds that name to it (`_binds_to`)."""
-    if function in seen:
-        return True
-    seen.add(function)
-    module, name = function
-    if depth == 0 or _consumer_may_call(hierarchy, module, name):
-        return False
-    uses = sources.callers(name, MAX_FILES)
-    if uses is None:
-        return False
-    tree = hierarchy.index.tree
-    called = False
-    for path, call, scopes in uses:
-        if call is None:
-            return False
-        if module and isinstance(call.func, ast.Name) and not _binds_to(sources, tree, path, name, module):
-            continue  # the file's own name for something else
-        if not holds(path, call, scopes):
-            return False
-        called = True
-    return called  # one the provider never calls: who does is unknown
 
 
 def _consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:

@@ -26,9 +26,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from atompin.analysis.argument_sources import ArgumentSources, Scope
+from atompin.analysis.argument_sources import Scope
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.caller_chains import MAX_DEPTH, every_call, method_of
+from atompin.analysis.caller_chains import MAX_DEPTH, CallerWalk, method_of
 from atompin.analysis.guards import leaves
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.holding import argument_sources
@@ -109,13 +109,9 @@ def enclosing_scopes(tree: ast.Module, line: int) -> list[Scope]:
 
 
 @dataclass
-class _Walk:
-    hierarchy: Hierarchy
-    search: NameSearch
-    baseline: Baseline
-    sources: ArgumentSources
+class _Walk(CallerWalk):
+    baseline: Baseline = field(kw_only=True)
     told: list[str] = field(default_factory=list)  # each setting found, as said
-    seen: set[tuple[str, str]] = field(default_factory=set)  # (module or "", name) walked
 
 
 def only_when_set(hierarchy: Hierarchy, search: NameSearch, baseline: Baseline | None, site: NameSite) -> str:
@@ -127,7 +123,7 @@ def only_when_set(hierarchy: Hierarchy, search: NameSearch, baseline: Baseline |
     tree = sources.module(site.path)
     if tree is None:
         return ""
-    walk = _Walk(hierarchy, search, baseline, sources)
+    walk = _Walk(hierarchy, search, sources, baseline=baseline)
     scopes = enclosing_scopes(tree, site.line)
     if not _call_gated(walk, site.path, site.line, scopes, MAX_DEPTH) or not walk.told:
         return ""  # (with none told, every caller was one already walked: a recursion)
@@ -156,14 +152,9 @@ def _call_gated(walk: _Walk, path: str, line: int, scopes: list[Scope], depth: i
 
 def _callers_gated(walk: _Walk, module: str, name: str, depth: int) -> bool:
     """Is every provider call of `name` (a function of `module`; a method when `module` is "")
-    made only under a setting new since the baseline (`caller_chains.every_call`)?"""
-    return every_call(
-        walk.hierarchy,
-        walk.sources,
-        walk.seen,
-        (module, name),
-        depth,
-        lambda path, call, scopes: _call_gated(walk, path, call.lineno, scopes, depth),
+    made only under a setting new since the baseline (`CallerWalk.every_call`)?"""
+    return walk.every_call(
+        (module, name), depth, lambda path, call, scopes: _call_gated(walk, path, call.lineno, scopes, depth)
     )
 
 
