@@ -9,9 +9,15 @@ import ast
 import textwrap
 from dataclasses import replace
 
+import atompin.analysis.engine as engine
+from atompin.analysis.cache import AnalysisCache
+from atompin.analysis.code_outline import OutlineReader
 from atompin.analysis.relevant import imported_modules
+from atompin.analysis.results import check_trees
 from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, Imports, StartupWalk, startup_stop, stopping
 from atompin.model import Finding, Rule, Severity, Site
+from atompin.sources.tree import MemoryTree
+from atompin.testing import dedent_files
 from tests.test_contact import check
 
 RAISES = "no module pv.gone; the import raises ImportError"
@@ -41,12 +47,23 @@ def stop(
         path = module.replace(".", "/") + ("/__init__.py" if package else ".py")
         trees[module] = (path, ast.parse(textwrap.dedent(source)))
     points = entry if entry is not None else [("pv.general_plugins", "plug.register:register")]
-    found = startup_stop(points, trees.get, imports_of(trees), findings, raising(findings) if stops is None else stops)
+    found = startup_stop(
+        points, outlines_of(trees), imports_of(trees), findings, raising(findings) if stops is None else stops
+    )
     if found is None:
         return ""
     told, finding = found
     assert told.site in finding.sites
     return f"{told.site} | {' → '.join(told.chain)} | {', '.join(told.unless)}"
+
+
+def outlines_of(trees: dict[str, tuple[str, ast.Module]], cache: AnalysisCache | None = None) -> OutlineReader:
+    """The outlines of in-memory modules, as the engine reads them (a module's content id: its text)."""
+
+    def locate(module: str) -> tuple[str, str] | None:
+        return (trees[module][0], ast.dump(trees[module][1])) if module in trees else None
+
+    return OutlineReader(locate, lambda module: trees[module][1] if module in trees else None, cache or AnalysisCache())
 
 
 def imports_of(trees: dict[str, tuple[str, ast.Module]]) -> Imports:
@@ -280,6 +297,40 @@ def test_the_check_tells_it_in_the_error_s_message():
     assert finding.message.endswith("the import raises ImportError")
 
 
+def test_a_check_of_a_consumer_that_did_not_change_walks_it_without_parsing(monkeypatch):
+    """A bump of the provider: the consumer's outlines (`code_outline`) and imports come from the cache."""
+    consumer = MemoryTree(
+        dedent_files(
+            {
+                "plug/__init__.py": "",
+                "pyproject.toml": PYPROJECT,
+                "plug/register.py": "def register():\n    from plug.patches import install\n    install()\n",
+                "plug/patches.py": "def install():\n    from pv.worker import gone_helper\n    return gone_helper\n",
+            }
+        ),
+        "consumer",
+    )
+    parsed: list[str] = []
+    real = engine.parse_limited
+    monkeypatch.setattr(engine, "parse_limited", lambda data: (parsed.append(data.decode()), real(data))[1])
+    read: list[str] = []  # the modules whose imports are read from their bytes
+    real_imports = engine.imported_modules
+    monkeypatch.setattr(
+        engine, "imported_modules", lambda path, *rest: (read.append(path), real_imports(path, *rest))[1]
+    )
+    cache = AnalysisCache()
+    told = []
+    for version in ("1", "2"):
+        provider = MemoryTree({"pv/__init__.py": "", "pv/worker.py": f"def helper():\n    return {version}\n"}, version)
+        result = check_trees(consumer, provider, "pv", "plug", cache)
+        told += [f.message for f in result.findings if "it raises at start-up (plug/patches.py:2)" in f.message]
+        if version == "1":
+            assert len(parsed) == 2 and read  # the modules on the way, once each
+            parsed.clear()
+            read.clear()
+    assert len(told) == 2 and parsed == [] and read == []
+
+
 def test_the_checks_say_which_sites_raise():
     """The checks that make an error say where its code raises: a read of a patch target that is
     gone does, an installer returning where its import ladder fails does not (its patches are
@@ -339,7 +390,7 @@ def test_walked_early_and_told_at_the_end():
     }
     points = [("pv.general_plugins", "plug.register:register")]
     first, later = error("plug/kv.py", 6), error("plug/install.py", 13)
-    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [first, later], raising([first, later]))
+    walk = StartupWalk(points, lambda: (outlines_of(trees), imports_of(trees)), [first, later], raising([first, later]))
     told = walk.tell([first, later])
     assert told[0].message.startswith(RAISES + "; it raises at start-up (plug/kv.py:6)") and told[1] is later
     demoted = replace(first, severity=Severity.WARNING)
@@ -352,7 +403,9 @@ def test_walked_early_and_told_at_the_end():
     line = looping.splitlines().index("        from pv.gone import other") + 1
     trees["plug.register"] = ("plug/register.py", ast.parse(looping))
     unknown = error("plug/register.py", line)
-    walk = StartupWalk(points, lambda: (trees.get, imports_of(trees)), [unknown, later], raising([unknown, later]))
+    walk = StartupWalk(
+        points, lambda: (outlines_of(trees), imports_of(trees)), [unknown, later], raising([unknown, later])
+    )
     assert walk.tell([unknown, later]) == [unknown, later]
     told = walk.tell([replace(unknown, severity=Severity.WARNING), later])
     assert "it raises at start-up (plug/install.py:13)" in told[1].message

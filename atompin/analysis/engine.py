@@ -21,6 +21,7 @@ from atompin.analysis.baseline_failures import demote_after_failures, first_fail
 from atompin.analysis.cache import AnalysisCache, RecordingCache, code_digest, dump_json, load_json
 from atompin.analysis.callsites import CallerSearch
 from atompin.analysis.checks import UsageChecker
+from atompin.analysis.code_outline import OutlineReader
 from atompin.analysis.conditions import Judgement, Reach, judge
 from atompin.analysis.consumer_text import ConsumerText
 from atompin.analysis.contact import ContactPart, check_contact, searches_names
@@ -61,7 +62,7 @@ from atompin.analysis.requirements import demote_refused
 from atompin.analysis.results import CheckOptions
 from atompin.analysis.scanner import ConsumerScanner
 from atompin.analysis.served_definitions import ServedModule, definitions, demote_unread_served, reads_served
-from atompin.analysis.startup import Imports, Parse, StartupWalk
+from atompin.analysis.startup import Imports, StartupWalk
 from atompin.analysis.uncalled import (
     ConsumerFiles,
     UncalledFunctions,
@@ -80,6 +81,8 @@ from atompin.sources.tree import SourceTree
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
 SCAN_FORMAT = "atompin-scan-101"
+# Bump when `relevant.imported_modules` changes meaning: what the start-up walk keeps of it.
+IMPORTS_FORMAT = "atompin-imports-1"
 
 
 @without_gc
@@ -533,7 +536,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             # code is walked, once the scan's trees are let go (the peak memory is theirs).
             cache.flush()
             left_by_scan.clear()  # freed now, not on the way to the checks
-            startup = StartupWalk(entry, _consumer_modules(consumer), findings, checker.findings.stops)
+            startup = StartupWalk(entry, _consumer_modules(consumer, cache), findings, checker.findings.stops)
         functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
         # A hook another rule reported already is not reported again as no longer called.
@@ -562,7 +565,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
-    startup = startup or StartupWalk(entry, _consumer_modules(consumer), findings, checker.findings.stops)
+    startup = startup or StartupWalk(entry, _consumer_modules(consumer, cache), findings, checker.findings.stops)
     findings = startup.tell(findings)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
@@ -590,32 +593,40 @@ def _plugin_entry_points(consumer: SourceTree, package: str) -> list[tuple[str, 
     return [(group, value) for group in ordered for value in groups[group]]
 
 
-def _consumer_modules(consumer: SourceTree) -> Callable[[], tuple[Parse, Imports]]:
+def _consumer_modules(consumer: SourceTree, cache: AnalysisCache) -> Callable[[], tuple[OutlineReader, Imports]]:
     """What `StartupWalk` reads the consumer's modules with, made anew for each walk (what one
-    walk parsed goes with it)."""
-    return lambda: (_consumer_parser(consumer), _consumer_imports(consumer))
+    walk read goes with it): their outlines, kept in `cache` by content, and their imports."""
+    return lambda: (_consumer_outlines(consumer, cache), _consumer_imports(consumer, cache))
 
 
-def _consumer_parser(consumer: SourceTree) -> Parse:
-    """A consumer module's path and syntax tree by its name, each parsed once (None for a module
-    the consumer has no source of, or one that does not parse)."""
+def _consumer_outlines(consumer: SourceTree, cache: AnalysisCache) -> OutlineReader:
+    """The consumer modules' outlines (`code_outline`), each file parsed at most once, and only
+    where the cache has not its outline or the part of it a walk asks for."""
 
     @functools.cache
-    def parse(module: str) -> tuple[str, ast.Module] | None:
+    def locate(module: str) -> tuple[str, str] | None:
         found = consumer.find_module(module)
         if found is None or not found.path.endswith(".py"):
             return None
+        return found.path, consumer.content_id(found.path)
+
+    @functools.cache
+    def parse(module: str) -> ast.Module | None:
+        located = locate(module)
+        if located is None:
+            return None
         try:
-            return found.path, parse_limited(consumer.read(found.path))
+            return parse_limited(consumer.read(located[0]))
         except (SyntaxError, ValueError):
             return None
 
-    return parse
+    return OutlineReader(locate, parse, cache)
 
 
-def _consumer_imports(consumer: SourceTree) -> Imports:
+def _consumer_imports(consumer: SourceTree, cache: AnalysisCache) -> Imports:
     """A consumer module's path and what importing it imports (`relevant.imported_modules`), read
-    from its bytes once (None for a module the consumer has no source of)."""
+    from its bytes once and kept in `cache` by its content (None for a module the consumer has no
+    source of)."""
 
     @functools.cache
     def imports(module: str) -> tuple[str, frozenset[str]] | None:
@@ -623,7 +634,13 @@ def _consumer_imports(consumer: SourceTree) -> Imports:
         if found is None or not found.path.endswith(".py"):
             return None
         path = found.path
-        return path, imported_modules(path, module, path.endswith("__init__.py"), consumer.read(path))
+        key = f"{IMPORTS_FORMAT}:{module}:{path}:{consumer.content_id(path)}"
+        data = cache.get_raw(key)
+        kept = load_json(list[str], data) if data is not None else None
+        if kept is None:
+            kept = sorted(imported_modules(path, module, path.endswith("__init__.py"), consumer.read(path)))
+            cache.put_raw(key, dump_json(list[str], kept))
+        return path, frozenset(kept)
 
     return imports
 

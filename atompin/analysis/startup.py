@@ -23,30 +23,39 @@ are not followed). The first statement holding the site of an error that raises 
 followed holds such an error, or may reach one (`_may_reach`: vllm-ascend imports its patches
 under `if is_global_patch:`), which one comes first is not known: nothing is told.
 
-Pure: consumer modules' syntax trees and imports in (`Parse`, `Imports`), the stop out.
+Pure: the consumer modules' outlines (`code_outline`) and imports (`Imports`) in, the stop out.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
-from atompin.analysis.names import absolute_module
-from atompin.analysis.syntax import dotted, is_type_checking
+from atompin.analysis.code_outline import (
+    ASYNC_DEF,
+    CLASS,
+    DEF,
+    FROM,
+    IF,
+    IMPORT,
+    LOOP,
+    NEVER,
+    TRY,
+    WITH,
+    ModuleOutline,
+    OutlineReader,
+    Reach,
+    Step,
+)
 from atompin.model import Finding, Severity, Site
 
 # How many consumer modules and functions the walk runs, and how deep it goes into imports and
 # calls, before it gives up (a bound: the answer is then "not known", never a guess).
 MAX_STEPS = 400
 MAX_DEPTH = 40
-# How much of an early exit's test a message quotes.
-_MAX_TEST = 80
 # How many calls deep code not followed is read for what it may reach (deeper is taken for yes).
 MAX_CALLS = 6
-
-_TRIES = (ast.Try, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()))
 
 # (rule, symbol, site) of each error whose code raises at that site when it runs, as the checks
 # that made it tell (`usage_checks.state.Findings.stops`): an unguarded import, a read of a patch
@@ -86,16 +95,14 @@ class StartupStop:
         )
 
 
-# Parse: a consumer module's (path, syntax tree); Imports: its (path, every module it imports
-# outside its functions), read from its bytes (`relevant.imported_modules`). Both None for a
-# module the consumer has no source of.
-Parse = Callable[[str], tuple[str, ast.Module] | None]
+# Imports: a consumer module's (path, every module it imports outside its functions), read from
+# its bytes (`relevant.imported_modules`); None for a module the consumer has no source of.
 Imports = Callable[[str], tuple[str, frozenset[str]] | None]
 
 
 @dataclass
 class _Walk:
-    parse: Parse
+    outlines: OutlineReader
     imports: Imports
     failing: dict[str, set[int]]  # path -> the lines of stopping errors' sites
     # module -> the facts of what importing it imports (`_closure`)
@@ -111,21 +118,26 @@ class _Walk:
 
 
 def startup_stop(
-    entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, findings: Iterable[Finding], stops: Stops
+    entry_points: Iterable[tuple[str, str]],
+    outlines: OutlineReader,
+    imports: Imports,
+    findings: Iterable[Finding],
+    stops: Stops,
 ) -> tuple[StartupStop, Finding] | None:
     """The first error that raises on the start-up code of `entry_points` ((group,
     "module:function"), in the order the provider calls them; `stops`: `Stops`), with where the
-    walk met it; None when none is met (or the walk gave up). `parse`, `imports`: the consumer's
-    modules (`Parse`, `Imports`)."""
+    walk met it; None when none is met (or the walk gave up). `outlines`, `imports`: the
+    consumer's modules (`OutlineReader`, `Imports`)."""
     errors, failing = stopping(findings, stops)
-    return _met(_walked(entry_points, parse, imports, failing), errors)
+    return _met(_walked(entry_points, outlines, imports, failing), errors)
 
 
 def _walked(
-    entry_points: Iterable[tuple[str, str]], parse: Parse, imports: Imports, failing: dict[str, set[int]]
+    entry_points: Iterable[tuple[str, str]], outlines: OutlineReader, imports: Imports, failing: dict[str, set[int]]
 ) -> _Walk:
-    """The walk of the start-up code up to the first of the `failing` lines (path -> lines), or to its end."""
-    walk = _Walk(parse, imports, failing)
+    """The walk of the start-up code up to the first of the `failing` lines (path -> lines), or to
+    its end. What it read of the modules' outlines is kept (`OutlineReader.keep`)."""
+    walk = _Walk(outlines, imports, failing)
     for group, target in entry_points if failing else ():
         module, _, function = target.partition(":")
         walk.chain = [f"entry point {group} {target.strip()}"]
@@ -135,6 +147,7 @@ def _walked(
             _run_function(walk, _definition(walk, module.strip(), function.strip(), 4))
         if walk.found is not None or walk.gave_up:
             break
+    outlines.keep()
     return walk
 
 
@@ -149,13 +162,13 @@ class StartupWalk:
     """`startup_stop` in two steps: the walk made early, with the errors known then, while
     another process works; told at the end. The steps between only make errors warnings, so the
     errors at the end are among those walked for: the walk is made again only when the error it
-    met is no longer one, or it gave up. Only the walk's answer is kept (its syntax trees are
-    let go): `modules` gives the consumer's modules again for a walk made again."""
+    met is no longer one, or it gave up. Only the walk's answer is kept (what it read is let
+    go): `modules` gives the consumer's modules again for a walk made again."""
 
     def __init__(
         self,
         entry_points: Iterable[tuple[str, str]],
-        modules: Callable[[], tuple[Parse, Imports]],
+        modules: Callable[[], tuple[OutlineReader, Imports]],
         findings: Iterable[Finding],
         stops: Stops,
     ) -> None:
@@ -204,14 +217,18 @@ def _run_module(walk: _Walk, module: str) -> None:
         if name in walk.ran or not _import_may_stop(walk, name, run=True):
             walk.ran.add(name)  # importing it reaches no stopping error: not read
             continue
-        parsed = walk.parse(name)
-        if parsed is None or not _step(walk, name):
+        found = walk.outlines.outline(name)
+        if found is None or not _step(walk, name):
             continue
-        path, tree = parsed
-        _block(walk, name, path, tree.body, {})
+        path, outline = found
+        _block(walk, name, path, outline.steps, {})
 
 
-def _run_function(walk: _Walk, found: tuple[str, ast.FunctionDef, str] | None) -> None:
+# A function the walk may run: its module, its step (DEF) and its module's path.
+_Function = tuple[str, Step, str]
+
+
+def _run_function(walk: _Walk, found: _Function | None) -> None:
     """Call a consumer function (`_definition`'s module, def and path)."""
     if found is None:
         return
@@ -219,26 +236,25 @@ def _run_function(walk: _Walk, found: tuple[str, ast.FunctionDef, str] | None) -
     if not _step(walk, f"{where}:{function.name}"):
         return
     unless = len(walk.unless)
-    _block(walk, where, path, function.body, _bindings(walk, where))
+    _block(walk, where, path, walk.outlines.body(where, function), _bindings(walk, where))
     if walk.found is None:
         del walk.unless[unless:]  # an early exit of the function: the caller's code runs on after it
 
 
-def _definition(walk: _Walk, module: str, name: str, depth: int) -> tuple[str, ast.FunctionDef, str] | None:
+def _definition(walk: _Walk, module: str, name: str, depth: int) -> _Function | None:
     """The module, def and path of `module`'s top-level `name`: its own def, or one it imports."""
-    parsed = walk.parse(module)
-    if parsed is None or depth == 0:
+    read = walk.outlines.outline(module)
+    if read is None or depth == 0:
         return None
-    path, tree = parsed
-    found: tuple[str, ast.FunctionDef, str] | None = None
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            found = (module, node, path)
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if (alias.asname or alias.name) == name:
-                    source = absolute_module(module, path.endswith("__init__.py"), node.level, node.module or "")
-                    found = _definition(walk, source, alias.name, depth - 1)
+    path, outline = read
+    found: _Function | None = None
+    for step in outline.steps:
+        if step.kind == DEF and step.name == name:
+            found = (module, step, path)
+        elif step.kind == FROM:
+            for alias, asname in step.names:
+                if (asname or alias) == name:
+                    found = _definition(walk, step.source, alias, depth - 1)
     return found
 
 
@@ -248,130 +264,102 @@ def _bindings(walk: _Walk, module: str) -> dict[str, str]:
     copy, which the function run with it binds more names in."""
     if module not in walk.bindings:
         bound: dict[str, str] = {}
-        path, tree = walk.parse(module) or ("", ast.Module(body=[], type_ignores=[]))
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                bound[node.name] = f"{module}:{node.name}"
-            elif isinstance(node, ast.ClassDef):
-                bound.pop(node.name, None)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                _bind(walk, module, path.endswith("__init__.py"), node, bound)
+        _, outline = walk.outlines.outline(module) or ("", ModuleOutline(()))
+        for step in outline.steps:
+            if step.kind in (DEF, ASYNC_DEF):
+                bound[step.name] = f"{module}:{step.name}"
+            elif step.kind == CLASS:
+                bound.pop(step.name, None)
+            elif step.kind in (IMPORT, FROM):
+                _bind(walk, step, bound)
         walk.bindings[module] = bound
     return dict(walk.bindings[module])
 
 
 def _block(
-    walk: _Walk, module: str, path: str, stmts: list[ast.stmt], bound: dict[str, str], caught: bool = False
+    walk: _Walk, module: str, path: str, steps: tuple[Step, ...], bound: dict[str, str], caught: bool = False
 ) -> None:
     """Run statements of `module` (at `path`) in order; `bound`: names the code has bound to
     consumer modules or their functions so far ("module" or "module:function"); `caught`: in a
     `try` body, where what raises may be caught."""
-    for i, stmt in enumerate(stmts):
+    for i, step in enumerate(steps):
         if walk.found is not None or walk.gave_up:
             return
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound[stmt.name] = f"{module}:{stmt.name}"
+        if step.kind in (DEF, ASYNC_DEF):
+            bound[step.name] = f"{module}:{step.name}"
             continue
-        if isinstance(stmt, ast.ClassDef):
-            bound.pop(stmt.name, None)
-            _block(walk, module, path, stmt.body, dict(bound), caught)
+        if step.kind == CLASS:
+            bound.pop(step.name, None)
+            _block(walk, module, path, walk.outlines.body(module, step), dict(bound), caught)
             continue
-        if isinstance(stmt, (ast.With, ast.AsyncWith)):
-            _block(walk, module, path, stmt.body, bound, caught)
+        if step.kind == WITH:
+            _block(walk, module, path, step.body, bound, caught)
             continue
-        if isinstance(stmt, _TRIES):
+        if step.kind == TRY:
             # The body runs (up to what raises); a handler only when something does.
-            for handler in stmt.handlers:
+            for handler in step.handlers:
                 _not_followed(walk, module, path, handler, bound)
-            _block(walk, module, path, stmt.body, bound, caught=bool(stmt.handlers) or caught)
-            for block in (stmt.orelse, stmt.finalbody):
+            _block(walk, module, path, step.body, bound, caught=bool(step.handlers) or caught)
+            for block in (step.orelse, step.final):
                 _block(walk, module, path, block, bound, caught)
             continue
-        if isinstance(stmt, ast.If) and _never(stmt.test):
+        if step.kind == NEVER:
             continue
-        if isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Match)):
-            _not_followed(walk, module, path, stmt, bound)  # what runs only under a test, or as often as a loop turns
-            if isinstance(stmt, ast.If) and not _runs_on(walk, module, path, stmt, stmts[i + 1 :], bound, caught):
+        if step.kind in (IF, LOOP):
+            _not_followed(walk, module, path, step, bound)  # what runs only under a test, or as often as a loop turns
+            if step.kind == IF and not _runs_on(walk, module, path, step, steps[i + 1 :], bound, caught):
                 return
             continue
-        hit = _failing(walk, path, stmt)
+        hit = _failing(walk, path, step)
         if hit:
             walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless))
             return
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            _import(walk, module, path, stmt, bound)
+        if step.kind in (IMPORT, FROM):
+            _import(walk, module, path, step, bound)
         else:
-            _calls(walk, module, path, stmt, bound)
-        if isinstance(stmt, (ast.Return, ast.Raise)):
+            _calls(walk, module, path, step, bound)
+        if step.ends:  # a return or a raise
             return
 
 
-def _never(test: ast.expr) -> bool:
-    """A test that never holds when the plugin is loaded: `TYPE_CHECKING` (only a type checker
-    reads its branch), `__name__ == "__main__"` (the module is imported, not run)."""
-    if is_type_checking(test):
-        return True
-    return (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Eq)
-        and dotted(test.left) == "__name__"
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value == "__main__"
-    )
-
-
 def _runs_on(
-    walk: _Walk, module: str, path: str, test: ast.If, rest: list[ast.stmt], bound: dict[str, str], caught: bool
+    walk: _Walk, module: str, path: str, test: Step, rest: tuple[Step, ...], bound: dict[str, str], caught: bool
 ) -> bool:
     """Does the walk go on after an `if` it does not follow? After `if disabled: return` it does,
     where the test fails (said as "unless"); after `if x: raise ...` that a handler may catch, the
     rest of the `try` body may not run: not followed."""
-    if test.orelse or not test.body:
-        return True
-    if isinstance(test.body[-1], ast.Return):
-        text = ast.unparse(test.test)
-        text = text if len(text) <= _MAX_TEST else text[: _MAX_TEST - 1] + "…"  # a message line, not the code
-        walk.unless.append(f"`{text}` ({path}:{test.lineno})")
-    elif caught and isinstance(test.body[-1], ast.Raise):
+    if test.ends == "return":
+        walk.unless.append(f"`{test.test}` ({path}:{test.start})")
+    elif caught and test.ends == "raise":
         for each in rest:
             _not_followed(walk, module, path, each, bound)
         return False
     return True
 
 
-def _failing(walk: _Walk, path: str, node: ast.stmt | ast.excepthandler) -> list[int]:
-    """The lines of stopping errors' sites within `node`, in order."""
-    end = node.end_lineno or node.lineno
-    return sorted(line for line in walk.failing.get(path, ()) if node.lineno <= line <= end)
+def _failing(walk: _Walk, path: str, step: Step) -> list[int]:
+    """The lines of stopping errors' sites within `step`, in order."""
+    return sorted(line for line in walk.failing.get(path, ()) if step.start <= line <= step.end)
 
 
-def _not_followed(walk: _Walk, module: str, path: str, node: ast.AST, bound: dict[str, str]) -> None:
+def _not_followed(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str]) -> None:
     """Code the walk does not follow (it may or may not run): where it holds a stopping error,
     or may reach one (`_may_reach`), which stops first is not known, and the walk gives up."""
-    if (isinstance(node, (ast.stmt, ast.excepthandler)) and _failing(walk, path, node)) or _may_reach(
-        walk, module, path, node, bound
-    ):
+    if _failing(walk, path, step) or _may_reach(walk, walk.outlines.reaches(module, step), bound):
         walk.gave_up = True
 
 
-def _may_reach(walk: _Walk, module: str, path: str, node: ast.AST, bound: dict[str, str], depth: int = 0) -> bool:
-    """May code not followed reach a stopping error in another place? It imports a consumer
-    module importing which may (`_import_may_stop`), or calls a consumer function or class by a
-    name bound to one (`f()`, `m.f()`) that may (`_call_may_stop`). A call on anything else (an
-    object, a method) is not followed up: the walk's one blind spot."""
-    is_package = path.endswith("__init__.py")
-    for each in ast.walk(node):
-        if isinstance(each, ast.Import):
-            if any(_import_may_stop(walk, alias.name) for alias in each.names):
+def _may_reach(walk: _Walk, reaches: tuple[Reach, ...], bound: dict[str, str], depth: int = 0) -> bool:
+    """May code not followed (what it `reaches`) reach a stopping error in another place? It
+    imports a consumer module importing which may (`_import_may_stop`), or calls a consumer
+    function or class by a name bound to one (`f()`, `m.f()`) that may (`_call_may_stop`). A
+    call on anything else (an object, a method) is not followed up: the walk's one blind spot."""
+    for kind, name in reaches:
+        if kind == IMPORT:
+            if _import_may_stop(walk, name):
                 return True
-        elif isinstance(each, ast.ImportFrom):
-            source = absolute_module(module, is_package, each.level, each.module or "")
-            names = [source] + [f"{source}.{alias.name}" for alias in each.names]
-            if any(_import_may_stop(walk, name) for name in names):
-                return True
-        elif isinstance(each, ast.Call):
-            target = _callee(each, bound)
+        else:
+            target = _callee(name, bound)
             if target and _call_may_stop(walk, target, depth):
                 return True
     return False
@@ -430,16 +418,16 @@ def _fails_on_import(walk: _Walk, module: str, path: str) -> bool:
     lines = walk.failing.get(path)
     if not lines:
         return False
-    parsed = walk.parse(module)
-    if parsed is None:
+    read = walk.outlines.outline(module)
+    if read is None:
         return True
     defs = [
-        node
-        for top in parsed[1].body
-        for node in ([top] if not isinstance(top, ast.ClassDef) else top.body)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        step
+        for top in read[1].steps
+        for step in ([top] if top.kind != CLASS else walk.outlines.body(module, top))
+        if step.kind in (DEF, ASYNC_DEF)
     ]
-    return any(not any(d.lineno <= line <= (d.end_lineno or d.lineno) for d in defs) for line in lines)
+    return any(not any(d.start <= line <= d.end for d in defs) for line in lines)
 
 
 def _call_may_stop(walk: _Walk, target: str, depth: int) -> bool:
@@ -456,93 +444,85 @@ def _call_may_stop(walk: _Walk, target: str, depth: int) -> bool:
     answer = False
     if found is not None:
         where, function, path = found
-        bound = _bindings(walk, where)
-        answer = bool(_failing(walk, path, function)) or _may_reach(walk, where, path, function, bound, depth + 1)
+        reaches = walk.outlines.reaches(where, function)
+        answer = bool(_failing(walk, path, function)) or _may_reach(walk, reaches, _bindings(walk, where), depth + 1)
     walk.calling[target] = answer
     return answer
 
 
-def _constructor(walk: _Walk, module: str, name: str) -> tuple[str, ast.FunctionDef, str] | None:
+def _constructor(walk: _Walk, module: str, name: str) -> _Function | None:
     """The `__init__` of `module`'s top-level class `name`, where it defines one."""
-    parsed = walk.parse(module)
-    if parsed is None:
+    read = walk.outlines.outline(module)
+    if read is None:
         return None
-    path, tree = parsed
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+    path, outline = read
+    for step in outline.steps:
+        if step.kind == CLASS and step.name == name:
+            for item in walk.outlines.body(module, step):
+                if item.kind == DEF and item.name == "__init__":
                     return module, item, path
     return None
 
 
-def _import(walk: _Walk, module: str, path: str, stmt: ast.Import | ast.ImportFrom, bound: dict[str, str]) -> None:
+def _import(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str]) -> None:
     """Run the consumer modules an import names, and bind what it binds."""
-    is_package = path.endswith("__init__.py")
-    if isinstance(stmt, ast.Import):
-        names = [alias.name for alias in stmt.names]
-    else:
-        source = absolute_module(module, is_package, stmt.level, stmt.module or "")
-        names = [source] + [f"{source}.{alias.name}" for alias in stmt.names]  # a submodule, if it is one
+    names = [name for name, _ in step.names]
+    if step.kind == FROM:
+        names = [step.source] + [f"{step.source}.{name}" for name in names]  # a submodule, if it is one
     for name in names:
-        walk.chain.append(f"import of {name} at {path}:{stmt.lineno}")
+        walk.chain.append(f"import of {name} at {path}:{step.start}")
         _run_module(walk, name)
         if walk.found is not None:
             return
         walk.chain.pop()
-    _bind(walk, module, is_package, stmt, bound)
+    _bind(walk, step, bound)
 
 
-def _bind(walk: _Walk, module: str, is_package: bool, stmt: ast.Import | ast.ImportFrom, bound: dict[str, str]) -> None:
+def _bind(walk: _Walk, step: Step, bound: dict[str, str]) -> None:
     """Bind the names an import binds: a consumer module ("a.b"), or a name of one ("a.b:f")."""
-    if isinstance(stmt, ast.Import):
-        for alias in stmt.names:
-            if alias.asname:
-                bound[alias.asname] = alias.name
+    if step.kind == IMPORT:
+        for name, asname in step.names:
+            if asname:
+                bound[asname] = name
             else:  # `import a.b` binds `a`
-                bound[alias.name.partition(".")[0]] = alias.name.partition(".")[0]
+                bound[name.partition(".")[0]] = name.partition(".")[0]
         return
-    source = absolute_module(module, is_package, stmt.level, stmt.module or "")
-    for alias in stmt.names:
+    source = step.source
+    for name, asname in step.names:
         # Whether a name is a consumer module is asked of its imports, read from its bytes (parsing
         # every module an import names would cost more than the walk).
-        if walk.imports(f"{source}.{alias.name}") is not None:  # a submodule
-            bound[alias.asname or alias.name] = f"{source}.{alias.name}"
+        if walk.imports(f"{source}.{name}") is not None:  # a submodule
+            bound[asname or name] = f"{source}.{name}"
         elif walk.imports(source) is not None:
-            bound[alias.asname or alias.name] = f"{source}:{alias.name}"
+            bound[asname or name] = f"{source}:{name}"
         else:
-            bound.pop(alias.asname or alias.name, None)
+            bound.pop(asname or name, None)
 
 
-def _callee(call: ast.Call, bound: dict[str, str]) -> str:
-    """What a call calls, as "module:name", when written by a name bound to a consumer function
-    or class (`f()`), or on a consumer module (`m.f()`); "" otherwise."""
-    func = call.func
-    if isinstance(func, ast.Name):
-        target = bound.get(func.id, "")
-        return target if ":" in target else ""
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        held = bound.get(func.value.id, "")
-        return f"{held}:{func.attr}" if held and ":" not in held else ""
-    return ""
+def _callee(called: str, bound: dict[str, str]) -> str:
+    """What a call written by the name `called` calls, as "module:name", when that is a name
+    bound to a consumer function or class ("f"), or one on a consumer module ("m.f"); ""
+    otherwise."""
+    name, dot, attribute = called.partition(".")
+    held = bound.get(name, "")
+    if not dot:
+        return held if ":" in held else ""
+    return f"{held}:{attribute}" if held and ":" not in held else ""
 
 
-def _calls(walk: _Walk, module: str, path: str, stmt: ast.stmt, bound: dict[str, str]) -> None:
+def _calls(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str]) -> None:
     """Run the consumer function a statement calls at its top: `f(...)` as a statement, an
     assignment's value or a return value, `module.f(...)` alike. Its arguments are not followed
     (nor a call of a class, which runs its `__init__`)."""
-    value = (
-        getattr(stmt, "value", None) if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)) else None
-    )
-    target = _callee(value, bound) if isinstance(value, ast.Call) else ""
+    target = _callee(step.callee, bound) if step.callee else ""
     callee, _, name = target.partition(":")
     found = _definition(walk, callee, name, 4) if target else None
     if found is None:
-        _not_followed(walk, module, path, stmt, bound)
+        _not_followed(walk, module, path, step, bound)
         return
-    for argument in [*value.args, *value.keywords]:  # type: ignore[union-attr]
-        _not_followed(walk, module, path, argument, bound)
-    walk.chain.append(f"{name}() at {path}:{stmt.lineno}")
+    if _may_reach(walk, step.arguments, bound):
+        walk.gave_up = True
+    walk.chain.append(f"{name}() at {path}:{step.start}")
     _run_function(walk, found)
     if walk.found is None:
         walk.chain.pop()
