@@ -132,6 +132,31 @@ def test_checks_run_with_the_cyclic_collector_paused_and_restore_it():
         gc.enable()
 
 
+def test_a_check_leaves_nothing_for_the_collector_to_free():
+    """With the collector paused, what a check leaves in a reference cycle is freed only by the
+    collector's next pass after it, which then scans every object the check made: 0.03-0.05 s of
+    a lock of ATOM's plugin, when the indexes were held by a closure they held themselves."""
+    import gc
+
+    from tests.test_contact import check
+
+    consumer = {
+        "plug/patches.py": "import pv.worker\n\ndef install():\n    pv.worker.helper = lambda: 2\n",
+        "plug/use.py": "from pv.worker import helper\n\nclass Mine(pv.worker.Base):\n    def run(self):\n        return helper()\n",
+    }
+    provider = {"pv/worker.py": "class Base:\n    def run(self):\n        return 1\n\ndef helper():\n    return 1\n"}
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        check(consumer, provider, baseline=provider)
+        gc.collect()
+        left = {type(each).__module__ for each in gc.garbage if type(each).__module__.startswith("atompin.")}
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert left == set()
+
+
 def test_every_rule_has_a_description_and_sarif_help():
     from atompin.model import RULE_DESCRIPTIONS
     from atompin.report.sarif import _RULE_HELP

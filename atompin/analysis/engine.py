@@ -482,7 +482,10 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     search.consumer_reaches = consumer_reaches
     # The files only false version gates import, at a release's version: asked once each, and only
     # when something needs it.
-    gated_off_at = functools.cache(lambda version: frozenset(_gated_off(edge.reach, usage, version, options.platform)))
+    # Bound to what it reads, not to `edge`: the indexes hold it, and `edge` holds them (a cycle
+    # would keep every index and the scan alive until the collector's next pass).
+    reach_roots_, platform = edge.reach, options.platform
+    gated_off_at = functools.cache(lambda version: frozenset(_gated_off(reach_roots_, usage, version, platform)))
     for each, version in ((index, provider_version), (base_index, baseline_version)):
         if each is not None:
             each.table_changed_outside = _changed_by(reached_anywhere, usage, functools.partial(gated_off_at, version))

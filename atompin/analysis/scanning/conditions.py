@@ -268,7 +268,9 @@ class ConditionReader:
         version = self._as_version(value)
         if version is not None:
             return version
-        if isinstance(node, (ast.Tuple, ast.Constant)):
+        if isinstance(node, ast.Constant):
+            return node.value  # what `ast.literal_eval` gives, without its closures (garbage for the collector)
+        if isinstance(node, ast.Tuple):
             try:
                 return ast.literal_eval(node)
             except ValueError:

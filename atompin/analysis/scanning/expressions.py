@@ -738,7 +738,7 @@ class ExpressionEvaluator:
         if isinstance(node.func, ast.Call) and args:  # register_patch(target="pkg.m.C.f")(replacement)
             self._string_target_patch(node.func, args[0], ctx)
         if isinstance(callee, StringMethod):
-            literal = [ast.literal_eval(a) if isinstance(a, ast.Constant) else None for a in node.args]
+            literal = [a.value if isinstance(a, ast.Constant) else None for a in node.args]
             return callee.call(tuple(literal))
         platform = _platform_method(callee, node)  # `current_platform.is_rocm()`
         if (
