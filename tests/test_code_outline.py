@@ -11,6 +11,7 @@ import pytest
 
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.code_outline import (
+    CALL,
     CLASS,
     DEF,
     FROM,
@@ -80,10 +81,10 @@ def test_each_statement_becomes_the_step_the_walk_reads():
     assert (raises.ends, raises.start, raises.end) == ("raise", 7, 8)
     (call,) = with_.body
     assert (call.kind, call.callee) == (STATEMENT, "apply")
-    assert call.arguments == (("call", "make"), ("call", "helper.build"))  # in order, the keyword's too
+    assert call.arguments == ((CALL, "make"), (CALL, "helper.build"))  # in order, the keyword's too
     assert [step.kind for step in try_.body] == [IMPORT] and [h.kind for h in try_.handlers] == [HANDLER]
-    assert try_.handlers[0].reaches == (("call", "fallback"),)
-    assert loop.reaches == (("call", "sibling.patch"),)
+    assert try_.handlers[0].reaches == ((CALL, "fallback"),)
+    assert loop.reaches == ((CALL, "sibling.patch"),)
     # A function's and a class's code is read only when a walk asks (`OutlineReader`).
     assert (run.name, run.start, run.end, run.reaches, run.body) == ("run", 18, 20, (), ())
     assert (patched.kind, patched.name) == (CLASS, "Patched")
@@ -136,18 +137,18 @@ def test_a_body_is_read_when_asked_and_kept_with_the_outline():
     assert path == "plug/mod.py" and kept is not None and trees.parsed == ["plug.mod"]
     run, patched = kept.steps[-2:]
     assert [step.kind for step in reader.body("plug.mod", run)] == [IMPORT, STATEMENT]
-    assert reader.reaches("plug.mod", run) == ((IMPORT, "inner"), ("call", "inner.go"))
+    assert reader.reaches("plug.mod", run) == ((IMPORT, "inner"), (CALL, "inner.go"))
     init = next(step for step in reader.body("plug.mod", patched) if step.kind == DEF)
-    assert reader.reaches("plug.mod", init) == (("call", "start"),)
+    assert reader.reaches("plug.mod", init) == ((CALL, "start"),)
     reader.keep()
     # Another run reads the outline, with what was read of it, from the cache: nothing is parsed.
     trees.parsed.clear()
     again = trees.reader(cache)
     _, cached = again.outline("plug.mod") or ("", None)
-    assert cached == kept and again.reaches("plug.mod", run) == ((IMPORT, "inner"), ("call", "inner.go"))
+    assert cached == kept and again.reaches("plug.mod", run) == ((IMPORT, "inner"), (CALL, "inner.go"))
     assert trees.parsed == []
     # A part no run read yet is read then: the file is parsed once, and the part kept.
-    assert again.reaches("plug.mod", patched) == (("call", "compute"), ("call", "start"))  # bases are no calls
+    assert again.reaches("plug.mod", patched) == ((CALL, "compute"), (CALL, "start"))  # bases are no calls
     assert trees.parsed == ["plug.mod"]
     again.keep()
     trees.parsed.clear()

@@ -27,10 +27,11 @@ OUTLINE_FORMAT = "atompin-outline-1"
 # How much of an early exit's test an outline keeps (a message line, not the code).
 MAX_TEST = 80
 
-# What code may run elsewhere, in the order `ast.walk` meets it: ("import", a module an import
+# What code may run elsewhere, in the order `ast.walk` meets it: (IMPORT, a module an import
 # statement names: the module, and for `from m import n` also "m.n", which may be one), or
-# ("call", the name a call is written by: "f" for `f()`, "m.f" for `m.f()`).
+# (CALL, the name a call is written by: "f" for `f()`, "m.f" for `m.f()`).
 Reach = tuple[str, str]
+CALL = "call"
 
 # The kinds of `Step`: one per way the walk treats a statement.
 DEF = "def"  # a function (`async def` is ASYNC_DEF): bound, run when called
@@ -100,14 +101,7 @@ class Outliner:
         """One statement's step."""
         start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            kind = (
-                DEF
-                if isinstance(stmt, ast.FunctionDef)
-                else ASYNC_DEF
-                if isinstance(stmt, ast.AsyncFunctionDef)
-                else CLASS
-            )
-            return Step(kind, start, end, name=stmt.name)
+            return Step(_DEFINITIONS[type(stmt)], start, end, name=stmt.name)
         reaches = self.reaches(stmt)
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             return Step(WITH, start, end, reaches=reaches, body=self.steps(stmt.body))
@@ -127,15 +121,7 @@ class Outliner:
         if isinstance(stmt, ast.If):
             if _never(stmt.test):
                 return Step(NEVER, start, end, reaches=reaches)
-            ends = ""
-            if not stmt.orelse and stmt.body:
-                ends = (
-                    "return"
-                    if isinstance(stmt.body[-1], ast.Return)
-                    else "raise"
-                    if isinstance(stmt.body[-1], ast.Raise)
-                    else ""
-                )
+            ends = _ending(stmt.body[-1]) if stmt.body and not stmt.orelse else ""
             return Step(IF, start, end, reaches=reaches, ends=ends, test=_quoted(stmt.test) if ends == "return" else "")
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.Match)):
             return Step(LOOP, start, end, reaches=reaches)
@@ -143,18 +129,12 @@ class Outliner:
             return Step(IMPORT, start, end, reaches=reaches, names=_aliases(stmt))
         if isinstance(stmt, ast.ImportFrom):
             return Step(FROM, start, end, reaches=reaches, names=_aliases(stmt), source=self._source(stmt))
-        ends = "return" if isinstance(stmt, ast.Return) else "raise" if isinstance(stmt, ast.Raise) else ""
-        value = (
-            getattr(stmt, "value", None)
-            if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return))
-            else None
-        )
-        callee = _called(value) if isinstance(value, ast.Call) else ""
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)) else None
+        callee = ""
         arguments: tuple[Reach, ...] = ()
-        if callee:
-            assert isinstance(value, ast.Call)
+        if isinstance(value, ast.Call) and (callee := _called(value)):
             arguments = tuple(reach for each in [*value.args, *value.keywords] for reach in self.reaches(each))
-        return Step(STATEMENT, start, end, reaches=reaches, ends=ends, callee=callee, arguments=arguments)
+        return Step(STATEMENT, start, end, reaches=reaches, ends=_ending(stmt), callee=callee, arguments=arguments)
 
     def reaches(self, node: ast.AST) -> tuple[Reach, ...]:
         """What the code of `node` may reach, in the order `ast.walk` meets it."""
@@ -168,7 +148,7 @@ class Outliner:
             elif isinstance(each, ast.Call):
                 called = _called(each)
                 if called:
-                    found.append(("call", called))
+                    found.append((CALL, called))
         return tuple(found)
 
     def _source(self, stmt: ast.ImportFrom) -> str:
@@ -178,6 +158,14 @@ class Outliner:
 def outline(tree: ast.Module, module: str, is_package: bool) -> ModuleOutline:
     """The outline of `module` (a package when `is_package`), from its syntax tree."""
     return ModuleOutline(Outliner(module, is_package).steps(tree.body))
+
+
+_DEFINITIONS = {ast.FunctionDef: DEF, ast.AsyncFunctionDef: ASYNC_DEF, ast.ClassDef: CLASS}
+
+
+def _ending(stmt: ast.stmt) -> str:
+    """ "return" or "raise" for a statement that is one, else ""."""
+    return "return" if isinstance(stmt, ast.Return) else "raise" if isinstance(stmt, ast.Raise) else ""
 
 
 def _aliases(stmt: ast.Import | ast.ImportFrom) -> tuple[tuple[str, str], ...]:

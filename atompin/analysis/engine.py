@@ -484,8 +484,8 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     # when something needs it.
     # Bound to what it reads, not to `edge`: the indexes hold it, and `edge` holds them (a cycle
     # would keep every index and the scan alive until the collector's next pass).
-    reach_roots_, platform = edge.reach, options.platform
-    gated_off_at = functools.cache(lambda version: frozenset(_gated_off(reach_roots_, usage, version, platform)))
+    roots, platform = edge.reach, options.platform
+    gated_off_at = functools.cache(lambda version: frozenset(_gated_off(roots, usage, version, platform)))
     for each, version in ((index, provider_version), (base_index, baseline_version)):
         if each is not None:
             each.table_changed_outside = _changed_by(reached_anywhere, usage, functools.partial(gated_off_at, version))

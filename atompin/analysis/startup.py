@@ -358,7 +358,7 @@ def _may_reach(walk: _Walk, reaches: tuple[Reach, ...], bound: dict[str, str], d
         if kind == IMPORT:
             if _import_may_stop(walk, name):
                 return True
-        else:
+        else:  # CALL
             target = _callee(name, bound)
             if target and _call_may_stop(walk, target, depth):
                 return True
