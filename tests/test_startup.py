@@ -378,6 +378,58 @@ def test_an_exit_by_raise_is_no_unless_and_in_a_try_body_leaves_the_rest_unknown
     )
 
 
+def test_a_return_in_a_with_or_try_body_ends_the_function_there():
+    # What follows it runs only where something raised before it (a handler caught it): not on
+    # the walked path, so an error there is not where the plugin stops.
+    returns = (
+        "def register():\n"
+        "    try:\n"
+        "        import plug.fast\n"
+        "        return\n"
+        "    except ImportError:\n"
+        "        pass\n"
+        "    import pv.gone\n"
+    )
+    modules = {"plug/": "", "plug.fast": "x = 1\n", "plug.register": returns}
+    assert stop(modules, [error("plug/register.py", 7)]) == ""
+    within = {**modules, "plug.register": "def register():\n    with LOCK:\n        return\n    import pv.gone\n"}
+    assert stop(within, [error("plug/register.py", 4)]) == ""
+    # A `finally` runs after the return; the caller's code runs on after the call.
+    final = {
+        **modules,
+        "plug.register": "def register():\n    try:\n        return\n    finally:\n        import pv.gone\n",
+    }
+    assert stop(final, [error("plug/register.py", 5)]).startswith("plug/register.py:5 | ")
+    caller = {
+        **modules,
+        "plug.register": "def register():\n    setup()\n    import pv.gone\n\ndef setup():\n    with LOCK:\n        return\n",
+    }
+    assert stop(caller, [error("plug/register.py", 3)]).startswith("plug/register.py:3 | ")
+
+
+def test_the_else_of_a_try_whose_body_may_raise_on_a_test_is_not_followed():
+    # `else` runs only where the body ran to its end, which `if SKIP: raise` leaves unknown; a
+    # `try` without handlers passes it on to the one that catches it.
+    body = "try:\n    if SKIP:\n        raise ImportError\nexcept ImportError:\n    pass\nelse:\n    import pv.gone\n"
+    assert stop({"plug/": "", "plug.register": body}, [error("plug/register.py", 7)]) == ""
+    nested = (
+        "try:\n"
+        "    try:\n"
+        "        if SKIP:\n"
+        "            raise ImportError\n"
+        "    finally:\n"
+        "        pass\n"
+        "    import pv.gone\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "import pv.other_gone\n"
+    )
+    found = stop({"plug/": "", "plug.register": nested}, [error("plug/register.py", 7), error("plug/register.py", 10)])
+    assert found == ""  # line 7 runs only where SKIP is false: which error comes first is not known
+    found = stop({"plug/": "", "plug.register": nested}, [error("plug/register.py", 10)])
+    assert found.startswith("plug/register.py:10 | ")  # after the handler, the code runs on either way
+
+
 def test_walked_early_and_told_at_the_end():
     """The walk is made while the contact rules' process works, with the errors known then; the
     steps after only make errors warnings. An error it met that is one no longer is walked past."""

@@ -12,9 +12,10 @@ The start-up code is walked in the order it runs, from each entry point of a gro
 provider's: its module (its packages' `__init__` first), then the function. A module runs its
 top-level statements and a class body its own; an import of a consumer module (at the top of a
 module or of a function body) runs that module's first, once. A function runs its body's
-statements in order. What may not run is not followed: under an `if`, in a loop, in an exception
-handler, and what follows `if x: raise ...` in a `try` body (a handler may catch it); a `try`
-body and a `with` body are. An `if` whose branch returns (`if disabled: return`) lets the rest
+statements in order, up to a `return` (in a `with` or `try` body too: what follows it does not
+run, a `finally` does). What may not run is not followed: under an `if`, in a loop, in an
+exception handler, and what follows `if x: raise ...` in a `try` body (a handler may catch it),
+the `try`'s `else` included; a `try` body and a `with` body are. An `if` whose branch returns (`if disabled: return`) lets the rest
 run where its test fails, and the message says so. A statement calling a consumer function by
 name (defined in its module, imported from a consumer module, or `module.f(...)`), as a
 statement, an assignment's value or a return value, runs that function there (its arguments
@@ -276,50 +277,73 @@ def _bindings(walk: _Walk, module: str) -> dict[str, str]:
     return dict(walk.bindings[module])
 
 
+# How a block of statements ends on the walked path (`_block`): it runs to its end; a `return`
+# in it returns from the function, so nothing after it in the function runs; or an `if x: raise`
+# in a `try` body stops the walk there, and what runs only when the rest of the body did
+# (the `else`) may or may not run.
+_ON, _RETURNED, _UNSURE = "on", "returned", "unsure"
+
+
 def _block(
     walk: _Walk, module: str, path: str, steps: tuple[Step, ...], bound: dict[str, str], caught: bool = False
-) -> None:
-    """Run statements of `module` (at `path`) in order; `bound`: names the code has bound to
-    consumer modules or their functions so far ("module" or "module:function"); `caught`: in a
-    `try` body, where what raises may be caught."""
+) -> str:
+    """Run statements of `module` (at `path`) in order, and say how they end (`_ON`,
+    `_RETURNED`, `_UNSURE`); `bound`: names the code has bound to consumer modules or their
+    functions so far ("module" or "module:function"); `caught`: in a `try` body, where what
+    raises may be caught."""
     for i, step in enumerate(steps):
         if walk.found is not None or walk.gave_up:
-            return
+            return _ON
+        ended = _ON
         if step.kind in (DEF, ASYNC_DEF):
             bound[step.name] = f"{module}:{step.name}"
-            continue
-        if step.kind == CLASS:
+        elif step.kind == CLASS:
             bound.pop(step.name, None)
-            _block(walk, module, path, walk.outlines.body(module, step), dict(bound), caught)
-            continue
-        if step.kind == WITH:
-            _block(walk, module, path, step.body, bound, caught)
-            continue
-        if step.kind == TRY:
-            # The body runs (up to what raises); a handler only when something does.
-            for handler in step.handlers:
-                _not_followed(walk, module, path, handler, bound)
-            _block(walk, module, path, step.body, bound, caught=bool(step.handlers) or caught)
-            for block in (step.orelse, step.final):
-                _block(walk, module, path, block, bound, caught)
-            continue
-        if step.kind == NEVER:
-            continue
-        if step.kind in (IF, LOOP):
+            ended = _block(walk, module, path, walk.outlines.body(module, step), dict(bound), caught)
+        elif step.kind == WITH:
+            ended = _block(walk, module, path, step.body, bound, caught)
+        elif step.kind == TRY:
+            ended = _try(walk, module, path, step, bound, caught)
+        elif step.kind in (IF, LOOP):
             _not_followed(walk, module, path, step, bound)  # what runs only under a test, or as often as a loop turns
             if step.kind == IF and not _runs_on(walk, module, path, step, steps[i + 1 :], bound, caught):
-                return
-            continue
-        hit = _failing(walk, path, step)
-        if hit:
-            walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless))
-            return
-        if step.kind in (IMPORT, FROM):
-            _import(walk, module, path, step, bound)
-        else:
-            _calls(walk, module, path, step, bound)
-        if step.ends:  # a return or a raise
-            return
+                return _UNSURE
+        elif step.kind != NEVER:
+            hit = _failing(walk, path, step)
+            if hit:
+                walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless))
+                return _ON
+            if step.kind in (IMPORT, FROM):
+                _import(walk, module, path, step, bound)
+            else:
+                _calls(walk, module, path, step, bound)
+            if step.ends:  # a raise, as before: where it goes is a handler's or the caller's
+                return _RETURNED if step.ends == "return" else _ON
+        if ended != _ON:
+            # A nested block returned (nothing after it runs), or stopped unsure (what follows
+            # may or may not run: not followed).
+            for each in steps[i + 1 :] if ended == _UNSURE else ():
+                _not_followed(walk, module, path, each, bound)
+            return ended
+    return _ON
+
+
+def _try(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str], caught: bool) -> str:
+    """Run a `try` statement: its body (up to what raises), its `else` where the body ran to its
+    end, its `finally`; a handler runs only when something raises: not followed. What the body
+    stops unsure at is caught by a handler, after which the code runs on."""
+    for handler in step.handlers:
+        _not_followed(walk, module, path, handler, bound)
+    ended = _block(walk, module, path, step.body, bound, caught=bool(step.handlers) or caught)
+    if ended == _ON:
+        ended = _block(walk, module, path, step.orelse, bound, caught)
+    else:
+        for each in step.orelse:
+            _not_followed(walk, module, path, each, bound)
+        if ended == _UNSURE and step.handlers:
+            ended = _ON
+    final = _block(walk, module, path, step.final, bound, caught)
+    return _UNSURE if _UNSURE in (ended, final) else _RETURNED if _RETURNED in (ended, final) else _ON
 
 
 def _runs_on(
