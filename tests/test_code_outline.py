@@ -100,6 +100,32 @@ def test_an_early_exit_keeps_its_test_as_a_message_quotes_it():
     assert both.ends == ""
 
 
+def test_what_a_call_passes_and_a_function_takes_is_kept_where_it_is_a_flag():
+    source = (
+        "def f(a, b=True, *rest, c=None, d=1):\n"
+        "    if not b:\n"
+        "        g()\n"
+        "    if b and c:\n"
+        "        pass\n"
+        "f(1, False, c=None, d=x)\n"
+        "f(*args)\n"
+    )
+    (f, call, starred) = outlined(source).steps
+    assert (f.params, f.defaults) == (("a", "b"), (("b", "True"), ("c", "None")))
+    assert call.passed == (("0", ""), ("1", "False"), ("c", "None"), ("d", ""))
+    assert starred.passed == (("*", ""),)
+    tests = Trees({"plug.mod": source}).reader(AnalysisCache()).body("plug.mod", f)
+    assert (tests[0].switch, tests[0].negated, [s.kind for s in tests[0].body]) == ("b", True, [STATEMENT])
+    assert tests[1].switch == "" and tests[1].body == ()  # not a name: not followed, whatever is known
+
+
+def test_the_names_a_function_binds_again_are_read_when_asked():
+    source = "def f(flag, other):\n    import flag\n    for other in x:\n        pass\n    return flag\n"
+    reader = Trees({"plug.mod": source}).reader(AnalysisCache())
+    (f,) = (reader.outline("plug.mod") or ("", None))[1].steps  # type: ignore[union-attr]
+    assert reader.rebound("plug.mod", f) == ("flag", "other")  # an import binds a name too; `x` is only read
+
+
 def test_relative_imports_are_read_against_the_module_or_the_package():
     (step,) = outlined("from .sub import f\n", "plug.pkg", package=True).steps
     assert step.source == "plug.pkg.sub"

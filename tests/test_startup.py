@@ -430,6 +430,50 @@ def test_the_else_of_a_try_whose_body_may_raise_on_a_test_is_not_followed():
     assert found.startswith("plug/register.py:10 | ")  # after the handler, the code runs on either way
 
 
+def test_a_flag_the_call_passes_decides_the_branch_it_guards():
+    # vllm-ascend's entry point calls `adapt_patch(is_global_patch=True)`, which imports its
+    # global patches under `if is_global_patch:` and its worker patches otherwise.
+    utils = (
+        "def adapt_patch(is_global_patch=False):\n"
+        "    if is_global_patch:\n"
+        "        from plug.patch import platform\n"
+        "    else:\n"
+        "        from plug.patch import worker\n"
+    )
+
+    def modules(call: str, utils: str = utils) -> dict[str, str]:
+        return {
+            "plug/": "",
+            "plug.utils": utils,
+            "plug.patch/": "",
+            "plug.patch.platform": "import pv.gone\n",
+            "plug.patch.worker": "import pv.other_gone\n",
+            "plug.register": f"def register():\n    from plug.utils import adapt_patch\n    {call}\n",
+        }
+
+    errors = [error("plug/patch/platform.py", 1), error("plug/patch/worker.py", 1)]
+    told = stop(modules("adapt_patch(is_global_patch=True)"), errors)
+    assert told == (
+        "plug/patch/platform.py:1 | entry point pv.general_plugins plug.register:register → adapt_patch() at "
+        "plug/register.py:3 → import of plug.patch.platform at plug/utils.py:3 | "
+    )
+    assert stop(modules("adapt_patch(True)"), errors).startswith("plug/patch/platform.py:1 | ")
+    assert stop(modules("adapt_patch()"), errors).startswith("plug/patch/worker.py:1 | ")  # its default
+    assert stop(modules("adapt_patch(None)"), errors).startswith("plug/patch/worker.py:1 | ")
+    # Not known: a value that is no constant, one passed through `**`, a parameter the function binds again.
+    assert stop(modules("adapt_patch(GLOBAL)"), errors) == ""
+    assert stop(modules("adapt_patch(**{'is_global_patch': True})"), errors) == ""
+    rebinds = utils.replace(
+        "    if is_global_patch:", "    is_global_patch = not is_global_patch\n    if is_global_patch:"
+    )
+    assert stop(modules("adapt_patch(True)", rebinds), errors) == ""
+    # `if not flag: return`, with the flag set: the function runs on, and no "unless" is said.
+    exits = "def adapt_patch(is_global_patch=False):\n    if not is_global_patch:\n        return\n    import pv.gone\n"
+    found = stop({**modules("adapt_patch(is_global_patch=True)", exits)}, [error("plug/utils.py", 4)])
+    assert found.startswith("plug/utils.py:4 | ") and found.endswith(" | ")
+    assert stop({**modules("adapt_patch()", exits)}, [error("plug/utils.py", 4)]) == ""
+
+
 def test_walked_early_and_told_at_the_end():
     """The walk is made while the contact rules' process works, with the errors known then; the
     steps after only make errors warnings. An error it met that is one no longer is walked past."""

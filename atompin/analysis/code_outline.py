@@ -22,7 +22,7 @@ from atompin.analysis.names import absolute_module
 from atompin.analysis.syntax import blocks_of, dotted, is_type_checking
 
 # Bump when an outline's meaning changes, so old entries are ignored.
-OUTLINE_FORMAT = "atompin-outline-1"
+OUTLINE_FORMAT = "atompin-outline-2"
 
 # How much of an early exit's test an outline keeps (a message line, not the code).
 MAX_TEST = 80
@@ -72,9 +72,20 @@ class Step:
     names: tuple[tuple[str, str], ...] = ()  # IMPORT, FROM: (name, as-name or "") of each alias
     source: str = ""  # FROM: the module, absolute
     # STATEMENT that is a call by a name, an assignment of one or a return of one: that name
-    # ("f", "m.f"), and what its arguments may reach.
+    # ("f", "m.f"), what its arguments may reach, and each argument as (the parameter's name, or
+    # its position "0", "1"...; "True", "False" or "None" where it is that constant, else ""),
+    # ("*", "") for a `*` or `**` argument.
     callee: str = ""
     arguments: tuple[Reach, ...] = ()
+    passed: tuple[tuple[str, str], ...] = ()
+    # DEF, ASYNC_DEF: its positional parameters' names, in order, and the parameters whose
+    # default is True, False or None, with it.
+    params: tuple[str, ...] = ()
+    defaults: tuple[tuple[str, str], ...] = ()
+    # IF whose test is a name (`if flag:`) or its negation (`if not flag:`): the name, and its
+    # branches (`body`, `orelse`), followed where the name's value is known (`startup`).
+    switch: str = ""
+    negated: bool = False
 
 
 @dataclass
@@ -84,6 +95,7 @@ class ModuleOutline:
     steps: tuple[Step, ...]
     bodies: dict[int, tuple[Step, ...]] = field(default_factory=dict)  # a def's or class's line -> its body
     wholes: dict[int, tuple[Reach, ...]] = field(default_factory=dict)  # -> what its whole code may reach
+    rebound: dict[int, tuple[str, ...]] = field(default_factory=dict)  # a def's line -> the names its code binds
 
 
 class Outliner:
@@ -100,8 +112,19 @@ class Outliner:
     def step(self, stmt: ast.stmt) -> Step:
         """One statement's step."""
         start, end = stmt.lineno, stmt.end_lineno or stmt.lineno
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            return Step(_DEFINITIONS[type(stmt)], start, end, name=stmt.name)
+        if isinstance(stmt, ast.ClassDef):
+            return Step(CLASS, start, end, name=stmt.name)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = stmt.args
+            positional = [*a.posonlyargs, *a.args]
+            params = tuple(p.arg for p in positional)
+            given = [
+                *zip(positional[len(positional) - len(a.defaults) :], a.defaults),
+                *zip(a.kwonlyargs, a.kw_defaults),
+            ]
+            defaults = tuple((p.arg, _constant(d)) for p, d in given if d is not None and _constant(d))
+            kind = DEF if isinstance(stmt, ast.FunctionDef) else ASYNC_DEF
+            return Step(kind, start, end, name=stmt.name, params=params, defaults=defaults)
         reaches = self.reaches(stmt)
         if isinstance(stmt, (ast.With, ast.AsyncWith)):
             return Step(WITH, start, end, reaches=reaches, body=self.steps(stmt.body))
@@ -122,7 +145,23 @@ class Outliner:
             if _never(stmt.test):
                 return Step(NEVER, start, end, reaches=reaches)
             ends = _ending(stmt.body[-1]) if stmt.body and not stmt.orelse else ""
-            return Step(IF, start, end, reaches=reaches, ends=ends, test=_quoted(stmt.test) if ends == "return" else "")
+            test = _quoted(stmt.test) if ends == "return" else ""
+            negated = isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)
+            switch = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and negated else stmt.test
+            if not isinstance(switch, ast.Name):
+                return Step(IF, start, end, reaches=reaches, ends=ends, test=test)
+            return Step(
+                IF,
+                start,
+                end,
+                reaches=reaches,
+                ends=ends,
+                test=test,
+                switch=switch.id,
+                negated=negated,
+                body=self.steps(stmt.body),
+                orelse=self.steps(stmt.orelse),
+            )
         if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.Match)):
             return Step(LOOP, start, end, reaches=reaches)
         if isinstance(stmt, ast.Import):
@@ -132,9 +171,23 @@ class Outliner:
         value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)) else None
         callee = ""
         arguments: tuple[Reach, ...] = ()
+        passed: tuple[tuple[str, str], ...] = ()
         if isinstance(value, ast.Call) and (callee := _called(value)):
             arguments = tuple(reach for each in [*value.args, *value.keywords] for reach in self.reaches(each))
-        return Step(STATEMENT, start, end, reaches=reaches, ends=_ending(stmt), callee=callee, arguments=arguments)
+            passed = tuple(
+                [("*", "") if isinstance(a, ast.Starred) else (str(i), _constant(a)) for i, a in enumerate(value.args)]
+                + [(k.arg or "*", _constant(k.value) if k.arg else "") for k in value.keywords]
+            )
+        return Step(
+            STATEMENT,
+            start,
+            end,
+            reaches=reaches,
+            ends=_ending(stmt),
+            callee=callee,
+            arguments=arguments,
+            passed=passed,
+        )
 
     def reaches(self, node: ast.AST) -> tuple[Reach, ...]:
         """What the code of `node` may reach, in the order `ast.walk` meets it."""
@@ -160,7 +213,33 @@ def outline(tree: ast.Module, module: str, is_package: bool) -> ModuleOutline:
     return ModuleOutline(Outliner(module, is_package).steps(tree.body))
 
 
-_DEFINITIONS = {ast.FunctionDef: DEF, ast.AsyncFunctionDef: ASYNC_DEF, ast.ClassDef: CLASS}
+def _constant(node: ast.expr) -> str:
+    """ "True", "False" or "None" for that constant, else ""."""
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool)):
+        return str(node.value)
+    return ""
+
+
+def bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
+    """Every name the code of `function` binds or unbinds, or declares global or nonlocal (in
+    nested functions too): where a parameter's value is known only where none of these is it."""
+    names: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            names.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return tuple(sorted(names))
 
 
 def _ending(stmt: ast.stmt) -> str:
@@ -256,6 +335,20 @@ class OutlineReader:
             kept.bodies[step.start] = outliner.steps(node.body) if node is not None else ()
             self._added.add(module)
         return kept.bodies[step.start]
+
+    def rebound(self, module: str, step: Step) -> tuple[str, ...]:
+        """The names the code of a function (`step`, a DEF or ASYNC_DEF of `module`) binds
+        (`bound_names`)."""
+        found = self.outline(module)
+        if found is None:
+            return ()
+        kept = found[1]
+        if step.start not in kept.rebound:
+            node = self._definition(module, step)
+            functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+            kept.rebound[step.start] = bound_names(node) if isinstance(node, functions) else ()
+            self._added.add(module)
+        return kept.rebound[step.start]
 
     def reaches(self, module: str, step: Step) -> tuple[Reach, ...]:
         """What the code of `step`, a statement of `module`, may reach."""

@@ -29,7 +29,7 @@ Pure: the consumer modules' outlines (`code_outline`) and imports (`Imports`) in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 
@@ -229,17 +229,41 @@ def _run_module(walk: _Walk, module: str) -> None:
 _Function = tuple[str, Step, str]
 
 
-def _run_function(walk: _Walk, found: _Function | None) -> None:
-    """Call a consumer function (`_definition`'s module, def and path)."""
+def _run_function(walk: _Walk, found: _Function | None, passed: tuple[tuple[str, str], ...] = ()) -> None:
+    """Call a consumer function (`_definition`'s module, def and path) with the arguments
+    `passed` (`Step.passed`; none: the provider calls an entry point's function so)."""
     if found is None:
         return
     where, function, path = found
     if not _step(walk, f"{where}:{function.name}"):
         return
     unless = len(walk.unless)
-    _block(walk, where, path, walk.outlines.body(where, function), _bindings(walk, where))
+    known = _arguments(walk, found, passed)
+    _block(walk, where, path, walk.outlines.body(where, function), _bindings(walk, where), known=known)
     if walk.found is None:
         del walk.unless[unless:]  # an early exit of the function: the caller's code runs on after it
+
+
+def _arguments(walk: _Walk, found: _Function, passed: tuple[tuple[str, str], ...]) -> dict[str, bool]:
+    """Whether each parameter of a function a call runs holds a true value, where the call passes
+    True, False or None for it (or passes nothing and that is its default), and the function's
+    code never binds its name: `if flag:` on it is then followed (vllm-ascend calls
+    `adapt_patch(is_global_patch=True)` at start-up)."""
+    where, function, _ = found
+    if any(key == "*" for key, _ in passed):
+        return {}  # `*args`, `**kwargs`: which parameter takes what is not known
+    values = dict(function.defaults)
+    for key, value in passed:
+        position = int(key) if key.isdigit() else -1
+        name = key if position < 0 else function.params[position] if position < len(function.params) else ""
+        if value and name:
+            values[name] = value
+        elif name:
+            values.pop(name, None)
+    if not values:
+        return {}
+    rebound = set(walk.outlines.rebound(where, function))
+    return {name: value == "True" for name, value in values.items() if name not in rebound}
 
 
 def _definition(walk: _Walk, module: str, name: str, depth: int) -> _Function | None:
@@ -285,12 +309,20 @@ _ON, _RETURNED, _UNSURE = "on", "returned", "unsure"
 
 
 def _block(
-    walk: _Walk, module: str, path: str, steps: tuple[Step, ...], bound: dict[str, str], caught: bool = False
+    walk: _Walk,
+    module: str,
+    path: str,
+    steps: tuple[Step, ...],
+    bound: dict[str, str],
+    caught: bool = False,
+    known: Mapping[str, bool] | None = None,
 ) -> str:
     """Run statements of `module` (at `path`) in order, and say how they end (`_ON`,
     `_RETURNED`, `_UNSURE`); `bound`: names the code has bound to consumer modules or their
     functions so far ("module" or "module:function"); `caught`: in a `try` body, where what
-    raises may be caught."""
+    raises may be caught; `known`: the function's parameters whose truth is known
+    (`_arguments`)."""
+    known = known or {}
     for i, step in enumerate(steps):
         if walk.found is not None or walk.gave_up:
             return _ON
@@ -301,24 +333,18 @@ def _block(
             bound.pop(step.name, None)
             ended = _block(walk, module, path, walk.outlines.body(module, step), dict(bound), caught)
         elif step.kind == WITH:
-            ended = _block(walk, module, path, step.body, bound, caught)
+            ended = _block(walk, module, path, step.body, bound, caught, known)
         elif step.kind == TRY:
-            ended = _try(walk, module, path, step, bound, caught)
+            ended = _try(walk, module, path, step, bound, caught, known)
+        elif step.kind == IF and step.switch in known:  # `if flag:` on a parameter the call set
+            branch = step.body if known[step.switch] != step.negated else step.orelse
+            ended = _block(walk, module, path, branch, bound, caught, known)
         elif step.kind in (IF, LOOP):
             _not_followed(walk, module, path, step, bound)  # what runs only under a test, or as often as a loop turns
             if step.kind == IF and not _runs_on(walk, module, path, step, steps[i + 1 :], bound, caught):
                 return _UNSURE
-        elif step.kind != NEVER:
-            hit = _failing(walk, path, step)
-            if hit:
-                walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless))
-                return _ON
-            if step.kind in (IMPORT, FROM):
-                _import(walk, module, path, step, bound)
-            else:
-                _calls(walk, module, path, step, bound)
-            if step.ends:  # a raise, as before: where it goes is a handler's or the caller's
-                return _RETURNED if step.ends == "return" else _ON
+        elif step.kind != NEVER and (flow := _statement(walk, module, path, step, bound)) is not None:
+            return flow
         if ended != _ON:
             # A nested block returned (nothing after it runs), or stopped unsure (what follows
             # may or may not run: not followed).
@@ -328,21 +354,38 @@ def _block(
     return _ON
 
 
-def _try(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str], caught: bool) -> str:
+def _statement(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str]) -> str | None:
+    """Run a simple statement; how its block ends there (None: the block runs on)."""
+    hit = _failing(walk, path, step)
+    if hit:
+        walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless))
+        return _ON
+    if step.kind in (IMPORT, FROM):
+        _import(walk, module, path, step, bound)
+    else:
+        _calls(walk, module, path, step, bound)
+    if step.ends == "return":
+        return _RETURNED
+    return _ON if step.ends else None  # a raise, as before: where it goes is a handler's or the caller's
+
+
+def _try(
+    walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str], caught: bool, known: Mapping[str, bool]
+) -> str:
     """Run a `try` statement: its body (up to what raises), its `else` where the body ran to its
     end, its `finally`; a handler runs only when something raises: not followed. What the body
     stops unsure at is caught by a handler, after which the code runs on."""
     for handler in step.handlers:
         _not_followed(walk, module, path, handler, bound)
-    ended = _block(walk, module, path, step.body, bound, caught=bool(step.handlers) or caught)
+    ended = _block(walk, module, path, step.body, bound, bool(step.handlers) or caught, known)
     if ended == _ON:
-        ended = _block(walk, module, path, step.orelse, bound, caught)
+        ended = _block(walk, module, path, step.orelse, bound, caught, known)
     else:
         for each in step.orelse:
             _not_followed(walk, module, path, each, bound)
         if ended == _UNSURE and step.handlers:
             ended = _ON
-    final = _block(walk, module, path, step.final, bound, caught)
+    final = _block(walk, module, path, step.final, bound, caught, known)
     return _UNSURE if _UNSURE in (ended, final) else _RETURNED if _RETURNED in (ended, final) else _ON
 
 
@@ -547,6 +590,6 @@ def _calls(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str
     if _may_reach(walk, step.arguments, bound):
         walk.gave_up = True
     walk.chain.append(f"{name}() at {path}:{step.start}")
-    _run_function(walk, found)
+    _run_function(walk, found, step.passed)
     if walk.found is None:
         walk.chain.pop()
