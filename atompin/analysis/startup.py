@@ -15,14 +15,16 @@ module or of a function body) runs that module's first, once. A function runs it
 statements in order, up to a `return` (in a `with` or `try` body too: what follows it does not
 run, a `finally` does). What may not run is not followed: under an `if`, in a loop, in an
 exception handler, and what follows `if x: raise ...` in a `try` body (a handler may catch it),
-the `try`'s `else` included; a `try` body and a `with` body are. An `if` whose branch returns (`if disabled: return`) lets the rest
+the `try`'s `else` included; a `try` body and a `with` body are, and so is the branch of
+`if flag:` on a parameter the call sets to True, False or None (`_arguments`: vllm-ascend calls
+`adapt_patch(is_global_patch=True)`). An `if` whose branch returns (`if disabled: return`) lets the rest
 run where its test fails, and the message says so. A statement calling a consumer function by
 name (defined in its module, imported from a consumer module, or `module.f(...)`), as a
 statement, an assignment's value or a return value, runs that function there (its arguments
 are not followed). The first statement holding the site of an error that raises where it runs
 (an import, a patch target's read, a version assert: `Stops`) is where the plugin stops. Where code not
-followed holds such an error, or may reach one (`_may_reach`: vllm-ascend imports its patches
-under `if is_global_patch:`), which one comes first is not known: nothing is told.
+followed holds such an error, or may reach one (`_may_reach`: vllm-rbln imports its patches
+under `if envs.INHERITED_MODEL_IMPL == "vllm":`), which one comes first is not known: nothing is told.
 
 Pure: the consumer modules' outlines (`code_outline`) and imports (`Imports`) in, the stop out.
 """
