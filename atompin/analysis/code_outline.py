@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from atompin.analysis.cache import AnalysisCache, dump_json, load_json
 from atompin.analysis.names import absolute_module
@@ -23,6 +24,8 @@ from atompin.analysis.syntax import blocks_of, dotted, is_type_checking
 
 # Bump when an outline's meaning changes, so old entries are ignored.
 OUTLINE_FORMAT = "atompin-outline-2"
+
+T = TypeVar("T")
 
 # How much of an early exit's test an outline keeps (a message line, not the code).
 MAX_TEST = 80
@@ -325,45 +328,43 @@ class OutlineReader:
 
     def body(self, module: str, step: Step) -> tuple[Step, ...]:
         """The body of a function or class (`step`) of `module`."""
-        found = self.outline(module)
-        if found is None:
-            return ()
-        path, kept = found
-        if step.start not in kept.bodies:
-            node = self._definition(module, step)
-            outliner = Outliner(module, path.endswith("__init__.py"))
-            kept.bodies[step.start] = outliner.steps(node.body) if node is not None else ()
-            self._added.add(module)
-        return kept.bodies[step.start]
+        return self._part(module, step, lambda kept: kept.bodies, lambda outliner, node: outliner.steps(node.body))
 
     def rebound(self, module: str, step: Step) -> tuple[str, ...]:
         """The names the code of a function (`step`, a DEF or ASYNC_DEF of `module`) binds
         (`bound_names`)."""
-        found = self.outline(module)
-        if found is None:
-            return ()
-        kept = found[1]
-        if step.start not in kept.rebound:
-            node = self._definition(module, step)
-            functions = (ast.FunctionDef, ast.AsyncFunctionDef)
-            kept.rebound[step.start] = bound_names(node) if isinstance(node, functions) else ()
-            self._added.add(module)
-        return kept.rebound[step.start]
+        return self._part(
+            module,
+            step,
+            lambda kept: kept.rebound,
+            lambda _, node: bound_names(node) if not isinstance(node, ast.ClassDef) else (),
+        )
 
     def reaches(self, module: str, step: Step) -> tuple[Reach, ...]:
         """What the code of `step`, a statement of `module`, may reach."""
         if step.kind not in (DEF, ASYNC_DEF, CLASS):
             return step.reaches
+        return self._part(module, step, lambda kept: kept.wholes, lambda outliner, node: outliner.reaches(node))
+
+    def _part(
+        self,
+        module: str,
+        step: Step,
+        table: Callable[[ModuleOutline], dict[int, tuple[T, ...]]],
+        read: Callable[[Outliner, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef], tuple[T, ...]],
+    ) -> tuple[T, ...]:
+        """A part of a function or class (`step`) of `module` kept in one of its outline's
+        `table`s: read from its syntax tree (`read`) the first time it is asked for."""
         found = self.outline(module)
         if found is None:
             return ()
         path, kept = found
-        if step.start not in kept.wholes:
+        parts = table(kept)
+        if step.start not in parts:
             node = self._definition(module, step)
-            outliner = Outliner(module, path.endswith("__init__.py"))
-            kept.wholes[step.start] = outliner.reaches(node) if node is not None else ()
+            parts[step.start] = read(Outliner(module, path.endswith("__init__.py")), node) if node is not None else ()
             self._added.add(module)
-        return kept.wholes[step.start]
+        return parts[step.start]
 
     def keep(self) -> None:
         """Put the outlines built or added to in the cache."""
