@@ -515,7 +515,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         options.platform,
     )
 
-    entry = _plugin_entry_points(consumer, package)
+    entry, modules = _plugin_entry_points(consumer, package), _consumer_modules(consumer, cache)
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)
     contact.start()  # in a second process, while the names are checked here
     try:
@@ -539,7 +539,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             # code is walked, once the scan's trees are let go (the peak memory is theirs).
             cache.flush()
             left_by_scan.clear()  # freed now, not on the way to the checks
-            startup = StartupWalk(entry, _consumer_modules(consumer, cache), findings, checker.findings.stops)
+            startup = StartupWalk(entry, modules, findings, checker.findings.stops)
         functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
         # A hook another rule reported already is not reported again as no longer called.
@@ -568,7 +568,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
-    startup = startup or StartupWalk(entry, _consumer_modules(consumer, cache), findings, checker.findings.stops)
+    startup = startup or StartupWalk(entry, modules, findings, checker.findings.stops)
     findings = startup.tell(findings)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
@@ -598,20 +598,29 @@ def _plugin_entry_points(consumer: SourceTree, package: str) -> list[tuple[str, 
 
 def _consumer_modules(consumer: SourceTree, cache: AnalysisCache) -> Callable[[], tuple[OutlineReader, Imports]]:
     """What `StartupWalk` reads the consumer's modules with, made anew for each walk (what one
-    walk read goes with it): their outlines, kept in `cache` by content, and their imports."""
-    return lambda: (_consumer_outlines(consumer, cache), _consumer_imports(consumer, cache))
+    walk read goes with it): their outlines and their imports, kept in `cache` by content, each
+    module found once for both."""
+
+    def modules() -> tuple[OutlineReader, Imports]:
+        locate = functools.cache(functools.partial(_located, consumer))
+        return _consumer_outlines(consumer, cache, locate), _consumer_imports(consumer, cache, locate)
+
+    return modules
 
 
-def _consumer_outlines(consumer: SourceTree, cache: AnalysisCache) -> OutlineReader:
+def _located(consumer: SourceTree, module: str) -> tuple[str, str] | None:
+    """A consumer module's path and content id (None for a module the consumer has no source of)."""
+    found = consumer.find_module(module)
+    if found is None or not found.path.endswith(".py"):
+        return None
+    return found.path, consumer.content_id(found.path)
+
+
+def _consumer_outlines(
+    consumer: SourceTree, cache: AnalysisCache, locate: Callable[[str], tuple[str, str] | None]
+) -> OutlineReader:
     """The consumer modules' outlines (`code_outline`), each file parsed at most once, and only
     where the cache has not its outline or the part of it a walk asks for."""
-
-    @functools.cache
-    def locate(module: str) -> tuple[str, str] | None:
-        found = consumer.find_module(module)
-        if found is None or not found.path.endswith(".py"):
-            return None
-        return found.path, consumer.content_id(found.path)
 
     @functools.cache
     def parse(module: str) -> ast.Module | None:
@@ -626,18 +635,20 @@ def _consumer_outlines(consumer: SourceTree, cache: AnalysisCache) -> OutlineRea
     return OutlineReader(locate, parse, cache)
 
 
-def _consumer_imports(consumer: SourceTree, cache: AnalysisCache) -> Imports:
+def _consumer_imports(
+    consumer: SourceTree, cache: AnalysisCache, locate: Callable[[str], tuple[str, str] | None]
+) -> Imports:
     """A consumer module's path and what importing it imports (`relevant.imported_modules`), read
     from its bytes once and kept in `cache` by its content (None for a module the consumer has no
     source of)."""
 
     @functools.cache
     def imports(module: str) -> tuple[str, frozenset[str]] | None:
-        found = consumer.find_module(module)
-        if found is None or not found.path.endswith(".py"):
+        located = locate(module)
+        if located is None:
             return None
-        path = found.path
-        key = f"{IMPORTS_FORMAT}:{module}:{path}:{consumer.content_id(path)}"
+        path, content = located
+        key = f"{IMPORTS_FORMAT}:{module}:{path}:{content}"
         data = cache.get_raw(key)
         kept = load_json(list[str], data) if data is not None else None
         if kept is None:
