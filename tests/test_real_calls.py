@@ -995,6 +995,31 @@ def test_a_call_the_baseline_made_from_a_function_since_renamed_is_a_warning(run
     assert "real call at pv/mixer.py:5:" in finding.message  # in `run`
 
 
+def test_a_call_the_baseline_made_from_a_file_that_moved_since_is_a_warning(run_check):
+    """vLLM 0.31 moved GLM5Next's attention from `glm5next/nvidia/attention.py` (gone since) to
+    `glm5next/common/attention.py`; its call of `MultiHeadLatentAttentionWrapper` with
+    `fuse_qkv_rmsnorm=` is the same, and tpu-inference 0.30's class registered in the wrapper's place
+    missed it at the baseline (0.30) too: not a change since."""
+    src = NARROW_CONV
+    moved = {**PROVIDER, "pv/layers/__init__.py": "", "pv/layers/mixer.py": PROVIDER["pv/mixer.py"]}
+    del moved["pv/mixer.py"]
+    [finding] = run_check(moved, consumer(src), baseline=PROVIDER).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
+    assert "the provider made the same call in pv/mixer.py, a file gone since" in finding.message
+    # The baseline's call there took the replacement: the miss is new, an error.
+    fitted = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", ", bias=1")}
+    [finding] = run_check(moved, consumer(src), baseline=fitted).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+    # The old file kept beside the new one (a copy, not a move): the new file's miss is an error.
+    copied = {**moved, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", "")}
+    errors = [f for f in run_check(copied, consumer(src), baseline=PROVIDER).findings if f.severity.value == "error"]
+    assert [f.rule.value for f in errors] == ["arity-drift"]
+    # Another class's method of that name in the gone file is not the same code.
+    other = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace("class Mixer:", "class Blender:")}
+    [finding] = run_check(moved, consumer(src), baseline=other).findings
+    assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
+
+
 # ATOM wraps `BlockPool.free_blocks` as `(self, ordered_blocks)`; vLLM 0.34 added `evict_first=` and
 # passes it in `pool.free_blocks(blocks, evict_first=...)` on a pool it was handed: the keyword, new
 # since the baseline, says which method the call is.

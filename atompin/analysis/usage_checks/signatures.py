@@ -304,9 +304,11 @@ class SignatureChecks:
         replacement could not take either (`bound`: the call supplies its first parameter): in the
         same file, in a function of the same name, or of a name that no longer makes such a call
         where this function made none (renamed: vLLM 0.30's `get_transfer_results`, 0.27's
-        `get_finished`)? (Lines move between releases.) Then the replacement missed it where the
-        consumer works: not drift (`at_baseline_too`, saying which); "" when it did not, or when
-        the patch did not run at the baseline (`Baseline.kept_from`)."""
+        `get_finished`), or, the file being new since, in a function of the same name and class in
+        a file gone since (moved: vLLM 0.31's GLM5Next attention, from `nvidia/` to `common/`)?
+        (Lines move between releases.) Then the replacement missed it where the consumer works:
+        not drift (`at_baseline_too`, saying which); "" when it did not, or when the patch did not
+        run at the baseline (`Baseline.kept_from`)."""
         if self.baseline is None or self.baseline.kept_from(patch.site.path, patch.when):
             return ""
         if self._baseline_callers is None:
@@ -319,12 +321,35 @@ class SignatureChecks:
         if not made:
             now = {raw.function for name in names for raw in self.callers.file_calls(site.path, name)}
             made = [raw.shape for raw in then if raw.function not in now and raw.function.rpartition(".")[0] == owner]
+        where = "there"
+        if not made and site.path not in self.baseline.index.tree.files:
+            moved = self._moved_calls(names, (owner, caller[1]))
+            made = [shape for _, shape in moved]
+            where = f"in {', '.join(dict.fromkeys(path for path, _ in moved))}, a file gone since" if moved else where
         if shape in made:
-            return at_baseline_too("the provider made the same call there")
+            return at_baseline_too(f"the provider made the same call {where}")
         assert patch.replacement is not None
         if any(call_problem(patch.replacement, each, bound) is not None for each in made):
-            return at_baseline_too("the provider made a call there that the replacement could not take either")
+            return at_baseline_too(f"the provider made a call {where} that the replacement could not take either")
         return ""
+
+    def _moved_calls(self: UsageChecker, names: list[str], function: tuple[str, str]) -> list[tuple[str, CallShape]]:
+        """(path, shape) of each call of `names` the baseline provider made in `function` (its
+        class's qualname and its name) in a file that is gone since: where code that moved to a
+        new file made its calls. Only the gone files that write one of the names are parsed."""
+        assert self.baseline is not None and self._baseline_callers is not None
+        package = self.index.package
+        now = set(self.index.tree.python_files(package))
+        gone = [path for path in self.baseline.index.tree.python_files(package) if path not in now]
+        found = []
+        for path in gone:
+            for name in names:
+                found += [
+                    (path, raw.shape)
+                    for raw in self._baseline_callers.file_calls(path, name)
+                    if raw.function.rpartition(".")[::2] == function
+                ]
+        return found
 
     def _passing_new_keyword(
         self: UsageChecker, patch: PatchSite, target: Target, original: Signature
