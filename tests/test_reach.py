@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from atompin.analysis.reach import entry_points, provider_strings
+from atompin.analysis.reach import entry_points, named_entry_points, provider_strings
 from atompin.sources.git import GitTree
 from atompin.sources.tree import FolderTree, MemoryTree
 from atompin.testing import dedent_files, git_repo
@@ -696,6 +696,12 @@ def test_entry_points_from_wheel_metadata_setup_cfg_and_setup_py(mark: str):
         "console_scripts": ["plug.cli:main"],
         "pv.general_plugins": ["plug.x:go"],
     }
+    # With their names: a console script's is its command.
+    assert named_entry_points(tree) == {
+        "pv.platform_plugins": [("plug", "plug:register")],
+        "console_scripts": [("plug-cli", "plug.cli:main")],
+        "pv.general_plugins": [("x", "plug.x:go")],
+    }
 
 
 GUI_PLUGIN = """\
@@ -717,6 +723,9 @@ def test_entry_points_from_pyproject_with_or_without_the_standard_librarys_toml_
         "console_scripts": [],
         "console_gui-scripts": ["plug.gui:main"],
     }
+    assert named_entry_points(MemoryTree({"pyproject.toml": GUI_PLUGIN}))["console_gui-scripts"] == [
+        ("plug-gui", "plug.gui:main")
+    ]
     assert entry_points(MemoryTree({"pyproject.toml": "\ufeff" + GUI_PLUGIN}))["pv.platform_plugins"] == [
         "plug.register:register"
     ]

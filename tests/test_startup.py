@@ -18,7 +18,7 @@ from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, Imports, StartupWalk,
 from atompin.model import Finding, Rule, Severity, Site
 from atompin.sources.tree import MemoryTree
 from atompin.testing import dedent_files
-from tests.test_contact import check
+from tests.test_contact import check, one_of
 
 RAISES = "no module pv.gone; the import raises ImportError"
 
@@ -295,6 +295,52 @@ def test_the_check_tells_it_in_the_error_s_message():
     idle = {**consumer, "plug/register.py": "def register():\n    from plug.patches import install\n"}
     [finding] = [f for f in check(idle, {"pv/worker.py": "def helper():\n    return 1\n"}).findings]
     assert finding.message.endswith("the import raises ImportError")
+
+
+def test_each_console_script_is_a_start_up_of_its_own():
+    """vllm-omni's `vllm-omni` command imports its server's modules, one of which imports what vLLM
+    0.30 removed: the command stops there, which the plugin's own start-up never reaches."""
+    provider = {"pv/worker.py": "def helper():\n    return 1\n"}
+    consumer = {
+        "pyproject.toml": PYPROJECT + '\n    [project.scripts]\n    plug-serve = "plug.cli.main:main"\n'
+        '    tool = "other.main:main"\n',
+        "plug/register.py": "def register():\n    return None\n",
+        "plug/cli/__init__.py": "from plug.cli import serve\n",
+        "plug/cli/serve.py": "from pv.worker import gone_serve\n",
+        "plug/cli/main.py": "import sys\n\ndef main():\n    run()\n\ndef run():\n    from pv.worker import gone_run\n",
+    }
+    result = check(consumer, provider)
+    serve, run = (one_of(result, f"pv.worker:gone_{name}") for name in ("serve", "run"))
+    assert serve.message.endswith(
+        "the import raises ImportError; it raises when the command `plug-serve` starts (plug/cli/serve.py:1): "
+        "entry point console_scripts plug.cli.main:main → import of plug.cli.serve at plug/cli/__init__.py:1; "
+        "what the command would do after it, and the errors there, are behind it"
+    )
+    assert run.message.endswith("the import raises ImportError")  # behind the first: told nothing
+    # The command's own function, where its modules import what is there.
+    fixed = {**consumer, "plug/cli/serve.py": "from pv.worker import helper\n"}
+    run = one_of(check(fixed, provider), "pv.worker:gone_run")
+    assert "it raises when the command `plug-serve` starts (plug/cli/main.py:7): entry point console_scripts " in (
+        run.message
+    )
+    assert "main() " not in run.message and "run() at plug/cli/main.py:4" in run.message
+    # The plugin's start-up meeting it first, another way, says so as well; a script of another
+    # package is no command of its.
+    plugin = {**consumer, "plug/register.py": "def register():\n    from plug.cli import serve\n"}
+    serve = one_of(check(plugin, provider), "pv.worker:gone_serve")
+    assert "; it raises at start-up (plug/cli/serve.py:1), in every process that loads the plugin" in serve.message
+    assert "; it raises when the command `plug-serve` starts (plug/cli/serve.py:1)" in serve.message
+    assert "`tool`" not in serve.message
+    # The same way (both import the package, whose `__init__` imports it): said once, then briefly.
+    package = {**consumer, "plug/__init__.py": "from plug.cli import serve\n"}
+    serve = one_of(check(package, provider), "pv.worker:gone_serve")
+    assert serve.message.endswith(
+        "it raises at start-up (plug/cli/serve.py:1), in every process that loads the plugin: entry point "
+        "pv.general_plugins plug.register:register → import of plug.cli at plug/__init__.py:1 → import of "
+        "plug.cli.serve at plug/cli/__init__.py:1; what the plugin "
+        "would do after it, and the errors there, are behind it; the command `plug-serve` meets it first the same "
+        "way, from entry point console_scripts plug.cli.main:main"
+    )
 
 
 def test_a_check_of_a_consumer_that_did_not_change_walks_it_without_parsing(monkeypatch):

@@ -50,7 +50,7 @@ from atompin.analysis.reach import (
     Reachability,
     ReachRoots,
     demote_unreached,
-    entry_points,
+    named_entry_points,
     provider_strings,
     reach_roots,
     reachability,
@@ -515,7 +515,9 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         options.platform,
     )
 
-    entry, modules = _plugin_entry_points(consumer, package), _consumer_modules(consumer, cache)
+    declared = named_entry_points(consumer)
+    entry, commands = _plugin_entry_points(declared, package), _commands(declared, packages)
+    modules = _consumer_modules(consumer, cache)
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)
     contact.start()  # in a second process, while the names are checked here
     try:
@@ -539,7 +541,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
             # code is walked, once the scan's trees are let go (the peak memory is theirs).
             cache.flush()
             left_by_scan.clear()  # freed now, not on the way to the checks
-            startup = StartupWalk(entry, modules, findings, checker.findings.stops)
+            startup = StartupWalk(entry, modules, findings, checker.findings.stops, commands)
         functions, classes = _uncalled_rules(edge, usage, checker, search, findings)
         contact_findings = contact.findings()
         # A hook another rule reported already is not reported again as no longer called.
@@ -568,7 +570,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     findings = demote_uncalled_functions(findings, functions)
     if classes is not None:
         findings = demote_unnamed_classes(findings, classes)
-    startup = startup or StartupWalk(entry, modules, findings, checker.findings.stops)
+    startup = startup or StartupWalk(entry, modules, findings, checker.findings.stops, commands)
     findings = startup.tell(findings)
     findings = sorted(findings, key=Finding.sort_key)
     summary = checker.summary(findings, overrides=replaced)
@@ -587,13 +589,21 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
     return result
 
 
-def _plugin_entry_points(consumer: SourceTree, package: str) -> list[tuple[str, str]]:
-    """(group, "module:function") of each entry point the consumer declares in a group of the
-    provider's, in the order vLLM calls them: its platform plugins (to choose the platform),
-    then the others."""
-    groups = {group: values for group, values in entry_points(consumer).items() if group.startswith(f"{package}.")}
+def _plugin_entry_points(declared: dict[str, list[tuple[str, str]]], package: str) -> list[tuple[str, str]]:
+    """(group, "module:function") of each entry point the consumer declares (`named_entry_points`)
+    in a group of the provider's, in the order vLLM calls them: its platform plugins (to choose
+    the platform), then the others."""
+    groups = {group: items for group, items in declared.items() if group.startswith(f"{package}.")}
     ordered = sorted(groups, key=lambda group: ("platform" not in group, group))
-    return [(group, value) for group in ordered for value in groups[group]]
+    return [(group, value) for group in ordered for _, value in groups[group]]
+
+
+def _commands(declared: dict[str, list[tuple[str, str]]], packages: list[str]) -> list[tuple[str, str]]:
+    """(name, "module:function") of each console script the consumer declares (`named_entry_points`)
+    whose module is in one of its top packages: a command the plugin's package starts on its own."""
+    tops = {package.split(".")[0] for package in packages}
+    scripts = declared.get("console_scripts", [])
+    return [(name, target) for name, target in scripts if target.partition(":")[0].strip().split(".")[0] in tops]
 
 
 def _consumer_modules(consumer: SourceTree, cache: AnalysisCache) -> Callable[[], tuple[OutlineReader, Imports]]:

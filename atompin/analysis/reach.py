@@ -46,10 +46,16 @@ from atompin.sources.tree import SourceTree
 def entry_points(tree: SourceTree) -> dict[str, list[str]]:
     """group -> ["module:attr", ...] declared by the tree's packaging metadata (wheel or egg metadata,
     `pyproject.toml`, `setup.cfg`, a literal `entry_points=` in `setup.py`)."""
-    groups: dict[str, list[str]] = {}
+    return {group: [value for _, value in items] for group, items in named_entry_points(tree).items()}
 
-    def add(group: str, values: Iterable[str]) -> None:
-        groups.setdefault(group, []).extend(v.strip() for v in values if v.strip())
+
+def named_entry_points(tree: SourceTree) -> dict[str, list[tuple[str, str]]]:
+    """group -> [(name, "module:attr"), ...], as `entry_points` reads them: a console script's name
+    is the command (`vllm-omni`)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+
+    def add(group: str, items: Iterable[tuple[str, str]]) -> None:
+        groups.setdefault(group, []).extend((k.strip(), v.strip()) for k, v in items if v.strip())
 
     for path in sorted(tree.files):
         name = path.rpartition("/")[2]
@@ -65,7 +71,7 @@ def entry_points(tree: SourceTree) -> dict[str, list[str]]:
             except configparser.Error:
                 continue
             for section in parser.sections():
-                add(section, parser[section].values())
+                add(section, parser[section].items())
     if "pyproject.toml" in tree.files:
         _pyproject(tree.read_text("pyproject.toml"), add)
     if "setup.cfg" in tree.files:
@@ -76,13 +82,13 @@ def entry_points(tree: SourceTree) -> dict[str, list[str]]:
             parser = configparser.ConfigParser()
         if parser.has_section("options.entry_points"):
             for group, text in parser["options.entry_points"].items():
-                add(group, (line.partition("=")[2] for line in text.splitlines() if "=" in line))
+                add(group, (line.partition("=")[::2] for line in text.splitlines() if "=" in line))
     if "setup.py" in tree.files:
         _setup_py(tree.read("setup.py"), add)
     return groups
 
 
-def _pyproject(text: str, add: Callable[[str, Iterable[str]], None]) -> None:
+def _pyproject(text: str, add: Callable[[str, Iterable[tuple[str, str]]], None]) -> None:
     data = read_toml(text)
     if data is None:
         return
@@ -91,14 +97,14 @@ def _pyproject(text: str, add: Callable[[str, Iterable[str]], None]) -> None:
         return
     for group, table in (project.get("entry-points", {}) or {}).items():
         if isinstance(table, dict):
-            add(group, (str(v) for v in table.values()))
+            add(group, ((str(k), str(v)) for k, v in table.items()))
     for key in ("scripts", "gui-scripts"):
         table = project.get(key, {}) or {}
         if isinstance(table, dict):
-            add(f"console_{key}", (str(v) for v in table.values()))
+            add(f"console_{key}", ((str(k), str(v)) for k, v in table.items()))
 
 
-def _setup_py(source: bytes, add: Callable[[str, Iterable[str]], None]) -> None:
+def _setup_py(source: bytes, add: Callable[[str, Iterable[tuple[str, str]]], None]) -> None:
     try:
         tree = parse_limited(source)
     except (SyntaxError, ValueError):
@@ -112,7 +118,7 @@ def _setup_py(source: bytes, add: Callable[[str, Iterable[str]], None]) -> None:
             if isinstance(value, dict):
                 for group, items in value.items():
                     lines = [items] if isinstance(items, str) else list(items)
-                    add(str(group), (str(line).partition("=")[2] for line in lines if "=" in str(line)))
+                    add(str(group), (str(line).partition("=")[::2] for line in lines if "=" in str(line)))
 
 
 def _spelled_by(glob: list[str], parts: list[str], attribute: bool = False) -> bool:

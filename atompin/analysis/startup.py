@@ -7,6 +7,9 @@ without the plugin. Either way the plugin does nothing after it. At vLLM 0.34, A
 `register_model` calls `apply_vllm_spec_decode_patch()`, whose unguarded `from
 vllm.v1.spec_decode.llm_base_proposer import SpecDecodeBaseProposer` raises: no model is built,
 so the errors of code that would run later sit behind that one, and a reader should mend it first.
+A console script of the consumer's is a start-up of its own, in a process of its own: its
+command's first error is walked for the same way, from its module and function (vllm-omni's
+`vllm-omni` imports its server's modules, which the plugin's start-up never imports).
 
 The start-up code is walked in the order it runs, from each entry point of a group of the
 provider's: its module (its packages' `__init__` first), then the function. A module runs its
@@ -87,10 +90,20 @@ class StartupStop:
     site: Site
     chain: tuple[str, ...]  # the entry point, then each call on the way (`f() at path:line`)
     unless: tuple[str, ...]  # the tests of early exits passed on the way (`x` at path:line)
+    command: str = ""  # the console script started; "" for the plugin's start-up in the provider
 
-    def telling(self) -> str:
-        """What a message says of it."""
+    def telling(self, told: tuple[StartupStop, ...] = ()) -> str:
+        """What a message says of it; briefly where it is met the same way as a stop already
+        `told` of the same error (a command importing the package the plugin's start-up does)."""
         unless = f", unless {', '.join(self.unless)}" if self.unless else ""
+        if self.command and any(t.chain[1:] == self.chain[1:] and t.unless == self.unless for t in told):
+            return f"the command `{self.command}` meets it first the same way, from {self.chain[0]}"
+        if self.command:
+            return (
+                f"it raises when the command `{self.command}` starts ({self.site}){unless}: "
+                + " → ".join(self.chain)
+                + "; what the command would do after it, and the errors there, are behind it"
+            )
         return (
             f"it raises at start-up ({self.site}), in every process that loads the plugin{unless}: "
             + " → ".join(self.chain)
@@ -166,7 +179,11 @@ class StartupWalk:
     another process works; told at the end. The steps between only make errors warnings, so the
     errors at the end are among those walked for: the walk is made again only when the error it
     met is no longer one, or it gave up. Only the walk's answer is kept (what it read is let
-    go): `modules` gives the consumer's modules again for a walk made again."""
+    go): `modules` gives the consumer's modules again for a walk made again.
+
+    `commands`: the consumer's console scripts, (name, "module:function"), each walked on its
+    own the same way: a command is a process of its own, whose first error is its own (vllm-omni's
+    `vllm-omni` command imports its server's modules, which the plugin's start-up never does)."""
 
     def __init__(
         self,
@@ -174,29 +191,60 @@ class StartupWalk:
         modules: Callable[[], tuple[OutlineReader, Imports]],
         findings: Iterable[Finding],
         stops: Stops,
+        commands: Iterable[tuple[str, str]] = (),
     ) -> None:
-        self._entry_points = list(entry_points)
         self._modules, self._stops = modules, stops
-        walk = _walked(self._entry_points, *modules(), stopping(findings, stops)[1])
-        self._found, self._gave_up = walk.found, walk.gave_up
+        failing = stopping(findings, stops)[1]
+        starts = [("", list(entry_points))]
+        starts += [(name, [("console_scripts", target)]) for name, target in commands]
+        self._starts = [
+            _Start(points, command, *_answer(_walked(points, *modules(), failing), command))
+            for command, points in starts
+        ]
 
     def tell(self, findings: list[Finding]) -> list[Finding]:
-        """The findings, the first error that raises on the start-up code telling so."""
-        if self._found is None and not self._gave_up:
-            return findings  # no such error on the start-up code, among more than there are now
-        errors, failing = stopping(findings, self._stops)
-        found = self._found
-        if self._gave_up or found is None or not any(found.site in f.sites for f in errors):
-            return _told(findings, _met(_walked(self._entry_points, *self._modules(), failing), errors))
-        return _told(findings, (found, next(f for f in errors if found.site in f.sites)))
-
-
-def _told(findings: list[Finding], found: tuple[StartupStop, Finding] | None) -> list[Finding]:
-    if found is None:
+        """The findings, the first error that raises on each start-up's code telling so."""
+        told: list[StartupStop] = []
+        for start in self._starts:
+            found = start.stop(findings, self._modules, self._stops)
+            if found is not None:
+                stop, first = found
+                note = stop.telling(tuple(t for t in told if t.site == stop.site))
+                findings = [replace(f, message=f"{f.message}; {note}") if f is first else f for f in findings]
+                told.append(stop)
         return findings
-    stop, first = found
-    told = replace(first, message=f"{first.message}; {stop.telling()}")
-    return [told if f is first else f for f in findings]
+
+
+@dataclass
+class _Start:
+    """One start-up `StartupWalk` walks: the plugin's (`command` "") or a console script's, with
+    its answer when the walk was made."""
+
+    entry_points: list[tuple[str, str]]
+    command: str
+    found: StartupStop | None
+    gave_up: bool
+
+    def stop(
+        self, findings: list[Finding], modules: Callable[[], tuple[OutlineReader, Imports]], stops: Stops
+    ) -> tuple[StartupStop, Finding] | None:
+        """The first error among `findings` that raises on this start-up's code, with where the
+        walk met it (walked again where the error it met then is no longer one)."""
+        if self.found is None and not self.gave_up:
+            return None  # no such error on the start-up code, among more than there are now
+        errors, failing = stopping(findings, stops)
+        found = self.found
+        if self.gave_up or found is None or not any(found.site in f.sites for f in errors):
+            walk = _walked(self.entry_points, *modules(), failing)
+            walk.found = _answer(walk, self.command)[0]
+            return _met(walk, errors)
+        return found, next(f for f in errors if found.site in f.sites)
+
+
+def _answer(walk: _Walk, command: str) -> tuple[StartupStop | None, bool]:
+    """What a walk found (said of `command`, where one was started), and whether it gave up."""
+    found = replace(walk.found, command=command) if walk.found is not None else None
+    return found, walk.gave_up
 
 
 def _step(walk: _Walk, key: str) -> bool:
