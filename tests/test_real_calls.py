@@ -964,6 +964,10 @@ NARROW_CONV = """
 """
 
 
+# The provider with the call of `Mixer.forward` one the narrow replacement takes (`bias=` for `block_idx=`).
+FITTED = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", ", bias=1")}
+
+
 def test_a_real_call_that_changed_but_missed_the_replacement_at_the_baseline_too_is_a_warning(run_check):
     """vllm-mindspore's `BlockTable.__init__` takes six arguments after self; vLLM 0.23's
     `MultiGroupBlockTable.__init__` passed it eight and 0.33's passes seven and a keyword: the
@@ -974,8 +978,7 @@ def test_a_real_call_that_changed_but_missed_the_replacement_at_the_baseline_too
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
     assert "the provider made a call there that the replacement could not take either" in finding.message
     # A call there at the baseline that the replacement took: the miss is new, an error.
-    fitted = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", ", bias=1")}
-    [finding] = run_check(PROVIDER, consumer(src), baseline=fitted).findings
+    [finding] = run_check(PROVIDER, consumer(src), baseline=FITTED).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
 
 
@@ -1007,8 +1010,7 @@ def test_a_call_the_baseline_made_from_a_file_that_moved_since_is_a_warning(run_
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "warning")
     assert "the provider made the same call in pv/mixer.py, a file gone since" in finding.message
     # The baseline's call there took the replacement: the miss is new, an error.
-    fitted = {**PROVIDER, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", ", bias=1")}
-    [finding] = run_check(moved, consumer(src), baseline=fitted).findings
+    [finding] = run_check(moved, consumer(src), baseline=FITTED).findings
     assert (finding.rule.value, finding.severity.value) == ("arity-drift", "error")
     # The old file kept beside the new one (a copy, not a move): the new file's miss is an error.
     copied = {**moved, "pv/mixer.py": PROVIDER["pv/mixer.py"].replace(", block_idx=3", "")}
