@@ -211,6 +211,54 @@ def test_module_code_runs_on_import_and_functions_only_when_called():
     assert stop(cycle, [error("plug/b.py", 2)], [("pv.platform_plugins", "plug.a:f")]).startswith("plug/b.py:2 |")
 
 
+def test_a_method_called_on_a_consumer_class_runs_and_a_constructor_is_not_followed():
+    """vllm-omni registers its connectors with `OmniConnectorFactory.register_connector(...)` at the
+    top of a module: a method called on a consumer class runs its body. It used to be passed over,
+    so an error after it was told first even where the method raised before it."""
+    method = "class Reg:\n    @classmethod\n    def add(cls, name):\n        from pv.gone import x\n\n\n"
+    local = {
+        "plug/": "",
+        "plug.register": method + "def register():\n    Reg.add('a')\n    from pv.gone import later\n",
+    }
+    assert stop(local, [error("plug/register.py", 4), error("plug/register.py", 9)]) == (
+        "plug/register.py:4 | entry point pv.general_plugins plug.register:register → Reg.add() at "
+        "plug/register.py:8 | "
+    )
+    # Of a class imported from a consumer module, as well.
+    imported = {
+        "plug/": "",
+        "plug.reg": method,
+        "plug.register": "from plug.reg import Reg\n\ndef register():\n    Reg.add('a')\n    from pv.gone import later\n",
+    }
+    assert stop(imported, [error("plug/reg.py", 4), error("plug/register.py", 5)]).startswith(
+        "plug/reg.py:4 | entry point pv.general_plugins plug.register:register → Reg.add() at plug/register.py:4"
+    )
+    # Which parameter a positional argument sets is not known (a classmethod's first is the class):
+    # `if flag:` in it is not followed, and what it may reach leaves the order unknown.
+    flag = method.replace("(cls, name)", "(cls, flag=False)").replace(
+        "        from", "        if flag:\n            from"
+    )
+    flagged = {
+        "plug/": "",
+        "plug.register": flag + "def register():\n    Reg.add(True)\n    from pv.gone import later\n",
+    }
+    assert stop(flagged, [error("plug/register.py", 5), error("plug/register.py", 10)]) == ""
+    # A class made is not followed into its `__init__`: one that may reach an error leaves the order unknown.
+    made = "class Reg:\n    def __init__(self):\n        from pv.gone import x\n\n\ndef register():\n    Reg()\n"
+    made += "    from pv.gone import later\n"
+    assert (
+        stop({"plug/": "", "plug.register": made}, [error("plug/register.py", 3), error("plug/register.py", 8)]) == ""
+    )
+    # Another class's method of the same name runs too (each method is run once, not each name).
+    two = (
+        "class A:\n    def add(self):\n        return 1\n\n\nclass B:\n    def add(self):\n        import pv.gone\n\n\n"
+    )
+    two += "def register():\n    A.add(None)\n    B.add(None)\n"
+    assert stop({"plug/": "", "plug.register": two}, [error("plug/register.py", 8)]).startswith(
+        "plug/register.py:8 | entry point pv.general_plugins plug.register:register → B.add() at plug/register.py:13"
+    )
+
+
 def test_the_entry_points_run_in_the_order_given():
     modules = {
         "plug/": "",

@@ -22,9 +22,10 @@ the `try`'s `else` included; a `try` body and a `with` body are, and so is the b
 `if flag:` on a parameter the call sets to True, False or None (`_arguments`: vllm-ascend calls
 `adapt_patch(is_global_patch=True)`). An `if` whose branch returns (`if disabled: return`) lets the rest
 run where its test fails, and the message says so. A statement calling a consumer function by
-name (defined in its module, imported from a consumer module, or `module.f(...)`), as a
-statement, an assignment's value or a return value, runs that function there (its arguments
-are not followed). The first statement holding the site of an error that raises where it runs
+name (defined in its module, imported from a consumer module, or `module.f(...)`), or a
+method on a consumer class by name (`C.m(...)`), as a statement, an assignment's value or a
+return value, runs that function there (its arguments are not followed; a method's are not
+known). A class made (`C()`) is not followed into its `__init__`. The first statement holding the site of an error that raises where it runs
 (an import, a patch target's read, a version assert: `Stops`) is where the plugin stops. Where code not
 followed holds such an error, or may reach one (`_may_reach`: vllm-rbln imports its patches
 under `if envs.INHERITED_MODEL_IMPL == "vllm":`), which one comes first is not known: nothing is told.
@@ -285,7 +286,7 @@ def _run_function(walk: _Walk, found: _Function | None, passed: tuple[tuple[str,
     if found is None:
         return
     where, function, path = found
-    if not _step(walk, f"{where}:{function.name}"):
+    if not _step(walk, f"{where}:{function.name}:{function.start}"):  # methods of two classes share a name
         return
     unless = len(walk.unless)
     known = _arguments(walk, found, passed)
@@ -317,19 +318,26 @@ def _arguments(walk: _Walk, found: _Function, passed: tuple[tuple[str, str], ...
 
 
 def _definition(walk: _Walk, module: str, name: str, depth: int) -> _Function | None:
-    """The module, def and path of `module`'s top-level `name`: its own def, or one it imports."""
+    """The module, def and path of `module`'s top-level `name`: its own def, or one it imports;
+    for "C.m", the def of method `m` in the body of top-level class `C` (its own, or imported)."""
     read = walk.outlines.outline(module)
     if read is None or depth == 0:
         return None
     path, outline = read
+    head, dot, member = name.partition(".")
     found: _Function | None = None
     for step in outline.steps:
         if step.kind == DEF and step.name == name:
             found = (module, step, path)
+        elif step.kind == CLASS and step.name == head and dot:
+            defs = [item for item in walk.outlines.body(module, step) if item.name == member]
+            found = (module, defs[-1], path) if defs and defs[-1].kind == DEF else None
+        elif (step.kind == DEF and step.name == head) or (step.kind == CLASS and step.name == name):
+            found = None  # bound again, to something else than what is asked for
         elif step.kind == FROM:
             for alias, asname in step.names:
-                if (asname or alias) == name:
-                    found = _definition(walk, step.source, alias, depth - 1)
+                if (asname or alias) == head:
+                    found = _definition(walk, step.source, alias + dot + member, depth - 1)
     return found
 
 
@@ -344,7 +352,7 @@ def _bindings(walk: _Walk, module: str) -> dict[str, str]:
             if step.kind in (DEF, ASYNC_DEF):
                 bound[step.name] = f"{module}:{step.name}"
             elif step.kind == CLASS:
-                bound.pop(step.name, None)
+                bound[step.name] = f"{module}:{step.name}"
             elif step.kind in (IMPORT, FROM):
                 _bind(walk, step, bound)
         walk.bindings[module] = bound
@@ -382,6 +390,7 @@ def _block(
         elif step.kind == CLASS:
             bound.pop(step.name, None)
             ended = _block(walk, module, path, walk.outlines.body(module, step), dict(bound), caught)
+            bound[step.name] = f"{module}:{step.name}"
         elif step.kind == WITH:
             ended = _block(walk, module, path, step.body, bound, caught, known)
         elif step.kind == TRY:
@@ -469,8 +478,9 @@ def _not_followed(walk: _Walk, module: str, path: str, step: Step, bound: dict[s
 def _may_reach(walk: _Walk, reaches: tuple[Reach, ...], bound: dict[str, str], depth: int = 0) -> bool:
     """May code not followed (what it `reaches`) reach a stopping error in another place? It
     imports a consumer module importing which may (`_import_may_stop`), or calls a consumer
-    function or class by a name bound to one (`f()`, `m.f()`) that may (`_call_may_stop`). A
-    call on anything else (an object, a method) is not followed up: the walk's one blind spot."""
+    function, class or method of a class by a name bound to one (`f()`, `m.f()`, `C.m()`) that
+    may (`_call_may_stop`). A call on anything else (an object's method) is not followed up: the
+    walk's one blind spot."""
     for kind, name in reaches:
         if kind == IMPORT:
             if _import_may_stop(walk, name):
@@ -618,19 +628,22 @@ def _bind(walk: _Walk, step: Step, bound: dict[str, str]) -> None:
 
 def _callee(called: str, bound: dict[str, str]) -> str:
     """What a call written by the name `called` calls, as "module:name", when that is a name
-    bound to a consumer function or class ("f"), or one on a consumer module ("m.f"); ""
-    otherwise."""
+    bound to a consumer function or class ("f"), one on a consumer module ("m.f"), or a member
+    of a consumer class ("C.m", as "module:C.m"); "" otherwise."""
     name, dot, attribute = called.partition(".")
     held = bound.get(name, "")
     if not dot:
         return held if ":" in held else ""
-    return f"{held}:{attribute}" if held and ":" not in held else ""
+    if not held:
+        return ""
+    return f"{held}.{attribute}" if ":" in held else f"{held}:{attribute}"
 
 
 def _calls(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str]) -> None:
     """Run the consumer function a statement calls at its top: `f(...)` as a statement, an
     assignment's value or a return value, `module.f(...)` alike. Its arguments are not followed
-    (nor a call of a class, which runs its `__init__`)."""
+    (nor a call of a class, which runs its `__init__`); a method called on a consumer class
+    (`C.m(...)`, vllm-omni's `OmniConnectorFactory.register_connector(...)`) runs its body."""
     target = _callee(step.callee, bound) if step.callee else ""
     callee, _, name = target.partition(":")
     found = _definition(walk, callee, name, 4) if target else None
@@ -640,6 +653,8 @@ def _calls(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str
     if _may_reach(walk, step.arguments, bound):
         walk.gave_up = True
     walk.chain.append(f"{name}() at {path}:{step.start}")
-    _run_function(walk, found, step.passed)
+    # A method called on its class (`C.m(...)`): which parameter takes which positional argument
+    # depends on its decorator (a classmethod's first is the class), so none is known.
+    _run_function(walk, found, step.passed if "." not in name else (("*", ""),))
     if walk.found is None:
         walk.chain.pop()
