@@ -25,10 +25,11 @@ run where its test fails, and the message says so. A statement calling a consume
 name (defined in its module, imported from a consumer module, or `module.f(...)`), or a
 method on a consumer class by name (`C.m(...)`), as a statement, an assignment's value or a
 return value, runs that function there (its arguments are not followed; a method's are not
-known). A class made (`C()`) is not followed into its `__init__`. The first statement holding the site of an error that raises where it runs
-(an import, a patch target's read, a version assert: `Stops`) is where the plugin stops. Where code not
-followed holds such an error, or may reach one (`_may_reach`: vllm-rbln imports its patches
-under `if envs.INHERITED_MODEL_IMPL == "vllm":`), which one comes first is not known: nothing is told.
+known). A class made (`C()`) is not followed into its `__init__`. The first statement holding
+the site of an error that raises where it runs (an import, a patch target's read, a version
+assert: `Stops`) is where the plugin stops. Where code not followed holds such an error, or may
+reach one (`_may_reach`: vllm-rbln imports its patches under `if envs.INHERITED_MODEL_IMPL ==
+"vllm":`), which one comes first is not known: nothing is told.
 
 Pure: the consumer modules' outlines (`code_outline`) and imports (`Imports`) in, the stop out.
 """
