@@ -259,6 +259,29 @@ def test_a_method_called_on_a_consumer_class_runs_and_a_constructor_is_not_follo
     )
 
 
+def test_an_import_under_a_test_of_a_module_whose_package_runs_now_leaves_the_order_known():
+    """vllm-ascend's `patch/platform/__init__.py` imports its mamba patch under `if not is_310p():`
+    (and the 310P one under its `else`), then, unguarded, a patch whose import vLLM 0.27.1 broke:
+    importing the submodule does not run its package again, so neither branch can reach that."""
+    modules = {
+        "plug/": "",
+        "plug.patches/": "import plug.patches.a\nif HW:\n    import plug.patches.b\nelse:\n    import plug.patches.c\n"
+        "import plug.patches.d\n",
+        "plug.patches.a": "x = 1\n",
+        "plug.patches.b": "import plug.patches.a\n",
+        "plug.patches.c": "y = 1\n",
+        "plug.patches.d": "import pv.gone\n",
+        "plug.register": "def register():\n    import plug.patches\n",
+    }
+    assert stop(modules, [error("plug/patches/d.py", 1)]) == (
+        "plug/patches/d.py:1 | entry point pv.general_plugins plug.register:register → import of plug.patches at "
+        "plug/register.py:2 → import of plug.patches.d at plug/patches/__init__.py:6 | "
+    )
+    # A branch importing a module not run yet that may reach it: which comes first is not known.
+    reaching = {**modules, "plug.patches.c": "import plug.patches.d\n"}
+    assert stop(reaching, [error("plug/patches/d.py", 1)]) == ""
+
+
 def test_the_entry_points_run_in_the_order_given():
     modules = {
         "plug/": "",
@@ -298,18 +321,29 @@ def test_the_walk_is_bounded():
     }
     assert stop(shallow, [error("plug/m5.py", 1)], [("pv.general_plugins", "plug.m0:f")]).startswith("plug/m5.py:1 |")
 
-    # Wide: more modules than it runs (each imports one whose function holds an error: read, as
-    # code run on import might call it).
+    # Wide: more modules than it runs (each imports one of its own whose function holds an error:
+    # read, as code run on import might call it).
     def wide(n: int) -> dict[str, str]:
         modules = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(n)) + "import pv.gone\n"}
-        modules.update({f"plug.m{i}": "import plug.fails\n" for i in range(n)})
-        modules["plug.fails"] = "def f():\n    import pv.gone\n"
+        modules.update({f"plug.m{i}": f"import plug.fails{i}\n" for i in range(n)})
+        modules.update({f"plug.fails{i}": "def f():\n    import pv.gone\n" for i in range(n)})
         return modules
 
-    failing = [error("plug/fails.py", 2)]
+    def failing(n: int) -> list[Finding]:
+        return [error(f"plug/fails{i}.py", 2) for i in range(n)]
+
     point = [("pv.general_plugins", "plug.top:f")]
-    assert stop(wide(MAX_STEPS + 1), [error("plug/top.py", MAX_STEPS + 2), *failing], point) == ""
-    assert stop(wide(9), [error("plug/top.py", 10), *failing], point).startswith("plug/top.py:10 |")
+    many = MAX_STEPS // 2 + 1  # two modules run for each
+    assert stop(wide(many), [error("plug/top.py", many + 1), *failing(many)], point) == ""
+    assert stop(wide(9), [error("plug/top.py", 10), *failing(9)], point).startswith("plug/top.py:10 |")
+    # One module imported by each, run once: importing it again runs nothing, and the others are not read.
+    shared = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(MAX_STEPS + 1))}
+    shared["plug.top"] += "import pv.gone\n"
+    shared.update({f"plug.m{i}": "import plug.fails0\n" for i in range(MAX_STEPS + 1)})
+    shared["plug.fails0"] = "def f():\n    import pv.gone\n"
+    assert stop(shared, [error("plug/top.py", MAX_STEPS + 2), *failing(1)], point).startswith(
+        f"plug/top.py:{MAX_STEPS + 2} |"
+    )
     # A module whose imports reach no error is not even read: as many as there are.
     quiet = {"plug/": "", "plug.top": "".join(f"import plug.m{i}\n" for i in range(MAX_STEPS + 1)) + "import pv.gone\n"}
     quiet.update({f"plug.m{i}": "x = 1\n" for i in range(MAX_STEPS + 1)})

@@ -500,7 +500,33 @@ def _import_may_stop(walk: _Walk, module: str, run: bool = False) -> bool:
     import may call the function. Read from the files' imports alone: a module that cannot is
     never parsed."""
     outside, anywhere = _closure(walk, module)
+    if (outside or (run and anywhere)) and walk.ran:
+        outside, anywhere = _closure_now(walk, module)
     return outside or (run and anywhere)
+
+
+def _closure_now(walk: _Walk, module: str) -> tuple[bool, bool]:
+    """`_closure` where the walk is: the modules it ran (or runs now) left out, as importing them
+    again runs nothing (vllm-ascend's `patch/platform/__init__.py` imports a submodule under `if
+    not is_310p():`, whose package is the module being run). Walked anew each time (what the walk
+    ran grows); asked only where `_closure` says yes."""
+    seen: set[str] = set()
+    todo = [name for name in _packages(module) if name not in walk.ran]
+    outside = anywhere = False
+    while todo and not outside and len(seen) < 4 * MAX_STEPS:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        read = walk.imports(name)
+        if read is None:
+            continue
+        path, imported = read
+        outside, anywhere = _fails_on_import(walk, name, path), anywhere or path in walk.failing
+        todo += [part for each in imported for part in _packages(each) if part not in seen and part not in walk.ran]
+    if len(seen) >= 4 * MAX_STEPS:
+        outside = anywhere = True
+    return outside, anywhere
 
 
 def _closure(walk: _Walk, module: str) -> tuple[bool, bool]:
