@@ -501,41 +501,20 @@ def _import_may_stop(walk: _Walk, module: str, run: bool = False) -> bool:
     never parsed."""
     outside, anywhere = _closure(walk, module)
     if (outside or (run and anywhere)) and walk.ran:
-        outside, anywhere = _closure_now(walk, module)
+        # Asked again without the modules the walk ran (vllm-ascend's `patch/platform/__init__.py`
+        # imports a submodule under `if not is_310p():`, whose package is the module being run).
+        outside, anywhere = _closure(walk, module, walk.ran)
     return outside or (run and anywhere)
 
 
-def _closure_now(walk: _Walk, module: str) -> tuple[bool, bool]:
-    """`_closure` where the walk is: the modules it ran (or runs now) left out, as importing them
-    again runs nothing (vllm-ascend's `patch/platform/__init__.py` imports a submodule under `if
-    not is_310p():`, whose package is the module being run). Walked anew each time (what the walk
-    ran grows); asked only where `_closure` says yes."""
-    seen: set[str] = set()
-    todo = [name for name in _packages(module) if name not in walk.ran]
-    outside = anywhere = False
-    while todo and not outside and len(seen) < 4 * MAX_STEPS:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        read = walk.imports(name)
-        if read is None:
-            continue
-        path, imported = read
-        outside, anywhere = _fails_on_import(walk, name, path), anywhere or path in walk.failing
-        todo += [part for each in imported for part in _packages(each) if part not in seen and part not in walk.ran]
-    if len(seen) >= 4 * MAX_STEPS:
-        outside = anywhere = True
-    return outside, anywhere
-
-
-def _closure(walk: _Walk, module: str) -> tuple[bool, bool]:
+def _closure(walk: _Walk, module: str, skip: AbstractSet[str] = frozenset()) -> tuple[bool, bool]:
     """Of `module`, its packages and the consumer modules they import at their top level, in turn:
     does one hold a stopping error outside its functions, does one hold one at all? (Past the
-    bound, yes to both.)"""
-    if module not in walk.closures:
+    bound, yes to both.) `skip`: modules left out (those the walk ran, or runs now: importing
+    them again runs nothing); such an answer is not kept, as what the walk ran grows."""
+    if skip or module not in walk.closures:
         seen: set[str] = set()
-        todo = _packages(module)
+        todo = [name for name in _packages(module) if name not in skip]
         outside = anywhere = False
         while todo and not outside and len(seen) < 4 * MAX_STEPS:
             name = todo.pop()
@@ -543,7 +522,7 @@ def _closure(walk: _Walk, module: str) -> tuple[bool, bool]:
                 continue
             seen.add(name)
             known = walk.closures.get(name)
-            if known is not None:  # its own closure's answers, exactly: not walked again
+            if known is not None and (not skip or known == (False, False)):  # not walked again
                 outside, anywhere = outside or known[0], anywhere or known[1]
                 continue
             read = walk.imports(name)
@@ -551,9 +530,11 @@ def _closure(walk: _Walk, module: str) -> tuple[bool, bool]:
                 continue
             path, imported = read
             outside, anywhere = _fails_on_import(walk, name, path), anywhere or path in walk.failing
-            todo += [part for each in imported for part in _packages(each) if part not in seen]
+            todo += [part for each in imported for part in _packages(each) if part not in seen and part not in skip]
         if len(seen) >= 4 * MAX_STEPS:
             outside = anywhere = True
+        if skip:
+            return outside, anywhere
         walk.closures[module] = (outside, anywhere)
         if not anywhere:  # what it imports, in turn, holds none either
             walk.closures.update(dict.fromkeys(seen, (False, False)))
