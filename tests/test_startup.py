@@ -459,6 +459,35 @@ def test_a_check_of_a_consumer_that_did_not_change_walks_it_without_parsing(monk
     assert len(told) == 2 and parsed == [] and read == []
 
 
+def test_the_start_ups_walked_together_parse_each_module_once(monkeypatch):
+    """The plugin's entry points and a console script walked at once read the modules once:
+    both reach `plug/patches.py` through `plug/register.py`, the command by another of its
+    functions (a part of the module the plugin's walk did not read)."""
+    scripts = PYPROJECT + '\n    [project.scripts]\n    plug-cli = "plug.register:main"\n'
+    consumer = MemoryTree(
+        dedent_files(
+            {
+                "plug/__init__.py": "",
+                "pyproject.toml": scripts,
+                "plug/register.py": (
+                    "def register():\n    from plug.patches import install\n    install()\n\n\n"
+                    "def main():\n    register()\n"
+                ),
+                "plug/patches.py": "def install():\n    from pv.worker import gone_helper\n    return gone_helper\n",
+            }
+        ),
+        "consumer",
+    )
+    parsed: list[str] = []
+    real = engine.parse_limited
+    monkeypatch.setattr(engine, "parse_limited", lambda data: (parsed.append(data.decode()), real(data))[1])
+    provider = MemoryTree({"pv/__init__.py": "", "pv/worker.py": "def helper():\n    return 1\n"}, "provider")
+    [finding] = check_trees(consumer, provider, "pv", "plug", AnalysisCache()).findings
+    assert "it raises at start-up (plug/patches.py:2)" in finding.message
+    assert "it raises when the command `plug-cli` starts (plug/patches.py:2)" in finding.message
+    assert len(parsed) == 2  # plug/register.py and plug/patches.py, once each
+
+
 def test_the_checks_say_which_sites_raise():
     """The checks that make an error say where its code raises: a read of a patch target that is
     gone does, an installer returning where its import ladder fails does not (its patches are

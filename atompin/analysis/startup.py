@@ -36,6 +36,7 @@ Pure: the consumer modules' outlines (`code_outline`) and imports (`Imports`) in
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
@@ -133,6 +134,7 @@ class _Walk:
     unless: list[str] = field(default_factory=list)
     found: StartupStop | None = None
     gave_up: bool = False
+    command: str = ""  # the console script walked; "" for the plugin's entry points (`StartupStop`)
 
 
 def startup_stop(
@@ -151,11 +153,16 @@ def startup_stop(
 
 
 def _walked(
-    entry_points: Iterable[tuple[str, str]], outlines: OutlineReader, imports: Imports, failing: dict[str, set[int]]
+    entry_points: Iterable[tuple[str, str]],
+    outlines: OutlineReader,
+    imports: Imports,
+    failing: dict[str, set[int]],
+    command: str = "",
 ) -> _Walk:
     """The walk of the start-up code up to the first of the `failing` lines (path -> lines), or to
-    its end. What it read of the modules' outlines is kept (`OutlineReader.keep`)."""
-    walk = _Walk(outlines, imports, failing)
+    its end (of console script `command`'s, where one is named). What it read of the modules'
+    outlines is kept (`OutlineReader.keep`)."""
+    walk = _Walk(outlines, imports, failing, command=command)
     for group, target in entry_points if failing else ():
         module, _, function = target.partition(":")
         walk.chain = [f"entry point {group} {target.strip()}"]
@@ -199,16 +206,18 @@ class StartupWalk:
         failing = stopping(findings, stops)[1]
         starts = [("", list(entry_points))]
         starts += [(name, [("console_scripts", target)]) for name, target in commands]
+        read = modules()  # one reading of the modules for every start-up walked now
+        walks = [_walked(points, *read, failing, command) for command, points in starts]
         self._starts = [
-            _Start(points, command, *_answer(_walked(points, *modules(), failing), command))
-            for command, points in starts
+            _Start(points, walk.command, walk.found, walk.gave_up) for (_, points), walk in zip(starts, walks)
         ]
 
     def tell(self, findings: list[Finding]) -> list[Finding]:
         """The findings, the first error that raises on each start-up's code telling so."""
         told: list[StartupStop] = []
+        read = functools.cache(self._modules)  # read again only for a walk made again, once for all
         for start in self._starts:
-            found = start.stop(findings, self._modules, self._stops)
+            found = start.stop(findings, read, self._stops)
             if found is not None:
                 stop, first = found
                 note = stop.telling(tuple(t for t in told if t.site == stop.site))
@@ -237,16 +246,8 @@ class _Start:
         errors, failing = stopping(findings, stops)
         found = self.found
         if self.gave_up or found is None or not any(found.site in f.sites for f in errors):
-            walk = _walked(self.entry_points, *modules(), failing)
-            walk.found = _answer(walk, self.command)[0]
-            return _met(walk, errors)
+            return _met(_walked(self.entry_points, *modules(), failing, self.command), errors)
         return found, next(f for f in errors if found.site in f.sites)
-
-
-def _answer(walk: _Walk, command: str) -> tuple[StartupStop | None, bool]:
-    """What a walk found (said of `command`, where one was started), and whether it gave up."""
-    found = replace(walk.found, command=command) if walk.found is not None else None
-    return found, walk.gave_up
 
 
 def _step(walk: _Walk, key: str) -> bool:
@@ -418,7 +419,7 @@ def _statement(walk: _Walk, module: str, path: str, step: Step, bound: dict[str,
     """Run a simple statement; how its block ends there (None: the block runs on)."""
     hit = _failing(walk, path, step)
     if hit:
-        walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless))
+        walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless), walk.command)
         return _ON
     if step.kind in (IMPORT, FROM):
         _import(walk, module, path, step, bound)
