@@ -249,6 +249,14 @@ def test_a_method_called_on_a_consumer_class_runs_and_a_constructor_is_not_follo
     assert (
         stop({"plug/": "", "plug.register": made}, [error("plug/register.py", 3), error("plug/register.py", 8)]) == ""
     )
+    # So is one imported through a module that imports it in turn.
+    through = {
+        "plug/": "",
+        "plug.base": made.split("\n\n\ndef register")[0] + "\n",
+        "plug.again": "from plug.base import Reg\n",
+        "plug.register": "from plug.again import Reg\n\ndef register():\n    Reg()\n    from pv.gone import later\n",
+    }
+    assert stop(through, [error("plug/base.py", 3), error("plug/register.py", 5)]) == ""
     # Another class's method of the same name runs too (each method is run once, not each name).
     two = (
         "class A:\n    def add(self):\n        return 1\n\n\nclass B:\n    def add(self):\n        import pv.gone\n\n\n"

@@ -344,16 +344,14 @@ def _definition(walk: _Walk, module: str, name: str, depth: int) -> _Function | 
 
 
 def _bindings(walk: _Walk, module: str) -> dict[str, str]:
-    """What `module`'s top-level names are bound to (consumer modules and functions), as
-    `_block` keeps them: its defs, and what its top-level imports bind. Read once per module; a
+    """What `module`'s top-level names are bound to (consumer modules, functions and classes), as
+    `_block` keeps them: its defs and classes, and what its top-level imports bind. Read once per module; a
     copy, which the function run with it binds more names in."""
     if module not in walk.bindings:
         bound: dict[str, str] = {}
         _, outline = walk.outlines.outline(module) or ("", ModuleOutline(()))
         for step in outline.steps:
-            if step.kind in (DEF, ASYNC_DEF):
-                bound[step.name] = f"{module}:{step.name}"
-            elif step.kind == CLASS:
+            if step.kind in (DEF, ASYNC_DEF, CLASS):
                 bound[step.name] = f"{module}:{step.name}"
             elif step.kind in (IMPORT, FROM):
                 _bind(walk, step, bound)
@@ -567,16 +565,16 @@ def _fails_on_import(walk: _Walk, module: str, path: str) -> bool:
 
 
 def _call_may_stop(walk: _Walk, target: str, depth: int) -> bool:
-    """May calling consumer function `target` ("module:name"; a class runs its `__init__`) reach
-    a stopping error: its body holds one, or imports or calls what may (a few calls deep; deeper
-    is taken for yes)."""
+    """May calling consumer function `target` ("module:name"; a class runs its `__init__`, "C.m"
+    is a method) reach a stopping error: its body holds one, or imports or calls what may (a few
+    calls deep; deeper is taken for yes)."""
     if target in walk.calling:
         return walk.calling[target]
     if depth > MAX_CALLS:
         return True
     walk.calling[target] = False  # while it is read (a recursion adds nothing)
     module, _, name = target.partition(":")
-    found = _definition(walk, module, name, 4) or _constructor(walk, module, name)
+    found = _definition(walk, module, name, 4) or _definition(walk, module, f"{name}.__init__", 4)
     answer = False
     if found is not None:
         where, function, path = found
@@ -584,20 +582,6 @@ def _call_may_stop(walk: _Walk, target: str, depth: int) -> bool:
         answer = bool(_failing(walk, path, function)) or _may_reach(walk, reaches, _bindings(walk, where), depth + 1)
     walk.calling[target] = answer
     return answer
-
-
-def _constructor(walk: _Walk, module: str, name: str) -> _Function | None:
-    """The `__init__` of `module`'s top-level class `name`, where it defines one."""
-    read = walk.outlines.outline(module)
-    if read is None:
-        return None
-    path, outline = read
-    for step in outline.steps:
-        if step.kind == CLASS and step.name == name:
-            for item in walk.outlines.body(module, step):
-                if item.kind == DEF and item.name == "__init__":
-                    return module, item, path
-    return None
 
 
 def _import(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str]) -> None:
