@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from atompin.analysis.reach import entry_points, named_entry_points, provider_strings
+from atompin.analysis.reach import named_entry_points, provider_strings
 from atompin.sources.git import GitTree
 from atompin.sources.tree import FolderTree, MemoryTree
 from atompin.testing import dedent_files, git_repo
@@ -679,6 +679,11 @@ def test_no_demotion_without_plugin_entry_points_or_for_part_of_a_package(run_ch
     sub = {f"outer/{k}" if k.startswith("plug/") else k: v for k, v in files.items()}
     sub["outer/__init__.py"] = ""
     assert run_check(PROVIDER, sub, consumer_package="outer.plug").findings[0].severity.value == "error"
+
+
+def entry_points(tree: MemoryTree) -> dict[str, list[str]]:
+    """group -> ["module:attr", ...]: what `named_entry_points` reads, without the names."""
+    return {group: [value for _, value in items] for group, items in named_entry_points(tree).items()}
 
 
 @pytest.mark.parametrize("mark", ["", "\ufeff"], ids=["plain", "byte-order-mark"])

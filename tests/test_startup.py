@@ -496,6 +496,22 @@ def test_the_start_ups_walked_together_parse_each_module_once(monkeypatch):
     assert len(parsed) == 2  # plug/register.py and plug/patches.py, once each
 
 
+def test_a_check_reads_the_consumer_s_entry_points_once(monkeypatch):
+    """For the reach's roots and for the start-up walk alike."""
+    import atompin.analysis.reach as reach
+
+    read: list[str] = []
+    real = reach._pyproject
+    monkeypatch.setattr(reach, "_pyproject", lambda text, add: (read.append(text), real(text, add))[1])
+    consumer = {
+        "pyproject.toml": PYPROJECT,
+        "plug/register.py": "def register():\n    from pv.worker import gone_helper\n",
+    }
+    [finding] = check(consumer, {"pv/worker.py": "def helper():\n    return 1\n"}).findings
+    assert "it raises at start-up (plug/register.py:2)" in finding.message
+    assert len(read) == 2  # one check per kind of provider tree (`check`), once each
+
+
 def test_the_checks_say_which_sites_raise():
     """The checks that make an error say where its code raises: a read of a patch target that is
     gone does, an installer returning where its import ladder fails does not (its patches are

@@ -407,6 +407,7 @@ class _Edge:
     options: CheckOptions
     cache: AnalysisCache
     reach: ReachRoots | None  # where the consumer's reachability starts, if it is judged
+    declared: dict[str, list[tuple[str, str]]]  # the consumer's entry points (`named_entry_points`)
 
 
 @without_gc
@@ -425,7 +426,8 @@ def analyse_trees(
     index = ProviderIndex(provider, package, cache)
     base_index = ProviderIndex(baseline, package, cache) if baseline is not None else None
     search = NameSearch(provider, package, cache, platform=options.platform)
-    reach = reach_roots(consumer, packages, package)
+    declared = named_entry_points(consumer)  # read once: for the reach's roots and the start-up walk
+    reach = reach_roots(consumer, packages, package, declared)
     if reach is not None:  # the provider's strings, read with its identifiers (`provider_strings`)
         search.also_read = strings_reader(provider, reach.tops)
     callers = CallerSearch(index, search, options.platform)
@@ -442,7 +444,7 @@ def analyse_trees(
             left_by_scan,
             callers.call_off_unstarted,
         )
-        edge = _Edge(consumer, packages, index, base_index, search, callers, options, cache, reach)
+        edge = _Edge(consumer, packages, index, base_index, search, callers, options, cache, reach, declared)
         return _check_usage(edge, usage, left_by_scan)
     finally:
         callers.close()  # a search started ahead whose answer was never asked for (the check failed)
@@ -515,8 +517,7 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         options.platform,
     )
 
-    declared = named_entry_points(consumer)
-    entry, commands = _plugin_entry_points(declared, package), _commands(declared, packages)
+    entry, commands = _plugin_entry_points(edge.declared, package), _commands(edge.declared, packages)
     modules = _consumer_modules(consumer, cache)
     contact = ContactRules(usage, index, search, drift_baseline, checker.judge, text)
     contact.start()  # in a second process, while the names are checked here

@@ -43,15 +43,10 @@ from atompin.model import Finding, Site
 from atompin.sources.tree import SourceTree
 
 
-def entry_points(tree: SourceTree) -> dict[str, list[str]]:
-    """group -> ["module:attr", ...] declared by the tree's packaging metadata (wheel or egg metadata,
-    `pyproject.toml`, `setup.cfg`, a literal `entry_points=` in `setup.py`)."""
-    return {group: [value for _, value in items] for group, items in named_entry_points(tree).items()}
-
-
 def named_entry_points(tree: SourceTree) -> dict[str, list[tuple[str, str]]]:
-    """group -> [(name, "module:attr"), ...], as `entry_points` reads them: a console script's name
-    is the command (`vllm-omni`)."""
+    """group -> [(name, "module:attr"), ...] declared by the tree's packaging metadata (wheel or
+    egg metadata, `pyproject.toml`, `setup.cfg`, a literal `entry_points=` in `setup.py`): a
+    console script's name is the command (`vllm-omni`)."""
     groups: dict[str, list[tuple[str, str]]] = {}
 
     def add(group: str, items: Iterable[tuple[str, str]]) -> None:
@@ -354,13 +349,20 @@ class ReachRoots:
     modules: dict[str, str]  # scanned module name -> path
 
 
-def reach_roots(tree: SourceTree, packages: list[str], provider: str) -> ReachRoots | None:
+def reach_roots(
+    tree: SourceTree,
+    packages: list[str],
+    provider: str,
+    declared: dict[str, list[tuple[str, str]]] | None = None,
+) -> ReachRoots | None:
     """The roots of the scanned packages' reachability; None where it would not be sound (see the
     module docstring): a package that is not whole (an unscanned module of its package could
-    import it), or a consumer registering no entry point in a group of the provider's."""
+    import it), or a consumer registering no entry point in a group of the provider's.
+    `declared`: the tree's entry points, where they were read already (`named_entry_points`)."""
     if any("." in p for p in packages):
         return None
-    groups = entry_points(tree)
+    named = declared if declared is not None else named_entry_points(tree)
+    groups = {group: [value for _, value in items] for group, items in named.items()}
     plugin_groups = sorted(g for g in groups if g.startswith(f"{provider}."))
     modules = {tree.module_name(path)[0]: path for p in packages for path in tree.python_files(p)}
     roots = [value.partition(":")[0].strip() for values in groups.values() for value in values]
