@@ -643,3 +643,60 @@ def test_a_call_on_a_helper_s_parameter_reaches_only_what_its_callers_pass():
         if sev == "error"
     ]
     assert errors == [symbol]
+
+
+# The same call on the elements of a collection the provider annotates with the role's class.
+RUNNER_ELEMENTS = """
+from pv.backend import AttentionBackend
+
+def make(name) -> AttentionBackend:
+    return AttentionBackend()
+
+class Runner:
+    def __init__(self, names):
+        self.backends = [make(n) for n in names]
+
+    def block_sizes(self, spec):
+        out = []
+        for backend in self.backends:
+            out.append(backend.get_supported_kernel_block_sizes({arg}))
+        return out
+"""
+
+
+def test_a_stand_in_is_among_elements_annotated_with_its_role():
+    # The elements are `AttentionBackend`s by the factory's annotation, which the stand-in does
+    # not derive from: it is handed where one is expected, so the call reaches it all the same.
+    def runner(param: str, arg: str) -> dict[str, str]:
+        return {"pv/backend.py": ROLE.format(param=param), "pv/runner.py": RUNNER_ELEMENTS.format(arg=arg)}
+
+    result = check(STAND_IN, runner("kv_cache_spec=None", "spec"), runner("", ""))
+    symbol = "plug.backend:MyBackend.get_supported_kernel_block_sizes"
+    assert found(result, "protocol-drift") == [("error", symbol, "plug/backend.py:15")]
+    # Under an `isinstance` test of the role's class, the call never reaches the stand-in.
+    tested = RUNNER_ELEMENTS.replace(
+        "            out.append(", "            if isinstance(backend, AttentionBackend):\n                out.append("
+    )
+    pin = {"pv/backend.py": ROLE.format(param="kv_cache_spec=None"), "pv/runner.py": tested.format(arg="spec")}
+    assert found(check(STAND_IN, pin, runner("", "")), "protocol-drift") == []
+
+
+def test_a_call_under_an_isinstance_test_the_stand_in_fails_does_not_reach_it():
+    # vLLM 0.27's coordinator calls `manager.get_num_blocks_to_allocate(...)` for its
+    # cross-attention managers under `if isinstance(manager, CrossAttentionManager):`.
+    specs = """
+from pv.backend import AttentionBackend
+
+def specs(layers):
+    out = []
+    for layer in layers:
+        backend = layer.get_attn_backend()
+        if isinstance(backend, AttentionBackend):
+            out.append(backend.customize_spec(None))
+    return out
+"""
+    a = {"pv/backend.py": HOOK_ROLE, "pv/layer.py": LAYER_BASE}
+    b = {"pv/backend.py": HOOK_ROLE_B, "pv/layer.py": LAYER_BASE, "pv/runner.py": specs}
+    assert [severity for severity, _, _ in found(check(PICKED, b, a), "protocol-drift")] == ["warning", "warning"]
+    untested = {**b, "pv/runner.py": specs.replace("isinstance(backend, AttentionBackend)", "backend")}
+    assert [severity for severity, _, _ in found(check(PICKED, untested, a), "protocol-drift")] == ["error", "error"]

@@ -80,6 +80,50 @@ def _annotated_product(hierarchy: Hierarchy, factory: Ref, of: ClassRef) -> Clas
     return product
 
 
+def instance_class(hierarchy: Hierarchy, site: NameSite, tested_only: bool = False) -> ClassRef | None:
+    """The provider class the receiver of the call at `site` is an instance of, or of a subclass
+    of: the class an `isinstance` test names (`NameSite.instance_of`; not a test of shape), else,
+    unless `tested_only`, the one the elements of the collection it is taken from are
+    (`NameSite.element_of`): the class written there, or the one the callee written there makes
+    (its return annotation's, for a provider function: `get_manager_for_kv_cache_spec(...) ->
+    SingleTypeKVCacheManager`). None when unknown, or the consumer patches a name it goes by."""
+    module, _ = hierarchy.index.tree.module_name(site.path)
+    if site.instance_of and not hierarchy.patched_names & set(site.instance_of.split(".")):
+        cls = hierarchy.named_class(module, site.instance_of)
+        if cls is not None and not _tested_by_shape(hierarchy, cls):
+            return cls
+    parts = tuple(site.element_of.split("."))
+    if tested_only or not site.element_of or hierarchy.patched_names & set(parts):
+        return None
+    cls = hierarchy.named_class(module, site.element_of)
+    if cls is not None:
+        return cls
+    res = hierarchy.resolve((Ref(module, parts),))
+    target = res.target if res is not None else None
+    if target is None or target.kind is not TargetKind.FUNCTION:
+        return None
+    return annotated_return(hierarchy, target)[1]
+
+
+# Bases that make `isinstance` a test of shape (a runtime-checkable protocol's members).
+_PROTOCOLS = frozenset({"Protocol", "typing.Protocol", "typing_extensions.Protocol"})
+
+
+def _tested_by_shape(hierarchy: Hierarchy, cls: ClassRef) -> bool:
+    """May `isinstance(x, cls)` hold for an x of a class not deriving from `cls`? A protocol's
+    test is of its members (vLLM's `SupportsLoRA`), and a class may define the test itself
+    (`__subclasshook__`, `__instancecheck__` on a metaclass is not followed)."""
+    for node in hierarchy.index.mro(cls):
+        if isinstance(node, str):
+            if node in _PROTOCOLS:
+                return True
+            continue
+        info = hierarchy.index.class_info(node)
+        if info is not None and "__subclasshook__" in info.members:
+            return True
+    return False
+
+
 def on_container(hierarchy: Hierarchy, site: NameSite) -> bool:
     """Is the call's receiver `self.x`, an attribute the calling provider class (or a class it
     derives from) stores a container in (`indexer.CONTAINERS`)? Then the call is the container's

@@ -39,7 +39,13 @@ from atompin.analysis.caller_chains import beside_stand_ins
 from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
 from atompin.analysis.holding import Reaching
-from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class, stored_maker
+from atompin.analysis.makers import (
+    instance_class,
+    made_beside_stand_in,
+    on_container,
+    on_named_class,
+    stored_maker,
+)
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
 from atompin.analysis.outside import BUILTIN_METHODS
@@ -462,7 +468,7 @@ def narrowing(
     for site in sites:
         if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
             continue
-        if _made_elsewhere(hierarchy, pair, site):
+        if _made_elsewhere(hierarchy, pair, site) or _instance_elsewhere(hierarchy, pair, site):
             continue
         filled = filled_by_position(pair.base_signature, site.shape, pair.bound)
         if apart and not _typed_in_family(hierarchy, site, pair.base):
@@ -603,7 +609,10 @@ def _typed_apart(hierarchy: Hierarchy, site: NameSite, base: ClassRef) -> bool:
 
 def _receiver_class(hierarchy: Hierarchy, site: NameSite) -> ClassRef | None:
     """The provider class the class of `site` annotates its receiver `self.x` with (the first
-    class of its order that has `x`); None when the receiver is no such attribute, or untyped."""
+    class of its order that has `x`), or the class a local receiver is known to be an instance of
+    (`makers.instance_class`); None when the receiver is no such attribute, or untyped."""
+    if site.instance_of or site.element_of:
+        return instance_class(hierarchy, site)
     if not (site.attribute and site.cls):
         return None
     index = hierarchy.index
@@ -710,6 +719,19 @@ def _made_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) ->
     if hierarchy.sets_attribute(maker.holder, site.attribute):
         return False
     return maker.exact or all(maker.cls not in hierarchy.mro(cls.name) for cls in pair.classes)
+
+
+def _instance_elsewhere(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
+    """Is the call's receiver a local known to be an instance of a provider class (or a subclass:
+    `makers.instance_class`) that no class running the method derives from? vLLM 0.27's
+    coordinator calls `manager.get_num_blocks_to_allocate(...)` for its cross-attention managers
+    under `if isinstance(manager, CrossAttentionManager):`, with other arguments than for the rest.
+    A stand-in (a class deriving from none of its role's) is where its role is expected, whatever
+    the provider annotates: only an `isinstance` test keeps it out."""
+    classes = pair.classes or (pair.cls,)
+    stand_in = all(pair.base not in hierarchy.mro(c.name) for c in classes)
+    cls = instance_class(hierarchy, site, tested_only=stand_in)
+    return cls is not None and all(cls not in hierarchy.mro(c.name) for c in classes)
 
 
 def _switched_off(hierarchy: Hierarchy, pair: OverridePair, flag: str) -> str:

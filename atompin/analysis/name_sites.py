@@ -34,12 +34,12 @@ from atompin.analysis.names import quoted, word_pattern, writes_as_string
 from atompin.analysis.platform_gates import PlatformGates
 from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.prose import ProseFinder
-from atompin.analysis.syntax import FALSE_CONSTANT, dotted, instance_assignments, walk
+from atompin.analysis.syntax import FALSE_CONSTANT, dotted, element_makers, instance_assignments, is_name, walk
 from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-17"
+SITES_FORMAT = "atompin-sites-18"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).
@@ -218,6 +218,13 @@ class NameSite:
     # The platforms it surely does not run on: it sits under a test of the platform in the
     # provider's code (`platform_gates`); sorted, empty when it may run on any.
     never: tuple[str, ...] = ()
+    # The receiver is a local an `isinstance` test says is an instance of a class (or a subclass),
+    # as written: the call sits in the body of `if isinstance(m, C):` (C).
+    instance_of: str = ""
+    # The receiver is a loop variable over `self.x` (`for m in self.x`, `for i, m in
+    # enumerate(self.x)`), x a collection whose elements the class says are instances of a class,
+    # or of what one callee makes (`syntax.element_makers`): that class or callee as written.
+    element_of: str = ""
 
     @property
     def where(self) -> str:
@@ -823,6 +830,8 @@ def _dump_sites(sites: list[NameSite]) -> bytes:
             s.method,
             s.taken,
             list(s.never),
+            s.instance_of,
+            s.element_of,
         ]
         for s in sites
     ]
@@ -852,6 +861,8 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 method,
                 taken,
                 tuple(never),
+                instance_of,
+                element_of,
             )
             for (
                 name,
@@ -872,6 +883,8 @@ def _load_sites(data: bytes) -> list[NameSite] | None:
                 method,
                 taken,
                 never,
+                instance_of,
+                element_of,
             ) in json.loads(data)
         ]
     except (ValueError, TypeError, IndexError, UnicodeDecodeError):
@@ -906,6 +919,11 @@ class _SiteVisitor(ast.NodeVisitor):
         self.called: set[int] = set()
         self.flags: list[str] = []  # the `R.flag` tests whose `if` body is being visited, innermost last
         self.taken: list[str] = []  # the parameters `"p" in sig.parameters` tests there ask about
+        # The `isinstance(name, C)` tests whose `if` body is being visited (name, C, the `if`), and
+        # the loops whose body is, innermost last: in the function being visited.
+        self.tested: list[tuple[str, str, ast.If]] = []
+        self.loops: list[ast.For | ast.AsyncFor] = []
+        self.elements: dict[int, dict[str, str]] = {}  # a class's `element_makers`, read when asked for
         # Every enclosing function, class bodies between them included (`_named`).
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
@@ -958,8 +976,10 @@ class _SiteVisitor(ast.NodeVisitor):
         self.enclosing.append(node)
         saved, self.flags = self.flags, []  # a function defined in an `if` body runs when called
         saved_taken, self.taken = self.taken, []
+        saved_tested, saved_loops, self.tested, self.loops = self.tested, self.loops, [], []
         self.generic_visit(node)
         self.flags, self.taken = saved, saved_taken
+        self.tested, self.loops = saved_tested, saved_loops
         self.enclosing.pop()
         self.functions.pop()
 
@@ -969,16 +989,31 @@ class _SiteVisitor(ast.NodeVisitor):
         tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
         flags = [text for text in (dotted(t) for t in tests if isinstance(t, ast.Attribute)) if text]
         taken = [name for name in map(_parameter_tested, tests) if name]
+        tested = [(name, cls, node) for name, cls in map(_instance_tested, tests) if name]
         self.flags += flags
         self.taken += taken
+        self.tested += tested
         for stmt in node.body:
             self.visit(stmt)
         del self.flags[len(self.flags) - len(flags) :]
         del self.taken[len(self.taken) - len(taken) :]
+        del self.tested[len(self.tested) - len(tested) :]
         for stmt in node.orelse:
             self.visit(stmt)
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self.visit(node.target)
+        self.visit(node.iter)
+        self.loops.append(node)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.loops.pop()
+        for stmt in node.orelse:
+            self.visit(stmt)
+
+    visit_AsyncFor = visit_For
 
     def visit_Assign(self, node: ast.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0], (ast.Tuple, ast.List)):
@@ -1002,6 +1037,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 flag=self._flag(func.value),
                 taken=self.taken[-1] if self.taken else "",
                 named=self._named(func.value),
+                **self._instance_of(func.value),
                 **self._made_by(func.value),
             )
         elif dotted(func) == "getattr" and len(node.args) == 2:
@@ -1073,6 +1109,32 @@ class _SiteVisitor(ast.NodeVisitor):
                 return {"made_by": self.makers[id(cls)].get(node.attr, ""), "attribute": node.attr}
         return {}
 
+    def _instance_of(self, receiver: ast.expr) -> dict[str, str]:
+        """`NameSite.instance_of` and `element_of` for a call on `receiver` (the fields set)."""
+        if not isinstance(receiver, ast.Name):
+            return {}
+        name = receiver.id
+        out = {}
+        for tested, cls, test in reversed(self.tested):
+            if tested == name:
+                if not _binds(test.body, name):
+                    out["instance_of"] = cls
+                break
+        own = self.functions[-1][1] if self.functions else ""
+        for loop in reversed(self.loops):
+            bound, over = _loop_binding(loop, name)
+            if not bound:
+                continue
+            if own and self.class_nodes and isinstance(over, ast.Attribute) and is_name(over.value, own):
+                if not _binds(loop.body, name):
+                    holder = self.class_nodes[-1]
+                    if id(holder) not in self.elements:
+                        self.elements[id(holder)] = element_makers(holder)
+                    if made := self.elements[id(holder)].get(over.attr, ""):
+                        out["element_of"] = made
+            break
+        return out
+
     def _receiver(self, node: ast.expr) -> SiteReceiver:
         own = self.functions[-1][1] if self.functions else ""
         if isinstance(node, ast.Call) and dotted(node.func) == "super":
@@ -1139,6 +1201,39 @@ def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: Abstract
         if func == "hasattr" or (func == "getattr" and (len(call.args) >= 3 or call.keywords)):
             out.add(str(name.value))
     return frozenset(out)
+
+
+def _instance_tested(test: ast.expr) -> tuple[str, str]:
+    """(name, C) for a test `isinstance(name, C)`, C one class as written; ("", "") otherwise."""
+    match test:
+        case ast.Call(func=ast.Name(id="isinstance"), args=[ast.Name(id=name), ast.Name() | ast.Attribute() as cls]):
+            written = dotted(cls)
+            return (name, written) if written and not test.keywords else ("", "")
+    return "", ""
+
+
+def _loop_binding(loop: ast.For | ast.AsyncFor, name: str) -> tuple[bool, ast.expr | None]:
+    """Does the loop's target bind `name`, and to the elements of what: `for name in X` and `for
+    i, name in enumerate(X)` give X; any other target binding it, None."""
+    target = loop.target
+    if isinstance(target, ast.Name):
+        return (True, loop.iter) if target.id == name else (False, None)
+    if not any(isinstance(t, ast.Name) and t.id == name for t in walk(target)):
+        return False, None
+    match target, loop.iter:
+        case ast.Tuple(elts=[ast.Name(), ast.Name(id=second)]), ast.Call(func=ast.Name(id="enumerate"), args=[over]):
+            if second == name and not loop.iter.keywords:
+                return True, over
+    return True, None
+
+
+def _binds(body: list[ast.stmt], name: str) -> bool:
+    """Does a statement of `body` (nested ones too) bind `name`?"""
+    return any(
+        isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+        for stmt in body
+        for node in walk(stmt)
+    )
 
 
 def _parameter_tested(test: ast.expr) -> str:

@@ -59,7 +59,7 @@ from atompin.analysis.holding import (
     may_hold,
     may_reach,
 )
-from atompin.analysis.makers import made_beside_stand_in, on_container, on_named_class
+from atompin.analysis.makers import instance_class, made_beside_stand_in, on_container, on_named_class
 from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing
 from atompin.analysis.moduleinfo import Member, MemberKind
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
@@ -575,6 +575,9 @@ def _confirming(
     # Nor calls on `self.x` that the calling class stores a container in (vLLM 0.34's worker calls
     # `self._incomplete_weight_updates.discard(...)` on a set): the container's method.
     used = [x for x in used if not on_container(hierarchy, x)]
+    # Nor calls under `if isinstance(x, C):` where the stand-in is no C (vLLM's coordinator calls
+    # its cross-attention managers' methods so): it never passes the test.
+    used = [x for x in used if not _tested_apart(hierarchy, s, x)]
     if used and member.kind is MemberKind.DEF and defined_apart(hierarchy, search, s.role, name):
         # Provider classes outside the role's family define the method too (vLLM 0.27's
         # communicators and FlashInfer's workspaces beside its worker's `checkpoint_prepare`): a
@@ -589,6 +592,13 @@ def _confirming(
         # counts where the reading file names the role (`get_layers(config, AttentionLayerBase)`).
         used = [x for x in used if _names_role(hierarchy, x.path, s.role)]
     return used
+
+
+def _tested_apart(hierarchy: Hierarchy, s: StandIn, site: NameSite) -> bool:
+    """Is the call's receiver one an `isinstance` test of a class the stand-in does not derive
+    from says it is (`makers.instance_class`)?"""
+    cls = instance_class(hierarchy, site, tested_only=True)
+    return cls is not None and cls not in hierarchy.mro(s.cls.name)
 
 
 def _confirmed(

@@ -448,6 +448,80 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
 # What `instance_assignments` says of an attribute set to a false constant (`self.enabled = False`).
 FALSE_CONSTANT = "=false"
 
+# Methods that change a list or set in place (what it holds is then not only what it was made of).
+_IN_PLACE = frozenset({"append", "extend", "insert", "add", "update", "__setitem__", "__iadd__"})
+
+
+def element_makers(node: ast.ClassDef) -> dict[str, str]:
+    """What every element of a collection the class keeps in an attribute is, as written: the
+    class its annotation names (`x: tuple[Manager, ...]` in the class body, `self.x: list[Manager]
+    = ...`), else the one callee whose results the class's methods fill it with, and only so
+    (`self.x = tuple(make(...) for ...)`, `[make(...) for ...]`) when it is never changed in place
+    (`self.x.append(...)`, `self.x[i] = ...`, `+=`). An element is an instance of that class (or
+    a subclass), or of what the callee makes."""
+    annotated: dict[str, str] = {}
+    for stmt in node.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if (named := element_type(stmt.annotation)) is not None:
+                annotated[stmt.target.id] = dotted(named)
+    made: dict[str, set[str]] = {}
+    for method in node.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = [*method.args.posonlyargs, *method.args.args]
+        me = args[0].arg if args else ""
+        for sub in walk(method) if me else ():
+            if isinstance(sub, ast.AnnAssign) and (attr := _own_attribute(sub.target, me)):
+                if (named := element_type(sub.annotation)) is not None:
+                    annotated[attr] = dotted(named)
+            for attr, callee in _collection_writes(sub, me):
+                made.setdefault(attr, set()).add(callee)
+    if "*" in made:  # `setattr(self, name, ...)`: any attribute, so none is known
+        return annotated
+    out = {attr: callees.pop() for attr, callees in made.items() if len(callees) == 1 and not callees & {"*", ""}}
+    return out | annotated
+
+
+def _collection_writes(node: ast.AST, me: str) -> list[tuple[str, str]]:
+    """What one node writes to attributes of `me`: (x, the callee every element of the value is
+    made by (`_element_callee`), or "*" for a write of anything else or a change in place)."""
+    if isinstance(node, ast.AnnAssign) and (attr := _own_attribute(node.target, me)):
+        return [(attr, _element_callee(node.value) if node.value is not None else "")]
+    if isinstance(node, ast.AugAssign) and (attr := _own_attribute(node.target, me)):
+        return [(attr, "*")]
+    if isinstance(node, ast.Assign):
+        out = []
+        for target in node.targets:
+            for t in walk(target):
+                if isinstance(t, ast.expr) and (attr := _own_attribute(t, me)):
+                    out.append((attr, _element_callee(node.value) if t is target else "*"))
+                elif isinstance(t, ast.Subscript) and (attr := _own_attribute(t.value, me)):
+                    out.append((attr, "*"))  # `self.x[i] = ...`
+        return out
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _IN_PLACE:
+            attr = _own_attribute(node.func.value, me)
+            return [(attr, "*")] if attr else []
+        if (named := set_by_name(node, me)) is not None:
+            return [(named, "*")]
+    return []
+
+
+def _own_attribute(node: ast.expr, me: str) -> str:
+    """x for `me.x`; "" for anything else."""
+    return node.attr if isinstance(node, ast.Attribute) and is_name(node.value, me) else ""
+
+
+def _element_callee(value: ast.expr) -> str:
+    """The callee every element of a collection made by `value` is the result of, as written:
+    `[make(...) for ...]`, `tuple(make(...) for ...)`; "*" for any other value."""
+    if isinstance(value, ast.Call) and dotted(value.func) in ("tuple", "list") and len(value.args) == 1:
+        if not value.keywords:
+            value = value.args[0]
+    if isinstance(value, (ast.ListComp, ast.GeneratorExp)) and isinstance(value.elt, ast.Call):
+        return dotted(value.elt.func) or "*"
+    return "*"
+
 
 def _class_parameters(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
     """The method's parameters annotated with a class object (`executor_class: type[Executor]`):
