@@ -77,7 +77,8 @@ def test_each_statement_becomes_the_step_the_walk_reads():
     )
     assert aliased.names == (("a.b", "ab"),)
     assert never.reaches == ((IMPORT, "typing_only"),)  # what it holds, should it follow a `raise`
-    assert (exits.ends, exits.test) == ("", "")  # its body ends with no return: the walk runs on after it
+    # Its body ends with no return: the walk runs on after it (its test is kept for a message).
+    assert (exits.ends, exits.test) == ("", "DISABLED")
     assert (raises.ends, raises.start, raises.end) == ("raise", 7, 8)
     (call,) = with_.body
     assert (call.kind, call.callee) == (STATEMENT, "apply")
@@ -116,7 +117,9 @@ def test_what_a_call_passes_and_a_function_takes_is_kept_where_it_is_a_flag():
     assert starred.passed == (("*", ""),)
     tests = Trees({"plug.mod": source}).reader(AnalysisCache()).body("plug.mod", f)
     assert (tests[0].switch, tests[0].negated, [s.kind for s in tests[0].body]) == ("b", True, [STATEMENT])
-    assert tests[1].switch == "" and tests[1].body == ()  # not a name: not followed, whatever is known
+    # Not a name: not decided, whatever is known; its branch is kept (`startup` follows one where
+    # its test holds), and its test.
+    assert (tests[1].switch, tests[1].test, [s.kind for s in tests[1].body]) == ("", "b and c", [STATEMENT])
 
 
 def test_the_names_a_function_binds_again_are_read_when_asked():

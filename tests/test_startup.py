@@ -14,7 +14,7 @@ from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.code_outline import OutlineReader
 from atompin.analysis.relevant import imported_modules
 from atompin.analysis.results import check_trees
-from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, Imports, StartupWalk, startup_stop, stopping
+from atompin.analysis.startup import MAX_DEPTH, MAX_STEPS, Imports, StartupStop, StartupWalk, startup_stop, stopping
 from atompin.model import Finding, Rule, Severity, Site
 from atompin.sources.tree import MemoryTree
 from atompin.testing import dedent_files
@@ -54,7 +54,8 @@ def stop(
         return ""
     told, finding = found
     assert told.site in finding.sites
-    return f"{told.site} | {' → '.join(told.chain)} | {', '.join(told.unless)}"
+    where = f" | where {told.when}" if told.when else ""
+    return f"{told.site} | {' → '.join(told.chain)} | {', '.join(told.unless)}{where}"
 
 
 def outlines_of(trees: dict[str, tuple[str, ast.Module]], cache: AnalysisCache | None = None) -> OutlineReader:
@@ -141,16 +142,33 @@ def test_what_may_not_run_is_not_followed_and_an_error_in_it_leaves_the_order_un
     def replaced(new: str) -> dict[str, str]:
         return {**PLUG, "plug.register": PLUG["plug.register"].replace("    install.apply()\n", new)}
 
-    # A call under `if X:` is not followed. Where what it calls may reach an error (`later` holds
-    # one), which comes first is not known, and nothing is told...
-    assert stop(replaced("    if X:\n        install.later()\n"), [error("plug/install.py", 13)]) == ""
-    # ...nor where it imports a module holding one outside its functions (vllm-ascend's
-    # `adapt_patch` imports its patches under `if is_global_patch:`, one of which fails before
-    # `register_model` is called). One inside a function does not run on import.
+    # A call under `if X:`, a test the walk cannot decide, is followed where X holds: the error it
+    # meets (`later` holds one) is told "where" X holds (vllm-rbln patches vLLM under `if
+    # envs.VLLM_RBLN_USE_VLLM_MODEL:`)...
+    assert stop(replaced("    if X:\n        install.later()\n"), [error("plug/install.py", 13)]) == (
+        "plug/install.py:13 | entry point pv.general_plugins plug.register:register → later() at "
+        "plug/register.py:12 | `DISABLED` (plug/register.py:8) | where `X` (plug/register.py:11)"
+    )
+    # ...and so is a module it imports holding one outside its functions (vllm-ascend's
+    # `adapt_patch` imports its patches under `if is_global_patch:`). One inside a function does not
+    # run on import: the branch cannot stop, and the walk goes on past it.
     imported = replaced("    if X:\n        import plug.kv\n")
     assert stop(imported, [error("plug/kv.py", 6), error("plug/install.py", 13)]).startswith("plug/install.py:13")
     kv_top = {**imported, "plug.kv": "import pv.gone\n"}
-    assert stop(kv_top, [error("plug/kv.py", 1), error("plug/install.py", 13)]) == ""
+    assert stop(kv_top, [error("plug/kv.py", 1), error("plug/install.py", 13)]) == (
+        "plug/kv.py:1 | entry point pv.general_plugins plug.register:register → import of plug.kv at "
+        "plug/register.py:12 | `DISABLED` (plug/register.py:8) | where `X` (plug/register.py:11)"
+    )
+    # Where the branch meets no error after all, or meets a second such test on the way, which error
+    # comes first is not known, and nothing is told.
+    maybe = {
+        **replaced("    if X:\n        install.maybe()\n"),
+        "plug.install": PLUG["plug.install"] + "\n\ndef maybe():\n    if Y:\n        later()\n",
+    }
+    assert stop(maybe, [error("plug/install.py", 13)]) == ""
+    after = replaced("    if X:\n        install.maybe()\n    install.later()\n")
+    after["plug.install"] = PLUG["plug.install"] + "\n\ndef maybe(flag=False):\n    if flag:\n        later()\n"
+    assert stop(after, [error("plug/install.py", 13)]) == ""
     # Code there that reaches no error changes nothing: the later error is reached, and told
     # (`apply` calls `_first` and `patch_kv`, which reach none of it; `logging` is not the consumer's).
     for harmless in ("    if X:\n        install.apply()\n", "    if X:\n        logging.info(X)\n"):
@@ -234,7 +252,7 @@ def test_a_method_called_on_a_consumer_class_runs_and_a_constructor_is_not_follo
         "plug/reg.py:4 | entry point pv.general_plugins plug.register:register → Reg.add() at plug/register.py:4"
     )
     # Which parameter a positional argument sets is not known (a classmethod's first is the class):
-    # `if flag:` in it is not followed, and what it may reach leaves the order unknown.
+    # `if flag:` in it is not decided, and is followed only where it holds.
     flag = method.replace("(cls, name)", "(cls, flag=False)").replace(
         "        from", "        if flag:\n            from"
     )
@@ -242,7 +260,10 @@ def test_a_method_called_on_a_consumer_class_runs_and_a_constructor_is_not_follo
         "plug/": "",
         "plug.register": flag + "def register():\n    Reg.add(True)\n    from pv.gone import later\n",
     }
-    assert stop(flagged, [error("plug/register.py", 5), error("plug/register.py", 10)]) == ""
+    assert stop(flagged, [error("plug/register.py", 5), error("plug/register.py", 10)]) == (
+        "plug/register.py:5 | entry point pv.general_plugins plug.register:register → Reg.add() at "
+        "plug/register.py:9 |  | where `flag` (plug/register.py:4)"
+    )
     # A class made is not followed into its `__init__`: one that may reach an error leaves the order unknown.
     made = "class Reg:\n    def __init__(self):\n        from pv.gone import x\n\n\ndef register():\n    Reg()\n"
     made += "    from pv.gone import later\n"
@@ -380,6 +401,18 @@ def test_the_check_tells_it_in_the_error_s_message():
         "the import raises ImportError; it raises at start-up (plug/patches.py:2), in every process that loads the "
         "plugin: entry point pv.general_plugins plug.register:register → install() at plug/register.py:3; what the "
         "plugin would do after it, and the errors there, are behind it"
+    )
+    # Called only where a test the walk cannot decide holds: told so.
+    tested = {
+        **consumer,
+        "plug/register.py": consumer["plug/register.py"].replace("    install()", "    if MODE:\n        install()"),
+    }
+    [finding] = [f for f in check(tested, {"pv/worker.py": "def helper():\n    return 1\n"}).findings]
+    assert "it raises at start-up (plug/patches.py:2), in every process that loads the plugin where `MODE` " in (
+        finding.message
+    )
+    assert "(plug/register.py:3) holds: entry point pv.general_plugins plug.register:register → install() at" in (
+        finding.message
     )
     # Not called at start-up: told nothing.
     idle = {**consumer, "plug/register.py": "def register():\n    from plug.patches import install\n"}
@@ -641,13 +674,17 @@ def test_a_flag_the_call_passes_decides_the_branch_it_guards():
     assert stop(modules("adapt_patch(True)"), errors).startswith("plug/patch/platform.py:1 | ")
     assert stop(modules("adapt_patch()"), errors).startswith("plug/patch/worker.py:1 | ")  # its default
     assert stop(modules("adapt_patch(None)"), errors).startswith("plug/patch/worker.py:1 | ")
-    # Not known: a value that is no constant, one passed through `**`, a parameter the function binds again.
-    assert stop(modules("adapt_patch(GLOBAL)"), errors) == ""
-    assert stop(modules("adapt_patch(**{'is_global_patch': True})"), errors) == ""
+    # Not known: a value that is no constant, one passed through `**`, a parameter the function
+    # binds again. The branch is followed where the test holds, and told so.
+    where = " | where `is_global_patch` (plug/utils.py:{})"
+    for unknown in ("adapt_patch(GLOBAL)", "adapt_patch(**{'is_global_patch': True})"):
+        told = stop(modules(unknown), errors)
+        assert told.startswith("plug/patch/platform.py:1 | ") and told.endswith(where.format(2))
     rebinds = utils.replace(
         "    if is_global_patch:", "    is_global_patch = not is_global_patch\n    if is_global_patch:"
     )
-    assert stop(modules("adapt_patch(True)", rebinds), errors) == ""
+    told = stop(modules("adapt_patch(True)", rebinds), errors)
+    assert told.startswith("plug/patch/platform.py:1 | ") and told.endswith(where.format(3))
     # `if not flag: return`, with the flag set: the function runs on, and no "unless" is said.
     exits = "def adapt_patch(is_global_patch=False):\n    if not is_global_patch:\n        return\n    import pv.gone\n"
     found = stop({**modules("adapt_patch(is_global_patch=True)", exits)}, [error("plug/utils.py", 4)])
@@ -714,3 +751,20 @@ def test_a_long_early_exit_test_is_quoted_short():
     }
     unless = stop(modules, [error("plug/register.py", 4)]).split(" | ")[2]
     assert unless.startswith("`flag_0 and flag_1") and "…` (plug/register.py:2)" in unless and len(unless) < 110
+
+
+def test_a_stop_where_a_test_holds_is_told_so_for_the_plugin_and_for_a_command():
+    when = "`MODE` (plug/register.py:3)"
+    plugin = StartupStop(Site("plug/p.py", 2), ("entry point g plug.r:r",), (), "", when)
+    assert plugin.telling().startswith(
+        "it raises at start-up (plug/p.py:2), in every process that loads the plugin where `MODE` "
+        "(plug/register.py:3) holds: entry point g plug.r:r;"
+    )
+    command = replace(plugin, chain=("entry point console_scripts plug.cli:main",), command="plug-serve")
+    assert command.telling().startswith(
+        "it raises when the command `plug-serve` starts (plug/p.py:2), where `MODE` (plug/register.py:3) holds: "
+    )
+    # Met the same way as the plugin's stop, where the same test holds: said briefly; not where none is.
+    same = replace(command, chain=("entry point console_scripts plug.cli:main", *plugin.chain[1:]))
+    assert same.telling((plugin,)).startswith("the command `plug-serve` meets it first the same way")
+    assert replace(same, when="").telling((plugin,)).startswith("it raises when the command")

@@ -23,7 +23,7 @@ from atompin.analysis.names import absolute_module
 from atompin.analysis.syntax import blocks_of, dotted, is_type_checking
 
 # Bump when an outline's meaning changes, so old entries are ignored.
-OUTLINE_FORMAT = "atompin-outline-2"
+OUTLINE_FORMAT = "atompin-outline-3"
 
 T = TypeVar("T")
 
@@ -64,14 +64,14 @@ class Step:
     # All but DEF, ASYNC_DEF and CLASS, whose code is read on demand (`OutlineReader.reaches`):
     # what its code may reach.
     reaches: tuple[Reach, ...] = ()
-    body: tuple[Step, ...] = ()  # WITH, TRY (a DEF's or CLASS's: `OutlineReader.body`)
+    body: tuple[Step, ...] = ()  # WITH, TRY, IF (a DEF's or CLASS's: `OutlineReader.body`)
     handlers: tuple[Step, ...] = ()  # TRY
-    orelse: tuple[Step, ...] = ()  # TRY
+    orelse: tuple[Step, ...] = ()  # TRY, IF
     final: tuple[Step, ...] = ()  # TRY
     # IF without an `else`: "return" or "raise", when its body ends with one; STATEMENT: "return"
     # or "raise", when it is one.
     ends: str = ""
-    test: str = ""  # IF whose body ends with a return: its test, as a message quotes it
+    test: str = ""  # IF: its test, as a message quotes it
     names: tuple[tuple[str, str], ...] = ()  # IMPORT, FROM: (name, as-name or "") of each alias
     source: str = ""  # FROM: the module, absolute
     # STATEMENT that is a call by a name, an assignment of one or a return of one: that name
@@ -85,8 +85,8 @@ class Step:
     # default is True, False or None, with it.
     params: tuple[str, ...] = ()
     defaults: tuple[tuple[str, str], ...] = ()
-    # IF whose test is a name (`if flag:`) or its negation (`if not flag:`): the name, and its
-    # branches (`body`, `orelse`), followed where the name's value is known (`startup`).
+    # IF whose test is a name (`if flag:`) or its negation (`if not flag:`): the name, followed
+    # where its value is known (`startup`). An IF's branches are `body` and `orelse`.
     switch: str = ""
     negated: bool = False
 
@@ -148,19 +148,16 @@ class Outliner:
             if _never(stmt.test):
                 return Step(NEVER, start, end, reaches=reaches)
             ends = _ending(stmt.body[-1]) if stmt.body and not stmt.orelse else ""
-            test = _quoted(stmt.test) if ends == "return" else ""
             negated = isinstance(stmt.test, ast.UnaryOp) and isinstance(stmt.test.op, ast.Not)
             switch = stmt.test.operand if isinstance(stmt.test, ast.UnaryOp) and negated else stmt.test
-            if not isinstance(switch, ast.Name):
-                return Step(IF, start, end, reaches=reaches, ends=ends, test=test)
             return Step(
                 IF,
                 start,
                 end,
                 reaches=reaches,
                 ends=ends,
-                test=test,
-                switch=switch.id,
+                test=_quoted(stmt.test),
+                switch=switch.id if isinstance(switch, ast.Name) else "",
                 negated=negated,
                 body=self.steps(stmt.body),
                 orelse=self.steps(stmt.orelse),

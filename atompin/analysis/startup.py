@@ -27,9 +27,11 @@ method on a consumer class by name (`C.m(...)`), as a statement, an assignment's
 return value, runs that function there (its arguments are not followed; a method's are not
 known). A class made (`C()`) is not followed into its `__init__`. The first statement holding
 the site of an error that raises where it runs (an import, a patch target's read, a version
-assert: `Stops`) is where the plugin stops. Where code not followed holds such an error, or may
-reach one (`_may_reach`: vllm-rbln imports its patches under `if envs.INHERITED_MODEL_IMPL ==
-"vllm":`), which one comes first is not known: nothing is told.
+assert: `Stops`) is where the plugin stops. The first `if` on the way whose branch holds such an
+error, or may reach one (`_may_reach`), on a test the walk cannot decide, is followed where the
+test holds, and a stop in it is told so ("where `envs.VLLM_RBLN_USE_VLLM_MODEL` holds": vllm-rbln
+patches vLLM only in that mode). Past it, and where other code not followed holds or may reach
+such an error, which one comes first is not known: nothing is told.
 
 Pure: the consumer modules' outlines (`code_outline`) and imports (`Imports`) in, the stop out.
 """
@@ -94,21 +96,27 @@ class StartupStop:
     chain: tuple[str, ...]  # the entry point, then each call on the way (`f() at path:line`)
     unless: tuple[str, ...]  # the tests of early exits passed on the way (`x` at path:line)
     command: str = ""  # the console script started; "" for the plugin's start-up in the provider
+    # The test of the `if` whose branch holds the stop, where the walk cannot tell whether it
+    # holds (the environment's, the hardware's): `x` at path:line; "" when none is on the way.
+    when: str = ""
 
     def telling(self, told: tuple[StartupStop, ...] = ()) -> str:
         """What a message says of it; briefly where it is met the same way as a stop already
         `told` of the same error (a command importing the package the plugin's start-up does)."""
         unless = f", unless {', '.join(self.unless)}" if self.unless else ""
-        if self.command and any(t.chain[1:] == self.chain[1:] and t.unless == self.unless for t in told):
+        where = f" where {self.when} holds" if self.when else ""
+        way = (self.chain[1:], self.unless, self.when)
+        if self.command and any((t.chain[1:], t.unless, t.when) == way for t in told):
             return f"the command `{self.command}` meets it first the same way, from {self.chain[0]}"
         if self.command:
+            where = f", {where[1:]}" if where else ""
             return (
-                f"it raises when the command `{self.command}` starts ({self.site}){unless}: "
+                f"it raises when the command `{self.command}` starts ({self.site}){where}{unless}: "
                 + " → ".join(self.chain)
                 + "; what the command would do after it, and the errors there, are behind it"
             )
         return (
-            f"it raises at start-up ({self.site}), in every process that loads the plugin{unless}: "
+            f"it raises at start-up ({self.site}), in every process that loads the plugin{where}{unless}: "
             + " → ".join(self.chain)
             + "; what the plugin would do after it, and the errors there, are behind it"
         )
@@ -132,6 +140,7 @@ class _Walk:
     steps: int = 0
     chain: list[str] = field(default_factory=list)
     unless: list[str] = field(default_factory=list)
+    when: str = ""  # `StartupStop.when`, once the walk follows such a branch
     found: StartupStop | None = None
     gave_up: bool = False
     command: str = ""  # the console script walked; "" for the plugin's entry points (`StartupStop`)
@@ -398,6 +407,16 @@ def _block(
         elif step.kind == IF and step.switch in known:  # `if flag:` on a parameter the call set
             branch = step.body if known[step.switch] != step.negated else step.orelse
             ended = _block(walk, module, path, branch, bound, caught, known)
+        elif step.kind == IF and not walk.when and _may_stop(walk, module, path, step.body, bound):
+            # The first `if` whose branch may stop, on a test the walk cannot decide (vllm-rbln
+            # patches vLLM under `if envs.VLLM_RBLN_USE_VLLM_MODEL:`): the branch is followed, and
+            # a stop there is told "where" the test holds. Where it fails, or past the branch, which
+            # error comes first is not known.
+            walk.when = f"`{step.test}` ({path}:{step.start})"
+            _block(walk, module, path, step.body, dict(bound), caught, known)
+            if walk.found is None:
+                walk.gave_up = True
+            return _ON
         elif step.kind in (IF, LOOP):
             _not_followed(walk, module, path, step, bound)  # what runs only under a test, or as often as a loop turns
             if step.kind == IF and not _runs_on(walk, module, path, step, steps[i + 1 :], bound, caught):
@@ -417,7 +436,7 @@ def _statement(walk: _Walk, module: str, path: str, step: Step, bound: dict[str,
     """Run a simple statement; how its block ends there (None: the block runs on)."""
     hit = _failing(walk, path, step)
     if hit:
-        walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless), walk.command)
+        walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless), walk.command, walk.when)
         return _ON
     if step.kind in (IMPORT, FROM):
         _import(walk, module, path, step, bound)
@@ -466,6 +485,11 @@ def _runs_on(
 def _failing(walk: _Walk, path: str, step: Step) -> list[int]:
     """The lines of stopping errors' sites within `step`, in order."""
     return sorted(line for line in walk.failing.get(path, ()) if step.start <= line <= step.end)
+
+
+def _may_stop(walk: _Walk, module: str, path: str, steps: tuple[Step, ...], bound: dict[str, str]) -> bool:
+    """Does one of `steps` hold a stopping error, or may it reach one (`_may_reach`)?"""
+    return any(_failing(walk, path, s) or _may_reach(walk, walk.outlines.reaches(module, s), bound) for s in steps)
 
 
 def _not_followed(walk: _Walk, module: str, path: str, step: Step, bound: dict[str, str]) -> None:
