@@ -414,11 +414,7 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     `setattr(self, name, ...)` whose name is not written there, so any attribute. Read from
     statements, not every expression: on the scan's hot path."""
     makers: dict[str, set[str]] = {}
-    for method in node.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        args = [*method.args.posonlyargs, *method.args.args]
-        me = args[0].arg if args else ""
+    for method, me in _methods(node):
         classes = _class_parameters(method)
         for stmt in _method_statements(method) if me else ():
             if isinstance(stmt, ast.Assign):
@@ -445,6 +441,14 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     return makers
 
 
+def _methods(node: ast.ClassDef) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    """The class's methods, each with the name its first parameter gives the instance ("" for none)."""
+    for method in node.body:
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = [*method.args.posonlyargs, *method.args.args]
+            yield method, args[0].arg if args else ""
+
+
 # What `instance_assignments` says of an attribute set to a false constant (`self.enabled = False`).
 FALSE_CONSTANT = "=false"
 
@@ -465,11 +469,7 @@ def element_makers(node: ast.ClassDef) -> dict[str, str]:
             if (named := element_type(stmt.annotation)) is not None:
                 annotated[stmt.target.id] = dotted(named)
     made: dict[str, set[str]] = {}
-    for method in node.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        args = [*method.args.posonlyargs, *method.args.args]
-        me = args[0].arg if args else ""
+    for method, me in _methods(node):
         for sub in walk(method) if me else ():
             if isinstance(sub, ast.AnnAssign) and (attr := _own_attribute(sub.target, me)):
                 if (named := element_type(sub.annotation)) is not None:
