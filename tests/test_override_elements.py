@@ -138,14 +138,25 @@ class C:
         self.plain = list(specs)
         self.annotated: tuple[B, ...] = tuple(specs)
         setattr(self, "mixed", other)
+        self.by_name = {s: make(s) for s in specs}
+        self.mapped: dict[str, D] = {}
+        self.filled = {s: make(s) for s in specs}
+        self.filled.setdefault("x", other)
 """
     [node] = ast.parse(source).body
     assert isinstance(node, ast.ClassDef)
-    assert element_makers(node) == {"listed": "A", "made": "make", "comprehended": "pkg.make", "annotated": "B"}
+    assert element_makers(node) == {
+        "listed": "A",
+        "made": "make",
+        "comprehended": "pkg.make",
+        "annotated": "B",
+        "by_name.values()": "make",
+        "mapped.values()": "D",
+    }
     anything = source + "        setattr(self, other, specs)\n"
     [node] = ast.parse(anything).body
     assert isinstance(node, ast.ClassDef)
-    assert element_makers(node) == {"listed": "A", "annotated": "B"}
+    assert element_makers(node) == {"listed": "A", "annotated": "B", "mapped.values()": "D"}
 
 
 def test_what_a_receiver_is_an_instance_of_is_kept_in_the_cache():
@@ -169,3 +180,14 @@ def test_a_protocol_s_isinstance_test_keeps_nothing_out():
     pin = {"pv/managers.py": protocol + managers, "pv/coordinator.py": coordinator}
     [finding] = [f for f in check(CONSUMER, pin, BASELINE).findings if f.rule.value == "override-drift"]
     assert finding.message.startswith("the provider calls .allocate(4 positional, cap=) at pv/coordinator.py:11")
+
+
+def test_the_values_of_a_mapping_a_factory_fills_are_typed_too():
+    mapped = COORDINATOR.replace("tuple(make(spec) for spec in specs)", "{spec: make(spec) for spec in specs}")
+    items = mapped.replace("for i, manager in enumerate(self.managers):", "for i, manager in self.managers.items():")
+    assert drift(items) == [("error", SYMBOL, "plug/managers.py:4")]
+    values = mapped.replace("for i, manager in enumerate(self.managers):", "for manager in self.managers.values():")
+    assert drift(values) == [("error", SYMBOL, "plug/managers.py:4")]
+    # The keys are not the managers.
+    keys = mapped.replace("for i, manager in enumerate(self.managers):", "for manager, i in self.managers.items():")
+    assert drift(keys) == [("warning", SYMBOL, "plug/managers.py:4")]

@@ -222,8 +222,9 @@ class NameSite:
     # as written: the call sits in the body of `if isinstance(m, C):` (C).
     instance_of: str = ""
     # The receiver is a loop variable over `self.x` (`for m in self.x`, `for i, m in
-    # enumerate(self.x)`), x a collection whose elements the class says are instances of a class,
-    # or of what one callee makes (`syntax.element_makers`): that class or callee as written.
+    # enumerate(self.x)`, `for m in self.x.values()`, `for k, m in self.x.items()`), x a collection
+    # whose elements (a mapping whose values) the class says are instances of a class, or of what
+    # one callee makes (`syntax.element_makers`): that class or callee as written.
     element_of: str = ""
 
     @property
@@ -1122,7 +1123,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 break
         own = self.functions[-1][1] if self.functions else ""
         for loop in reversed(self.loops):
-            bound, over = _loop_binding(loop, name)
+            bound, over, part = _loop_binding(loop, name)
             if not bound:
                 continue
             if own and self.class_nodes and isinstance(over, ast.Attribute) and is_name(over.value, own):
@@ -1130,7 +1131,7 @@ class _SiteVisitor(ast.NodeVisitor):
                     holder = self.class_nodes[-1]
                     if id(holder) not in self.elements:
                         self.elements[id(holder)] = element_makers(holder)
-                    if made := self.elements[id(holder)].get(over.attr, ""):
+                    if made := self.elements[id(holder)].get(f"{over.attr}.{part}" if part else over.attr, ""):
                         out["element_of"] = made
             break
         return out
@@ -1212,19 +1213,30 @@ def _instance_tested(test: ast.expr) -> tuple[str, str]:
     return "", ""
 
 
-def _loop_binding(loop: ast.For | ast.AsyncFor, name: str) -> tuple[bool, ast.expr | None]:
+def _loop_binding(loop: ast.For | ast.AsyncFor, name: str) -> tuple[bool, ast.expr | None, str]:
     """Does the loop's target bind `name`, and to the elements of what: `for name in X` and `for
-    i, name in enumerate(X)` give X; any other target binding it, None."""
-    target = loop.target
+    i, name in enumerate(X)` give X, ""; `for name in X.values()` and `for k, name in X.items()`
+    give X, "values()" (a mapping's values); any other target binding it, None."""
+    target, over = loop.target, loop.iter
     if isinstance(target, ast.Name):
-        return (True, loop.iter) if target.id == name else (False, None)
+        if target.id != name:
+            return False, None, ""
+        match over:
+            case ast.Call(func=ast.Attribute(value=mapping, attr="values"), args=[], keywords=[]):
+                return True, mapping, "values()"
+        return True, over, ""
     if not any(isinstance(t, ast.Name) and t.id == name for t in walk(target)):
-        return False, None
-    match target, loop.iter:
-        case ast.Tuple(elts=[ast.Name(), ast.Name(id=second)]), ast.Call(func=ast.Name(id="enumerate"), args=[over]):
-            if second == name and not loop.iter.keywords:
-                return True, over
-    return True, None
+        return False, None, ""
+    match target, over:
+        case ast.Tuple(elts=[ast.Name(), ast.Name(id=second)]), ast.Call(func=ast.Name(id="enumerate"), args=[inner]):
+            if second == name and not over.keywords:
+                return True, inner, ""
+        case ast.Tuple(elts=[ast.Name(), ast.Name(id=second)]), ast.Call(
+            func=ast.Attribute(value=mapping, attr="items"), args=[], keywords=[]
+        ):
+            if second == name:
+                return True, mapping, "values()"
+    return True, None, ""
 
 
 def _binds(body: list[ast.stmt], name: str) -> bool:

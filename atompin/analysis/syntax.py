@@ -453,33 +453,50 @@ def _methods(node: ast.ClassDef) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFu
 FALSE_CONSTANT = "=false"
 
 # Methods that change a list or set in place (what it holds is then not only what it was made of).
-_IN_PLACE = frozenset({"append", "extend", "insert", "add", "update", "__setitem__", "__iadd__"})
+_IN_PLACE = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__", "__iadd__"})
 
 
 def element_makers(node: ast.ClassDef) -> dict[str, str]:
-    """What every element of a collection the class keeps in an attribute is, as written: the
-    class its annotation names (`x: tuple[Manager, ...]` in the class body, `self.x: list[Manager]
-    = ...`), else the one callee whose results the class's methods fill it with, and only so
-    (`self.x = tuple(make(...) for ...)`, `[make(...) for ...]`) when it is never changed in place
-    (`self.x.append(...)`, `self.x[i] = ...`, `+=`). An element is an instance of that class (or
-    a subclass), or of what the callee makes."""
+    """What every element of a collection the class keeps in an attribute x is (key "x"), or
+    every value of a mapping (key "x.values()"), as written: the class its annotation names (`x:
+    tuple[Manager, ...]` or `x: dict[str, Manager]` in the class body, `self.x: list[Manager] =
+    ...`), else the one callee whose results the class's methods fill it with, and only so
+    (`self.x = tuple(make(...) for ...)`, `[make(...) for ...]`, `{k: make(...) for ...}`) when it
+    is never changed in place (`self.x.append(...)`, `self.x[k] = ...`, `+=`). An element is an
+    instance of that class (or a subclass), or of what the callee makes."""
     annotated: dict[str, str] = {}
     for stmt in node.body:
         if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-            if (named := element_type(stmt.annotation)) is not None:
-                annotated[stmt.target.id] = dotted(named)
+            annotated.update(_annotated_elements(stmt.target.id, stmt.annotation))
     made: dict[str, set[str]] = {}
     for method, me in _methods(node):
         for sub in walk(method) if me else ():
             if isinstance(sub, ast.AnnAssign) and (attr := _own_attribute(sub.target, me)):
-                if (named := element_type(sub.annotation)) is not None:
-                    annotated[attr] = dotted(named)
+                annotated.update(_annotated_elements(attr, sub.annotation))
             for attr, callee in _collection_writes(sub, me):
                 made.setdefault(attr, set()).add(callee)
     if "*" in made:  # `setattr(self, name, ...)`: any attribute, so none is known
         return annotated
-    out = {attr: callees.pop() for attr, callees in made.items() if len(callees) == 1 and not callees & {"*", ""}}
+    out = {}
+    for attr, callees in made.items():
+        if len(callees) == 1 and not callees & {"*", ""}:
+            callee = callees.pop()
+            mapping = callee.startswith(_VALUES)
+            out[f"{attr}.values()" if mapping else attr] = callee.removeprefix(_VALUES)
     return out | annotated
+
+
+# What `_element_callee` puts before the callee of a mapping's values.
+_VALUES = "values:"
+
+
+def _annotated_elements(attr: str, annotation: ast.expr | None) -> dict[str, str]:
+    """`element_makers`'s entry for attribute `attr` annotated so, if any."""
+    if (named := element_type(annotation)) is not None:
+        return {attr: dotted(named)}
+    if (named := mapped_type(annotation)) is not None:
+        return {f"{attr}.values()": dotted(named)}
+    return {}
 
 
 def _collection_writes(node: ast.AST, me: str) -> list[tuple[str, str]]:
@@ -514,12 +531,15 @@ def _own_attribute(node: ast.expr, me: str) -> str:
 
 def _element_callee(value: ast.expr) -> str:
     """The callee every element of a collection made by `value` is the result of, as written:
-    `[make(...) for ...]`, `tuple(make(...) for ...)`; "*" for any other value."""
+    `[make(...) for ...]`, `tuple(make(...) for ...)`; for a mapping's values, `_VALUES` and the
+    callee: `{k: make(...) for ...}`; "*" for any other value."""
     if isinstance(value, ast.Call) and dotted(value.func) in ("tuple", "list") and len(value.args) == 1:
         if not value.keywords:
             value = value.args[0]
     if isinstance(value, (ast.ListComp, ast.GeneratorExp)) and isinstance(value.elt, ast.Call):
         return dotted(value.elt.func) or "*"
+    if isinstance(value, ast.DictComp) and isinstance(value.value, ast.Call) and (callee := dotted(value.value.func)):
+        return _VALUES + callee
     return "*"
 
 
