@@ -1362,3 +1362,65 @@ def test_a_call_passing_a_new_keyword_by_name_is_said_beside_the_real_call_found
     assert (finding.severity.value, finding.symbol) == ("error", "pv.pool:Pool.free")
     assert "cannot take the real call at pv/cpu_pool.py:6" in finding.message
     assert "; the provider also passes evict_first= to a .free(...) call at pv/drain.py:3" in finding.message
+
+
+# vLLM 0.27's `Scheduler.update_from_output` calls `self._update_request_with_output(request, ids,
+# is_stale=...)`; `AsyncScheduler`, the default scheduler, defines that method itself, and
+# tpu-inference replaces it with one that takes no `is_stale`.
+SCHEDULERS = {
+    "pv/__init__.py": "",
+    "pv/sched.py": """
+        class Scheduler:
+            def update(self, request, ids):
+                return self._record(request, ids, is_stale=False)
+
+            def _record(self, request, ids, is_stale=False):
+                return ids
+    """,
+    "pv/async_sched.py": """
+        from pv.sched import Scheduler
+
+        class AsyncScheduler(Scheduler):
+            def _record(self, request, ids, is_stale=False):
+                return super()._record(request, ids, is_stale)
+    """,
+}
+ASYNC_PATCH = """
+    from pv.async_sched import AsyncScheduler
+
+    original = AsyncScheduler._record
+
+    def _record(self, request, ids):
+        return original(self, request, ids)
+
+    AsyncScheduler._record = _record
+"""
+
+
+def test_a_base_class_s_call_on_self_reaches_the_method_a_subclass_defines(run_check):
+    [finding] = [f for f in run_check(SCHEDULERS, consumer(ASYNC_PATCH)).findings if f.rule.value == "arity-drift"]
+    assert (finding.severity.value, finding.symbol) == ("error", "pv.async_sched:AsyncScheduler._record")
+    assert "cannot take the real call at pv/sched.py:3: it passes is_stale=" in finding.message
+    # A subclass that takes the calling method over runs its own: the base's call is not made on it.
+    overriding = {
+        **SCHEDULERS,
+        "pv/async_sched.py": SCHEDULERS["pv/async_sched.py"]
+        + "\n    def update(self, request, ids):\n        return self._record(request, ids)\n",
+    }
+    errors = [f for f in run_check(overriding, consumer(ASYNC_PATCH)).findings if f.severity.value == "error"]
+    assert errors == []
+    # Nor does a call on `self` in a class outside the patched class's order reach it.
+    unrelated = {
+        **SCHEDULERS,
+        "pv/sched.py": SCHEDULERS["pv/sched.py"].replace("ids, is_stale=False)\n\n", "ids)\n\n"),
+        "pv/unrelated.py": """
+            class Unrelated:
+                def update(self, request, ids):
+                    return self._record(request, ids, is_stale=False)
+
+                def _record(self, request, ids, is_stale=False):
+                    return ids
+        """,
+    }
+    errors = [f for f in run_check(unrelated, consumer(ASYNC_PATCH)).findings if f.severity.value == "error"]
+    assert errors == []

@@ -611,6 +611,8 @@ class CallerSearch:
             module, _ = self.index.tree.module_name(path)
             for raw in self._on_platform(raws, path):
                 through_instance = self._reaches(module, raw, target, name)
+                if through_instance is None and owner is not None:
+                    through_instance = self._reaches_below(module, raw, target, name, owner)
                 if through_instance is None:
                     continue
                 if owner is not None and not self._through(module, raw, owner, replaced):
@@ -641,6 +643,24 @@ class CallerSearch:
         if raw.how in ("self", "cls") or raw.annotated:
             return raw.how != "cls"
         return found.through_instance
+
+    def _reaches_below(self, module: str, raw: RawCall, target: Target, name: str, owner: ClassRef) -> bool | None:
+        """Does a call on `self` in a method of a base of `owner` reach `target` when the instance is
+        an `owner`: the method `owner` runs under `name` (its own, or one below the calling class)?
+        vLLM 0.27's `Scheduler.update_from_output` calls `self._update_request_with_output(...)`,
+        which `AsyncScheduler`, the default scheduler, defines itself. None when not; else whether
+        through an instance. (Whether an `owner` runs the calling method is `_through`'s to say.)"""
+        if raw.how not in ("self", "cls") or not raw.cls or target.kind is not TargetKind.FUNCTION:
+            return None
+        caller = ClassRef(module, raw.cls)
+        mro = self.index.mro(owner)
+        if caller == owner or caller not in mro:
+            return None
+        for node in mro[: mro.index(caller)]:
+            info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+            if info is not None and name in info.members:
+                return raw.how != "cls" if f"{node}.{name}" == target.symbol else None
+        return None
 
     def _reads_binding(self, module: str, raw: RawCall, target: Target, name: str, binding: str) -> bool:
         """Does this call of a function read `binding`'s name for it? A patch of `m.f` replaces one
