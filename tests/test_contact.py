@@ -1253,7 +1253,9 @@ def test_an_abstract_method_a_stand_in_lacked_at_the_baseline_too_is_no_error():
     assert [f for f in found(result, "protocol-drift") if f[0] == "error"] == []
     # Lacked there and called there the same way: nothing the bump changed (info).
     [info] = [f for f in result.findings if f.rule.value == "protocol-drift"]
-    assert info.severity.value == "info" and "as it did at 1.0, where the provider used them the same way" in info.message
+    assert (
+        info.severity.value == "info" and "as it did at 1.0, where the provider used them the same way" in info.message
+    )
     assert "get_kv_cache_shape (abstract in pv.backend:AttentionBackend): the provider calls" in info.message
 
 
@@ -1266,7 +1268,9 @@ def test_a_member_a_stand_in_lacked_at_the_baseline_that_the_provider_calls_more
     result = check(STAND_IN, ROLE_B, baseline=baseline)
     [warning] = [f for f in result.findings if f.rule.value == "protocol-drift"]
     assert warning.severity.value == "warning"
-    assert "lacks 1 member(s) the provider uses by name: indexes_kv_by_block_stride: the provider calls" in warning.message
+    assert (
+        "lacks 1 member(s) the provider uses by name: indexes_kv_by_block_stride: the provider calls" in warning.message
+    )
     assert warning.message.endswith("; and 1 more it lacked at 1.0 too, used there the same way")
 
 
@@ -1967,14 +1971,20 @@ def test_a_call_through_an_attribute_the_provider_base_class_makes_is_judged():
         ("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/sched.py:6")
     ]
     # A member gone since the baseline, read through the attribute, is a missing member.
-    evicting = {**at_a, "pv/kv.py": KV_A["pv/kv.py"].replace("        def split(", "            def evict(self):\n                pass\n\n        def split(")}
+    evicting = {
+        **at_a,
+        "pv/kv.py": KV_A["pv/kv.py"].replace(
+            "        def split(", "            def evict(self):\n                pass\n\n        def split("
+        ),
+    }
     reads = KV_SUBCLASS["plug/sched.py"].replace("return blocks", "return self.kv_cache_manager.evict")
     assert found(check({"plug/sched.py": reads}, at_b, baseline=evicting), "missing-member") == [
         ("error", "pv.kv:KVCacheManager.evict", "plug/sched.py:7")
     ]
     # The consumer setting the attribute itself keeps whatever it holds unknown.
     own = KV_SUBCLASS["plug/sched.py"].replace(
-        "            def schedule(", "            def __init__(self, config):\n                self.kv_cache_manager = object()\n\n            def schedule("
+        "            def schedule(",
+        "            def __init__(self, config):\n                self.kv_cache_manager = object()\n\n            def schedule(",
     )
     assert check({"plug/sched.py": own}, at_b, baseline=at_a).findings == ()
 
@@ -2725,6 +2735,28 @@ def test_an_override_that_skips_new_setup_the_provider_reads_is_an_error():
     assert [f.severity.value for f in check(aliased, SCHED_B, baseline=SCHED_A).findings] == ["error"]
 
 
+def test_an_override_calling_a_base_further_up_skips_the_setup_between():
+    # tpu-inference's `VllmMxfp4MoEMethod.__init__` calls `FusedMoEMethodBase.__init__`, not the
+    # `Mxfp4MoEMethod.__init__` it overrides, where vLLM 0.27 sets `is_k3_situ_aiter`, which the
+    # inherited `maybe_roundup_sizes` reads.
+    further = {
+        "plug/sched.py": MY_SCHEDULER["plug/sched.py"]
+        .replace("from pv.sched import Scheduler", "from pv.sched import Base, Scheduler")
+        .replace("self.n = n", "Base.__init__(self, n)")
+    }
+    result = check(further, SCHED_B, baseline=SCHED_A)
+    assert found(result, "shadow-drift") == [("error", "plug.sched:MyScheduler.__init__", "plug/sched.py:4")]
+    message = one(result, "shadow-drift").message
+    # What `Base.__init__` sets runs: only what `Scheduler.__init__` sets is skipped.
+    assert "Since 1.0 it sets self.waiting, which Scheduler.schedule (pv/sched.py:14) reads" in message
+    assert "more such read" not in message
+    # Calling the overridden method itself by its class hands on to it.
+    handing_on = {
+        "plug/sched.py": further["plug/sched.py"].replace("Base.__init__(self, n)", "Scheduler.__init__(self, n)")
+    }
+    assert found(check(handing_on, SCHED_B, baseline=SCHED_A), "shadow-drift") == []
+
+
 @pytest.mark.parametrize(
     "change",
     [
@@ -3373,11 +3405,20 @@ def test_a_call_through_a_provider_typed_attribute_that_a_consumer_duck_class_ta
         """
     }
     assert found(check(consumer, provider), "arity-drift") == [("error", "pv.sample:Sampler.apply", "plug/rej.py:5")]
-    duck = {**consumer, "plug/sampler.py": "import pv.sample\n\nclass MySampler:\n    def apply(self, logits):\n        return logits\n"}
+    duck = {
+        **consumer,
+        "plug/sampler.py": "import pv.sample\n\nclass MySampler:\n    def apply(self, logits):\n        return logits\n",
+    }
     [finding] = check(duck, provider).findings
-    assert finding.severity.value == "warning" and "plug.sampler:MySampler.apply, of a class of the consumer's" in finding.message
+    assert (
+        finding.severity.value == "warning"
+        and "plug.sampler:MySampler.apply, of a class of the consumer's" in finding.message
+    )
     # One that does not take the call either says nothing of it.
-    other = {**consumer, "plug/sampler.py": "import pv.sample\n\nclass MySampler:\n    def apply(self, logits, a, b, c):\n        return logits\n"}
+    other = {
+        **consumer,
+        "plug/sampler.py": "import pv.sample\n\nclass MySampler:\n    def apply(self, logits, a, b, c):\n        return logits\n",
+    }
     assert found(check(other, provider), "arity-drift") == [("error", "pv.sample:Sampler.apply", "plug/rej.py:5")]
 
 
@@ -3423,7 +3464,8 @@ def test_a_mixin_composed_with_a_provider_class_by_type_overrides_its_methods():
     # Its reads through `self` are the composed class's: one the provider's class no longer has.
     kept = {
         "pv/renderer.py": RENDERER_A["pv/renderer.py"].replace(
-            "class BaseRenderer:\n", "class BaseRenderer:\n            def __init__(self):\n                self.mm_cache = {}\n\n"
+            "class BaseRenderer:\n",
+            "class BaseRenderer:\n            def __init__(self):\n                self.mm_cache = {}\n\n",
         )
     }
     reading = {
@@ -3442,7 +3484,10 @@ def test_a_mixin_handing_on_through_a_cast_of_super_calls_the_original():
     # `cast(BaseRenderer, super())._process_singleton(...)`: it hands on, and skips no new behaviour.
     handing_on = {
         "plug/render.py": OMNI_RENDERER["plug/render.py"]
-        .replace("from pv.renderer import BaseRenderer", "from typing import cast\n\n        from pv.renderer import BaseRenderer")
+        .replace(
+            "from pv.renderer import BaseRenderer",
+            "from typing import cast\n\n        from pv.renderer import BaseRenderer",
+        )
         .replace(
             "                return prompt\n\n        def omni",
             "                return cast(BaseRenderer, super())._process_singleton(prompt, skip_mm_cache=skip_mm_cache)\n\n"

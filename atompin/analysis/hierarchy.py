@@ -517,16 +517,50 @@ class Hierarchy:
 
     def calls_original(self, name: str, method: ConsumerMethod) -> bool:
         """Does a consumer method hand on to the method it overrides: `super().m(...)`, or
-        `Base.m(self, ...)` with a base in the MRO of class `name` (not `nn.Module.__init__(self)`)?"""
+        `Base.m(self, ...)` with a base in the MRO of class `name` (not `nn.Module.__init__(self)`)
+        whose `m` is the overridden provider method (`explicit_runs`)?"""
         if method.calls_super:
             return True
         mro = self.mro(name)
+        overridden = self._overridden(name, method.name)
         for base in method.delegates_to:
             if base.provider and provider_class(self.resolve, base.provider) in mro:
-                return True
+                if overridden is None or overridden in self.explicit_runs(method):
+                    return True
             if base.consumer and ConsumerRef(base.consumer) in mro:
                 return True
         return False
+
+    def explicit_runs(self, method: ConsumerMethod) -> set[ClassRef]:
+        """The provider classes whose method of this name a consumer method runs by calling a
+        provider base explicitly (`Base.m(self, ...)`: the first class of Base's order defining m).
+        tpu-inference's `VllmMxfp4MoEMethod.__init__` calls `FusedMoEMethodBase.__init__`, not the
+        `Mxfp4MoEMethod.__init__` it overrides, where vLLM 0.27 sets `is_k3_situ_aiter`."""
+        out: set[ClassRef] = set()
+        for base in method.delegates_to:
+            cls = provider_class(self.resolve, base.provider) if base.provider else None
+            for node in self.index.mro(cls) if cls is not None else ():
+                info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+                if info is None or method.name in info.members:
+                    if info is not None and isinstance(node, ClassRef):
+                        out.add(node)
+                    break
+        return out
+
+    def _overridden(self, name: str, attr: str) -> ClassRef | None:
+        """The provider class whose `attr` consumer class `name`'s own overrides: the first class
+        after it in its order that defines it; None when a consumer or outside class comes first."""
+        for node in self.mro(name)[1:]:
+            if isinstance(node, ClassRef):
+                info = self.index.class_info(node)
+                if info is not None and attr in info.members:
+                    return node
+            elif isinstance(node, str):
+                if node not in PLAIN_BASES:
+                    return None
+            elif (consumer := self.consumer(node)) is not None and any(m.name == attr for m in consumer.methods):
+                return None
+        return None
 
     def lookup(self, name: str, attr: str, after: int = -1) -> Definition | str | None:
         """The first class after position `after` in the MRO of `name` that defines `attr`; an
