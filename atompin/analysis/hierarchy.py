@@ -518,34 +518,39 @@ class Hierarchy:
     def calls_original(self, name: str, method: ConsumerMethod) -> bool:
         """Does a consumer method hand on to the method it overrides: `super().m(...)`, or
         `Base.m(self, ...)` with a base in the MRO of class `name` (not `nn.Module.__init__(self)`)
-        whose `m` is the overridden provider method (`explicit_runs`)?"""
+        whose order reaches the overridden provider method (`_hands_on`)?"""
         if method.calls_super:
             return True
         mro = self.mro(name)
         overridden = self._overridden(name, method.name)
         for base in method.delegates_to:
-            if base.provider and provider_class(self.resolve, base.provider) in mro:
-                if overridden is None or overridden in self.explicit_runs(method):
-                    return True
+            cls = provider_class(self.resolve, base.provider) if base.provider else None
+            if cls is not None and cls in mro and (overridden is None or self._hands_on(cls, method.name, overridden)):
+                return True
             if base.consumer and ConsumerRef(base.consumer) in mro:
                 return True
         return False
 
-    def explicit_runs(self, method: ConsumerMethod) -> set[ClassRef]:
-        """The provider classes whose method of this name a consumer method runs by calling a
-        provider base explicitly (`Base.m(self, ...)`: the first class of Base's order defining m).
-        tpu-inference's `VllmMxfp4MoEMethod.__init__` calls `FusedMoEMethodBase.__init__`, not the
+    def explicitly_reached(self, method: ConsumerMethod) -> set[ClassRef]:
+        """The provider classes a consumer method may run the method of its name of by calling a
+        provider base explicitly (`Base.m(self, ...)`): Base's order. tpu-inference's
+        `VllmMxfp4MoEMethod.__init__` calls `FusedMoEMethodBase.__init__`, not the
         `Mxfp4MoEMethod.__init__` it overrides, where vLLM 0.27 sets `is_k3_situ_aiter`."""
-        out: set[ClassRef] = set()
-        for base in method.delegates_to:
-            cls = provider_class(self.resolve, base.provider) if base.provider else None
-            for node in self.index.mro(cls) if cls is not None else ():
-                info = self.index.class_info(node) if isinstance(node, ClassRef) else None
-                if info is None or method.name in info.members:
-                    if info is not None and isinstance(node, ClassRef):
-                        out.add(node)
-                    break
-        return out
+        bases = (provider_class(self.resolve, base.provider) for base in method.delegates_to if base.provider)
+        return {node for cls in bases if cls is not None for node in self.index.mro(cls) if isinstance(node, ClassRef)}
+
+    def _hands_on(self, cls: ClassRef, attr: str, overridden: ClassRef) -> bool:
+        """Does `cls.attr` (provider class `cls`) run, or may it run, `overridden`'s `attr`? Not when
+        `overridden` is not in its order, nor when a class before it there defines `attr`."""
+        for node in self.index.mro(cls):
+            if node == overridden:
+                return True
+            info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+            if info is None:
+                return overridden in self.index.mro(cls)  # an outside or unindexed class first: may
+            if attr in info.members:
+                return False
+        return False
 
     def _overridden(self, name: str, attr: str) -> ClassRef | None:
         """The provider class whose `attr` consumer class `name`'s own overrides: the first class

@@ -343,13 +343,13 @@ def _new_attributes(hierarchy: Hierarchy, baseline: Baseline, pair: OverridePair
 def _super_chain(hierarchy: Hierarchy, pair: OverridePair) -> list[ClassRef]:
     """The provider classes whose `pair.method` the override skips: the one it overrides, and each
     next in the class's order whose method the one before calls as `super().method(...)`, up to one
-    the override runs itself by calling a base explicitly (`Hierarchy.explicit_runs`)
+    the override may run itself by calling a base explicitly (`Hierarchy.explicitly_reached`)
     (vllm-rbln overrides `UnitaryKVCacheCoordinator.__init__`, which hands on to
     `KVCacheCoordinator.__init__`, where vLLM 0.30 sets `num_reprefillable_tokens`)."""
     name = pair.method.name
     order = [node for node in hierarchy.mro(pair.cls.name) if isinstance(node, ClassRef)]
     chain = [pair.base]
-    ran = hierarchy.explicit_runs(pair.method)  # `Base.m(self)` calls of the override run those
+    ran = hierarchy.explicitly_reached(pair.method)  # `Base.m(self)` calls of the override may run those
     while True:
         info = hierarchy.provider(chain[-1])
         if info is None or not any(c.receiver == "super" and c.name == name == c.method for c in info.self_calls):
