@@ -25,6 +25,7 @@ from atompin.analysis.indexer import CONTAINERS
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.name_sites import NameSearch, NameSite, open_blocks
 from atompin.analysis.names import absolute_module
+from atompin.analysis.outside import PROTOCOL_BASES
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import Ref
@@ -105,17 +106,13 @@ def instance_class(hierarchy: Hierarchy, site: NameSite, tested_only: bool = Fal
     return annotated_return(hierarchy, target)[1]
 
 
-# Bases that make `isinstance` a test of shape (a runtime-checkable protocol's members).
-_PROTOCOLS = frozenset({"Protocol", "typing.Protocol", "typing_extensions.Protocol"})
-
-
 def _tested_by_shape(hierarchy: Hierarchy, cls: ClassRef) -> bool:
     """May `isinstance(x, cls)` hold for an x of a class not deriving from `cls`? A protocol's
     test is of its members (vLLM's `SupportsLoRA`), and a class may define the test itself
     (`__subclasshook__`, `__instancecheck__` on a metaclass is not followed)."""
     for node in hierarchy.index.mro(cls):
         if isinstance(node, str):
-            if node in _PROTOCOLS:
+            if node in PROTOCOL_BASES:
                 return True
             continue
         info = hierarchy.index.class_info(node)

@@ -46,7 +46,7 @@ from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, Node
 from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind
-from atompin.analysis.outside import STRUCT_BASES
+from atompin.analysis.outside import PROTOCOL_BASES, STRUCT_BASES
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import (
     Condition,
@@ -66,9 +66,6 @@ from atompin.model import Finding, Rule, Severity, Site
 # this rule does not follow.
 _KNOWN_OUTSIDE = STRUCT_BASES
 
-
-# Bases that make a class a structural type.
-_PROTOCOLS = frozenset({"Protocol", "typing.Protocol", "typing_extensions.Protocol"})
 
 # A class defining one of these may serve any name.
 _SERVES_ANY = frozenset({"__getattr__", "__getattribute__"})
@@ -502,7 +499,7 @@ def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRe
         if step_class is None:
             return None
         order, receiver = h.index.mro(step_class), step_class
-    if isinstance(receiver, ClassRef) and _PROTOCOLS.intersection(n for n in order if isinstance(n, str)):
+    if isinstance(receiver, ClassRef) and PROTOCOL_BASES.intersection(n for n in order if isinstance(n, str)):
         return None  # any class with the right members is one: not only its subclasses
     return order, receiver
 

@@ -17,6 +17,10 @@ STRUCT_BASES: dict[str, frozenset[str]] = {
     ),
 }
 
+# Bases that make a class a structural type: `isinstance` tests a runtime-checkable protocol's
+# members, not the class's order.
+PROTOCOL_BASES = frozenset({"Protocol", "typing.Protocol", "typing_extensions.Protocol"})
+
 # torch's `nn.Module`, the usual base of a layer class.
 MODULE_MEMBERS = frozenset(
     {

@@ -452,7 +452,7 @@ def _methods(node: ast.ClassDef) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFu
 # What `instance_assignments` says of an attribute set to a false constant (`self.enabled = False`).
 FALSE_CONSTANT = "=false"
 
-# Methods that change a list or set in place (what it holds is then not only what it was made of).
+# Methods that change a list, set or dict in place (what it holds is then not only what it was made of).
 _IN_PLACE = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "__setitem__", "__iadd__"})
 
 
