@@ -178,6 +178,22 @@ def test_text_sites_are_on_their_lines_however_many_a_file_holds(end: str):
     assert [site.line for site in sites] == [i + 1 for i in range(1, 3001) if i % 3]  # comments left out
 
 
+def test_a_module_path_in_an_import_is_no_attribute_read():
+    # vLLM 0.33's `vllm/engine/protocol.py:23`, `from vllm.v1.engine.input_processor import
+    # InputProcessor`, was cited as a read of `.input_processor`.
+    source = (
+        "from pv.engine.hook import Hook\n"
+        "import pv.engine.hook as h, pv.hook\n"
+        "    from pv.hook import x\n"
+        "def f(e):\n"
+        "    return e.hook, Hook\n"
+        "import pv; e = None; e.hook\n"
+    )
+    tree = MemoryTree({"pv/__init__.py": "", "pv/engine/__init__.py": "", "pv/user.py": source}, "provider")
+    sites = NameSearch(tree, "pv", AnalysisCache()).find_text(["hook"])["hook"]
+    assert [site.line for site in sites] == [5, 6]
+
+
 def test_a_baseline_takes_cached_identifiers_rather_than_search_and_keeps_the_pins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -754,6 +754,10 @@ def open_blocks(text: bytes) -> Iterator[tuple[int, tuple[tuple[int, str, str], 
 
 _OWN_RECEIVER = re.compile(rb"(?<![\w.])(?:self|cls|super\(\))\s*$")
 
+# The start of an import statement's line up to a module path being written (`from a.b`,
+# `import a.b`): a name after a dot there is a module's, not an attribute read.
+_IMPORT_PATH = re.compile(rb"[ \t]*(?:from[ \t]+[\w.]*|import[ \t]+[\w., \t]*)")
+
 
 def _text_sites(text: bytes, path: str, name: str, prose: ProseFinder) -> list[NameSite]:
     """`x.name(...)` and `x.name` on receivers other than self/cls/super(), from the text alone
@@ -773,6 +777,8 @@ def _text_sites(text: bytes, path: str, name: str, prose: ProseFinder) -> list[N
             continue  # an assignment, not a use
         if _OWN_RECEIVER.search(text[max(0, i - 16) : i]):
             continue
+        if _IMPORT_PATH.fullmatch(text, text.rfind(b"\n", 0, i) + 1, i):
+            continue  # `from vllm.v1.engine.input_processor import ...`
         if prose.at(i):
             continue
         found.append((SiteKind.CALL if rest.startswith(b"(") else SiteKind.READ, i))
