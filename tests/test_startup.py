@@ -234,10 +234,11 @@ def test_a_method_called_on_a_consumer_class_runs_and_a_constructor_is_not_follo
     top of a module: a method called on a consumer class runs its body. It used to be passed over,
     so an error after it was told first even where the method raised before it."""
     method = "class Reg:\n    @classmethod\n    def add(cls, name):\n        from pv.gone import x\n\n\n"
-    local = {
-        "plug/": "",
-        "plug.register": method + "def register():\n    Reg.add('a')\n    from pv.gone import later\n",
-    }
+
+    def registering(classes: str, call: str) -> dict[str, str]:
+        return {"plug/": "", "plug.register": classes + f"def register():\n    {call}\n    from pv.gone import later\n"}
+
+    local = registering(method, "Reg.add('a')")
     assert stop(local, [error("plug/register.py", 4), error("plug/register.py", 9)]) == (
         "plug/register.py:4 | entry point pv.general_plugins plug.register:register → Reg.add() at "
         "plug/register.py:8 | "
@@ -256,10 +257,7 @@ def test_a_method_called_on_a_consumer_class_runs_and_a_constructor_is_not_follo
     flag = method.replace("(cls, name)", "(cls, flag=False)").replace(
         "        from", "        if flag:\n            from"
     )
-    flagged = {
-        "plug/": "",
-        "plug.register": flag + "def register():\n    Reg.add(True)\n    from pv.gone import later\n",
-    }
+    flagged = registering(flag, "Reg.add(True)")
     assert stop(flagged, [error("plug/register.py", 5), error("plug/register.py", 10)]) == (
         "plug/register.py:5 | entry point pv.general_plugins plug.register:register → Reg.add() at "
         "plug/register.py:9 |  | where `flag` (plug/register.py:4)"

@@ -656,10 +656,18 @@ class CallerSearch:
         mro = self.index.mro(owner)
         if caller == owner or caller not in mro:
             return None
-        for node in mro[: mro.index(caller)]:
-            info = self.index.class_info(node) if isinstance(node, ClassRef) else None
+        found = self._defined_first(mro[: mro.index(caller)], name)
+        return raw.how != "cls" if found is not None and f"{found}.{name}" == target.symbol else None
+
+    def _defined_first(self, order: list[ClassRef | str], name: str) -> ClassRef | None:
+        """The first provider class of `order` (part of a class's MRO) that defines `name`; None
+        when none does, or an outside class comes first."""
+        for node in order:
+            if isinstance(node, str):
+                return None
+            info = self.index.class_info(node)
             if info is not None and name in info.members:
-                return raw.how != "cls" if f"{node}.{name}" == target.symbol else None
+                return node
         return None
 
     def _reads_binding(self, module: str, raw: RawCall, target: Target, name: str, binding: str) -> bool:
@@ -725,10 +733,5 @@ class CallerSearch:
         return receiver is not None and owner in self.index.mro(receiver)
 
     def _super_reaches(self, ref: ClassRef, name: str, target: Target) -> bool:
-        for node in self.index.mro(ref)[1:]:
-            if isinstance(node, str):
-                return False
-            info = self.index.class_info(node)
-            if info is not None and name in info.members:
-                return f"{node}.{name}" == target.symbol
-        return False
+        found = self._defined_first(self.index.mro(ref)[1:], name)
+        return found is not None and f"{found}.{name}" == target.symbol

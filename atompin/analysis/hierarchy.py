@@ -522,7 +522,9 @@ class Hierarchy:
         if method.calls_super:
             return True
         mro = self.mro(name)
-        overridden = self._overridden(name, method.name)
+        # The provider class whose method it overrides (none known: a consumer or outside class first).
+        found = self.lookup(name, method.name, after=0)
+        overridden = found.node if isinstance(found, Definition) and isinstance(found.node, ClassRef) else None
         for base in method.delegates_to:
             cls = provider_class(self.resolve, base.provider) if base.provider else None
             if cls is not None and cls in mro and (overridden is None or self._hands_on(cls, method.name, overridden)):
@@ -551,21 +553,6 @@ class Hierarchy:
             if attr in info.members:
                 return False
         return False
-
-    def _overridden(self, name: str, attr: str) -> ClassRef | None:
-        """The provider class whose `attr` consumer class `name`'s own overrides: the first class
-        after it in its order that defines it; None when a consumer or outside class comes first."""
-        for node in self.mro(name)[1:]:
-            if isinstance(node, ClassRef):
-                info = self.index.class_info(node)
-                if info is not None and attr in info.members:
-                    return node
-            elif isinstance(node, str):
-                if node not in PLAIN_BASES:
-                    return None
-            elif (consumer := self.consumer(node)) is not None and any(m.name == attr for m in consumer.methods):
-                return None
-        return None
 
     def lookup(self, name: str, attr: str, after: int = -1) -> Definition | str | None:
         """The first class after position `after` in the MRO of `name` that defines `attr`; an
