@@ -55,7 +55,8 @@ def stop(
     told, finding = found
     assert told.site in finding.sites
     where = f" | where {told.when}" if told.when else ""
-    return f"{told.site} | {' → '.join(told.chain)} | {', '.join(told.unless)}{where}"
+    first = f" | raised first where {' or '.join(told.raised)}" if told.raised else ""
+    return f"{told.site} | {' → '.join(told.chain)} | {', '.join(told.unless)}{where}{first}"
 
 
 def outlines_of(trees: dict[str, tuple[str, ast.Module]], cache: AnalysisCache | None = None) -> OutlineReader:
@@ -574,11 +575,41 @@ def test_the_checks_say_which_sites_raise():
     assert [(f.symbol, "(plug/patches.py:6)" in f.message) for f in told] == [("pv.moved:helper", True)]
 
 
-def test_an_exit_by_raise_is_no_unless_and_in_a_try_body_leaves_the_rest_unknown():
-    # `if bad: raise` either stops the start-up itself or lets the rest run: nothing to say.
+def test_an_exit_by_raise_is_said_to_come_first_and_in_a_try_body_leaves_the_rest_unknown():
+    # `if bad: raise` stops the start-up with the consumer's own error where the test holds, and
+    # lets the rest run where it fails (arctic-inference refuses a vLLM it was not written for).
     raises = {"plug/": "", "plug.register": "if BAD:\n    raise ValueError\nimport pv.gone\n"}
     assert stop(raises, [error("plug/register.py", 3)]) == (
-        "plug/register.py:3 | entry point pv.general_plugins plug.register:register | "
+        "plug/register.py:3 | entry point pv.general_plugins plug.register:register |  | "
+        "raised first where `BAD` (plug/register.py:1)"
+    )
+    # A raise leaves the function and its callers: said also after the function returned, and
+    # for the next entry point.
+    nested = {
+        "plug/": "",
+        "plug.register": "def check():\n    if OLD:\n        raise RuntimeError\n"
+        "def register():\n    check()\ndef other():\n    import pv.gone\n",
+    }
+    points = [("g", "plug.register:register"), ("g", "plug.register:other")]
+    assert stop(nested, [error("plug/register.py", 7)], points) == (
+        "plug/register.py:7 | entry point g plug.register:other |  | raised first where `OLD` (plug/register.py:2)"
+    )
+    # A test of what the caller passed checks the argument, not the environment: not said
+    # (ATOM's `_set_framework_backbone("vllm")` raises only for a framework it does not know).
+    argument = {
+        "plug/": "",
+        "plug.register": "def check(name):\n    if name not in KNOWN:\n        raise ValueError\n"
+        "def register():\n    check('pv')\n    import pv.gone\n",
+    }
+    assert stop(argument, [error("plug/register.py", 6)]) == (
+        "plug/register.py:6 | entry point pv.general_plugins plug.register:register | "
+    )
+    told = StartupStop(
+        Site("plug/p.py", 2), ("entry point g plug.r:r",), ("`OFF` (plug/r.py:2)",), raised=("`OLD` (plug/r.py:4)",)
+    )
+    assert told.telling().startswith(
+        "it raises at start-up (plug/p.py:2), in every process that loads the plugin, unless `OFF` (plug/r.py:2); "
+        "where `OLD` (plug/r.py:4) holds, the plugin raises its own error there first: entry point g plug.r:r;"
     )
     # In a try body a handler may catch it (vllm-omni raises ImportError to skip a patch): what
     # follows in the body may not run, and code after the try does either way.
@@ -766,3 +797,40 @@ def test_a_stop_where_a_test_holds_is_told_so_for_the_plugin_and_for_a_command()
     same = replace(command, chain=("entry point console_scripts plug.cli:main", *plugin.chain[1:]))
     assert same.telling((plugin,)).startswith("the command `plug-serve` meets it first the same way")
     assert replace(same, when="").telling((plugin,)).startswith("it raises when the command")
+
+
+def test_a_refusal_of_the_provider_s_version_is_the_first_stop_and_what_follows_is_behind_it():
+    """arctic-inference 0.3 raises at start-up unless vLLM is the release its patches are written
+    for, or a flag skips the check: at another release that raise is an error (`gate-flip`), the
+    start-up's first stop, and an import gone that the patches meet after it is behind it."""
+    consumer = {
+        "pyproject.toml": PYPROJECT,
+        "plug/register.py": (
+            "import os\nimport pv\n\n\ndef register():\n"
+            '    if not os.environ.get("SKIP") and pv.__version__ != "1.0":\n'
+            '        raise RuntimeError("written for pv 1.0")\n'
+            "    from plug.patches import install\n    install()\n"
+        ),
+        "plug/patches.py": "def install():\n    from pv.worker import gone_helper\n    return gone_helper\n",
+    }
+    worker = {"pv/worker.py": "def helper():\n    return 1\n", "pv/__init__.py": ""}
+    written_for = {**worker, "pv/worker.py": "def gone_helper():\n    return 1\n"}
+    c = MemoryTree(dedent_files({"plug/__init__.py": "", **consumer}), "consumer")
+    p, b = MemoryTree(dedent_files(worker), "provider"), MemoryTree(dedent_files(written_for), "baseline")
+    result = check_trees(
+        c, p, "pv", "plug", baseline=b, baseline_label="1.0", provider_version="2.0", baseline_version="1.0"
+    )
+    [flip] = [f for f in result.findings if f.rule is Rule.GATE_FLIP]
+    assert flip.severity is Severity.ERROR and [str(s) for s in flip.sites] == [
+        "plug/register.py:6",
+        "plug/register.py:7",
+    ]
+    assert "the consumer raises at plug/register.py:7 (it refuses this provider version), unless " in flip.message
+    assert "; it raises at start-up (plug/register.py:7), in every process that loads the plugin where " in flip.message
+    [gone] = [f for f in result.findings if f.rule is Rule.UNRESOLVED_IMPORT]
+    assert gone.message.endswith("the import raises ImportError")  # behind the refusal
+    # At the release it was written for, nothing is said.
+    at_pin = check_trees(
+        c, b, "pv", "plug", baseline=b, baseline_label="1.0", provider_version="1.0", baseline_version="1.0"
+    )
+    assert at_pin.findings == ()

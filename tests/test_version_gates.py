@@ -370,8 +370,12 @@ PINNED = {
 def test_a_version_kept_in_a_helpers_constant_is_a_gate(run_check):
     result = run_check(PROVIDER, PINNED, version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
     [flip] = [f for f in result.findings if f.rule.value == "gate-flip"]
-    assert flip.severity.value == "warning" and str(flip.sites[0]) == "plug/plugin.py:4"
-    assert "`not plugin_version_compatible()` is false at the baseline (0.25.0) and true at 0.25.1" in flip.message
+    # The test guards a raise that now runs: the consumer refuses this release, an error.
+    assert flip.severity.value == "error" and [str(s) for s in flip.sites] == ["plug/plugin.py:4", "plug/plugin.py:5"]
+    assert flip.message == (
+        "`not plugin_version_compatible()` is false at the baseline (0.25.0) and true at 0.25.1: the consumer "
+        "raises at plug/plugin.py:5 (it refuses this provider version)"
+    )
     # Beside runtime state the whole test is undecided at the pin; its version part still flips.
     skippable = {
         **PINNED,
@@ -381,10 +385,24 @@ def test_a_version_kept_in_a_helpers_constant_is_a_gate(run_check):
     }
     result = run_check(PROVIDER, skippable, version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
     [flip] = [f for f in result.findings if f.rule.value == "gate-flip"]
-    assert (
+    # The runtime part is an opt-out (`not skip`): it raises unless that is set, an error.
+    assert flip.severity.value == "error" and flip.message == (
         "`not plugin_version_compatible()` is false at the baseline (0.25.0) and true at 0.25.1, in `not skip "
-        "and (not plugin_version_compatible())`, which runtime state decides too"
-    ) in flip.message
+        "and (not plugin_version_compatible())`: the consumer raises at plug/plugin.py:5 (it refuses this "
+        "provider version), unless `skip` is set"
+    )
+    # Any other runtime part may or may not hold: a warning, that says where it raises.
+    strict = {**skippable, "plug/plugin.py": skippable["plug/plugin.py"].replace("not skip and", "skip and")}
+    result = run_check(PROVIDER, strict, version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
+    [flip] = [f for f in result.findings if f.rule.value == "gate-flip"]
+    assert flip.severity.value == "warning" and flip.message.endswith(
+        ": where `skip` holds, the consumer raises at plug/plugin.py:5 (it refuses this provider version)"
+    )
+    # A test that guards no raise flips as before: a warning.
+    returns = {**skippable, "plug/plugin.py": skippable["plug/plugin.py"].replace("raise RuntimeError(", "return (")}
+    result = run_check(PROVIDER, returns, version="0.25.1", baseline=PROVIDER, baseline_version="0.25.0")
+    [flip] = [f for f in result.findings if f.rule.value == "gate-flip"]
+    assert flip.severity.value == "warning" and "which runtime state decides too" in flip.message
     same = run_check(PROVIDER, skippable, version="0.25.0", baseline=PROVIDER, baseline_version="0.25.0")
     assert [f for f in same.findings if f.rule.value == "gate-flip"] == []
     # A constant that may be None tells nothing for certain: the gate is not decided.

@@ -80,7 +80,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-101"
+SCAN_FORMAT = "atompin-scan-102"
 # Bump when `relevant.imported_modules` changes meaning: what the start-up walk keeps of it.
 IMPORTS_FORMAT = "atompin-imports-1"
 
@@ -533,7 +533,9 @@ def _check_usage(edge: _Edge, usage: ConsumerUsage, left_by_scan: list[object]) 
         )
         judged_since = baseline_version if base_index is not None else None
         gates = gate_readings(usage, provider_version, judged_since)
-        findings += gate_flips(usage, provider_version, judged_since)
+        flips, refusing = gate_flips(usage, provider_version, judged_since)
+        findings += flips
+        checker.findings.stops.update(refusing)
         findings += override_findings
         startup: StartupWalk | None = None
         if contact.worker is not None:
@@ -816,21 +818,31 @@ def gate_readings(usage: ConsumerUsage, version: str | None, baseline_version: s
     ]
 
 
-def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str | None) -> list[Finding]:
+def gate_flips(
+    usage: ConsumerUsage, version: str | None, baseline_version: str | None
+) -> tuple[list[Finding], set[tuple[str, str, Site]]]:
     """`gate-flip`: a gate whose value differs between the baseline and the pin; or, where runtime
     state leaves the gate undecided at one of them, a version part of its `and`/`or` that flips
     (`not envs.SKIP_CHECK and not version_compatible()`). One finding per test as written, with
-    every place it is tested."""
+    every place it is tested. A test guarding a function's `raise` that now holds where it did not
+    is the consumer refusing this provider version (`_refusal`); with the stops of such errors
+    (the raise, which raises where it runs: for the start-up walk)."""
     if not baseline_version:
-        return []
+        return [], set()
+    raising = dict(usage.gated_raises)
     sites: dict[tuple[str, str], list[Site]] = {}
+    errors: set[tuple[str, str]] = set()
     for condition, gate in _version_gates(usage):
         before, now = evaluate(gate, baseline_version), evaluate(gate, version)
+        raise_site = raising.get(condition.site)
+        error = False
         if before is not None and now is not None:
             if before == now:
                 continue
             told = f"`{condition.text}` is {describe(before)} at the baseline ({baseline_version}) and {describe(now)}"
             message = f"{told} at {version}: the code that runs here changed without the consumer changing"
+            if raise_site is not None and now is True:
+                message, error = f"{told} at {version}: {_REFUSES.format(raise_site)}", True
         else:
             parts = gate.parts if gate.op in (GateOp.ALL, GateOp.ANY) else ()
             flips = [
@@ -845,14 +857,42 @@ def gate_flips(usage: ConsumerUsage, version: str | None, baseline_version: str 
                 continue
             part, was, is_ = flips[0]
             told = f"`{part.text}` is {describe(was)} at the baseline ({baseline_version}) and {describe(is_)}"
-            message = (
-                f"{told} at {version}, in `{condition.text}`, which runtime state decides too: the code that runs "
-                "here may change without the consumer changing"
-            )
-        sites.setdefault((condition.text, message), []).append(condition.site)
+            told = f"{told} at {version}, in `{condition.text}`"
+            message = f"{told}, which runtime state decides too: the code that runs here may change without the consumer changing"
+            if raise_site is not None and is_ is True and gate.op is GateOp.ALL:
+                message, error = _refusal(told, raise_site, [p for p in parts if p is not part])
+        at = sites.setdefault((condition.text, message), [])
+        at.append(condition.site)
+        if error and raise_site is not None:
+            errors.add((condition.text, message))
+            at.append(raise_site)
     # One flip of one test is one finding, with every place the consumer tests it (trl tests its
     # `_HAS_STATEFUL_TRAINER_ENGINE` flag at 15 places).
-    return [
-        Finding(Rule.GATE_FLIP, Severity.WARNING, text, tuple(sorted(set(at))), message)
-        for (text, message), at in sites.items()
+    findings = [
+        Finding(
+            Rule.GATE_FLIP,
+            Severity.ERROR if key in errors else Severity.WARNING,
+            key[0],
+            tuple(sorted(set(at))),
+            key[1],
+        )
+        for key, at in sites.items()
     ]
+    raises = set(raising.values())
+    stops = {(Rule.GATE_FLIP.value, key[0], site) for key in errors for site in sites[key] if site in raises}
+    return findings, stops
+
+
+_REFUSES = "the consumer raises at {} (it refuses this provider version)"
+
+
+def _refusal(told: str, raise_site: Site, rest: list[Gate]) -> tuple[str, bool]:
+    """The message of a function's `if a and <version part> and ...: raise` whose version part
+    now holds, and whether it is an error: the other parts are opt-outs (`not envs.SKIP_CHECK`),
+    so it raises unless someone set one; for other runtime state, a warning, where it holds."""
+    opt_out = [p for p in rest if p.op is GateOp.RUNTIME and p.text.startswith("not ")]
+    others = [f"`{p.text}`" for p in rest if p not in opt_out]
+    if others:
+        return f"{told}: where {' and '.join(others)} holds, {_REFUSES.format(raise_site)}", False
+    unless = " or ".join(f"`{p.text[4:].strip()}`" for p in opt_out)
+    return f"{told}: {_REFUSES.format(raise_site)}" + (f", unless {unless} is set" if unless else ""), True

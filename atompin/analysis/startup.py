@@ -39,6 +39,7 @@ Pure: the consumer modules' outlines (`code_outline`) and imports (`Imports`) in
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
@@ -99,24 +100,32 @@ class StartupStop:
     # The test of the `if` whose branch holds the stop, where the walk cannot tell whether it
     # holds (the environment's, the hardware's): `x` at path:line; "" when none is on the way.
     when: str = ""
+    # The tests of the consumer's own `if x: raise ...` passed on the way: where one holds, the
+    # start-up stops there first, with the consumer's own error (arctic-inference refuses a vLLM
+    # it was not written for): `x` at path:line.
+    raised: tuple[str, ...] = ()
 
     def telling(self, told: tuple[StartupStop, ...] = ()) -> str:
         """What a message says of it; briefly where it is met the same way as a stop already
         `told` of the same error (a command importing the package the plugin's start-up does)."""
         unless = f", unless {', '.join(self.unless)}" if self.unless else ""
         where = f" where {self.when} holds" if self.when else ""
-        way = (self.chain[1:], self.unless, self.when)
-        if self.command and any((t.chain[1:], t.unless, t.when) == way for t in told):
+        way = (self.chain[1:], self.unless, self.when, self.raised)
+        if self.command and any((t.chain[1:], t.unless, t.when, t.raised) == way for t in told):
             return f"the command `{self.command}` meets it first the same way, from {self.chain[0]}"
+        who = f"the command `{self.command}`" if self.command else "the plugin"
+        first = (
+            f"; where {' or '.join(self.raised)} holds, {who} raises its own error there first" if self.raised else ""
+        )
         if self.command:
             where = f", {where[1:]}" if where else ""
             return (
-                f"it raises when the command `{self.command}` starts ({self.site}){where}{unless}: "
+                f"it raises when the command `{self.command}` starts ({self.site}){where}{unless}{first}: "
                 + " → ".join(self.chain)
                 + "; what the command would do after it, and the errors there, are behind it"
             )
         return (
-            f"it raises at start-up ({self.site}), in every process that loads the plugin{where}{unless}: "
+            f"it raises at start-up ({self.site}), in every process that loads the plugin{where}{unless}{first}: "
             + " → ".join(self.chain)
             + "; what the plugin would do after it, and the errors there, are behind it"
         )
@@ -140,6 +149,8 @@ class _Walk:
     steps: int = 0
     chain: list[str] = field(default_factory=list)
     unless: list[str] = field(default_factory=list)
+    raised: list[str] = field(default_factory=list)  # `StartupStop.raised`: kept from one entry point to the next
+    params: list[tuple[str, ...]] = field(default_factory=list)  # of each function being run, innermost last
     when: str = ""  # `StartupStop.when`, once the walk follows such a branch
     found: StartupStop | None = None
     gave_up: bool = False
@@ -301,7 +312,9 @@ def _run_function(walk: _Walk, found: _Function | None, passed: tuple[tuple[str,
         return
     unless = len(walk.unless)
     known = _arguments(walk, found, passed)
+    walk.params.append(function.params)
     _block(walk, where, path, walk.outlines.body(where, function), _bindings(walk, where), known=known)
+    walk.params.pop()
     if walk.found is None:
         del walk.unless[unless:]  # an early exit of the function: the caller's code runs on after it
 
@@ -436,7 +449,9 @@ def _statement(walk: _Walk, module: str, path: str, step: Step, bound: dict[str,
     """Run a simple statement; how its block ends there (None: the block runs on)."""
     hit = _failing(walk, path, step)
     if hit:
-        walk.found = StartupStop(Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless), walk.command, walk.when)
+        walk.found = StartupStop(
+            Site(path, hit[0]), tuple(walk.chain), tuple(walk.unless), walk.command, walk.when, tuple(walk.raised)
+        )
         return _ON
     if step.kind in (IMPORT, FROM):
         _import(walk, module, path, step, bound)
@@ -471,15 +486,26 @@ def _runs_on(
     walk: _Walk, module: str, path: str, test: Step, rest: tuple[Step, ...], bound: dict[str, str], caught: bool
 ) -> bool:
     """Does the walk go on after an `if` it does not follow? After `if disabled: return` it does,
-    where the test fails (said as "unless"); after `if x: raise ...` that a handler may catch, the
-    rest of the `try` body may not run: not followed."""
+    where the test fails (said as "unless"); after `if x: raise ...` it does too, where the test
+    fails (where it holds, the start-up stops there with the consumer's own error); but where a
+    handler may catch that raise, the rest of the `try` body may not run: not followed."""
     if test.ends == "return":
         walk.unless.append(f"`{test.test}` ({path}:{test.start})")
     elif caught and test.ends == "raise":
         for each in rest:
             _not_followed(walk, module, path, each, bound)
         return False
+    elif test.ends == "raise" and not _tests_an_argument(walk, test.test):
+        walk.raised.append(f"`{test.test}` ({path}:{test.start})")
     return True
+
+
+def _tests_an_argument(walk: _Walk, test: str) -> bool:
+    """Does an `if` test read a parameter of the function being run? Then it checks what its
+    caller passed (ATOM's `_set_framework_backbone("vllm")` raises for a framework it does not
+    know), not the environment the plugin loads in: its raise is not said to come first."""
+    words = set(re.findall(r"[A-Za-z_]\w*", test))
+    return bool(walk.params) and not words.isdisjoint(walk.params[-1])
 
 
 def _failing(walk: _Walk, path: str, step: Step) -> list[int]:

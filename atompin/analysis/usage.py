@@ -339,6 +339,9 @@ class ConsumerUsage:
     module_probes: list[Condition] = field(default_factory=list)
     # Module-level raises under a version gate or a test of the provider's names.
     module_stops: list[ModuleStop] = field(default_factory=list)
+    # In a function, `if <version gate>: raise ...` (the consumer refusing a provider version):
+    # the test's site and the raise's.
+    gated_raises: list[tuple[Site, Site]] = field(default_factory=list)
     # Functions that raise unless provider callables take some parameters.
     requirements: list[Requirement] = field(default_factory=list)
     # Provider module names the consumer registers in sys.modules itself.

@@ -155,6 +155,8 @@ class ConditionReader:
         if top and raises:
             stop = ModuleStop(self._site(ctx, node.body[-1]), ctx.file.module, ctx.file.is_package, other.when)
             self.usage.module_stops.append(stop)
+        if in_function and raises and gate.kind is ConditionKind.GATE:
+            self.usage.gated_raises.append((gate.site, self._site(ctx, node.body[-1])))
         if in_function and raises and gate.kind is ConditionKind.PARAM_TAKEN:
             holds = replace(gate, expect=not gate.expect)
             requirement = Requirement(self._site(ctx, node.body[-1]), ctx.file.module, ctx.function, holds)
