@@ -7,6 +7,7 @@ give no finding.
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.results import check_trees
+from atompin.analysis.syntax import redefined
 from atompin.cli import app
 from atompin.model import CheckResult, Finding
 from atompin.sources.tree import MemoryTree
@@ -2046,6 +2048,73 @@ def test_an_override_returning_another_tuple_length_that_the_provider_calls_and_
     ]
     # Without a baseline nothing tells whether the length changed: warnings.
     assert {f[0] for f in found(check(consumer, KV_B), "return-drift")} == {"warning"}
+
+
+@pytest.mark.parametrize(
+    "passes_on",
+    [
+        "return self._orig(request)",
+        "return super().get_computed_blocks(request)",
+        "return KVCacheManager.get_computed_blocks(self, request)",
+    ],
+)
+def test_unpacking_the_class_s_own_method_that_returns_the_provider_s_result(passes_on: str):
+    """arctic-inference wraps vLLM's `GPUModelRunner._bookkeeping_sync` (returning the original's
+    result) and unpacks its own wrapper's into 7 names; vLLM 0.28 returns 8."""
+    source = f"""
+        from pv.kv import KVCacheManager
+
+        class MyManager(KVCacheManager):
+            _orig = KVCacheManager.get_computed_blocks
+
+            def get_computed_blocks(self, request):
+                if request is None:
+                    {passes_on}
+                self.seen = request
+                {passes_on}
+
+            def plan(self, request):
+                blocks, n = self.get_computed_blocks(request)
+                return n
+    """
+    consumer = {"plug/kv.py": source}
+    assert found(check(consumer, KV_A), "return-drift") == []
+    result = check(consumer, KV_B, baseline=KV_A)
+    assert found(result, "return-drift") == [("error", "pv.kv:KVCacheManager.get_computed_blocks", "plug/kv.py:13")]
+    assert one(result, "return-drift").message.startswith(
+        "unpacks the result of plug.kv:MyManager.get_computed_blocks, which returns what "
+        "pv.kv:KVCacheManager.get_computed_blocks does, into 2 name(s);"
+    )
+    # A method with a return of its own making is not passing anything through.
+    own = {"plug/kv.py": source.replace(f"                {passes_on}\n\n", "                return [], 0\n\n")}
+    assert found(check(own, KV_B, baseline=KV_A), "return-drift") == []
+
+
+def test_a_method_defined_twice_in_a_class_body_is_its_last_def():
+    """Python keeps the last `def` of a name in a class body (arctic-inference's runner patch defines
+    `sample_tokens` twice): the one before is no override; a property's setter is."""
+    consumer = {
+        "plug/kv.py": """
+            from pv.kv import KVCacheManager
+
+            class MyManager(KVCacheManager):
+                def get_computed_blocks(self, request):
+                    return [], 0, 0
+
+                def get_computed_blocks(self, request):
+                    return [], 0
+        """
+    }
+    result = check(consumer, KV_B, baseline=KV_A)
+    assert found(result, "return-drift") == [("error", "plug.kv:MyManager.get_computed_blocks", "plug/kv.py:7")]
+    swapped = {"plug/kv.py": consumer["plug/kv.py"].replace("[], 0, 0\n", "[], 1\n").replace("[], 0\n", "[], 0, 0\n")}
+    assert "return [], 1" in swapped["plug/kv.py"]
+    assert found(check(swapped, KV_B, baseline=KV_A), "return-drift") == []
+    body = ast.parse(
+        "class C:\n    def a(self): pass\n    def a(self): pass\n"
+        "    @property\n    def b(self): pass\n    @b.setter\n    def b(self, v): pass\n"
+    ).body[0]
+    assert [n.lineno for n in redefined(body.body)] == [2]  # type: ignore[attr-defined]
 
 
 UNPACKS_FOUR = """

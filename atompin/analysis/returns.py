@@ -3,7 +3,8 @@ must still have the same length.
 
 A provider function returns N values when every `return` gives a literal tuple of N
 (or it is annotated `-> tuple[...]` of N). Errors: a consumer call of it (direct,
-through a saved original, `super()` or `self`) unpacked into another count (ValueError,
+through a saved original, `super()` or `self`, or through a method of the consumer class's own
+that returns its result) unpacked into another count (ValueError,
 or values in the wrong names); a replacement patched over it, or an override of it that
 provider code still running for the consumer's class calls, whose returns are tuples of
 another length (the provider's own callers unpack N). With a baseline where the length
@@ -214,5 +215,6 @@ def _unpack(
         return None
     severity, since = _judged(baseline, _at_baseline(baseline, symbol), returns, fits)
     names = f"at least {unpack.count - 1}" if unpack.starred else str(unpack.count)
-    message = f"unpacks the result into {names} name(s); {symbol} returns a tuple of {returns}{since}: ValueError"
+    result = f"the result of {unpack.through}, which returns what {symbol} does," if unpack.through else "the result"
+    message = f"unpacks {result} into {names} name(s); {symbol} returns a tuple of {returns}{since}: ValueError"
     return Finding(Rule.RETURN_DRIFT, severity, symbol, (unpack.site,), message)

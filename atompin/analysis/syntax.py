@@ -380,6 +380,29 @@ def class_body_names(body: list[ast.stmt]) -> set[str]:
     return out
 
 
+def redefined(body: list[ast.stmt]) -> set[ast.stmt]:
+    """The `def`s of a class body that a later `def` of the same name in it replaces before the
+    class is made: Python keeps the last (arctic-inference's runner patch defines `sample_tokens`
+    twice). A later def decorated from the name (`@x.setter`, `@f.register`) builds on it: kept."""
+    last: dict[str, ast.stmt] = {}
+    out: set[ast.stmt] = set()
+    for stmt in reversed(body):
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        later = last.get(stmt.name)
+        if later is None:
+            last[stmt.name] = stmt
+        elif not any(
+            isinstance(n, ast.Name) and n.id == stmt.name
+            for deco in later.decorator_list  # type: ignore[attr-defined]
+            for n in walk(deco)
+        ):
+            out.add(stmt)
+        else:
+            last[stmt.name] = stmt
+    return out
+
+
 def init_hands_on(node: ast.ClassDef) -> bool:
     """Does the class's `__init__` first hand every argument it takes on, unchanged, to the next
     class's (`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, a docstring
@@ -443,8 +466,9 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
 
 def _methods(node: ast.ClassDef) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
     """The class's methods, each with the name its first parameter gives the instance ("" for none)."""
+    replaced = redefined(node.body)
     for method in node.body:
-        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method not in replaced:
             args = [*method.args.posonlyargs, *method.args.args]
             yield method, args[0].arg if args else ""
 

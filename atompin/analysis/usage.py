@@ -547,6 +547,9 @@ class Unpack:
     starred: bool = False
     choices: tuple[Ref, ...] = ()
     method: MethodRef | None = None
+    # The consumer's own method called, whose every `return` gives the callee's result
+    # ("module:Class.m"); "" when the callee is called directly.
+    through: str = ""
 
 
 class HandoverKind(str, Enum):

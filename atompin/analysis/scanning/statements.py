@@ -39,6 +39,7 @@ from atompin.analysis.syntax import (
     dotted,
     gives_value,
     is_type_checking,
+    redefined,
     sets_locals_only,
     shared_names,
     statements,
@@ -188,12 +189,15 @@ class StatementReader:
             self._eval(expr, ctx)
         qualname = f"{ctx.function}.{node.name}" if ctx.function else node.name
         body_scope = Scope(ctx.scope)
+        replaced = redefined(node.body)
         # Methods see the enclosing scope, not the class body: give them a context whose
         # function name carries the class for readable qualnames.
         for stmt in node.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 for deco in stmt.decorator_list:
                     self._eval(deco, ctx)
+                if stmt in replaced:
+                    continue  # never a method of the class: a later def of its name replaces it
                 owner = f"{ctx.file.module}.{qualname}"
                 name = f"{qualname}.{stmt.name}"
                 when = self._when(ctx)

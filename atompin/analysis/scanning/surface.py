@@ -36,8 +36,10 @@ from atompin.analysis.syntax import (
     init_hands_on,
     mapped_type,
     only_raises,
+    redefined,
     statements,
     target_names,
+    walk_shallow,
 )
 from atompin.analysis.syntax import walk as every_node
 from atompin.analysis.usage import (
@@ -258,7 +260,8 @@ class SurfaceRecorder:
         # value. A name read in the body is the body's own binding before any global
         # (`hf_to_vllm_mapper = hf_to_atom_mapper`, as ATOM's Qwen3.5 models keep one mapper twice).
         held: dict[str, str] = {}
-        for stmt in node.body:
+        replaced = redefined(node.body)
+        for stmt in (s for s in node.body if s not in replaced):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 held[stmt.name] = ""
                 # A scanned method's delegation is seen while its body is read; a helper's is looked for here.
@@ -763,28 +766,70 @@ class SurfaceRecorder:
         return tuple(held)
 
     def _record_unpack(self: ConsumerScanner, node: ast.Assign, ctx: Ctx) -> None:
-        """`a, b = f(...)` where f is a provider object or a method through a receiver."""
+        """`a, b = f(...)` where f is a provider object or a method through a receiver, or the
+        class's own method passing one's result through (`_passed_through`)."""
         if not ctx.record or len(node.targets) != 1 or not isinstance(node.value, ast.Call):
             return
         target = node.targets[0]
         if not isinstance(target, (ast.Tuple, ast.List)):
             return
-        func = node.value.func
-        callee: Value
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted(func.value.func) == "super":
-            receiver = self._receiver_call(func.value, None, [self._pure(a, ctx) for a in func.value.args], ctx)
-            callee = receiver.method(func.attr) if isinstance(receiver, ReceiverValue) else None
-        else:
-            callee = self._pure(func, ctx)
+        callee = self._callee(node.value.func, ctx)
+        through = ""
+        if isinstance(callee, MethodValue) and (passed := self._passed_through(callee, ctx)) is not None:
+            callee, through = passed
         count = len(target.elts)
         starred = any(isinstance(e, ast.Starred) for e in target.elts)
         site = self._site(ctx, node)
         if isinstance(callee, ProviderValue):
-            self.usage.contact.unpacks.append(Unpack(site, count, starred, choices=callee.choices))
+            self.usage.contact.unpacks.append(Unpack(site, count, starred, choices=callee.choices, through=through))
         elif isinstance(callee, (MethodValue, MemberChain)):
-            self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.ref))
+            self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.ref, through=through))
         elif isinstance(callee, ReceiverValue) and callee.receiver is Receiver.INSTANCE and callee.choices:
             self.usage.contact.unpacks.append(Unpack(site, count, starred, method=callee.method("__call__").ref))
+
+    def _callee(self: ConsumerScanner, func: ast.expr, ctx: Ctx) -> Value:
+        """What a call of `func` calls: `super().m` is the base's method."""
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and dotted(func.value.func) == "super":
+            receiver = self._receiver_call(func.value, None, [self._pure(a, ctx) for a in func.value.args], ctx)
+            return receiver.method(func.attr) if isinstance(receiver, ReceiverValue) else None
+        return self._pure(func, ctx)
+
+    def _passed_through(self: ConsumerScanner, callee: MethodValue, ctx: Ctx) -> tuple[Value, str] | None:
+        """What `self.m(...)` gives, in a method of the class defining m, when m returns at every
+        `return` the result of one call of a provider method or function: its base's
+        (`super().m(...)`), or an original the class body keeps (`_orig_m = Base.m`, then
+        `self._orig_m(...)`). arctic-inference wraps vLLM's `_bookkeeping_sync` so, and unpacks
+        its own wrapper's result. With m's symbol ("module:Class.m"); None for any other method."""
+        ref = callee.ref
+        fn = self._functions.get(f"{ref.owner}.{ref.name}")
+        if ref.receiver is not Receiver.SELF or not ctx.owner or ref.owner != ctx.owner or fn is None:
+            return None
+        nodes = list(walk_shallow(fn.node.body))
+        exits = [n for n in nodes if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+        kept = self._kept_originals.get(ref.owner, {})
+        # A name either function binds itself is not what the other's code means by it.
+        local = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | set(fn.params)
+        passed: list[Value] = []
+        for node in exits:
+            if not isinstance(node, ast.Return) or not isinstance(node.value, ast.Call):
+                return None
+            func = node.value.func
+            value: Value
+            root = func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(func, ast.Attribute) and isinstance(root, ast.Name) and root.id == "self":
+                value = kept.get(func.attr) if func.value is root else None
+            elif isinstance(root, ast.Name) and (root.id in local or root.id in ctx.scope.names):
+                return None
+            else:
+                value = self._callee(func, ctx)  # `super().m`, or a module-level name's
+            if isinstance(value, MethodValue) and value.ref.receiver is not Receiver.SUPER:
+                return None  # another method of the class's own, perhaps
+            passed.append(value)
+        if not passed or any(v != passed[0] for v in passed) or not isinstance(passed[0], (ProviderValue, MethodValue)):
+            return None
+        return passed[0], f"{fn.file.module}:{fn.qualname}"
 
     def _record_call_handovers(
         self: ConsumerScanner, callee: ProviderValue, node: ast.Call, values: list[Value], ctx: Ctx
