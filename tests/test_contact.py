@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from atompin.analysis.arity import CallShape, keyword_dicts, shape_of
 from atompin.analysis.cache import AnalysisCache, SqliteAnalysisCache
 from atompin.analysis.name_sites import NameSearch
 from atompin.analysis.results import check_trees
@@ -113,6 +114,43 @@ def test_override_called_with_a_new_keyword_is_an_error_that_says_what_is_new():
     assert "pv/impl.py:2" in message and "out=, output_scale=" in message
     assert "out, output_scale new since 1.0" in message
     assert found(result, "shadow-drift") == []  # implementing a stub is not copying it
+
+
+@pytest.mark.parametrize(
+    "passing",
+    [
+        "kwargs = dict(q=q, k=k, v=v, return_lse=False, out=out)\n    return layer.prefill_backend.run(**kwargs)",
+        'kwargs = {"q": q, "k": k, "v": v, "return_lse": False, "out": out}\n'
+        "    return layer.prefill_backend.run(**kwargs)",
+        "return layer.prefill_backend.run(**dict(q=q, k=k, v=v, return_lse=False, out=out))",
+    ],
+)
+def test_keywords_a_call_passes_through_a_dict_written_whole_are_read(passing: str):
+    """vLLM's flashinfer warm-up builds `dummy_run_kwargs = dict(..., randomize_inputs=True)` and
+    calls `runner._dummy_run(**dummy_run_kwargs)`: arctic-inference's override cannot take it."""
+    provider = {**PREFILL_B, "pv/impl.py": f"def forward(layer, q, k, v, out):\n    {passing}\n"}
+    result = check(_prefill_consumer("self, q, k, v, return_lse"), provider, baseline=PREFILL_A)
+    assert found(result, "override-drift") == [("error", "plug.backend:MyPrefill.run", "plug/backend.py:4")]
+    assert "run(..., out=)" in one(result, "override-drift").message
+    # A dict changed after it is made, or bound twice, may pass anything: not read.
+    for changed in ("kwargs.update(x=1)\n    ", "kwargs = {}\n    "):
+        unknown = {**PREFILL_B, "pv/impl.py": provider["pv/impl.py"].replace("    return", f"    {changed}return")}
+        if "kwargs" not in passing:
+            continue
+        result = check(_prefill_consumer("self, q, k, v, return_lse"), unknown, baseline=PREFILL_A)
+        assert found(result, "override-drift") == [("warning", "plug.backend:MyPrefill.run", "plug/backend.py:4")]
+
+
+def test_keyword_dicts_are_the_locals_bound_once_to_a_dict_and_only_spread():
+    tree = ast.parse(
+        "def f(a, given):\n"
+        "    once = dict(x=1, y=2)\n    lit = {'z': 3}\n    twice = dict(x=1)\n    twice = dict(y=2)\n"
+        "    read = dict(x=1)\n    print(read)\n    built = dict(x=1, **a)\n    given = dict(w=1)\n"
+        "    g(**once, **lit, **twice, **read, **built, **given)\n"
+    )
+    assert keyword_dicts(tree.body[0]) == {"once": ("x", "y"), "lit": ("z",)}  # type: ignore[arg-type]
+    [call] = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "g"]
+    assert shape_of(call, {"once": ("x", "y")}) == CallShape(0, ("x", "y"), starstar=True)
 
 
 # vllm-gaudi's MLA forward_impl: vLLM 0.27 adds a keyword to a call that already passed keywords the
@@ -2655,6 +2693,17 @@ def test_whole_copies_whose_upstream_changed_are_warnings_with_the_change():
     )
     step = next(f for f in result.findings if f.symbol == "pv.gdn:step")
     assert "model.warm_up()" in step.message
+
+
+def test_a_copy_whose_upstream_passes_another_keyword_says_which():
+    """vLLM 0.27's `initialize_model_parallel` passes `use_all2all=` when it makes the expert-parallel
+    group; arctic-inference's copy does not."""
+    pin = {"pv/gdn.py": GDN_A["pv/gdn.py"].replace("return model(x)", "return model(x, fast=True)")}
+    base = {"pv/gdn.py": GDN_A["pv/gdn.py"].replace("return model(x)", "return model(x, slow=True)")}
+    result = check(COPIES, pin, baseline=base)
+    step = next(f for f in result.findings if f.symbol == "pv.gdn:step")
+    assert "keywords passed changed: model(+fast=, -slow=)" in step.message
+    assert "no call or parameter changed" not in step.message
 
 
 @pytest.mark.parametrize("mark", ["\x0c", "\x1c", "\x85", "\u2028"])

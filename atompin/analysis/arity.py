@@ -8,10 +8,11 @@ the import path passes the wrong argument and nothing raises.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from atompin.analysis.signature import Param, ParamKind, Signature
+from atompin.analysis.syntax import walk
 
 _POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 _BY_KEYWORD = (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
@@ -73,26 +74,71 @@ class CallShape:
         return "(" + ", ".join(parts) + ")"
 
 
-def shape_of(call: ast.Call) -> CallShape:
-    """What a call node passes (`**{"k": v}` with literal keys counts as those keywords)."""
+def shape_of(call: ast.Call, dicts: Mapping[str, tuple[str, ...]] | None = None) -> CallShape:
+    """What a call node passes. `**{"k": v}` with literal keys, or `**dict(k=v)`, counts as
+    those keywords; so does `**name` for a local `dicts` knows the keys of (`keyword_dicts`)."""
     keywords = [k.arg for k in call.keywords if k.arg]
     starstar = False
     for k in call.keywords:
         if k.arg is not None:
             continue
-        value = k.value
-        if isinstance(value, ast.Dict) and all(
-            isinstance(key, ast.Constant) and isinstance(key.value, str) for key in value.keys
-        ):
-            keywords += [key.value for key in value.keys]  # type: ignore[union-attr]
-        else:
+        keys = literal_keys(k.value)
+        if keys is None and isinstance(k.value, ast.Name) and dicts:
+            keys = dicts.get(k.value.id)
+        if keys is None:
             starstar = True
+        else:
+            keywords += keys
     return CallShape(
         positional=sum(1 for a in call.args if not isinstance(a, ast.Starred)),
         keywords=tuple(keywords),
         star=any(isinstance(a, ast.Starred) for a in call.args),
         starstar=starstar,
     )
+
+
+def literal_keys(node: ast.expr | None) -> tuple[str, ...] | None:
+    """The keys of a dict written whole: `{"k": v, ...}` with string keys, or `dict(k=v, ...)`
+    with keywords only; None for any other expression."""
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.keys):
+        return tuple(k.value for k in node.keys)  # type: ignore[union-attr]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "dict"
+        and not node.args
+        and all(k.arg for k in node.keywords)
+    ):
+        return tuple(k.arg for k in node.keywords if k.arg)
+    return None
+
+
+def keyword_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
+    """The locals of a function bound once, to a dict written whole (`literal_keys`), and used
+    only as `**name` in calls: the keywords such a call passes (vLLM's kernel warm-up builds
+    `dummy_run_kwargs = dict(..., randomize_inputs=True)` and calls `_dummy_run(**dummy_run_kwargs)`)."""
+    a = function.args
+    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
+    bound: dict[str, list[tuple[str, ...] | None]] = {p.arg: [None] for p in params}
+    spread: dict[str, int] = {}
+    loads: dict[str, int] = {}
+    for node in walk(function):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loads[node.id] = loads.get(node.id, 0) + 1
+            else:
+                bound.setdefault(node.id, []).append(None)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(literal_keys(node.value))
+        elif isinstance(node, ast.keyword) and node.arg is None and isinstance(node.value, ast.Name):
+            spread[node.value.id] = spread.get(node.value.id, 0) + 1
+    out = {}
+    for name, values in bound.items():
+        # The Assign and its target Name are both met: one binding is [keys, None] or [None, keys].
+        keys = [v for v in values if v is not None]
+        if len(values) == 2 and len(keys) == 1 and loads.get(name, 0) == spread.get(name, 0) > 0:
+            out[name] = keys[0]
+    return out
 
 
 def checkable(sig: Signature | None) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from atompin.analysis.arity import CallShape, shape_of
+from atompin.analysis.arity import CallShape, keyword_dicts, shape_of
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.import_gates import ImportGates
 from atompin.analysis.limits import parse_limited
@@ -39,7 +39,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-18"
+SITES_FORMAT = "atompin-sites-19"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).
@@ -931,6 +931,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.tested: list[tuple[str, str, ast.If]] = []
         self.loops: list[ast.For | ast.AsyncFor] = []
         self.elements: dict[int, dict[str, str]] = {}  # a class's `element_makers`, read when asked for
+        self.dicts: dict[int, dict[str, tuple[str, ...]]] = {}  # a function's `keyword_dicts`, read when asked for
         # Every enclosing function, class bodies between them included (`_named`).
         self.enclosing: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
 
@@ -1038,7 +1039,7 @@ class _SiteVisitor(ast.NodeVisitor):
                 func.attr,
                 SiteKind.CALL,
                 self._receiver(func.value),
-                shape=shape_of(node),
+                shape=shape_of(node, self._keyword_dicts(node)),
                 unpack=self.unpacked.get(id(node)),
                 source=self._source(func.value),
                 flag=self._flag(func.value),
@@ -1052,6 +1053,15 @@ class _SiteVisitor(ast.NodeVisitor):
             if isinstance(name, ast.Constant) and name.value in self.names:
                 self._site(node, str(name.value), SiteKind.READ, self._receiver(node.args[0]))
         self.generic_visit(node)
+
+    def _keyword_dicts(self, call: ast.Call) -> dict[str, tuple[str, ...]]:
+        """The enclosing function's `keyword_dicts`, where the call passes `**name`."""
+        if not self.functions or not any(k.arg is None and isinstance(k.value, ast.Name) for k in call.keywords):
+            return {}
+        function = self.functions[-1][0]
+        if id(function) not in self.dicts:
+            self.dicts[id(function)] = keyword_dicts(function)
+        return self.dicts[id(function)]
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in self.names and id(node) not in self.called and isinstance(node.ctx, ast.Load):

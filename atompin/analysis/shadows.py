@@ -38,7 +38,7 @@ from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
-SHADOW_FORMAT = "atompin-shadow-2"
+SHADOW_FORMAT = "atompin-shadow-3"
 
 
 @dataclass(frozen=True)
@@ -107,13 +107,25 @@ def _function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef 
     return None
 
 
-def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    out: set[str] = set()
+def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
+    """Each callee the body calls ("name()"), with the keywords its calls pass."""
+    out: dict[str, set[str]] = {}
     for child in walk(ast.Module(body=function_body(node), type_ignores=[])):
         if isinstance(child, ast.Call):
             name = dotted(child.func) or (child.func.attr if isinstance(child.func, ast.Attribute) else "")
             if name:
-                out.add(f"{name}()")
+                out.setdefault(f"{name}()", set()).update(k.arg for k in child.keywords if k.arg)
+    return out
+
+
+def _keywords_changed(new: dict[str, set[str]], old: dict[str, set[str]]) -> list[str]:
+    """The callees both bodies call whose calls pass another set of keywords: `f(+a=, -b=)`
+    (vLLM 0.27 passes `use_all2all=` to `init_model_parallel_group` in `initialize_model_parallel`)."""
+    out = []
+    for name in sorted(new.keys() & old.keys()):
+        changes = [f"+{k}=" for k in sorted(new[name] - old[name])] + [f"-{k}=" for k in sorted(old[name] - new[name])]
+        if changes:
+            out.append(f"{name[:-1]}{', '.join(changes)})")
     return out
 
 
@@ -132,11 +144,14 @@ def upstream_change(
         return True, "", ""  # a stub to implement, or only comments and spacing changed
     detail = ""
     if new is not None and old is not None:
-        added, removed = sorted(_calls(new[0]) - _calls(old[0])), sorted(_calls(old[0]) - _calls(new[0]))
+        calls_now, calls_before = _calls(new[0]), _calls(old[0])
+        added, removed = sorted(calls_now.keys() - calls_before.keys()), sorted(calls_before.keys() - calls_now.keys())
         if added:
             notes.append(f"calls added: {', '.join(added)}")
         if removed:
             notes.append(f"calls removed: {', '.join(removed)}")
+        if changed := _keywords_changed(calls_now, calls_before):
+            notes.append(f"keywords passed changed: {', '.join(changed)}")
         a, b = _source_lines(old[0], old[1]), _source_lines(new[0], new[1])
         detail = "".join(
             difflib.unified_diff(a, b, f"{before.path}:{before.line} ({label})", f"{now.path}:{now.line} (pin)")
