@@ -2695,6 +2695,41 @@ def test_whole_copies_whose_upstream_changed_are_warnings_with_the_change():
     assert "model.warm_up()" in step.message
 
 
+def test_an_override_handing_on_through_its_own_helper_and_a_replacement_reading_no_argument_are_no_copies():
+    """ai-dynamo's scheduler's `update_from_output` returns `self._update_from_output(...)`, which
+    calls `super().update_from_output(...)`; its `kernel_warmup(*_args, **_kwargs)` only logs."""
+    consumer = {
+        "plug/gdn.py": """
+            import logging
+            import pv.gdn
+            from pv.gdn import GDNBuilder
+
+            class MyBuilder(GDNBuilder):
+                def build(self, m):
+                    if m is None:
+                        return 0
+                    return self._timed_build(m)
+
+                def _timed_build(self, m):
+                    return super().build(m)
+
+            def my_step(*_args, **_kwargs):
+                logging.info("skipped")
+
+            pv.gdn.step = my_step
+        """
+    }
+    assert found(check(consumer, GDN_B, baseline=GDN_A), "shadow-drift") == []
+    # A helper calling another method's original hands nothing on for this one; a replacement
+    # reading its arguments may copy the original.
+    other = consumer["plug/gdn.py"].replace("super().build(m)", "super().untouched(m)")
+    reading = other.replace('logging.info("skipped")', "return _args[0](_args[1])")
+    assert sorted(found(check({"plug/gdn.py": reading}, GDN_B, baseline=GDN_A), "shadow-drift")) == [
+        ("warning", "plug.gdn:MyBuilder.build", "plug/gdn.py:6"),
+        ("warning", "pv.gdn:step", "plug/gdn.py:17"),
+    ]
+
+
 def test_a_copy_whose_upstream_passes_another_keyword_says_which():
     """vLLM 0.27's `initialize_model_parallel` passes `use_all2all=` when it makes the expert-parallel
     group; arctic-inference's copy does not."""

@@ -166,6 +166,9 @@ class ConsumerScanner(StatementReader, ExpressionEvaluator, HelperCalls, Conditi
         self._param_attributes: dict[str, dict[str, str]] = {}
         # (class, method) -> how the method hands on to the one it overrides, seen while reading its body.
         self._delegations: dict[tuple[str, str], set[ClassBase]] = {}
+        # (class, m) -> the class's other methods whose bodies call `super().m(...)` (a helper the
+        # override of m may hand on through: `_delegated`).
+        self._super_helpers: dict[tuple[str, str], set[str]] = {}
         self._patchers: dict[str, bool] = {}  # consumer classes that set a subclass's members on a target
         self._kept_originals: dict[str, dict[str, ProviderValue]] = {}  # class -> provider objects its body keeps
         self._sources: dict[str, bytes] = {}  # each parsed file's source, by path

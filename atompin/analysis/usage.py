@@ -620,6 +620,9 @@ class Replacement:
     self_reads: tuple[tuple[str, Site], ...] = ()
     # Its returns of a value that leave output parameters unwritten (`output_buffers`).
     unwritten: tuple[UnwrittenReturn, ...] = ()
+    # It takes arguments and reads none of them: it does the original's work in no way, whatever
+    # the original does (ai-dynamo's `kernel_warmup(*_args, **_kwargs)` that only logs a skip).
+    discards: bool = False
 
 
 @dataclass(frozen=True)

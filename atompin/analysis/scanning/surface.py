@@ -597,6 +597,9 @@ class SurfaceRecorder:
         if not ctx.owner or not isinstance(node.func, ast.Attribute):
             return
         method = ctx.function.rpartition(".")[2]
+        if node.func.attr != method and isinstance(callee, MethodValue) and callee.ref.receiver is Receiver.SUPER:
+            self._super_helpers.setdefault((ctx.owner, node.func.attr), set()).add(method)
+            return
         if node.func.attr != method:
             kept = self._kept_originals.get(ctx.owner, {}).get(node.func.attr)
             on_self = (isinstance(callee, MethodValue) and callee.ref.receiver in (Receiver.SELF, Receiver.CLS)) or (
@@ -962,9 +965,19 @@ class SurfaceRecorder:
             if uses_original:
                 break
         site = self._site(ctx, node)
+        a = fn.node.args
+        params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        read = {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         self.usage.contact.replacements.append(
             Replacement(
-                owner.choices, attr, site, fn.dotted, fn.node.lineno, uses_original, tuple(sorted(self_reads.items()))
+                owner.choices,
+                attr,
+                site,
+                fn.dotted,
+                fn.node.lineno,
+                uses_original,
+                tuple(sorted(self_reads.items())),
+                discards=bool(params) and params.isdisjoint(read),
             )
         )
         outputs = output_names([a.arg for a in (*args, *fn.node.args.kwonlyargs)])
@@ -1006,7 +1019,27 @@ class SurfaceRecorder:
     def _delegated(self: ConsumerScanner, owner: str, method: ConsumerMethod) -> ConsumerMethod:
         seen = self._delegations.get((owner, method.name), set())
         explicit = tuple(sorted((b for b in seen if b.text != "super" or b.provider or b.consumer), key=repr))
-        return replace(method, calls_super=any(b == ClassBase(text="super") for b in seen), delegates_to=explicit)
+        calls_super = any(b == ClassBase(text="super") for b in seen) or self._super_through_helper(owner, method.name)
+        return replace(method, calls_super=calls_super, delegates_to=explicit)
+
+    def _super_through_helper(self: ConsumerScanner, owner: str, name: str) -> bool:
+        """Does method `name` of consumer class `owner` call, on its instance, another method of
+        the class whose body calls `super().name(...)`? It hands on through it: ai-dynamo's
+        scheduler's `update_from_output` returns `self._update_from_output(...)`, which calls
+        `super().update_from_output(...)`."""
+        helpers = self._super_helpers.get((owner, name))
+        fn = self._functions.get(f"{owner}.{name}") if helpers else None
+        if fn is None or not fn.params:
+            return False
+        me = fn.params[0]
+        return any(
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and isinstance(n.func.value, ast.Name)
+            and n.func.value.id == me
+            and n.func.attr in helpers  # type: ignore[operator]
+            for n in walk_shallow(fn.node.body)
+        )
 
     def _resolved_handovers(self: ConsumerScanner, handovers: list[Handover]) -> list[Handover]:
         """What was handed, by the dotted name of the class that defines it (re-exports followed).
