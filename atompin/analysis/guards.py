@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from atompin.analysis.names import absolute_module, in_package
 from atompin.analysis.syntax import dotted, walk_shallow
+from atompin.analysis.syntax import walk as every_node
 
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 _ATTRIBUTE_ERRORS = {"AttributeError"}
@@ -275,3 +276,51 @@ def hasattr_tests(test: ast.expr) -> Iterator[tuple[ast.Call, bool]]:
                     yield call, False
     elif isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
         yield test, negated
+
+
+def defaults_only(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Does the function write `name` as a string only as the name of a `getattr(x, "name",
+    default)`? Such a read goes on with the default where the name is gone: it tests nothing."""
+    strings = [n for n in every_node(function) if isinstance(n, ast.Constant) and n.value == name]
+    defaulted = {
+        id(n.args[1])
+        for n in every_node(function)
+        if isinstance(n, ast.Call) and dotted(n.func) == "getattr" and len(n.args) == 3
+    }
+    return bool(strings) and all(id(n) in defaulted for n in strings)
+
+
+def tested_around(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, line: int) -> bool:
+    """Is line `line` of the function under a test of `name`: in a branch of an `if`, `while`,
+    conditional expression or `and`/`or` whose test writes `name` as a string, or a local taken
+    from such an expression (`v = getattr(x, "name", None)`, then `if v is not None:`); or past an
+    `if` so testing whose body leaves (`if not hasattr(x, "name"): return`)?"""
+    taken = {
+        target.id
+        for node in every_node(function)
+        if isinstance(node, ast.Assign) and _writes_string(node.value, name)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+    def tests(expr: ast.AST) -> bool:
+        return _writes_string(expr, name) or any(isinstance(n, ast.Name) and n.id in taken for n in every_node(expr))
+
+    def spans(nodes: list[ast.stmt] | list[ast.expr]) -> bool:
+        return any(n.lineno <= line <= (n.end_lineno or n.lineno) for n in nodes)
+
+    for node in every_node(function):
+        if isinstance(node, (ast.If, ast.While)) and tests(node.test):
+            if spans(node.body) or spans(node.orelse):
+                return True
+            if leaves(node.body) and (node.end_lineno or node.lineno) < line:
+                return True
+        elif isinstance(node, ast.IfExp) and tests(node.test) and spans([node.body, node.orelse]):
+            return True
+        elif isinstance(node, ast.BoolOp) and tests(node.values[0]) and spans(node.values[1:]):
+            return True
+    return False
+
+
+def _writes_string(expr: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Constant) and n.value == name for n in every_node(expr))

@@ -28,6 +28,7 @@ from atompin.analysis.gates import (
     VersionSpecifier,
     version_slice,
 )
+from atompin.analysis.guards import defaults_only, tested_around
 from atompin.analysis.names import writes_as_string
 from atompin.analysis.platforms import PLATFORM_METHODS, TORCH_VERSIONS, UNKNOWN, PlatformTest, combined
 from atompin.analysis.scanning.common import (
@@ -441,7 +442,7 @@ class ExpressionEvaluator:
         function tests the name; who sets names from outside; which hooks the consumer names."""
         contact.member_uses = [
             use
-            if use.guarded or not self._names_in_string(use.site.path, *where, use.method.name)
+            if use.guarded or not self._names_in_string(use.site.path, *where, use.method.name, use.site.line)
             else replace(use, guarded=True)
             for use, where in self._member_uses.items()
             if self._may_reach_provider(use.method)
@@ -503,16 +504,22 @@ class ExpressionEvaluator:
             }
         return self._mixins_reaching
 
-    def _names_in_string(self: ConsumerScanner, path: str, module: str, function: str, name: str) -> bool:
+    def _names_in_string(self: ConsumerScanner, path: str, module: str, function: str, name: str, line: int) -> bool:
         """Does the function write `name` as a string (`hasattr(x, "name")`, `getattr(x, "name",
-        None)`)? Read from its text, once per function."""
+        None)`)? Read from its text, once per function. Where it writes it only in a `getattr`
+        with a default, which goes on with the default where the name is gone, only a read under a
+        test of it counts (`guards.tested_around`): tpu-inference's `update_states` takes
+        `resumed_req_ids` with a default, then reads `req_data.resumed_req_ids` as it is."""
         key = (path, function)
+        fn = self._functions.get(f"{module}.{function}") if function else None
         if key not in self._function_texts:
-            fn = self._functions.get(f"{module}.{function}") if function else None
             text = self._text(path, fn.node) if fn is not None else None
             self._function_texts[key] = text or b""
-        text = self._function_texts[key]
-        return writes_as_string(text, name)
+        if not writes_as_string(self._function_texts[key], name):
+            return False
+        if fn is None or not fn.node.body or not defaults_only(fn.node, name):
+            return True
+        return tested_around(fn.node, name, line)
 
     def _eval_arguments(self: ConsumerScanner, node: ast.Call, ctx: Ctx) -> tuple[list[Value], dict[str, Value]]:
         """A call's positional and keyword arguments (`**kw` read for its uses, not kept)."""
