@@ -153,6 +153,42 @@ def test_keyword_dicts_are_the_locals_bound_once_to_a_dict_and_only_spread():
     assert shape_of(call, {"once": ("x", "y")}) == CallShape(0, ("x", "y"), starstar=True)
 
 
+def test_an_override_still_requiring_a_parameter_its_base_dropped():
+    """tpu-inference 0.32's MLA layer overrides `process_weights_after_loading(self, act_dtype)`;
+    vLLM 0.34's base takes nothing, and its loader calls the hook with no argument."""
+    before = {
+        "pv/layer.py": "class Layer:\n    def process(self, dtype):\n        return dtype\n",
+        "pv/load.py": "def load(m):\n    m.process(1)\n",
+    }
+    after = {
+        "pv/layer.py": "class Layer:\n    def process(self):\n        return 1\n",
+        "pv/load.py": "def load(m):\n    m.process()\n",
+    }
+    consumer = {
+        "plug/layer.py": """
+            from pv.layer import Layer
+
+            class Mine(Layer):
+                def process(self, dtype):
+                    return dtype
+        """
+    }
+    assert found(check(consumer, before, baseline=before), "override-drift") == []
+    result = check(consumer, after, baseline=before)
+    assert found(result, "override-drift") == [("error", "plug.layer:Mine.process", "plug/layer.py:4")]
+    assert one(result, "override-drift").message.startswith(
+        "the provider calls .process(0 positional) at pv/load.py:2, without dtype, which the base no longer takes "
+        "(it did at 1.0) and the override still requires: TypeError"
+    )
+    # No such call found: a warning. A default in the override takes the call: nothing.
+    hooked = {**after, "pv/load.py": "def load(m):\n    hook = getattr(m, 'process', None)\n    hook()\n"}
+    assert found(check(consumer, hooked, baseline=before), "override-drift") == [
+        ("warning", "plug.layer:Mine.process", "plug/layer.py:4")
+    ]
+    defaulted = {"plug/layer.py": consumer["plug/layer.py"].replace("(self, dtype)", "(self, dtype=None)")}
+    assert found(check(defaulted, after, baseline=before), "override-drift") == []
+
+
 # vllm-gaudi's MLA forward_impl: vLLM 0.27 adds a keyword to a call that already passed keywords the
 # override could not take at 0.26. That call failed at the baseline too, so the consumer does not run it.
 PREFILL_OUT = {

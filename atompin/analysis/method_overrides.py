@@ -154,10 +154,76 @@ def check_method_overrides(
             findings.append(finding)
         elif not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
             held = reaching(pair.classes or (pair.cls,), pair.base) if reaching is not None else None
-            finding = _narrower(hierarchy, pair, search, baseline, held)
+            finding = _narrower(hierarchy, pair, search, baseline, held) or _still_required(
+                hierarchy, pair, search, baseline, held
+            )
             if finding is not None:
                 findings.append(finding)
     return findings
+
+
+def _still_required(
+    hierarchy: Hierarchy, pair: OverridePair, search: NameSearch, baseline: Baseline | None, held: Reaching | None
+) -> Finding | None:
+    """(c) The override requires a parameter its base took at the baseline and no longer does:
+    the provider now calls the method without it. tpu-inference 0.32's MLA layer overrides
+    `process_weights_after_loading(self, act_dtype)`; vLLM 0.34's base takes nothing, and its
+    loader calls the hook with no argument. A provider call found by the method's name that the
+    base takes and the override does not (and that may be on the consumer's object) is an error;
+    without one, a warning."""
+    before = overridden_at_baseline(hierarchy, pair, baseline) if baseline is not None else None
+    if baseline is None or before is None:
+        return None
+    now = {p.name for p in pair.base_signature.params}
+    was = {p.name for p in before.params}
+    dropped = [
+        p.name
+        for p in pair.method.signature.params
+        if not p.has_default and p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+        if p.name in was and p.name not in now
+    ]
+    if not dropped:
+        return None
+    name = pair.method.name
+    hits = []
+    # A call that leaves a parameter out, found by the method's name, may be another class's method
+    # of that name (`self.base_layer.forward(x)` beside a layer's `forward`), unless its receiver
+    # is typed as one of the base's family.
+    apart = defined_apart(hierarchy, search, pair.base, name)
+    for site in search.find([name], called=[name]).get(name, []):
+        if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
+            continue
+        if apart and not _typed_in_family(hierarchy, site, pair.base):
+            continue
+        if _made_elsewhere(hierarchy, pair, site) or _instance_elsewhere(hierarchy, pair, site):
+            continue
+        if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
+            continue  # not a call the base takes: another class's method of that name
+        if call_problem(pair.method.signature, site.shape, bound=pair.bound) is None:
+            continue
+        if (held is not None and not held.reaches(site)) or _excuse(hierarchy, search, pair, site, [], baseline):
+            continue
+        hits.append(site)
+    shown = ", ".join(dropped)
+    signatures = (
+        f"Base {pair.base_symbol}{pair.base_signature.render()}; override "
+        f"{pair.owner.symbol}.{name}{pair.method.signature.render()}"
+    )
+    if hits:
+        site = hits[0]
+        more = f" (+{len(hits) - 1})" if len(hits) > 1 else ""
+        message = (
+            f"the provider calls .{name}{site.shape.render() if site.shape else ''} at {site.where}{more}, without "
+            f"{shown}, which the base no longer takes (it did at {baseline.label}) and the override still requires: "
+            f"TypeError when the provider calls it that way. {signatures}"
+        )
+        return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
+    message = (
+        f"the override still requires {shown}, which the base took at {baseline.label} and no longer does: a call "
+        f"of the base's shape leaves it out (none is found by the method's name; one through `getattr` is not "
+        f"looked for). {signatures}"
+    )
+    return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
 
 
 def _dropped_hooks(hierarchy: Hierarchy, baseline: Baseline) -> list[Finding]:
