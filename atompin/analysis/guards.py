@@ -278,49 +278,63 @@ def hasattr_tests(test: ast.expr) -> Iterator[tuple[ast.Call, bool]]:
         yield test, negated
 
 
-def defaults_only(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
-    """Does the function write `name` as a string only as the name of a `getattr(x, "name",
-    default)`? Such a read goes on with the default where the name is gone: it tests nothing."""
-    strings = [n for n in every_node(function) if isinstance(n, ast.Constant) and n.value == name]
-    defaulted = {
-        id(n.args[1])
-        for n in every_node(function)
-        if isinstance(n, ast.Call) and dotted(n.func) == "getattr" and len(n.args) == 3
-    }
-    return bool(strings) and all(id(n) in defaulted for n in strings)
+class StringTests:
+    """A function's uses of names as strings, read once (`syntax.walk`), for `default_only`."""
+
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.end = (function.end_lineno or function.lineno) + 1
+        self.strings: dict[str, list[int]] = {}  # a string -> the ids of its constants
+        self.defaulted: set[int] = set()  # the name constants of `getattr(x, "name", default)`
+        # `v = ...`: the names bound, the strings the value writes.
+        self.assigns: list[tuple[set[str], set[str]]] = []
+        # The tests (`if`, `while`, conditional expressions, `and`/`or`): the spans each guards
+        # (where it holds or fails), the spans past it (an `if` whose body leaves), and the strings
+        # and names its test reads.
+        self.tests: list[tuple[list[tuple[int, int]], list[tuple[int, int]], set[str], set[str]]] = []
+        for n in every_node(function):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                self.strings.setdefault(n.value, []).append(id(n))
+            elif isinstance(n, ast.Call) and dotted(n.func) == "getattr" and len(n.args) == 3:
+                self.defaulted.add(id(n.args[1]))
+            elif isinstance(n, ast.Assign):
+                bound = {t.id for t in n.targets if isinstance(t, ast.Name)}
+                if bound:
+                    self.assigns.append((bound, _read(n.value)[0]))
+            elif isinstance(n, (ast.If, ast.While)):
+                past = [((n.end_lineno or n.lineno) + 1, self.end)] if isinstance(n, ast.If) and leaves(n.body) else []
+                self.tests.append((_spans([*n.body, *n.orelse]), past, *_read(n.test)))
+            elif isinstance(n, ast.IfExp):
+                self.tests.append((_spans([n.body, n.orelse]), [], *_read(n.test)))
+            elif isinstance(n, ast.BoolOp):
+                self.tests.append((_spans(n.values[1:]), [], *_read(n.values[0])))
+
+    def default_only(self, name: str) -> list[tuple[int, int]] | None:
+        """Where the function writes `name` as a string only as the name of a `getattr(x,
+        "name", default)` (which goes on with the default where the name is gone: it tests
+        nothing), the lines under a test of it: the branches of an `if`, `while`, conditional
+        expression or `and`/`or` whose test writes `name` as a string, or a local taken from
+        such an expression (`v = getattr(x, "name", None)`, then `if v is not None:`), and the
+        lines past an `if` so testing whose body leaves (`if not getattr(x, "name", None):
+        return`), as (first, last) spans. None when the function writes the name otherwise (a
+        `hasattr` test, say): what it tests is not read here."""
+        found = self.strings.get(name, [])
+        if not found or any(i not in self.defaulted for i in found):
+            return None
+        taken = {bound for names, strings in self.assigns if name in strings for bound in names}
+        return [
+            span
+            for guarded, past, strings, names in self.tests
+            if name in strings or not taken.isdisjoint(names)
+            for span in (*guarded, *past)
+        ]
 
 
-def tested_around(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, line: int) -> bool:
-    """Is line `line` of the function under a test of `name`: in a branch of an `if`, `while`,
-    conditional expression or `and`/`or` whose test writes `name` as a string, or a local taken
-    from such an expression (`v = getattr(x, "name", None)`, then `if v is not None:`); or past an
-    `if` so testing whose body leaves (`if not hasattr(x, "name"): return`)?"""
-    taken = {
-        target.id
-        for node in every_node(function)
-        if isinstance(node, ast.Assign) and _writes_string(node.value, name)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-
-    def tests(expr: ast.AST) -> bool:
-        return _writes_string(expr, name) or any(isinstance(n, ast.Name) and n.id in taken for n in every_node(expr))
-
-    def spans(nodes: list[ast.stmt] | list[ast.expr]) -> bool:
-        return any(n.lineno <= line <= (n.end_lineno or n.lineno) for n in nodes)
-
-    for node in every_node(function):
-        if isinstance(node, (ast.If, ast.While)) and tests(node.test):
-            if spans(node.body) or spans(node.orelse):
-                return True
-            if leaves(node.body) and (node.end_lineno or node.lineno) < line:
-                return True
-        elif isinstance(node, ast.IfExp) and tests(node.test) and spans([node.body, node.orelse]):
-            return True
-        elif isinstance(node, ast.BoolOp) and tests(node.values[0]) and spans(node.values[1:]):
-            return True
-    return False
+def _read(expr: ast.AST) -> tuple[set[str], set[str]]:
+    """The strings an expression writes, and the names it reads."""
+    nodes = every_node(expr)
+    strings = {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return strings, {n.id for n in nodes if isinstance(n, ast.Name)}
 
 
-def _writes_string(expr: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Constant) and n.value == name for n in every_node(expr))
+def _spans(parts: list[ast.stmt] | list[ast.expr]) -> list[tuple[int, int]]:
+    return [(n.lineno, n.end_lineno or n.lineno) for n in parts]

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from atompin.analysis.gates import Gate
+from atompin.analysis.guards import StringTests
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.names import in_package
 from atompin.analysis.prose import ProseReader
@@ -169,6 +170,7 @@ class ConsumerScanner(StatementReader, ExpressionEvaluator, HelperCalls, Conditi
         # (class, m) -> the class's other methods whose bodies call `super().m(...)` (a helper the
         # override of m may hand on through: `_delegated`).
         self._super_helpers: dict[tuple[str, str], set[str]] = {}
+        self._string_tests: dict[tuple[str, str], StringTests] = {}  # (path, function) -> its strings, read once
         self._patchers: dict[str, bool] = {}  # consumer classes that set a subclass's members on a target
         self._kept_originals: dict[str, dict[str, ProviderValue]] = {}  # class -> provider objects its body keeps
         self._sources: dict[str, bytes] = {}  # each parsed file's source, by path

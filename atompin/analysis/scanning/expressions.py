@@ -28,7 +28,7 @@ from atompin.analysis.gates import (
     VersionSpecifier,
     version_slice,
 )
-from atompin.analysis.guards import defaults_only, tested_around
+from atompin.analysis.guards import StringTests
 from atompin.analysis.names import writes_as_string
 from atompin.analysis.platforms import PLATFORM_METHODS, TORCH_VERSIONS, UNKNOWN, PlatformTest, combined
 from atompin.analysis.scanning.common import (
@@ -508,7 +508,7 @@ class ExpressionEvaluator:
         """Does the function write `name` as a string (`hasattr(x, "name")`, `getattr(x, "name",
         None)`)? Read from its text, once per function. Where it writes it only in a `getattr`
         with a default, which goes on with the default where the name is gone, only a read under a
-        test of it counts (`guards.tested_around`): tpu-inference's `update_states` takes
+        test of it counts (`guards.StringTests.default_only`): tpu-inference's `update_states` takes
         `resumed_req_ids` with a default, then reads `req_data.resumed_req_ids` as it is."""
         key = (path, function)
         fn = self._functions.get(f"{module}.{function}") if function else None
@@ -517,9 +517,12 @@ class ExpressionEvaluator:
             self._function_texts[key] = text or b""
         if not writes_as_string(self._function_texts[key], name):
             return False
-        if fn is None or not fn.node.body or not defaults_only(fn.node, name):
+        if fn is None or not fn.node.body:
             return True
-        return tested_around(fn.node, name, line)
+        if key not in self._string_tests:
+            self._string_tests[key] = StringTests(fn.node)
+        spans = self._string_tests[key].default_only(name)
+        return spans is None or any(first <= line <= last for first, last in spans)
 
     def _eval_arguments(self: ConsumerScanner, node: ast.Call, ctx: Ctx) -> tuple[list[Value], dict[str, Value]]:
         """A call's positional and keyword arguments (`**kw` read for its uses, not kept)."""
