@@ -171,17 +171,18 @@ def _still_required(
     loader calls the hook with no argument. A provider call found by the method's name that the
     base takes and the override does not (and that may be on the consumer's object) is an error;
     without one, a warning."""
-    before = overridden_at_baseline(hierarchy, pair, baseline) if baseline is not None else None
-    if baseline is None or before is None:
-        return None
     now = {p.name for p in pair.base_signature.params}
-    was = {p.name for p in before.params}
-    dropped = [
+    required = [
         p.name
         for p in pair.method.signature.params
-        if not p.has_default and p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
-        if p.name in was and p.name not in now
+        if not p.has_default and p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD) and p.name not in now
     ]
+    # (The baseline is read only for such an override: most take nothing their base does not.)
+    before = overridden_at_baseline(hierarchy, pair, baseline) if baseline is not None and required else None
+    if baseline is None or before is None:
+        return None
+    was = {p.name for p in before.params}
+    dropped = [name for name in required if name in was]
     if not dropped:
         return None
     name = pair.method.name
