@@ -14,9 +14,13 @@ also when a consumer class sits between):
     (`self.engine = Engine.from_args()`, Engine not a base of the consumer's class) does not count,
     nor one on what cannot hold a class the provider reaches only through the consumer classes
     holding it (`holding`: ATOM's proxy backend, returned by its proxy layer's `get_attn_backend`);
-(c) with a baseline, the message says what changed since it. An override narrower only by
+    With a baseline, the message says what changed since it. An override narrower only by
     parameters its base had at the baseline too (the method it overrode there) is info, not a
-    warning: it was as narrow where the consumer works, and the bump changes nothing there.
+    warning: it was as narrow where the consumer works, and the bump changes nothing there;
+(c) with a baseline, error when the override still requires a parameter its base took there and
+    no longer does, and some provider call of a method of that name leaves it out; warning when
+    no such call is found (`_still_required`);
+(d) overrides of a method the provider no longer has (`_dropped_hooks`).
 """
 
 from __future__ import annotations
