@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from atompin.analysis.signature import Param, ParamKind, Signature
-from atompin.analysis.syntax import walk
+from atompin.analysis.syntax import parameter_names, walk
 
 _POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 _BY_KEYWORD = (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
@@ -117,9 +117,7 @@ def keyword_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str,
     """The locals of a function bound once, to a dict written whole (`literal_keys`), and used
     only as `**name` in calls: the keywords such a call passes (vLLM's kernel warm-up builds
     `dummy_run_kwargs = dict(..., randomize_inputs=True)` and calls `_dummy_run(**dummy_run_kwargs)`)."""
-    a = function.args
-    params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
-    bound: dict[str, list[tuple[str, ...] | None]] = {p.arg: [None] for p in params}
+    bound: dict[str, list[tuple[str, ...] | None]] = {name: [None] for name in parameter_names(function.args)}
     spread: dict[str, int] = {}
     loads: dict[str, int] = {}
     for node in walk(function):

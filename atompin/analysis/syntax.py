@@ -380,6 +380,11 @@ def class_body_names(body: list[ast.stmt]) -> set[str]:
     return out
 
 
+def parameter_names(args: ast.arguments) -> list[str]:
+    """Every name a function's (or lambda's) parameters bind, `*args` and `**kwargs` too."""
+    return [p.arg for p in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if p is not None]
+
+
 def redefined(body: list[ast.stmt]) -> set[ast.stmt]:
     """The `def`s of a class body that a later `def` of the same name in it replaces before the
     class is made: Python keeps the last (arctic-inference's runner patch defines `sample_tokens`

@@ -47,7 +47,7 @@ from atompin.analysis.scanning.common import (
 )
 from atompin.analysis.scanning.state import ConsumerFunction, Ctx, evolve, present_conditions
 from atompin.analysis.signature import signature_of
-from atompin.analysis.syntax import dotted, expr_children, literal_strings
+from atompin.analysis.syntax import dotted, expr_children, literal_strings, parameter_names
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
@@ -254,9 +254,8 @@ class ExpressionEvaluator:
     def _eval_Lambda(self: ConsumerScanner, node: ast.Lambda, ctx: Ctx) -> Value:
         # Its parameters hide the names around it (`lambda self: self.x` is not the method's `self`).
         scope = Scope(ctx.scope)
-        a = node.args
-        for param in (*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)):
-            scope.names[param.arg] = None
+        for name in parameter_names(node.args):
+            scope.names[name] = None
         self._eval(node.body, evolve(ctx, scope=scope))
         return LambdaValue(signature_of(node))
 

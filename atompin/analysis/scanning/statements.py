@@ -215,7 +215,7 @@ class StatementReader:
         self._module_patch_members(node, qualname, body_scope, ctx)
         self._find_state_gates(node, qualname, ctx)
         self._decorated(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
-        self._record_class(node, ctx, qualname)
+        self._record_class(node, ctx, qualname, replaced)
 
     def _eval_stored(self: ConsumerScanner, node: ast.expr, ctx: Ctx) -> Value:
         """What a value assigned to a name evaluates to: in a function, a call's result is an

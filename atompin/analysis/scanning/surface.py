@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,7 @@ from atompin.analysis.syntax import (
     init_hands_on,
     mapped_type,
     only_raises,
-    redefined,
+    parameter_names,
     statements,
     target_names,
     walk_shallow,
@@ -244,8 +245,11 @@ class SurfaceRecorder:
                         module = alias.name if alias.asname else alias.name.split(".")[0]
                         ctx.scope.type_only[alias.asname or module] = ProviderValue((Ref(module),))
 
-    def _record_class(self: ConsumerScanner, node: ast.ClassDef, ctx: Ctx, qualname: str) -> None:
-        """A class's bases, methods and class attributes; attributes typed with a provider class."""
+    def _record_class(
+        self: ConsumerScanner, node: ast.ClassDef, ctx: Ctx, qualname: str, replaced: AbstractSet[ast.stmt]
+    ) -> None:
+        """A class's bases, methods and class attributes; attributes typed with a provider class.
+        `replaced`: the body's `def`s a later one of their name replaces (`syntax.redefined`)."""
         name = f"{ctx.file.module}.{qualname}"
         if name in self._classes:
             return
@@ -260,7 +264,6 @@ class SurfaceRecorder:
         # value. A name read in the body is the body's own binding before any global
         # (`hf_to_vllm_mapper = hf_to_atom_mapper`, as ATOM's Qwen3.5 models keep one mapper twice).
         held: dict[str, str] = {}
-        replaced = redefined(node.body)
         for stmt in (s for s in node.body if s not in replaced):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 held[stmt.name] = ""
@@ -965,8 +968,7 @@ class SurfaceRecorder:
             if uses_original:
                 break
         site = self._site(ctx, node)
-        a = fn.node.args
-        params = {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}
+        params = set(parameter_names(fn.node.args))
         read = {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         self.usage.contact.replacements.append(
             Replacement(
