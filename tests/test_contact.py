@@ -141,6 +141,35 @@ def test_keywords_a_call_passes_through_a_dict_written_whole_are_read(passing: s
         assert found(result, "override-drift") == [("warning", "plug.backend:MyPrefill.run", "plug/backend.py:4")]
 
 
+def test_a_provider_class_s_own_call_through_a_dict_written_whole_is_judged_too():
+    """The provider class's own `self.m(**kwargs)`, `kwargs` a dict written whole: the keywords
+    it passes bind to the override or not, as written out."""
+    provider = {
+        "pv/worker.py": """
+            class Worker:
+                def run(self, n, randomize=False):
+                    return n
+
+                def warm_up(self):
+                    kwargs = dict(n=1, randomize=True)
+                    return self.run(**kwargs)
+        """
+    }
+    consumer = {
+        "plug/worker.py": """
+            from pv.worker import Worker
+
+            class MyWorker(Worker):
+                def run(self, n):
+                    return n
+        """
+    }
+    result = check(consumer, provider)
+    [finding] = [f for f in result.findings if f.rule.value == "override-drift"]
+    assert (finding.severity.value, str(finding.sites[0])) == ("warning", "plug/worker.py:4")
+    assert "pv.worker:Worker.warm_up (pv/worker.py:7) calls self.run(0 positional, n=, randomize=)" in finding.message
+
+
 def test_keyword_dicts_are_the_locals_bound_once_to_a_dict_and_only_spread():
     tree = ast.parse(
         "def f(a, given):\n"

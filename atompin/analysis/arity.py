@@ -113,6 +113,11 @@ def literal_keys(node: ast.expr | None) -> tuple[str, ...] | None:
     return None
 
 
+def spreads_a_name(call: ast.Call) -> bool:
+    """Does the call pass `**name`, whose keywords `keyword_dicts` may know?"""
+    return any(k.arg is None and isinstance(k.value, ast.Name) for k in call.keywords)
+
+
 def keyword_dicts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
     """The locals of a function bound once, to a dict written whole (`literal_keys`), and used
     only as `**name` in calls: the keywords such a call passes (vLLM's kernel warm-up builds

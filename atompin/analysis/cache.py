@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import msgspec
 
 # Bump when the indexer's output changes meaning, so old entries are ignored.
-INDEX_FORMAT = "atompin-index-29"
+INDEX_FORMAT = "atompin-index-30"
 
 T = TypeVar("T")
 

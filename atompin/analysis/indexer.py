@@ -10,7 +10,7 @@ import ast
 import re
 from collections import Counter
 
-from atompin.analysis.arity import shape_of
+from atompin.analysis.arity import keyword_dicts, shape_of, spreads_a_name
 from atompin.analysis.lazy_tables import literal_table, served_names, serves_named_attribute, table_prefix
 from atompin.analysis.limits import TOO_DEEP, parse_limited
 from atompin.analysis.moduleinfo import (
@@ -393,7 +393,7 @@ class _ModuleVisitor:
                 tests_none = tests_none or tests_for_none(node.test, params)  # type: ignore[attr-defined]
                 continue
             if kind is ast.Call:
-                self_call(node, receiver, is_class, method.name, cls)  # type: ignore[arg-type]
+                self_call(node, receiver, is_class, method, cls)  # type: ignore[arg-type]
                 named = set_by_name(node, receiver)  # type: ignore[arg-type]
                 if named == "*":
                     cls.sets_computed = True
@@ -441,8 +441,11 @@ def _mark_none_params(method: ast.FunctionDef | ast.AsyncFunctionDef, calls: lis
         call.none_params = tuple(sorted({k.name for k in known if k.holds_at(call.line)}))
 
 
-def self_call(node: ast.Call, receiver: str, is_class: bool, method: str, cls: ClassInfo) -> None:
-    """Record `node` in `cls.self_calls` when it calls something on the instance or class itself."""
+def self_call(
+    node: ast.Call, receiver: str, is_class: bool, method: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo
+) -> None:
+    """Record `node` in `cls.self_calls` when it calls something on the instance or class itself
+    (in `method`, whose dicts written whole a `**name` may pass: `arity.keyword_dicts`)."""
     func = node.func
     name, kind = "", ""
     if _is_own_class(func, receiver) or (is_class and isinstance(func, ast.Name) and func.id == receiver):
@@ -454,7 +457,8 @@ def self_call(node: ast.Call, receiver: str, is_class: bool, method: str, cls: C
         elif isinstance(inner, ast.Call) and dotted(inner.func) == "super":
             name, kind = func.attr, "super"
     if name:
-        cls.self_calls.append(SelfCall(name, kind, method, node.lineno, shape_of(node)))
+        shape = shape_of(node, keyword_dicts(method) if spreads_a_name(node) else None)
+        cls.self_calls.append(SelfCall(name, kind, method.name, node.lineno, shape))
 
 
 def _is_own_class(node: ast.expr, receiver: str) -> bool:

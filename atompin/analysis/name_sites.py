@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
-from atompin.analysis.arity import CallShape, keyword_dicts, shape_of
+from atompin.analysis.arity import CallShape, keyword_dicts, shape_of, spreads_a_name
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.import_gates import ImportGates
 from atompin.analysis.limits import parse_limited
@@ -1056,7 +1056,7 @@ class _SiteVisitor(ast.NodeVisitor):
 
     def _keyword_dicts(self, call: ast.Call) -> dict[str, tuple[str, ...]]:
         """The enclosing function's `keyword_dicts`, where the call passes `**name`."""
-        if not self.functions or not any(k.arg is None and isinstance(k.value, ast.Name) for k in call.keywords):
+        if not self.functions or not spreads_a_name(call):
             return {}
         function = self.functions[-1][0]
         if id(function) not in self.dicts:
