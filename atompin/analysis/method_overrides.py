@@ -196,11 +196,9 @@ def _still_required(
     # is typed as one of the base's family.
     apart = defined_apart(hierarchy, search, pair.base, name)
     for site in search.find([name], called=[name]).get(name, []):
-        if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
+        if site.shape is None or not _may_call_override(hierarchy, pair, site):
             continue
         if apart and not _typed_in_family(hierarchy, site, pair.base):
-            continue
-        if _made_elsewhere(hierarchy, pair, site) or _instance_elsewhere(hierarchy, pair, site):
             continue
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             continue  # not a call the base takes: another class's method of that name
@@ -537,9 +535,7 @@ def narrowing(
     also = [] if by_position else [f"{m}=" for m in searched]
     sites = search.find([name], also=also, called=[name]).get(name, []) if searched else []
     for site in sites:
-        if site.kind is not SiteKind.CALL or site.receiver is not SiteReceiver.OTHER or site.shape is None:
-            continue
-        if _made_elsewhere(hierarchy, pair, site) or _instance_elsewhere(hierarchy, pair, site):
+        if site.shape is None or not _may_call_override(hierarchy, pair, site):
             continue
         filled = filled_by_position(pair.base_signature, site.shape, pair.bound)
         if apart and not _typed_in_family(hierarchy, site, pair.base):
@@ -563,6 +559,19 @@ def narrowing(
             else:
                 excuses.append(excuse)
     return Narrowing(missing, change, bool(searched), hits, excuses, unchanged)
+
+
+def _may_call_override(hierarchy: Hierarchy, pair: OverridePair, site: NameSite) -> bool:
+    """May a provider site found by the method's name be a call of the override: a call on
+    another object (not `self`: part (a)'s), not on what only another class makes
+    (`_made_elsewhere`) nor on an instance of a class no class running it derives from
+    (`_instance_elsewhere`)?"""
+    return (
+        site.kind is SiteKind.CALL
+        and site.receiver is SiteReceiver.OTHER
+        and not _made_elsewhere(hierarchy, pair, site)
+        and not _instance_elsewhere(hierarchy, pair, site)
+    )
 
 
 def _made_for_override(pair: OverridePair, site: NameSite) -> bool:
