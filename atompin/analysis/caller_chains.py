@@ -28,16 +28,14 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from atompin.analysis.argument_sources import ArgumentSources, Scope
+from atompin.analysis.argument_sources import ArgumentSources, Origins, Scope
 from atompin.analysis.declared_roles import stand_in_for
 from atompin.analysis.hierarchy import Hierarchy
 from atompin.analysis.holding import argument_sources
 from atompin.analysis.makers import made_beside
 from atompin.analysis.name_sites import NameSearch, NameSite
-from atompin.analysis.names import absolute_module
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import Ref
-from atompin.sources.tree import SourceTree
 
 # How many callers up a function is followed, and how many files may call one name.
 MAX_DEPTH = 4
@@ -70,12 +68,11 @@ class CallerWalk:
         uses = self.sources.callers(name, MAX_FILES)
         if uses is None:
             return False
-        tree = self.hierarchy.index.tree
         called = False
         for path, call, scopes in uses:
             if call is None:
                 return False
-            if module and isinstance(call.func, ast.Name) and not _binds_to(self.sources, tree, path, name, module):
+            if module and isinstance(call.func, ast.Name) and not self.sources.binds_to(path, name, module):
                 continue  # the file's own name for something else
             if not holds(path, call, scopes):
                 return False
@@ -117,6 +114,44 @@ def _callers_excused(walk: _Walk, module: str, name: str, depth: int) -> bool:
     )
 
 
+def handed_down(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -> Origins | None:
+    """Where the receiver of the call at `site` comes from, when every way there is `self.x` of
+    a provider class, handed down through the provider's own functions and constructors
+    (`ArgumentSources.origins`) that the consumer neither calls nor derives from, nor does a
+    provider class derive from a constructor's class; and the consumer stores no such x on objects
+    from outside their classes. None otherwise. Asked once per site."""
+    memo: dict[tuple[str, int, str], Origins | None] = hierarchy.memo.setdefault("handed_down", {})
+    key = (site.path, site.line, site.name)
+    if key not in memo:
+        memo[key] = _handed_down(hierarchy, search, site)
+    return memo[key]
+
+
+def _handed_down(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -> Origins | None:
+    found = argument_sources(hierarchy, search).origins(site.path, site.line, site.name)
+    if found is None or not found.places:
+        return None
+    module_of = hierarchy.index.tree.module_name
+    for path, name, is_class in found.followed:
+        module = module_of(path)[0]
+        if _consumer_may_call(hierarchy, module, name):
+            return None
+        if is_class and (hierarchy.derived_from(ClassRef(module, name)) or _derived_in_provider(hierarchy, name)):
+            return None
+    attributes = {place.attribute for place in found.places}
+    if any(store.name in attributes for store in hierarchy.usage.contact.outside_stores):
+        return None
+    return found
+
+
+def _derived_in_provider(hierarchy: Hierarchy, name: str) -> bool:
+    """Does a provider class header name a base called `name` (read from the files' text)?"""
+    tree = hierarchy.index.tree
+    files = tree.python_files(hierarchy.index.package)
+    header = re.compile(rb"(?m)^[ \t]*class[ \t]+\w+[ \t]*\([^:]*\b" + re.escape(name.encode()) + rb"\b")
+    return any(header.search(text) for _, text in tree.read_many(tree.files_containing(files, [name.encode()])))
+
+
 def _consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
     """May the consumer call `module`'s function `name` itself (a method, when `module` is ""): it
     writes the method's name anywhere; it imports, reads or calls the function, or imports its
@@ -141,18 +176,6 @@ def _reaches(hierarchy: Hierarchy, refs: list[Ref], name: str, symbols: Abstract
             if res is None or res.target is None or res.target.symbol in symbols:
                 return True
     return False
-
-
-def _binds_to(sources: ArgumentSources, tree: SourceTree, path: str, name: str, module: str) -> bool:
-    """May a bare `name(...)` in the file at `path` call `module`'s function of that name?"""
-    here, is_package = tree.module_name(path)
-    bound = sources.binding(path, name)
-    if bound is None:
-        return True  # not bound at its top level: it may be
-    written, level = bound
-    if not written and not level:
-        return here == module  # its own def or class
-    return absolute_module(here, is_package, level, written) == module
 
 
 def _caller_excused(walk: _Walk, module: str, scopes: list[Scope], depth: int) -> bool:

@@ -405,6 +405,20 @@ class Hierarchy:
                 out.append(base.text)
         return out
 
+    def patched_in_place(self) -> frozenset[ClassRef]:
+        """The provider classes a consumer class sets its members on (`ClassBase.in_place`:
+        arctic-inference's `GPUModelRunnerPatch(ArcticPatch[GPUModelRunner])`)."""
+        found: frozenset[ClassRef] | None = self.memo.get("patched_in_place")
+        if found is None:
+            refs = (
+                provider_class(self.resolve, base.provider)
+                for cls in self.classes.values()
+                for base in cls.bases
+                if base.in_place and base.provider
+            )
+            found = self.memo["patched_in_place"] = frozenset(ref for ref in refs if ref is not None)
+        return found
+
     def mro(self, name: str) -> list[Node]:
         """The C3 order of a consumer class over consumer and provider classes alike."""
         if name not in self._mro:

@@ -277,7 +277,9 @@ def argument_sources(hierarchy: Hierarchy, search: NameSearch) -> ArgumentSource
     found: ArgumentSources | None = hierarchy.memo.get("argument_sources")
     if found is None:
         files = hierarchy.index.tree.python_files(hierarchy.index.package)
-        found = ArgumentSources(hierarchy.provider_text, lambda name: search.files_calling([name], files))
+        found = ArgumentSources(
+            hierarchy.provider_text, lambda name: search.files_calling([name], files), hierarchy.index.tree.module_name
+        )
         hierarchy.memo["argument_sources"] = found
     return found
 

@@ -25,6 +25,7 @@ also when a consumer class sits between):
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -39,10 +40,10 @@ from atompin.analysis.arity import (
     untakeable_keywords,
 )
 from atompin.analysis.baseline import Baseline
-from atompin.analysis.caller_chains import beside_stand_ins
+from atompin.analysis.caller_chains import beside_stand_ins, handed_down
 from atompin.analysis.declared_roles import StandingIn, stand_in_for
-from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method
-from atompin.analysis.holding import Reaching
+from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method, provider_class
+from atompin.analysis.holding import Reaching, argument_sources
 from atompin.analysis.makers import (
     instance_class,
     made_beside_stand_in,
@@ -52,10 +53,12 @@ from atompin.analysis.makers import (
 )
 from atompin.analysis.moduleinfo import MemberKind, SelfCall
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind, SiteReceiver
+from atompin.analysis.names import absolute_module
 from atompin.analysis.outside import BUILTIN_METHODS
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import ParamKind, Signature
-from atompin.analysis.usage import ConsumerClass, ConsumerMethod
+from atompin.analysis.syntax import dotted
+from atompin.analysis.usage import ConsumerClass, ConsumerMethod, Ref
 from atompin.model import Finding, Rule, Severity, Site
 
 
@@ -750,13 +753,20 @@ def _excuse(
         return _TAKEN_OVER, (
             f"the provider passes them at {site.where}; {chain}: only instances the consumer does not make run that call"
         )
-    apart = _kept_apart(hierarchy, pair, site, holder) if site.cls else None
+    apart = _kept_apart(hierarchy, pair, holder, site.method, site.attribute, search) if site.cls else None
     if apart:
         holders, others = apart
         return _KEPT_APART, (
             f"the provider passes them at {site.where}, on self.{site.attribute} of {site.cls}; the consumer "
             f"classes that run {site.cls}.{site.method} ({', '.join(holders)}) keep other classes there "
             f"({', '.join(others)})"
+        )
+    upstream = _kept_apart_upstream(hierarchy, search, pair, site) if not site.attribute else None
+    if upstream:
+        places, holders, others = upstream
+        return _KEPT_APART, (
+            f"the provider passes them at {site.where}, on what is handed down from {places}; the consumer "
+            f"classes that run those ({', '.join(holders)}) keep other classes there ({', '.join(others)})"
         )
     off = _switched_off(hierarchy, pair, site.flag) if site.flag else ""
     if off:
@@ -839,24 +849,133 @@ def _switched_off(hierarchy: Hierarchy, pair: OverridePair, flag: str) -> str:
     return ", ".join(sorted(holders))
 
 
-def _kept_apart(
-    hierarchy: Hierarchy, pair: OverridePair, site: NameSite, holder: ClassRef
-) -> tuple[list[str], list[str]] | None:
-    """For a call on `self.x` inside a method of provider class `holder`: the consumer classes that
-    run that method (derive from `holder` and do not take the method over), and what they keep in
-    x, when every one of them keeps there only what is not an instance of a class running the
-    override (`Hierarchy.kept_in`): then the consumer's own objects do not bring the call to the override.
-    None otherwise. (The provider's own instances of `holder` may still: a warning, not silence.)"""
-    if not site.attribute:
+def _kept_apart_upstream(
+    hierarchy: Hierarchy, search: NameSearch, pair: OverridePair, site: NameSite
+) -> tuple[str, list[str], list[str]] | None:
+    """For a call on what the provider hands down from `self.x` of its classes (`handed_down`):
+    those places told, and as `_kept_apart` says of each of them. vLLM 0.27's
+    `flashinfer_autotune(runner)` calls `runner._dummy_run(...)` on the `model_runner` of the GPU
+    `Worker` that runs `kernel_warmup(self)`; vllm-omni's GPU workers keep its GPU runners there,
+    and its NPU runners are kept by NPU workers that do not derive from that Worker."""
+    found = handed_down(hierarchy, search, site)
+    if found is None:
         return None
-    running = hierarchy.running(holder, site.method)
+    module_of = hierarchy.index.tree.module_name
+    holders: list[str] = []
+    others: list[str] = []
+    for place in found.places:
+        holder = ClassRef(module_of(place.path)[0], place.cls)
+        apart = _kept_apart(hierarchy, pair, holder, place.method, place.attribute, search)
+        if apart is None:
+            return None
+        holders += apart[0]
+        others += apart[1]
+    told: dict[str, list[str]] = {}
+    for place in found.places:
+        told.setdefault(place.attribute, []).append(f"{place.cls}.{place.method}")
+    places = "; ".join(f"self.{a} in {', '.join(sorted(set(m)))}" for a, m in sorted(told.items()))
+    return places, list(dict.fromkeys(holders)), list(dict.fromkeys(others))
+
+
+def _kept_apart(
+    hierarchy: Hierarchy,
+    pair: OverridePair,
+    holder: ClassRef,
+    method: str,
+    attribute: str,
+    search: NameSearch,
+) -> tuple[list[str], list[str]] | None:
+    """For a call on `self.x` (x: `attribute`) inside `method` of provider class `holder`: the
+    consumer classes that run that method (derive from `holder` and do not take the method over),
+    and what they keep in x, when every one of them keeps there only what is not an instance of a
+    class running the override (`Hierarchy.kept_in`): then the consumer's own objects do not bring
+    the call to the override. None otherwise. (The provider's own instances of `holder` may still:
+    a warning, not silence.) A class of them setting x nowhere keeps what its provider bases store
+    there (`_provider_made_in`)."""
+    if not attribute:
+        return None
+    running = hierarchy.running(holder, method)
     others: list[str] = []
     for cls in running:
-        kept = hierarchy.kept_in(cls.name, site.attribute)
+        kept = hierarchy.kept_in(cls.name, attribute)
+        if kept is None:
+            made = _provider_made_in(hierarchy, search, cls.name, attribute)
+            if made is not None:
+                others += made
+                continue
         if kept is None or any(ConsumerRef(c.name) in hierarchy.mro(name) for c in pair.classes for name in kept):
             return None
         others += [hierarchy.classes[name].symbol for name in kept]
     return ([cls.symbol for cls in running], list(dict.fromkeys(others))) if running else None
+
+
+def _provider_made_in(hierarchy: Hierarchy, search: NameSearch, name: str, attribute: str) -> list[str] | None:
+    """The provider classes instances of consumer class `name` keep in `attribute`, when no
+    consumer class of its order sets it and the provider classes there store in `self.attribute`
+    only constants and instances made by calling a provider class by its name, which the consumer
+    neither patches nor replaces a method of, nor of the storing class: vllm-omni's `OmniGPUWorkerBase`,
+    a GPU `Worker` keeping the `GPUModelRunnerV1` or `GPUModelRunnerV2` its `init_device` makes.
+    None otherwise (a base outside both packages may store anything)."""
+    sources = argument_sources(hierarchy, search)
+    index = hierarchy.index
+    made: list[str] = []
+    for node in hierarchy.mro(name):
+        owner = hierarchy.consumer(node)
+        if owner is not None:
+            if "*" in owner.assigned or attribute in owner.assigned:
+                return None
+            continue
+        if not isinstance(node, ClassRef):
+            if str(node) in PLAIN_BASES:
+                continue
+            return None
+        if any(patched.startswith(f"{node}.") for patched in hierarchy.patched):
+            return None  # a replaced method may store something else
+        path = index.module_path(node.module)
+        stores = sources.self_stores(path, node.qualname, attribute)
+        if stores is None:
+            return None
+        for method, value in stores:
+            if isinstance(value, ast.Constant):
+                continue
+            parts = tuple(dotted(value.func).split(".")) if isinstance(value, ast.Call) else ("",)
+            ref = _imported_in(method, parts, *index.tree.module_name(path)) or Ref(node.module, parts)
+            made_class = provider_class(hierarchy.resolve, (ref,)) if all(parts) else None
+            if made_class is None or hierarchy.patched_names & {*parts, *ref.path}:
+                return None
+            if _patched_class(hierarchy, made_class):
+                return None  # the consumer puts its methods on it (arctic-inference's runner patch)
+            made.append(str(made_class))
+    return made or None  # (stored nowhere it reads: set some other way)
+
+
+def _patched_class(hierarchy: Hierarchy, cls: ClassRef) -> bool:
+    """Does the consumer replace a method of provider class `cls`, or of a provider class it
+    derives from, or set a class's members on one of them (`Hierarchy.patched_in_place`)?"""
+    order = [node for node in hierarchy.index.mro(cls) if isinstance(node, ClassRef)]
+    names = {str(node) for node in order}
+    in_place = hierarchy.patched_in_place()
+    return any(node in in_place for node in order) or any(p.rpartition(".")[0] in names for p in hierarchy.patched)
+
+
+def _imported_in(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, parts: tuple[str, ...], module: str, is_package: bool
+) -> Ref | None:
+    """What a dotted name read in `function` of `module` refers to when its first part is bound
+    by an import inside the function (`from vllm.v1.worker.gpu_model_runner import GPUModelRunner
+    as GPUModelRunnerV1` in vLLM's `Worker.init_device`); None when it is not."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == parts[0]:
+                    return Ref(
+                        absolute_module(module, is_package, node.level, node.module or ""), (alias.name, *parts[1:])
+                    )
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname == parts[0]:
+                    return Ref(alias.name, parts[1:])
+    return None
 
 
 def _change(

@@ -395,6 +395,9 @@ class ClassBase:
     provider: tuple[Ref, ...] = ()
     consumer: str = ""
     text: str = ""  # the base expression as written ("nn.Module", "Base")
+    # `Patch[Target]` (`ScanSurface._patched_class`): the class's members are set on the provider
+    # class itself, whose own instances then run them.
+    in_place: bool = False
 
 
 @dataclass(frozen=True)

@@ -176,7 +176,7 @@ class SurfaceRecorder:
         target = self._patch_target(node, ctx)
         if target is None or all(not ref.path for ref in target.choices):
             return None
-        return ClassBase(provider=target.choices, text=dotted(node.slice))
+        return ClassBase(provider=target.choices, text=dotted(node.slice), in_place=True)
 
     def _patch_target(self: ConsumerScanner, node: ast.Subscript, ctx: Ctx) -> ProviderValue | None:
         """The provider object `Patch[Target]` names, when the consumer's `Patch` sets every
