@@ -209,11 +209,29 @@ def test_an_override_still_requiring_a_parameter_its_base_dropped():
         "the provider calls .process(0 positional) at pv/load.py:2, without dtype, which the base no longer takes "
         "(it did at 1.0) and the override still requires: TypeError"
     )
-    # No such call found: a warning. A default in the override takes the call: nothing.
+    # Called through `hook = getattr(m, "process", None)` (vLLM 0.34's loader): the same.
     hooked = {**after, "pv/load.py": "def load(m):\n    hook = getattr(m, 'process', None)\n    hook()\n"}
-    assert found(check(consumer, hooked, baseline=before), "override-drift") == [
-        ("warning", "plug.layer:Mine.process", "plug/layer.py:4")
-    ]
+    result = check(consumer, hooked, baseline=before)
+    assert found(result, "override-drift") == [("error", "plug.layer:Mine.process", "plug/layer.py:4")]
+    assert one(result, "override-drift").message.startswith("the provider calls .process(0 positional) at pv/load.py:3")
+    # Another provider class defines the name: the object may be its; a warning that names the call.
+    other = {**hooked, "pv/quant.py": "class Method:\n    def process(self, layer):\n        return layer\n"}
+    result = check(consumer, other, baseline=before)
+    assert found(result, "override-drift") == [("warning", "plug.layer:Mine.process", "plug/layer.py:4")]
+    assert (
+        "(one is made at pv/load.py:3, on an object whose class is not known" in one(result, "override-drift").message
+    )
+    # A call by the method's name on such an object is weaker evidence (a LoRA layer's
+    # `self.base_layer.forward(x)`): not told.
+    named = {**other, "pv/load.py": "def load(m):\n    m.process()\n"}
+    result = check(consumer, named, baseline=before)
+    assert found(result, "override-drift") == [("warning", "plug.layer:Mine.process", "plug/layer.py:4")]
+    assert "(none is found by the method's name, nor through `getattr`)" in one(result, "override-drift").message
+    # No such call found: a warning. A default in the override takes the call: nothing.
+    uncalled = {**after, "pv/load.py": "def load(m):\n    return m\n"}
+    result = check(consumer, uncalled, baseline=before)
+    assert found(result, "override-drift") == [("warning", "plug.layer:Mine.process", "plug/layer.py:4")]
+    assert "(none is found by the method's name, nor through `getattr`)" in one(result, "override-drift").message
     defaulted = {"plug/layer.py": consumer["plug/layer.py"].replace("(self, dtype)", "(self, dtype=None)")}
     assert found(check(defaulted, after, baseline=before), "override-drift") == []
 

@@ -194,20 +194,27 @@ def _still_required(
         return None
     name = pair.method.name
     hits = []
+    untyped: NameSite | None = None  # the first call through `getattr` left out for its receiver's type
     # A call that leaves a parameter out, found by the method's name, may be another class's method
     # of that name (`self.base_layer.forward(x)` beside a layer's `forward`), unless its receiver
-    # is typed as one of the base's family.
+    # is typed as one of the base's family. So may one through `hook = getattr(x, "name", None)`.
     apart = defined_apart(hierarchy, search, pair.base, name)
-    for site in search.find([name], called=[name]).get(name, []):
+    found = search.find([name], called=[name]).get(name, [])
+    seen = {(s.path, s.line) for s in found}
+    taken = [s for s in search.find_taken(name) if s.kind is SiteKind.CALL and (s.path, s.line) not in seen]
+    found = [*found, *taken]
+    for site in found:
         if site.shape is None or not _may_call_override(hierarchy, pair, site):
-            continue
-        if apart and not _typed_in_family(hierarchy, site, pair.base):
             continue
         if call_problem(pair.base_signature, site.shape, bound=pair.bound) is not None:
             continue  # not a call the base takes: another class's method of that name
         if call_problem(pair.method.signature, site.shape, bound=pair.bound) is None:
             continue
         if (held is not None and not held.reaches(site)) or _excuse(hierarchy, search, pair, site, [], baseline):
+            continue
+        if apart and not _typed_in_family(hierarchy, site, pair.base):
+            if site in taken:  # (on whatever object has the method: told; `x.name()` is weaker)
+                untyped = untyped or site
             continue
         hits.append(site)
     shown = ", ".join(dropped)
@@ -224,10 +231,14 @@ def _still_required(
             f"TypeError when the provider calls it that way. {signatures}"
         )
         return Finding(Rule.OVERRIDE_DRIFT, Severity.ERROR, pair.symbol, (pair.site,), message)
+    where = (
+        f"one is made at {untyped.where}, on an object whose class is not known: other provider classes define the name"
+        if untyped is not None
+        else "none is found by the method's name, nor through `getattr`"
+    )
     message = (
         f"the override still requires {shown}, which the base took at {baseline.label} and no longer does: a call "
-        f"of the base's shape leaves it out (none is found by the method's name; one through `getattr` is not "
-        f"looked for). {signatures}"
+        f"of the base's shape leaves it out ({where}). {signatures}"
     )
     return Finding(Rule.OVERRIDE_DRIFT, Severity.WARNING, pair.symbol, (pair.site,), message)
 

@@ -39,7 +39,7 @@ from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
 # Bump when what is extracted changes meaning, so cached entries are ignored.
-SITES_FORMAT = "atompin-sites-19"
+SITES_FORMAT = "atompin-sites-20"
 
 # Functions whose result may be the object they were handed (`type(x)`, `getattr(x, "n")`, `cast(T, x)`):
 # a receiver made by one is no object of their own making (`NameSite.source`).
@@ -294,6 +294,11 @@ class NameSearch:
         wanted = tuple(sorted(set(names)))
         calls = tuple(sorted(set(called) & set(wanted)))
         return self._query("uses", wanted, tuple(sorted(set(also))), 0, calls=calls)
+
+    def find_taken(self, name: str) -> list[NameSite]:
+        """Calls of `name` through a local bound to `getattr(x, "name", ...)` (`hook()`), in the
+        files writing the name as a string; with every other site of the name in those files."""
+        return [site for path in self.files_writing_as_string([name]) for site in self.file_sites(path, {name})]
 
     def find_text(self, names: Iterable[str]) -> dict[str, list[NameSite]]:
         """Calls and reads of each name on something other than `self`, `cls` or `super()`, found
@@ -1052,7 +1057,31 @@ class _SiteVisitor(ast.NodeVisitor):
             name = node.args[1]
             if isinstance(name, ast.Constant) and name.value in self.names:
                 self._site(node, str(name.value), SiteKind.READ, self._receiver(node.args[0]))
+        elif isinstance(func, ast.Name) and (taken := self._taken_method(func)) is not None:
+            # `hook = getattr(module, "name", None)` then `hook()`: a call of the method on module
+            # (vLLM 0.34's loader runs every module's `process_weights_after_loading` so).
+            method, receiver = taken
+            self._site(
+                node,
+                method,
+                SiteKind.CALL,
+                self._receiver(receiver),
+                shape=shape_of(node, self._keyword_dicts(node)),
+                unpack=self.unpacked.get(id(node)),
+                **self._instance_of(receiver),
+            )
         self.generic_visit(node)
+
+    def _taken_method(self, func: ast.Name) -> tuple[str, ast.expr] | None:
+        """(the name, the object) when the local `func` is bound once to `getattr(x, "name")` or
+        `getattr(x, "name", default)`, name one of those searched."""
+        value = self._value(func)
+        if not (isinstance(value, ast.Call) and dotted(value.func) == "getattr" and len(value.args) in (2, 3)):
+            return None
+        name = value.args[1]
+        if isinstance(name, ast.Constant) and isinstance(name.value, str) and name.value in self.names:
+            return name.value, value.args[0]
+        return None
 
     def _keyword_dicts(self, call: ast.Call) -> dict[str, tuple[str, ...]]:
         """The enclosing function's `keyword_dicts`, where the call passes `**name`."""
