@@ -82,3 +82,36 @@ def test_the_class_of_a_mapping_s_values():
     assert of("Optional[dict[str, m.C]]") == "m.C"
     for annotation in ("dict[str, C | D]", "dict[str, list[C]]", "list[C]", "dict", "dict[C]", "C"):
         assert of(annotation) == "", annotation
+
+
+def test_a_setattr_in_a_loop_over_literal_names_sets_just_those():
+    """ai-dynamo's scheduler drops its benchmark state with `for attr in ("_a", "_b"):
+    setattr(self, attr, None)`: the class sets `_a` and `_b`, not any name."""
+    from atompin.analysis.syntax import instance_assignments, literal_loops
+
+    source = """
+class C:
+    def drop(self, extra):
+        for attr in ("_a", "_b"):
+            if hasattr(self, attr):
+                setattr(self, attr, None)
+
+    def any_name(self, names):
+        for name in names:
+            setattr(self, name, None)
+
+    def rebound(self):
+        for key in ("_c",):
+            pass
+        key = "other"
+        setattr(self, key, 1)
+"""
+    [cls] = ast.parse(source).body
+    assert sorted(instance_assignments(cls)) == ["*", "_a", "_b"]  # type: ignore[arg-type]
+    drop, any_name, rebound = cls.body  # type: ignore[attr-defined]
+    assert literal_loops(drop) == {"attr": ("_a", "_b")}
+    assert literal_loops(any_name) == {}
+    assert literal_loops(rebound) == {}  # bound twice: not only the loop's
+    # Without the open-ended method, nothing but the two names.
+    cls.body = [drop]  # type: ignore[attr-defined]
+    assert sorted(instance_assignments(cls)) == ["_a", "_b"]  # type: ignore[arg-type]

@@ -444,6 +444,7 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
     makers: dict[str, set[str]] = {}
     for method, me in _methods(node):
         classes = _class_parameters(method)
+        loops: dict[str, tuple[str, ...]] | None = None  # read when a `setattr` computes its name
         for stmt in _method_statements(method) if me else ():
             if isinstance(stmt, ast.Assign):
                 targets, value = stmt.targets, stmt.value
@@ -453,7 +454,11 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
                 targets, value = [stmt.target], None
             else:
                 if (attr := _setattr_on(stmt, me)) is not None:
-                    makers.setdefault(attr, set()).add("*")
+                    if attr == "*":
+                        loops = literal_loops(method) if loops is None else loops
+                        names = loops.get(_set_name(stmt), ("*",))
+                    for name in names if attr == "*" else (attr,):
+                        makers.setdefault(name, set()).add("*")
                 continue
             for target in targets:
                 if (key := dict_key_set(target, me)) is not None:
@@ -597,6 +602,35 @@ def _method_statements(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
                 bodies.append(stmt.body)
             else:
                 yield stmt
+
+
+def literal_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:
+    """The names the function binds only as the target of one `for name in ("a", "b"):` over
+    literal strings, with those strings: `setattr(self, name, None)` in its body sets just them
+    (ai-dynamo's scheduler drops its benchmark state so)."""
+    bound: dict[str, int] = {}
+    loops: dict[str, tuple[str, ...]] = {}
+    for node in walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound[node.id] = bound.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            bound[node.arg] = bound.get(node.arg, 0) + 1
+        if (
+            isinstance(node, (ast.For, ast.AsyncFor))
+            and isinstance(node.target, ast.Name)
+            and isinstance(node.iter, (ast.Tuple, ast.List, ast.Set))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.iter.elts)
+        ):
+            loops[node.target.id] = tuple(str(e.value) for e in node.iter.elts)  # type: ignore[attr-defined]
+    return {name: values for name, values in loops.items() if bound.get(name) == 1}
+
+
+def _set_name(stmt: ast.stmt) -> str:
+    """The name a `setattr(x, name, value)` statement passes as a plain name ("" otherwise)."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and dotted(call.func) in ("setattr", "object.__setattr__") and len(call.args) >= 2:
+        return call.args[1].id if isinstance(call.args[1], ast.Name) else ""
+    return ""
 
 
 def _setattr_on(stmt: ast.stmt, me: str) -> str | None:
