@@ -48,6 +48,7 @@ from atompin.analysis.moduleinfo import Member
 from atompin.analysis.name_sites import NameSearch, NameSite, SiteKind
 from atompin.analysis.outside import PROTOCOL_BASES, STRUCT_BASES
 from atompin.analysis.provider import ClassRef
+from atompin.analysis.reach import is_test_module
 from atompin.analysis.usage import (
     Condition,
     ConditionKind,
@@ -106,11 +107,18 @@ def check_members(
     before = hierarchy.at(baseline.index)
     outside = hierarchy.member_stores | hierarchy.patched_names
     stores = _by_name(usage.contact.outside_stores)
+    # Names set from outside only by test modules (on a test's stub): code outside tests never runs
+    # beside those stores (ai-dynamo's tests set `stub.skipped_waiting`; its scheduler reads it).
+    in_tests = frozenset(
+        name for name, where in stores.items() if all(is_test_module(usage.module_of(s.site.path)) for s in where)
+    )
+    running = outside - (in_tests - hierarchy.patched_names)
     gone: dict[MethodRef, _Gone | None] = {}
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
         ref = use.method
-        if not _judged(use, outside, hierarchy.patched_names, stores.get(ref.name, [])):
+        mine = outside if is_test_module(usage.module_of(use.site.path)) else running
+        if not _judged(use, mine, hierarchy.patched_names, stores.get(ref.name, [])):
             continue
         if ref not in gone:
             gone[ref] = _gone(hierarchy, before, ref)

@@ -523,14 +523,17 @@ class ExpressionEvaluator:
         spans = self._string_tests[key].default_only(name)
         return spans is None or any(first <= line <= last for first, last in spans)
 
-    def _eval_arguments(self: ConsumerScanner, node: ast.Call, ctx: Ctx) -> tuple[list[Value], dict[str, Value]]:
-        """A call's positional and keyword arguments (`**kw` read for its uses, not kept)."""
+    def _eval_arguments(
+        self: ConsumerScanner, node: ast.Call, ctx: Ctx, chains: bool = False
+    ) -> tuple[list[Value], dict[str, Value]]:
+        """A call's positional and keyword arguments (`**kw` read for its uses, not kept). An
+        attribute chain passed on is unknown, but to `getattr` (`chains`): read further."""
         args = [self._eval(a.value if isinstance(a, ast.Starred) else a, ctx) for a in node.args]
         kwargs = {k.arg: self._eval(k.value, ctx) for k in node.keywords if k.arg}
         for k in node.keywords:
             if not k.arg:
                 self._eval(k.value, ctx)
-        if any(v.__class__ is MemberChain for v in (*args, *kwargs.values())):
+        if not chains and any(v.__class__ is MemberChain for v in (*args, *kwargs.values())):
             args = [_unchained(v) for v in args]
             kwargs = {k: _unchained(v) for k, v in kwargs.items()}
         return args, kwargs
@@ -546,7 +549,7 @@ class ExpressionEvaluator:
         # below); passed on, it is unknown.
         chain = self._eval(func, ctx)
         callee = _unchained(chain)
-        args, kwargs = self._eval_arguments(node, ctx)
+        args, kwargs = self._eval_arguments(node, ctx, chains=callee is None and name in ("getattr", "hasattr"))
         callee, mixed = _through_flags(callee, ctx.flags)
         if isinstance(callee, ProviderValue) and ctx.record:
             self._record_call(
@@ -787,6 +790,11 @@ class ExpressionEvaluator:
             if ref is not None and not node.keywords and self._may_record(ref.owner) and not _falls_back(node):
                 # Through a receiver: a read as `x.name` is, or with a default one that nothing raises for.
                 self._record_member_use(ref, node, ctx, defaulted=len(node.args) > 2)
+            if args[0].__class__ is MemberChain or (isinstance(args[0], ReceiverValue) and args[0].owner):
+                # What it reads is read further (`coordinator = getattr(self, "coordinator", None)`,
+                # then `getattr(coordinator, "managers", ())`), as `x.name` would be.
+                ref = _member_ref(args[0], args[1])
+                return MemberChain(ref) if ref is not None else None
         if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
             # Set by name, from wherever.
             names = [args[1]] if isinstance(args[1], str) else args[1].names

@@ -1,0 +1,76 @@
+"""`missing-member` reads through `getattr` chains, and stores a test makes on its stubs.
+
+ai-dynamo 1.5.1's `InstrumentedScheduler` (a subclass of vLLM's `AsyncScheduler`) reads
+`self.skipped_waiting`, gone in vLLM 0.31; only its tests set that name, on a stub. It reads
+`getattr(getattr(self, "kv_cache_manager", None), "coordinator", None)` and on from there."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_contact import check, found
+
+BEFORE = {
+    "pv/mgr.py": "class Manager:\n    def __init__(self):\n        self._cap = 1\n",
+    "pv/coord.py": (
+        "from pv.mgr import Manager\n\n\nclass Coordinator:\n    def __init__(self):\n"
+        "        self.one: Manager = Manager()\n"
+    ),
+    "pv/sched.py": (
+        "from pv.coord import Coordinator\n\n\nclass Scheduler:\n    def __init__(self):\n"
+        "        self.coordinator: Coordinator = Coordinator()\n        self.skipped_waiting = []\n"
+    ),
+}
+AFTER = {
+    **BEFORE,
+    "pv/mgr.py": BEFORE["pv/mgr.py"].replace("_cap", "cap"),
+    "pv/sched.py": BEFORE["pv/sched.py"].replace("        self.skipped_waiting = []\n", ""),
+}
+SCHEDULER = "from pv.sched import Scheduler\n\n\nclass Mine(Scheduler):\n    def count(self):\n"
+
+
+def mine(body: str, **more: str) -> dict[str, str]:
+    return {"plug/sched.py": SCHEDULER + body, **more}
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("        return getattr(self.coordinator.one, '_cap', None)\n", 6),
+        (
+            "        c = getattr(self, 'coordinator', None)\n        one = getattr(c, 'one', None)\n"
+            "        return getattr(one, '_cap', None)\n",
+            8,
+        ),
+    ],
+)
+def test_a_read_with_a_default_through_getattr_chains_is_a_warning(body: str, line: int):
+    result = check(mine(body), AFTER, baseline=BEFORE)
+    assert found(result, "missing-member") == [("warning", "pv.mgr:Manager._cap", f"plug/sched.py:{line}")]
+    [finding] = [f for f in result.findings if f.rule.value == "missing-member"]
+    assert "read with getattr(..., default) through self.coordinator.one in plug.sched.Mine" in finding.message
+
+
+def test_a_read_through_a_getattr_without_default_then_an_attribute_is_an_error():
+    body = "        c = getattr(self, 'coordinator')\n        return c.one._cap\n"
+    assert found(check(mine(body), AFTER, baseline=BEFORE), "missing-member") == [
+        ("error", "pv.mgr:Manager._cap", "plug/sched.py:7")
+    ]
+
+
+TEST_STUB = "from types import SimpleNamespace\n\n\ndef test_count():\n    stub = SimpleNamespace()\n    stub.skipped_waiting = []\n"
+
+
+def test_a_name_only_tests_set_on_their_stubs_is_still_judged_outside_tests():
+    body = "        return len(self.skipped_waiting)\n"
+    consumer = mine(body, **{"plug/tests/test_sched.py": "import pv\n" + TEST_STUB})
+    assert found(check(consumer, AFTER, baseline=BEFORE), "missing-member") == [
+        ("error", "pv.sched:Scheduler.skipped_waiting", "plug/sched.py:6")
+    ]
+    # Set from outside by the package's own code: what it holds is not known (as before).
+    consumer = mine(body, **{"plug/setup.py": "import pv\n\n\ndef setup(s):\n    s.skipped_waiting = []\n"})
+    assert found(check(consumer, AFTER, baseline=BEFORE), "missing-member") == []
+    # A test reading it beside its own stubs: not judged either.
+    test_read = "import pv\n" + TEST_STUB + "\n\ndef test_read(s: 'Mine'):\n    return s.skipped_waiting\n"
+    consumer = {"plug/tests/test_sched.py": test_read}
+    assert found(check(consumer, AFTER, baseline=BEFORE), "missing-member") == []
