@@ -74,3 +74,31 @@ def test_a_name_only_tests_set_on_their_stubs_is_still_judged_outside_tests():
     test_read = "import pv\n" + TEST_STUB + "\n\ndef test_read(s: 'Mine'):\n    return s.skipped_waiting\n"
     consumer = {"plug/tests/test_sched.py": test_read}
     assert found(check(consumer, AFTER, baseline=BEFORE), "missing-member") == []
+
+
+ELEMENTS = {
+    **BEFORE,
+    "pv/coord.py": BEFORE["pv/coord.py"]
+    + "        self.managers: tuple[Manager, ...] = (Manager(),)\n"
+    + "        self.made = tuple(make_manager(i) for i in range(2))\n"
+    + "        self.mixed = [Manager(), None]\n\n\ndef make_manager(i) -> Manager:\n    return Manager()\n",
+}
+ELEMENTS_AFTER = {**ELEMENTS, "pv/mgr.py": AFTER["pv/mgr.py"]}
+
+
+@pytest.mark.parametrize(
+    ("collection", "severity"),
+    [
+        ("managers", "error"),  # annotated `tuple[Manager, ...]`
+        ("made", "error"),  # made by a function annotated to return a Manager
+        ("mixed", None),  # a list of anything: not known
+    ],
+)
+def test_a_read_on_each_element_of_a_provider_collection(collection: str, severity: str | None):
+    body = f"        for m in self.coordinator.{collection}:\n            return m._cap\n"
+    result = check(mine(body), ELEMENTS_AFTER, baseline=ELEMENTS)
+    expected = [(severity, "pv.mgr:Manager._cap", "plug/sched.py:7")] if severity else []
+    assert found(result, "missing-member") == expected
+    if severity:
+        [finding] = [f for f in result.findings if f.rule.value == "missing-member"]
+        assert f"read through self.coordinator.{collection}[…] in plug.sched.Mine" in finding.message

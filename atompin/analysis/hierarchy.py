@@ -8,15 +8,18 @@ and what a `super()` call reaches.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from typing import Any
 
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKind
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import split_symbol
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
+from atompin.analysis.syntax import element_makers
 from atompin.analysis.usage import (
     ConsumerClass,
     ConsumerMethod,
@@ -376,6 +379,43 @@ class Hierarchy:
         if info is not None and first in info.members:
             return None  # a name of the class's own scope (a nested class): not the module's
         return self.named_class(holder.module, member.annotation)
+
+    def element_class(self, holder: ClassRef, attribute: str) -> ClassRef | None:
+        """The provider class every element of the collection provider class `holder` keeps in
+        `attribute` is an instance of (or of a subclass of), as its body says
+        (`syntax.element_makers`: `x: tuple[Manager, ...]`, `self.x = tuple(make(...) for ...)`
+        with `make` annotated to return one); None when unknown, or the consumer patches a name
+        it goes by. Read from the class's source, once per class."""
+        memo: dict[ClassRef, dict[str, str]] = self.memo.setdefault("element_makers", {})
+        if holder not in memo:
+            memo[holder] = self._element_makers(holder)
+        written = memo[holder].get(attribute, "")
+        parts = tuple(written.split("."))
+        if not written or self.patched_names & set(parts):
+            return None
+        cls = self.named_class(holder.module, written)
+        if cls is not None:
+            return cls
+        res = self.resolve((Ref(holder.module, parts),))
+        target = res.target if res is not None else None
+        if target is None or target.kind is not TargetKind.FUNCTION:
+            return None
+        return annotated_return(self, target)[1]
+
+    def _element_makers(self, holder: ClassRef) -> dict[str, str]:
+        path = self.index.module_path(holder.module)
+        try:
+            tree = parse_limited(self.provider_text(path))
+        except (SyntaxError, ValueError, OSError, KeyError):
+            return {}
+        body: list[ast.stmt] = tree.body
+        node: ast.ClassDef | None = None
+        for name in holder.qualname.split("."):
+            node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == name), None)
+            if node is None:
+                return {}
+            body = node.body
+        return element_makers(node) if node is not None else {}
 
     def named_class(self, module: str, named: str) -> ClassRef | None:
         """The provider class a name written in provider module `module` stands for ("Config",

@@ -50,6 +50,7 @@ from atompin.analysis.outside import PROTOCOL_BASES, STRUCT_BASES
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.reach import is_test_module
 from atompin.analysis.usage import (
+    ELEMENT,
     Condition,
     ConditionKind,
     ConsumerUsage,
@@ -400,7 +401,8 @@ def _message(ref: MethodRef, g: _Gone, baseline: Baseline, stored: bool = False,
             else {Receiver.INSTANCE: "x", Receiver.SUPER: "super()"}.get(ref.receiver, ref.receiver.value)
         )
         where = f" in {ref.owner}" if ref.owner else ""
-        through = f"{start}.{'.'.join(ref.via)}{where} (an instance of {g.receiver}, as the provider annotates it)"
+        chain = ".".join(ref.via).replace(f".{ELEMENT}", "[…]")
+        through = f"{start}.{chain}{where} (an instance of {g.receiver}, as the provider annotates it)"
     elif ref.receiver is Receiver.INSTANCE:
         through = f"an instance of {g.receiver} (as annotated, or the `self` of a function installed on it)"
     elif ref.other:
@@ -502,8 +504,14 @@ def _lookup_order(h: Hierarchy, ref: MethodRef) -> tuple[Sequence[Node], ClassRe
         if ref.via and ref.receiver is not Receiver.SUPER and _defined_below(h, ref.owner, ref.via[0]):
             return None  # a consumer subclass keeps something of its own there
         order, receiver = h.mro(ref.owner)[1 if ref.receiver is Receiver.SUPER else 0 :], ref.owner
-    for step in ref.via:
-        step_class = _annotated(h, order, step)
+    steps = list(ref.via)
+    for i, step in enumerate(steps):
+        if step == ELEMENT:
+            continue  # (taken with the attribute before it)
+        if i + 1 < len(steps) and steps[i + 1] == ELEMENT:
+            step_class = _element(h, order, step)  # `for m in self.managers`: an element of it
+        else:
+            step_class = _annotated(h, order, step)
         if step_class is None:
             return None
         order, receiver = h.index.mro(step_class), step_class
@@ -531,6 +539,13 @@ def _annotated(h: Hierarchy, order: Sequence[Node], name: str) -> ClassRef | Non
     with (None: unknown, or no annotation names a class)."""
     found = _lookup(h, order, name)
     return h.annotated_class(*found) if isinstance(found, tuple) else None
+
+
+def _element(h: Hierarchy, order: Sequence[Node], name: str) -> ClassRef | None:
+    """The provider class every element of what attribute `name` holds is, as the first class of
+    the order having it says (`Hierarchy.element_class`; None: unknown)."""
+    found = _lookup(h, order, name)
+    return h.element_class(found[0], name) if isinstance(found, tuple) else None
 
 
 def _absent(h: Hierarchy, order: Sequence[Node], name: str) -> bool:

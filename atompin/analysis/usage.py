@@ -494,13 +494,18 @@ class MethodRef:
     owner: str = ""
     choices: tuple[Ref, ...] = ()
     # The attributes read on the way (`self.vllm_config.compute_hash`: ("vllm_config",)); only a
-    # member use has them, its type found through the provider's annotations.
+    # member use has them, its type found through the provider's annotations. `ELEMENT` after an
+    # attribute: an element of the collection it holds (`for m in self.managers: m.cap`).
     via: tuple[str, ...] = ()
     # SELF through an object typed as an instance of `owner` other than the method's own `self`
     # (`ReceiverValue.other`): looked up the same way, said otherwise.
     other: bool = False
     # PARAM: "method:parameter", the method of class `owner` whose parameter the receiver is.
     param: str = ""
+
+
+# In `MethodRef.via`: an element of the collection the attribute before it holds.
+ELEMENT = "[]"
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,16 @@ from atompin.analysis.guards import describe_fallback, exits, leaves
 from atompin.analysis.scanning.state import Ctx
 from atompin.analysis.signature import Signature
 from atompin.analysis.syntax import FALSE_CONSTANT, dotted, instance_assignments
-from atompin.analysis.usage import ImportGroup, Receiver, Ref
-from atompin.analysis.values import ElementsOf, MethodValue, ProviderValue, ReceiverValue, SignatureOf, Value
+from atompin.analysis.usage import ELEMENT, ImportGroup, Receiver, Ref
+from atompin.analysis.values import (
+    ElementsOf,
+    MemberChain,
+    MethodValue,
+    ProviderValue,
+    ReceiverValue,
+    SignatureOf,
+    Value,
+)
 
 # A dotted module name (maybe relative).
 DOTTED_NAME = re.compile(r"\.*[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -86,10 +94,26 @@ def handed_on(value: ast.expr, ctx: Ctx) -> dict[str, Value] | None:
     return held if isinstance(held, dict) else None
 
 
+# Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.
+MAX_VIA = 3
+
+
+def via_depth(via: tuple[str, ...]) -> int:
+    """How many attributes a chain reads on the way (an element taken is none)."""
+    return sum(step != ELEMENT for step in via)
+
+
 def each_value(items: Value, target: ast.expr) -> Value:
     """What a loop over `items` binds to `target` each turn: an instance of a provider class from
     a collection of them (`for o in outputs`), a key and an instance from a mapping's `.items()`
-    (`for name, layer in layers.items()`); None when that is not known."""
+    (`for name, layer in layers.items()`), an element of what an attribute chain holds (`for m in
+    self.coordinator.managers`: judged where the provider's classes say what its elements are);
+    None when that is not known."""
+    if isinstance(items, (MemberChain, MethodValue)) and isinstance(target, ast.Name):
+        ref = items.ref
+        if via_depth(ref.via) >= MAX_VIA:
+            return None
+        return MemberChain(replace(ref, name=ELEMENT, via=(*ref.via, ref.name)))
     if not isinstance(items, ElementsOf) or items.view == "mapping":
         return None  # (a loop over a mapping binds its keys)
     each = ReceiverValue(Receiver.INSTANCE, choices=items.choices)

@@ -33,6 +33,7 @@ from atompin.analysis.names import writes_as_string
 from atompin.analysis.platforms import PLATFORM_METHODS, TORCH_VERSIONS, UNKNOWN, PlatformTest, combined
 from atompin.analysis.scanning.common import (
     DOTTED_NAME,
+    MAX_VIA,
     TYPING_MODULES,
     caught_by,
     class_assignments,
@@ -44,6 +45,7 @@ from atompin.analysis.scanning.common import (
     owner_and_name,
     self_owner,
     signature_of_value,
+    via_depth,
 )
 from atompin.analysis.scanning.state import ConsumerFunction, Ctx, evolve, present_conditions
 from atompin.analysis.signature import signature_of
@@ -94,10 +96,6 @@ if TYPE_CHECKING:
 # (".", ":", "_impl", ".Cls").
 _MODULE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\.")
 _MODULE_PATH_PART = re.compile(r"[A-Za-z0-9_.:]*")
-
-
-# Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.
-_MAX_VIA = 3
 
 
 class ExpressionEvaluator:
@@ -945,11 +943,11 @@ def _names_module(value: object) -> TypeGuard[str]:
 
 def _member_ref(base: Value, attr: str) -> MethodRef | None:
     """What `base.attr` reaches through a receiver: a member of the receiver's class, or of what an
-    attribute of it holds (`self.vllm_config.model_config`, at most `_MAX_VIA` attributes deep);
+    attribute of it holds (`self.vllm_config.model_config`, at most `MAX_VIA` attributes deep);
     None through anything else."""
     if isinstance(base, ReceiverValue):
         return MethodRef(base.receiver, attr, base.owner, base.choices, other=base.other, param=base.param)
-    if isinstance(base, (MethodValue, MemberChain)) and len(base.ref.via) < _MAX_VIA:
+    if isinstance(base, (MethodValue, MemberChain)) and via_depth(base.ref.via) < MAX_VIA:
         ref = base.ref
         return MethodRef(ref.receiver, attr, ref.owner, ref.choices, (*ref.via, ref.name), ref.other, ref.param)
     return None
