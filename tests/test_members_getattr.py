@@ -102,3 +102,23 @@ def test_a_read_on_each_element_of_a_provider_collection(collection: str, severi
     if severity:
         [finding] = [f for f in result.findings if f.rule.value == "missing-member"]
         assert f"read through self.coordinator.{collection}[…] in plug.sched.Mine" in finding.message
+
+
+def test_a_member_stored_from_a_factory_is_of_the_class_it_is_annotated_to_return():
+    """vLLM's `KVCacheManager` keeps `self.coordinator = get_kv_cache_coordinator(...)`, annotated
+    to return a `KVCacheCoordinator`; ai-dynamo reads its managers' members through it."""
+    factory = {
+        **BEFORE,
+        "pv/sched.py": BEFORE["pv/sched.py"].replace("Coordinator = Coordinator()", "Coordinator = make_coordinator()")
+        + "\n\ndef make_coordinator() -> Coordinator:\n    return Coordinator()\n",
+    }
+    factory["pv/sched.py"] = factory["pv/sched.py"].replace("self.coordinator: Coordinator =", "self.coordinator =")
+    body = "        return self.coordinator.one._cap\n"
+    after = {**factory, "pv/mgr.py": AFTER["pv/mgr.py"]}
+    assert found(check(mine(body), after, baseline=factory), "missing-member") == [
+        ("error", "pv.mgr:Manager._cap", "plug/sched.py:6")
+    ]
+    # A factory annotated with no class: not known.
+    untyped = {p: t.replace(" -> Coordinator", "") for p, t in factory.items()}
+    after = {**untyped, "pv/mgr.py": AFTER["pv/mgr.py"]}
+    assert found(check(mine(body), after, baseline=untyped), "missing-member") == []

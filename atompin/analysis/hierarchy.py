@@ -371,14 +371,24 @@ class Hierarchy:
 
     def annotated_class(self, holder: ClassRef, member: Member) -> ClassRef | None:
         """The provider class that `member` of provider class `holder` is annotated with, read in
-        `holder`'s module (None: no annotation, a name of the class's own scope, not a class)."""
+        `holder`'s module, or made by (a module-level function's return annotation, for a member
+        stored from its call); None: no annotation, a name of the class's own scope, not a class."""
         if not member.annotation:
             return None
         info = self.provider(holder)
         first = member.annotation.split(".")[0]
         if info is not None and first in info.members:
             return None  # a name of the class's own scope (a nested class): not the module's
-        return self.named_class(holder.module, member.annotation)
+        cls = self.named_class(holder.module, member.annotation)
+        if cls is not None:
+            return cls
+        # `self.x = make(...)`: what a function annotated to return a class makes (vLLM's
+        # `self.coordinator = get_kv_cache_coordinator(...)`).
+        res = self.resolve((Ref(holder.module, tuple(member.annotation.split("."))),))
+        target = res.target if res is not None else None
+        if target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
+            return None
+        return annotated_return(self, target)[1]
 
     def element_class(self, holder: ClassRef, attribute: str) -> ClassRef | None:
         """The provider class every element of the collection provider class `holder` keeps in

@@ -94,8 +94,9 @@ def handed_on(value: ast.expr, ctx: Ctx) -> dict[str, Value] | None:
     return held if isinstance(held, dict) else None
 
 
-# Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed.
-MAX_VIA = 3
+# Attributes read on the way to a member through a receiver (`self.a.b.c`: two) that are followed
+# (ai-dynamo reads `self.kv_cache_manager.coordinator.single_type_managers`' elements' members).
+MAX_VIA = 4
 
 
 def via_depth(via: tuple[str, ...]) -> int:
