@@ -231,3 +231,20 @@ def test_a_class_patched_in_place_runs_in_the_provider_s_own_instances():
     result = check(consumer, AFTER, baseline=BEFORE)
     severities = {symbol: severity for severity, symbol, _ in found(result, "override-drift")}
     assert severities == {SYMBOL: "error", "plug.runner_patch:RunnerPatch._dummy_run": "error"}
+
+
+def test_a_worker_patched_in_place_may_store_anything():
+    """A consumer class set on the provider's `Worker` itself (arctic-inference's `WorkerPatch`)
+    may store any runner there: what the Worker's own source stores tells nothing."""
+    from tests.test_patch_classes import PATCHING
+
+    patch = """
+        from pv.worker import Worker
+        from plug.patching import Patch
+
+        class WorkerPatch(Patch[Worker]):
+            def warm(self):
+                return None
+    """
+    consumer = {**CONSUMER, "plug/patching.py": PATCHING, "plug/worker_patch.py": patch}
+    assert drift(consumer) == ["error"]

@@ -9,6 +9,11 @@ A parameter of the caller is followed to its own callers, a few levels up. Whate
 exactly may hold it: a method's parameter (its callers go through instances), a local, a call, a
 `*args`, the function handed on by name in a file read. As the provider's calls are found
 everywhere (`callsites`), a file that only hands the function on, never calling it, is not read.
+
+`origins` asks the other way round, exactly or not at all: every place a call's receiver comes
+from, when each is `self.x` of a provider class, handed down through module-level functions'
+parameters and constructors (vLLM's warm-up runs `runner._dummy_run(...)` on what
+`kernel_warmup(self)` hands down from its GPU `Worker`'s `model_runner`).
 """
 
 from __future__ import annotations
@@ -108,7 +113,7 @@ class ArgumentSources:
         if len(scopes) != 1 or value.id not in _parameters(function) or depth == 0:
             return False  # a local, a closure's or a method's parameter: not followed
         out.followed.append((path, function.name, False))
-        return self._each_call(path, function.name, function, value.id, then, depth, out)
+        return self._each_call(path, function.name, function, value.id, then, depth, out, bound=False)
 
     def _each_call(
         self,
@@ -119,13 +124,13 @@ class ArgumentSources:
         then: tuple[str, ...],
         depth: int,
         out: Origins,
+        bound: bool,
     ) -> bool:
         """Follow what every provider call of `name` (`function`, or a class whose `__init__` it
-        is) passes for `parameter`; False when one cannot be told, or nothing calls it."""
+        is: `bound`) passes for `parameter`; False when one cannot be told, or nothing calls it."""
         files = self._files_calling(name)
         if len(files) > MAX_CALLING:
             return False
-        bound = name != function.name
         module = self._module_name(path)[0] if self._module_name is not None else ""
         called = False
         for calling in dict.fromkeys([path, *files]):
@@ -157,7 +162,7 @@ class ArgumentSources:
             return False
         init, parameter = found
         out.followed.append((path, cls.name, True))
-        return self._each_call(path, cls.name, init, parameter, rest, depth, out)
+        return self._each_call(path, cls.name, init, parameter, rest, depth, out, bound=True)
 
     def callers(self, name: str, at_most: int) -> list[tuple[str, ast.Call | None, list[Scope]]] | None:
         """Every use of `name` as a callee (`name(...)`, `x.name(...)`: the call) or a value (None)

@@ -940,8 +940,8 @@ def _provider_made_in(hierarchy: Hierarchy, search: NameSearch, name: str, attri
             if str(node) in PLAIN_BASES:
                 continue
             return None
-        if any(patched.startswith(f"{node}.") for patched in hierarchy.patched):
-            return None  # a replaced method may store something else
+        if _patched_class(hierarchy, node):
+            return None  # a replaced method, or one set on it in place, may store something else
         path = index.module_path(node.module)
         stores = sources.self_stores(path, node.qualname, attribute)
         if stores is None:
