@@ -379,16 +379,8 @@ class Hierarchy:
         first = member.annotation.split(".")[0]
         if info is not None and first in info.members:
             return None  # a name of the class's own scope (a nested class): not the module's
-        cls = self.named_class(holder.module, member.annotation)
-        if cls is not None:
-            return cls
-        # `self.x = make(...)`: what a function annotated to return a class makes (vLLM's
-        # `self.coordinator = get_kv_cache_coordinator(...)`).
-        res = self.resolve((Ref(holder.module, tuple(member.annotation.split("."))),))
-        target = res.target if res is not None else None
-        if target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
-            return None
-        return annotated_return(self, target)[1]
+        # (`self.x = make(...)`: vLLM's `self.coordinator = get_kv_cache_coordinator(...)`.)
+        return self.written_class(holder.module, member.annotation)
 
     def element_class(self, holder: ClassRef, attribute: str) -> ClassRef | None:
         """The provider class every element of the collection provider class `holder` keeps in
@@ -400,15 +392,20 @@ class Hierarchy:
         if holder not in memo:
             memo[holder] = self._element_makers(holder)
         written = memo[holder].get(attribute, "")
-        parts = tuple(written.split("."))
-        if not written or self.patched_names & set(parts):
+        if not written or self.patched_names & set(written.split(".")):
             return None
-        cls = self.named_class(holder.module, written)
+        return self.written_class(holder.module, written)
+
+    def written_class(self, module: str, written: str) -> ClassRef | None:
+        """The provider class a name written in provider module `module` stands for
+        (`named_class`), or the one it makes: a module-level function's, as its return annotation
+        names it (`annotated_return`)."""
+        cls = self.named_class(module, written)
         if cls is not None:
             return cls
-        res = self.resolve((Ref(holder.module, parts),))
+        res = self.resolve((Ref(module, tuple(written.split("."))),))
         target = res.target if res is not None else None
-        if target is None or target.kind is not TargetKind.FUNCTION:
+        if target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
             return None
         return annotated_return(self, target)[1]
 

@@ -454,10 +454,11 @@ def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:
                 targets, value = [stmt.target], None
             else:
                 if (attr := _setattr_on(stmt, me)) is not None:
-                    if attr == "*":
+                    names: tuple[str, ...] = (attr,)
+                    if attr == "*":  # a computed name: perhaps a loop's over literal names
                         loops = literal_loops(method) if loops is None else loops
-                        names = loops.get(_set_name(stmt), ("*",))
-                    for name in names if attr == "*" else (attr,):
+                        names = loops.get(_set_name(stmt), names)
+                    for name in names:
                         makers.setdefault(name, set()).add("*")
                 continue
             for target in targets:
