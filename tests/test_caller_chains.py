@@ -6,7 +6,7 @@ that method itself and warms up with its own `kernel_warmup`."""
 
 from __future__ import annotations
 
-from tests.test_contact import check, found
+from tests.test_contact import check, found, severities
 
 BASE = "class WorkerBase:\n    def compile_or_warm_up_model(self):\n        raise NotImplementedError\n"
 GPU_WORKER = """
@@ -56,7 +56,7 @@ SYMBOL = "plug.runner:MyRunner._dummy_run"
 
 
 def drift(consumer: dict[str, str] = CONSUMER, after: dict[str, str] = AFTER) -> list[str]:
-    return [severity for severity, symbol, _ in found(check(consumer, after, baseline=BEFORE), "override-drift")]
+    return severities(consumer, after, BEFORE, "override-drift")
 
 
 def test_a_call_only_the_provider_s_own_worker_runs_does_not_reach_the_override():

@@ -56,6 +56,11 @@ def found(result: CheckResult, rule: str) -> list[tuple[str, str, str]]:
     return [(f.severity.value, f.symbol, str(f.sites[0])) for f in result.findings if f.rule.value == rule]
 
 
+def severities(consumer: dict[str, str], provider: dict[str, str], baseline: dict[str, str], rule: str) -> list[str]:
+    """The severity of each finding of `rule` (`check`, `found`)."""
+    return [severity for severity, _, _ in found(check(consumer, provider, baseline=baseline), rule)]
+
+
 def one_of(result: CheckResult, symbol: str) -> Finding:
     [finding] = [f for f in result.findings if f.symbol == symbol]
     return finding

@@ -13,7 +13,8 @@ import textwrap
 import pytest
 
 from atompin.analysis.argument_sources import ArgumentSources, Origin
-from tests.test_contact import check, found
+from tests.test_caller_chains import RUNNER_A, RUNNER_B, WARMUP  # vLLM's warm-up, as there
+from tests.test_contact import check, found, one, severities
 
 WORKER = """
 import weakref
@@ -55,14 +56,6 @@ class Worker:
 
 from pv.runner import GPUModelRunner
 """
-WARMUP = """
-def _autotune(runner):
-    runner._dummy_run(8, randomize_inputs=True)
-
-
-def kernel_warmup(worker):
-    _autotune(worker.model_runner)
-"""
 OTHER = """
 from pv.tuning import autotune as kernel_warmup
 
@@ -70,8 +63,6 @@ from pv.tuning import autotune as kernel_warmup
 def tune(x):
     kernel_warmup(x)
 """
-RUNNER_A = "class GPUModelRunner:\n    def _dummy_run(self, num_tokens):\n        return num_tokens\n"
-RUNNER_B = RUNNER_A.replace("(self, num_tokens)", "(self, num_tokens, randomize_inputs=False)")
 V2 = "class GPUModelRunner:\n    def _dummy_run(self, num_tokens, randomize_inputs=False):\n        return 0\n"
 BEFORE = {
     "pv/worker.py": WORKER,
@@ -119,19 +110,18 @@ SYMBOL = "plug.runners:NpuRunner._dummy_run"
 
 
 def drift(consumer: dict[str, str] = CONSUMER, after: dict[str, str] = AFTER) -> list[str]:
-    return [severity for severity, symbol, _ in found(check(consumer, after, baseline=BEFORE), "override-drift")]
+    return severities(consumer, after, BEFORE, "override-drift")
 
 
 def test_a_call_on_what_workers_that_keep_other_runners_hand_down_is_a_warning():
     result = check(CONSUMER, AFTER, baseline=BEFORE)
-    [finding] = [f for f in result.findings if f.rule.value == "override-drift"]
-    assert (finding.severity.value, finding.symbol) == ("warning", SYMBOL)
+    assert found(result, "override-drift") == [("warning", SYMBOL, "plug/runners.py:9")]
     assert (
         "the provider passes them at pv/warmup.py:2, on what is handed down from self.model_runner in "
         "Worker.__init__, Worker.compile_or_warm_up_model; the consumer classes that run those "
         "(plug.workers:GpuWorker, plug.workers:GpuWorkerBase) keep other classes there (plug.runners:GpuRunner, "
         "pv.runner_v2:GPUModelRunner, pv.runner:GPUModelRunner)"
-    ) in finding.message
+    ) in one(result, "override-drift").message
 
 
 @pytest.mark.parametrize(
