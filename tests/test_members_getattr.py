@@ -122,3 +122,14 @@ def test_a_member_stored_from_a_factory_is_of_the_class_it_is_annotated_to_retur
     untyped = {p: t.replace(" -> Coordinator", "") for p, t in factory.items()}
     after = {**untyped, "pv/mgr.py": AFTER["pv/mgr.py"]}
     assert found(check(mine(body), after, baseline=untyped), "missing-member") == []
+
+
+def test_a_name_written_in_a_comment_tests_nothing():
+    """tpu-inference 0.27's `initialize_kv_cache` writes `"shared_by"` in a comment only, and reads
+    `kv_cache_tensor.shared_by` as it is: nothing handles its absence."""
+    body = '        # read "_cap" of the first manager\n        return self.coordinator.one._cap\n'
+    assert found(check(mine(body), AFTER, baseline=BEFORE), "missing-member") == [
+        ("error", "pv.mgr:Manager._cap", "plug/sched.py:7")
+    ]
+    tested = "        if hasattr(self.coordinator.one, '_cap'):\n            return self.coordinator.one._cap\n"
+    assert [s for s, _, _ in found(check(mine(tested), AFTER, baseline=BEFORE), "missing-member")] == ["warning"]

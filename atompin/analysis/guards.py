@@ -316,9 +316,12 @@ class StringTests:
         such an expression (`v = getattr(x, "name", None)`, then `if v is not None:`), and the
         lines past an `if` so testing whose body leaves (`if not getattr(x, "name", None):
         return`), as (first, last) spans. None when the function writes the name otherwise (a
-        `hasattr` test, say): what it tests is not read here."""
+        `hasattr` test, say): what it tests is not read here. No span where no string of its code
+        is the name (tpu-inference writes `"shared_by"` in a comment only)."""
         found = self.strings.get(name, [])
-        if not found or any(i not in self.defaulted for i in found):
+        if not found:
+            return []
+        if any(i not in self.defaulted for i in found):
             return None
         taken = {bound for names, strings in self.assigns if name in strings for bound in names}
         return [
