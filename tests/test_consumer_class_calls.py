@@ -146,7 +146,10 @@ def test_a_consumer_init_that_hands_every_argument_on_runs_the_provider_init_wit
         FORWARDING.replace("super().__init__(*args, **kwargs)", "super().__init__(16, **kwargs)"),
         # may change them first, or hand them on only sometimes
         FORWARDING.replace(
-            "            super().__init__", "            kwargs.pop('bias')\n            super().__init__"
+            "            super().__init__", "            kwargs['bias'] = True\n            super().__init__"
+        ),
+        FORWARDING.replace(
+            "            super().__init__", "            kwargs.pop(name)\n            super().__init__"
         ),
         FORWARDING.replace(
             "            super().__init__(*args, **kwargs)",
@@ -161,6 +164,21 @@ def test_a_consumer_init_that_does_anything_else_with_its_arguments_leaves_the_c
     consumer = CONSUMER.replace("    class MyLayer(Layer):\n", "    class MyLayer(Layer):" + init)
     assert init in consumer
     assert [f for f in arity(consumer) if "Layer" in f[1]] == []
+
+
+@pytest.mark.parametrize(
+    "pop", ["kwargs.pop('sampler')", "self.sampler = kwargs.pop('sampler', True)", "sampler = kwargs.pop('sampler')"]
+)
+def test_the_keywords_a_handing_on_init_takes_out_first_are_its_own(pop: str):
+    """vllm-rbln's `RBLNInputBatch.__init__(self, *args, **kwargs)` pops `use_rbln_sampler`, then
+    hands the rest to vLLM's `InputBatch.__init__`: a call passing both is judged against that
+    `__init__` with the popped keyword its own. vLLM 0.32 dropped `kernel_block_sizes=` there."""
+    forwarding = FORWARDING.replace("            super().__init__", f"            {pop}\n            super().__init__")
+    consumer = CONSUMER.replace("    class MyLayer(Layer):\n", "    class MyLayer(Layer):" + forwarding)
+    passing = consumer.replace("MyLayer(16, bias=False)", "MyLayer(16, bias=False, sampler=1)")
+    assert [f for f in arity(passing) if "Layer" in f[1]] == [("error", "pv.meta:Layer.__init__", "plug/meta.py:24")]
+    fitting = consumer.replace("MyLayer(16, bias=False)", "MyLayer(16, sampler=1)")
+    assert [f for f in arity(fitting) if "Layer" in f[1]] == []  # `sampler=` is the consumer's
 
 
 def test_a_consumer_dataclass_under_another_library_or_with_unreadable_fields_is_not_judged():

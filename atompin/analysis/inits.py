@@ -28,7 +28,7 @@ from atompin.analysis.conditions import LIVE, Judgement, Reach
 from atompin.analysis.dataclass_init import FieldLayer, generated_init, outside_layer, writes_init
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Hierarchy, is_method
 from atompin.analysis.provider import ClassRef
-from atompin.analysis.signature import ParamKind, Signature
+from atompin.analysis.signature import Param, ParamKind, Signature
 from atompin.analysis.usage import Condition
 from atompin.model import Finding, Rule, Severity, Site
 
@@ -59,7 +59,23 @@ def init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
 def _init_run(hierarchy: Hierarchy, name: str) -> InitRun | None:
     through: list[str] = []
     run = _first_init(hierarchy, name, through)
-    return replace(run, through=tuple(through)) if run is not None and through else run
+    if run is None or not through:
+        return run
+    # The keywords those classes take out first are theirs: the call may pass them too.
+    popped = [key for cls in through for key in hierarchy.classes[cls].init_pops]
+    return replace(run, through=tuple(through), signature=_taking(run.signature, popped))
+
+
+def _taking(signature: Signature, keys: list[str]) -> Signature:
+    """`signature` taking the keyword-only parameters `keys` too (each with a default), before
+    its `**` parameter if any."""
+    names = {p.name for p in signature.params}
+    extra = [Param(key, ParamKind.KEYWORD_ONLY, has_default=True) for key in dict.fromkeys(keys) if key not in names]
+    if not extra:
+        return signature
+    params = list(signature.params)
+    at = next((i for i, p in enumerate(params) if p.kind is ParamKind.VAR_KEYWORD), len(params))
+    return replace(signature, params=(*params[:at], *extra, *params[at:]))
 
 
 def _first_init(hierarchy: Hierarchy, name: str, through: list[str]) -> InitRun | None:

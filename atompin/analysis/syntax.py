@@ -408,30 +408,58 @@ def redefined(body: list[ast.stmt]) -> set[ast.stmt]:
     return out
 
 
-def init_hands_on(node: ast.ClassDef) -> bool:
-    """Does the class's `__init__` first hand every argument it takes on, unchanged, to the next
-    class's (`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, a docstring
-    before, anything after)? Its body must bind `__init__` once, by that plain `def`."""
+def init_hands_on(node: ast.ClassDef) -> tuple[str, ...] | None:
+    """When the class's `__init__` hands every argument it takes on to the next class's (`def
+    __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, a docstring before,
+    anything after), the keywords it takes out of them first, each as `kwargs.pop("name"[,
+    default])` (vllm-rbln's `RBLNInputBatch` pops `use_rbln_sampler`); None when it does not. Its
+    body must bind `__init__` once, by that plain `def`."""
     if not any(isinstance(s, ast.FunctionDef) and s.name == "__init__" for s in node.body):
-        return False  # most classes: their statements are not read for bindings
+        return None  # most classes: their statements are not read for bindings
     bindings = [s for s in node.body if "__init__" in class_body_names([s])]
     init = bindings[0] if len(bindings) == 1 else None
     if not isinstance(init, ast.FunctionDef) or init.decorator_list:
-        return False
+        return None
     a = init.args
     if a.posonlyargs or len(a.args) != 1 or a.kwonlyargs or a.vararg is None or a.kwarg is None:
-        return False
+        return None
     body = function_body(init)
+    popped: list[str] = []
+    while body and (key := _popped_key(body[0], a.kwarg.arg, a.args[0].arg)):
+        popped.append(key)
+        body = body[1:]
     call = body[0].value if body and isinstance(body[0], ast.Expr) else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__"):
-        return False
+        return None
     owner = call.func.value
     if not (isinstance(owner, ast.Call) and dotted(owner.func) == "super" and not owner.args and not owner.keywords):
-        return False
+        return None
     match call.args, call.keywords:
         case [ast.Starred(value=ast.Name(id=args))], [ast.keyword(arg=None, value=ast.Name(id=kwargs))]:
-            return args == a.vararg.arg and kwargs == a.kwarg.arg
-    return False
+            return tuple(popped) if args == a.vararg.arg and kwargs == a.kwarg.arg else None
+    return None
+
+
+def _popped_key(stmt: ast.stmt, kwargs: str, me: str) -> str:
+    """ "name" for a statement taking a literal key out of the `**` parameter: `kwargs.pop("name")`
+    (or with a default), alone or stored in a local or on the instance; "" otherwise."""
+    if isinstance(stmt, ast.Expr):
+        value = stmt.value
+    elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target = stmt.targets[0]
+        if not (isinstance(target, ast.Name) and target.id not in (kwargs, me)) and not (
+            isinstance(target, ast.Attribute) and is_name(target.value, me)
+        ):
+            return ""
+        value = stmt.value
+    else:
+        return ""
+    match value:
+        case ast.Call(
+            func=ast.Attribute(value=ast.Name(id=owner), attr="pop"), args=[ast.Constant(value=str(key)), *rest]
+        ):
+            return key if owner == kwargs and len(rest) <= 1 and not value.keywords else ""
+    return ""
 
 
 def instance_assignments(node: ast.ClassDef) -> dict[str, set[str]]:

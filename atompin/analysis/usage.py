@@ -461,8 +461,10 @@ class ConsumerClass:
     # For such a dataclass: the conditions its definition runs under (version gates, handlers).
     when: tuple[Condition, ...] = ()
     # Its `__init__` first hands every argument on, unchanged, to the next class's
-    # (`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, then its own setup).
+    # (`def __init__(self, *args, **kwargs): super().__init__(*args, **kwargs)`, then its own setup),
+    # but the keywords it takes out first (`init_pops`: `kwargs.pop("name")`).
     init_hands_on: bool = False
+    init_pops: tuple[str, ...] = ()
 
     @property
     def symbol(self) -> str:

@@ -302,6 +302,7 @@ class SurfaceRecorder:
         writes, fields = self._generated_init(node, ctx)
         # A class without bases is read when a class derives from it (`_finish_contact`): a mixin.
         on_instance, false_only = class_assignments(node) if node.bases else ((), ())
+        hands_on = init_hands_on(node)
         self._classes[name] = ConsumerClass(
             name=name,
             path=ctx.file.path,
@@ -317,7 +318,8 @@ class SurfaceRecorder:
             writes_init=writes,
             fields=fields,
             when=self._when(ctx) if fields is not None else (),
-            init_hands_on=init_hands_on(node),
+            init_hands_on=hands_on is not None,
+            init_pops=hands_on or (),
         )
 
     def _generated_init(self: ConsumerScanner, node: ast.ClassDef, ctx: Ctx) -> tuple[bool, tuple[str, ...] | None]:
