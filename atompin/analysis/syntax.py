@@ -441,8 +441,8 @@ def init_hands_on(node: ast.ClassDef) -> tuple[str, ...] | None:
 
 
 def _popped_key(stmt: ast.stmt, kwargs: str, me: str) -> str:
-    """ "name" for a statement taking a literal key out of the `**` parameter: `kwargs.pop("name")`
-    (or with a default), alone or stored in a local or on the instance; "" otherwise."""
+    """The key a statement takes out of the `**` parameter: "name" for `kwargs.pop("name")` (or
+    with a default), alone or stored in a local or on the instance; "" for any other statement."""
     if isinstance(stmt, ast.Expr):
         value = stmt.value
     elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
