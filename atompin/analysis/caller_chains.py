@@ -145,11 +145,21 @@ def _handed_down(hierarchy: Hierarchy, search: NameSearch, site: NameSite) -> Or
 
 
 def _derived_in_provider(hierarchy: Hierarchy, name: str) -> bool:
-    """Does a provider class header name a base called `name` (read from the files' text)?"""
+    """Does a provider class header name a base called `name` (`_deriving`)?"""
+    return bool(_deriving(hierarchy, name))
+
+
+def _deriving(hierarchy: Hierarchy, name: str) -> set[str]:
+    """The names of the provider classes whose header names a base called `name`, read from the
+    text of the files writing it (one level)."""
     tree = hierarchy.index.tree
     files = tree.python_files(hierarchy.index.package)
-    header = re.compile(rb"(?m)^[ \t]*class[ \t]+\w+[ \t]*\([^:]*\b" + re.escape(name.encode()) + rb"\b")
-    return any(header.search(text) for _, text in tree.read_many(tree.files_containing(files, [name.encode()])))
+    header = re.compile(rb"(?m)^[ \t]*class[ \t]+(\w+)[ \t]*\([^:]*\b" + re.escape(name.encode()) + rb"\b")
+    return {
+        match.group(1).decode()
+        for _, text in tree.read_many(tree.files_containing(files, [name.encode()]))
+        for match in header.finditer(text)
+    }
 
 
 def _consumer_may_call(hierarchy: Hierarchy, module: str, name: str) -> bool:
@@ -249,13 +259,7 @@ def _called_by_name(hierarchy: Hierarchy, search: NameSearch, holder: ClassRef) 
     name = holder.qualname.rpartition(".")[2]
     tree = hierarchy.index.tree
     files = tree.python_files(hierarchy.index.package)
-    header = re.compile(rb"(?m)^[ \t]*class[ \t]+(\w+)[ \t]*\([^:]*\b" + re.escape(name.encode()) + rb"\b")
-    names = {name} | {
-        match.group(1).decode()
-        for _, text in tree.read_many(tree.files_containing(files, [name.encode()]))
-        for match in header.finditer(text)
-    }
-    for each in sorted(names):
+    for each in sorted({name} | _deriving(hierarchy, name)):
         # The identifiers find every word written before `(`, class and def headers too.
         call = re.compile(rb"(?<!class )(?<!def )\b" + re.escape(each.encode()) + rb"\s*\(")
         if any(call.search(text) for _, text in tree.read_many(search.files_calling([each], files))):
