@@ -120,7 +120,7 @@ def test_a_call_on_what_workers_that_keep_other_runners_hand_down_is_a_warning()
         "the provider passes them at pv/warmup.py:2, on what is handed down from self.model_runner in "
         "Worker.__init__, Worker.compile_or_warm_up_model; the consumer classes that run those "
         "(plug.workers:GpuWorker, plug.workers:GpuWorkerBase) keep other classes there (plug.runners:GpuRunner, "
-        "pv.runner_v2:GPUModelRunner, pv.runner:GPUModelRunner)"
+        "pv.runner:GPUModelRunner, pv.runner_v2:GPUModelRunner)"
     ) in one(result, "override-drift").message
 
 

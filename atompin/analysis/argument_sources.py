@@ -54,12 +54,14 @@ class ArgumentSources:
         read: Callable[[str], bytes],
         files_calling: Callable[[str], list[str]],
         module_name: Callable[[str], tuple[str, bool]] | None = None,
+        parse: Callable[[str], ast.Module | None] | None = None,
     ) -> None:
         """`read`: a provider file's bytes; `files_calling(name)`: every provider file that calls
         `name` (by name or on an attribute; more is harmless); `module_name(path)`: the file's
         module and whether it is a package's `__init__` (without it, a bare name may be anything
-        of that name)."""
-        self._read, self._search, self._module_name = read, files_calling, module_name
+        of that name); `parse(path)`: the file parsed, by someone who keeps the trees (without
+        it, `read` and parsed here, once)."""
+        self._read, self._search, self._module_name, self._parse = read, files_calling, module_name, parse
         self._trees: dict[str, ast.Module | None] = {}
         self._calling: dict[str, list[str]] = {}
         self._indexes: dict[str, _FileIndex] = {}
@@ -193,25 +195,6 @@ class ArgumentSources:
                 found = ("", 0)
         return found
 
-    def self_stores(
-        self, path: str, qualname: str, attribute: str
-    ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.expr]] | None:
-        """What the methods of the module-level class `qualname` of the file at `path` store in
-        `self.attribute`: each method and value as written; None when the class is not found so."""
-        tree = self.module(path)
-        found = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == qualname] if tree else []
-        if len(found) != 1:
-            return None
-        return [
-            (method, node.value)
-            for method in found[0].body
-            if isinstance(method, _FUNCTIONS)
-            for node in ast.walk(method)
-            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-            and node.value is not None
-            and any(_is_self_attribute(t, method, attribute) for t in _targets(node))
-        ]
-
     def binds_to(self, path: str, name: str, module: str) -> bool:
         """May a bare `name` in the file at `path` be `module`'s top-level `name`?"""
         bound = self.binding(path, name)
@@ -239,6 +222,9 @@ class ArgumentSources:
     def module(self, path: str) -> ast.Module | None:
         """The provider file at `path`, parsed once (None when it cannot be)."""
         if path not in self._trees:
+            if self._parse is not None:
+                self._trees[path] = self._parse(path)
+                return self._trees[path]
             try:
                 self._trees[path] = parse_limited(self._read(path))
             except (SyntaxError, ValueError):

@@ -410,18 +410,7 @@ class Hierarchy:
         return annotated_return(self, target)[1]
 
     def _element_makers(self, holder: ClassRef) -> dict[str, str]:
-        path = self.index.module_path(holder.module)
-        try:
-            tree = parse_limited(self.provider_text(path))
-        except (SyntaxError, ValueError, OSError, KeyError):
-            return {}
-        body: list[ast.stmt] = tree.body
-        node: ast.ClassDef | None = None
-        for name in holder.qualname.split("."):
-            node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == name), None)
-            if node is None:
-                return {}
-            body = node.body
+        node = self.class_node(holder)
         return element_makers(node) if node is not None else {}
 
     def named_class(self, module: str, named: str) -> ClassRef | None:
@@ -479,6 +468,29 @@ class Hierarchy:
         if isinstance(node, ClassRef):
             return list(self.index.bases(node))
         return []
+
+    def provider_tree(self, path: str) -> ast.Module | None:
+        """A provider file, parsed once per check (None when it cannot be read or parsed)."""
+        trees: dict[str, ast.Module | None] = self.memo.setdefault("provider_trees", {})
+        if path not in trees:
+            try:
+                trees[path] = parse_limited(self.provider_text(path))
+            except (SyntaxError, ValueError, OSError, KeyError):
+                trees[path] = None
+        return trees[path]
+
+    def class_node(self, ref: ClassRef) -> ast.ClassDef | None:
+        """The `class` statement of provider class `ref`, nested ones followed by its qualname
+        (None when its module does not define it so)."""
+        tree = self.provider_tree(self.index.module_path(ref.module))
+        node: ast.ClassDef | None = None
+        body: list[ast.stmt] = tree.body if tree is not None else []
+        for name in ref.qualname.split("."):
+            node = next((n for n in body if isinstance(n, ast.ClassDef) and n.name == name), None)
+            if node is None:
+                return None
+            body = node.body
+        return node
 
     def provider_text(self, path: str) -> bytes:
         """The text of a provider file, read once per check (the rules ask about a few files often)."""

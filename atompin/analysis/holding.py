@@ -278,7 +278,10 @@ def argument_sources(hierarchy: Hierarchy, search: NameSearch) -> ArgumentSource
     if found is None:
         files = hierarchy.index.tree.python_files(hierarchy.index.package)
         found = ArgumentSources(
-            hierarchy.provider_text, lambda name: search.files_calling([name], files), hierarchy.index.tree.module_name
+            hierarchy.provider_text,
+            lambda name: search.files_calling([name], files),
+            hierarchy.index.tree.module_name,
+            hierarchy.provider_tree,
         )
         hierarchy.memo["argument_sources"] = found
     return found

@@ -43,7 +43,7 @@ from atompin.analysis.baseline import Baseline
 from atompin.analysis.caller_chains import beside_stand_ins, handed_down
 from atompin.analysis.declared_roles import StandingIn, stand_in_for
 from atompin.analysis.hierarchy import PLAIN_BASES, ConsumerRef, Definition, Hierarchy, is_method, provider_class
-from atompin.analysis.holding import Reaching, argument_sources
+from atompin.analysis.holding import Reaching
 from atompin.analysis.makers import (
     instance_class,
     made_beside_stand_in,
@@ -57,7 +57,7 @@ from atompin.analysis.names import absolute_module
 from atompin.analysis.outside import BUILTIN_METHODS
 from atompin.analysis.provider import ClassRef
 from atompin.analysis.signature import ParamKind, Signature
-from atompin.analysis.syntax import dotted
+from atompin.analysis.syntax import FALSE_CONSTANT, instance_assignments
 from atompin.analysis.usage import ConsumerClass, ConsumerMethod, Ref
 from atompin.model import Finding, Rule, Severity, Site
 
@@ -764,7 +764,7 @@ def _excuse(
         return _TAKEN_OVER, (
             f"the provider passes them at {site.where}; {chain}: only instances the consumer does not make run that call"
         )
-    apart = _kept_apart(hierarchy, pair, holder, site.method, site.attribute, search) if site.cls else None
+    apart = _kept_apart(hierarchy, pair, holder, site.method, site.attribute) if site.cls else None
     if apart:
         holders, others = apart
         return _KEPT_APART, (
@@ -876,7 +876,7 @@ def _kept_apart_upstream(
     others: list[str] = []
     for place in found.places:
         holder = ClassRef(module_of(place.path)[0], place.cls)
-        apart = _kept_apart(hierarchy, pair, holder, place.method, place.attribute, search)
+        apart = _kept_apart(hierarchy, pair, holder, place.method, place.attribute)
         if apart is None:
             return None
         holders += apart[0]
@@ -894,7 +894,6 @@ def _kept_apart(
     holder: ClassRef,
     method: str,
     attribute: str,
-    search: NameSearch,
 ) -> tuple[list[str], list[str]] | None:
     """For a call on `self.x` (x: `attribute`) inside `method` of provider class `holder`: the
     consumer classes that run that method (derive from `holder` and do not take the method over),
@@ -910,7 +909,7 @@ def _kept_apart(
     for cls in running:
         kept = hierarchy.kept_in(cls.name, attribute)
         if kept is None:
-            made = _provider_made_in(hierarchy, search, cls.name, attribute)
+            made = _provider_made_in(hierarchy, cls.name, attribute)
             if made is not None:
                 others += made
                 continue
@@ -920,14 +919,14 @@ def _kept_apart(
     return ([cls.symbol for cls in running], list(dict.fromkeys(others))) if running else None
 
 
-def _provider_made_in(hierarchy: Hierarchy, search: NameSearch, name: str, attribute: str) -> list[str] | None:
+def _provider_made_in(hierarchy: Hierarchy, name: str, attribute: str) -> list[str] | None:
     """The provider classes instances of consumer class `name` keep in `attribute`, when no
     consumer class of its order sets it and the provider classes there store in `self.attribute`
     only constants and instances made by calling a provider class by its name, which the consumer
     neither patches nor replaces a method of, nor of the storing class: vllm-omni's `OmniGPUWorkerBase`,
-    a GPU `Worker` keeping the `GPUModelRunnerV1` or `GPUModelRunnerV2` its `init_device` makes.
-    None otherwise (a base outside both packages may store anything)."""
-    sources = argument_sources(hierarchy, search)
+    a GPU `Worker` keeping the `GPUModelRunnerV1` or `GPUModelRunnerV2` its `init_device` makes
+    (what its methods store: `syntax.instance_assignments`; a name an import inside them binds,
+    read as that import's). None otherwise (a base outside both packages may store anything)."""
     index = hierarchy.index
     made: list[str] = []
     for node in hierarchy.mro(name):
@@ -942,18 +941,20 @@ def _provider_made_in(hierarchy: Hierarchy, search: NameSearch, name: str, attri
             return None
         if _patched_class(hierarchy, node):
             return None  # a replaced method, or one set on it in place, may store something else
-        path = index.module_path(node.module)
-        stores = sources.self_stores(path, node.qualname, attribute)
-        if stores is None:
+        cls = hierarchy.class_node(node)
+        if cls is None:
             return None
-        for method, value in stores:
-            if isinstance(value, ast.Constant):
+        for callee in sorted(instance_assignments(cls).get(attribute, ())):
+            if callee == FALSE_CONSTANT:
                 continue
-            parts = tuple(dotted(value.func).split(".")) if isinstance(value, ast.Call) else ("",)
-            ref = _imported_in(method, parts, *index.tree.module_name(path)) or Ref(node.module, parts)
+            parts = tuple(callee.split("."))
+            refs = _imported_in(cls, parts, *index.tree.module_name(index.module_path(node.module)))
+            if len(refs) > 1:
+                return None  # imported differently in two methods
+            ref = refs[0] if refs else Ref(node.module, parts)
             made_class = provider_class(hierarchy.resolve, (ref,)) if all(parts) else None
             if made_class is None or hierarchy.patched_names & {*parts, *ref.path}:
-                return None
+                return None  # ("*": anything else stored; a callee not a provider class)
             if _patched_class(hierarchy, made_class):
                 return None  # the consumer puts its methods on it (arctic-inference's runner patch)
             made.append(str(made_class))
@@ -969,24 +970,19 @@ def _patched_class(hierarchy: Hierarchy, cls: ClassRef) -> bool:
     return any(node in in_place for node in order) or any(p.rpartition(".")[0] in names for p in hierarchy.patched)
 
 
-def _imported_in(
-    function: ast.FunctionDef | ast.AsyncFunctionDef, parts: tuple[str, ...], module: str, is_package: bool
-) -> Ref | None:
-    """What a dotted name read in `function` of `module` refers to when its first part is bound
-    by an import inside the function (`from vllm.v1.worker.gpu_model_runner import GPUModelRunner
-    as GPUModelRunnerV1` in vLLM's `Worker.init_device`); None when it is not."""
-    for node in ast.walk(function):
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if (alias.asname or alias.name) == parts[0]:
-                    return Ref(
-                        absolute_module(module, is_package, node.level, node.module or ""), (alias.name, *parts[1:])
-                    )
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname == parts[0]:
-                    return Ref(alias.name, parts[1:])
-    return None
+def _imported_in(node: ast.AST, parts: tuple[str, ...], module: str, is_package: bool) -> list[Ref]:
+    """What a dotted name read in `node` (a class's methods) of `module` may refer to when its
+    first part is bound by imports inside it (`from vllm.v1.worker.gpu_model_runner import
+    GPUModelRunner as GPUModelRunnerV1` in vLLM's `Worker.init_device`): each import's, in order;
+    none when it is not bound so."""
+    refs: list[Ref] = []
+    for each in ast.walk(node):
+        if isinstance(each, ast.ImportFrom):
+            source = absolute_module(module, is_package, each.level, each.module or "")
+            refs += [Ref(source, (a.name, *parts[1:])) for a in each.names if (a.asname or a.name) == parts[0]]
+        elif isinstance(each, ast.Import):
+            refs += [Ref(a.name, parts[1:]) for a in each.names if a.asname == parts[0]]
+    return list(dict.fromkeys(refs))
 
 
 def _change(
