@@ -398,14 +398,14 @@ class Hierarchy:
 
     def written_class(self, module: str, written: str) -> ClassRef | None:
         """The provider class a name written in provider module `module` stands for
-        (`named_class`), or the one it makes: a module-level function's, as its return annotation
-        names it (`annotated_return`)."""
+        (`named_class`), or the one it makes: a provider function's or method's, as its return
+        annotation names it (`annotated_return`)."""
         cls = self.named_class(module, written)
         if cls is not None:
             return cls
         res = self.resolve((Ref(module, tuple(written.split("."))),))
         target = res.target if res is not None else None
-        if target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
+        if target is None or target.kind is not TargetKind.FUNCTION:
             return None
         return annotated_return(self, target)[1]
 

@@ -96,14 +96,7 @@ def instance_class(hierarchy: Hierarchy, site: NameSite, tested_only: bool = Fal
     parts = tuple(site.element_of.split("."))
     if tested_only or not site.element_of or hierarchy.patched_names & set(parts):
         return None
-    cls = hierarchy.named_class(module, site.element_of)
-    if cls is not None:
-        return cls
-    res = hierarchy.resolve((Ref(module, parts),))
-    target = res.target if res is not None else None
-    if target is None or target.kind is not TargetKind.FUNCTION:
-        return None
-    return annotated_return(hierarchy, target)[1]
+    return hierarchy.written_class(module, site.element_of)
 
 
 def _tested_by_shape(hierarchy: Hierarchy, cls: ClassRef) -> bool:
