@@ -784,14 +784,14 @@ class ExpressionEvaluator:
     def _builtin_attr_call(self: ConsumerScanner, name: str, node: ast.Call, args: list[Value], ctx: Ctx) -> Value:
         if name == "getattr" and len(args) >= 2 and isinstance(args[1], str):
             self._value_reads.add((self_owner(node.args[0], ctx), args[1]))
-            ref = _member_ref(args[0], args[1]) if ctx.record and not self._quiet else None
-            if ref is not None and not node.keywords and self._may_record(ref.owner) and not _falls_back(node):
+            ref = _member_ref(args[0], args[1])
+            recording = ctx.record and not self._quiet and not node.keywords
+            if ref is not None and recording and self._may_record(ref.owner) and not _falls_back(node):
                 # Through a receiver: a read as `x.name` is, or with a default one that nothing raises for.
                 self._record_member_use(ref, node, ctx, defaulted=len(node.args) > 2)
             if args[0].__class__ is MemberChain or (isinstance(args[0], ReceiverValue) and args[0].owner):
                 # What it reads is read further (`coordinator = getattr(self, "coordinator", None)`,
                 # then `getattr(coordinator, "managers", ())`), as `x.name` would be.
-                ref = _member_ref(args[0], args[1])
                 return MemberChain(ref) if ref is not None else None
         if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
             # Set by name, from wherever.
