@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import absolute_module
-from atompin.analysis.syntax import dotted
+from atompin.analysis.syntax import dotted, own_attribute
 
 Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -403,12 +403,7 @@ def _is_self_attribute(target: ast.expr, method: ast.FunctionDef | ast.AsyncFunc
     """Is `target` `self.attribute` (or a tuple holding it), self the method's first parameter?"""
     if isinstance(target, (ast.Tuple, ast.List)):
         return any(_is_self_attribute(t, method, attribute) for t in target.elts)
-    return (
-        isinstance(target, ast.Attribute)
-        and target.attr == attribute
-        and isinstance(target.value, ast.Name)
-        and target.value.id == _first_parameter(method)
-    )
+    return own_attribute(target, _first_parameter(method)) == attribute
 
 
 def _parameters(scope: Scope) -> list[str]:

@@ -447,9 +447,7 @@ def _popped_key(stmt: ast.stmt, kwargs: str, me: str) -> str:
         value = stmt.value
     elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         target = stmt.targets[0]
-        if not (isinstance(target, ast.Name) and target.id not in (kwargs, me)) and not (
-            isinstance(target, ast.Attribute) and is_name(target.value, me)
-        ):
+        if not (isinstance(target, ast.Name) and target.id not in (kwargs, me)) and not own_attribute(target, me):
             return ""
         value = stmt.value
     else:
@@ -534,7 +532,7 @@ def element_makers(node: ast.ClassDef) -> dict[str, str]:
     made: dict[str, set[str]] = {}
     for method, me in _methods(node):
         for sub in walk(method) if me else ():
-            if isinstance(sub, ast.AnnAssign) and (attr := _own_attribute(sub.target, me)):
+            if isinstance(sub, ast.AnnAssign) and (attr := own_attribute(sub.target, me)):
                 annotated.update(_annotated_elements(attr, sub.annotation))
             for attr, callee in _collection_writes(sub, me):
                 made.setdefault(attr, set()).add(callee)
@@ -565,29 +563,29 @@ def _annotated_elements(attr: str, annotation: ast.expr | None) -> dict[str, str
 def _collection_writes(node: ast.AST, me: str) -> list[tuple[str, str]]:
     """What one node writes to attributes of `me`: (x, the callee every element of the value is
     made by (`_element_callee`), or "*" for a write of anything else or a change in place)."""
-    if isinstance(node, ast.AnnAssign) and (attr := _own_attribute(node.target, me)):
+    if isinstance(node, ast.AnnAssign) and (attr := own_attribute(node.target, me)):
         return [(attr, _element_callee(node.value) if node.value is not None else "")]
-    if isinstance(node, ast.AugAssign) and (attr := _own_attribute(node.target, me)):
+    if isinstance(node, ast.AugAssign) and (attr := own_attribute(node.target, me)):
         return [(attr, "*")]
     if isinstance(node, ast.Assign):
         out = []
         for target in node.targets:
             for t in walk(target):
-                if isinstance(t, ast.expr) and (attr := _own_attribute(t, me)):
+                if isinstance(t, ast.expr) and (attr := own_attribute(t, me)):
                     out.append((attr, _element_callee(node.value) if t is target else "*"))
-                elif isinstance(t, ast.Subscript) and (attr := _own_attribute(t.value, me)):
+                elif isinstance(t, ast.Subscript) and (attr := own_attribute(t.value, me)):
                     out.append((attr, "*"))  # `self.x[i] = ...`
         return out
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Attribute) and node.func.attr in _IN_PLACE:
-            attr = _own_attribute(node.func.value, me)
+            attr = own_attribute(node.func.value, me)
             return [(attr, "*")] if attr else []
         if (named := set_by_name(node, me)) is not None:
             return [(named, "*")]
     return []
 
 
-def _own_attribute(node: ast.expr, me: str) -> str:
+def own_attribute(node: ast.expr, me: str) -> str:
     """x for `me.x`; "" for anything else."""
     return node.attr if isinstance(node, ast.Attribute) and is_name(node.value, me) else ""
 
