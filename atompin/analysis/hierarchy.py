@@ -19,6 +19,7 @@ from atompin.analysis.moduleinfo import BindingKind, ClassInfo, Member, MemberKi
 from atompin.analysis.mro import c3_linearize
 from atompin.analysis.names import split_symbol
 from atompin.analysis.provider import ClassRef, ProviderIndex, Resolution, Target, TargetKind
+from atompin.analysis.reach import is_test_module
 from atompin.analysis.syntax import element_makers
 from atompin.analysis.usage import (
     ConsumerClass,
@@ -121,8 +122,12 @@ class Hierarchy:
         self.patched: set[str] = set()
         # Every attribute name the consumer assigns on a provider module or class.
         self.patched_names = {patch.attr for patch in usage.patches}
-        # Every attribute name the consumer sets on an object from outside its class.
-        self.member_stores = frozenset(usage.contact.member_stores)
+        # Every attribute name the consumer sets on an object from outside its class, outside its
+        # test modules: a test's stub never runs beside the package's code (ai-dynamo's tests set
+        # `stub.skipped_waiting`, which its scheduler reads of itself).
+        self.member_stores = frozenset(
+            store.name for store in usage.contact.outside_stores if not is_test_module(usage.module_of(store.site.path))
+        )
         self.consumer_mentions = mentions
         self.consumer_naming = naming
         for patch in usage.patches:

@@ -107,18 +107,15 @@ def check_members(
         return []
     before = hierarchy.at(baseline.index)
     outside = hierarchy.member_stores | hierarchy.patched_names
+    # A test module's reads run beside its own stubs' stores too (`Hierarchy.member_stores` leaves
+    # those out: the package's code never runs beside them).
+    in_tests = frozenset(usage.contact.member_stores) | hierarchy.patched_names
     stores = _by_name(usage.contact.outside_stores)
-    # Names set from outside only by test modules (on a test's stub): code outside tests never runs
-    # beside those stores (ai-dynamo's tests set `stub.skipped_waiting`; its scheduler reads it).
-    in_tests = frozenset(
-        name for name, where in stores.items() if all(is_test_module(usage.module_of(s.site.path)) for s in where)
-    )
-    running = outside - (in_tests - hierarchy.patched_names)
     gone: dict[MethodRef, _Gone | None] = {}
     found: list[tuple[MemberUse, _Gone]] = []
     for use in usage.contact.member_uses:
         ref = use.method
-        mine = outside if is_test_module(usage.module_of(use.site.path)) else running
+        mine = in_tests if is_test_module(usage.module_of(use.site.path)) else outside
         if not _judged(use, mine, hierarchy.patched_names, stores.get(ref.name, [])):
             continue
         if ref not in gone:

@@ -196,7 +196,7 @@ def _external_bases(hierarchy: Hierarchy, cls: ConsumerClass) -> list[str]:
 _KNOWN_OUTSIDE = {**STRUCT_BASES, **TORCH_MODULE_BASES}
 
 
-def _served_names(hierarchy: Hierarchy, s: StandIn, contact: ContactSurface) -> frozenset[str] | None:
+def _served_names(hierarchy: Hierarchy, s: StandIn) -> frozenset[str] | None:
     """The names the stand-in has beyond its classes' bodies: its known outside bases' members;
     for a registered one also what its instances set and what the consumer stores on any object
     (a class decorator's `cls.name = f`). None when unknown: the stand-in is not judged."""
@@ -204,7 +204,7 @@ def _served_names(hierarchy: Hierarchy, s: StandIn, contact: ContactSurface) -> 
     outside = _outside_members(hierarchy, s, instance)
     if outside is None or not s.registered:
         return outside
-    return outside | frozenset(contact.member_stores) | instance
+    return outside | hierarchy.member_stores | instance
 
 
 def _instance_names(hierarchy: Hierarchy, s: StandIn) -> frozenset[str]:
@@ -423,7 +423,7 @@ def check_protocols(
     passed_on: Callable[[Mapping[str, AbstractSet[str]]], set[str]] = set,
 ) -> list[Finding]:
     """protocol-drift; `passed_on` as `find_stand_ins` takes it."""
-    served = {s: _served_names(hierarchy, s, contact) for s in find_stand_ins(hierarchy, contact, search, passed_on)}
+    served = {s: _served_names(hierarchy, s) for s in find_stand_ins(hierarchy, contact, search, passed_on)}
     stand_ins = [s for s, names in served.items() if names is not None]
     lacking = {
         s.cls.name: {n: pair for n, pair in _lacking(hierarchy, s).items() if n not in (served[s] or ())}
