@@ -2818,6 +2818,44 @@ def test_an_override_handing_on_through_its_own_helper_and_a_replacement_reading
     ]
 
 
+def test_a_replacement_using_the_original_only_in_an_early_exit_is_a_copy_on_its_other_path():
+    """ROCm ATOM's DSpark `_sample_sequential` hands on to the original only when the model has no
+    fused kernel (`if ...: return original_sample(...)`) and samples greedily itself otherwise;
+    vLLM 0.28's original gained a top-k path and confidences that ATOM's path skips."""
+    consumer = {
+        "plug/gdn.py": """
+            import functools
+            import pv.gdn
+
+            def install():
+                original = pv.gdn.step
+
+                @functools.wraps(original)
+                def my_step(model, x):
+                    fused = getattr(model, "fused", None)
+                    if fused is None:
+                        return original(model, x)
+                    return fused(x)
+
+                pv.gdn.step = my_step
+        """
+    }
+    [finding] = [f for f in check(consumer, GDN_B, baseline=GDN_A).findings if f.rule.value == "shadow-drift"]
+    assert (finding.severity.value, finding.symbol) == ("warning", "pv.gdn:step")
+    assert "without using the original but when `fused is None` holds (plug/gdn.py:10)" in finding.message
+    assert "model.warm_up()" in finding.message
+    # Handing on on the main path too, or doing nothing of its own after the exit, is no copy.
+    for also in (
+        "return fused(x) or original(model, x)",
+        "raise NotImplementedError(x)",
+    ):
+        handing_on = {"plug/gdn.py": consumer["plug/gdn.py"].replace("return fused(x)", also)}
+        assert found(check(handing_on, GDN_B, baseline=GDN_A), "shadow-drift") == [], also
+    # An exit whose condition reads the original, or an `else:` branch, is not read as one.
+    tested = consumer["plug/gdn.py"].replace("if fused is None:", "if fused is None or original is None:")
+    assert found(check({"plug/gdn.py": tested}, GDN_B, baseline=GDN_A), "shadow-drift") == []
+
+
 def test_a_copy_whose_upstream_passes_another_keyword_says_which():
     """vLLM 0.27's `initialize_model_parallel` passes `use_all2all=` when it makes the expert-parallel
     group; arctic-inference's copy does not."""

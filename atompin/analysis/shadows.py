@@ -1,7 +1,8 @@
 """shadow-drift: a consumer copy of a provider method whose upstream changed.
 
 A consumer override that never calls `super()` (nor the base explicitly), or a patched-in
-replacement that never uses the original, is a whole copy: when the provider's own
+replacement that never uses the original, is a whole copy (or one that uses it only in an early
+exit, `if cond: return original(...)`, is a copy on every other path): when the provider's own
 method gains work between the baseline and the pin (a new call that clears a buffer),
 nothing raises and the copy silently skips it. A warning: the reviewer ports the
 change or decides it does not apply. The message summarises what changed (calls added
@@ -211,7 +212,7 @@ def check_shadows(
     for replacement in usage.contact.replacements:
         # A copy skips what the original does since; a replacement reading none of its
         # arguments does none of it anyway.
-        if replacement.calls_original or replacement.discards:
+        if (replacement.calls_original and replacement.delegates_when is None) or replacement.discards:
             continue
         owner = first(replacement.owner)
         if owner is None or owner.target is None:
@@ -219,7 +220,11 @@ def check_shadows(
         res = index.getattr(owner.target, replacement.attr)
         if not res.found or res.target is None or res.target.kind is not TargetKind.FUNCTION:
             continue
-        finding = _shadow(index, baseline, res.symbol, res.symbol, replacement.site, "replaces", "using the original")
+        how = "using the original"
+        if replacement.delegates_when is not None:
+            where, test = replacement.delegates_when
+            how += f" but when `{textwrap.shorten(test, 80, placeholder='…')}` holds ({where})"
+        finding = _shadow(index, baseline, res.symbol, res.symbol, replacement.site, "replaces", how)
         if finding is not None:
             findings.append(finding)
     return findings

@@ -633,6 +633,9 @@ class Replacement:
     # It takes arguments and reads none of them: it does the original's work in no way, whatever
     # the original does (ai-dynamo's `kernel_warmup(*_args, **_kwargs)` that only logs a skip).
     discards: bool = False
+    # It uses the original only in an early exit (`if cond: return original(...)`) and does the
+    # work itself otherwise: where that condition is, and its text (`syntax.delegating_branch`).
+    delegates_when: tuple[Site, str] | None = None
 
 
 @dataclass(frozen=True)

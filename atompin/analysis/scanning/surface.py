@@ -31,6 +31,7 @@ from atompin.analysis.signature import signature_of
 from atompin.analysis.syntax import (
     annotated_type,
     class_body_names,
+    delegating_branch,
     does_nothing,
     dotted,
     element_type,
@@ -945,7 +946,7 @@ class SurfaceRecorder:
             path = ref.path[:-1] if ref.path[-1:] in (("__func__",), ("__wrapped__",)) else ref.path
             return ref in target or (bool(path) and path[-1] == attr)
 
-        uses_original = False
+        uses: set[ast.AST] = set()
         self_reads: dict[str, Site] = {}
         args = [*fn.node.args.posonlyargs, *fn.node.args.args]
         me = args[0].arg if args and args[0].arg == "self" else ""
@@ -961,14 +962,15 @@ class SurfaceRecorder:
         for child in body:
             if isinstance(child, ast.Call) and dotted(child.func) == "getattr" and len(child.args) >= 2:
                 name = child.args[1]
-                uses_original = isinstance(name, ast.Constant) and name.value == attr
+                if isinstance(name, ast.Constant) and name.value == attr:
+                    uses.add(child)
             elif isinstance(child, (ast.Name, ast.Attribute)) and isinstance(child.ctx, ast.Load):
                 values = [self._pure(child, scope) for scope in scopes]
-                uses_original = any(
-                    isinstance(v, ProviderValue) and any(is_original(r) for r in v.choices) for v in values
-                )
-            if uses_original:
-                break
+                if any(isinstance(v, ProviderValue) and any(is_original(r) for r in v.choices) for v in values):
+                    uses.add(child)
+        uses_original = bool(uses)
+        branch = delegating_branch(fn.node, uses) if uses else None
+        delegates_when = (Site(fn.file.path, branch.lineno), ast.unparse(branch.test)) if branch else None
         site = self._site(ctx, node)
         params = set(parameter_names(fn.node.args))
         read = {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -982,6 +984,7 @@ class SurfaceRecorder:
                 uses_original,
                 tuple(sorted(self_reads.items())),
                 discards=bool(params) and params.isdisjoint(read),
+                delegates_when=delegates_when,
             )
         )
         outputs = output_names([a.arg for a in (*args, *fn.node.args.kwonlyargs)])
