@@ -2844,6 +2844,13 @@ def test_a_replacement_using_the_original_only_in_an_early_exit_is_a_copy_on_its
     assert (finding.severity.value, finding.symbol) == ("warning", "pv.gdn:step")
     assert "without using the original but when `fused is None` holds (plug/gdn.py:10)" in finding.message
     assert "model.warm_up()" in finding.message
+    # Each exit handing on is counted.
+    exits = consumer["plug/gdn.py"].replace(
+        "return fused(x)",
+        "if x is None:\n                        return original(model, x)\n                    return fused(x)",
+    )
+    [finding] = [f for f in check({"plug/gdn.py": exits}, GDN_B, baseline=GDN_A).findings if f.symbol == "pv.gdn:step"]
+    assert "holds (plug/gdn.py:10, or one of 1 later exit(s) handing it on)" in finding.message
     # Handing on on the main path too, or doing nothing of its own after the exit, is no copy.
     for also in (
         "return fused(x) or original(model, x)",

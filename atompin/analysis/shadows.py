@@ -222,8 +222,9 @@ def check_shadows(
             continue
         how = "using the original"
         if replacement.delegates_when is not None:
-            where, test = replacement.delegates_when
-            how += f" but when `{textwrap.shorten(test, 80, placeholder='…')}` holds ({where})"
+            where, test, exits = replacement.delegates_when
+            how += f" but when `{textwrap.shorten(test, 80, placeholder='…')}` holds ({where}"
+            how += f", or one of {exits - 1} later exit(s) handing it on)" if exits > 1 else ")"
         finding = _shadow(index, baseline, res.symbol, res.symbol, replacement.site, "replaces", how)
         if finding is not None:
             findings.append(finding)

@@ -216,12 +216,12 @@ def same_body(a: ast.FunctionDef | ast.AsyncFunctionDef, b: ast.FunctionDef | as
     return dump[0] == dump[1]
 
 
-def delegating_branch(function: ast.FunctionDef | ast.AsyncFunctionDef, uses: AbstractSet[ast.AST]) -> ast.If | None:
-    """The first top-level `if` of a function that hands on to what `uses` (nodes of its body)
-    refer to and exits (`if cond: return original(...)`), when every one of `uses` sits in such
-    an early exit and the function does work of its own after it: a copy of the original but
-    when that `if` holds (ROCm ATOM's DSpark `_sample_sequential`). None otherwise."""
-    found: ast.If | None = None
+def delegating_exits(function: ast.FunctionDef | ast.AsyncFunctionDef, uses: AbstractSet[ast.AST]) -> list[ast.If]:
+    """The top-level `if`s of a function that hand on to what `uses` (nodes of its body) refer to
+    and exit (`if cond: return original(...)`), when every one of `uses` sits in such an early
+    exit and the function does work of its own after the first: a copy of the original but where
+    one of them holds (ROCm ATOM's DSpark `_sample_sequential`). [] otherwise."""
+    found: list[ast.If] = []
     own_work = False
     for stmt in function_body(function):
         used = any(node in uses for node in walk(stmt))
@@ -232,13 +232,13 @@ def delegating_branch(function: ast.FunctionDef | ast.AsyncFunctionDef, uses: Ab
             and isinstance(stmt.body[-1], (ast.Return, ast.Raise))
             and not any(node in uses for node in walk(stmt.test))
         ):
-            found = found or stmt
+            found.append(stmt)
             continue
         if used:
-            return None  # the original runs on the main path too
-        if found is not None and not _inert(stmt) and not isinstance(stmt, ast.Raise):
+            return []  # the original runs on the main path too
+        if found and not _inert(stmt) and not isinstance(stmt, ast.Raise):
             own_work = True
-    return found if own_work else None
+    return found if own_work else []
 
 
 def only_raises(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

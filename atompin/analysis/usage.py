@@ -633,9 +633,10 @@ class Replacement:
     # It takes arguments and reads none of them: it does the original's work in no way, whatever
     # the original does (ai-dynamo's `kernel_warmup(*_args, **_kwargs)` that only logs a skip).
     discards: bool = False
-    # It uses the original only in an early exit (`if cond: return original(...)`) and does the
-    # work itself otherwise: where that condition is, and its text (`syntax.delegating_branch`).
-    delegates_when: tuple[Site, str] | None = None
+    # It uses the original only in early exits (`if cond: return original(...)`) and does the
+    # work itself otherwise: where the first condition is, its text, and how many such exits
+    # there are (`syntax.delegating_exits`).
+    delegates_when: tuple[Site, str, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from atompin.analysis.signature import signature_of
 from atompin.analysis.syntax import (
     annotated_type,
     class_body_names,
-    delegating_branch,
+    delegating_exits,
     does_nothing,
     dotted,
     element_type,
@@ -969,8 +969,10 @@ class SurfaceRecorder:
                 if any(isinstance(v, ProviderValue) and any(is_original(r) for r in v.choices) for v in values):
                     uses.add(child)
         uses_original = bool(uses)
-        branch = delegating_branch(fn.node, uses) if uses else None
-        delegates_when = (Site(fn.file.path, branch.lineno), ast.unparse(branch.test)) if branch else None
+        exits = delegating_exits(fn.node, uses) if uses else []
+        delegates_when = (
+            (Site(fn.file.path, exits[0].lineno), ast.unparse(exits[0].test), len(exits)) if exits else None
+        )
         site = self._site(ctx, node)
         params = set(parameter_names(fn.node.args))
         read = {n.id for n in body if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
