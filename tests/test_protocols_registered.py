@@ -700,3 +700,70 @@ def specs(layers):
     assert [severity for severity, _, _ in found(check(PICKED, b, a), "protocol-drift")] == ["warning", "warning"]
     untested = {**b, "pv/runner.py": specs.replace("isinstance(backend, AttentionBackend)", "backend")}
     assert [severity for severity, _, _ in found(check(PICKED, untested, a), "protocol-drift")] == ["error", "error"]
+
+
+# ROCm ATOM's indexer cache (registered with vLLM's `AttentionLayerBase`) gets its
+# `get_attn_backend` from a class decorator, which sets it to a function returning ATOM's
+# sparse-MLA indexer backend: that backend is handed over, so what it lacks is an error.
+DECORATED = {
+    "plug/backend.py": "import pv\n\n" + MY_BACKEND,
+    "plug/modes.py": """
+        def _get_attn_backend(self):
+            from plug.backend import MyBackend
+
+            return MyBackend
+
+        def plugin_mode(cls):
+            cls.get_attn_backend = _get_attn_backend
+            return cls
+    """,
+    "plug/models.py": """
+        import torch.nn as nn
+        from plug.modes import plugin_mode
+
+        @plugin_mode
+        class IndexerCache(nn.Module):
+            def get_kv_cache_spec(self, config):
+                return None
+
+        class Model(nn.Module):
+            pass
+    """,
+    "plug/layers.py": """
+        from pv.base import LayerBase
+        from plug.models import IndexerCache
+
+        MODELS = {"M": "plug.models.Model"}  # the provider loads it by path: its module is read
+
+        def register():
+            LayerBase.register(IndexerCache)
+    """,
+}
+CUSTOMIZING_ROLE = BASE_A + "\n    def get_attn_backend(self):\n        ...\n"
+BACKEND_ROLE = HOOK_ROLE + "\n    @classmethod\n    def customize_spec(cls, spec):\n        return spec\n"
+SPECS = """
+from pv.base import LayerBase
+
+def specs(config):
+    out = []
+    for layer in config.layers(LayerBase):
+        spec = layer.get_kv_cache_spec(None)
+        out.append(layer.get_attn_backend().customize_spec(spec))
+    return out
+"""
+DECORATED_PV_A = {"pv/base.py": CUSTOMIZING_ROLE, "pv/backend.py": HOOK_ROLE, "pv/utils.py": UTILS_A}
+DECORATED_PV_B = {"pv/base.py": CUSTOMIZING_ROLE, "pv/backend.py": BACKEND_ROLE, "pv/utils.py": SPECS}
+
+
+@pytest.mark.parametrize("scanned", [False, True], ids=["class-read-when-handed", "class-scanned"])
+def test_a_class_a_decorator_s_method_returns_is_handed_over(scanned: bool):
+    consumer = dict(DECORATED)
+    if scanned:  # the class's module names the provider, so it is scanned with the rest
+        consumer["plug/models.py"] = "import pv\n" + textwrap.dedent(consumer["plug/models.py"])
+    result = check(consumer, DECORATED_PV_B, DECORATED_PV_A)
+    finding = one_of(result, "plug.backend:MyBackend.customize_spec")
+    assert finding.severity.value == "error"
+    assert "returned by plug.models:IndexerCache.get_attn_backend at plug/modes.py:7" in finding.message
+    # A function the decorator sets under a name the role does not have hands nothing over.
+    other = {**consumer, "plug/modes.py": consumer["plug/modes.py"].replace("cls.get_attn_backend", "cls.pick")}
+    assert [sev for sev, *_ in found(check(other, DECORATED_PV_B, DECORATED_PV_A), "protocol-drift")] != ["error"]

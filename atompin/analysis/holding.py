@@ -23,6 +23,7 @@ from atompin.analysis.makers import stored_maker
 from atompin.analysis.name_sites import NameSearch, NameSite
 from atompin.analysis.provider import ClassRef, TargetKind
 from atompin.analysis.usage import ConsumerClass, ContactSurface, HandoverKind, Ref
+from atompin.model import Status
 
 # More provider files than this reading a member a class is kept in: whether one of them stores it
 # in an attribute is not read (`_fed_from_holders` says it may).
@@ -61,8 +62,12 @@ class Holding:
 
 
 def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, list[Evidence]]:
-    """Consumer classes handed to the provider: dotted name -> the evidence, in order."""
+    """Consumer classes handed to the provider: dotted name -> the evidence, in order. A class a
+    method returns counts when the method overrides a provider method, or is a member of the
+    provider class its holder is registered with (ROCm ATOM's indexer cache, registered with
+    vLLM's `AttentionLayerBase`, returns its backend from the `get_attn_backend` its decorator sets)."""
     out: dict[str, list[Evidence]] = {}
+    registered = registered_roles(hierarchy, contact)
     for h in contact.handovers:
         evidence = None
         if h.kind is HandoverKind.PATH:
@@ -74,11 +79,30 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
                 how = f"stored as {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
                 evidence = Evidence(how, h.holder, h.member, stored=True)
         elif h.kind is HandoverKind.RETURNED and h.holder in hierarchy.classes:
-            if any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(h.holder, h.member)):
+            role = registered.get(h.holder)
+            if any(isinstance(d.node, ClassRef) for d in hierarchy.definitions(h.holder, h.member)) or (
+                role is not None and h.member in hierarchy.provider_members(role[0])
+            ):
                 how = f"returned by {hierarchy.classes[h.holder].symbol}.{h.member} at {h.site}"
                 evidence = Evidence(how, h.holder, h.member)
         if evidence is not None and evidence not in out.setdefault(h.target, []):
             out[h.target].append(evidence)
+    return out
+
+
+def registered_roles(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, tuple[ClassRef, str]]:
+    """Consumer classes registered as virtual subclasses of a provider class (`P.register(C)`):
+    dotted name -> (P, how)."""
+    out: dict[str, tuple[ClassRef, str]] = {}
+    for h in contact.handovers:
+        if not h.role or h.target not in hierarchy.classes or h.target in out:
+            continue
+        res = hierarchy.index.resolve_symbol(h.role)
+        target = res.target if res.status is Status.FOUND else None
+        # ABCMeta's `register`, not a method of the class's own (a registry's `register(item)`).
+        if target is not None and target.kind is TargetKind.CLASS and target.cls is not None:
+            if "register" not in hierarchy.provider_members(target.cls):
+                out[h.target] = (target.cls, f"registered as a virtual subclass of {target.cls} at {h.site}")
     return out
 
 
@@ -89,6 +113,7 @@ def holding(hierarchy: Hierarchy, cls: str, role: ClassRef, evidence: Sequence[E
     if not evidence or any(not e.holder for e in evidence):
         return Holding(cls, None, tuple(evidence))
     out = hierarchy.consumer_members(cls) | set(hierarchy.provider_members(role))
+    out |= {e.member for e in evidence}  # also one set on the holder from outside its body
     for holder in {e.holder for e in evidence}:
         out |= hierarchy.consumer_members(holder)
         for node in hierarchy.mro(holder):

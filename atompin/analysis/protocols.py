@@ -58,6 +58,7 @@ from atompin.analysis.holding import (
     in_holders_order,
     may_hold,
     may_reach,
+    registered_roles,
 )
 from atompin.analysis.makers import instance_class, made_beside_stand_in, on_container, on_named_class
 from atompin.analysis.method_overrides import OverridePair, defined_apart, narrowing
@@ -67,9 +68,9 @@ from atompin.analysis.names import writes_as_string
 from atompin.analysis.opt_in import only_when_set
 from atompin.analysis.outside import STRUCT_BASES, TORCH_MODULE_BASES
 from atompin.analysis.prose import ProseFinder
-from atompin.analysis.provider import ClassRef, TargetKind
+from atompin.analysis.provider import ClassRef
 from atompin.analysis.usage import ConsumerClass, ContactSurface
-from atompin.model import Finding, Rule, Severity, Site, Status
+from atompin.model import Finding, Rule, Severity, Site
 
 # More provider files than this defining the stand-in's method names: no clear role (and
 # reading them all would cost more than the answer is worth).
@@ -229,22 +230,6 @@ def _outside_members(hierarchy: Hierarchy, s: StandIn, instance: frozenset[str])
     return frozenset().union(*(_KNOWN_OUTSIDE[base] for base in outside))
 
 
-def _registered(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, tuple[ClassRef, str]]:
-    """Consumer classes registered as virtual subclasses of a provider class (`P.register(C)`):
-    dotted name -> (P, how)."""
-    out: dict[str, tuple[ClassRef, str]] = {}
-    for h in contact.handovers:
-        if not h.role or h.target not in hierarchy.classes or h.target in out:
-            continue
-        res = hierarchy.index.resolve_symbol(h.role)
-        target = res.target if res.status is Status.FOUND else None
-        # ABCMeta's `register`, not a method of the class's own (a registry's `register(item)`).
-        if target is not None and target.kind is TargetKind.CLASS and target.cls is not None:
-            if "register" not in hierarchy.provider_members(target.cls):
-                out[h.target] = (target.cls, f"registered as a virtual subclass of {target.cls} at {h.site}")
-    return out
-
-
 def find_stand_ins(
     hierarchy: Hierarchy,
     contact: ContactSurface,
@@ -255,7 +240,7 @@ def find_stand_ins(
     which of some members the consumer passes on what it keeps there (`passes_on`; by default,
     all of them)."""
     handed = handed_classes(hierarchy, contact)
-    registered = _registered(hierarchy, contact)
+    registered = registered_roles(hierarchy, contact)
     out: list[StandIn] = []
     for name, (abc, how) in sorted(registered.items()):
         if not hierarchy.has_provider_base(name):

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 from atompin.analysis.discovery import import_path_targets, lists_own_folder, walks_own_path
 from atompin.analysis.names import absolute_module
 from atompin.analysis.scanning.common import DOTTED_NAME, literal_prefix, module_glob
-from atompin.analysis.scanning.state import Ctx, evolve
+from atompin.analysis.scanning.state import MAX_DEPTH, Ctx, evolve
 from atompin.analysis.syntax import dotted
 from atompin.analysis.syntax import walk as every_node
 from atompin.analysis.usage import ModuleEdge, Ref, Registration
-from atompin.analysis.values import ConsumerValue, ProviderValue, Value
+from atompin.analysis.values import ConsumerValue, ProviderValue, Scope, Value
 
 if TYPE_CHECKING:
     from atompin.analysis.scanner import ConsumerScanner
@@ -168,6 +168,26 @@ class GivenNames:
                 self._string_target_patch(deco, value, ctx)
             if isinstance(node, ast.ClassDef) and isinstance(value, ConsumerValue) and ctx.record:
                 self._registered_by_decorator(deco, value, ctx)
+
+    def _class_decorators(self: ConsumerScanner, node: ast.ClassDef, cls: ConsumerValue, ctx: Ctx) -> None:
+        """`@decorate` on a consumer class (once it is recorded), `decorate` a module-level
+        function of the consumer's: its body is read with the class, recording nothing, for the
+        functions it sets on the class (`_install_in_class`). Read at once: a class handed over
+        is often read only once the scan is finishing, when no body is read again."""
+        for deco in node.decorator_list:
+            if isinstance(deco, (ast.Name, ast.Attribute)) and ctx.depth <= MAX_DEPTH:
+                self._class_decorator(deco, cls, ctx)
+
+    def _class_decorator(self: ConsumerScanner, deco: ast.Name | ast.Attribute, cls: ConsumerValue, ctx: Ctx) -> None:
+        callee = self._eval(deco, evolve(ctx, record=False))
+        fn = self._functions.get(callee.dotted) if isinstance(callee, ConsumerValue) else None
+        params = fn.node.args.posonlyargs + fn.node.args.args if fn is not None else []
+        if fn is None or fn.owner or not params:
+            return
+        scope = Scope(fn.closure)
+        scope.names.update({name: None for name in fn.params})
+        scope.names[params[0].arg] = cls
+        self._block(fn.node.body, Ctx(fn.file, scope, fn.qualname, record=False, depth=ctx.depth + 1))
 
     def _registered_by_decorator(self: ConsumerScanner, deco: ast.expr, cls: ConsumerValue, ctx: Ctx) -> None:
         """`@Op.register_oot` or `@CustomOp.register_oot(name="Op")` on a consumer class: vLLM's

@@ -33,7 +33,7 @@ from atompin.analysis.guards import (
 )
 from atompin.analysis.names import absolute_module
 from atompin.analysis.scanning.common import TYPING_MODULES, each_value, node_text, self_owner
-from atompin.analysis.scanning.state import ConsumerFunction, Ctx, evolve
+from atompin.analysis.scanning.state import MAX_DEPTH, ConsumerFunction, Ctx, evolve
 from atompin.analysis.syntax import (
     breaks,
     dotted,
@@ -48,6 +48,8 @@ from atompin.analysis.syntax import (
 from atompin.analysis.usage import (
     Condition,
     ConditionKind,
+    Handover,
+    HandoverKind,
     ImportGroup,
     ImportKind,
     ImportUse,
@@ -216,6 +218,7 @@ class StatementReader:
         self._find_state_gates(node, qualname, ctx)
         self._decorated(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
         self._record_class(node, ctx, qualname, replaced)
+        self._class_decorators(node, ConsumerValue(f"{ctx.file.module}.{qualname}"), ctx)
 
     def _eval_stored(self: ConsumerScanner, node: ast.expr, ctx: Ctx) -> Value:
         """What a value assigned to a name evaluates to: in a function, a call's result is an
@@ -313,6 +316,8 @@ class StatementReader:
                 self._record_patch(ctx, target, owner, target.attr, value_node, value)
             elif isinstance(owner, ReceiverValue):
                 self._record_attribute_handover(ctx, target, owner, value_node, value)
+            elif isinstance(owner, ConsumerValue) and isinstance(value, ConsumerValue):
+                self._install_in_class(owner, target, value, ctx)
             if ctx.record and not self._quiet:
                 self._record_member_store(owner, target, ctx)
             if ctx.record and not (
@@ -331,6 +336,27 @@ class StatementReader:
                 table[key] = value
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, None, ctx)
+
+    def _install_in_class(
+        self: ConsumerScanner, cls: ConsumerValue, target: ast.Attribute, value: ConsumerValue, ctx: Ctx
+    ) -> None:
+        """`cls.m = f`, `cls` one of the consumer's classes and `f` a module-level function of its
+        own: `f` is a method of `cls` now, and a class it returns by name one that method returns
+        (ROCm ATOM's indexer-cache decorator sets `cls.get_attn_backend` to a function returning
+        its sparse-MLA indexer backend). Its body is read with `self` a `cls`, recording nothing."""
+        fn = self._functions.get(value.dotted)
+        params = fn.node.args.posonlyargs + fn.node.args.args if fn is not None else []
+        if fn is None or fn.owner or not params or cls.dotted not in self._classes or ctx.depth > MAX_DEPTH:
+            return
+        scope = Scope(fn.closure)
+        scope.names.update({name: None for name in fn.params})
+        scope.names[params[0].arg] = ReceiverValue(Receiver.SELF, cls.dotted)
+        returned: list[tuple[object, tuple[Condition, ...]]] = []
+        self._block(fn.node.body, Ctx(fn.file, scope, fn.qualname, record=False, depth=ctx.depth + 1, returns=returned))
+        site = self._site(ctx, target)
+        for dotted_name in dict.fromkeys(v.dotted for v, _ in returned if isinstance(v, ConsumerValue)):
+            handover = Handover(HandoverKind.RETURNED, dotted_name, site, holder=cls.dotted, member=target.attr)
+            self.usage.contact.handovers.append(handover)
 
     def _visit_If(self: ConsumerScanner, node: ast.If, ctx: Ctx) -> Ctx | None:
         """`if hasattr(X, "f"):` guards its body (`if not ...:` its else); `if TYPE_CHECKING:` never runs;

@@ -1068,12 +1068,22 @@ class SurfaceRecorder:
                 out.append(replace(handover, target=found.name))
         return list(dict.fromkeys(out))
 
+    def _every_handover_resolved(self: ConsumerScanner) -> list[Handover]:
+        """Every handover resolved (`_resolved_handovers`), also those found while resolving:
+        reading a handed class's module reads its decorators (`_install_in_class`)."""
+        contact = self.usage.contact
+        resolved: list[Handover] = []
+        while contact.handovers:
+            found, contact.handovers = contact.handovers, []
+            resolved.extend(self._resolved_handovers(found))
+        return list(dict.fromkeys(resolved))
+
     def _finish_contact(self: ConsumerScanner) -> None:
         """Resolve what was handed over and the consumer bases of every class found (loading
         helper modules outside the scan), dedupe, and store."""
         contact = self.usage.contact
         self._finishing = True
-        contact.handovers = self._resolved_handovers(contact.handovers)
+        contact.handovers = self._every_handover_resolved()
         stores = []
         for stored in dict.fromkeys(contact.stores):
             if stored.holder not in self._classes:
