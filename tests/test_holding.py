@@ -161,10 +161,21 @@ def test_a_replacement_near_the_class_may_hand_it_out():
     )
     result = check({"plug/proxy.py": PROXY, "plug/patches.py": init}, PROVIDER_B, PROVIDER_A)
     assert found(result, "override-drift") == [("error", SYMBOL, "plug/proxy.py:11")]
-    # A replacement in a file that names neither the class nor its module hands out something else.
-    far = "import pv.selector\n\npv.selector.select_backend = lambda: None\n"
-    result = check({"plug/proxy.py": PROXY, "plug/patches.py": far}, PROVIDER_B, PROVIDER_A)
-    assert found(result, "override-drift") == [("warning", SYMBOL, "plug/proxy.py:11")]
+    # Imported by a relative import, or the module itself from its package: near as well.
+    for imports, value in (
+        ("from .proxy import ProxyBackend", "ProxyBackend"),
+        ("from . import proxy", "proxy.ProxyBackend"),
+    ):
+        relative = f"import pv.selector\n{imports}\n\npv.selector.select_backend = lambda: {value}\n"
+        result = check({"plug/proxy.py": PROXY, "plug/patches.py": relative}, PROVIDER_B, PROVIDER_A)
+        assert found(result, "override-drift") == [("error", SYMBOL, "plug/proxy.py:11")], imports
+    # A replacement in a file that names neither the class nor its module hands out something else;
+    # so does one in a file writing the module's last name as a word of its own (ATOM's backends
+    # live in `attention/backend.py`, and a hundred of its files write "backend").
+    for text in ("", "proxy = None  # no proxy here\n"):
+        far = f"import pv.selector\n\n{text}pv.selector.select_backend = lambda: None\n"
+        result = check({"plug/proxy.py": PROXY, "plug/patches.py": far}, PROVIDER_B, PROVIDER_A)
+        assert found(result, "override-drift") == [("warning", SYMBOL, "plug/proxy.py:11")], text
 
 
 def test_the_consumer_setting_the_attribute_from_outside_may_put_it_there():

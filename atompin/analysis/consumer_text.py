@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
@@ -18,6 +18,7 @@ from atompin.analysis.idle_hooks import reading_classes, reads_outside_own
 from atompin.analysis.names import quoted, word_pattern
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.protocols import passes_on
+from atompin.analysis.relevant import named_modules
 from atompin.sources.tree import SourceTree
 
 # Bump when what an answer means changes (a cached answer is also keyed by atompin's code).
@@ -67,6 +68,16 @@ class ConsumerText:
             found = self.tree.read_many(self.tree.files_containing(self.paths, [word.encode()]))
             self._naming[word] = frozenset(path for path, text in found if pattern.search(text))
         return self._naming[word]
+
+    def importing(self, module: str, located: Callable[[str], tuple[str, bool]]) -> frozenset[str]:
+        """The files whose import statements (in functions too) name consumer module `module` or a
+        name from it; `located(path)`: a file's module, and whether it is a package's `__init__`
+        (to read its relative imports). Found among the files writing its last name."""
+        return frozenset(
+            path
+            for path, text in self.tree.read_many(sorted(self.naming(module.rpartition(".")[2])))
+            if module in named_modules(path, *located(path), text)
+        )
 
     def texts(self, words: list[str]) -> list[bytes]:
         """The texts of the files that write one of `words` after a dot or as a string."""

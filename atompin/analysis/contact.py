@@ -57,6 +57,7 @@ def check_contact(
     refers: Callable[[str], bool] = lambda name: True,
     naming: Callable[[str], AbstractSet[str] | None] = lambda word: None,
     part: ContactPart | None = None,
+    importing: Callable[[str], AbstractSet[str] | None] = lambda module: None,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
@@ -65,9 +66,10 @@ def check_contact(
     `makes` whether the consumer calls a class of that name (by default, every one); `reads` which
     of some names the consumer reads itself (by default, all of them); `mentions` whether its text
     writes a word (by default, every one); `refers` whether its code names a class besides its
-    definition (by default, every one); `naming` which of its files write a word (by default,
-    unknown: None). `part`: the rules of that part alone (by default, all of them)."""
-    hierarchy = Hierarchy(usage, index, mentions, naming)
+    definition (by default, every one); `naming` which of its files write a word, `importing`
+    which import a consumer module (by default, unknown: None). `part`: the rules of that part
+    alone (by default, all of them)."""
+    hierarchy = Hierarchy(usage, index, mentions, naming, importing)
     if part is ContactPart.PROTOCOLS:
         return check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings = check_method_overrides(hierarchy, search, baseline, makes, reaching(hierarchy, usage.contact, search))

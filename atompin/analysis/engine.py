@@ -275,6 +275,7 @@ class ContactRules:
             text.refers_to,
             text.naming,
             part,
+            lambda module: text.importing(module, self.usage.located),
         )
 
     def start(self) -> None:

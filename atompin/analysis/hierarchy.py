@@ -106,9 +106,11 @@ class Hierarchy:
         index: ProviderIndex,
         mentions: Callable[[str], bool] = lambda word: True,
         naming: Callable[[str], AbstractSet[str] | None] = lambda word: None,
+        importing: Callable[[str], AbstractSet[str] | None] = lambda module: None,
     ) -> None:
         """`mentions`: does the consumer's text write a word anywhere (unknown, so True, by default);
-        `naming`: the consumer's files that write a word (unknown, None, by default)."""
+        `naming`: the consumer's files that write a word; `importing`: those whose imports name a
+        consumer module or a name from it (both unknown, None, by default)."""
         self.index = index
         self.usage = usage
         self.classes = {c.name: c for c in usage.contact.classes}
@@ -130,6 +132,7 @@ class Hierarchy:
         )
         self.consumer_mentions = mentions
         self.consumer_naming = naming
+        self.consumer_importing = importing
         for patch in usage.patches:
             cls = provider_class(self.resolve, patch.owner)
             if cls is not None:

@@ -267,13 +267,14 @@ def _files_reading(
 def _near(hierarchy: Hierarchy, h: Holding) -> set[str] | None:
     """The consumer files where code handing the class to the provider by other ways than its
     holders would be written (a replaced factory making it, a store of it on a provider object):
-    those naming the class, and those naming the module of one that does (importing it from
-    there). None when the consumer's files are not known."""
-    naming = hierarchy.consumer_naming
-    naming_class = naming(h.cls.rpartition(".")[2])
+    those naming the class, and those whose imports name the module of one that does (or a name
+    from it). A module's last name alone is too common a word: ATOM's backends live in
+    `attention/backend.py`, and a hundred of its files write "backend". None when the consumer's
+    files are not known."""
+    naming_class = hierarchy.consumer_naming(h.cls.rpartition(".")[2])
     near: set[str] | None = set(naming_class) if naming_class is not None else None
     for path in sorted(naming_class or ()):
-        importing = naming(hierarchy.usage.module_of(path).rpartition(".")[2])
+        importing = hierarchy.consumer_importing(hierarchy.usage.module_of(path))
         near = None if importing is None or near is None else near | importing
     return near
 

@@ -256,6 +256,12 @@ def _hands_on_provider(f: _File, provider: str) -> bool:
     return False
 
 
+def named_modules(path: str, module: str, is_package: bool, source: bytes) -> frozenset[str]:
+    """Every module a file's import statements name, inside its functions too (`from m import a`
+    names m and m.a), read from its bytes: the modules it may take names from."""
+    return frozenset(i.module for i in _imports(_File(path, module, is_package, source)) if i.module)
+
+
 def imported_modules(path: str, module: str, is_package: bool, source: bytes) -> frozenset[str]:
     """Every module a file's import statements outside its functions name (`from m import a` names
     m and m.a: a may be a module), read from its bytes: what importing it imports."""

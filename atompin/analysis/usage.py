@@ -362,8 +362,12 @@ class ConsumerUsage:
 
     def module_of(self, path: str) -> str:
         """The consumer module a scanned file's path names."""
+        return self.located(path)[0]
+
+    def located(self, path: str) -> tuple[str, bool]:
+        """The consumer module a scanned file's path names, and whether it is a package's `__init__`."""
         root = self.package_root
-        return module_of_path(path[len(root) :] if root and path.startswith(root) else path)[0]
+        return module_of_path(path[len(root) :] if root and path.startswith(root) else path)
 
     def read_kinds(self) -> dict[tuple[tuple[Ref, ...], str], set[ReadKind]]:
         out: dict[tuple[tuple[Ref, ...], str], set[ReadKind]] = {}
