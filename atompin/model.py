@@ -126,7 +126,7 @@ RULE_DESCRIPTIONS: dict[Rule, str] = {
     Rule.STALE_ACCEPTANCE: "an accepted finding declared in pairs.toml matches no finding any more",
     Rule.VERSION_ASSERT: "a module-level assert on the provider's version fails at the pin: importing the module raises",
     Rule.OVERRIDE_DRIFT: "a consumer method overriding a provider method can no longer take the calls the provider makes to it",
-    Rule.PROTOCOL_DRIFT: "a consumer class standing in for a provider class lacks a member the provider calls on it",
+    Rule.PROTOCOL_DRIFT: "a consumer class standing in for a provider class (or a namespace the consumer builds for a provider function) lacks a member the provider uses on it",
     Rule.RETURN_DRIFT: "a provider function's returned tuple and the consumer's unpacking or replacement differ in length, or a replacement returns what the original writes into an output buffer",
     Rule.MISSING_MEMBER: "a member read through self, super() or an annotated receiver was there at the baseline and is gone",
     Rule.SHADOW_DRIFT: "a consumer copy (an override or replacement that never calls the original) whose upstream changed",

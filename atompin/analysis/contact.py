@@ -22,6 +22,7 @@ from atompin.analysis.members import check_members
 from atompin.analysis.method_calls import check_method_calls
 from atompin.analysis.method_overrides import check_method_overrides
 from atompin.analysis.name_sites import NameSearch
+from atompin.analysis.namespaces import check_namespaces
 from atompin.analysis.protocols import check_protocols
 from atompin.analysis.provider import ProviderIndex
 from atompin.analysis.returns import check_returns
@@ -80,4 +81,5 @@ def check_contact(
     findings += check_dataclass_fields(hierarchy, baseline, judge)
     findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline, search, refers)
     findings += check_members(usage, hierarchy, search, baseline, judge, reads)
+    findings += check_namespaces(usage, index, baseline)
     return findings

@@ -53,7 +53,7 @@ class Upstream:
     digest: str
 
 
-def _upstream(index: ProviderIndex, symbol: str) -> Upstream | None:
+def upstream(index: ProviderIndex, symbol: str) -> Upstream | None:
     """The function `symbol` names in `index`: its file and line, signature and body digest."""
     res = index.resolve_symbol(symbol)
     target = res.target
@@ -77,7 +77,7 @@ def _upstream(index: ProviderIndex, symbol: str) -> Upstream | None:
     return Upstream(defined, index.module_path(module), line, target.signature, digest)
 
 
-def _function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None:
+def function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str] | None:
     """The function's syntax tree and the source it was parsed from: its own lines (found by
     indentation) when they parse alone, else the whole file."""
     try:
@@ -140,7 +140,7 @@ def upstream_change(
         change = describe_change(before.signature, now.signature)
         if not change.unchanged:
             notes.append(change.render())
-    new, old = _function_node(pin, now), _function_node(base, before)
+    new, old = function_node(pin, now), function_node(base, before)
     if new is not None and (is_stub(new[0]) or (old is not None and same_body(new[0], old[0]))):
         return True, "", ""  # a stub to implement, or only comments and spacing changed
     detail = ""
@@ -232,9 +232,9 @@ def check_shadows(
 
 
 def _shadow(
-    index: ProviderIndex, baseline: Baseline, upstream: str, symbol: str, site: Site, verb: str, how: str
+    index: ProviderIndex, baseline: Baseline, original: str, symbol: str, site: Site, verb: str, how: str
 ) -> Finding | None:
-    now, before = _upstream(index, upstream), _upstream(baseline.index, upstream)
+    now, before = upstream(index, original), upstream(baseline.index, original)
     if now is None or before is None or now.digest == before.digest:
         return None
     key = (
@@ -243,7 +243,7 @@ def _shadow(
             json.dumps(
                 [
                     SHADOW_FORMAT,
-                    upstream,
+                    original,
                     now.path,
                     now.line,
                     now.digest,
@@ -264,7 +264,7 @@ def _shadow(
     if stub:
         return None
     message = (
-        f"{verb} {upstream} without {how}, and {upstream} changed {baseline.since}: {summary}. The copy "
+        f"{verb} {original} without {how}, and {original} changed {baseline.since}: {summary}. The copy "
         "silently skips the new behaviour: port the change, or call the original"
     )
     return Finding(Rule.SHADOW_DRIFT, Severity.WARNING, symbol, (site,), message, detail=detail)
@@ -331,9 +331,9 @@ def _new_attributes(hierarchy: Hierarchy, baseline: Baseline, pair: OverridePair
     bodies: dict[str, set[int]] = {}  # file -> the lines of the methods of the chain there
     for holder in _super_chain(hierarchy, pair):
         symbol = f"{holder}.{pair.method.name}"
-        now, before = _upstream(index, symbol), _upstream(baseline.index, symbol)
-        new = _function_node(index, now) if now is not None else None
-        old = _function_node(baseline.index, before) if before is not None else None
+        now, before = upstream(index, symbol), upstream(baseline.index, symbol)
+        new = function_node(index, now) if now is not None else None
+        old = function_node(baseline.index, before) if before is not None else None
         if now is None or new is None or old is None:
             return set()  # a link not there at the baseline: what it set then is not known
         names |= _self_stores(new[0]) - _self_stores(old[0])

@@ -653,6 +653,23 @@ class UnwrittenReturn:
     when: tuple[Condition, ...] = ()
 
 
+@dataclass(frozen=True)
+class NamespaceArgument:
+    """A namespace the consumer builds (`argparse.Namespace(**vars(engine_args), k=v)`) passed to a
+    provider function, which reads its attributes: it has those of the instances of `copies` it
+    copies, and `names`. ai-dynamo hands vLLM's `run_headless(args)` such a namespace of its engine
+    arguments; vLLM 0.34 reads `args.headless_client_handshake_address`, which only vLLM's own
+    command line sets."""
+
+    callee: tuple[Ref, ...]
+    site: Site  # the call
+    position: int  # the argument's position (-1: passed by `keyword`)
+    keyword: str
+    copies: tuple[Ref, ...]
+    names: tuple[str, ...]
+    built: Site  # where the namespace is made
+
+
 @dataclass
 class ContactSurface:
     """What the drift rules need about the consumer beyond names."""
@@ -676,3 +693,4 @@ class ContactSurface:
     # "member")`; on `self`, in a method of the holder's line), not only for its attributes or to
     # test it for None: what the consumer passes on (in the files read; `protocols.passes_on` for the rest).
     passed_members: list[str] = field(default_factory=list)
+    namespaces: list[NamespaceArgument] = field(default_factory=list)

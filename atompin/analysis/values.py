@@ -25,6 +25,7 @@ from atompin.analysis.gates import (
 from atompin.analysis.platforms import PlatformTest
 from atompin.analysis.signature import Signature
 from atompin.analysis.usage import Guard, MethodRef, Receiver, Ref
+from atompin.model import Site
 
 
 @dataclass(frozen=True)
@@ -264,6 +265,20 @@ class DataclassReplace:
 
 
 # What an expression evaluates to; literal tuples and dicts hold values in turn.
+@dataclass(frozen=True)
+class BuiltNamespace:
+    """A namespace the consumer builds (`argparse.Namespace(**vars(x), k=v)`, a `SimpleNamespace`):
+    the provider classes whose instance's attributes it copies, the names set besides, and where
+    it is made (`usage.NamespaceArgument`)."""
+
+    copies: tuple[Ref, ...]
+    names: frozenset[str]
+    site: Site
+
+    def with_name(self, name: str) -> BuiltNamespace:
+        return replace(self, names=self.names | {name})
+
+
 Value: TypeAlias = (
     ProviderValue
     | ConsumerValue
@@ -283,6 +298,7 @@ Value: TypeAlias = (
     | DataclassReplace
     | ElementsOf
     | MappingMethod
+    | BuiltNamespace
     | str
     | bool  # a literal flag a helper is read with (`return_version=True`)
     | tuple["Value", ...]

@@ -47,7 +47,7 @@ from atompin.analysis.scanning.common import (
     signature_of_value,
     via_depth,
 )
-from atompin.analysis.scanning.state import ConsumerFunction, Ctx, evolve, present_conditions
+from atompin.analysis.scanning.state import MAX_DEPTH, ConsumerFunction, Ctx, evolve, present_conditions
 from atompin.analysis.signature import signature_of
 from atompin.analysis.syntax import dotted, expr_children, literal_strings, parameter_names
 from atompin.analysis.usage import (
@@ -63,6 +63,7 @@ from atompin.analysis.usage import (
     ImportUse,
     MemberUse,
     MethodRef,
+    NamespaceArgument,
     OutsideStore,
     ReadKind,
     Receiver,
@@ -70,6 +71,7 @@ from atompin.analysis.usage import (
 )
 from atompin.analysis.values import (
     AttributeProbe,
+    BuiltNamespace,
     ConsumerValue,
     DataclassReplace,
     DictMethod,
@@ -96,6 +98,8 @@ if TYPE_CHECKING:
 # (".", ":", "_impl", ".Cls").
 _MODULE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\.")
 _MODULE_PATH_PART = re.compile(r"[A-Za-z0-9_.:]*")
+# Calls that make a namespace of the keywords given (`_built_namespace`).
+_NAMESPACE_CALLS = frozenset({"argparse.Namespace", "Namespace", "SimpleNamespace", "types.SimpleNamespace"})
 
 
 class ExpressionEvaluator:
@@ -562,6 +566,7 @@ class ExpressionEvaluator:
             )
             self._record_registration(args, kwargs, node, ctx)
             self._record_call_handovers(callee, node, [*args, *kwargs.values()], ctx)
+            self._record_namespaces(callee, node, args, kwargs, ctx)
         self._record_delegation(node, callee, args, ctx)
         if isinstance(callee, MethodValue) or (callee is None and name == "super"):
             return self._receiver_call(node, callee, args, ctx, makes_instance, kwargs)
@@ -666,6 +671,69 @@ class ExpressionEvaluator:
         value = self._eval(copied, ctx)
         return replace(value, copy=True) if isinstance(value, ProviderValue) else None
 
+    def _built_namespace(self: ConsumerScanner, node: ast.Call, ctx: Ctx) -> BuiltNamespace | None:
+        """`argparse.Namespace(**vars(x), k=v)` (or a `SimpleNamespace`), x an instance of a
+        provider class: a namespace holding x's attributes and k. None when it takes positional
+        arguments or spreads anything else (what it holds is not known)."""
+        if node.args:
+            return None
+        copies: list[Ref] = []
+        names: set[str] = set()
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                names.add(keyword.arg)
+                continue
+            spread = keyword.value
+            if isinstance(spread, ast.Call) and dotted(spread.func) == "vars" and len(spread.args) == 1:
+                copied = self._eval(spread.args[0], ctx)
+            elif isinstance(spread, ast.Attribute) and spread.attr == "__dict__":
+                copied = self._eval(spread.value, ctx)
+            else:
+                return None
+            if not (isinstance(copied, ReceiverValue) and copied.receiver is Receiver.INSTANCE and copied.choices):
+                return None
+            copies.extend(copied.choices)
+        return BuiltNamespace(tuple(dict.fromkeys(copies)), frozenset(names), self._site(ctx, node))
+
+    def _namespace_returned(
+        self: ConsumerScanner, fn: ConsumerFunction, args: list[Value], kwargs: dict[str, Value], ctx: Ctx
+    ) -> BuiltNamespace | None:
+        """The namespace a consumer function builds and returns (`_built_namespace`), read with the
+        arguments of the call (recording nothing): ai-dynamo's `build_headless_namespace(config)`.
+        Only a function whose text makes a `Namespace(` is read; the one namespace every return gives."""
+        text = self._text(fn.file.path, fn.node)
+        if ctx.depth > MAX_DEPTH or text is None or b"Namespace(" not in text:
+            return None
+        scope = Scope(fn.closure)
+        positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
+        scope.names.update({name: None for name in fn.params})
+        scope.names.update({name: value for name, value in zip(positional, args) if value is not None})
+        scope.names.update({k: v for k, v in kwargs.items() if k in fn.params and v is not None})
+        self._bind_receivers(fn, scope)  # the parameters passed nothing known, as annotated
+        returned: list[tuple[object, tuple[Condition, ...]]] = []
+        self._block(fn.node.body, Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returned))
+        built = [value for value, _ in returned]
+        if not built or not all(isinstance(value, BuiltNamespace) and value == built[0] for value in built):
+            return None
+        return built[0] if isinstance(built[0], BuiltNamespace) else None
+
+    def _record_namespaces(
+        self: ConsumerScanner,
+        callee: ProviderValue,
+        node: ast.Call,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        ctx: Ctx,
+    ) -> None:
+        """Namespaces the consumer builds, passed to a provider call (`NamespaceArgument`)."""
+        passed = [(i, "", v) for i, v in enumerate(args)] + [(-1, k, v) for k, v in kwargs.items()]
+        site = self._site(ctx, node)
+        for position, keyword, value in passed:
+            if isinstance(value, BuiltNamespace):
+                names = tuple(sorted(value.names))
+                use = NamespaceArgument(callee.choices, site, position, keyword, value.copies, names, value.site)
+                self.usage.contact.namespaces.append(use)
+
     def _consumer_call(
         self: ConsumerScanner,
         callee: ConsumerValue,
@@ -682,6 +750,8 @@ class ExpressionEvaluator:
             self._call_helper(callee, node, args, kwargs, ctx)
         flags, flagged = _literal_flags(node, args, kwargs)
         value = self._helper_value(callee, flags, flagged, ctx)
+        if value is None and (fn := self._function(callee.dotted, load=False)) is not None:
+            value = self._namespace_returned(fn, args, kwargs, ctx)
         if value is None and makes_instance and (cls := self._consumer_class(callee.dotted)) is not None:
             return ReceiverValue(Receiver.SELF, cls.name, other=True)
         if value is None and makes_instance and (fn := self._function(callee.dotted, load=False)) is not None:
@@ -722,7 +792,7 @@ class ExpressionEvaluator:
         if callee is None and isinstance(node.func, ast.Subscript) and ctx.record:
             self._record_launch(node.func, node, ctx)
             return None
-        if callee is None and name in ("type", "SimpleNamespace", "types.SimpleNamespace"):
+        if callee is None and (name == "type" or name in _NAMESPACE_CALLS):
             made = self._made_object(name, node, ctx)
             if made is not None:
                 return made
@@ -793,6 +863,11 @@ class ExpressionEvaluator:
                 # What it reads is read further (`coordinator = getattr(self, "coordinator", None)`,
                 # then `getattr(coordinator, "managers", ())`), as `x.name` would be.
                 return MemberChain(ref) if ref is not None else None
+        if name == "setattr" and len(args) >= 2 and isinstance(args[0], BuiltNamespace):
+            # `setattr(ns, "name", v)` sets that name; one computed makes what it holds unknown.
+            grown = args[0].with_name(args[1]) if isinstance(args[1], str) else None
+            if isinstance(node.args[0], ast.Name):
+                self._bind(ctx, node.args[0].id, grown)
         if name == "setattr" and len(args) >= 2 and isinstance(args[1], (str, NameChoice)) and ctx.record:
             # Set by name, from wherever.
             names = [args[1]] if isinstance(args[1], str) else args[1].names

@@ -60,6 +60,7 @@ from atompin.analysis.usage import (
 )
 from atompin.analysis.values import (
     AttributeProbe,
+    BuiltNamespace,
     ConsumerValue,
     DataclassDecorator,
     DataclassReplace,
@@ -312,12 +313,7 @@ class StatementReader:
                 self._assign(elt, v, None, ctx)
         elif isinstance(target, ast.Attribute):
             owner = self._eval(target.value, ctx)
-            if isinstance(owner, ProviderValue):
-                self._record_patch(ctx, target, owner, target.attr, value_node, value)
-            elif isinstance(owner, ReceiverValue):
-                self._record_attribute_handover(ctx, target, owner, value_node, value)
-            elif isinstance(owner, ConsumerValue) and isinstance(value, ConsumerValue):
-                self._install_in_class(owner, target, value, ctx)
+            self._set_on(owner, target, value, value_node, ctx)
             if ctx.record and not self._quiet:
                 self._record_member_store(owner, target, ctx)
             if ctx.record and not (
@@ -336,6 +332,20 @@ class StatementReader:
                 table[key] = value
         elif isinstance(target, ast.Starred):
             self._assign(target.value, None, None, ctx)
+
+    def _set_on(
+        self: ConsumerScanner, owner: Value, target: ast.Attribute, value: Value, value_node: ast.expr | None, ctx: Ctx
+    ) -> None:
+        """`owner.x = value`: a patch of a provider object, a handover to a receiver, a method set on
+        a consumer class, or a name a namespace the consumer builds holds now."""
+        if isinstance(owner, ProviderValue):
+            self._record_patch(ctx, target, owner, target.attr, value_node, value)
+        elif isinstance(owner, ReceiverValue):
+            self._record_attribute_handover(ctx, target, owner, value_node, value)
+        elif isinstance(owner, ConsumerValue) and isinstance(value, ConsumerValue):
+            self._install_in_class(owner, target, value, ctx)
+        elif isinstance(owner, BuiltNamespace) and isinstance(target.value, ast.Name):
+            self._bind(ctx, target.value.id, owner.with_name(target.attr))
 
     def _install_in_class(
         self: ConsumerScanner, cls: ConsumerValue, target: ast.Attribute, value: ConsumerValue, ctx: Ctx

@@ -114,9 +114,10 @@ class SurfaceRecorder:
 
     def _made_object(self: ConsumerScanner, name: str, node: ast.Call, ctx: Ctx) -> Value:
         """A class `type(name, bases, ns)` makes (recorded: `_composed_class`; nothing known is
-        returned), or a `SimpleNamespace` copying a provider module (`_namespace_copy`)."""
+        returned), a `SimpleNamespace` copying a provider module (`_namespace_copy`), or another
+        namespace the consumer builds (`_built_namespace`)."""
         if name != "type":
-            return self._namespace_copy(node, ctx)
+            return self._namespace_copy(node, ctx) or self._built_namespace(node, ctx)
         if len(node.args) == 3 and isinstance(node.args[1], ast.Tuple):
             self._composed_class(node, node.args[1], ctx)
         return None
