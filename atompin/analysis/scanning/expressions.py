@@ -701,8 +701,10 @@ class ExpressionEvaluator:
         """The namespace a consumer function builds and returns (`_built_namespace`), read with the
         arguments of the call (recording nothing): ai-dynamo's `build_headless_namespace(config)`.
         Only a function whose text makes a `Namespace(` is read; the one namespace every return gives."""
+        if ctx.depth > MAX_DEPTH or b"Namespace(" not in self._sources.get(fn.file.path, b""):
+            return None  # (most calls: the file's bytes are searched in C, before its lines are split)
         text = self._text(fn.file.path, fn.node)
-        if ctx.depth > MAX_DEPTH or text is None or b"Namespace(" not in text:
+        if text is None or b"Namespace(" not in text:
             return None
         scope = Scope(fn.closure)
         positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
@@ -750,8 +752,8 @@ class ExpressionEvaluator:
             self._call_helper(callee, node, args, kwargs, ctx)
         flags, flagged = _literal_flags(node, args, kwargs)
         value = self._helper_value(callee, flags, flagged, ctx)
-        if value is None and (fn := self._function(callee.dotted, load=False)) is not None:
-            value = self._namespace_returned(fn, args, kwargs, ctx)
+        if value is None and (fn := self._functions.get(callee.dotted)) is not None:
+            value = self._namespace_returned(fn, args, kwargs, ctx)  # (a function read already: none loaded)
         if value is None and makes_instance and (cls := self._consumer_class(callee.dotted)) is not None:
             return ReceiverValue(Receiver.SELF, cls.name, other=True)
         if value is None and makes_instance and (fn := self._function(callee.dotted, load=False)) is not None:
