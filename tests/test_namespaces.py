@@ -62,8 +62,8 @@ def test_a_read_new_since_the_baseline_of_what_the_namespace_lacks_is_an_error()
     [finding] = [f for f in result.findings if f.rule.value == "protocol-drift"]
     assert finding.message == (
         "the namespace built at plug/headless.py:7 holds the attributes of a pv.args:EngineArgs and "
-        "api_server_count; it is handed to pv.serve:run_headless at plug/headless.py:17, which reads "
-        ".handshake_address of it at pv/serve.py:2 (new since 1.0): AttributeError when that runs"
+        "api_server_count; it is handed to pv.serve:run_headless at plug/headless.py:17, which reads of it "
+        ".handshake_address at pv/serve.py:2 (new since 1.0): AttributeError when that runs"
     )
     # Without a baseline, a warning.
     assert drift({"plug/headless.py": HEADLESS}, baseline=None) == [
@@ -145,7 +145,7 @@ def test_a_field_the_copied_class_lost_is_an_error():
     result = check({"plug/headless.py": HEADLESS}, {**PV_B, "pv/serve.py": SERVE_B}, both)
     [finding] = [f for f in result.findings if f.rule.value == "protocol-drift"]
     assert finding.severity.value == "error"
-    assert "reads .handshake_address of it at pv/serve.py:2 (a field the class lost since 1.0)" in finding.message
+    assert "reads of it .handshake_address at pv/serve.py:2 (a field the class lost since 1.0)" in finding.message
 
 
 def test_a_stub_built_in_a_test_module_is_not_judged():
@@ -156,6 +156,34 @@ def test_a_stub_built_in_a_test_module_is_not_judged():
     assert drift({"plug/tests/test_headless.py": stub}) == []
     # The same namespace in the package's own code is judged: it lacks what is read, new.
     result = check({"plug/direct.py": stub.replace("def test_run", "def run")}, PV_B, PV_A)
-    messages = [f.message for f in result.findings if f.rule.value == "protocol-drift"]
-    assert [m.split("reads ")[1].split(" of it")[0] for m in messages] == [".handshake_address", ".resolved"]
-    assert "holds only api_server_count, model, port; it is handed to" in messages[0]
+    [finding] = [f for f in result.findings if f.rule.value == "protocol-drift"]
+    assert "holds only api_server_count, model, port; it is handed to" in finding.message
+    assert (
+        "reads of it .handshake_address at pv/serve.py:2 (new since 1.0); .resolved at pv/serve.py:3 (new since 1.0)"
+    ) in finding.message
+
+
+def test_a_read_the_function_makes_only_on_some_path_is_not_judged():
+    """vLLM 0.34's `wait_for_engine_startup` reads more of its `parallel_config` only `if
+    coordinated_dp and not (...)`, which vllm-omni's diffusion stage passes False."""
+    for guarded in (
+        "    if args.model and args.more:\n        return None\n",
+        "    if args.model:\n        extra = args.more\n",
+        "    for _ in range(2):\n        extra = args.more\n",
+        "    extra = args.model or args.more\n",
+        "    extra = args.more if args.model else None\n",
+        "    extra = [x for x in args.model for y in args.more]\n",
+        "    extra = lambda: args.more\n",
+    ):
+        serve = SERVE_A.replace("def run_headless(args):\n", "def run_headless(args):\n" + guarded)
+        assert drift({"plug/headless.py": HEADLESS}, {**PV_A, "pv/serve.py": serve}) == [], guarded
+    # In the test of an `if` (or its first operand), in a `with`: surely read.
+    for sure in (
+        "    if args.more:\n        return None\n",
+        "    with open(args.more):\n        pass\n",
+        "    with open('x'):\n        extra = args.more\n",
+    ):
+        serve = SERVE_A.replace("def run_headless(args):\n", "def run_headless(args):\n" + sure)
+        assert drift({"plug/headless.py": HEADLESS}, {**PV_A, "pv/serve.py": serve}) == [
+            ("error", "pv.serve:run_headless", "plug/headless.py:17")
+        ], sure

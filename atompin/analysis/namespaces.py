@@ -24,9 +24,9 @@ from atompin.analysis.moduleinfo import MemberKind
 from atompin.analysis.provider import ClassRef, ProviderIndex, TargetKind
 from atompin.analysis.reach import is_test_module
 from atompin.analysis.shadows import function_node, upstream
-from atompin.analysis.syntax import dotted
+from atompin.analysis.syntax import dotted, walk
 from atompin.analysis.usage import ConsumerUsage, NamespaceArgument, Ref
-from atompin.model import Finding, Rule, Severity
+from atompin.model import Finding, Rule, Severity, Site
 
 _TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
@@ -42,36 +42,40 @@ class ParameterReads:
 
 
 def check_namespaces(usage: ConsumerUsage, index: ProviderIndex, baseline: Baseline | None) -> list[Finding]:
-    """protocol-drift for the namespaces the consumer builds and hands to provider functions."""
+    """protocol-drift for the namespaces the consumer builds and hands to provider functions: one
+    finding per call, naming what the function reads that the namespace lacks."""
     findings: list[Finding] = []
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[Site, str]] = set()
     for argument in usage.contact.namespaces:
         if is_test_module(usage.module_of(argument.built.path)) or is_test_module(usage.module_of(argument.site.path)):
             continue  # a test's stub
         now = _reads(index, argument)
         held = _held(index, argument.copies)
-        if now is None or held is None:
+        if now is None or held is None or (argument.site, now.symbol) in seen:
             continue
         before = _reads(baseline.index, argument) if baseline is not None else None
         held_before = _held(baseline.index, argument.copies) if baseline is not None else None
+        lacked: list[tuple[str, int, str]] = []  # name, line, what is new
         for name, line in sorted(now.reads.items(), key=lambda item: item[1]):
-            if name in held or name in argument.names or (now.symbol, name) in seen:
+            if name in held or name in argument.names:
                 continue
-            if baseline is not None and before is not None and name in before.reads:
-                if held_before is None or name not in held_before:
-                    continue  # read at the baseline too, where it lacked it as well: the consumer works there
-            seen.add((now.symbol, name))
-            findings.append(_finding(argument, now, name, line, baseline, before))
+            new = ""
+            if baseline is not None:
+                if before is not None and name in before.reads:
+                    if held_before is None or name not in held_before:
+                        continue  # read at the baseline too, where it lacked it as well: the consumer works there
+                    new = f"a field the class lost since {baseline.label}"
+                else:
+                    new = f"new since {baseline.label}"
+            lacked.append((name, line, new))
+        if lacked:
+            seen.add((argument.site, now.symbol))
+            findings.append(_finding(argument, now, lacked, baseline is not None))
     return findings
 
 
 def _finding(
-    argument: NamespaceArgument,
-    now: ParameterReads,
-    name: str,
-    line: int,
-    baseline: Baseline | None,
-    before: ParameterReads | None,
+    argument: NamespaceArgument, now: ParameterReads, lacked: list[tuple[str, int, str]], judged: bool
 ) -> Finding:
     copies = ", ".join(f"{ref.module}:{'.'.join(ref.path)}" for ref in argument.copies)
     names = ", ".join(argument.names)
@@ -79,19 +83,14 @@ def _finding(
         holds = f"the attributes of a {copies}" + (f" and {names}" if names else "")
     else:
         holds = f"only {names}" if names else "nothing"
-    new = ""
-    if baseline is not None:
-        new = (
-            f" (new since {baseline.label})"
-            if before is None or name not in before.reads
-            else f" (a field the class lost since {baseline.label})"
-        )
+    reads = "; ".join(f".{name} at {now.path}:{line}" + (f" ({new})" if new else "") for name, line, new in lacked)
     message = (
         f"the namespace built at {argument.built} holds {holds}; it is handed to {now.symbol} at "
-        f"{argument.site}, which reads .{name} of it at {now.path}:{line}{new}: AttributeError when that runs"
+        f"{argument.site}, which reads of it {reads}: AttributeError when that runs"
     )
-    severity = Severity.ERROR if baseline is not None else Severity.WARNING
-    return Finding(Rule.PROTOCOL_DRIFT, severity, now.symbol, (argument.site,), message)
+    return Finding(
+        Rule.PROTOCOL_DRIFT, Severity.ERROR if judged else Severity.WARNING, now.symbol, (argument.site,), message
+    )
 
 
 def _reads(index: ProviderIndex, argument: NamespaceArgument) -> ParameterReads | None:
@@ -124,31 +123,75 @@ def _reads(index: ProviderIndex, argument: NamespaceArgument) -> ParameterReads 
 
 
 def _parameter_reads(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> dict[str, int] | None:
-    """`param.x` read in the function's own body (not in nested functions, nor in a `try`, nor a
-    name it tests with `hasattr`/`getattr`): x and the line of its first read. None when the
-    parameter is rebound."""
+    """`param.x` read where the function surely reads it when it runs to there: in its top-level
+    statements (and `with` bodies), not under an `if`, a loop, a `try` or a nested function, and
+    in an expression only where it is surely evaluated (the first operand of `and`/`or`, the test
+    of a conditional expression); not a name it tests with `hasattr`/`getattr` anywhere. x and
+    the line of its first read; None when the parameter is rebound. vLLM 0.34's
+    `wait_for_engine_startup` reads more of its `parallel_config` only `if coordinated_dp and ...`,
+    which vllm-omni's diffusion stage passes False, with a namespace of three names."""
+    if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in walk(node)):
+        return None
+    tested = {
+        n.args[1].value
+        for n in walk(node)
+        if isinstance(n, ast.Call)
+        and dotted(n.func) in ("hasattr", "getattr")
+        and len(n.args) >= 2
+        and isinstance(n.args[1], ast.Constant)
+        and isinstance(n.args[1].value, str)
+    }
     reads: dict[str, int] = {}
-    tested: set[str] = set()
-    todo: list[ast.AST] = list(node.body)
+    for expr in _sure_expressions(node.body):
+        for current in _sure_nodes(expr):
+            if (
+                isinstance(current, ast.Attribute)
+                and isinstance(current.value, ast.Name)
+                and current.value.id == param
+                and isinstance(current.ctx, ast.Load)
+            ):
+                reads[current.attr] = min(current.lineno, reads.get(current.attr, current.lineno))
+    return {name: line for name, line in reads.items() if name not in tested and not name.startswith("__")}
+
+
+def _sure_expressions(body: list[ast.stmt]) -> list[ast.expr]:
+    """The expressions of these statements that run whenever the statements do (see
+    `_parameter_reads`): a compound statement's test or iterable, not its bodies (but a `with`'s)."""
+    out: list[ast.expr] = []
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, *_TRIES)):
+            continue
+        if isinstance(stmt, (ast.If, ast.While)):
+            out.append(stmt.test)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            out.append(stmt.iter)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out.extend(item.context_expr for item in stmt.items)
+            out.extend(_sure_expressions(stmt.body))
+        elif isinstance(stmt, ast.Match):
+            out.append(stmt.subject)
+        else:
+            out.extend(child for child in ast.iter_child_nodes(stmt) if isinstance(child, ast.expr))
+    return out
+
+
+def _sure_nodes(expr: ast.expr) -> list[ast.AST]:
+    """The nodes of an expression surely evaluated with it: of `a and b`, `a`; of `x if c else y`,
+    `c`; of a comprehension, its first iterable; no lambda's body."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [expr]
     while todo:
         current = todo.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, *_TRIES)):
-            continue  # what runs later, or under a handler that may catch the AttributeError
-        if isinstance(current, ast.Name) and current.id == param and not isinstance(current.ctx, ast.Load):
-            return None
-        if (
-            isinstance(current, ast.Attribute)
-            and isinstance(current.value, ast.Name)
-            and current.value.id == param
-            and isinstance(current.ctx, ast.Load)
-        ):
-            reads[current.attr] = min(current.lineno, reads.get(current.attr, current.lineno))
-        if isinstance(current, ast.Call) and dotted(current.func) in ("hasattr", "getattr") and len(current.args) >= 2:
-            name = current.args[1]
-            if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                tested.add(name.value)
-        todo.extend(ast.iter_child_nodes(current))
-    return {name: line for name, line in reads.items() if name not in tested and not name.startswith("__")}
+        out.append(current)
+        if isinstance(current, ast.BoolOp):
+            todo.append(current.values[0])
+        elif isinstance(current, ast.IfExp):
+            todo.append(current.test)
+        elif isinstance(current, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            todo.append(current.generators[0].iter)
+        elif not isinstance(current, ast.Lambda):
+            todo.extend(ast.iter_child_nodes(current))
+    return out
 
 
 def _held(index: ProviderIndex, copies: tuple[Ref, ...]) -> frozenset[str] | None:
