@@ -264,7 +264,6 @@ class DataclassReplace:
     `obj`'s class, its `__init__` given every field (`ConsumerScanner._dataclass_replace`)."""
 
 
-# What an expression evaluates to; literal tuples and dicts hold values in turn.
 @dataclass(frozen=True)
 class BuiltNamespace:
     """A namespace the consumer builds (`argparse.Namespace(**vars(x), k=v)`, a `SimpleNamespace`):
@@ -279,6 +278,7 @@ class BuiltNamespace:
         return replace(self, names=self.names | {name})
 
 
+# What an expression evaluates to; literal tuples and dicts hold values in turn.
 Value: TypeAlias = (
     ProviderValue
     | ConsumerValue

@@ -706,14 +706,10 @@ class ExpressionEvaluator:
         text = self._text(fn.file.path, fn.node)
         if text is None or b"Namespace(" not in text:
             return None
-        scope = Scope(fn.closure)
         positional = [p.arg for p in (*fn.node.args.posonlyargs, *fn.node.args.args)]
-        scope.names.update({name: None for name in fn.params})
-        scope.names.update({name: value for name, value in zip(positional, args) if value is not None})
-        scope.names.update({k: v for k, v in kwargs.items() if k in fn.params and v is not None})
-        self._bind_receivers(fn, scope)  # the parameters passed nothing known, as annotated
+        bound = {**dict(zip(positional, args)), **{k: v for k, v in kwargs.items() if k in fn.params}}
         returned: list[tuple[object, tuple[Condition, ...]]] = []
-        self._block(fn.node.body, Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returned))
+        self._read_alone(fn, bound, ctx, returned)
         built = [value for value, _ in returned]
         if not built or not all(isinstance(value, BuiltNamespace) and value == built[0] for value in built):
             return None

@@ -18,7 +18,7 @@ from atompin.analysis.scanning.state import MAX_DEPTH, Ctx, evolve
 from atompin.analysis.syntax import dotted
 from atompin.analysis.syntax import walk as every_node
 from atompin.analysis.usage import ModuleEdge, Ref, Registration
-from atompin.analysis.values import ConsumerValue, ProviderValue, Scope, Value
+from atompin.analysis.values import ConsumerValue, ProviderValue, Value
 
 if TYPE_CHECKING:
     from atompin.analysis.scanner import ConsumerScanner
@@ -179,15 +179,12 @@ class GivenNames:
                 self._class_decorator(deco, cls, ctx)
 
     def _class_decorator(self: ConsumerScanner, deco: ast.Name | ast.Attribute, cls: ConsumerValue, ctx: Ctx) -> None:
+        """One decorator of `_class_decorators`, read with the class if it is the consumer's function."""
         callee = self._eval(deco, evolve(ctx, record=False))
         fn = self._functions.get(callee.dotted) if isinstance(callee, ConsumerValue) else None
         params = fn.node.args.posonlyargs + fn.node.args.args if fn is not None else []
-        if fn is None or fn.owner or not params:
-            return
-        scope = Scope(fn.closure)
-        scope.names.update({name: None for name in fn.params})
-        scope.names[params[0].arg] = cls
-        self._block(fn.node.body, Ctx(fn.file, scope, fn.qualname, record=False, depth=ctx.depth + 1))
+        if fn is not None and not fn.owner and params:
+            self._read_alone(fn, {params[0].arg: cls}, ctx)
 
     def _registered_by_decorator(self: ConsumerScanner, deco: ast.expr, cls: ConsumerValue, ctx: Ctx) -> None:
         """`@Op.register_oot` or `@CustomOp.register_oot(name="Op")` on a consumer class: vLLM's

@@ -74,6 +74,22 @@ class HelperCalls:
             self._feature_tests.add(id(test))
         self._block(fn.node.body, ctx)
 
+    def _read_alone(
+        self: ConsumerScanner,
+        fn: ConsumerFunction,
+        bound: dict[str, Value],
+        ctx: Ctx,
+        returns: list[tuple[object, tuple[Condition, ...]]] | None = None,
+    ) -> None:
+        """Read a function's body at once, recording nothing, with `bound` bound to its parameters
+        (the rest typed as annotated, else unknown), each value it returns added to `returns`: what
+        a decorator sets on a class, a namespace a helper builds."""
+        scope = Scope(fn.closure)
+        scope.names.update({name: None for name in fn.params})
+        scope.names.update({name: value for name, value in bound.items() if value is not None})
+        self._bind_receivers(fn, scope)
+        self._block(fn.node.body, Ctx(fn.file, scope, fn.qualname, depth=ctx.depth + 1, record=False, returns=returns))
+
     def _installed_when(self: ConsumerScanner, fn: ConsumerFunction) -> tuple[Condition, ...]:
         """The version gates a module-level function runs under because it is only ever installed
         as a patch, once, under them, and named nowhere else (vllm-ascend 0.28 installs

@@ -358,11 +358,8 @@ class StatementReader:
         params = fn.node.args.posonlyargs + fn.node.args.args if fn is not None else []
         if fn is None or fn.owner or not params or cls.dotted not in self._classes or ctx.depth > MAX_DEPTH:
             return
-        scope = Scope(fn.closure)
-        scope.names.update({name: None for name in fn.params})
-        scope.names[params[0].arg] = ReceiverValue(Receiver.SELF, cls.dotted)
         returned: list[tuple[object, tuple[Condition, ...]]] = []
-        self._block(fn.node.body, Ctx(fn.file, scope, fn.qualname, record=False, depth=ctx.depth + 1, returns=returned))
+        self._read_alone(fn, {params[0].arg: ReceiverValue(Receiver.SELF, cls.dotted)}, ctx, returned)
         site = self._site(ctx, target)
         for dotted_name in dict.fromkeys(v.dotted for v, _ in returned if isinstance(v, ConsumerValue)):
             handover = Handover(HandoverKind.RETURNED, dotted_name, site, holder=cls.dotted, member=target.attr)
