@@ -43,6 +43,7 @@ class ConsumerText:
         self.passed_members = frozenset(passed_members)
         self.read_paths = frozenset(read_paths)
         self._naming: dict[str, frozenset[str]] = {}
+        self._importing: dict[str, frozenset[str]] = {}
 
     @functools.cached_property
     def stamps_id(self) -> str:
@@ -73,11 +74,13 @@ class ConsumerText:
         """The files whose import statements (in functions too) name consumer module `module` or a
         name from it; `located(path)`: a file's module, and whether it is a package's `__init__`
         (to read its relative imports). Found among the files writing its last name."""
-        return frozenset(
-            path
-            for path, text in self.tree.read_many(sorted(self.naming(module.rpartition(".")[2])))
-            if module in named_modules(path, *located(path), text)
-        )
+        if module not in self._importing:
+            self._importing[module] = frozenset(
+                path
+                for path, text in self.tree.read_many(sorted(self.naming(module.rpartition(".")[2])))
+                if module in named_modules(path, *located(path), text)
+            )
+        return self._importing[module]
 
     def texts(self, words: list[str]) -> list[bytes]:
         """The texts of the files that write one of `words` after a dot or as a string."""

@@ -92,8 +92,12 @@ def handed_classes(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, l
 
 def registered_roles(hierarchy: Hierarchy, contact: ContactSurface) -> dict[str, tuple[ClassRef, str]]:
     """Consumer classes registered as virtual subclasses of a provider class (`P.register(C)`):
-    dotted name -> (P, how)."""
+    dotted name -> (P, how). Read once per check (`protocols` and `handed_classes` ask)."""
+    memo: dict[int, dict[str, tuple[ClassRef, str]]] = hierarchy.memo.setdefault("registered_roles", {})
+    if id(contact) in memo:
+        return memo[id(contact)]
     out: dict[str, tuple[ClassRef, str]] = {}
+    memo[id(contact)] = out
     for h in contact.handovers:
         if not h.role or h.target not in hierarchy.classes or h.target in out:
             continue

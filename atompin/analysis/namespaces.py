@@ -75,8 +75,10 @@ def check_namespaces(usage: ConsumerUsage, index: ProviderIndex, baseline: Basel
 
 
 def _finding(
-    argument: NamespaceArgument, now: ParameterReads, lacked: list[tuple[str, int, str]], judged: bool
+    argument: NamespaceArgument, now: ParameterReads, lacked: list[tuple[str, int, str]], with_baseline: bool
 ) -> Finding:
+    """One call's finding: what the namespace holds, and each read of what it lacks (an error
+    with a baseline, where each is new or of a lost field; a warning without)."""
     copies = ", ".join(f"{ref.module}:{'.'.join(ref.path)}" for ref in argument.copies)
     names = ", ".join(argument.names)
     if copies:
@@ -89,7 +91,11 @@ def _finding(
         f"{argument.site}, which reads of it {reads}: AttributeError when that runs"
     )
     return Finding(
-        Rule.PROTOCOL_DRIFT, Severity.ERROR if judged else Severity.WARNING, now.symbol, (argument.site,), message
+        Rule.PROTOCOL_DRIFT,
+        Severity.ERROR if with_baseline else Severity.WARNING,
+        now.symbol,
+        (argument.site,),
+        message,
     )
 
 
