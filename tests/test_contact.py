@@ -2861,6 +2861,8 @@ def test_a_replacement_using_the_original_only_in_an_early_exit_is_a_copy_on_its
     # An exit whose condition reads the original, or an `else:` branch, is not read as one.
     tested = consumer["plug/gdn.py"].replace("if fused is None:", "if fused is None or original is None:")
     assert found(check({"plug/gdn.py": tested}, GDN_B, baseline=GDN_A), "shadow-drift") == []
+    branches = consumer["plug/gdn.py"].replace("return fused(x)", "else:\n                        return fused(x)")
+    assert found(check({"plug/gdn.py": branches}, GDN_B, baseline=GDN_A), "shadow-drift") == []
 
 
 def test_a_copy_whose_upstream_passes_another_keyword_says_which():
