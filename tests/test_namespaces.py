@@ -106,6 +106,14 @@ def test_a_read_new_since_the_baseline_of_what_the_namespace_lacks_is_an_error()
                 ),
             },
         ),
+        # The provider sets it on the namespace itself first.
+        (
+            HEADLESS,
+            {
+                **PV_B,
+                "pv/serve.py": SERVE_B.replace("    address =", "    args.handshake_address = None\n    address ="),
+            },
+        ),
         # The copied class holds it: a field.
         (
             HEADLESS,
@@ -125,7 +133,17 @@ def test_a_read_new_since_the_baseline_of_what_the_namespace_lacks_is_an_error()
             PV_B,
         ),
     ],
-    ids=["set", "setattr", "keyword", "getattr-default", "hasattr-test", "try", "field", "unknown-spread"],
+    ids=[
+        "set",
+        "setattr",
+        "keyword",
+        "getattr-default",
+        "hasattr-test",
+        "try",
+        "provider-sets",
+        "field",
+        "unknown-spread",
+    ],
 )
 def test_nothing_when_the_namespace_holds_it_or_the_read_is_guarded(consumer: str, provider: dict[str, str]):
     assert drift({"plug/headless.py": consumer}, provider) == []

@@ -132,20 +132,30 @@ def _parameter_reads(node: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -
     """`param.x` read where the function surely reads it when it runs to there: in its top-level
     statements (and `with` bodies), not under an `if`, a loop, a `try` or a nested function, and
     in an expression only where it is surely evaluated (the first operand of `and`/`or`, the test
-    of a conditional expression); not a name it tests with `hasattr`/`getattr` anywhere. x and
+    of a conditional expression); not a name it tests with `hasattr`/`getattr` or sets on it
+    anywhere. x and
     the line of its first read; None when the parameter is rebound. vLLM 0.34's
     `wait_for_engine_startup` reads more of its `parallel_config` only `if coordinated_dp and ...`,
     which vllm-omni's diffusion stage passes False, with a namespace of three names."""
     if any(isinstance(n, ast.Name) and n.id == param and not isinstance(n.ctx, ast.Load) for n in walk(node)):
         return None
+    # Names tested (`hasattr`, `getattr` with a default) or set on it by the function itself.
     tested = {
         n.args[1].value
         for n in walk(node)
         if isinstance(n, ast.Call)
-        and dotted(n.func) in ("hasattr", "getattr")
+        and dotted(n.func) in ("hasattr", "getattr", "setattr")
         and len(n.args) >= 2
         and isinstance(n.args[1], ast.Constant)
         and isinstance(n.args[1].value, str)
+    }
+    tested |= {
+        n.attr
+        for n in walk(node)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == param
+        and not isinstance(n.ctx, ast.Load)
     }
     reads: dict[str, int] = {}
     for expr in _sure_expressions(node.body):
