@@ -133,3 +133,43 @@ def test_a_name_written_in_a_comment_tests_nothing():
     ]
     tested = "        if hasattr(self.coordinator.one, '_cap'):\n            return self.coordinator.one._cap\n"
     assert [s for s, _, _ in found(check(mine(tested), AFTER, baseline=BEFORE), "missing-member")] == ["warning"]
+
+
+# LMCache's connector tests `hasattr(cached_reqs, "resumed_req_ids")`, then `elif hasattr(...,
+# "resumed_from_preemption")`, and raises its own AttributeError in the last `else`: vLLM 0.34 has
+# neither, so the chain raises all the same.
+LADDER = """
+        if hasattr(self, "skipped_waiting"):
+            return self.skipped_waiting
+        elif hasattr(self, "waiting_skipped"):
+            return self.waiting_skipped
+        else:
+            raise AttributeError("unsupported provider")
+"""
+
+
+def test_a_hasattr_chain_whose_else_raises_fails_where_every_name_it_tests_is_gone():
+    result = check(mine(LADDER), AFTER, baseline=BEFORE)
+    assert found(result, "missing-member") == [("error", "pv.sched:Scheduler.skipped_waiting", "plug/sched.py:8")]
+    [finding] = [f for f in result.findings if f.rule.value == "missing-member"]
+    assert (
+        "(it tests for it with `hasattr`, and for waiting_skipped in the same chain, and none of them is there "
+        "at the pin: the chain's last `else` raises)"
+    ) in finding.message
+
+
+@pytest.mark.parametrize(
+    ("body", "after"),
+    [
+        # The other name is there at the pin: that branch runs instead.
+        (LADDER, {**AFTER, "pv/sched.py": AFTER["pv/sched.py"] + "        self.waiting_skipped = []\n"}),
+        # The last `else` goes on instead of raising, or there is none.
+        (LADDER.replace('raise AttributeError("unsupported provider")', "return []"), AFTER),
+        (LADDER.replace('        else:\n            raise AttributeError("unsupported provider")\n', ""), AFTER),
+        # Another kind of test in the chain: what it covers is not known.
+        (LADDER.replace('elif hasattr(self, "waiting_skipped")', "elif self.coordinator is None"), AFTER),
+    ],
+    ids=["other-name-there", "else-goes-on", "no-else", "other-test"],
+)
+def test_a_hasattr_chain_that_may_go_on_is_handled(body: str, after: dict[str, str]):
+    assert [sev for sev, *_ in found(check(mine(body), after, baseline=BEFORE), "missing-member")] == ["warning"]

@@ -166,12 +166,30 @@ def check_members(
             continue
         excuse = _excuse(use, g, usage, hierarchy, before, baseline, search, reads) or _under_gone_flag(use, gone_flags)
         severity = Severity.WARNING if excuse else Severity.ERROR
-        severity, message = judgement.adjust(severity, _message(use.method, g, baseline) + excuse)
+        message = _message(use.method, g, baseline) + (excuse or _ladder_fails(use, hierarchy))
+        severity, message = judgement.adjust(severity, message)
         grouped.setdefault((f"{g.holder}.{name}", severity, message), []).append(use.site)
     return [
         Finding(Rule.MISSING_MEMBER, severity, symbol, tuple(sorted(set(sites))), message)
         for (symbol, severity, message), sites in grouped.items()
     ]
+
+
+def _ladder_fails(use: MemberUse, hierarchy: Hierarchy) -> str:
+    """ " (it tests for it with `hasattr`, and for ... in the same chain: ...)" when the use sits in
+    a chain of `hasattr` tests whose last `else` raises (`MemberUse.alternatives`) and no class of
+    its lookup has any of the other names either: the chain raises all the same ("" otherwise)."""
+    if not use.guarded or use.alternatives is None:
+        return ""
+    found = _lookup_order(hierarchy, use.method)
+    if found is None or not all(_absent(hierarchy, found[0], name) for name in use.alternatives):
+        return ""
+    others = ", ".join(use.alternatives)
+    tested = f", and for {others} in the same chain," if others else ""
+    return (
+        f" (it tests for it with `hasattr`{tested} and none of them is there at the pin: the chain's last "
+        "`else` raises)"
+    )
 
 
 def _under_gone_flag(use: MemberUse, gone_flags: AbstractSet[tuple[str, str]]) -> str:
@@ -335,7 +353,7 @@ def _excuse(
             f" (the call there did not fit it at the baseline either: it {failed}; where the consumer "
             "works, so that code does not run)"
         )
-    if use.guarded:
+    if use.guarded and not _ladder_fails(use, hierarchy):
         return " (the code handles its absence there: a try that catches AttributeError, or a test of the name)"
     if hook := _in_dropped_hook(use, hierarchy, before, search, reads):
         return (

@@ -241,6 +241,42 @@ def delegating_exits(function: ast.FunctionDef | ast.AsyncFunctionDef, uses: Abs
     return found if own_work else []
 
 
+def hasattr_ladder(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int, name: str) -> tuple[str, ...] | None:
+    """For a read at `line` in the branch of `if hasattr(x, "name"):` (an `elif` too) of an
+    `if`/`elif` chain of the function whose every test is `hasattr(x, "...")` of the same `x` and
+    whose last `else` only raises: the other names the chain tests. None for any other place.
+    Where every tested name is gone, the chain raises all the same (LMCache's connector raises
+    its own AttributeError when vLLM 0.34 has neither `resumed_req_ids` nor
+    `resumed_from_preemption`)."""
+    ifs = [node for node in walk(function) if isinstance(node, ast.If)]
+    elifs = {id(n.orelse[0]) for n in ifs if len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
+    for top in ifs:
+        if id(top) in elifs:
+            continue  # the first `if` of a chain only
+        chain, tested = [top], []
+        while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+            chain.append(chain[-1].orelse[0])
+        for branch in chain:
+            test = branch.test
+            if not (isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2):
+                break
+            literal = test.args[1]
+            if not (isinstance(literal, ast.Constant) and isinstance(literal.value, str)):
+                break
+            tested.append((ast.dump(test.args[0]), literal.value, branch))
+        else:
+            last = chain[-1].orelse
+            if not last or not all(isinstance(stmt, ast.Raise) or _inert(stmt) for stmt in last):
+                continue
+            if len({receiver for receiver, _, _ in tested}) != 1:
+                continue
+            for _, tested_name, branch in tested:
+                first, end = branch.body[0].lineno, branch.body[-1].end_lineno or branch.body[-1].lineno
+                if tested_name == name and first <= line <= end:
+                    return tuple(n for _, n, _ in tested if n != name)
+    return None
+
+
 def only_raises(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Does the function do nothing but raise (`raise NotImplementedError(...)`): every call fails?"""
     body = [stmt for stmt in function_body(node) if not isinstance(stmt, ast.Pass)]

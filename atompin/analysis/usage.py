@@ -549,6 +549,9 @@ class MemberUse:
     stored: bool = False
     # `getattr(x, "name", default)`: nothing raises where it is gone; the default is what it gives.
     defaulted: bool = False
+    # Guarded by `if hasattr(x, "name"):` in a chain of `elif hasattr(x, "other"):` whose last
+    # `else` raises (`syntax.hasattr_ladder`): the other names tested. Where all are gone, it raises.
+    alternatives: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

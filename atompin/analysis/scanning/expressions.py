@@ -49,7 +49,7 @@ from atompin.analysis.scanning.common import (
 )
 from atompin.analysis.scanning.state import MAX_DEPTH, ConsumerFunction, Ctx, evolve, present_conditions
 from atompin.analysis.signature import signature_of
-from atompin.analysis.syntax import dotted, expr_children, literal_strings, parameter_names
+from atompin.analysis.syntax import dotted, expr_children, hasattr_ladder, literal_strings, parameter_names
 from atompin.analysis.usage import (
     AttributeUse,
     CallUse,
@@ -442,9 +442,9 @@ class ExpressionEvaluator:
         """The member uses in classes that can reach the provider, each marked guarded where its
         function tests the name; who sets names from outside; which hooks the consumer names."""
         contact.member_uses = [
-            use
-            if use.guarded or not self._names_in_string(use.site.path, *where, use.method.name, use.site.line)
-            else replace(use, guarded=True)
+            self._in_ladder(use, *where)
+            if use.guarded or self._names_in_string(use.site.path, *where, use.method.name, use.site.line)
+            else use
             for use, where in self._member_uses.items()
             if self._may_reach_provider(use.method)
         ]
@@ -456,6 +456,13 @@ class ExpressionEvaluator:
         contact.passed_members = sorted(
             f"{holder}:{member}" for holder, member in held if self._passes_on(holder, member)
         )
+
+    def _in_ladder(self: ConsumerScanner, use: MemberUse, module: str, function: str) -> MemberUse:
+        """A use whose absence is handled (`guarded`), with the other names of the `hasattr` chain
+        it sits in when that chain's last `else` raises (`syntax.hasattr_ladder`)."""
+        fn = self._functions.get(f"{module}.{function}") if function else None
+        ladder = hasattr_ladder(fn.node, use.site.line, use.method.name) if fn is not None and fn.node.body else None
+        return replace(use, guarded=True, alternatives=ladder)
 
     def _passes_on(self: ConsumerScanner, holder: str, member: str) -> bool:
         """Is `member` read for its object on something not `self`, or on `self` in a method of a
