@@ -461,8 +461,13 @@ class ExpressionEvaluator:
         """A use whose absence is handled (`guarded`), with the other names of the `hasattr` chain
         it sits in when that chain's last `else` raises (`syntax.hasattr_ladder`)."""
         fn = self._functions.get(f"{module}.{function}") if function else None
-        ladder = hasattr_ladder(fn.node, use.site.line, use.method.name) if fn is not None and fn.node.body else None
-        return replace(use, guarded=True, alternatives=ladder)
+        if fn is None or not fn.node.body:
+            return replace(use, guarded=True)
+        text = self._function_texts.get((use.site.path, function))
+        text = (self._text(use.site.path, fn.node) or b"") if text is None else text
+        if b"hasattr(" not in text or b"raise" not in text:
+            return replace(use, guarded=True)  # (most: the function's text, read already, holds no such chain)
+        return replace(use, guarded=True, alternatives=hasattr_ladder(fn.node, use.site.line, use.method.name))
 
     def _passes_on(self: ConsumerScanner, holder: str, member: str) -> bool:
         """Is `member` read for its object on something not `self`, or on `self` in a method of a
