@@ -165,11 +165,16 @@ def test_a_hasattr_chain_whose_else_raises_fails_where_every_name_it_tests_is_go
         (LADDER, {**AFTER, "pv/sched.py": AFTER["pv/sched.py"] + "        self.waiting_skipped = []\n"}),
         # The last `else` goes on instead of raising, or there is none.
         (LADDER.replace('raise AttributeError("unsupported provider")', "return []"), AFTER),
+        (
+            "        if self.coordinator is None:\n            raise RuntimeError\n"
+            + LADDER.replace('raise AttributeError("unsupported provider")', "return None"),
+            AFTER,
+        ),
         (LADDER.replace('        else:\n            raise AttributeError("unsupported provider")\n', ""), AFTER),
         # Another kind of test in the chain: what it covers is not known.
         (LADDER.replace('elif hasattr(self, "waiting_skipped")', "elif self.coordinator is None"), AFTER),
     ],
-    ids=["other-name-there", "else-goes-on", "no-else", "other-test"],
+    ids=["other-name-there", "else-goes-on", "else-returns-none", "no-else", "other-test"],
 )
 def test_a_hasattr_chain_that_may_go_on_is_handled(body: str, after: dict[str, str]):
     assert [sev for sev, *_ in found(check(mine(body), after, baseline=BEFORE), "missing-member")] == ["warning"]

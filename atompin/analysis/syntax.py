@@ -244,7 +244,8 @@ def delegating_exits(function: ast.FunctionDef | ast.AsyncFunctionDef, uses: Abs
 def hasattr_ladder(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int, name: str) -> tuple[str, ...] | None:
     """For a read at `line` in the branch of `if hasattr(x, "name"):` (an `elif` too) of an
     `if`/`elif` chain of the function whose every test is `hasattr(x, "...")` of the same `x` and
-    whose last `else` only raises: the other names the chain tests. None for any other place.
+    whose last `else` raises (after nothing that may leave it): the other names the chain tests.
+    None for any other place.
     Where every tested name is gone, the chain raises all the same (LMCache's connector raises
     its own AttributeError when vLLM 0.34 has neither `resumed_req_ids` nor
     `resumed_from_preemption`)."""
@@ -265,8 +266,10 @@ def hasattr_ladder(function: ast.FunctionDef | ast.AsyncFunctionDef, line: int, 
                 break
             tested.append((ast.dump(test.args[0]), literal.value, branch))
         else:
-            last = chain[-1].orelse
-            if not last or not all(isinstance(stmt, ast.Raise) or _inert(stmt) for stmt in last):
+            last = chain[-1].orelse  # it raises last, with nothing before that may leave (a log call may)
+            if not last or not isinstance(last[-1], ast.Raise):
+                continue
+            if not all(isinstance(stmt, (ast.Expr, ast.Pass, ast.Assign, ast.AnnAssign)) for stmt in last[:-1]):
                 continue
             if len({receiver for receiver, _, _ in tested}) != 1:
                 continue
