@@ -190,6 +190,7 @@ class ConsumerScanner(StatementReader, ExpressionEvaluator, HelperCalls, Conditi
         self._mixins_reaching: set[str] | None = None  # see `_mixed_in_reaching`
         self._recording: dict[str, bool] = {}  # see `_may_record`
         self._function_texts: dict[tuple[str, str], bytes] = {}  # see `_names_in_string`
+        self._namespace_files: dict[str, bool] = {}  # does a file make a `Namespace(` (`_namespace_returned`)
         # Each consumer function installed as a patch: the version gates of each install (see `_installed_when`).
         self._installs: dict[str, list[tuple[Condition, ...]]] = {}
         # A consumer function installed in a provider object's place (`C.m = f`): what it was set

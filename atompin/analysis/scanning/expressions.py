@@ -98,7 +98,7 @@ if TYPE_CHECKING:
 # (".", ":", "_impl", ".Cls").
 _MODULE_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\.")
 _MODULE_PATH_PART = re.compile(r"[A-Za-z0-9_.:]*")
-# Calls that make a namespace of the keywords given (`_built_namespace`).
+# Calls that make a namespace of the keywords given (`_namespace`).
 _NAMESPACE_CALLS = frozenset({"argparse.Namespace", "Namespace", "SimpleNamespace", "types.SimpleNamespace"})
 
 
@@ -665,43 +665,36 @@ class ExpressionEvaluator:
             )
             self.usage.calls.append(use)
 
-    def _namespace_copy(self: ConsumerScanner, node: ast.Call, ctx: Ctx) -> ProviderValue | None:
-        """`SimpleNamespace(**module.__dict__)` (or `**vars(module)`) of a provider object: a copy
-        holding what it holds, read as the object itself. Served as the module it copies
-        (vllm-kunlun's `sys.modules["vllm.utils"] = wrapped`), the names it lacks fail to import
-        as they would from the module, and what is set on the copy is judged as set on the module
-        (what imports from it later gets that), except that the module's own code never reads it."""
-        if node.args or len(node.keywords) != 1 or node.keywords[0].arg is not None:
-            return None
-        spread = node.keywords[0].value
-        if isinstance(spread, ast.Attribute) and spread.attr == "__dict__":
-            copied = spread.value
-        elif isinstance(spread, ast.Call) and dotted(spread.func) == "vars" and len(spread.args) == 1:
-            copied = spread.args[0]
-        else:
-            return None
-        value = self._eval(copied, ctx)
-        return replace(value, copy=True) if isinstance(value, ProviderValue) else None
-
-    def _built_namespace(self: ConsumerScanner, node: ast.Call, ctx: Ctx) -> BuiltNamespace | None:
-        """`argparse.Namespace(**vars(x), k=v)` (or a `SimpleNamespace`), x an instance of a
-        provider class: a namespace holding x's attributes and k. None when it takes positional
-        arguments or spreads anything else (what it holds is not known)."""
+    def _namespace(self: ConsumerScanner, node: ast.Call, ctx: Ctx) -> ProviderValue | BuiltNamespace | None:
+        """What a `SimpleNamespace(...)` (or an `argparse.Namespace(...)`) makes, each object it
+        spreads (`**vars(x)`, `**x.__dict__`) read once:
+        - of a provider module alone, a copy holding what it holds, read as the module itself.
+          Served as the module it copies (vllm-kunlun's `sys.modules["vllm.utils"] = wrapped`),
+          the names it lacks fail to import as they would from the module, and what is set on the
+          copy is judged as set on the module (what imports from it later gets that), except that
+          the module's own code never reads it;
+        - of instances of provider classes and keywords, a namespace holding their attributes and
+          those names (`BuiltNamespace`: ai-dynamo's `argparse.Namespace(**vars(engine_args))`).
+        None when it takes positional arguments or spreads anything else."""
         if node.args:
             return None
-        copies: list[Ref] = []
+        spread: list[Value] = []
         names: set[str] = set()
         for keyword in node.keywords:
+            value = keyword.value
             if keyword.arg is not None:
                 names.add(keyword.arg)
-                continue
-            spread = keyword.value
-            if isinstance(spread, ast.Call) and dotted(spread.func) == "vars" and len(spread.args) == 1:
-                copied = self._eval(spread.args[0], ctx)
-            elif isinstance(spread, ast.Attribute) and spread.attr == "__dict__":
-                copied = self._eval(spread.value, ctx)
+            elif isinstance(value, ast.Call) and dotted(value.func) == "vars" and len(value.args) == 1:
+                spread.append(self._eval(value.args[0], ctx))
+            elif isinstance(value, ast.Attribute) and value.attr == "__dict__":
+                spread.append(self._eval(value.value, ctx))
             else:
                 return None
+        module = spread[0] if len(node.keywords) == 1 and spread else None
+        if isinstance(module, ProviderValue):
+            return replace(module, copy=True)
+        copies: list[Ref] = []
+        for copied in spread:
             if not (isinstance(copied, ReceiverValue) and copied.receiver is Receiver.INSTANCE and copied.choices):
                 return None
             copies.extend(copied.choices)
@@ -710,11 +703,14 @@ class ExpressionEvaluator:
     def _namespace_returned(
         self: ConsumerScanner, fn: ConsumerFunction, args: list[Value], kwargs: dict[str, Value], ctx: Ctx
     ) -> BuiltNamespace | None:
-        """The namespace a consumer function builds and returns (`_built_namespace`), read with the
+        """The namespace a consumer function builds and returns (`_namespace`), read with the
         arguments of the call (recording nothing): ai-dynamo's `build_headless_namespace(config)`.
         Only a function whose text makes a `Namespace(` is read; the one namespace every return gives."""
-        if ctx.depth > MAX_DEPTH or b"Namespace(" not in self._sources.get(fn.file.path, b""):
-            return None  # (most calls: the file's bytes are searched in C, before its lines are split)
+        path = fn.file.path
+        if path not in self._namespace_files:  # asked of every consumer call: each file searched once
+            self._namespace_files[path] = b"Namespace(" in self._sources.get(path, b"")
+        if ctx.depth > MAX_DEPTH or not self._namespace_files[path]:
+            return None
         text = self._text(fn.file.path, fn.node)
         if text is None or b"Namespace(" not in text:
             return None
@@ -796,7 +792,7 @@ class ExpressionEvaluator:
         makes_instance: bool = False,
     ) -> Value:
         """Calls that compute a version, a gate (a test of a provider callable's parameters too), a
-        module name or a split dotted path; a copy of a provider module (`_namespace_copy`);
+        module name or a split dotted path; a copy of a provider module (`_namespace`);
         registry patches; with `makes_instance`, a new instance of a provider class (`_eval_Call`);
         a Triton launch of a provider kernel (recorded)."""
         if callee is None and isinstance(node.func, ast.Subscript) and ctx.record:

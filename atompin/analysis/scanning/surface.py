@@ -114,10 +114,9 @@ class SurfaceRecorder:
 
     def _made_object(self: ConsumerScanner, name: str, node: ast.Call, ctx: Ctx) -> Value:
         """A class `type(name, bases, ns)` makes (recorded: `_composed_class`; nothing known is
-        returned), a `SimpleNamespace` copying a provider module (`_namespace_copy`), or another
-        namespace the consumer builds (`_built_namespace`)."""
+        returned), or a namespace: a copy of a provider module, or one the consumer builds (`_namespace`)."""
         if name != "type":
-            return self._namespace_copy(node, ctx) or self._built_namespace(node, ctx)
+            return self._namespace(node, ctx)
         if len(node.args) == 3 and isinstance(node.args[1], ast.Tuple):
             self._composed_class(node, node.args[1], ctx)
         return None
