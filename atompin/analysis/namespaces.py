@@ -17,6 +17,7 @@ run. Without a baseline, a warning. Namespaces built in test modules are stubs, 
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from atompin.analysis.baseline import Baseline
@@ -46,15 +47,19 @@ def check_namespaces(usage: ConsumerUsage, index: ProviderIndex, baseline: Basel
     finding per call, naming what the function reads that the namespace lacks."""
     findings: list[Finding] = []
     seen: set[tuple[Site, str]] = set()
+    # A function handed several namespaces, or one handed to several calls, is read once per tree.
+    reads = functools.cache(_reads)
+    held_by = functools.cache(_held)
     for argument in usage.contact.namespaces:
         if is_test_module(usage.module_of(argument.built.path)) or is_test_module(usage.module_of(argument.site.path)):
             continue  # a test's stub
-        now = _reads(index, argument)
-        held = _held(index, argument.copies)
+        where = (argument.callee, argument.position, argument.keyword)
+        now = reads(index, *where)
+        held = held_by(index, argument.copies)
         if now is None or held is None or (argument.site, now.symbol) in seen:
             continue
-        before = _reads(baseline.index, argument) if baseline is not None else None
-        held_before = _held(baseline.index, argument.copies) if baseline is not None else None
+        before = reads(baseline.index, *where) if baseline is not None else None
+        held_before = held_by(baseline.index, argument.copies) if baseline is not None else None
         lacked: list[tuple[str, int, str]] = []  # name, line, what is new
         for name, line in sorted(now.reads.items(), key=lambda item: item[1]):
             if name in held or name in argument.names:
@@ -99,12 +104,13 @@ def _finding(
     )
 
 
-def _reads(index: ProviderIndex, argument: NamespaceArgument) -> ParameterReads | None:
-    """What the called provider function reads of the parameter the namespace binds to; None when
-    it is not a module-level function found in `index` or its parameter is not plain."""
-    if len(argument.callee) != 1 or len(argument.callee[0].path) != 1:
+def _reads(index: ProviderIndex, callee: tuple[Ref, ...], position: int, keyword: str) -> ParameterReads | None:
+    """What the called provider function reads of the parameter a namespace binds to (at
+    `position`, or by `keyword`); None when it is not a module-level function found in `index`
+    or its parameter is not plain."""
+    if len(callee) != 1 or len(callee[0].path) != 1:
         return None
-    ref = argument.callee[0]
+    ref = callee[0]
     res = index.resolve_symbol(f"{ref.module}:{ref.path[0]}")
     target = res.target
     if not res.found or target is None or target.kind is not TargetKind.FUNCTION or target.owner is not None:
@@ -115,10 +121,10 @@ def _reads(index: ProviderIndex, argument: NamespaceArgument) -> ParameterReads 
         return None
     node = found[0]
     params = [p.arg for p in (*node.args.posonlyargs, *node.args.args)]
-    if argument.position >= 0:
-        param = params[argument.position] if argument.position < len(params) else None
+    if position >= 0:
+        param = params[position] if position < len(params) else None
     else:
-        param = argument.keyword if argument.keyword in (*params, *(p.arg for p in node.args.kwonlyargs)) else None
+        param = keyword if keyword in (*params, *(p.arg for p in node.args.kwonlyargs)) else None
     if param is None:
         return None
     reads = _parameter_reads(node, param)
