@@ -81,6 +81,34 @@ def test_overrides_with_a_baseline(tmp_path: Path):
     assert result.summary.overrides == 3
 
 
+def test_an_override_of_an_architecture_new_in_the_provider_since_the_baseline_is_told(run_check):
+    """aleph-alpha-inference registers Kolibri1ForCausalLM, an addition at its vLLM 0.29; vLLM 0.33
+    has one of its own, which the plugin's registration now replaces: said, as an info."""
+    baseline = {
+        **PROVIDER,
+        "pv/models/registry.py": REGISTRY.replace(
+            '_MULTIMODAL_MODELS = {"KimiK25ForConditionalGeneration": ("kimi_k25", "KimiK25ForConditionalGeneration")}',
+            "_MULTIMODAL_MODELS = {}",
+        ),
+    }
+    result = run_check(PROVIDER, CONSUMER, consumer_package="plug", baseline=baseline)
+    found = [f for f in result.findings if f.symbol == "KimiK25ForConditionalGeneration"]
+    assert [(f.severity.value, f.message) for f in found] == [
+        (
+            "info",
+            "pv.models.registry has KimiK25ForConditionalGeneration of its own since the consumer's declared "
+            "version: the override, an addition there, now replaces the provider's implementation",
+        )
+    ]
+    assert result.summary.overrides == 3
+    # Known at the baseline too (the provider's since before): nothing to say.
+    assert not [
+        f
+        for f in run_check(PROVIDER, CONSUMER, consumer_package="plug", baseline=PROVIDER).findings
+        if f.symbol.startswith("Kimi")
+    ]
+
+
 def test_overrides_without_a_baseline_cannot_tell_vanished_from_added(run_check):
     result = run_check(PROVIDER, CONSUMER, consumer_package="plug")
     by_symbol = {f.symbol: f for f in result.findings}

@@ -126,10 +126,21 @@ def check_overrides(
         known = known_architectures(index, o.registry_module)
         if not known:
             continue
+        before = known_architectures(baseline, o.registry_module) if baseline is not None else set()
         if o.arch in known:
             replaced += 1
+            if before and o.arch not in before:
+                findings.append(
+                    Finding(
+                        Rule.MODEL_OVERRIDE,
+                        Severity.INFO,
+                        o.arch,
+                        (o.site,),
+                        f"{o.registry_module} has {o.arch} of its own since the consumer's declared version: "
+                        "the override, an addition there, now replaces the provider's implementation",
+                    )
+                )
             continue
-        before = known_architectures(baseline, o.registry_module) if baseline is not None else set()
         if o.arch in before:
             findings.append(
                 Finding(
