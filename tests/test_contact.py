@@ -2783,6 +2783,85 @@ def test_whole_copies_whose_upstream_changed_are_warnings_with_the_change():
     assert "model.warm_up()" in step.message
 
 
+def test_a_copy_doing_what_changed_upstream_already_is_no_drift():
+    """aleph-alpha-inference's Kolibri block copies `Qwen3MoeSparseMoeBlock.__init__` with vLLM
+    0.31's `GateLinear` router already: nothing to port. A copy doing part of it still drifts."""
+    ported = {
+        "plug/gdn.py": """
+            import pv.gdn
+            from pv.gdn import GDNBuilder
+
+            class MyBuilder(GDNBuilder):
+                def build(self, m):
+                    n = len(m.reqs)
+                    self.clear_buffer()
+                    self.scale_cache(n)
+                    return n
+
+            def my_step(model, x):
+                model.warm_up()
+                return model(x) + 1
+
+            pv.gdn.step = my_step
+        """
+    }
+    assert found(check(ported, GDN_B, baseline=GDN_A), "shadow-drift") == []
+    half = {"plug/gdn.py": ported["plug/gdn.py"].replace("self.scale_cache(n)", "pass")}
+    drifting = found(check(half, GDN_B, baseline=GDN_A), "shadow-drift")
+    assert drifting == [("warning", "plug.gdn:MyBuilder.build", "plug/gdn.py:5")]
+    # A keyword the provider's calls now pass is done only when the copy passes it too.
+    keyword_a = {"pv/gdn.py": "def step(model, x):\n    return model(x, cache=None)\n"}
+    keyword_b = {"pv/gdn.py": "def step(model, x):\n    return model(x, cache=None, fast=True)\n"}
+    copy = "import pv.gdn\n\ndef my_step(model, x):\n    return model(x, fast={})\n\npv.gdn.step = my_step\n"
+    assert found(check({"plug/gdn.py": copy.format("False")}, keyword_b, baseline=keyword_a), "shadow-drift") == []
+    without = copy.replace("fast={}", "slow=True")
+    assert found(check({"plug/gdn.py": without}, keyword_b, baseline=keyword_a), "shadow-drift") == [
+        ("warning", "pv.gdn:step", "plug/gdn.py:6")
+    ]
+
+
+def test_a_provider_function_changed_only_in_what_it_logs_leaves_its_copies_alone():
+    """vLLM 0.30's `Platform.import_kernels` formats its warning with `repr()` and logs once more;
+    the Spyre platform's copy skips no work."""
+    before = {
+        "pv/platform.py": """
+            import logging
+            logger = logging.getLogger(__name__)
+
+            class Platform:
+                def import_kernels(self):
+                    try:
+                        import pv._C
+                    except ImportError as e:
+                        logger.warning("no kernels: %r", e)
+                    return 1
+        """
+    }
+    after = {
+        "pv/platform.py": before["pv/platform.py"].replace(
+            'logger.warning("no kernels: %r", e)',
+            'logger.warning("no kernels: %s", repr(e))\n                        logger.info_once("kernels")',
+        )
+    }
+    consumer = {
+        "plug/platform.py": """
+            from pv.platform import Platform
+
+            class MyPlatform(Platform):
+                def import_kernels(self):
+                    return 2
+        """
+    }
+    assert found(check(consumer, after, baseline=before), "shadow-drift") == []
+    # Work added beside the message is still work to port.
+    working = {
+        "pv/platform.py": after["pv/platform.py"].replace("return 1", "self.load()\n                    return 1")
+    }
+    assert found(check(consumer, working, baseline=before), "shadow-drift") == [
+        ("warning", "plug.platform:MyPlatform.import_kernels", "plug/platform.py:4")
+    ]
+
+
 def test_an_override_handing_on_through_its_own_helper_and_a_replacement_reading_no_argument_are_no_copies():
     """ai-dynamo's scheduler's `update_from_output` returns `self._update_from_output(...)`, which
     calls `super().update_from_output(...)`; its `kernel_warmup(*_args, **_kwargs)` only logs."""

@@ -2,12 +2,15 @@
 
 Some rules ask whether the consumer itself writes a name: a word anywhere (a hook it may call),
 a read `x.word` outside a function of that name (the idle-hook rule), an object passed on from a
-member a class is kept in (protocol-drift), a call of a class (override-drift). A search of every file is a `git grep` in a lock, so
-the answers that a bump asks again of the same consumer are cached by the files' stamps.
+member a class is kept in (protocol-drift), a call of a class (override-drift); shadow-drift
+reads a copy of a provider function itself (`function_at`). A search of every file is a `git
+grep` in a lock, so the answers that a bump asks again of the same consumer are cached by the
+files' stamps.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from collections.abc import Callable, Mapping
@@ -15,10 +18,12 @@ from collections.abc import Set as AbstractSet
 
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.analysis.idle_hooks import reading_classes, reads_outside_own
+from atompin.analysis.limits import parse_limited
 from atompin.analysis.names import quoted, word_pattern
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.protocols import passes_on
 from atompin.analysis.relevant import named_modules
+from atompin.analysis.syntax import walk
 from atompin.sources.tree import SourceTree
 
 # Bump when what an answer means changes (a cached answer is also keyed by atompin's code).
@@ -44,6 +49,7 @@ class ConsumerText:
         self.read_paths = frozenset(read_paths)
         self._naming: dict[str, frozenset[str]] = {}
         self._importing: dict[str, frozenset[str]] = {}
+        self._trees: dict[str, ast.Module | None] = {}
 
     @functools.cached_property
     def stamps_id(self) -> str:
@@ -81,6 +87,20 @@ class ConsumerText:
                 if module in named_modules(path, *located(path), text)
             )
         return self._importing[module]
+
+    def function_at(self, path: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function a scanned file defines at `line` (its `def`'s), parsed when asked (a rule
+        reads a few copies of provider code); None when there is none."""
+        if path not in self._trees:
+            try:
+                self._trees[path] = parse_limited(self.tree.read(path))
+            except (OSError, KeyError, SyntaxError, ValueError):
+                self._trees[path] = None
+        tree = self._trees[path]
+        for node in walk(tree) if tree is not None else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line:
+                return node
+        return None
 
     def texts(self, words: list[str]) -> list[bytes]:
         """The texts of the files that write one of `words` after a dot or as a string."""

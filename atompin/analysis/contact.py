@@ -9,6 +9,7 @@ and on provider code it copied (`shadows`).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from enum import Enum
@@ -59,6 +60,7 @@ def check_contact(
     naming: Callable[[str], AbstractSet[str] | None] = lambda word: None,
     part: ContactPart | None = None,
     importing: Callable[[str], AbstractSet[str] | None] = lambda module: None,
+    copy_at: Callable[[str, int], ast.FunctionDef | ast.AsyncFunctionDef | None] = lambda path, line: None,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
@@ -68,7 +70,8 @@ def check_contact(
     of some names the consumer reads itself (by default, all of them); `mentions` whether its text
     writes a word (by default, every one); `refers` whether its code names a class besides its
     definition (by default, every one); `naming` which of its files write a word, `importing`
-    which import a consumer module (by default, unknown: None). `part`: the rules of that part
+    which import a consumer module (by default, unknown: None); `copy_at` the function a file
+    defines at a line (by default, none). `part`: the rules of that part
     alone (by default, all of them)."""
     hierarchy = Hierarchy(usage, index, mentions, naming, importing)
     if part is ContactPart.PROTOCOLS:
@@ -79,7 +82,7 @@ def check_contact(
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline, judge)
     findings += check_method_calls(hierarchy, usage.contact, baseline, judge, makes)
     findings += check_dataclass_fields(hierarchy, baseline, judge)
-    findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline, search, refers)
+    findings += check_shadows(usage, index, hierarchy, hierarchy.resolve, baseline, search, refers, copy_at)
     findings += check_members(usage, hierarchy, search, baseline, judge, reads)
     findings += check_namespaces(usage, index, baseline)
     return findings

@@ -80,7 +80,7 @@ from atompin.sources.tree import SourceTree
 
 # Bump when the scanner's output changes meaning, so cached scans are ignored (a scan is also
 # keyed by the digest of atompin's code: another build never reads this one's scans).
-SCAN_FORMAT = "atompin-scan-112"
+SCAN_FORMAT = "atompin-scan-113"
 # Bump when `relevant.imported_modules` changes meaning: what the start-up walk keeps of it.
 IMPORTS_FORMAT = "atompin-imports-1"
 
@@ -276,6 +276,7 @@ class ContactRules:
             text.naming,
             part,
             lambda module: text.importing(module, self.usage.located),
+            text.function_at,
         )
 
     def start(self) -> None:

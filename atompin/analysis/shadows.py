@@ -15,7 +15,10 @@ one there is nothing to compare.
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import re
@@ -39,7 +42,7 @@ from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
-SHADOW_FORMAT = "atompin-shadow-3"
+SHADOW_FORMAT = "atompin-shadow-4"
 
 
 @dataclass(frozen=True)
@@ -108,57 +111,153 @@ def function_node(index: ProviderIndex, fn: Upstream) -> tuple[ast.FunctionDef |
     return None
 
 
+# What logs, warns or prints: a copy skipping a changed message skips no work.
+_LOG_METHODS = frozenset(
+    "debug info warning warn error exception critical fatal log debug_once info_once warning_once".split()
+)
+_LOGGERS = frozenset(("logger", "_logger", "log", "_log", "LOGGER", "logging", "warnings"))
+
+
+def _is_logging(node: ast.AST) -> bool:
+    """Is `node` a call that only logs: `logger.warning(...)`, `logging.info(...)`,
+    `warnings.warn(...)`, `print(...)`?"""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Name):
+        return func.id == "print"
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in _LOG_METHODS
+        and dotted(func.value).rpartition(".")[2] in _LOGGERS
+    )
+
+
 def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
-    """Each callee the body calls ("name()"), with the keywords its calls pass."""
+    """Each callee the body calls ("name()"), with the keywords its calls pass; calls that only
+    log are left out, and so is what their arguments call (a message's `repr()`)."""
     out: dict[str, set[str]] = {}
-    for child in walk(ast.Module(body=function_body(node), type_ignores=[])):
+    todo: list[ast.AST] = list(function_body(node))
+    while todo:
+        child = todo.pop()
+        if _is_logging(child):
+            continue
         if isinstance(child, ast.Call):
             name = dotted(child.func) or (child.func.attr if isinstance(child.func, ast.Attribute) else "")
             if name:
                 out.setdefault(f"{name}()", set()).update(k.arg for k in child.keywords if k.arg)
+        todo.extend(ast.iter_child_nodes(child))
     return out
 
 
-def _keywords_changed(new: dict[str, set[str]], old: dict[str, set[str]]) -> list[str]:
-    """The callees both bodies call whose calls pass another set of keywords: `f(+a=, -b=)`
-    (vLLM 0.27 passes `use_all2all=` to `init_model_parallel_group` in `initialize_model_parallel`)."""
+class _WithoutLogging(ast.NodeTransformer):
+    """Drops statements that only log (`logger.info(...)` on its own line)."""
+
+    def visit_Expr(self, node: ast.Expr) -> ast.AST | None:
+        return None if _is_logging(node.value) else node
+
+
+def _same_work(a: ast.FunctionDef | ast.AsyncFunctionDef, b: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Do two functions' bodies do the same, but for what they log (and positions, comments and
+    the docstring)? vLLM 0.30's `Platform.import_kernels` only formats its warning otherwise."""
+    if same_body(a, b):
+        return True
+    dumps = [
+        ast.dump(_WithoutLogging().visit(ast.Module(copy.deepcopy(function_body(f)), [])), include_attributes=False)
+        for f in (a, b)
+    ]
+    return dumps[0] == dumps[1]
+
+
+def _keyword_changes(new: dict[str, set[str]], old: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The callees both bodies call whose calls pass another set of keywords, each change as
+    (callee, "+a" or "-b") (vLLM 0.27 passes `use_all2all=` to `init_model_parallel_group` in
+    `initialize_model_parallel`)."""
     out = []
     for name in sorted(new.keys() & old.keys()):
-        changes = [f"+{k}=" for k in sorted(new[name] - old[name])] + [f"-{k}=" for k in sorted(old[name] - new[name])]
-        if changes:
-            out.append(f"{name[:-1]}{', '.join(changes)})")
+        out += [(name, f"+{k}") for k in sorted(new[name] - old[name])]
+        out += [(name, f"-{k}") for k in sorted(old[name] - new[name])]
     return out
 
 
-def upstream_change(
-    pin: ProviderIndex, base: ProviderIndex, now: Upstream, before: Upstream, label: str
-) -> tuple[bool, str, str]:
-    """What changed in one function between the baseline and the pin: whether there is nothing
-    to port (the pin's version is a stub, or only comments changed), a summary, and a unified diff."""
+def _last(callee: str) -> str:
+    """A callee's last name: `GateLinear` of "layers.GateLinear()" (a copy may import it otherwise)."""
+    return callee[:-2].rpartition(".")[2]
+
+
+@dataclass(frozen=True)
+class UpstreamChange:
+    """What changed in one provider function between the baseline and the pin: a summary ("" when
+    there is nothing to port: the pin's version is a stub, or only comments, spacing or what it
+    logs changed), the unified diff, and the calls the summary tells of."""
+
+    summary: str = ""
+    detail: str = ""
+    added: tuple[str, ...] = ()  # callees ("name()") it calls now and did not
+    removed: tuple[str, ...] = ()
+    keywords: tuple[tuple[str, str], ...] = ()  # (callee, "+k" / "-k") of callees called in both
+    signature_changed: bool = False
+
+    def ported_in(self, calls: dict[str, set[str]]) -> bool:
+        """Does a copy making `calls` (`_calls`) do what changed already? Only a change told by
+        calls alone can be: none of its parameters changed, and the copy calls each callee added
+        (by its last name), none removed, and passes each keyword added and none dropped.
+        aleph-alpha-inference's Kolibri block copies vLLM 0.31's `GateLinear` router already."""
+        if self.signature_changed or not (self.added or self.removed or self.keywords):
+            return False
+        made: dict[str, set[str]] = {}
+        for callee, keywords in calls.items():
+            made.setdefault(_last(callee), set()).update(keywords)
+        if any(_last(c) not in made for c in self.added) or any(_last(c) in made for c in self.removed):
+            return False
+        for callee, change in self.keywords:
+            passed = made.get(_last(callee))
+            if passed is None or (change[1:] in passed) != (change[0] == "+"):
+                return False
+        return True
+
+
+def upstream_change(pin: ProviderIndex, base: ProviderIndex, now: Upstream, before: Upstream, label: str) -> UpstreamChange:
+    """What changed in one function between the baseline and the pin."""
     notes: list[str] = []
+    signature_changed = False
     if now.signature is not None and before.signature is not None:
-        change = describe_change(before.signature, now.signature)
-        if not change.unchanged:
-            notes.append(change.render())
+        parameters = describe_change(before.signature, now.signature)
+        if not parameters.unchanged:
+            notes.append(parameters.render())
+            signature_changed = True
     new, old = function_node(pin, now), function_node(base, before)
-    if new is not None and (is_stub(new[0]) or (old is not None and same_body(new[0], old[0]))):
-        return True, "", ""  # a stub to implement, or only comments and spacing changed
-    detail = ""
-    if new is not None and old is not None:
-        calls_now, calls_before = _calls(new[0]), _calls(old[0])
-        added, removed = sorted(calls_now.keys() - calls_before.keys()), sorted(calls_before.keys() - calls_now.keys())
-        if added:
-            notes.append(f"calls added: {', '.join(added)}")
-        if removed:
-            notes.append(f"calls removed: {', '.join(removed)}")
-        if changed := _keywords_changed(calls_now, calls_before):
-            notes.append(f"keywords passed changed: {', '.join(changed)}")
-        a, b = _source_lines(old[0], old[1]), _source_lines(new[0], new[1])
-        detail = "".join(
-            difflib.unified_diff(a, b, f"{before.path}:{before.line} ({label})", f"{now.path}:{now.line} (pin)")
+    if new is not None and (is_stub(new[0]) or (old is not None and _same_work(new[0], old[0]))):
+        return UpstreamChange()  # a stub to implement, or only comments, spacing or messages changed
+    if new is None or old is None:
+        return UpstreamChange(
+            "; ".join(notes) or "its body changed (no call or parameter changed)", signature_changed=signature_changed
         )
-    summary = "; ".join(notes) or "its body changed (no call or parameter changed)"
-    return False, summary, detail
+    calls_now, calls_before = _calls(new[0]), _calls(old[0])
+    added, removed = sorted(calls_now.keys() - calls_before.keys()), sorted(calls_before.keys() - calls_now.keys())
+    keywords = _keyword_changes(calls_now, calls_before)
+    if added:
+        notes.append(f"calls added: {', '.join(added)}")
+    if removed:
+        notes.append(f"calls removed: {', '.join(removed)}")
+    if keywords:
+        by_callee: dict[str, list[str]] = {}
+        for callee, sign in keywords:
+            by_callee.setdefault(callee, []).append(f"{sign}=")
+        changed = [f"{callee[:-1]}{', '.join(changes)})" for callee, changes in by_callee.items()]
+        notes.append(f"keywords passed changed: {', '.join(changed)}")
+    a, b = _source_lines(old[0], old[1]), _source_lines(new[0], new[1])
+    detail = "".join(
+        difflib.unified_diff(a, b, f"{before.path}:{before.line} ({label})", f"{now.path}:{now.line} (pin)")
+    )
+    return UpstreamChange(
+        "; ".join(notes) or "its body changed (no call or parameter changed)",
+        detail,
+        tuple(added),
+        tuple(removed),
+        tuple(keywords),
+        signature_changed,
+    )
 
 
 def _source_lines(node: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> list[str]:
@@ -176,11 +275,13 @@ def check_shadows(
     baseline: Baseline | None,
     search: NameSearch | None = None,
     refers: Callable[[str], bool] = lambda name: True,
+    copy_at: Callable[[str, int], ast.FunctionDef | ast.AsyncFunctionDef | None] = lambda path, line: None,
 ) -> list[Finding]:
     """`search`: the provider's name search, to find where the provider reads what an overridden
     method newly sets (`skipped_setup`); without it, every shadow-drift finding is a warning.
     `refers`: whether the consumer's code names a class besides its definition (by default,
-    every one)."""
+    every one). `copy_at`: the consumer's function defined in a file at a line (by default,
+    none: a copy is not asked whether it does what changed upstream already)."""
     if baseline is None:
         return []
     findings: list[Finding] = []
@@ -190,7 +291,16 @@ def check_shadows(
             continue
         if any(d.split(".")[-1] == "abstractmethod" for d in pair.base_signature.decorators):
             continue  # implementing an abstract method is not copying one
-        finding = _shadow(index, baseline, pair.base_symbol, pair.symbol, pair.site, "overrides", "calling it")
+        finding = _shadow(
+            index,
+            baseline,
+            pair.base_symbol,
+            pair.symbol,
+            pair.site,
+            "overrides",
+            "calling it",
+            functools.partial(copy_at, pair.owner.path, pair.method.line),
+        )
         if finding is not None:
             copies.append((pair, finding))
     unset = skipped_setup(hierarchy, search, baseline, [pair for pair, _ in copies]) if search is not None else {}
@@ -225,15 +335,33 @@ def check_shadows(
             where, test, exits = replacement.delegates_when
             how += f" but when `{textwrap.shorten(test, 80, placeholder='…')}` holds ({where}"
             how += f", or one of {exits - 1} later exit(s) handing it on)" if exits > 1 else ")"
-        finding = _shadow(index, baseline, res.symbol, res.symbol, replacement.site, "replaces", how)
+        finding = _shadow(
+            index,
+            baseline,
+            res.symbol,
+            res.symbol,
+            replacement.site,
+            "replaces",
+            how,
+            functools.partial(copy_at, replacement.path, replacement.line),
+        )
         if finding is not None:
             findings.append(finding)
     return findings
 
 
 def _shadow(
-    index: ProviderIndex, baseline: Baseline, original: str, symbol: str, site: Site, verb: str, how: str
+    index: ProviderIndex,
+    baseline: Baseline,
+    original: str,
+    symbol: str,
+    site: Site,
+    verb: str,
+    how: str,
+    read_copy: Callable[[], ast.FunctionDef | ast.AsyncFunctionDef | None],
 ) -> Finding | None:
+    """The finding for a copy (`read_copy()` reads its syntax tree) of the provider function
+    `original`, when that changed since the baseline and the copy does not do what changed."""
     now, before = upstream(index, original), upstream(baseline.index, original)
     if now is None or before is None or now.digest == before.digest:
         return None
@@ -255,32 +383,40 @@ def _shadow(
             ).encode()
         ).hexdigest()
     )
-    cached = _cached_change(index.cache.get_raw(key))
-    if cached is not None:
-        stub, summary, detail = cached
-    else:
-        stub, summary, detail = upstream_change(index, baseline.index, now, before, baseline.label)
-        index.cache.put_raw(key, json.dumps([stub, summary, detail]).encode())
-    if stub:
+    change = _cached_change(index.cache.get_raw(key))
+    if change is None:
+        change = upstream_change(index, baseline.index, now, before, baseline.label)
+        index.cache.put_raw(key, json.dumps(dataclasses.asdict(change)).encode())
+    if not change.summary:
         return None
+    if change.added or change.removed or change.keywords:
+        node = read_copy()
+        if node is not None and change.ported_in(_calls(node)):
+            return None
     message = (
-        f"{verb} {original} without {how}, and {original} changed {baseline.since}: {summary}. The copy "
+        f"{verb} {original} without {how}, and {original} changed {baseline.since}: {change.summary}. The copy "
         "silently skips the new behaviour: port the change, or call the original"
     )
-    return Finding(Rule.SHADOW_DRIFT, Severity.WARNING, symbol, (site,), message, detail=detail)
+    return Finding(Rule.SHADOW_DRIFT, Severity.WARNING, symbol, (site,), message, detail=change.detail)
 
 
-def _cached_change(data: bytes | None) -> tuple[bool, str, str] | None:
-    """A cached (stub, summary, detail); None when absent or damaged (then it is worked out again)."""
+def _cached_change(data: bytes | None) -> UpstreamChange | None:
+    """A cached `UpstreamChange`; None when absent or damaged (then it is worked out again)."""
     if data is None:
         return None
     try:
-        stub, summary, detail = json.loads(data)
-    except (ValueError, TypeError, UnicodeDecodeError):
+        fields = json.loads(data)
+        change = UpstreamChange(
+            str(fields["summary"]),
+            str(fields["detail"]),
+            tuple(map(str, fields["added"])),
+            tuple(map(str, fields["removed"])),
+            tuple((str(callee), str(change)) for callee, change in fields["keywords"]),
+            bool(fields["signature_changed"]),
+        )
+    except (ValueError, TypeError, KeyError, UnicodeDecodeError):
         return None
-    if isinstance(stub, bool) and isinstance(summary, str) and isinstance(detail, str):
-        return stub, summary, detail
-    return None
+    return change
 
 
 # -- what an overridden method newly sets, read by provider code the consumer still runs ------

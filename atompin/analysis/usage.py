@@ -644,6 +644,7 @@ class Replacement:
     # work itself otherwise: where the first condition is, its text, and how many such exits
     # there are (`syntax.delegating_exits`).
     delegates_when: tuple[Site, str, int] | None = None
+    path: str = ""  # the file defining it (`line` is its `def`'s)
 
 
 @dataclass(frozen=True)

@@ -987,6 +987,7 @@ class SurfaceRecorder:
                 tuple(sorted(self_reads.items())),
                 discards=bool(params) and params.isdisjoint(read),
                 delegates_when=delegates_when,
+                path=fn.file.path,
             )
         )
         outputs = output_names([a.arg for a in (*args, *fn.node.args.kwonlyargs)])
