@@ -201,3 +201,50 @@ def test_a_conditional_construction_or_none_holds_an_instance(run_check):
         f for f in run_check(PROVIDER, consumer(both), baseline=BASELINE).findings if f.rule.value == "missing-member"
     ]
     assert [str(s) for s in finding.sites] == ["plug/serve.py:11"]
+
+
+MADE_THEN_KEPT = """
+    from pv.utils import Manager
+
+    class Server:
+        def launch(self, target):
+            made = Manager.create(target)
+            self.manager = made
+
+        def abort(self):
+            return self.manager.stop(timeout=1, force=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "typed"),
+    [
+        ("", True),
+        # Bound again (a loop's target): which of its values is kept is not known.
+        ("            self.manager = made\n", False),
+    ],
+)
+def test_a_local_assigned_once_then_kept_on_self_types_the_attribute(run_check, change: str, typed: bool):
+    """verl 0.9 keeps `engine_client = AsyncLLM.from_vllm_config(...)` as `self.engine` and calls
+    `self.engine.pause_generation(wait_for_inflight_requests=False, ...)` in another method; vLLM
+    0.32 dropped the keyword."""
+    provider = {
+        **PROVIDER,
+        "pv/utils.py": PROVIDER["pv/utils.py"]
+        + """
+            @classmethod
+            def create(cls, target) -> "Manager":
+                return cls(target)
+    """,
+    }
+    source = MADE_THEN_KEPT
+    if change:
+        source = source.replace(change, "            for made in (made, None):\n                pass\n" + change)
+    # The release the consumer was written against took `force`.
+    baseline = {
+        **provider,
+        "pv/utils.py": provider["pv/utils.py"].replace("stop(self, timeout)", "stop(self, timeout, force=False)"),
+    }
+    found = run_check(provider, consumer(source), baseline=baseline)
+    expected = [("pv.utils:Manager.stop", "plug/serve.py:9")] if typed else []
+    assert errors(found, "arity-drift") == expected

@@ -428,13 +428,19 @@ class SurfaceRecorder:
         annotated = {a.arg: a.annotation for a in (*args[1:], *method.args.kwonlyargs) if a.annotation}
         bare = {a.arg for a in (*args[1:], *method.args.kwonlyargs) if a.annotation is None}
         rebound: set[str] | None = None  # parameters the body assigns again: their annotation no longer holds
+        once: dict[str, ast.expr] | None = None  # locals the body assigns once, by a plain `name = value`
         targets: list[ast.expr]
         for stmt in statements(method.body):
             made = param = ""
             if isinstance(stmt, ast.AnnAssign):
                 targets, choices = [stmt.target], self._provider_type(stmt.annotation, ctx)
             elif isinstance(stmt, ast.Assign):
-                value = self._pure(stmt.value.func, ctx) if isinstance(stmt.value, ast.Call) else None
+                source = stmt.value
+                if isinstance(source, ast.Name) and source.id not in annotated.keys() | bare:
+                    # `engine = AsyncLLM.from_vllm_config(...)`, then `self.engine = engine` (verl's server).
+                    once = _assigned_once(method) if once is None else once
+                    source = once.get(source.id, source)
+                value = self._pure(source.func, ctx) if isinstance(source, ast.Call) else None
                 targets = list(stmt.targets)
                 choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
                 made = value.dotted if isinstance(value, ConsumerValue) and len(targets) == 1 else ""
@@ -1227,3 +1233,16 @@ def _dict_keys(node: ast.Dict) -> list[str] | None:
             return None
         keys.append(key.value)
     return keys
+
+
+def _assigned_once(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """The locals a method binds exactly once, each by a plain `name = value` (no other binding of
+    the name: a loop's, a `with`'s, an augmented assignment): name -> value."""
+    values: dict[str, ast.expr] = {}
+    bound: dict[str, int] = {}
+    for node in every_node(method):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound[node.id] = bound.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values[node.targets[0].id] = node.value
+    return {name: value for name, value in values.items() if bound.get(name) == 1}
