@@ -9,6 +9,8 @@ where its receiver is typed as one of the family."""
 
 from __future__ import annotations
 
+import pytest
+
 from atompin.analysis.cache import AnalysisCache
 from atompin.analysis.name_sites import NameSearch, SiteKind
 from atompin.sources.tree import MemoryTree
@@ -193,3 +195,69 @@ def test_the_parameter_a_call_is_made_for_is_kept_in_the_cache():
     for _ in range(2):  # the second search reads what the first stored
         sites = NameSearch(tree, "pv", cache).find(["backend"])["backend"]
         assert [(s.line, s.taken) for s in sites if s.kind is SiteKind.CALL] == [(7, "use_v1"), (8, "")]
+
+
+@pytest.mark.parametrize(
+    ("use", "severity"),
+    [
+        # Named nowhere but in its definition: it may be loaded by a path not read (as before).
+        ("", "error"),
+        # Named only to call a static method or read a class attribute: no instance is made.
+        ("from plug.sched import MyScheduler\n\nMyScheduler.helper()\nMyScheduler.LIMIT\n", "warning"),
+        ("from plug.sched import MyScheduler as S\n\nS.helper()\n", "warning"),
+        # Made, handed on, named by a path, or read for what may make one: it may run.
+        ("from plug.sched import MyScheduler\n\nMyScheduler()\n", "error"),
+        ("from plug.sched import MyScheduler\n\nMyScheduler.helper()\nMyScheduler.create()\n", "error"),
+        ("from plug.sched import MyScheduler\n\nSCHEDULERS = [MyScheduler]\n", "error"),
+        ('SCHEDULER = "plug.sched.MyScheduler"\n', "error"),
+        ("import plug.sched\n\nplug.sched.MyScheduler.helper()\nplug.sched.MyScheduler.run()\n", "error"),
+    ],
+)
+def test_a_class_named_only_to_read_its_static_members_is_not_seen_made(use: str, severity: str):
+    """arctic-inference keeps a copy of vLLM's `FlashAttentionBackend`, whose module only calls its
+    static `get_fp8_dtype_for_flashattn`; the backend it installs is another class, deriving from
+    vLLM's. The copy's narrower `get_supported_kernel_block_sizes` never meets vLLM 0.31's calls."""
+    consumer = {
+        "plug/sched.py": CONSUMER["plug/sched.py"]
+        + """
+            LIMIT = 4
+
+            @staticmethod
+            def helper():
+                return 1
+
+            @classmethod
+            def create(cls):
+                return cls()
+        """,
+        "plug/use.py": use,
+    }
+    pin = {"pv/sched.py": BASE_B, "pv/engine.py": ENGINE}
+    result = check(consumer, pin, {"pv/sched.py": BASE_A, "pv/engine.py": ENGINE_A})
+    [finding] = [f for f in result.findings if f.rule.value == "override-drift"]
+    assert finding.severity.value == severity
+    told = "(but plug.sched:MyScheduler is not seen made or handed over: its code names it only to read its static"
+    assert (told in finding.message) == (severity == "warning")
+
+
+@pytest.mark.parametrize(("decorator", "severity"), [("", "warning"), ("@register\n", "error")])
+def test_a_static_read_in_the_class_s_own_module_counts_and_a_decorated_class_may_be_registered(
+    decorator: str, severity: str
+):
+    source = f"""
+from pv.sched import Scheduler
+
+def register(cls):
+    return cls
+
+{decorator}class MyScheduler(Scheduler):
+    @staticmethod
+    def helper():
+        return 1
+
+    def schedule(self):
+        return [MyScheduler.helper()]
+"""
+    pin = {"pv/sched.py": BASE_B, "pv/engine.py": ENGINE}
+    result = check({"plug/sched.py": source}, pin, {"pv/sched.py": BASE_A, "pv/engine.py": ENGINE_A})
+    assert [f.severity.value for f in result.findings if f.rule.value == "override-drift"] == [severity]

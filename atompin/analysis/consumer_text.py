@@ -11,6 +11,7 @@ files' stamps.
 from __future__ import annotations
 
 import ast
+import enum
 import functools
 import re
 from collections.abc import Callable, Mapping
@@ -19,7 +20,7 @@ from collections.abc import Set as AbstractSet
 from atompin.analysis.cache import AnalysisCache, code_digest, dump_json, load_json
 from atompin.analysis.idle_hooks import reading_classes, reads_outside_own
 from atompin.analysis.limits import parse_limited
-from atompin.analysis.names import quoted, word_pattern
+from atompin.analysis.names import absolute_module, quoted, word_pattern
 from atompin.analysis.prose import ProseFinder
 from atompin.analysis.protocols import passes_on
 from atompin.analysis.relevant import named_modules
@@ -101,6 +102,34 @@ class ConsumerText:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line:
                 return node
         return None
+
+    def may_make(self, cls: str, quiet: AbstractSet[str], located: Callable[[str], tuple[str, bool]]) -> bool:
+        """May the consumer make or hand on its class `cls` (dotted)? Not when its code names it, but
+        only to read `quiet` of it (its static methods and class attributes: no instance made), in
+        its module and in modules importing it from there; its `class` statement undecorated. A
+        class never named besides its definition may be loaded by a path not read here (an entry
+        point, a configuration file); a string naming it, an import of its module by another name,
+        or a file that does not parse may hand it on. arctic-inference keeps a copy of vLLM's
+        `FlashAttentionBackend` whose module only calls its static method; the backend it installs
+        is another class. Asked of a few classes a rule would fail; not cached."""
+        module, _, name = cls.rpartition(".")
+        if not name.isidentifier():
+            return True  # a class `type(...)` composes ("mod.Mixin+Base"): made where it is composed
+        read_quietly = False
+        for path in sorted(self.naming(name)):
+            here, is_package = located(path)
+            try:
+                tree = parse_limited(self.tree.read(path))
+            except (OSError, KeyError, SyntaxError, ValueError):
+                return True
+            local, whole = (name, False) if here == module else _binding(tree, here, is_package, module, name)
+            # A string naming the class alone is read where the name is bound; elsewhere, with its module.
+            path_names = (name,) if local or whole else (f"{module}.{name}", f"{module}:{name}")
+            use = _use(tree, name, local, whole, path_names, quiet)
+            if use is _Use.MADE:
+                return True
+            read_quietly = read_quietly or use is _Use.QUIET
+        return not read_quietly
 
     def texts(self, words: list[str]) -> list[bytes]:
         """The texts of the files that write one of `words` after a dot or as a string."""
@@ -199,3 +228,63 @@ def _string_other_than_attr_name(text: bytes, name: str) -> bool:
                 return True
             start = text.find(shape, start + 1)
     return False
+
+
+def _binding(tree: ast.Module, here: str, is_package: bool, module: str, name: str) -> tuple[str, bool]:
+    """How a file (module `here`) may reach `name` of consumer module `module`: the local name a
+    `from module import name [as local]` binds ("" if none), and whether it imports the module
+    itself (`import module`, `from package import module`: then any `x.name` may be it)."""
+    local, whole = "", False
+    for node in walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = absolute_module(here, is_package, node.level, node.module)
+            for alias in node.names:
+                if base == module and alias.name == name:
+                    local = alias.asname or name
+                elif f"{base}.{alias.name}" == module:
+                    whole = True
+        elif isinstance(node, ast.Import) and any(alias.name == module for alias in node.names):
+            whole = True
+    return local, whole
+
+
+class _Use(enum.Enum):
+    """How a file uses a consumer class (`_use`)."""
+
+    NONE = "none"
+    QUIET = "quiet"  # only to read its static methods and class attributes
+    MADE = "made"  # otherwise: it may make an instance or hand the class on
+
+
+def _use(
+    tree: ast.Module, name: str, local: str, whole: bool, path_names: tuple[str, ...], quiet: AbstractSet[str]
+) -> _Use:
+    """How a file uses class `name`, bound to `local` there (or reached as `x.name` when `whole`):
+    MADE for a decorated `class` statement of it, a load of the name other than to read `quiet` of
+    it, a string writing one of `path_names` (docstrings aside); QUIET for reads of `quiet` alone."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    parents = {id(child): node for node in walk(tree) for child in ast.iter_child_nodes(node)}
+    found = _Use.NONE
+    for node in walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == local and node.decorator_list:
+            return _Use.MADE  # a decorator may register it
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            if any(word_pattern(p).search(node.value.encode()) for p in path_names):
+                return _Use.MADE
+            continue
+        if isinstance(node, ast.Name) and local and node.id == local and isinstance(node.ctx, ast.Load):
+            pass
+        elif not (whole and isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        if not (isinstance(parent, ast.Attribute) and parent.value is node and parent.attr in quiet):
+            return _Use.MADE
+        found = _Use.QUIET
+    return found

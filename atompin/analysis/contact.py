@@ -61,6 +61,7 @@ def check_contact(
     part: ContactPart | None = None,
     importing: Callable[[str], AbstractSet[str] | None] = lambda module: None,
     copy_at: Callable[[str, int], ast.FunctionDef | ast.AsyncFunctionDef | None] = lambda path, line: None,
+    may_make: Callable[[str, AbstractSet[str]], bool] = lambda cls, quiet: True,
 ) -> list[Finding]:
     """override-drift, protocol-drift, return-drift, shadow-drift, missing-member and the receiver
     calls of arity-drift.
@@ -71,12 +72,15 @@ def check_contact(
     writes a word (by default, every one); `refers` whether its code names a class besides its
     definition (by default, every one); `naming` which of its files write a word, `importing`
     which import a consumer module (by default, unknown: None); `copy_at` the function a file
-    defines at a line (by default, none). `part`: the rules of that part
+    defines at a line (by default, none); `may_make` whether it may make or hand on a class it names
+    otherwise than to read some of its members (by default, every one). `part`: the rules of that part
     alone (by default, all of them)."""
     hierarchy = Hierarchy(usage, index, mentions, naming, importing)
     if part is ContactPart.PROTOCOLS:
         return check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
-    findings = check_method_overrides(hierarchy, search, baseline, makes, reaching(hierarchy, usage.contact, search))
+    findings = check_method_overrides(
+        hierarchy, search, baseline, makes, reaching(hierarchy, usage.contact, search), may_make
+    )
     if part is None:
         findings += check_protocols(hierarchy, usage.contact, search, baseline, passed_on)
     findings += check_returns(usage, index, hierarchy, hierarchy.resolve, baseline, judge)

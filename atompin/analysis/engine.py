@@ -277,6 +277,7 @@ class ContactRules:
             part,
             lambda module: text.importing(module, self.usage.located),
             text.function_at,
+            lambda cls, quiet: text.may_make(cls, quiet, self.usage.located),
         )
 
     def start(self) -> None:

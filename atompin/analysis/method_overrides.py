@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import (
@@ -145,11 +146,13 @@ def check_method_overrides(
     baseline: Baseline | None = None,
     makes: Callable[[str], bool] = lambda name: True,
     reaching: Callable[[Sequence[ConsumerClass], ClassRef], Reaching | None] | None = None,
+    may_make: Callable[[str, AbstractSet[str]], bool] = lambda cls, quiet: True,
 ) -> list[Finding]:
     """override-drift. `makes` says whether the consumer calls a class of that name (`Name(...)`);
     `reaching`, given the classes an override is the method of and the provider class whose method
     it overrides, which provider calls by the method's name may be on one of them (by default,
-    every one: `holding.reaching`)."""
+    every one: `holding.reaching`); `may_make`, whether the consumer may make or hand on a class
+    (dotted) it names otherwise than to read those of its members (by default, every one)."""
     findings: list[Finding] = _dropped_hooks(hierarchy, baseline) if baseline is not None else []
     for pair in override_pairs(hierarchy):
         if not same_kind(pair.method.signature, pair.base_signature):
@@ -157,16 +160,36 @@ def check_method_overrides(
         if pair.method.raises:
             continue  # every call of it fails (a stub the consumer never expects called): what it takes does not matter
         finding = _hierarchy_calls(hierarchy, pair, baseline, search, makes)
-        if finding is not None:
-            findings.append(finding)
-        elif not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
+        if finding is None and not pair.method.name.startswith("__"):  # (b) would only repeat an error (a) found
             held = reaching(pair.classes or (pair.cls,), pair.base) if reaching is not None else None
             finding = _narrower(hierarchy, pair, search, baseline, held) or _still_required(
                 hierarchy, pair, search, baseline, held
             )
-            if finding is not None:
-                findings.append(finding)
+        if finding is not None and finding.severity is Severity.ERROR and _never_made(hierarchy, pair, may_make):
+            finding = replace(
+                finding,
+                severity=Severity.WARNING,
+                message=f"{finding.message} (but {pair.owner.symbol} is not seen made or handed over: its code "
+                "names it only to read its static methods and class attributes)",
+            )
+        if finding is not None:
+            findings.append(finding)
     return findings
+
+
+def _never_made(hierarchy: Hierarchy, pair: OverridePair, may_make: Callable[[str, AbstractSet[str]], bool]) -> bool:
+    """Is no instance of a class the override is met first in made: none is handed to the provider,
+    and the consumer's code names none but to read its static methods and class attributes
+    (`ConsumerText.may_make`)? arctic-inference keeps a copy of vLLM's `FlashAttentionBackend`
+    whose `get_supported_kernel_block_sizes` vLLM 0.31 calls with a spec; it installs another."""
+    classes = pair.classes or (pair.cls,)
+    handed = {h.target for h in hierarchy.usage.contact.handovers}
+    if any(c.name in handed for c in classes):
+        return False
+    return not any(
+        may_make(c.name, {m.name for m in c.methods if m.signature.is_staticmethod} | set(c.attributes))
+        for c in classes
+    )
 
 
 def _still_required(
