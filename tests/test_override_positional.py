@@ -131,6 +131,10 @@ def test_an_override_of_a_method_the_provider_dropped_is_a_warning():
     )
     # (Its new `build` is idle: the provider read `.build` at the baseline only; see test_idle_hooks.)
     assert [f[1] for f in found(check(calling, BUILDER_B, BUILDER_A), "override-drift")] == ["plug.b:MyBuilder.build"]
+    # An override that only raises customised nothing (verl's receive-only weight-transfer adapter
+    # raises in `trainer_send_weights`, which vLLM 0.30's engine base no longer has).
+    raising = {"plug/b.py": DRAFTING["plug/b.py"].replace("return x", 'raise NotImplementedError("receive only")')}
+    assert found(check(raising, BUILDER_B, BUILDER_A), "override-drift") == []
 
 
 # vLLM 0.11.2 keeps calling a platform's `get_attn_backend_cls` the old way, `use_v1` first, where

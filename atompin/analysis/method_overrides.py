@@ -271,7 +271,8 @@ def _dropped_hooks(hierarchy: Hierarchy, baseline: Baseline) -> list[Finding]:
     has, nor any other provider class of the order: the provider cannot call it as that method
     any more, so what it customised is silently gone (unless the consumer calls it itself, as
     `self.m(...)`). Judged only where every base at the pin is known and the class that had the
-    method is still there (a class renamed or gone fails louder elsewhere). Warnings."""
+    method is still there (a class renamed or gone fails louder elsewhere), and not for an override
+    that only raises. Warnings."""
     before = hierarchy.at(baseline.index)
     # A read of the name is the consumer calling it itself, but an override's own `super().m()`.
     called = {use.method.name for use in hierarchy.usage.contact.member_uses if not (use.hands_on or use.stored)}
@@ -284,8 +285,8 @@ def _dropped_hooks(hierarchy: Hierarchy, baseline: Baseline) -> list[Finding]:
             continue  # an outside base may define anything
         for method in cls.methods:
             name = method.name
-            if name.startswith("__") or name in called:
-                continue
+            if name.startswith("__") or name in called or method.raises:
+                continue  # (an override that only raises customised nothing: verl's receive-only adapter)
             now = [d for d in hierarchy.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
             was = [d for d in before.definitions(cls.name, name) if isinstance(d.node, ClassRef)]
             if now or not was or was[0].node not in order:
