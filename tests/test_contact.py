@@ -2820,6 +2820,55 @@ def test_a_copy_doing_what_changed_upstream_already_is_no_drift():
     ]
 
 
+def test_a_copy_of_a_function_that_now_sets_a_module_global_another_reads_says_so():
+    """vLLM 0.30's `initialize_model_parallel` also sets `_ETP`, which `get_etp_group()` asserts is
+    set; arctic-inference replaces it with a copy of vLLM 0.26's, which never sets it."""
+    before = {
+        "pv/state.py": """
+            _TP = None
+            _ETP = None
+
+            def init(n):
+                global _TP
+                _TP = n
+
+            def get_tp():
+                return _TP
+        """
+    }
+    after = {
+        "pv/state.py": before["pv/state.py"].replace(
+            "global _TP\n                _TP = n", "global _TP, _ETP\n                _TP = n\n                _ETP = n"
+        )
+        + """
+            def get_etp():
+                assert _ETP is not None
+                return _ETP
+        """
+    }
+    copy = """
+        import pv.state
+
+        def my_init(n):
+            pv.state._TP = n
+
+        pv.state.init = my_init
+    """
+    [finding] = [
+        f for f in check({"plug/state.py": copy}, after, baseline=before).findings if f.rule.value == "shadow-drift"
+    ]
+    assert finding.severity.value == "warning"
+    assert finding.message.endswith(
+        ". Since 1.0 it sets the module's global _ETP, which get_etp (pv/state.py:12) reads: the copy leaves it unset"
+    )
+    # A copy setting it too leaves nothing unset (what else changed is not told by calls: still a copy).
+    setting = copy.replace("pv.state._TP = n", "pv.state._TP = n\n            pv.state._ETP = n")
+    [finding] = [
+        f for f in check({"plug/state.py": setting}, after, baseline=before).findings if f.rule.value == "shadow-drift"
+    ]
+    assert "_ETP" not in finding.message
+
+
 def test_a_provider_function_changed_only_in_what_it_logs_leaves_its_copies_alone():
     """vLLM 0.30's `Platform.import_kernels` formats its warning with `repr()` and logs once more;
     the Spyre platform's copy skips no work."""

@@ -42,7 +42,7 @@ from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
-SHADOW_FORMAT = "atompin-shadow-4"
+SHADOW_FORMAT = "atompin-shadow-5"
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,9 @@ class UpstreamChange:
     removed: tuple[str, ...] = ()
     keywords: tuple[tuple[str, str], ...] = ()  # (callee, "+k" / "-k") of callees called in both
     signature_changed: bool = False
+    # Module globals it sets (`global _ETP; _ETP = ...`) that it did not, each with the first other
+    # function of its module reading it: (name, "function (path:line)").
+    globals_set: tuple[tuple[str, str], ...] = ()
 
     def ported_in(self, calls: dict[str, set[str]]) -> bool:
         """Does a copy making `calls` (`_calls`) do what changed already? Only a change told by
@@ -217,7 +220,9 @@ class UpstreamChange:
         return True
 
 
-def upstream_change(pin: ProviderIndex, base: ProviderIndex, now: Upstream, before: Upstream, label: str) -> UpstreamChange:
+def upstream_change(
+    pin: ProviderIndex, base: ProviderIndex, now: Upstream, before: Upstream, label: str
+) -> UpstreamChange:
     """What changed in one function between the baseline and the pin."""
     notes: list[str] = []
     signature_changed = False
@@ -257,6 +262,43 @@ def upstream_change(pin: ProviderIndex, base: ProviderIndex, now: Upstream, befo
         tuple(removed),
         tuple(keywords),
         signature_changed,
+        _globals_read(pin, now, sorted(_globals_set(new[0]) - _globals_set(old[0]))),
+    )
+
+
+def _globals_set(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The module globals a function assigns (`global _ETP` and `_ETP = ...`)."""
+    declared = {name for child in walk(node) if isinstance(child, ast.Global) for name in child.names}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in declared}
+
+
+def _globals_read(index: ProviderIndex, fn: Upstream, names: list[str]) -> tuple[tuple[str, str], ...]:
+    """Of the globals `names` that function `fn` sets, those another function of its module reads,
+    each with the first such function. vLLM 0.30's `initialize_model_parallel` sets `_ETP`, which
+    `get_etp_group()` asserts is set; arctic-inference replaces the first with a copy of 0.26's."""
+    if not names:
+        return ()
+    try:
+        tree = parse_limited(index.tree.read_text(fn.path))
+    except (OSError, KeyError, SyntaxError, ValueError):
+        return ()
+    out: dict[str, str] = {}
+    for node in walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.lineno == fn.line:
+            continue
+        for child in walk(node):
+            if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id in names:
+                out.setdefault(child.id, f"{node.name} ({fn.path}:{node.lineno})")
+    return tuple((name, out[name]) for name in names if name in out)
+
+
+def _writes(node: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Does a copy set `name` on the provider's module (`parallel_state._ETP = ...`, or as a global
+    of its own module copied from the provider's)?"""
+    return any(
+        (isinstance(child, ast.Attribute) and child.attr == name and isinstance(child.ctx, ast.Store))
+        or (isinstance(child, ast.Global) and name in child.names)
+        for child in walk(node)
     )
 
 
@@ -389,14 +431,24 @@ def _shadow(
         index.cache.put_raw(key, json.dumps(dataclasses.asdict(change)).encode())
     if not change.summary:
         return None
-    if change.added or change.removed or change.keywords:
-        node = read_copy()
-        if node is not None and change.ported_in(_calls(node)):
-            return None
+    node = read_copy() if change.added or change.removed or change.keywords or change.globals_set else None
+    unset = [(name, reader) for name, reader in change.globals_set if node is None or not _writes(node, name)]
+    if node is not None and not unset and change.ported_in(_calls(node)):
+        return None
     message = (
         f"{verb} {original} without {how}, and {original} changed {baseline.since}: {change.summary}. The copy "
         "silently skips the new behaviour: port the change, or call the original"
     )
+    if unset:
+        names = ", ".join(name for name, _ in unset)
+        message += (
+            f". Since {baseline.label} it sets the module's {'globals' if len(unset) > 1 else 'global'} {names}, "
+            f"which {unset[0][1]} reads"
+            + (f" (and {len(unset) - 1} more such read(s))" if len(unset) > 1 else "")
+            + ": the copy leaves "
+            + ("them" if len(unset) > 1 else "it")
+            + " unset"
+        )
     return Finding(Rule.SHADOW_DRIFT, Severity.WARNING, symbol, (site,), message, detail=change.detail)
 
 
@@ -413,6 +465,7 @@ def _cached_change(data: bytes | None) -> UpstreamChange | None:
             tuple(map(str, fields["removed"])),
             tuple((str(callee), str(change)) for callee, change in fields["keywords"]),
             bool(fields["signature_changed"]),
+            tuple((str(name), str(reader)) for name, reader in fields["globals_set"]),
         )
     except (ValueError, TypeError, KeyError, UnicodeDecodeError):
         return None
