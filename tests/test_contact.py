@@ -2859,7 +2859,7 @@ def test_a_copy_of_a_function_that_now_sets_a_module_global_another_reads_says_s
     ]
     assert finding.severity.value == "warning"
     assert finding.message.endswith(
-        ". Since 1.0 it sets the module's global _ETP, which get_etp (pv/state.py:12) reads: the copy leaves it unset"
+        ". Since 1.0 it sets the module's global _ETP (read by get_etp at pv/state.py:12): the copy leaves it unset"
     )
     # A copy setting it too leaves nothing unset (what else changed is not told by calls: still a copy).
     setting = copy.replace("pv.state._TP = n", "pv.state._TP = n\n            pv.state._ETP = n")

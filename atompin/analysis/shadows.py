@@ -42,7 +42,7 @@ from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
-SHADOW_FORMAT = "atompin-shadow-5"
+SHADOW_FORMAT = "atompin-shadow-6"
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ class UpstreamChange:
     keywords: tuple[tuple[str, str], ...] = ()  # (callee, "+k" / "-k") of callees called in both
     signature_changed: bool = False
     # Module globals it sets (`global _ETP; _ETP = ...`) that it did not, each with the first other
-    # function of its module reading it: (name, "function (path:line)").
+    # function of its module reading it: (name, "function at path:line").
     globals_set: tuple[tuple[str, str], ...] = ()
 
     def ported_in(self, calls: dict[str, set[str]]) -> bool:
@@ -288,7 +288,7 @@ def _globals_read(index: ProviderIndex, fn: Upstream, names: list[str]) -> tuple
             continue
         for child in walk(node):
             if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id in names:
-                out.setdefault(child.id, f"{node.name} ({fn.path}:{node.lineno})")
+                out.setdefault(child.id, f"{node.name} at {fn.path}:{node.lineno}")
     return tuple((name, out[name]) for name in names if name in out)
 
 
@@ -440,14 +440,11 @@ def _shadow(
         "silently skips the new behaviour: port the change, or call the original"
     )
     if unset:
-        names = ", ".join(name for name, _ in unset)
+        read = ", ".join(f"{name} (read by {reader})" for name, reader in unset)
+        plural = len(unset) > 1
         message += (
-            f". Since {baseline.label} it sets the module's {'globals' if len(unset) > 1 else 'global'} {names}, "
-            f"which {unset[0][1]} reads"
-            + (f" (and {len(unset) - 1} more such read(s))" if len(unset) > 1 else "")
-            + ": the copy leaves "
-            + ("them" if len(unset) > 1 else "it")
-            + " unset"
+            f". Since {baseline.label} it sets the module's {'globals' if plural else 'global'} {read}: the copy "
+            f"leaves {'them' if plural else 'it'} unset"
         )
     return Finding(Rule.SHADOW_DRIFT, Severity.WARNING, symbol, (site,), message, detail=change.detail)
 
