@@ -129,41 +129,24 @@ def check_overrides(
         before = known_architectures(baseline, o.registry_module) if baseline is not None else set()
         if o.arch in known:
             replaced += 1
-            if before and o.arch not in before:
-                findings.append(
-                    Finding(
-                        Rule.MODEL_OVERRIDE,
-                        Severity.INFO,
-                        o.arch,
-                        (o.site,),
-                        f"{o.registry_module} has {o.arch} of its own since the consumer's declared version: "
-                        "the override, an addition there, now replaces the provider's implementation",
-                    )
-                )
-            continue
-        if o.arch in before:
-            findings.append(
-                Finding(
-                    Rule.MODEL_OVERRIDE,
-                    Severity.WARNING,
-                    o.arch,
-                    (o.site,),
-                    f"{o.registry_module} knew {o.arch} at the consumer's declared version and no longer "
-                    "does: the override registers a name nothing requests; the replacement is "
-                    "silently inactive",
-                )
+            if not before or o.arch in before:
+                continue
+            severity, message = (
+                Severity.INFO,
+                f"{o.registry_module} has {o.arch} of its own since the consumer's declared version: "
+                "the override, an addition there, now replaces the provider's implementation",
+            )
+        elif o.arch in before:
+            severity, message = (
+                Severity.WARNING,
+                f"{o.registry_module} knew {o.arch} at the consumer's declared version and no longer "
+                "does: the override registers a name nothing requests; the replacement is "
+                "silently inactive",
             )
         else:
             why = (
                 "an addition" if baseline is not None else "an addition, or a name that vanished (no baseline to tell)"
             )
-            findings.append(
-                Finding(
-                    Rule.MODEL_OVERRIDE,
-                    Severity.INFO,
-                    o.arch,
-                    (o.site,),
-                    f"{o.arch} is not in {o.registry_module}'s tables: {why}",
-                )
-            )
+            severity, message = Severity.INFO, f"{o.arch} is not in {o.registry_module}'s tables: {why}"
+        findings.append(Finding(Rule.MODEL_OVERRIDE, severity, o.arch, (o.site,), message))
     return findings, replaced
