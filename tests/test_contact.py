@@ -2809,6 +2809,21 @@ def test_a_copy_doing_what_changed_upstream_already_is_no_drift():
     half = {"plug/gdn.py": ported["plug/gdn.py"].replace("self.scale_cache(n)", "pass")}
     drifting = found(check(half, GDN_B, baseline=GDN_A), "shadow-drift")
     assert drifting == [("warning", "plug.gdn:MyBuilder.build", "plug/gdn.py:5")]
+    # Each callee as often as the function now calls it: vllm-ascend's copy of DeepSeek's `forward`
+    # gathers the states after its loop as vLLM 0.25's does, but not inside it.
+    twice = {
+        "pv/gdn.py": GDN_B["pv/gdn.py"].replace(
+            "model.warm_up()\n", "model.warm_up()\n            for _ in x:\n                model.warm_up()\n"
+        )
+    }
+    once = {"plug/gdn.py": ported["plug/gdn.py"].replace("class MyBuilder(GDNBuilder)", "class MyBuilder")}
+    assert found(check(once, twice, baseline=GDN_A), "shadow-drift") == [("warning", "pv.gdn:step", "plug/gdn.py:15")]
+    both = {
+        "plug/gdn.py": once["plug/gdn.py"].replace(
+            "model.warm_up()\n", "model.warm_up()\n                model.warm_up()\n"
+        )
+    }
+    assert found(check(both, twice, baseline=GDN_A), "shadow-drift") == []
     # A keyword the provider's calls now pass is done only when the copy passes it too.
     keyword_a = {"pv/gdn.py": "def step(model, x):\n    return model(x, cache=None)\n"}
     keyword_b = {"pv/gdn.py": "def step(model, x):\n    return model(x, cache=None, fast=True)\n"}

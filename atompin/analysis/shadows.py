@@ -23,7 +23,8 @@ import hashlib
 import json
 import re
 import textwrap
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import describe_change
@@ -42,7 +43,7 @@ from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
-SHADOW_FORMAT = "atompin-shadow-6"
+SHADOW_FORMAT = "atompin-shadow-7"
 
 
 @dataclass(frozen=True)
@@ -133,10 +134,9 @@ def _is_logging(node: ast.AST) -> bool:
     )
 
 
-def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
-    """Each callee the body calls ("name()"), with the keywords its calls pass; calls that only
-    log are left out, and so is what their arguments call (a message's `repr()`)."""
-    out: dict[str, set[str]] = {}
+def _call_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, ast.Call]]:
+    """Each call the body makes, with its callee ("name()"); calls that only log are left out, and
+    so is what their arguments call (a message's `repr()`)."""
     todo: list[ast.AST] = list(function_body(node))
     while todo:
         child = todo.pop()
@@ -145,9 +145,21 @@ def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
         if isinstance(child, ast.Call):
             name = dotted(child.func) or (child.func.attr if isinstance(child.func, ast.Attribute) else "")
             if name:
-                out.setdefault(f"{name}()", set()).update(k.arg for k in child.keywords if k.arg)
+                yield f"{name}()", child
         todo.extend(ast.iter_child_nodes(child))
+
+
+def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
+    """Each callee the body calls ("name()"), with the keywords its calls pass (`_call_nodes`)."""
+    out: dict[str, set[str]] = {}
+    for name, call in _call_nodes(node):
+        out.setdefault(name, set()).update(k.arg for k in call.keywords if k.arg)
     return out
+
+
+def _call_counts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Counter[str]:
+    """How many calls the body makes of each callee, by its last name (`_last`)."""
+    return Counter(_last(name) for name, _ in _call_nodes(node))
 
 
 class _WithoutLogging(ast.NodeTransformer):
@@ -197,22 +209,27 @@ class UpstreamChange:
     removed: tuple[str, ...] = ()
     keywords: tuple[tuple[str, str], ...] = ()  # (callee, "+k" / "-k") of callees called in both
     signature_changed: bool = False
+    # Callees (by last name) it calls more or fewer times than it did: (name, before, now).
+    counts: tuple[tuple[str, int, int], ...] = ()
     # Module globals it sets (`global _ETP; _ETP = ...`) that it did not, each with the first other
     # function of its module reading it: (name, "function at path:line").
     globals_set: tuple[tuple[str, str], ...] = ()
 
-    def ported_in(self, calls: dict[str, set[str]]) -> bool:
-        """Does a copy making `calls` (`_calls`) do what changed already? Only a change told by
-        calls alone can be: none of its parameters changed, and the copy calls each callee added
-        (by its last name), none removed, and passes each keyword added and none dropped.
-        aleph-alpha-inference's Kolibri block copies vLLM 0.31's `GateLinear` router already."""
+    def ported_in(self, copy: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Does the copy do what changed already? Only a change told by calls alone can be: none
+        of its parameters changed, and the copy makes at least as many calls of each callee the
+        function now calls more often (by its last name), at most as many of each it calls less
+        often, and passes each keyword added and none dropped. aleph-alpha-inference's Kolibri
+        block copies vLLM 0.31's `GateLinear` router already; vllm-ascend's copy of DeepSeek's
+        `forward` gathers the states after its loop as vLLM 0.25's does, but not inside it."""
         if self.signature_changed or not (self.added or self.removed or self.keywords):
             return False
-        made: dict[str, set[str]] = {}
-        for callee, keywords in calls.items():
-            made.setdefault(_last(callee), set()).update(keywords)
-        if any(_last(c) not in made for c in self.added) or any(_last(c) in made for c in self.removed):
+        counts = _call_counts(copy)
+        if any(counts[name] < now if now > before else counts[name] > now for name, before, now in self.counts):
             return False
+        made: dict[str, set[str]] = {}
+        for callee, keywords in _calls(copy).items():
+            made.setdefault(_last(callee), set()).update(keywords)
         for callee, change in self.keywords:
             passed = made.get(_last(callee))
             if passed is None or (change[1:] in passed) != (change[0] == "+"):
@@ -239,6 +256,7 @@ def upstream_change(
             "; ".join(notes) or "its body changed (no call or parameter changed)", signature_changed=signature_changed
         )
     calls_now, calls_before = _calls(new[0]), _calls(old[0])
+    counts_now, counts_before = _call_counts(new[0]), _call_counts(old[0])
     added, removed = sorted(calls_now.keys() - calls_before.keys()), sorted(calls_before.keys() - calls_now.keys())
     keywords = _keyword_changes(calls_now, calls_before)
     if added:
@@ -262,6 +280,11 @@ def upstream_change(
         tuple(removed),
         tuple(keywords),
         signature_changed,
+        tuple(
+            (name, before_count, now_count)
+            for name in sorted(counts_now.keys() | counts_before.keys())
+            if (before_count := counts_before[name]) != (now_count := counts_now[name])
+        ),
         _globals_read(pin, now, sorted(_globals_set(new[0]) - _globals_set(old[0]))),
     )
 
@@ -433,7 +456,7 @@ def _shadow(
         return None
     node = read_copy() if change.added or change.removed or change.keywords or change.globals_set else None
     unset = [(name, reader) for name, reader in change.globals_set if node is None or not _writes(node, name)]
-    if node is not None and not unset and change.ported_in(_calls(node)):
+    if node is not None and not unset and change.ported_in(node):
         return None
     message = (
         f"{verb} {original} without {how}, and {original} changed {baseline.since}: {change.summary}. The copy "
@@ -462,6 +485,7 @@ def _cached_change(data: bytes | None) -> UpstreamChange | None:
             tuple(map(str, fields["removed"])),
             tuple((str(callee), str(change)) for callee, change in fields["keywords"]),
             bool(fields["signature_changed"]),
+            tuple((str(name), int(before), int(now)) for name, before, now in fields["counts"]),
             tuple((str(name), str(reader)) for name, reader in fields["globals_set"]),
         )
     except (ValueError, TypeError, KeyError, UnicodeDecodeError):
