@@ -2793,10 +2793,10 @@ def test_a_copy_doing_what_changed_upstream_already_is_no_drift():
 
             class MyBuilder(GDNBuilder):
                 def build(self, m):
-                    n = len(m.reqs)
+                    batch_size = m.num_reqs
                     self.clear_buffer()
-                    self.scale_cache(n)
-                    return n
+                    self.scale_cache(batch_size)
+                    return batch_size
 
             def my_step(model, x):
                 model.warm_up()
@@ -2806,9 +2806,13 @@ def test_a_copy_doing_what_changed_upstream_already_is_no_drift():
         """
     }
     assert found(check(ported, GDN_B, baseline=GDN_A), "shadow-drift") == []
-    half = {"plug/gdn.py": ported["plug/gdn.py"].replace("self.scale_cache(n)", "pass")}
+    half = {"plug/gdn.py": ported["plug/gdn.py"].replace("self.scale_cache(batch_size)", "pass")}
     drifting = found(check(half, GDN_B, baseline=GDN_A), "shadow-drift")
     assert drifting == [("warning", "plug.gdn:MyBuilder.build", "plug/gdn.py:5")]
+    # The calls made, but not what the function now assigns (vLLM 0.29's `grammar_bitmask` no longer
+    # tests `enable_in_reasoning`; vllm-ascend's copy validates tokens as it does, and still tests it).
+    other = {"plug/gdn.py": ported["plug/gdn.py"].replace("batch_size = m.num_reqs", "batch_size = len(m.reqs)")}
+    assert found(check(other, GDN_B, baseline=GDN_A), "shadow-drift") == drifting
     # Each callee as often as the function now calls it: vllm-ascend's copy of DeepSeek's `forward`
     # gathers the states after its loop as vLLM 0.25's does, but not inside it.
     twice = {

@@ -43,7 +43,7 @@ from atompin.lines import text_lines
 from atompin.model import Finding, Rule, Severity, Site
 
 # Bump when what a cached comparison holds changes meaning.
-SHADOW_FORMAT = "atompin-shadow-7"
+SHADOW_FORMAT = "atompin-shadow-8"
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,25 @@ def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
     return out
 
 
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete)
+
+
+def _plain_statements(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Counter[str]:
+    """The body's statements that call nothing (an assignment, a `return`, an `if`'s or a `while`'s
+    test; a bare annotation aside), each as its syntax: what a change told by calls also did
+    (vLLM 0.29's `grammar_bitmask` no longer tests `enable_in_reasoning` there)."""
+    out: Counter[str] = Counter()
+    for child in walk(ast.Module(function_body(node), [])):
+        part: ast.AST | None = None
+        if isinstance(child, _SIMPLE) and not (isinstance(child, ast.AnnAssign) and child.value is None):
+            part = child
+        elif isinstance(child, (ast.If, ast.While)):
+            part = child.test
+        if part is not None and not any(isinstance(n, ast.Call) for n in walk(part)):
+            out[ast.dump(part, include_attributes=False)] += 1
+    return out
+
+
 def _call_counts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Counter[str]:
     """How many calls the body makes of each callee, by its last name (`_last`)."""
     return Counter(_last(name) for name, _ in _call_nodes(node))
@@ -211,6 +230,8 @@ class UpstreamChange:
     signature_changed: bool = False
     # Callees (by last name) it calls more or fewer times than it did: (name, before, now).
     counts: tuple[tuple[str, int, int], ...] = ()
+    # Its statements calling nothing that it did not have (`_plain_statements`), as their syntax.
+    plain: tuple[str, ...] = ()
     # Module globals it sets (`global _ETP; _ETP = ...`) that it did not, each with the first other
     # function of its module reading it: (name, "function at path:line").
     globals_set: tuple[tuple[str, str], ...] = ()
@@ -219,11 +240,14 @@ class UpstreamChange:
         """Does the copy do what changed already? Only a change told by calls alone can be: none
         of its parameters changed, and the copy makes at least as many calls of each callee the
         function now calls more often (by its last name), at most as many of each it calls less
-        often, and passes each keyword added and none dropped. aleph-alpha-inference's Kolibri
+        often, passes each keyword added and none dropped, and has each statement calling nothing
+        that the function gained (`_plain_statements`). aleph-alpha-inference's Kolibri
         block copies vLLM 0.31's `GateLinear` router already; vllm-ascend's copy of DeepSeek's
         `forward` gathers the states after its loop as vLLM 0.25's does, but not inside it."""
         if self.signature_changed or not (self.added or self.removed or self.keywords):
             return False
+        if self.plain and not set(self.plain) <= _plain_statements(copy).keys():
+            return False  # it also changed what it assigns, returns or tests
         counts = _call_counts(copy)
         if any(counts[name] < now if now > before else counts[name] > now for name, before, now in self.counts):
             return False
@@ -285,6 +309,7 @@ def upstream_change(
             for name in sorted(counts_now.keys() | counts_before.keys())
             if (before_count := counts_before[name]) != (now_count := counts_now[name])
         ),
+        tuple(sorted((_plain_statements(new[0]) - _plain_statements(old[0])).keys())),
         _globals_read(pin, now, sorted(_globals_set(new[0]) - _globals_set(old[0]))),
     )
 
@@ -486,6 +511,7 @@ def _cached_change(data: bytes | None) -> UpstreamChange | None:
             tuple((str(callee), str(change)) for callee, change in fields["keywords"]),
             bool(fields["signature_changed"]),
             tuple((str(name), int(before), int(now)) for name, before, now in fields["counts"]),
+            tuple(map(str, fields["plain"])),
             tuple((str(name), str(reader)) for name, reader in fields["globals_set"]),
         )
     except (ValueError, TypeError, KeyError, UnicodeDecodeError):
