@@ -92,12 +92,7 @@ class ConsumerText:
     def function_at(self, path: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The function a scanned file defines at `line` (its `def`'s), parsed when asked (a rule
         reads a few copies of provider code); None when there is none."""
-        if path not in self._trees:
-            try:
-                self._trees[path] = parse_limited(self.tree.read(path))
-            except (OSError, KeyError, SyntaxError, ValueError):
-                self._trees[path] = None
-        tree = self._trees[path]
+        tree = self._tree(path)
         for node in walk(tree) if tree is not None else ():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno == line:
                 return node
@@ -118,9 +113,8 @@ class ConsumerText:
         read_quietly = False
         for path in sorted(self.naming(name)):
             here, is_package = located(path)
-            try:
-                tree = parse_limited(self.tree.read(path))
-            except (OSError, KeyError, SyntaxError, ValueError):
+            tree = self._tree(path)
+            if tree is None:
                 return True
             local, whole = (name, False) if here == module else _binding(tree, here, is_package, module, name)
             # A string naming the class alone is read where the name is bound; elsewhere, with its module.
@@ -130,6 +124,15 @@ class ConsumerText:
                 return True
             read_quietly = read_quietly or use is _Use.QUIET
         return not read_quietly
+
+    def _tree(self, path: str) -> ast.Module | None:
+        """A scanned file's syntax tree, parsed once (None when it does not parse)."""
+        if path not in self._trees:
+            try:
+                self._trees[path] = parse_limited(self.tree.read(path))
+            except (OSError, KeyError, SyntaxError, ValueError):
+                self._trees[path] = None
+        return self._trees[path]
 
     def texts(self, words: list[str]) -> list[bytes]:
         """The texts of the files that write one of `words` after a dot or as a string."""
