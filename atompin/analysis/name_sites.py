@@ -34,7 +34,15 @@ from atompin.analysis.names import quoted, word_pattern, writes_as_string
 from atompin.analysis.platform_gates import PlatformGates
 from atompin.analysis.prefetch import Shares, Task, Worker
 from atompin.analysis.prose import ProseFinder
-from atompin.analysis.syntax import FALSE_CONSTANT, dotted, element_makers, instance_assignments, is_name, walk
+from atompin.analysis.syntax import (
+    FALSE_CONSTANT,
+    dotted,
+    element_makers,
+    instance_assignments,
+    is_name,
+    local_values,
+    walk,
+)
 from atompin.lines import line_numbers
 from atompin.sources.tree import SourceTree
 
@@ -926,7 +934,7 @@ class _SiteVisitor(ast.NodeVisitor):
         self.makers: dict[int, dict[str, str]] = {}  # a class's `_attribute_makers`, read when asked for
         self.functions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = []  # (def, its receiver)
         self.guarded: dict[int, frozenset[str]] = {}
-        self.locals: dict[int, dict[str, ast.expr | None]] = {}  # a function's bindings (`_local_values`)
+        self.locals: dict[int, dict[str, ast.expr | None]] = {}  # a function's bindings (`syntax.local_values`)
         self.unpacked: dict[int, int] = {}
         self.called: set[int] = set()
         self.flags: list[str] = []  # the `R.flag` tests whose `if` body is being visited, innermost last
@@ -1114,7 +1122,7 @@ class _SiteVisitor(ast.NodeVisitor):
             return ""
         for function in self.enclosing:  # a class body between does not hide an outer binding
             if id(function) not in self.locals:
-                self.locals[id(function)] = _local_values(function)
+                self.locals[id(function)] = local_values(function)
             if root in self.locals[id(function)]:
                 return ""
         return written
@@ -1126,7 +1134,7 @@ class _SiteVisitor(ast.NodeVisitor):
             return node
         for function, _ in reversed(self.functions):
             if id(function) not in self.locals:
-                self.locals[id(function)] = _local_values(function)
+                self.locals[id(function)] = local_values(function)
             bindings = self.locals[id(function)]
             if node.id in bindings:
                 return bindings[node.id] or node
@@ -1207,31 +1215,6 @@ def _attribute_makers(node: ast.ClassDef) -> dict[str, str]:
         for attr, callees in makers.items()
         if len(callees) == 1 and not callees & {"*", FALSE_CONSTANT}
     }
-
-
-def _local_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
-    """Every name `function` binds (nested scopes' bindings counted too, to be safe): the value
-    when it is bound exactly once, by a plain `name = value`; None when bound any other way."""
-    bindings: Counter[str] = Counter()
-    found: dict[str, ast.expr] = {}
-    for node in walk(function):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bindings[node.id] += 1
-        elif isinstance(node, ast.arg):
-            bindings[node.arg] += 1
-        elif isinstance(node, ast.alias):
-            bindings[(node.asname or node.name).split(".")[0]] += 1
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bindings.update({name: 2 for name in node.names})
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bindings[node.name] += 1
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bindings[node.rest] += 1
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
-            bindings[node.name] += 1
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            found[node.targets[0].id] = node.value
-    return {name: found.get(name) if count == 1 else None for name, count in bindings.items()}
 
 
 def _guarded_names(node: ast.FunctionDef | ast.AsyncFunctionDef, names: AbstractSet[str]) -> frozenset[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from collections import Counter
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
@@ -693,6 +694,31 @@ def _method_statements(method: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterat
                 bodies.append(stmt.body)
             else:
                 yield stmt
+
+
+def local_values(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr | None]:
+    """Every name `function` binds (nested scopes' bindings counted too, to be safe): the value
+    when it is bound exactly once, by a plain `name = value`; None when bound any other way."""
+    bindings: Counter[str] = Counter()
+    found: dict[str, ast.expr] = {}
+    for node in walk(function):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bindings[node.id] += 1
+        elif isinstance(node, ast.arg):
+            bindings[node.arg] += 1
+        elif isinstance(node, ast.alias):
+            bindings[(node.asname or node.name).split(".")[0]] += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bindings.update({name: 2 for name in node.names})
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bindings[node.name] += 1
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bindings[node.rest] += 1
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            bindings[node.name] += 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found[node.targets[0].id] = node.value
+    return {name: found.get(name) if count == 1 else None for name, count in bindings.items()}
 
 
 def literal_loops(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, ...]]:

@@ -36,6 +36,7 @@ from atompin.analysis.syntax import (
     dotted,
     element_type,
     init_hands_on,
+    local_values,
     mapped_type,
     only_raises,
     parameter_names,
@@ -428,7 +429,7 @@ class SurfaceRecorder:
         annotated = {a.arg: a.annotation for a in (*args[1:], *method.args.kwonlyargs) if a.annotation}
         bare = {a.arg for a in (*args[1:], *method.args.kwonlyargs) if a.annotation is None}
         rebound: set[str] | None = None  # parameters the body assigns again: their annotation no longer holds
-        once: dict[str, ast.expr] | None = None  # locals the body assigns once, by a plain `name = value`
+        once: dict[str, ast.expr | None] | None = None  # its bindings (`syntax.local_values`)
         targets: list[ast.expr]
         for stmt in statements(method.body):
             made = param = ""
@@ -438,8 +439,8 @@ class SurfaceRecorder:
                 source = stmt.value
                 if isinstance(source, ast.Name) and source.id not in annotated.keys() | bare:
                     # `engine = AsyncLLM.from_vllm_config(...)`, then `self.engine = engine` (verl's server).
-                    once = _assigned_once(method) if once is None else once
-                    source = once.get(source.id, source)
+                    once = local_values(method) if once is None else once
+                    source = once.get(source.id) or source
                 value = self._pure(source.func, ctx) if isinstance(source, ast.Call) else None
                 targets = list(stmt.targets)
                 choices = value.choices if isinstance(value, ProviderValue) and len(targets) == 1 else ()
@@ -1233,16 +1234,3 @@ def _dict_keys(node: ast.Dict) -> list[str] | None:
             return None
         keys.append(key.value)
     return keys
-
-
-def _assigned_once(method: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
-    """The locals a method binds exactly once, each by a plain `name = value` (no other binding of
-    the name: a loop's, a `with`'s, an augmented assignment): name -> value."""
-    values: dict[str, ast.expr] = {}
-    bound: dict[str, int] = {}
-    for node in every_node(method):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bound[node.id] = bound.get(node.id, 0) + 1
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            values[node.targets[0].id] = node.value
-    return {name: value for name, value in values.items() if bound.get(name) == 1}
