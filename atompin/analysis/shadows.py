@@ -24,7 +24,7 @@ import json
 import re
 import textwrap
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from atompin.analysis.arity import describe_change
@@ -134,9 +134,12 @@ def _is_logging(node: ast.AST) -> bool:
     )
 
 
-def _call_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, ast.Call]]:
-    """Each call the body makes, with its callee ("name()"); calls that only log are left out, and
-    so is what their arguments call (a message's `repr()`)."""
+def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[dict[str, set[str]], Counter[str]]:
+    """Each callee the body calls ("name()"), with the keywords its calls pass, and how many calls
+    it makes of each callee by its last name (`_last`). Calls that only log are left out, and so
+    is what their arguments call (a message's `repr()`)."""
+    keywords: dict[str, set[str]] = {}
+    counts: Counter[str] = Counter()
     todo: list[ast.AST] = list(function_body(node))
     while todo:
         child = todo.pop()
@@ -145,16 +148,10 @@ def _call_nodes(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[
         if isinstance(child, ast.Call):
             name = dotted(child.func) or (child.func.attr if isinstance(child.func, ast.Attribute) else "")
             if name:
-                yield f"{name}()", child
+                keywords.setdefault(f"{name}()", set()).update(k.arg for k in child.keywords if k.arg)
+                counts[_last(f"{name}()")] += 1
         todo.extend(ast.iter_child_nodes(child))
-
-
-def _calls(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, set[str]]:
-    """Each callee the body calls ("name()"), with the keywords its calls pass (`_call_nodes`)."""
-    out: dict[str, set[str]] = {}
-    for name, call in _call_nodes(node):
-        out.setdefault(name, set()).update(k.arg for k in call.keywords if k.arg)
-    return out
+    return keywords, counts
 
 
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise, ast.Assert, ast.Delete)
@@ -174,11 +171,6 @@ def _plain_statements(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Counter[s
         if part is not None and not any(isinstance(n, ast.Call) for n in walk(part)):
             out[ast.dump(part, include_attributes=False)] += 1
     return out
-
-
-def _call_counts(node: ast.FunctionDef | ast.AsyncFunctionDef) -> Counter[str]:
-    """How many calls the body makes of each callee, by its last name (`_last`)."""
-    return Counter(_last(name) for name, _ in _call_nodes(node))
 
 
 class _WithoutLogging(ast.NodeTransformer):
@@ -248,11 +240,11 @@ class UpstreamChange:
             return False
         if self.plain and not set(self.plain) <= _plain_statements(copy).keys():
             return False  # it also changed what it assigns, returns or tests
-        counts = _call_counts(copy)
+        calls, counts = _calls(copy)
         if any(counts[name] < now if now > before else counts[name] > now for name, before, now in self.counts):
             return False
         made: dict[str, set[str]] = {}
-        for callee, keywords in _calls(copy).items():
+        for callee, keywords in calls.items():
             made.setdefault(_last(callee), set()).update(keywords)
         for callee, change in self.keywords:
             passed = made.get(_last(callee))
@@ -279,8 +271,7 @@ def upstream_change(
         return UpstreamChange(
             "; ".join(notes) or "its body changed (no call or parameter changed)", signature_changed=signature_changed
         )
-    calls_now, calls_before = _calls(new[0]), _calls(old[0])
-    counts_now, counts_before = _call_counts(new[0]), _call_counts(old[0])
+    (calls_now, counts_now), (calls_before, counts_before) = _calls(new[0]), _calls(old[0])
     added, removed = sorted(calls_now.keys() - calls_before.keys()), sorted(calls_before.keys() - calls_now.keys())
     keywords = _keyword_changes(calls_now, calls_before)
     if added:
